@@ -1,0 +1,41 @@
+# Every target bootstraps .venv itself (Python 3.11+), so a fresh clone needs nothing else.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CODEGEN := $(BIN)/mcp-codegen
+
+.PHONY: generate fetch check lint typecheck test pytest bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+fetch: $(STAMP)
+	$(CODEGEN) fetch
+
+generate: fetch
+	$(CODEGEN) generate
+
+check: fetch
+	$(CODEGEN) check
+
+lint: $(STAMP)
+	$(BIN)/ruff check codegen generated tests bench
+	$(BIN)/black --check --quiet codegen generated tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/pyright generated codegen
+
+pytest: fetch
+	$(BIN)/pytest
+
+test: lint check typecheck pytest
+
+bench: fetch
+	$(BIN)/python bench/codec.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,1 @@
+"""mcpgen's generator: official MCP schema.json files -> the typed `mcp_wire` package."""

@@ -1,0 +1,92 @@
+"""Bring a pinned revision's schema.json into schema/<rev>/, from a mirror folder or its URL.
+
+Every byte is checked against the pinned sha256 and must parse as a JSON object before the
+file is written (atomically), so a failed fetch leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from codegen.atomic import write_atomic
+from codegen.errors import CodegenError
+from codegen.pins import Pin
+
+MIRROR_ENV = "MCP_SCHEMA_MIRROR"
+MAX_SCHEMA_BYTES = 32 * 1024 * 1024
+
+
+def default_mirror(root: Path) -> Path | None:
+    env = os.environ.get(MIRROR_ENV)
+    if env:
+        return Path(env)
+    shared = root.parent / "shared" / "mcp-spec" / "schema"
+    return shared if shared.is_dir() else None
+
+
+def read_source(location: str) -> bytes:
+    """Bytes of a local path or an http(s) URL; any failure is one CodegenError line."""
+    if location.startswith(("http://", "https://")):
+        try:
+            with urllib.request.urlopen(location, timeout=30) as resp:  # noqa: S310 (pinned URLs)
+                data = resp.read(MAX_SCHEMA_BYTES + 1)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise CodegenError(f"cannot fetch {location}: {exc}") from None
+    else:
+        try:
+            data = Path(location).read_bytes()
+        except OSError as exc:
+            raise CodegenError(f"cannot read {location}: {exc.strerror or exc}") from None
+    if len(data) > MAX_SCHEMA_BYTES:
+        raise CodegenError(f"{location}: larger than {MAX_SCHEMA_BYTES} bytes")
+    return data
+
+
+def parse_schema(data: bytes, origin: str) -> dict:
+    try:
+        schema = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CodegenError(f"{origin}: not valid JSON: {exc}") from None
+    if not isinstance(schema, dict):
+        raise CodegenError(f"{origin}: a schema must be a JSON object")
+    return schema
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def schema_path(schema_dir: Path, revision: str) -> Path:
+    return schema_dir / revision / "schema.json"
+
+
+def fetch(pin: Pin, schema_dir: Path, mirror: Path | None) -> Path:
+    """Fetch one pinned revision; returns where it was written."""
+    if mirror is not None and schema_path(mirror, pin.revision).is_file():
+        location = str(schema_path(mirror, pin.revision))
+    else:
+        location = pin.source
+    data = read_source(location)
+    actual = sha256_hex(data)
+    if actual != pin.sha256:
+        raise CodegenError(f"{pin.revision}: sha256 mismatch for {location}: expected {pin.sha256}, got {actual}")
+    parse_schema(data, location)
+    target = schema_path(schema_dir, pin.revision)
+    write_atomic(target, data)
+    return target
+
+
+def load_pinned(pin: Pin, schema_dir: Path) -> tuple[dict, bytes]:
+    """The fetched schema of a pin, verified again: generation never reads unverified input."""
+    path = schema_path(schema_dir, pin.revision)
+    if not path.is_file():
+        raise CodegenError(f"{pin.revision}: {path} is missing; run `mcp-codegen fetch {pin.revision}`")
+    data = path.read_bytes()
+    if sha256_hex(data) != pin.sha256:
+        raise CodegenError(f"{pin.revision}: {path} does not match its pinned sha256; fetch it again")
+    return parse_schema(data, str(path)), data

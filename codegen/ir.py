@@ -1,0 +1,389 @@
+"""The intermediate representation: everything mcpgen knows about one revision, read from its schema.
+
+This is the only place where schema knowledge lives. Methods come from the definitions that pin
+`method` to a constant; their kind and direction from the Client*/Server* request and
+notification unions (and the modern InputRequest union); their results from an explicit
+`<Base>ResultResponse` link, else the `<Base>Result` naming convention, else `EmptyResult`; the
+era from the schema's structure (see `derive_era`). Templates only format this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from codegen.errors import CodegenError
+from codegen.normalize import definitions_of, ref_name
+
+Schema = dict[str, Any]
+
+
+class Era(StrEnum):
+    LEGACY = "legacy"
+    MODERN = "modern"
+
+
+class Direction(StrEnum):
+    CLIENT_TO_SERVER = "client->server"
+    SERVER_TO_CLIENT = "server->client"
+    BOTH = "both"
+    INPUT = "server->client (embedded input request)"
+
+
+class Kind(StrEnum):
+    REQUEST = "request"
+    NOTIFICATION = "notification"
+    INPUT_REQUEST = "input request"
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    required: bool
+    type: str
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    type: str
+    fields: tuple[Field, ...]
+    open: bool  # declares additionalProperties itself: extra members are part of its contract
+    hoisted_from: str | None = None
+
+    def field(self, name: str) -> Field | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    kind: Kind
+    direction: Direction
+    message: str
+    params: str | None
+    params_required: bool
+    params_inline: bool
+    results: tuple[str, ...]  # possible result definitions; () for notifications
+    result_link: str  # "response" | "name" | "empty" | ""
+    results_in_union: bool
+    task_result: str | None = None  # a task-augmented request may answer with this instead
+    cacheable: bool = False
+    input_required: bool = False
+
+    @property
+    def result(self) -> str | None:
+        """The specific (final) result definition."""
+        finals = [r for r in self.results if r not in self.interim_results]
+        return finals[-1] if finals else None
+
+    interim_results: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    name: str
+    code: int
+    data_fields: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MetaEnvelope:
+    """Modern era: the per-request `_meta` object and its reserved keys."""
+
+    definition: str
+    protocol_version_key: str
+    client_capabilities_key: str
+    client_info_key: str | None
+    required: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Revision:
+    name: str
+    era: Era
+    derived_era: Era | None
+    sha256: str
+    definitions: dict[str, Definition]
+    methods: tuple[Method, ...]
+    errors: tuple[ErrorCode, ...]
+    batching: bool
+    result_type_required: bool
+    meta_envelope: MetaEnvelope | None
+    interim_result: str | None  # modern: the InputRequiredResult-like definition
+    signals: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def module(self) -> str:
+        return "v" + self.name.replace("-", "_")
+
+    def method(self, name: str) -> Method | None:
+        return next((m for m in self.methods if m.name == name), None)
+
+
+class _Schema:
+    """Reference-resolving reads over one normalized definitions table."""
+
+    def __init__(self, defs: dict[str, Schema]) -> None:
+        self.defs = defs
+
+    def resolve(self, node: Any) -> Schema:
+        seen = 0
+        while isinstance(node, dict) and (name := ref_name(node)) is not None:
+            if name not in self.defs:
+                raise CodegenError(f"$ref to missing definition {name}")
+            node, seen = self.defs[name], seen + 1
+            if seen > 64:
+                raise CodegenError(f"$ref cycle at {name}")
+        return node if isinstance(node, dict) else {}
+
+    def properties(self, node: Any) -> dict[str, Schema]:
+        node = self.resolve(node)
+        props: dict[str, Schema] = {}
+        for part in node.get("allOf", []):
+            props.update(self.properties(part))
+        props.update(node.get("properties", {}) if isinstance(node.get("properties"), dict) else {})
+        return props
+
+    def variant_properties(self, node: Any) -> dict[str, Schema]:
+        """Properties of a definition or of any member of a union definition."""
+        node = self.resolve(node)
+        props = self.properties(node)
+        for member in node.get("anyOf", node.get("oneOf", [])):
+            props = self.variant_properties(member) | props
+        return props
+
+    def required(self, node: Any) -> set[str]:
+        node = self.resolve(node)
+        req = set(node.get("required", []))
+        for part in node.get("allOf", []):
+            req |= self.required(part)
+        return req
+
+    def const(self, node: Any) -> Any:
+        return self.resolve(node).get("const") if isinstance(node, dict) else None
+
+    def members(self, union: str) -> list[str]:
+        """Definition names a union stands for (anyOf of refs, a single ref, or an inlined copy)."""
+        node = self.defs.get(union)
+        if node is None:
+            return []
+        if (name := ref_name(node)) is not None:
+            return [name]
+        if "anyOf" in node or "oneOf" in node:
+            return [n for m in node.get("anyOf", node.get("oneOf", [])) if (n := ref_name(m))]
+        method = self.const(node.get("properties", {}).get("method"))
+        if method is not None:  # single-member union inlined by upstream's generator
+            return [n for n, d in sorted(self.defs.items()) if n != union and self.method_of(d) == method][:1]
+        return []
+
+    def method_of(self, node: Schema) -> str | None:
+        value = self.const(node.get("properties", {}).get("method")) if isinstance(node, dict) else None
+        return value if isinstance(value, str) else None
+
+
+def type_summary(node: Any, depth: int = 0) -> str:
+    """A short, stable description of a property schema, for changelogs."""
+    if not isinstance(node, dict) or depth > 3:
+        return "?"
+    if (name := ref_name(node)) is not None:
+        return name
+    if "const" in node:
+        return f"const {node['const']!r}"
+    if "enum" in node:
+        return "enum[" + ", ".join(repr(v) for v in node["enum"]) + "]"
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in node:
+            return f"{key}[" + ", ".join(type_summary(m, depth + 1) for m in node[key]) + "]"
+    typ = node.get("type")
+    if isinstance(typ, list):
+        return "|".join(typ)
+    if typ == "array":
+        return f"array[{type_summary(node.get('items', {}), depth + 1)}]"
+    if typ == "object" and isinstance(node.get("additionalProperties"), dict) and "properties" not in node:
+        return f"map[{type_summary(node['additionalProperties'], depth + 1)}]"
+    return typ if isinstance(typ, str) else "any"
+
+
+def derive_era(s: _Schema, methods: set[str]) -> tuple[Era | None, dict[str, bool]]:
+    """Modern: a per-request protocol version is required and there is no initialize; legacy: the reverse."""
+    per_request_version = any(
+        any(str(k).endswith("/protocolVersion") for k in d.get("required", [])) for d in s.defs.values()
+    )
+    has_initialize = "initialize" in methods
+    signals = {"per_request_version": per_request_version, "initialize": has_initialize}
+    if per_request_version and not has_initialize:
+        return Era.MODERN, signals
+    if has_initialize and not per_request_version:
+        return Era.LEGACY, signals
+    return None, signals
+
+
+def _definitions(s: _Schema, hoisted: dict[str, str]) -> dict[str, Definition]:
+    out = {}
+    for name, node in sorted(s.defs.items()):
+        props = node.get("properties", {}) if isinstance(node.get("properties"), dict) else {}
+        required = set(node.get("required", []))
+        fields = tuple(Field(p, p in required, type_summary(v)) for p, v in sorted(props.items()))
+        typ = "object" if props or node.get("type") == "object" else type_summary(node)
+        out[name] = Definition(name, typ, fields, "additionalProperties" in node, hoisted.get(name))
+    return out
+
+
+def _meta_envelope(s: _Schema) -> MetaEnvelope | None:
+    for name, node in sorted(s.defs.items()):
+        required = [k for k in node.get("required", []) if str(k).endswith("/protocolVersion")]
+        if not required:
+            continue
+        props = node.get("properties", {})
+        by_ref = {ref_name(v): k for k, v in props.items() if ref_name(v)}
+        caps = next((k for k in node.get("required", []) if ref_name(props.get(k, {})) == "ClientCapabilities"), None)
+        if caps is None:
+            raise CodegenError(f"{name}: per-request meta without a required ClientCapabilities key")
+        return MetaEnvelope(name, required[0], caps, by_ref.get("Implementation"), tuple(node.get("required", [])))
+    return None
+
+
+def _errors(s: _Schema, hoisted: dict[str, str]) -> tuple[ErrorCode, ...]:
+    found = []
+    for name, node in sorted(s.defs.items()):
+        if name in hoisted:
+            continue
+        props = s.properties(node)
+        target = props if isinstance(s.const(props.get("code")), int) else s.properties(props.get("error", {}))
+        code = s.const(target.get("code")) if target else None
+        if isinstance(code, int) and not isinstance(code, bool) and (name.endswith("Error") or "error" in props):
+            data = tuple(sorted(s.properties(target.get("data", {}))))
+            found.append(ErrorCode(name, code, data))
+    return tuple(sorted(found, key=lambda e: (e.code, e.name)))
+
+
+def build_revision(
+    name: str, normalized: Schema, hoisted: dict[str, str], sha256: str, era_override: str | None = None
+) -> Revision:
+    s = _Schema(definitions_of(normalized))
+    defs = s.defs
+    by_method: dict[str, str] = {}
+    for dname, node in sorted(defs.items()):
+        method = s.method_of(node)
+        if method is not None:
+            by_method.setdefault(method, dname)
+    derived, signals = derive_era(s, set(by_method))
+    era = Era(era_override) if era_override else derived
+    if era is None:
+        raise CodegenError(
+            f"{name}: cannot tell the era from the schema ({signals}); set era in schema/revisions.toml"
+        )
+
+    sides: dict[str, dict[str, set[str]]] = {}  # message definition -> kind -> sides
+    for union, kind, side in (
+        ("ClientRequest", Kind.REQUEST, "client"),
+        ("ServerRequest", Kind.REQUEST, "server"),
+        ("ClientNotification", Kind.NOTIFICATION, "client"),
+        ("ServerNotification", Kind.NOTIFICATION, "server"),
+        ("InputRequest", Kind.INPUT_REQUEST, "server"),
+    ):
+        for member in s.members(union):
+            sides.setdefault(member, {}).setdefault(kind, set()).add(side)
+
+    result_unions = {"client": set(s.members("ClientResult")), "server": set(s.members("ServerResult"))}
+    result_unions["input"] = set(s.members("InputResponse"))
+    interim = next((n for n in sorted(defs) if "inputRequests" in s.properties(defs[n])), None)
+    task_results = sorted(
+        n for n, d in defs.items() if n.endswith("Result") and "task" in s.required(d) and "task" in s.properties(d)
+    )
+
+    methods = []
+    for message, kinds in sorted(sides.items()):
+        node = defs[message]
+        method = s.method_of(node)
+        if method is None:
+            raise CodegenError(f"{name}: union member {message} has no constant method")
+        for kind, side_set in kinds.items():
+            if kind is Kind.INPUT_REQUEST:
+                direction = Direction.INPUT
+            elif side_set == {"client", "server"}:
+                direction = Direction.BOTH
+            else:
+                direction = Direction.CLIENT_TO_SERVER if side_set == {"client"} else Direction.SERVER_TO_CLIENT
+            params_node = node.get("properties", {}).get("params")
+            params = ref_name(params_node) if params_node else None
+            if params_node and params is None:
+                raise CodegenError(f"{name}: {message}.params is neither a definition nor hoisted")
+            results: tuple[str, ...] = ()
+            link, in_union, task_result = "", True, None
+            if kind is not Kind.NOTIFICATION:
+                results, link = _results_of(s, message)
+                answering = {"client": "server", "server": "client"}
+                pool: set[str] = set()
+                if kind is Kind.INPUT_REQUEST:
+                    pool = result_unions["input"]
+                else:
+                    for side in side_set:
+                        pool |= result_unions[answering[side]]
+                in_union = all(r in pool or r in ("EmptyResult", "Result") for r in results)
+                if params and "task" in s.variant_properties(defs[params]) and task_results:
+                    task_result = task_results[0]
+            cacheable = bool(results) and all(
+                {"ttlMs", "cacheScope"} <= set(s.properties(defs[r])) for r in results if r != interim
+            )
+            methods.append(
+                Method(
+                    name=method,
+                    kind=kind,
+                    direction=direction,
+                    message=message,
+                    params=params,
+                    params_required="params" in node.get("required", []),
+                    params_inline=params in hoisted,
+                    results=results,
+                    result_link=link,
+                    results_in_union=in_union,
+                    task_result=task_result,
+                    cacheable=cacheable,
+                    input_required=interim is not None and interim in results,
+                    interim_results=(interim,) if interim is not None and interim in results else (),
+                )
+            )
+    methods.sort(key=lambda m: m.name)
+    seen: set[str] = set()
+    for m in methods:
+        if m.name in seen:
+            raise CodegenError(f"{name}: method {m.name} is defined twice")
+        seen.add(m.name)
+
+    batching = any(
+        s.resolve(member).get("type") == "array" for member in defs.get("JSONRPCMessage", {}).get("anyOf", [])
+    )
+    result_required = "resultType" in s.required(defs.get("Result", {}))
+    signals |= {"batching": batching, "result_type_required": result_required, "interim_result": interim is not None}
+    return Revision(
+        name=name,
+        era=era,
+        derived_era=derived,
+        sha256=sha256,
+        definitions=_definitions(s, hoisted),
+        methods=tuple(methods),
+        errors=_errors(s, hoisted),
+        batching=batching,
+        result_type_required=result_required,
+        meta_envelope=_meta_envelope(s),
+        interim_result=interim,
+        signals=signals,
+    )
+
+
+def _results_of(s: _Schema, message: str) -> tuple[tuple[str, ...], str]:
+    base = message.removesuffix("Request")
+    response = s.defs.get(f"{base}ResultResponse")
+    if response is not None:
+        result = response.get("properties", {}).get("result", {})
+        if (single := ref_name(result)) is not None:
+            return (single,), "response"
+        members = tuple(n for m in result.get("anyOf", []) if (n := ref_name(m)))
+        if members:
+            return members, "response"
+    if f"{base}Result" in s.defs:
+        return (f"{base}Result",), "name"
+    return ("EmptyResult" if "EmptyResult" in s.defs else "Result",), "empty"

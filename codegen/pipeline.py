@@ -1,0 +1,139 @@
+"""revisions.toml -> schema.json -> IR -> generated/mcp_wire, all in memory, then written at once.
+
+Nothing is written unless every revision generated and formatted cleanly, so a failure never
+leaves `generated/` half-updated.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+from codegen.atomic import write_atomic
+from codegen.errors import CodegenError
+from codegen.fetch import load_pinned
+from codegen.format import format_python
+from codegen.ir import Revision, build_revision
+from codegen.models import generate_models
+from codegen.normalize import normalize
+from codegen.pins import Pin, read_pins
+from codegen.render import render
+
+PACKAGE = "mcp_wire"
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+
+    @property
+    def pins_file(self) -> Path:
+        return self.root / "schema" / "revisions.toml"
+
+    @property
+    def schema_dir(self) -> Path:
+        return self.root / "schema"
+
+    @property
+    def package_dir(self) -> Path:
+        return self.root / "generated" / PACKAGE
+
+    def pins(self) -> dict[str, Pin]:
+        return read_pins(self.pins_file)
+
+
+def load_revision(project: Project, pin: Pin) -> tuple[Revision, dict]:
+    schema, _ = load_pinned(pin, project.schema_dir)
+    normalized, hoisted = normalize(schema, pin.revision)
+    return build_revision(pin.revision, normalized, hoisted, pin.sha256, pin.era), normalized
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def render_package(
+    project: Project, only: Iterable[str] | None = None, progress: Progress = _quiet
+) -> dict[str, str]:
+    """Every generated file, as {path relative to generated/mcp_wire: formatted text}."""
+    pins = project.pins()
+    if not pins:
+        raise CodegenError(f"{project.pins_file}: no revisions pinned")
+    wanted = list(only) if only else list(pins)
+    unknown = [r for r in wanted if r not in pins]
+    if unknown:
+        raise CodegenError(f"unknown revision {unknown[0]}; pinned: {', '.join(pins)}")
+    files: dict[str, str] = {}
+    revisions: list[Revision] = []
+    dcg = f"datamodel-code-generator {version('datamodel-code-generator')}"
+    for name, pin in pins.items():
+        progress(f"{name}: load + IR")
+        revision, normalized = load_revision(project, pin)
+        revisions.append(revision)
+        if name not in wanted:
+            continue
+        pkg = revision.module
+        progress(f"{name}: models ({revision.era} era, {len(revision.definitions)} definitions)")
+        header = render("_header.jinja", what=f"models, {dcg}", revision=revision)
+        files[f"{pkg}/models.py"] = header + generate_models(normalized, name)
+        files[f"{pkg}/__init__.py"] = render("revision_init.py.jinja", what="revision package", revision=revision)
+    inputs = ", ".join(f"{r.name} {r.sha256[:12]}" for r in revisions)
+    files["__init__.py"] = render(
+        "package_init.py.jinja", what="registry", revisions=revisions, latest=revisions[-1], inputs=inputs
+    )
+    files["_base.py"] = render("base.py.jinja", what="base")
+    files["py.typed"] = ""
+    out = {}
+    for path, text in sorted(files.items()):
+        if path.endswith(".py"):
+            progress(f"format {path}")
+            text = format_python(text, f"generated/{PACKAGE}/{path}")
+        out[path] = text
+    return out
+
+
+def write_package(project: Project, files: dict[str, str], prune: bool) -> list[str]:
+    """Write files atomically; with prune, remove revision packages no longer generated."""
+    changed = []
+    for path, text in files.items():
+        target = project.package_dir / path
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            write_atomic(target, text)
+            changed.append(path)
+    if prune:
+        keep = {p.split("/")[0] for p in files}
+        for child in sorted(project.package_dir.iterdir()):
+            if child.is_dir() and child.name.startswith("v") and child.name not in keep:
+                shutil.rmtree(child)
+                changed.append(child.name + "/")
+    return changed
+
+
+def stale_files(project: Project, files: dict[str, str]) -> list[str]:
+    """A short unified diff per file that differs from what generation produces now."""
+    report = []
+    present = {
+        str(p.relative_to(project.package_dir))
+        for p in project.package_dir.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    } if project.package_dir.exists() else set()  # fmt: skip
+    for path in sorted(present | files.keys()):
+        target = project.package_dir / path
+        if path not in files:
+            report.append(f"generated/{PACKAGE}/{path}: not produced by the generator (stale)")
+            continue
+        current = target.read_text(encoding="utf-8") if target.exists() else ""
+        if current != files[path]:
+            diff = list(
+                difflib.unified_diff(
+                    current.splitlines(), files[path].splitlines(), f"a/{path}", f"b/{path}", n=1, lineterm=""
+                )
+            )
+            shown = "\n".join(diff[:40]) + (f"\n... ({len(diff) - 40} more diff lines)" if len(diff) > 40 else "")
+            report.append(f"generated/{PACKAGE}/{path} differs:\n{shown}")
+    return report
