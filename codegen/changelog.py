@@ -42,21 +42,39 @@ def changelog(old: Revision, new: Revision) -> str:
         lines += [f"Era: {new.era} (unchanged).", ""]
     old_m = {m.name: m for m in old.methods}
     new_m = {m.name: m for m in new.methods}
-    lines += ["## Methods added", *_bullets([_method_line(new_m[n]) for n in sorted(new_m.keys() - old_m.keys())]), ""]
-    lines += ["## Methods removed", *_bullets([_method_line(old_m[n]) for n in sorted(old_m.keys() - new_m.keys())]), ""]
+    lines += [
+        "## Methods added",
+        *_bullets([_method_line(new_m[n]) for n in sorted(new_m.keys() - old_m.keys())]),
+        "",
+    ]
+    lines += [
+        "## Methods removed",
+        *_bullets([_method_line(old_m[n]) for n in sorted(old_m.keys() - new_m.keys())]),
+        "",
+    ]
     moved = []
     for name in sorted(old_m.keys() & new_m.keys()):
         a, b = old_m[name], new_m[name]
         if (a.kind, a.direction) != (b.kind, b.direction):
             moved.append(f"`{name}`: {a.kind}, {a.direction} -> {b.kind}, {b.direction}")
         if a.results != b.results:
-            moved.append(f"`{name}`: result {' | '.join(a.results) or '-'} -> {' | '.join(b.results) or '-'}")
+            moved.append(
+                f"`{name}`: result {' | '.join(a.results) or '-'} -> {' | '.join(b.results) or '-'}"
+            )
         if a.params != b.params and not (a.params_inline and b.params_inline):
             moved.append(f"`{name}`: params {a.params or '-'} -> {b.params or '-'}")
     lines += ["## Methods changed (direction, kind, params, result)", *_bullets(moved), ""]
     old_d, new_d = old.definitions, new.definitions
-    lines += ["## Definitions added", *_bullets([f"`{n}`" for n in sorted(new_d.keys() - old_d.keys())]), ""]
-    lines += ["## Definitions removed", *_bullets([f"`{n}`" for n in sorted(old_d.keys() - new_d.keys())]), ""]
+    lines += [
+        "## Definitions added",
+        *_bullets([f"`{n}`" for n in sorted(new_d.keys() - old_d.keys())]),
+        "",
+    ]
+    lines += [
+        "## Definitions removed",
+        *_bullets([f"`{n}`" for n in sorted(old_d.keys() - new_d.keys())]),
+        "",
+    ]
     changed = []
     for name in sorted(old_d.keys() & new_d.keys()):
         changes = _field_changes(old_d[name], new_d[name])
@@ -65,6 +83,8 @@ def changelog(old: Revision, new: Revision) -> str:
     lines += ["## Definitions changed", *_bullets(changed), ""]
     old_e = {(e.name, e.code) for e in old.errors}
     new_e = {(e.name, e.code) for e in new.errors}
-    errs = [f"added `{n}` ({c})" for n, c in sorted(new_e - old_e)] + [f"removed `{n}` ({c})" for n, c in sorted(old_e - new_e)]
+    errs = [f"added `{n}` ({c})" for n, c in sorted(new_e - old_e)] + [
+        f"removed `{n}` ({c})" for n, c in sorted(old_e - new_e)
+    ]
     lines += ["## Error codes", *_bullets(errs)]
     return "\n".join(lines) + "\n"

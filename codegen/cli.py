@@ -16,9 +16,9 @@ from codegen.atomic import write_atomic
 from codegen.changelog import changelog
 from codegen.errors import CodegenError
 from codegen.fetch import default_mirror, fetch, parse_schema, read_source, schema_path, sha256_hex
-from codegen.normalize import normalize
 from codegen.ir import build_revision
-from codegen.pins import ERAS, REVISION_NAME, Pin, read_pins, render_pins
+from codegen.normalize import normalize
+from codegen.pins import ERAS, REVISION_NAME, Pin, render_pins
 from codegen.pipeline import Project, load_revision, render_package, stale_files, write_package
 
 DEFAULT_ROOT = Path(__file__).resolve().parent.parent
@@ -83,8 +83,12 @@ def fetch_cmd(project: Project, revisions: tuple[str, ...], mirror: Path | None)
 
 @main.command("add")
 @click.argument("revision")
-@click.option("--from", "source", required=True, help="Path or URL of the new revision's schema.json.")
-@click.option("--era", type=click.Choice(ERAS), default=None, help="Override the era derived from the schema.")
+@click.option(
+    "--from", "source", required=True, help="Path or URL of the new revision's schema.json."
+)
+@click.option(
+    "--era", type=click.Choice(ERAS), default=None, help="Override the era derived from the schema."
+)
 @click.pass_obj
 @one_line_errors
 def add_cmd(project: Project, revision: str, source: str, era: str | None) -> None:
@@ -97,12 +101,16 @@ def add_cmd(project: Project, revision: str, source: str, era: str | None) -> No
     data = read_source(source)
     schema = parse_schema(data, source)
     normalized, hoisted = normalize(schema, revision)
-    ir = build_revision(revision, normalized, hoisted, sha256_hex(data), era)  # refuses what cannot generate
+    ir = build_revision(
+        revision, normalized, hoisted, sha256_hex(data), era
+    )  # refuses what cannot generate
     location = source if source.startswith(("http://", "https://")) else str(Path(source).resolve())
     pins[revision] = Pin(revision, sha256_hex(data), location, era)
     write_atomic(schema_path(project.schema_dir, revision), data)
     write_atomic(project.pins_file, render_pins(pins))
-    click.echo(f"{revision}: pinned ({ir.era} era, {len(ir.methods)} methods), sha256 {sha256_hex(data)}")
+    click.echo(
+        f"{revision}: pinned ({ir.era} era, {len(ir.methods)} methods), sha256 {sha256_hex(data)}"
+    )
 
 
 @main.command("generate")
@@ -131,7 +139,9 @@ def check_cmd(project: Project) -> None:
     report = stale_files(project, files)
     if report:
         click.echo("\n".join(report), err=True)
-        _fail(f"generated/ is stale in {len(report)} file(s); run `make generate` and commit the result")
+        _fail(
+            f"generated/ is stale in {len(report)} file(s); run `make generate` and commit the result"
+        )
     click.echo(f"generated/ is up to date ({len(files)} files)")
 
 
@@ -146,7 +156,10 @@ def diff_cmd(project: Project, old: str, new: str) -> None:
     for rev in (old, new):
         if rev not in pins:
             raise CodegenError(f"unknown revision {rev}; pinned: {', '.join(pins)}")
-    click.echo(changelog(load_revision(project, pins[old])[0], load_revision(project, pins[new])[0]), nl=False)
+    click.echo(
+        changelog(load_revision(project, pins[old])[0], load_revision(project, pins[new])[0]),
+        nl=False,
+    )
 
 
 @main.command("list")
@@ -159,7 +172,9 @@ def list_cmd(project: Project) -> None:
         state = "missing"
         era = pin.era or "?"
         if fetched.is_file():
-            state = "fetched" if sha256_hex(fetched.read_bytes()) == pin.sha256 else "CHECKSUM MISMATCH"
+            state = (
+                "fetched" if sha256_hex(fetched.read_bytes()) == pin.sha256 else "CHECKSUM MISMATCH"
+            )
             if state == "fetched" and not pin.era:
                 era = load_revision(project, pin)[0].era
         click.echo(f"{rev}  {era:<6}  {pin.sha256}  {state}")

@@ -74,7 +74,9 @@ def fetch(pin: Pin, schema_dir: Path, mirror: Path | None) -> Path:
     data = read_source(location)
     actual = sha256_hex(data)
     if actual != pin.sha256:
-        raise CodegenError(f"{pin.revision}: sha256 mismatch for {location}: expected {pin.sha256}, got {actual}")
+        raise CodegenError(
+            f"{pin.revision}: sha256 mismatch for {location}: expected {pin.sha256}, got {actual}"
+        )
     parse_schema(data, location)
     target = schema_path(schema_dir, pin.revision)
     write_atomic(target, data)
@@ -85,8 +87,12 @@ def load_pinned(pin: Pin, schema_dir: Path) -> tuple[dict, bytes]:
     """The fetched schema of a pin, verified again: generation never reads unverified input."""
     path = schema_path(schema_dir, pin.revision)
     if not path.is_file():
-        raise CodegenError(f"{pin.revision}: {path} is missing; run `mcp-codegen fetch {pin.revision}`")
+        raise CodegenError(
+            f"{pin.revision}: {path} is missing; run `mcp-codegen fetch {pin.revision}`"
+        )
     data = path.read_bytes()
     if sha256_hex(data) != pin.sha256:
-        raise CodegenError(f"{pin.revision}: {path} does not match its pinned sha256; fetch it again")
+        raise CodegenError(
+            f"{pin.revision}: {path} does not match its pinned sha256; fetch it again"
+        )
     return parse_schema(data, str(path)), data

@@ -12,7 +12,8 @@ from codegen.errors import CodegenError
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE_LENGTH = 100
-_BLACK_MODE = black.Mode(line_length=LINE_LENGTH, target_versions={black.TargetVersion.PY311})
+_PY311 = black.TargetVersion.PY311  # pyright: ignore[reportPrivateImportUsage]
+_BLACK_MODE = black.Mode(line_length=LINE_LENGTH, target_versions={_PY311})
 
 
 def _ruff() -> list[str]:
@@ -31,5 +32,5 @@ def format_python(source: str, filename: str) -> str:
         raise CodegenError(f"ruff failed on {filename}: {proc.stderr.strip().splitlines()[-1:]}")
     try:
         return black.format_str(proc.stdout, mode=_BLACK_MODE)
-    except black.InvalidInput as exc:
+    except black.InvalidInput as exc:  # pyright: ignore[reportPrivateImportUsage]
         raise CodegenError(f"generated {filename} is not valid Python: {exc}") from None

@@ -175,11 +175,17 @@ class _Schema:
             return [n for m in node.get("anyOf", node.get("oneOf", [])) if (n := ref_name(m))]
         method = self.const(node.get("properties", {}).get("method"))
         if method is not None:  # single-member union inlined by upstream's generator
-            return [n for n, d in sorted(self.defs.items()) if n != union and self.method_of(d) == method][:1]
+            return [
+                n
+                for n, d in sorted(self.defs.items())
+                if n != union and self.method_of(d) == method
+            ][:1]
         return []
 
     def method_of(self, node: Schema) -> str | None:
-        value = self.const(node.get("properties", {}).get("method")) if isinstance(node, dict) else None
+        value = (
+            self.const(node.get("properties", {}).get("method")) if isinstance(node, dict) else None
+        )
         return value if isinstance(value, str) else None
 
 
@@ -201,7 +207,11 @@ def type_summary(node: Any, depth: int = 0) -> str:
         return "|".join(typ)
     if typ == "array":
         return f"array[{type_summary(node.get('items', {}), depth + 1)}]"
-    if typ == "object" and isinstance(node.get("additionalProperties"), dict) and "properties" not in node:
+    if (
+        typ == "object"
+        and isinstance(node.get("additionalProperties"), dict)
+        and "properties" not in node
+    ):
         return f"map[{type_summary(node['additionalProperties'], depth + 1)}]"
     return typ if isinstance(typ, str) else "any"
 
@@ -209,7 +219,8 @@ def type_summary(node: Any, depth: int = 0) -> str:
 def derive_era(s: _Schema, methods: set[str]) -> tuple[Era | None, dict[str, bool]]:
     """Modern: a per-request protocol version is required and there is no initialize; legacy: the reverse."""
     per_request_version = any(
-        any(str(k).endswith("/protocolVersion") for k in d.get("required", [])) for d in s.defs.values()
+        any(str(k).endswith("/protocolVersion") for k in d.get("required", []))
+        for d in s.defs.values()
     )
     has_initialize = "initialize" in methods
     signals = {"per_request_version": per_request_version, "initialize": has_initialize}
@@ -238,10 +249,21 @@ def _meta_envelope(s: _Schema) -> MetaEnvelope | None:
             continue
         props = node.get("properties", {})
         by_ref = {ref_name(v): k for k, v in props.items() if ref_name(v)}
-        caps = next((k for k in node.get("required", []) if ref_name(props.get(k, {})) == "ClientCapabilities"), None)
+        caps = next(
+            (
+                k
+                for k in node.get("required", [])
+                if ref_name(props.get(k, {})) == "ClientCapabilities"
+            ),
+            None,
+        )
         if caps is None:
-            raise CodegenError(f"{name}: per-request meta without a required ClientCapabilities key")
-        return MetaEnvelope(name, required[0], caps, by_ref.get("Implementation"), tuple(node.get("required", [])))
+            raise CodegenError(
+                f"{name}: per-request meta without a required ClientCapabilities key"
+            )
+        return MetaEnvelope(
+            name, required[0], caps, by_ref.get("Implementation"), tuple(node.get("required", []))
+        )
     return None
 
 
@@ -251,16 +273,28 @@ def _errors(s: _Schema, hoisted: dict[str, str]) -> tuple[ErrorCode, ...]:
         if name in hoisted:
             continue
         props = s.properties(node)
-        target = props if isinstance(s.const(props.get("code")), int) else s.properties(props.get("error", {}))
+        target = (
+            props
+            if isinstance(s.const(props.get("code")), int)
+            else s.properties(props.get("error", {}))
+        )
         code = s.const(target.get("code")) if target else None
-        if isinstance(code, int) and not isinstance(code, bool) and (name.endswith("Error") or "error" in props):
+        if (
+            isinstance(code, int)
+            and not isinstance(code, bool)
+            and (name.endswith("Error") or "error" in props)
+        ):
             data = tuple(sorted(s.properties(target.get("data", {}))))
             found.append(ErrorCode(name, code, data))
     return tuple(sorted(found, key=lambda e: (e.code, e.name)))
 
 
 def build_revision(
-    name: str, normalized: Schema, hoisted: dict[str, str], sha256: str, era_override: str | None = None
+    name: str,
+    normalized: Schema,
+    hoisted: dict[str, str],
+    sha256: str,
+    era_override: str | None = None,
 ) -> Revision:
     s = _Schema(definitions_of(normalized))
     defs = s.defs
@@ -276,22 +310,28 @@ def build_revision(
             f"{name}: cannot tell the era from the schema ({signals}); set era in schema/revisions.toml"
         )
 
-    sides: dict[str, dict[str, set[str]]] = {}  # message definition -> kind -> sides
-    for union, kind, side in (
+    sides: dict[str, dict[Kind, set[str]]] = {}  # message definition -> kind -> sides
+    unions: tuple[tuple[str, Kind, str], ...] = (
         ("ClientRequest", Kind.REQUEST, "client"),
         ("ServerRequest", Kind.REQUEST, "server"),
         ("ClientNotification", Kind.NOTIFICATION, "client"),
         ("ServerNotification", Kind.NOTIFICATION, "server"),
         ("InputRequest", Kind.INPUT_REQUEST, "server"),
-    ):
+    )
+    for union, kind, side in unions:
         for member in s.members(union):
             sides.setdefault(member, {}).setdefault(kind, set()).add(side)
 
-    result_unions = {"client": set(s.members("ClientResult")), "server": set(s.members("ServerResult"))}
+    result_unions = {
+        "client": set(s.members("ClientResult")),
+        "server": set(s.members("ServerResult")),
+    }
     result_unions["input"] = set(s.members("InputResponse"))
     interim = next((n for n in sorted(defs) if "inputRequests" in s.properties(defs[n])), None)
     task_results = sorted(
-        n for n, d in defs.items() if n.endswith("Result") and "task" in s.required(d) and "task" in s.properties(d)
+        n
+        for n, d in defs.items()
+        if n.endswith("Result") and "task" in s.required(d) and "task" in s.properties(d)
     )
 
     methods = []
@@ -306,7 +346,11 @@ def build_revision(
             elif side_set == {"client", "server"}:
                 direction = Direction.BOTH
             else:
-                direction = Direction.CLIENT_TO_SERVER if side_set == {"client"} else Direction.SERVER_TO_CLIENT
+                direction = (
+                    Direction.CLIENT_TO_SERVER
+                    if side_set == {"client"}
+                    else Direction.SERVER_TO_CLIENT
+                )
             params_node = node.get("properties", {}).get("params")
             params = ref_name(params_node) if params_node else None
             if params_node and params is None:
@@ -326,7 +370,9 @@ def build_revision(
                 if params and "task" in s.variant_properties(defs[params]) and task_results:
                     task_result = task_results[0]
             cacheable = bool(results) and all(
-                {"ttlMs", "cacheScope"} <= set(s.properties(defs[r])) for r in results if r != interim
+                {"ttlMs", "cacheScope"} <= set(s.properties(defs[r]))
+                for r in results
+                if r != interim
             )
             methods.append(
                 Method(
@@ -343,7 +389,9 @@ def build_revision(
                     task_result=task_result,
                     cacheable=cacheable,
                     input_required=interim is not None and interim in results,
-                    interim_results=(interim,) if interim is not None and interim in results else (),
+                    interim_results=(
+                        (interim,) if interim is not None and interim in results else ()
+                    ),
                 )
             )
     methods.sort(key=lambda m: m.name)
@@ -354,10 +402,15 @@ def build_revision(
         seen.add(m.name)
 
     batching = any(
-        s.resolve(member).get("type") == "array" for member in defs.get("JSONRPCMessage", {}).get("anyOf", [])
+        s.resolve(member).get("type") == "array"
+        for member in defs.get("JSONRPCMessage", {}).get("anyOf", [])
     )
     result_required = "resultType" in s.required(defs.get("Result", {}))
-    signals |= {"batching": batching, "result_type_required": result_required, "interim_result": interim is not None}
+    signals |= {
+        "batching": batching,
+        "result_type_required": result_required,
+        "interim_result": interim is not None,
+    }
     return Revision(
         name=name,
         era=era,

@@ -12,6 +12,8 @@ import warnings
 from typing import Any
 
 import datamodel_code_generator as dcg
+from datamodel_code_generator.enums import DataModelType, InputFileType
+from datamodel_code_generator.format import PythonVersion
 
 from codegen.errors import CodegenError
 
@@ -19,9 +21,9 @@ BASE_MODULE = "mcp_wire._base"
 _REBUILD = re.compile(r"^\w+\.model_rebuild\(\)$")
 
 OPTIONS: dict[str, Any] = {
-    "input_file_type": dcg.InputFileType.JsonSchema,
-    "output_model_type": dcg.DataModelType.PydanticV2BaseModel,
-    "target_python_version": dcg.PythonVersion.PY_311,
+    "input_file_type": InputFileType.JsonSchema,
+    "output_model_type": DataModelType.PydanticV2BaseModel,
+    "target_python_version": PythonVersion.PY_311,
     "base_class": f"{BASE_MODULE}.WireModel",
     "type_overrides": {"JSONValue": f"{BASE_MODULE}.JSONValue"},
     # Bytes and URIs stay the strings they are on the wire (no Base64Str / AnyUrl rewriting).
@@ -50,7 +52,9 @@ def generate_models(normalized_schema: dict[str, Any], revision: str) -> str:
         try:
             out = dcg.generate(json.dumps(normalized_schema, sort_keys=True), **OPTIONS)
         except Exception as exc:  # the generator raises many types; all mean "bad schema"
-            raise CodegenError(f"{revision}: model generation failed: {type(exc).__name__}: {exc}") from None
+            raise CodegenError(
+                f"{revision}: model generation failed: {type(exc).__name__}: {exc}"
+            ) from None
     if not isinstance(out, str):
         raise CodegenError(f"{revision}: model generation produced no single module")
     lines = out.splitlines()

@@ -71,15 +71,20 @@ def is_any(node: Any) -> bool:
 
 
 def _is_inline_object(node: Any) -> bool:
-    return isinstance(node, dict) and "$ref" not in node and (
-        "properties" in node or ("allOf" in node and node.get("type", "object") == "object")
+    return (
+        isinstance(node, dict)
+        and "$ref" not in node
+        and ("properties" in node or ("allOf" in node and node.get("type", "object") == "object"))
     )
 
 
 def _keep_ints(node: Any) -> Any:
     """JSON `number` -> `integer | number`, so that 1 stays 1 and is not read back as 1.0."""
     if isinstance(node, dict):
-        out = {k: _keep_ints(v) if k not in ("const", "enum", "default", "examples") else v for k, v in node.items()}
+        out = {
+            k: _keep_ints(v) if k not in ("const", "enum", "default", "examples") else v
+            for k, v in node.items()
+        }
         typ = out.get("type")
         if typ == "number":
             out["type"] = ["integer", "number"]
@@ -113,16 +118,22 @@ class _Hoister:
     def _walk_def(self, node: Schema, name: str) -> Schema:
         out = dict(node)
         if isinstance(node.get("properties"), dict):
-            out["properties"] = {p: self._field(v, name + pascal(p), name) for p, v in node["properties"].items()}
+            out["properties"] = {
+                p: self._field(v, name + pascal(p), name) for p, v in node["properties"].items()
+            }
         if isinstance(node.get("additionalProperties"), dict):
-            out["additionalProperties"] = self._field(node["additionalProperties"], name + "Value", name)
+            out["additionalProperties"] = self._field(
+                node["additionalProperties"], name + "Value", name
+            )
         if isinstance(node.get("items"), dict):
             out["items"] = self._field(node["items"], name + "Item", name)
         for key in _COMPOSITE_KEYS:
             if isinstance(node.get(key), list):
                 out[key] = [self._variant(v, name, i) for i, v in enumerate(node[key])]
         if isinstance(node.get("allOf"), list):
-            out["allOf"] = [self._walk_def(v, name) if isinstance(v, dict) else v for v in node["allOf"]]
+            out["allOf"] = [
+                self._walk_def(v, name) if isinstance(v, dict) else v for v in node["allOf"]
+            ]
         return out
 
     def _field(self, node: Any, name: str, parent: str) -> Any:
@@ -136,7 +147,9 @@ class _Hoister:
         if not _is_inline_object(node):
             return self._walk_def(node, parent) if isinstance(node, dict) else node
         tag = _const_tag(node)
-        return self._claim(parent + (pascal(str(tag)) if tag is not None else f"Variant{index}"), node, parent)
+        return self._claim(
+            parent + (pascal(str(tag)) if tag is not None else f"Variant{index}"), node, parent
+        )
 
 
 def _const_tag(node: Schema) -> Any:
@@ -159,7 +172,9 @@ def _anys_to_json_value(node: Any, *, in_properties: bool = False) -> Any:
     out: Schema = {}
     for key, value in node.items():
         if in_properties:
-            out[key] = json_value | _annotations(value) if is_any(value) else _anys_to_json_value(value)
+            out[key] = (
+                json_value | _annotations(value) if is_any(value) else _anys_to_json_value(value)
+            )
         elif key == "properties" and isinstance(value, dict):
             out[key] = _anys_to_json_value(value, in_properties=True)
         elif key == "items" and is_any(value):
@@ -171,6 +186,49 @@ def _anys_to_json_value(node: Any, *, in_properties: bool = False) -> Any:
         else:
             out[key] = _anys_to_json_value(value)
     return out
+
+
+def _flatten_all_of(defs: dict[str, Schema]) -> None:
+    """`allOf` of object schemas -> one object (the later, narrower member wins a shared property).
+
+    Models then stand alone instead of subclassing with narrowed field types, which type
+    checkers rightly reject as incompatible overrides.
+    """
+
+    def merged(node: Schema, depth: int = 0) -> Schema:
+        if depth > 32:
+            raise CodegenError("allOf nesting too deep")
+        props: Schema = {}
+        required: list[str] = []
+        extra: Schema = {}
+        for part in node["allOf"]:
+            target = defs.get(ref_name(part) or "", part) if ref_name(part) else part
+            if not isinstance(target, dict) or target.get("type", "object") != "object":
+                raise CodegenError(f"allOf member {part!r} is not an object schema")
+            if "allOf" in target:
+                target = merged(target, depth + 1)
+            for name, value in target.get("properties", {}).items():
+                if name in props and not (is_any(props[name]) or is_any(value)):
+                    base = props[name].get("type")
+                    if base is not None and value.get("type", base) != base:
+                        raise CodegenError(f"allOf members disagree on the type of {name!r}")
+                props[name] = value if name not in props or not is_any(value) else props[name]
+            required += [r for r in target.get("required", []) if r not in required]
+            if "additionalProperties" in target:
+                extra["additionalProperties"] = target["additionalProperties"]
+        out = {k: v for k, v in node.items() if k != "allOf"}
+        return out | extra | {"type": "object", "properties": props, "required": required}
+
+    def visit(node: Any) -> Any:
+        if isinstance(node, list):
+            return [visit(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        node = {k: visit(v) for k, v in node.items()}
+        return merged(node) if isinstance(node.get("allOf"), list) else node
+
+    for name in sorted(defs):
+        defs[name] = visit(defs[name])
 
 
 def _annotations(node: Schema) -> Schema:
@@ -211,6 +269,7 @@ def normalize(schema: Schema, revision: str) -> tuple[Schema, dict[str, str]]:
     schema = copy.deepcopy(schema)
     defs = _rewrite_refs(definitions_of(schema))
     apply_patches(defs, revision)
+    _flatten_all_of(defs)
     defs = _keep_ints(defs)
     if JSON_VALUE not in defs:
         defs[JSON_VALUE] = {"description": "Any JSON value."}

@@ -81,10 +81,16 @@ def render_package(
         progress(f"{name}: models ({revision.era} era, {len(revision.definitions)} definitions)")
         header = render("_header.jinja", what=f"models, {dcg}", revision=revision)
         files[f"{pkg}/models.py"] = header + generate_models(normalized, name)
-        files[f"{pkg}/__init__.py"] = render("revision_init.py.jinja", what="revision package", revision=revision)
+        files[f"{pkg}/__init__.py"] = render(
+            "revision_init.py.jinja", what="revision package", revision=revision
+        )
     inputs = ", ".join(f"{r.name} {r.sha256[:12]}" for r in revisions)
     files["__init__.py"] = render(
-        "package_init.py.jinja", what="registry", revisions=revisions, latest=revisions[-1], inputs=inputs
+        "package_init.py.jinja",
+        what="registry",
+        revisions=revisions,
+        latest=revisions[-1],
+        inputs=inputs,
     )
     files["_base.py"] = render("base.py.jinja", what="base")
     files["py.typed"] = ""
@@ -131,9 +137,16 @@ def stale_files(project: Project, files: dict[str, str]) -> list[str]:
         if current != files[path]:
             diff = list(
                 difflib.unified_diff(
-                    current.splitlines(), files[path].splitlines(), f"a/{path}", f"b/{path}", n=1, lineterm=""
+                    current.splitlines(),
+                    files[path].splitlines(),
+                    f"a/{path}",
+                    f"b/{path}",
+                    n=1,
+                    lineterm="",
                 )
             )
-            shown = "\n".join(diff[:40]) + (f"\n... ({len(diff) - 40} more diff lines)" if len(diff) > 40 else "")
+            shown = "\n".join(diff[:40]) + (
+                f"\n... ({len(diff) - 40} more diff lines)" if len(diff) > 40 else ""
+            )
             report.append(f"generated/{PACKAGE}/{path} differs:\n{shown}")
     return report

@@ -890,6 +890,49 @@ The status of a task.
 """
 
 
+class TaskStatusNotificationParams(WireModel):
+    """
+    Parameters for a `notifications/tasks/status` notification.
+    """
+
+    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    createdAt: str
+    """
+    ISO 8601 timestamp when the task was created.
+    """
+    lastUpdatedAt: str
+    """
+    ISO 8601 timestamp when the task was last updated.
+    """
+    pollInterval: int | None = None
+    """
+    Suggested polling interval in milliseconds.
+    """
+    status: TaskStatus
+    """
+    Current task state.
+    """
+    statusMessage: str | None = None
+    """
+    Optional human-readable message describing the current task state.
+    This can provide context for any status, including:
+    - Reasons for "cancelled" status
+    - Summaries for "completed" status
+    - Diagnostic information for "failed" status (e.g., error details, what went wrong)
+    """
+    taskId: str
+    """
+    The task identifier.
+    """
+    ttl: int | None
+    """
+    Actual retention duration from creation in milliseconds, null for unlimited.
+    """
+
+
 class TextResourceContents(WireModel):
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
@@ -1220,6 +1263,55 @@ class CancelTaskRequest(WireModel):
     params: CancelTaskRequestParams
 
 
+class CancelTaskResult(WireModel):
+    """
+    The response to a tasks/cancel request.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    __annotations__ = {
+        "__pydantic_extra__": dict[str, Any],
+    }
+    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    createdAt: str
+    """
+    ISO 8601 timestamp when the task was created.
+    """
+    lastUpdatedAt: str
+    """
+    ISO 8601 timestamp when the task was last updated.
+    """
+    pollInterval: int | None = None
+    """
+    Suggested polling interval in milliseconds.
+    """
+    status: TaskStatus
+    """
+    Current task state.
+    """
+    statusMessage: str | None = None
+    """
+    Optional human-readable message describing the current task state.
+    This can provide context for any status, including:
+    - Reasons for "cancelled" status
+    - Summaries for "completed" status
+    - Diagnostic information for "failed" status (e.g., error details, what went wrong)
+    """
+    taskId: str
+    """
+    The task identifier.
+    """
+    ttl: int | None
+    """
+    Actual retention duration from creation in milliseconds, null for unlimited.
+    """
+
+
 class CancelledNotificationParams(WireModel):
     """
     Parameters for a `notifications/cancelled` notification.
@@ -1485,6 +1577,55 @@ class GetTaskRequest(WireModel):
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tasks/get"] = "tasks/get"
     params: GetTaskRequestParams
+
+
+class GetTaskResult(WireModel):
+    """
+    The response to a tasks/get request.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    __annotations__ = {
+        "__pydantic_extra__": dict[str, Any],
+    }
+    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    createdAt: str
+    """
+    ISO 8601 timestamp when the task was created.
+    """
+    lastUpdatedAt: str
+    """
+    ISO 8601 timestamp when the task was last updated.
+    """
+    pollInterval: int | None = None
+    """
+    Suggested polling interval in milliseconds.
+    """
+    status: TaskStatus
+    """
+    Current task state.
+    """
+    statusMessage: str | None = None
+    """
+    Optional human-readable message describing the current task state.
+    This can provide context for any status, including:
+    - Reasons for "cancelled" status
+    - Summaries for "completed" status
+    - Diagnostic information for "failed" status (e.g., error details, what went wrong)
+    """
+    taskId: str
+    """
+    The task identifier.
+    """
+    ttl: int | None
+    """
+    Actual retention duration from creation in milliseconds, null for unlimited.
+    """
 
 
 class ImageContent(WireModel):
@@ -2010,10 +2151,14 @@ class TaskAugmentedRequestParams(WireModel):
     """
 
 
-class TaskStatusNotificationParams(NotificationParams, Task):
+class TaskStatusNotification(WireModel):
     """
-    Parameters for a `notifications/tasks/status` notification.
+    An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications.
     """
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/tasks/status"] = "notifications/tasks/status"
+    params: TaskStatusNotificationParams
 
 
 class TextContent(WireModel):
@@ -2163,12 +2308,6 @@ class CallToolRequestParams(WireModel):
     """
 
 
-class CancelTaskResult(Result, Task):
-    """
-    The response to a tasks/cancel request.
-    """
-
-
 class CancelledNotification(WireModel):
     """
     This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
@@ -2275,12 +2414,6 @@ class GetPromptRequestParams(WireModel):
     name: str
     """
     The name of the prompt or prompt template.
-    """
-
-
-class GetTaskResult(Result, Task):
-    """
-    The response to a tasks/get request.
     """
 
 
@@ -2449,6 +2582,23 @@ class ServerCapabilitiesTasksRequests(WireModel):
     tools: ServerCapabilitiesTasksRequestsTools | None = None
 
 
+ServerNotification = TypeAliasType(
+    "ServerNotification",
+    Annotated[
+        CancelledNotification
+        | ProgressNotification
+        | ResourceListChangedNotification
+        | ResourceUpdatedNotification
+        | PromptListChangedNotification
+        | ToolListChangedNotification
+        | TaskStatusNotification
+        | LoggingMessageNotification
+        | ElicitationCompleteNotification,
+        Field(discriminator="method"),
+    ],
+)
+
+
 class SetLevelRequest(WireModel):
     """
     A request from the client to the server, to enable or adjust logging.
@@ -2474,16 +2624,6 @@ class SubscribeRequest(WireModel):
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/subscribe"] = "resources/subscribe"
     params: SubscribeRequestParams
-
-
-class TaskStatusNotification(WireModel):
-    """
-    An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications.
-    """
-
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/tasks/status"] = "notifications/tasks/status"
-    params: TaskStatusNotificationParams
 
 
 class TitledMultiSelectEnumSchema(WireModel):
@@ -2867,29 +3007,13 @@ class ServerCapabilitiesTasks(WireModel):
     requests: ServerCapabilitiesTasksRequests | None = None
 
 
-ServerNotification = TypeAliasType(
-    "ServerNotification",
-    Annotated[
-        CancelledNotification
-        | ProgressNotification
-        | ResourceListChangedNotification
-        | ResourceUpdatedNotification
-        | PromptListChangedNotification
-        | ToolListChangedNotification
-        | TaskStatusNotification
-        | LoggingMessageNotification
-        | ElicitationCompleteNotification,
-        Field(discriminator="method"),
-    ],
-)
-
-
-class URLElicitationRequiredErrorError(Error):
+class URLElicitationRequiredErrorError(WireModel):
     code: Literal[-32042] = -32042
-    """
-    The error type that occurred.
-    """
     data: URLElicitationRequiredErrorErrorData
+    message: str
+    """
+    A short description of the error. The message SHOULD be limited to a concise single sentence.
+    """
 
 
 class ClientCapabilities(WireModel):

@@ -1541,6 +1541,15 @@ class ToolListChangedNotification(WireModel):
     params: NotificationParams | None = None
 
 
+class UnsupportedProtocolVersionErrorError(WireModel):
+    code: Literal[-32022] = -32022
+    data: UnsupportedProtocolVersionErrorErrorData
+    message: str
+    """
+    A short description of the error. The message SHOULD be limited to a concise single sentence.
+    """
+
+
 class UntitledMultiSelectEnumSchema(WireModel):
     """
     Schema for multiple-selection enumeration without display titles for options.
@@ -1967,6 +1976,19 @@ class TitledMultiSelectEnumSchema(WireModel):
     Optional title for the enum field.
     """
     type: Literal["array"] = "array"
+
+
+class UnsupportedProtocolVersionError(WireModel):
+    """
+    Returned when the request's protocol version is unknown to the server or
+    unsupported (e.g., a known experimental or draft version the server has
+    chosen not to implement). For HTTP, the response status code MUST be
+    `400 Bad Request`.
+    """
+
+    error: UnsupportedProtocolVersionErrorError
+    id: RequestId | None = None
+    jsonrpc: Literal["2.0"] = "2.0"
 
 
 class CancelledNotification(WireModel):
@@ -2501,6 +2523,18 @@ class HeaderMismatchError(WireModel):
     jsonrpc: Literal["2.0"] = "2.0"
 
 
+class HeaderMismatchErrorError(WireModel):
+    code: Literal[-32020] = -32020
+    data: JSONValue | None = None
+    """
+    Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    """
+    message: str
+    """
+    A short description of the error. The message SHOULD be limited to a concise single sentence.
+    """
+
+
 InputRequest = TypeAliasType(
     "InputRequest",
     Annotated[
@@ -2781,6 +2815,15 @@ class MissingRequiredClientCapabilityError(WireModel):
     error: MissingRequiredClientCapabilityErrorError
     id: RequestId | None = None
     jsonrpc: Literal["2.0"] = "2.0"
+
+
+class MissingRequiredClientCapabilityErrorError(WireModel):
+    code: Literal[-32021] = -32021
+    data: MissingRequiredClientCapabilityErrorErrorData
+    message: str
+    """
+    A short description of the error. The message SHOULD be limited to a concise single sentence.
+    """
 
 
 class MissingRequiredClientCapabilityErrorErrorData(WireModel):
@@ -3134,39 +3177,3 @@ class ToolUseContent(WireModel):
     The name of the tool to call.
     """
     type: Literal["tool_use"] = "tool_use"
-
-
-class UnsupportedProtocolVersionError(WireModel):
-    """
-    Returned when the request's protocol version is unknown to the server or
-    unsupported (e.g., a known experimental or draft version the server has
-    chosen not to implement). For HTTP, the response status code MUST be
-    `400 Bad Request`.
-    """
-
-    error: UnsupportedProtocolVersionErrorError
-    id: RequestId | None = None
-    jsonrpc: Literal["2.0"] = "2.0"
-
-
-class HeaderMismatchErrorError(Error):
-    code: Literal[-32020] = -32020
-    """
-    The error type that occurred.
-    """
-
-
-class MissingRequiredClientCapabilityErrorError(Error):
-    code: Literal[-32021] = -32021
-    """
-    The error type that occurred.
-    """
-    data: MissingRequiredClientCapabilityErrorErrorData
-
-
-class UnsupportedProtocolVersionErrorError(Error):
-    code: Literal[-32022] = -32022
-    """
-    The error type that occurred.
-    """
-    data: UnsupportedProtocolVersionErrorErrorData
