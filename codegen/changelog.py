@@ -2,11 +2,46 @@
 
 from __future__ import annotations
 
-from codegen.ir import Definition, Method, Revision
+from codegen.ir import Definition, ErrorCode, Method, Revision
+
+_UNIONS = ("anyOf[", "oneOf[")
 
 
 def _bullets(items: list[str]) -> list[str]:
     return [f"- {item}" for item in items] or ["- none"]
+
+
+def _union_members(summary: str) -> tuple[str, frozenset[str]] | None:
+    """`anyOf[A, B]` -> ("anyOf", {A, B}); None for anything that is not a top-level union."""
+    prefix = next((p for p in _UNIONS if summary.startswith(p)), None)
+    if prefix is None or not summary.endswith("]"):
+        return None
+    members, depth, start = [], 0, len(prefix)
+    for at, char in enumerate(summary[len(prefix) : -1], start=len(prefix)):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth < 0:  # `anyOf[A] | anyOf[B]`-like text: not one union
+                return None
+        elif char == "," and depth == 0:
+            members.append(summary[start:at].strip())
+            start = at + 1
+    members.append(summary[start:-1].strip())
+    return prefix[:-1], frozenset(members)
+
+
+def _type_change(old: str, new: str) -> str | None:
+    """How a type summary changed; None when it did not (a reordered union is no change)."""
+    if old == new:
+        return None
+    a, b = _union_members(old), _union_members(new)
+    if a is None or b is None or a[0] != b[0]:
+        return f"type: {old} -> {new}"
+    if a[1] == b[1]:
+        return None
+    parts = [f"+ {m}" for m in sorted(b[1] - a[1])] + [f"- {m}" for m in sorted(a[1] - b[1])]
+    return f"{b[0]} members: " + ", ".join(parts)
 
 
 def _field_changes(old: Definition, new: Definition) -> list[str]:
@@ -20,18 +55,84 @@ def _field_changes(old: Definition, new: Definition) -> list[str]:
         changes.append(f"`{name}` removed")
     for name in sorted(old_fields.keys() & new_fields.keys()):
         a, b = old_fields[name], new_fields[name]
-        if a.type != b.type:
-            changes.append(f"`{name}` type: {a.type} -> {b.type}")
+        if (change := _type_change(a.type, b.type)) is not None:
+            changes.append(f"`{name}` {change}")
         if a.required != b.required:
             changes.append(f"`{name}` now {'required' if b.required else 'optional'}")
-    if old.type != new.type:
-        changes.append(f"type: {old.type} -> {new.type}")
+    if (change := _type_change(old.type, new.type)) is not None:
+        changes.append(change)
     return changes
 
 
-def _method_line(m: Method) -> str:
-    results = " | ".join(m.results) if m.results else "-"
-    return f"`{m.name}` ({m.kind}, {m.direction}; params {m.params or '-'}; result {results})"
+def _params(rev: Revision, m: Method) -> str:
+    """The inventory's vocabulary: `Name`, or `inline {a?, b}` for an inline (hoisted) object."""
+    if m.params is None:
+        return "-"
+    text = m.params
+    definition = rev.definitions.get(m.params)
+    if m.params_inline and definition is not None:
+        names = ", ".join(f.name + ("" if f.required else "?") for f in definition.fields)
+        text = f"inline {{{names}}}"
+    return text + ("" if m.params_required else " (optional)")
+
+
+def _results(m: Method) -> str:
+    text = " | ".join(m.results) if m.results else "-"
+    if m.task_result:
+        text += f" (or {m.task_result} when task-augmented)"
+    return text
+
+
+def _method_line(rev: Revision, m: Method) -> str:
+    return f"`{m.name}` ({m.kind}, {m.direction}; params {_params(rev, m)}; result {_results(m)})"
+
+
+def _method_changes(old: Revision, a: Method, new: Revision, b: Method) -> list[str]:
+    name, changes = a.name, []
+    if (a.kind, a.direction) != (b.kind, b.direction):
+        changes.append(f"`{name}`: {a.kind}, {a.direction} -> {b.kind}, {b.direction}")
+    if set(a.results) != set(b.results) or a.task_result != b.task_result:
+        changes.append(f"`{name}`: result {_results(a)} -> {_results(b)}")
+    if _params(old, a) != _params(new, b):
+        changes.append(f"`{name}`: params {_params(old, a)} -> {_params(new, b)}")
+    return changes
+
+
+def _definitions_added(old: Revision, new: Revision, was: str = "was") -> list[str]:
+    """Definitions of `new` that `old` lacks, or that `old` only had as an inline object.
+
+    Inline objects (hoisted by the pre-pass, not named by the schema) say so, so that the names
+    the schema itself adds can be told apart from generated ones.
+    """
+    lines = []
+    for name, d in sorted(new.definitions.items()):
+        before = old.definitions.get(name)
+        if before is None:
+            inline = f" (inline object of `{d.hoisted_from}`)" if d.hoisted_from else ""
+            lines.append(f"`{name}`{inline}")
+        elif d.hoisted_from is None and before.hoisted_from is not None:
+            lines.append(f"`{name}` ({was} an inline object of `{before.hoisted_from}`)")
+    return lines
+
+
+def _error_line(e: ErrorCode) -> str:
+    data = f"; error.data: {', '.join(e.data_fields)}" if e.data_fields else ""
+    return f"`{e.name}` ({e.code}{data})"
+
+
+def _error_changes(old: Revision, new: Revision) -> list[str]:
+    old_e = {(e.name, e.code): e for e in old.errors}
+    new_e = {(e.name, e.code): e for e in new.errors}
+    lines = [f"added {_error_line(new_e[k])}" for k in sorted(new_e.keys() - old_e.keys())]
+    lines += [f"removed {_error_line(old_e[k])}" for k in sorted(old_e.keys() - new_e.keys())]
+    for key in sorted(old_e.keys() & new_e.keys()):
+        a, b = old_e[key].data_fields, new_e[key].data_fields
+        if a != b:
+            lines.append(
+                f"changed `{key[0]}` ({key[1]}): error.data {', '.join(a) or '-'}"
+                f" -> {', '.join(b) or '-'}"
+            )
+    return lines
 
 
 def changelog(old: Revision, new: Revision) -> str:
@@ -40,51 +141,29 @@ def changelog(old: Revision, new: Revision) -> str:
         lines += [f"**Era change: {old.era} -> {new.era}.**", ""]
     else:
         lines += [f"Era: {new.era} (unchanged).", ""]
+    if old.batching != new.batching:
+        state = {True: "allowed", False: "not allowed"}
+        lines += [f"JSON-RPC batching: {state[old.batching]} -> {state[new.batching]}.", ""]
     old_m = {m.name: m for m in old.methods}
     new_m = {m.name: m for m in new.methods}
-    lines += [
-        "## Methods added",
-        *_bullets([_method_line(new_m[n]) for n in sorted(new_m.keys() - old_m.keys())]),
-        "",
+    added = [_method_line(new, new_m[n]) for n in sorted(new_m.keys() - old_m.keys())]
+    removed = [_method_line(old, old_m[n]) for n in sorted(old_m.keys() - new_m.keys())]
+    lines += ["## Methods added", *_bullets(added), ""]
+    lines += ["## Methods removed", *_bullets(removed), ""]
+    moved = [
+        line
+        for n in sorted(old_m.keys() & new_m.keys())
+        for line in _method_changes(old, old_m[n], new, new_m[n])
     ]
-    lines += [
-        "## Methods removed",
-        *_bullets([_method_line(old_m[n]) for n in sorted(old_m.keys() - new_m.keys())]),
-        "",
-    ]
-    moved = []
-    for name in sorted(old_m.keys() & new_m.keys()):
-        a, b = old_m[name], new_m[name]
-        if (a.kind, a.direction) != (b.kind, b.direction):
-            moved.append(f"`{name}`: {a.kind}, {a.direction} -> {b.kind}, {b.direction}")
-        if a.results != b.results:
-            moved.append(
-                f"`{name}`: result {' | '.join(a.results) or '-'} -> {' | '.join(b.results) or '-'}"
-            )
-        if a.params != b.params and not (a.params_inline and b.params_inline):
-            moved.append(f"`{name}`: params {a.params or '-'} -> {b.params or '-'}")
     lines += ["## Methods changed (direction, kind, params, result)", *_bullets(moved), ""]
+    lines += ["## Definitions added", *_bullets(_definitions_added(old, new)), ""]
+    lines += ["## Definitions removed", *_bullets(_definitions_added(new, old, "now")), ""]
     old_d, new_d = old.definitions, new.definitions
-    lines += [
-        "## Definitions added",
-        *_bullets([f"`{n}`" for n in sorted(new_d.keys() - old_d.keys())]),
-        "",
-    ]
-    lines += [
-        "## Definitions removed",
-        *_bullets([f"`{n}`" for n in sorted(old_d.keys() - new_d.keys())]),
-        "",
-    ]
     changed = []
     for name in sorted(old_d.keys() & new_d.keys()):
         changes = _field_changes(old_d[name], new_d[name])
         if changes:
             changed.append(f"`{name}`: " + "; ".join(changes))
     lines += ["## Definitions changed", *_bullets(changed), ""]
-    old_e = {(e.name, e.code) for e in old.errors}
-    new_e = {(e.name, e.code) for e in new.errors}
-    errs = [f"added `{n}` ({c})" for n, c in sorted(new_e - old_e)] + [
-        f"removed `{n}` ({c})" for n, c in sorted(old_e - new_e)
-    ]
-    lines += ["## Error codes", *_bullets(errs)]
+    lines += ["## Error codes", *_bullets(_error_changes(old, new))]
     return "\n".join(lines) + "\n"

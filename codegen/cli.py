@@ -3,30 +3,45 @@
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from codegen.atomic import write_atomic
 from codegen.changelog import changelog
 from codegen.errors import CodegenError
-from codegen.fetch import default_mirror, fetch, parse_schema, read_source, schema_path, sha256_hex
+from codegen.fetch import (
+    default_mirror,
+    fetch_verified,
+    is_url,
+    parse_schema,
+    read_source,
+    schema_path,
+    sha256_hex,
+)
 from codegen.ir import build_revision
 from codegen.normalize import normalize
-from codegen.pins import ERAS, REVISION_NAME, Pin, render_pins
-from codegen.pipeline import Project, load_revision, render_package, stale_files, write_package
+from codegen.pins import ERAS, Pin, is_revision_name, render_pins
+from codegen.pipeline import (
+    PACKAGE,
+    Project,
+    load_revision,
+    render_package,
+    stale_files,
+    write_package,
+)
 
 DEFAULT_ROOT = Path(__file__).resolve().parent.parent
 
 
-def _fail(message: str) -> None:
-    click.echo(f"mcp-codegen: error: {message}", err=True)
-    sys.exit(1)
+def _fail(message: str, status: int = 1) -> NoReturn:
+    lines = message.strip().splitlines()
+    click.echo(f"mcp-codegen: error: {lines[0] if lines else 'failed'}", err=True)
+    sys.exit(status)
 
 
 def one_line_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -37,16 +52,38 @@ def one_line_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except CodegenError as exc:
-            _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            _fail(str(exc) or type(exc).__name__)
 
     return wrapper
 
 
 def _progress(message: str) -> None:
-    click.echo(f"  {message}", err=True)
+    # stdout: stderr is reserved for the one error line, so a failure reads as exactly that.
+    click.echo(f"  {message}")
 
 
-@click.group()
+class _OneLineGroup(click.Group):
+    """Usage errors too (unknown command, missing option, bad choice) are one line on stderr."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            status = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:  # bare `mcp-codegen`: the help
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            hint = f"; see `{exc.ctx.command_path} --help`" if exc.ctx is not None else ""
+            _fail(exc.format_message().rstrip(".") + hint, exc.exit_code)
+        except click.ClickException as exc:
+            _fail(exc.format_message(), exc.exit_code)
+        except click.Abort:
+            _fail("aborted")
+        sys.exit(status if isinstance(status, int) else 0)
+
+
+@click.group(cls=_OneLineGroup, name="mcp-codegen")
 @click.option(
     "--root", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_ROOT, show_default=False,
     help="Project folder holding schema/ and generated/ (default: this checkout).",
@@ -76,8 +113,11 @@ def fetch_cmd(project: Project, revisions: tuple[str, ...], mirror: Path | None)
         if rev not in pins:
             raise CodegenError(f"unknown revision {rev}; pinned: {', '.join(pins)}")
     mirror = mirror or default_mirror(project.root)
-    for rev in revisions or tuple(pins):
-        path = fetch(pins[rev], project.schema_dir, mirror)
+    # Verify every requested revision before writing any, so a failure writes nothing.
+    verified = {rev: fetch_verified(pins[rev], mirror) for rev in revisions or tuple(pins)}
+    for rev, data in verified.items():
+        path = schema_path(project.schema_dir, rev)
+        write_atomic(path, data)
         click.echo(f"{rev}: {path.relative_to(project.root)} ok")
 
 
@@ -93,24 +133,43 @@ def fetch_cmd(project: Project, revisions: tuple[str, ...], mirror: Path | None)
 @one_line_errors
 def add_cmd(project: Project, revision: str, source: str, era: str | None) -> None:
     """Pin a new revision (computing its sha256) and fetch it."""
-    if not REVISION_NAME.match(revision):
+    if not is_revision_name(revision):
         raise CodegenError(f"revision {revision!r} is not a date (YYYY-MM-DD)")
     pins = project.pins()
     if revision in pins:
         raise CodegenError(f"revision {revision} is already pinned")
     data = read_source(source)
     schema = parse_schema(data, source)
-    normalized, hoisted = normalize(schema, revision)
-    ir = build_revision(
-        revision, normalized, hoisted, sha256_hex(data), era
-    )  # refuses what cannot generate
-    location = source if source.startswith(("http://", "https://")) else str(Path(source).resolve())
+    try:  # refuses what cannot generate
+        normalized, hoisted = normalize(schema, revision)
+        ir = build_revision(revision, normalized, hoisted, sha256_hex(data), era)
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError, RecursionError) as exc:
+        # normalize/ir assume the shape of an MCP schema; a JSON file of another shape trips them.
+        raise CodegenError(
+            f"{source}: not a usable MCP schema ({type(exc).__name__}: {exc})"
+        ) from None
+    location = source if is_url(source) else str(Path(source).resolve())
     pins[revision] = Pin(revision, sha256_hex(data), location, era)
-    write_atomic(schema_path(project.schema_dir, revision), data)
-    write_atomic(project.pins_file, render_pins(pins))
+    target = schema_path(project.schema_dir, revision)
+    existed = target.exists()
+    write_atomic(target, data)
+    try:
+        write_atomic(project.pins_file, render_pins(pins))  # the commit point
+    except CodegenError:
+        if not existed:
+            target.unlink(missing_ok=True)
+            _rmdir_if_empty(target.parent)
+        raise
     click.echo(
         f"{revision}: pinned ({ir.era} era, {len(ir.methods)} methods), sha256 {sha256_hex(data)}"
     )
+
+
+def _rmdir_if_empty(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:
+        pass
 
 
 @main.command("generate")
@@ -132,13 +191,16 @@ def generate_cmd(project: Project, revisions: tuple[str, ...]) -> None:
 def check_cmd(project: Project) -> None:
     """Fail if generated/ differs from what `generate` would write now."""
     files = render_package(project)
-    with tempfile.TemporaryDirectory(prefix="mcpgen-check-") as tmp:
-        fresh = Project(Path(tmp))
-        fresh.package_dir.mkdir(parents=True)
-        write_package(fresh, files, prune=False)  # the regenerated tree, for inspection parity
     report = stale_files(project, files)
+    # stale_files reads an absent file as "", so a deleted empty file (py.typed) would pass.
+    report += [
+        f"generated/{PACKAGE}/{path}: missing"
+        for path, text in files.items()
+        if text == "" and not (project.package_dir / path).is_file()
+    ]
     if report:
-        click.echo("\n".join(report), err=True)
+        # The short diff is the report (stdout); stderr gets the one error line.
+        click.echo("\n".join(report))
         _fail(
             f"generated/ is stale in {len(report)} file(s); run `make generate` and commit the result"
         )
@@ -176,5 +238,8 @@ def list_cmd(project: Project) -> None:
                 "fetched" if sha256_hex(fetched.read_bytes()) == pin.sha256 else "CHECKSUM MISMATCH"
             )
             if state == "fetched" and not pin.era:
-                era = load_revision(project, pin)[0].era
+                try:
+                    era = load_revision(project, pin)[0].era
+                except CodegenError as exc:  # list every revision even if one cannot be read
+                    state = f"fetched, unusable: {str(exc).splitlines()[0]}"
         click.echo(f"{rev}  {era:<6}  {pin.sha256}  {state}")

@@ -7,6 +7,7 @@ file is written (atomically), so a failed fetch leaves nothing behind.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import urllib.error
@@ -29,19 +30,25 @@ def default_mirror(root: Path) -> Path | None:
     return shared if shared.is_dir() else None
 
 
+def is_url(location: str) -> bool:
+    return location.lower().startswith(("http://", "https://"))
+
+
 def read_source(location: str) -> bytes:
     """Bytes of a local path or an http(s) URL; any failure is one CodegenError line."""
-    if location.startswith(("http://", "https://")):
+    if is_url(location):
         try:
             with urllib.request.urlopen(location, timeout=30) as resp:  # noqa: S310 (pinned URLs)
                 data = resp.read(MAX_SCHEMA_BYTES + 1)
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
             raise CodegenError(f"cannot fetch {location}: {exc}") from None
     else:
         try:
             data = Path(location).read_bytes()
         except OSError as exc:
             raise CodegenError(f"cannot read {location}: {exc.strerror or exc}") from None
+        except ValueError as exc:  # e.g. an embedded NUL byte
+            raise CodegenError(f"cannot read {location!r}: {exc}") from None
     if len(data) > MAX_SCHEMA_BYTES:
         raise CodegenError(f"{location}: larger than {MAX_SCHEMA_BYTES} bytes")
     return data
@@ -52,6 +59,8 @@ def parse_schema(data: bytes, origin: str) -> dict:
         schema = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CodegenError(f"{origin}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise CodegenError(f"{origin}: not usable JSON: nested too deeply") from None
     if not isinstance(schema, dict):
         raise CodegenError(f"{origin}: a schema must be a JSON object")
     return schema
@@ -65,8 +74,8 @@ def schema_path(schema_dir: Path, revision: str) -> Path:
     return schema_dir / revision / "schema.json"
 
 
-def fetch(pin: Pin, schema_dir: Path, mirror: Path | None) -> Path:
-    """Fetch one pinned revision; returns where it was written."""
+def fetch_verified(pin: Pin, mirror: Path | None) -> bytes:
+    """The bytes of one pinned revision from the mirror (else its source), sha256- and JSON-checked."""
     if mirror is not None and schema_path(mirror, pin.revision).is_file():
         location = str(schema_path(mirror, pin.revision))
     else:
@@ -78,6 +87,12 @@ def fetch(pin: Pin, schema_dir: Path, mirror: Path | None) -> Path:
             f"{pin.revision}: sha256 mismatch for {location}: expected {pin.sha256}, got {actual}"
         )
     parse_schema(data, location)
+    return data
+
+
+def fetch(pin: Pin, schema_dir: Path, mirror: Path | None) -> Path:
+    """Fetch one pinned revision; returns where it was written."""
+    data = fetch_verified(pin, mirror)
     target = schema_path(schema_dir, pin.revision)
     write_atomic(target, data)
     return target
@@ -90,7 +105,10 @@ def load_pinned(pin: Pin, schema_dir: Path) -> tuple[dict, bytes]:
         raise CodegenError(
             f"{pin.revision}: {path} is missing; run `mcp-codegen fetch {pin.revision}`"
         )
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CodegenError(f"{pin.revision}: cannot read {path}: {exc.strerror or exc}") from None
     if sha256_hex(data) != pin.sha256:
         raise CodegenError(
             f"{pin.revision}: {path} does not match its pinned sha256; fetch it again"

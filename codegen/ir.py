@@ -9,6 +9,7 @@ era from the schema's structure (see `derive_era`). Templates only format this.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -71,6 +72,8 @@ class Method:
     task_result: str | None = None  # a task-augmented request may answer with this instead
     cacheable: bool = False
     input_required: bool = False
+    list_field: str | None = None  # paginated list results: the one array of items
+    list_item: str | None = None
 
     @property
     def result(self) -> str | None:
@@ -86,6 +89,34 @@ class ErrorCode:
     name: str
     code: int
     data_fields: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Frames:
+    """The JSON-RPC envelope definitions of a revision, found by their shape."""
+
+    request_id: str  # the id type definition
+    message_has_envelope: bool  # request/notification definitions carry jsonrpc (and id) themselves
+    request: str  # generic request (method not pinned)
+    notification: str
+    result_response: str  # generic result response (result is the base Result)
+    error_response: str  # generic error response (code not pinned)
+    error: str  # the error object definition
+
+
+@dataclass(frozen=True)
+class MetaKeyRule:
+    """`_meta` key naming, as the revision's MetaObject definition states it."""
+
+    label: str  # regular expression of one prefix label
+    name: str  # regular expression of the name part
+    reserved_labels: tuple[str, ...]  # a prefix whose second label is one of these is MCP's
+    known_keys: tuple[str, ...]  # reserved keys this revision defines
+
+    @property
+    def pattern(self) -> str:
+        """A whole key: optional `label(.label)*/` prefix, then the name."""
+        return rf"(?:{self.label}(?:\.{self.label})*/)?{self.name}"
 
 
 @dataclass(frozen=True)
@@ -112,6 +143,9 @@ class Revision:
     result_type_required: bool
     meta_envelope: MetaEnvelope | None
     interim_result: str | None  # modern: the InputRequiredResult-like definition
+    frames: Frames
+    result_types: tuple[str, str] | None  # modern: (complete, interim) values of resultType
+    meta_rule: MetaKeyRule | None
     signals: dict[str, bool] = field(default_factory=dict)
 
     @property
@@ -242,6 +276,104 @@ def _definitions(s: _Schema, hoisted: dict[str, str]) -> dict[str, Definition]:
     return out
 
 
+def _frames(s: _Schema, messages: list[str]) -> Frames:
+    def shaped(has: set[str], lacks: set[str], pinned: str | None) -> list[str]:
+        out = []
+        for name, node in sorted(s.defs.items()):
+            props = s.properties(node)
+            if has <= props.keys() and not (lacks & props.keys()) and has <= s.required(node):
+                if pinned is None or s.const(props.get(pinned)) is None:
+                    out.append(name)
+        return out
+
+    def only(found: list[str], what: str) -> str:
+        if not found:
+            raise CodegenError(f"no {what} definition found")
+        return min(found, key=len)  # the plain one, when typed variants share the shape
+
+    request = only(shaped({"jsonrpc", "id", "method"}, set(), "method"), "generic JSON-RPC request")
+    notification = only(shaped({"jsonrpc", "method"}, {"id"}, "method"), "generic JSON-RPC notification")
+    results = [
+        n for n in shaped({"jsonrpc", "id", "result"}, set(), None)
+        if ref_name(s.properties(s.defs[n])["result"]) in ("Result", None)
+    ]  # fmt: skip
+    error_responses = [
+        n for n in shaped({"jsonrpc", "error"}, {"result"}, None)
+        if s.const(s.properties(s.properties(s.defs[n])["error"]).get("code")) is None
+    ]  # fmt: skip
+    error_response = only(error_responses, "generic JSON-RPC error response")
+    error = ref_name(s.properties(s.defs[error_response])["error"]) or ""
+    request_id = ref_name(s.properties(s.defs[request])["id"]) or ""
+    envelope = bool(messages) and all("jsonrpc" in s.properties(s.defs[m]) for m in messages)
+    return Frames(
+        request_id=request_id,
+        message_has_envelope=envelope,
+        request=request,
+        notification=notification,
+        result_response=only(results, "generic JSON-RPC result response"),
+        error_response=error_response,
+        error=error,
+    )
+
+
+def _list_field(s: _Schema, result: str | None) -> tuple[str | None, str | None]:
+    """A paginated result's one array of items (`tools`, `prompts`, ...), if it has exactly one."""
+    if result is None:
+        return None, None
+    props = s.properties(s.defs[result])
+    if "nextCursor" not in props:
+        return None, None
+    arrays = [
+        (name, ref_name(v.get("items", {})))
+        for name, v in sorted(props.items())
+        if v.get("type") == "array" and ref_name(v.get("items", {}))
+    ]
+    return arrays[0] if len(arrays) == 1 else (None, None)
+
+
+_SECOND_LABEL = re.compile(r"second label is `([A-Za-z0-9-]+)` or `([A-Za-z0-9-]+)`")
+_LABEL_RULE = "Labels MUST start with a letter and end with a letter or digit"
+_NAME_RULE = "Unless empty, MUST start and end with an alphanumeric character"
+
+
+def _meta_rule(s: _Schema) -> MetaKeyRule | None:
+    """Read the key grammar from the MetaObject description, where the schema states it."""
+    node = s.defs.get("MetaObject", {})
+    text = node.get("description", "") if isinstance(node.get("description"), str) else ""
+    reserved = _SECOND_LABEL.search(text)
+    if not (reserved and _LABEL_RULE in text and _NAME_RULE in text):
+        return None
+    known = sorted(
+        key
+        for name, d in s.defs.items()
+        if name.endswith("MetaObject")
+        for key in s.properties(d)
+        if "/" in key
+    )
+    return MetaKeyRule(
+        label=r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?",
+        name=r"(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?",
+        reserved_labels=tuple(reserved.groups()),
+        known_keys=tuple(dict.fromkeys(known)),
+    )
+
+
+_RESULT_TYPE_LINE = re.compile(r"^([a-z_]+) - (.*)$", re.MULTILINE)
+
+
+def _result_types(s: _Schema, interim: str | None) -> tuple[str, str] | None:
+    """(complete, interim) `resultType` values, as the ResultType definition describes them."""
+    text = s.defs.get("ResultType", {}).get("description", "")
+    if interim is None or not isinstance(text, str):
+        return None
+    values = _RESULT_TYPE_LINE.findall(text)
+    interim_values = [v for v, line in values if interim in line]
+    complete_values = [v for v, line in values if interim not in line]
+    if len(interim_values) != 1 or len(complete_values) != 1:
+        raise CodegenError(f"cannot read the resultType values from ResultType: {values}")
+    return complete_values[0], interim_values[0]
+
+
 def _meta_envelope(s: _Schema) -> MetaEnvelope | None:
     for name, node in sorted(s.defs.items()):
         required = [k for k in node.get("required", []) if str(k).endswith("/protocolVersion")]
@@ -369,6 +501,8 @@ def build_revision(
                 in_union = all(r in pool or r in ("EmptyResult", "Result") for r in results)
                 if params and "task" in s.variant_properties(defs[params]) and task_results:
                     task_result = task_results[0]
+            final = [r for r in results if r != interim]
+            list_field, list_item = _list_field(s, final[-1] if final else None)
             cacheable = bool(results) and all(
                 {"ttlMs", "cacheScope"} <= set(s.properties(defs[r]))
                 for r in results
@@ -392,6 +526,8 @@ def build_revision(
                     interim_results=(
                         (interim,) if interim is not None and interim in results else ()
                     ),
+                    list_field=list_field,
+                    list_item=list_item,
                 )
             )
     methods.sort(key=lambda m: m.name)
@@ -423,6 +559,9 @@ def build_revision(
         result_type_required=result_required,
         meta_envelope=_meta_envelope(s),
         interim_result=interim,
+        meta_rule=_meta_rule(s),
+        result_types=_result_types(s, interim),
+        frames=_frames(s, [m.message for m in methods if m.kind is not Kind.INPUT_REQUEST]),
         signals=signals,
     )
 

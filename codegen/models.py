@@ -12,7 +12,7 @@ import warnings
 from typing import Any
 
 import datamodel_code_generator as dcg
-from datamodel_code_generator.enums import DataModelType, InputFileType
+from datamodel_code_generator.enums import DataModelType, InputFileType, StrictTypes
 from datamodel_code_generator.format import PythonVersion
 
 from codegen.errors import CodegenError
@@ -28,6 +28,9 @@ OPTIONS: dict[str, Any] = {
     "type_overrides": {"JSONValue": f"{BASE_MODULE}.JSONValue"},
     # Bytes and URIs stay the strings they are on the wire (no Base64Str / AnyUrl rewriting).
     "type_mappings": ["string+uri=string", "string+byte=string", "string+uri-template=string"],
+    # JSON numbers and booleans are read exactly as JSON types them: no `true` as 1, no "12" as
+    # 12, no 1 as `true` (pydantic's lax mode would coerce them, and change the message).
+    "strict_types": [StrictTypes.int, StrictTypes.float, StrictTypes.bool],
     "use_annotated": True,
     "field_constraints": True,
     "use_standard_collections": True,
@@ -39,7 +42,6 @@ OPTIONS: dict[str, Any] = {
     "use_field_description": True,
     "use_type_alias": True,
     "skip_root_model": True,
-    "use_one_literal_as_default": True,
     "remove_special_field_name_prefix": True,
     "formatters": [],
 }

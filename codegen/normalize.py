@@ -24,6 +24,8 @@ _SCHEMA_KEYS = {
     "enum", "const", "not", "if", "then", "else", "patternProperties", "format", "pattern",
 }  # fmt: skip
 _COMPOSITE_KEYS = ("anyOf", "oneOf")
+_LITERAL_KEYS = ("const", "enum", "default", "examples")  # values are data, not schemas
+_SCHEMA_MAP_KEYS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 Schema = dict[str, Any]
 
@@ -78,11 +80,21 @@ def _is_inline_object(node: Any) -> bool:
     )
 
 
-def _keep_ints(node: Any) -> Any:
-    """JSON `number` -> `integer | number`, so that 1 stays 1 and is not read back as 1.0."""
+def _keep_ints(node: Any, *, schema_map: bool = False) -> Any:
+    """JSON `number` -> `integer | number`, so that 1 stays 1 and is not read back as 1.0.
+
+    In a map of names to schemas (`properties`, ...), every value is a schema, whatever its
+    name: a property called `default` or `enum` is rewritten like any other.
+    """
+    if isinstance(node, dict) and schema_map:
+        return {k: _keep_ints(v) for k, v in node.items()}
     if isinstance(node, dict):
         out = {
-            k: _keep_ints(v) if k not in ("const", "enum", "default", "examples") else v
+            k: (
+                v
+                if k in _LITERAL_KEYS
+                else _keep_ints(v, schema_map=k in _SCHEMA_MAP_KEYS and isinstance(v, dict))
+            )
             for k, v in node.items()
         }
         typ = out.get("type")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 import tomllib
 from dataclasses import dataclass
@@ -9,8 +10,21 @@ from pathlib import Path
 
 from codegen.errors import CodegenError
 
-REVISION_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# ASCII digits only, anchored at both ends (`$` would also accept a trailing newline).
+REVISION_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 ERAS = ("legacy", "modern")
+_KEYS = {"sha256", "source", "era"}
+
+
+def is_revision_name(name: str) -> bool:
+    """A revision is named by a real calendar date, YYYY-MM-DD."""
+    if not REVISION_NAME.match(name):
+        return False
+    try:
+        datetime.date.fromisoformat(name)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -26,12 +40,21 @@ def read_pins(path: Path) -> dict[str, Pin]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CodegenError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise CodegenError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise CodegenError(f"{path}: not valid TOML: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise CodegenError(f"{path}: not valid TOML: {exc}") from None
     pins: dict[str, Pin] = {}
     for rev, table in data.items():
-        if not REVISION_NAME.match(rev) or not isinstance(table, dict):
+        if not is_revision_name(rev) or not isinstance(table, dict):
             raise CodegenError(f"{path}: [{rev}] is not a revision table (YYYY-MM-DD)")
+        unknown = sorted(set(table) - _KEYS)
+        if unknown:
+            raise CodegenError(
+                f"{path}: [{rev}] unknown key {unknown[0]!r} (allowed: {', '.join(sorted(_KEYS))})"
+            )
         sha, source, era = table.get("sha256"), table.get("source"), table.get("era")
         if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
             raise CodegenError(f"{path}: [{rev}] sha256 must be 64 lowercase hex digits")
@@ -43,6 +66,21 @@ def read_pins(path: Path) -> dict[str, Pin]:
     return dict(sorted(pins.items()))
 
 
+def toml_string(text: str) -> str:
+    """A TOML basic string holding exactly `text` (quotes, backslashes, controls escaped)."""
+    out = []
+    for ch in text:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch in "\b\t\n\f\r":
+            out.append({"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
 def render_pins(pins: dict[str, Pin]) -> str:
     lines = [
         "# Pinned MCP protocol revisions: the inputs of `make generate`.",
@@ -51,7 +89,12 @@ def render_pins(pins: dict[str, Pin]) -> str:
         "# Add a revision with `mcp-codegen add REV --from PATH_OR_URL`.",
     ]
     for pin in sorted(pins.values(), key=lambda p: p.revision):
-        lines += ["", f'["{pin.revision}"]', f'sha256 = "{pin.sha256}"', f'source = "{pin.source}"']
+        lines += [
+            "",
+            f"[{toml_string(pin.revision)}]",
+            f"sha256 = {toml_string(pin.sha256)}",
+            f"source = {toml_string(pin.source)}",
+        ]
         if pin.era:
-            lines.append(f'era = "{pin.era}"')
+            lines.append(f"era = {toml_string(pin.era)}")
     return "\n".join(lines) + "\n"

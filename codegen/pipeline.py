@@ -22,6 +22,7 @@ from codegen.models import generate_models
 from codegen.normalize import normalize
 from codegen.pins import Pin, read_pins
 from codegen.render import render
+from codegen.wireplan import era_template, plan
 
 PACKAGE = "mcp_wire"
 Progress = Callable[[str], None]
@@ -69,30 +70,40 @@ def render_package(
     if unknown:
         raise CodegenError(f"unknown revision {unknown[0]}; pinned: {', '.join(pins)}")
     files: dict[str, str] = {}
-    revisions: list[Revision] = []
-    dcg = f"datamodel-code-generator {version('datamodel-code-generator')}"
+    loaded = []
     for name, pin in pins.items():
         progress(f"{name}: load + IR")
-        revision, normalized = load_revision(project, pin)
-        revisions.append(revision)
-        if name not in wanted:
+        loaded.append(load_revision(project, pin))
+    revisions = [revision for revision, _ in loaded]
+    latest = revisions[-1]
+    dcg = f"datamodel-code-generator {version('datamodel-code-generator')}"
+    for revision, normalized in loaded:
+        if revision.name not in wanted:
             continue
-        pkg = revision.module
+        pkg, name = revision.module, revision.name
         progress(f"{name}: models ({revision.era} era, {len(revision.definitions)} definitions)")
         header = render("_header.jinja", what=f"models, {dcg}", revision=revision)
         files[f"{pkg}/models.py"] = header + generate_models(normalized, name)
         files[f"{pkg}/__init__.py"] = render(
             "revision_init.py.jinja", what="revision package", revision=revision
         )
+        progress(f"{name}: dispatch + {revision.era} codec")
+        context = {"revision": revision, "plan": plan(revision, latest), "codec_class": "RevisionCodec"}
+        files[f"{pkg}/dispatch.py"] = render("dispatch.py.jinja", what="dispatch tables", **context)
+        files[f"{pkg}/codec.py"] = render(
+            era_template(revision), what=f"{revision.era} codec", **context
+        )
     inputs = ", ".join(f"{r.name} {r.sha256[:12]}" for r in revisions)
     files["__init__.py"] = render(
         "package_init.py.jinja",
         what="registry",
         revisions=revisions,
-        latest=revisions[-1],
+        latest=latest,
         inputs=inputs,
     )
     files["_base.py"] = render("base.py.jinja", what="base")
+    files["_errors.py"] = render("errors.py.jinja", what="errors")
+    files["_codec.py"] = render("codec_base.py.jinja", what="codec machinery")
     files["py.typed"] = ""
     out = {}
     for path, text in sorted(files.items()):

@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+from mcp_wire._errors import ProtocolError
+
+if TYPE_CHECKING:
+    from mcp_wire._codec import Codec
 
 Era = Literal["legacy", "modern"]
 
@@ -60,10 +65,25 @@ def revision(name: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.{module_name(name)}")
 
 
+def codec(name: str) -> Codec:
+    """The wire codec of one revision; ``LookupError`` for a revision that is not pinned."""
+    revision(name)
+    return importlib.import_module(f"{__name__}.{module_name(name)}.codec").CODEC
+
+
 def __getattr__(attr: str) -> ModuleType:
     if attr in _MODULES:
         return revision(_MODULES[attr])
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
-__all__ = ["ERAS", "LATEST", "REVISIONS", "SHA256", "module_name", "revision"]
+__all__ = [
+    "ERAS",
+    "LATEST",
+    "REVISIONS",
+    "SHA256",
+    "ProtocolError",
+    "codec",
+    "module_name",
+    "revision",
+]

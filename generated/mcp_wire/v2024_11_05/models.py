@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
 from mcp_wire._base import JSONValue, WireModel
@@ -36,7 +36,7 @@ class ClientCapabilitiesRoots(WireModel):
     Present if the client supports listing roots.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -68,11 +68,11 @@ class CompleteRequestParamsArgument(WireModel):
 
 
 class CompleteResultCompletion(WireModel):
-    hasMore: bool | None = None
+    hasMore: StrictBool | None = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: StrictInt | None = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
@@ -214,7 +214,7 @@ class ModelPreferences(WireModel):
     balance them against other considerations.
     """
 
-    costPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    costPriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
@@ -230,13 +230,13 @@ class ModelPreferences(WireModel):
     The client SHOULD prioritize these hints over the numeric priorities, but
     MAY still use the priorities to select from ambiguous matches.
     """
-    intelligencePriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    intelligencePriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speedPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    speedPriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -277,7 +277,7 @@ class PaginatedResult(WireModel):
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -296,7 +296,7 @@ class PromptArgument(WireModel):
     """
     The name of the argument.
     """
-    required: bool | None = None
+    required: StrictBool | None = None
     """
     Whether this argument must be provided.
     """
@@ -324,7 +324,7 @@ class PromptReference(WireModel):
     """
     The name of the prompt or prompt template
     """
-    type: Literal["ref/prompt"] = "ref/prompt"
+    type: Literal["ref/prompt"]
 
 
 class ReadResourceRequestParams(WireModel):
@@ -334,7 +334,7 @@ class ReadResourceRequestParams(WireModel):
     """
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", str | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -380,7 +380,7 @@ class ResourceReference(WireModel):
     A reference to a resource or resource template definition.
     """
 
-    type: Literal["ref/resource"] = "ref/resource"
+    type: Literal["ref/resource"]
     uri: str
     """
     The URI or URI template of the resource.
@@ -466,7 +466,7 @@ class ServerCapabilitiesPrompts(WireModel):
     Present if the server offers any prompt templates.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -477,11 +477,11 @@ class ServerCapabilitiesResources(WireModel):
     Present if the server offers any resources to read.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: StrictBool | None = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -492,7 +492,7 @@ class ServerCapabilitiesTools(WireModel):
     Present if the server offers any tools to call.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -519,7 +519,7 @@ class TextContentAnnotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -577,7 +577,7 @@ class AnnotatedAnnotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -642,7 +642,7 @@ class EmbeddedResourceAnnotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -660,7 +660,7 @@ class GetPromptRequest(WireModel):
     Used by the client to get a prompt provided by the server.
     """
 
-    method: Literal["prompts/get"] = "prompts/get"
+    method: Literal["prompts/get"]
     params: GetPromptRequestParams
 
 
@@ -671,7 +671,7 @@ class ImageContentAnnotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -704,7 +704,7 @@ class InitializedNotificationParams(WireModel):
 
 
 class JSONRPCErrorError(WireModel):
-    code: int
+    code: StrictInt
     """
     The error type that occurred.
     """
@@ -744,7 +744,7 @@ class JSONRPCResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: Result
 
 
@@ -753,7 +753,7 @@ class ListPromptsRequest(WireModel):
     Sent from the client to request a list of prompts and prompt templates the server has.
     """
 
-    method: Literal["prompts/list"] = "prompts/list"
+    method: Literal["prompts/list"]
     params: ListPromptsRequestParams | None = None
 
 
@@ -762,7 +762,7 @@ class ListResourceTemplatesRequest(WireModel):
     Sent from the client to request a list of resource templates the server has.
     """
 
-    method: Literal["resources/templates/list"] = "resources/templates/list"
+    method: Literal["resources/templates/list"]
     params: ListResourceTemplatesRequestParams | None = None
 
 
@@ -771,7 +771,7 @@ class ListResourcesRequest(WireModel):
     Sent from the client to request a list of resources the server has.
     """
 
-    method: Literal["resources/list"] = "resources/list"
+    method: Literal["resources/list"]
     params: ListResourcesRequestParams | None = None
 
 
@@ -801,7 +801,7 @@ class ListToolsRequest(WireModel):
     Sent from the client to request a list of tools the server has.
     """
 
-    method: Literal["tools/list"] = "tools/list"
+    method: Literal["tools/list"]
     params: ListToolsRequestParams | None = None
 
 
@@ -810,7 +810,7 @@ class LoggingMessageNotification(WireModel):
     Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
     """
 
-    method: Literal["notifications/message"] = "notifications/message"
+    method: Literal["notifications/message"]
     params: LoggingMessageNotificationParams
 
 
@@ -832,7 +832,7 @@ class PingRequestParamsMeta(WireModel):
 
 
 class ProgressNotificationParams(WireModel):
-    progress: int | float
+    progress: StrictInt | StrictFloat
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
@@ -840,7 +840,7 @@ class ProgressNotificationParams(WireModel):
     """
     The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
     """
-    total: int | float | None = None
+    total: StrictInt | StrictFloat | None = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -870,7 +870,7 @@ class PromptListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
+    method: Literal["notifications/prompts/list_changed"]
     params: PromptListChangedNotificationParams | None = None
 
 
@@ -879,7 +879,7 @@ class ReadResourceRequest(WireModel):
     Sent from the client to the server, to read a specific resource URI.
     """
 
-    method: Literal["resources/read"] = "resources/read"
+    method: Literal["resources/read"]
     params: ReadResourceRequestParams
 
 
@@ -912,7 +912,7 @@ class ResourceAnnotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -927,7 +927,7 @@ class ResourceListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
+    method: Literal["notifications/resources/list_changed"]
     params: ResourceListChangedNotificationParams | None = None
 
 
@@ -938,7 +938,7 @@ class ResourceTemplateAnnotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -953,7 +953,7 @@ class ResourceUpdatedNotification(WireModel):
     A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
     """
 
-    method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
+    method: Literal["notifications/resources/updated"]
     params: ResourceUpdatedNotificationParams
 
 
@@ -964,7 +964,7 @@ class RootsListChangedNotification(WireModel):
     The server should then request an updated list of roots using the ListRootsRequest.
     """
 
-    method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
+    method: Literal["notifications/roots/list_changed"]
     params: RootsListChangedNotificationParams | None = None
 
 
@@ -988,7 +988,7 @@ class SetLevelRequest(WireModel):
     A request from the client to the server, to enable or adjust logging.
     """
 
-    method: Literal["logging/setLevel"] = "logging/setLevel"
+    method: Literal["logging/setLevel"]
     params: SetLevelRequestParams
 
 
@@ -997,7 +997,7 @@ class SubscribeRequest(WireModel):
     Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
     """
 
-    method: Literal["resources/subscribe"] = "resources/subscribe"
+    method: Literal["resources/subscribe"]
     params: SubscribeRequestParams
 
 
@@ -1011,7 +1011,7 @@ class TextContent(WireModel):
     """
     The text content of the message.
     """
-    type: Literal["text"] = "text"
+    type: Literal["text"]
 
 
 class ToolInputSchema(WireModel):
@@ -1021,7 +1021,7 @@ class ToolInputSchema(WireModel):
 
     properties: dict[str, ToolInputSchemaPropertiesValue] | None = None
     required: list[str] | None = None
-    type: Literal["object"] = "object"
+    type: Literal["object"]
 
 
 class ToolListChangedNotification(WireModel):
@@ -1029,7 +1029,7 @@ class ToolListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
+    method: Literal["notifications/tools/list_changed"]
     params: ToolListChangedNotificationParams | None = None
 
 
@@ -1038,7 +1038,7 @@ class UnsubscribeRequest(WireModel):
     Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
     """
 
-    method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
+    method: Literal["resources/unsubscribe"]
     params: UnsubscribeRequestParams
 
 
@@ -1055,7 +1055,7 @@ class CallToolRequest(WireModel):
     Used by the client to invoke a tool provided by the server.
     """
 
-    method: Literal["tools/call"] = "tools/call"
+    method: Literal["tools/call"]
     params: CallToolRequestParams
 
 
@@ -1070,7 +1070,7 @@ class CancelledNotification(WireModel):
     A client MUST NOT attempt to cancel its `initialize` request.
     """
 
-    method: Literal["notifications/cancelled"] = "notifications/cancelled"
+    method: Literal["notifications/cancelled"]
     params: CancelledNotificationParams
 
 
@@ -1079,7 +1079,7 @@ class CompleteRequest(WireModel):
     A request from the client to the server, to ask for completion options.
     """
 
-    method: Literal["completion/complete"] = "completion/complete"
+    method: Literal["completion/complete"]
     params: CompleteRequestParams
 
 
@@ -1093,7 +1093,7 @@ class EmbeddedResource(WireModel):
 
     annotations: EmbeddedResourceAnnotations | None = None
     resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"] = "resource"
+    type: Literal["resource"]
 
 
 class ImageContent(WireModel):
@@ -1110,7 +1110,7 @@ class ImageContent(WireModel):
     """
     The MIME type of the image. Different providers may support different image types.
     """
-    type: Literal["image"] = "image"
+    type: Literal["image"]
 
 
 class InitializeRequest(WireModel):
@@ -1118,7 +1118,7 @@ class InitializeRequest(WireModel):
     This request is sent from the client to the server when it first connects, asking it to begin initialization.
     """
 
-    method: Literal["initialize"] = "initialize"
+    method: Literal["initialize"]
     params: InitializeRequestParams
 
 
@@ -1150,7 +1150,7 @@ class InitializedNotification(WireModel):
     This notification is sent from the client to the server after initialization has finished.
     """
 
-    method: Literal["notifications/initialized"] = "notifications/initialized"
+    method: Literal["notifications/initialized"]
     params: InitializedNotificationParams | None = None
 
 
@@ -1161,7 +1161,7 @@ class JSONRPCError(WireModel):
 
     error: JSONRPCErrorError
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
 
 
 class JSONRPCNotification(WireModel):
@@ -1169,7 +1169,7 @@ class JSONRPCNotification(WireModel):
     A notification which does not expect a response.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     method: str
     params: JSONRPCNotificationParams | None = None
 
@@ -1226,7 +1226,7 @@ class ProgressNotification(WireModel):
     An out-of-band notification used to inform the receiver of a progress update for a long-running request.
     """
 
-    method: Literal["notifications/progress"] = "notifications/progress"
+    method: Literal["notifications/progress"]
     params: ProgressNotificationParams
 
 
@@ -1269,7 +1269,7 @@ class Resource(WireModel):
 
     This can be used by clients to populate UI elements.
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -1373,7 +1373,7 @@ class CallToolResult(WireModel):
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
     content: list[Content]
-    isError: bool | None = None
+    isError: StrictBool | None = None
     """
     Whether the tool call ended in an error.
 
@@ -1398,7 +1398,7 @@ class CreateMessageRequestParams(WireModel):
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
     """
-    maxTokens: int
+    maxTokens: StrictInt
     """
     The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
     """
@@ -1413,7 +1413,7 @@ class CreateMessageRequestParams(WireModel):
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: int | float | None = None
+    temperature: StrictInt | StrictFloat | None = None
 
 
 class CreateMessageResult(WireModel):
@@ -1459,7 +1459,7 @@ class JSONRPCRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     method: str
     params: JSONRPCRequestParams | None = None
 
@@ -1509,7 +1509,7 @@ class ListRootsRequest(WireModel):
     structure or access specific locations that the client has permission to read from.
     """
 
-    method: Literal["roots/list"] = "roots/list"
+    method: Literal["roots/list"]
     params: ListRootsRequestParams | None = None
 
 
@@ -1535,7 +1535,7 @@ class PingRequest(WireModel):
     A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
     """
 
-    method: Literal["ping"] = "ping"
+    method: Literal["ping"]
     params: PingRequestParams | None = None
 
 
@@ -1583,7 +1583,7 @@ class CreateMessageRequest(WireModel):
     A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
     """
 
-    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    method: Literal["sampling/createMessage"]
     params: CreateMessageRequestParams
 
 

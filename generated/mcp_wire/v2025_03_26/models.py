@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
 from mcp_wire._base import JSONValue, WireModel
@@ -36,7 +36,7 @@ class ClientCapabilitiesRoots(WireModel):
     Present if the client supports listing roots.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -68,11 +68,11 @@ class CompleteRequestParamsArgument(WireModel):
 
 
 class CompleteResultCompletion(WireModel):
-    hasMore: bool | None = None
+    hasMore: StrictBool | None = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: StrictInt | None = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
@@ -214,7 +214,7 @@ class ModelPreferences(WireModel):
     balance them against other considerations.
     """
 
-    costPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    costPriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
@@ -230,13 +230,13 @@ class ModelPreferences(WireModel):
     The client SHOULD prioritize these hints over the numeric priorities, but
     MAY still use the priorities to select from ambiguous matches.
     """
-    intelligencePriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    intelligencePriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speedPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    speedPriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -277,7 +277,7 @@ class PaginatedResult(WireModel):
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -296,7 +296,7 @@ class PromptArgument(WireModel):
     """
     The name of the argument.
     """
-    required: bool | None = None
+    required: StrictBool | None = None
     """
     Whether this argument must be provided.
     """
@@ -324,7 +324,7 @@ class PromptReference(WireModel):
     """
     The name of the prompt or prompt template
     """
-    type: Literal["ref/prompt"] = "ref/prompt"
+    type: Literal["ref/prompt"]
 
 
 class ReadResourceRequestParams(WireModel):
@@ -334,7 +334,7 @@ class ReadResourceRequestParams(WireModel):
     """
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", str | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -380,7 +380,7 @@ class ResourceReference(WireModel):
     A reference to a resource or resource template definition.
     """
 
-    type: Literal["ref/resource"] = "ref/resource"
+    type: Literal["ref/resource"]
     uri: str
     """
     The URI or URI template of the resource.
@@ -476,7 +476,7 @@ class ServerCapabilitiesPrompts(WireModel):
     Present if the server offers any prompt templates.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -487,11 +487,11 @@ class ServerCapabilitiesResources(WireModel):
     Present if the server offers any resources to read.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: StrictBool | None = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -502,7 +502,7 @@ class ServerCapabilitiesTools(WireModel):
     Present if the server offers any tools to call.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -549,7 +549,7 @@ class ToolAnnotations(WireModel):
     received from untrusted servers.
     """
 
-    destructiveHint: bool | None = None
+    destructiveHint: StrictBool | None = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -558,7 +558,7 @@ class ToolAnnotations(WireModel):
 
     Default: true
     """
-    idempotentHint: bool | None = None
+    idempotentHint: StrictBool | None = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on the its environment.
@@ -567,7 +567,7 @@ class ToolAnnotations(WireModel):
 
     Default: false
     """
-    openWorldHint: bool | None = None
+    openWorldHint: StrictBool | None = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -576,7 +576,7 @@ class ToolAnnotations(WireModel):
 
     Default: true
     """
-    readOnlyHint: bool | None = None
+    readOnlyHint: StrictBool | None = None
     """
     If true, the tool does not modify its environment.
 
@@ -625,7 +625,7 @@ class Annotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -652,7 +652,7 @@ class AudioContent(WireModel):
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
-    type: Literal["audio"] = "audio"
+    type: Literal["audio"]
 
 
 class CallToolRequestParams(WireModel):
@@ -716,7 +716,7 @@ class EmbeddedResource(WireModel):
     Optional annotations for the client.
     """
     resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"] = "resource"
+    type: Literal["resource"]
 
 
 EmptyResult = TypeAliasType("EmptyResult", Result)
@@ -727,7 +727,7 @@ class GetPromptRequest(WireModel):
     Used by the client to get a prompt provided by the server.
     """
 
-    method: Literal["prompts/get"] = "prompts/get"
+    method: Literal["prompts/get"]
     params: GetPromptRequestParams
 
 
@@ -748,7 +748,7 @@ class ImageContent(WireModel):
     """
     The MIME type of the image. Different providers may support different image types.
     """
-    type: Literal["image"] = "image"
+    type: Literal["image"]
 
 
 class InitializeRequestParams(WireModel):
@@ -774,7 +774,7 @@ class InitializedNotificationParams(WireModel):
 
 
 class JSONRPCErrorError(WireModel):
-    code: int
+    code: StrictInt
     """
     The error type that occurred.
     """
@@ -814,7 +814,7 @@ class JSONRPCResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: Result
 
 
@@ -823,7 +823,7 @@ class ListPromptsRequest(WireModel):
     Sent from the client to request a list of prompts and prompt templates the server has.
     """
 
-    method: Literal["prompts/list"] = "prompts/list"
+    method: Literal["prompts/list"]
     params: ListPromptsRequestParams | None = None
 
 
@@ -832,7 +832,7 @@ class ListResourceTemplatesRequest(WireModel):
     Sent from the client to request a list of resource templates the server has.
     """
 
-    method: Literal["resources/templates/list"] = "resources/templates/list"
+    method: Literal["resources/templates/list"]
     params: ListResourceTemplatesRequestParams | None = None
 
 
@@ -841,7 +841,7 @@ class ListResourcesRequest(WireModel):
     Sent from the client to request a list of resources the server has.
     """
 
-    method: Literal["resources/list"] = "resources/list"
+    method: Literal["resources/list"]
     params: ListResourcesRequestParams | None = None
 
 
@@ -871,7 +871,7 @@ class ListToolsRequest(WireModel):
     Sent from the client to request a list of tools the server has.
     """
 
-    method: Literal["tools/list"] = "tools/list"
+    method: Literal["tools/list"]
     params: ListToolsRequestParams | None = None
 
 
@@ -880,7 +880,7 @@ class LoggingMessageNotification(WireModel):
     Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
     """
 
-    method: Literal["notifications/message"] = "notifications/message"
+    method: Literal["notifications/message"]
     params: LoggingMessageNotificationParams
 
 
@@ -906,7 +906,7 @@ class ProgressNotificationParams(WireModel):
     """
     An optional message describing the current progress.
     """
-    progress: int | float
+    progress: StrictInt | StrictFloat
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
@@ -914,7 +914,7 @@ class ProgressNotificationParams(WireModel):
     """
     The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
     """
-    total: int | float | None = None
+    total: StrictInt | StrictFloat | None = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -944,7 +944,7 @@ class PromptListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
+    method: Literal["notifications/prompts/list_changed"]
     params: PromptListChangedNotificationParams | None = None
 
 
@@ -953,7 +953,7 @@ class ReadResourceRequest(WireModel):
     Sent from the client to the server, to read a specific resource URI.
     """
 
-    method: Literal["resources/read"] = "resources/read"
+    method: Literal["resources/read"]
     params: ReadResourceRequestParams
 
 
@@ -1004,7 +1004,7 @@ class Resource(WireModel):
 
     This can be used by clients to populate UI elements.
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -1021,7 +1021,7 @@ class ResourceListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
+    method: Literal["notifications/resources/list_changed"]
     params: ResourceListChangedNotificationParams | None = None
 
 
@@ -1061,7 +1061,7 @@ class ResourceUpdatedNotification(WireModel):
     A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
     """
 
-    method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
+    method: Literal["notifications/resources/updated"]
     params: ResourceUpdatedNotificationParams
 
 
@@ -1072,7 +1072,7 @@ class RootsListChangedNotification(WireModel):
     The server should then request an updated list of roots using the ListRootsRequest.
     """
 
-    method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
+    method: Literal["notifications/roots/list_changed"]
     params: RootsListChangedNotificationParams | None = None
 
 
@@ -1097,7 +1097,7 @@ class SetLevelRequest(WireModel):
     A request from the client to the server, to enable or adjust logging.
     """
 
-    method: Literal["logging/setLevel"] = "logging/setLevel"
+    method: Literal["logging/setLevel"]
     params: SetLevelRequestParams
 
 
@@ -1106,7 +1106,7 @@ class SubscribeRequest(WireModel):
     Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
     """
 
-    method: Literal["resources/subscribe"] = "resources/subscribe"
+    method: Literal["resources/subscribe"]
     params: SubscribeRequestParams
 
 
@@ -1123,7 +1123,7 @@ class TextContent(WireModel):
     """
     The text content of the message.
     """
-    type: Literal["text"] = "text"
+    type: Literal["text"]
 
 
 class ToolInputSchema(WireModel):
@@ -1133,7 +1133,7 @@ class ToolInputSchema(WireModel):
 
     properties: dict[str, ToolInputSchemaPropertiesValue] | None = None
     required: list[str] | None = None
-    type: Literal["object"] = "object"
+    type: Literal["object"]
 
 
 class ToolListChangedNotification(WireModel):
@@ -1141,7 +1141,7 @@ class ToolListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
+    method: Literal["notifications/tools/list_changed"]
     params: ToolListChangedNotificationParams | None = None
 
 
@@ -1150,7 +1150,7 @@ class UnsubscribeRequest(WireModel):
     Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
     """
 
-    method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
+    method: Literal["resources/unsubscribe"]
     params: UnsubscribeRequestParams
 
 
@@ -1159,7 +1159,7 @@ class CallToolRequest(WireModel):
     Used by the client to invoke a tool provided by the server.
     """
 
-    method: Literal["tools/call"] = "tools/call"
+    method: Literal["tools/call"]
     params: CallToolRequestParams
 
 
@@ -1190,7 +1190,7 @@ class CallToolResult(WireModel):
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
     content: list[Content]
-    isError: bool | None = None
+    isError: StrictBool | None = None
     """
     Whether the tool call ended in an error.
 
@@ -1209,7 +1209,7 @@ class CancelledNotification(WireModel):
     A client MUST NOT attempt to cancel its `initialize` request.
     """
 
-    method: Literal["notifications/cancelled"] = "notifications/cancelled"
+    method: Literal["notifications/cancelled"]
     params: CancelledNotificationParams
 
 
@@ -1218,7 +1218,7 @@ class CompleteRequest(WireModel):
     A request from the client to the server, to ask for completion options.
     """
 
-    method: Literal["completion/complete"] = "completion/complete"
+    method: Literal["completion/complete"]
     params: CompleteRequestParams
 
 
@@ -1248,7 +1248,7 @@ class InitializeRequest(WireModel):
     This request is sent from the client to the server when it first connects, asking it to begin initialization.
     """
 
-    method: Literal["initialize"] = "initialize"
+    method: Literal["initialize"]
     params: InitializeRequestParams
 
 
@@ -1280,7 +1280,7 @@ class InitializedNotification(WireModel):
     This notification is sent from the client to the server after initialization has finished.
     """
 
-    method: Literal["notifications/initialized"] = "notifications/initialized"
+    method: Literal["notifications/initialized"]
     params: InitializedNotificationParams | None = None
 
 
@@ -1291,7 +1291,7 @@ class JSONRPCError(WireModel):
 
     error: JSONRPCErrorError
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
 
 
 class JSONRPCNotification(WireModel):
@@ -1299,7 +1299,7 @@ class JSONRPCNotification(WireModel):
     A notification which does not expect a response.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     method: str
     params: JSONRPCNotificationParams | None = None
 
@@ -1390,7 +1390,7 @@ class ProgressNotification(WireModel):
     An out-of-band notification used to inform the receiver of a progress update for a long-running request.
     """
 
-    method: Literal["notifications/progress"] = "notifications/progress"
+    method: Literal["notifications/progress"]
     params: ProgressNotificationParams
 
 
@@ -1479,7 +1479,7 @@ class CreateMessageRequestParams(WireModel):
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
     """
-    maxTokens: int
+    maxTokens: StrictInt
     """
     The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
     """
@@ -1494,7 +1494,7 @@ class CreateMessageRequestParams(WireModel):
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: int | float | None = None
+    temperature: StrictInt | StrictFloat | None = None
 
 
 class GetPromptResult(WireModel):
@@ -1525,7 +1525,7 @@ class JSONRPCRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     method: str
     params: JSONRPCRequestParams | None = None
 
@@ -1541,7 +1541,7 @@ class ListRootsRequest(WireModel):
     structure or access specific locations that the client has permission to read from.
     """
 
-    method: Literal["roots/list"] = "roots/list"
+    method: Literal["roots/list"]
     params: ListRootsRequestParams | None = None
 
 
@@ -1567,7 +1567,7 @@ class PingRequest(WireModel):
     A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
     """
 
-    method: Literal["ping"] = "ping"
+    method: Literal["ping"]
     params: PingRequestParams | None = None
 
 
@@ -1612,7 +1612,7 @@ class CreateMessageRequest(WireModel):
     A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
     """
 
-    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    method: Literal["sampling/createMessage"]
     params: CreateMessageRequestParams
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
 from mcp_wire._base import JSONValue, WireModel
@@ -31,10 +31,10 @@ class BaseMetadata(WireModel):
 
 
 class BooleanSchema(WireModel):
-    default: bool | None = None
+    default: StrictBool | None = None
     description: str | None = None
     title: str | None = None
-    type: Literal["boolean"] = "boolean"
+    type: Literal["boolean"]
 
 
 class ClientCapabilitiesElicitation(WireModel):
@@ -58,7 +58,7 @@ class ClientCapabilitiesRoots(WireModel):
     Present if the client supports listing roots.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -101,11 +101,11 @@ class CompleteRequestParamsContext(WireModel):
 
 
 class CompleteResultCompletion(WireModel):
-    hasMore: bool | None = None
+    hasMore: StrictBool | None = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: StrictInt | None = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
@@ -136,7 +136,7 @@ class EnumSchema(WireModel):
     enum: list[str]
     enumNames: list[str] | None = None
     title: str | None = None
-    type: Literal["string"] = "string"
+    type: Literal["string"]
 
 
 class GetPromptRequestParams(WireModel):
@@ -267,7 +267,7 @@ class ModelPreferences(WireModel):
     balance them against other considerations.
     """
 
-    costPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    costPriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
@@ -283,13 +283,13 @@ class ModelPreferences(WireModel):
     The client SHOULD prioritize these hints over the numeric priorities, but
     MAY still use the priorities to select from ambiguous matches.
     """
-    intelligencePriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    intelligencePriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speedPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    speedPriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -312,8 +312,8 @@ class NotificationParams(WireModel):
 
 class NumberSchema(WireModel):
     description: str | None = None
-    maximum: int | float | None = None
-    minimum: int | float | None = None
+    maximum: StrictInt | StrictFloat | None = None
+    minimum: StrictInt | StrictFloat | None = None
     title: str | None = None
     type: Literal["integer", "number"]
 
@@ -338,7 +338,7 @@ class PaginatedResult(WireModel):
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -357,7 +357,7 @@ class PromptArgument(WireModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: bool | None = None
+    required: StrictBool | None = None
     """
     Whether this argument must be provided.
     """
@@ -403,7 +403,7 @@ class PromptReference(WireModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["ref/prompt"] = "ref/prompt"
+    type: Literal["ref/prompt"]
 
 
 class ReadResourceRequestParams(WireModel):
@@ -413,7 +413,7 @@ class ReadResourceRequestParams(WireModel):
     """
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", str | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -473,7 +473,7 @@ class ResourceTemplateReference(WireModel):
     A reference to a resource or resource template definition.
     """
 
-    type: Literal["ref/resource"] = "ref/resource"
+    type: Literal["ref/resource"]
     uri: str
     """
     The URI or URI template of the resource.
@@ -573,7 +573,7 @@ class ServerCapabilitiesPrompts(WireModel):
     Present if the server offers any prompt templates.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -584,11 +584,11 @@ class ServerCapabilitiesResources(WireModel):
     Present if the server offers any resources to read.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: StrictBool | None = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -599,7 +599,7 @@ class ServerCapabilitiesTools(WireModel):
     Present if the server offers any tools to call.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -615,10 +615,10 @@ class SetLevelRequestParams(WireModel):
 class StringSchema(WireModel):
     description: str | None = None
     format: Literal["date", "date-time", "email", "uri"] | None = None
-    maxLength: int | None = None
-    minLength: int | None = None
+    maxLength: StrictInt | None = None
+    minLength: StrictInt | None = None
     title: str | None = None
-    type: Literal["string"] = "string"
+    type: Literal["string"]
 
 
 class SubscribeRequestParams(WireModel):
@@ -659,7 +659,7 @@ class ToolAnnotations(WireModel):
     received from untrusted servers.
     """
 
-    destructiveHint: bool | None = None
+    destructiveHint: StrictBool | None = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -668,7 +668,7 @@ class ToolAnnotations(WireModel):
 
     Default: true
     """
-    idempotentHint: bool | None = None
+    idempotentHint: StrictBool | None = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on the its environment.
@@ -677,7 +677,7 @@ class ToolAnnotations(WireModel):
 
     Default: false
     """
-    openWorldHint: bool | None = None
+    openWorldHint: StrictBool | None = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -686,7 +686,7 @@ class ToolAnnotations(WireModel):
 
     Default: true
     """
-    readOnlyHint: bool | None = None
+    readOnlyHint: StrictBool | None = None
     """
     If true, the tool does not modify its environment.
 
@@ -750,7 +750,7 @@ class Annotations(WireModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -781,7 +781,7 @@ class AudioContent(WireModel):
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
-    type: Literal["audio"] = "audio"
+    type: Literal["audio"]
 
 
 class BlobResourceContents(WireModel):
@@ -869,7 +869,7 @@ class ElicitResult(WireModel):
     - "decline": User explicitly declined the action
     - "cancel": User dismissed without making an explicit choice
     """
-    content: dict[str, str | int | float | bool] | None = None
+    content: dict[str, str | StrictInt | StrictFloat | StrictBool] | None = None
     """
     The submitted form data, only present when action is "accept".
     Contains values matching the requested schema.
@@ -893,7 +893,7 @@ class EmbeddedResource(WireModel):
     Optional annotations for the client.
     """
     resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"] = "resource"
+    type: Literal["resource"]
 
 
 EmptyResult = TypeAliasType("EmptyResult", Result)
@@ -904,7 +904,7 @@ class GetPromptRequest(WireModel):
     Used by the client to get a prompt provided by the server.
     """
 
-    method: Literal["prompts/get"] = "prompts/get"
+    method: Literal["prompts/get"]
     params: GetPromptRequestParams
 
 
@@ -929,7 +929,7 @@ class ImageContent(WireModel):
     """
     The MIME type of the image. Different providers may support different image types.
     """
-    type: Literal["image"] = "image"
+    type: Literal["image"]
 
 
 class InitializeRequestParams(WireModel):
@@ -955,7 +955,7 @@ class InitializedNotificationParams(WireModel):
 
 
 class JSONRPCErrorError(WireModel):
-    code: int
+    code: StrictInt
     """
     The error type that occurred.
     """
@@ -1005,7 +1005,7 @@ class JSONRPCResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: Result
 
 
@@ -1014,7 +1014,7 @@ class ListPromptsRequest(WireModel):
     Sent from the client to request a list of prompts and prompt templates the server has.
     """
 
-    method: Literal["prompts/list"] = "prompts/list"
+    method: Literal["prompts/list"]
     params: ListPromptsRequestParams | None = None
 
 
@@ -1023,7 +1023,7 @@ class ListResourceTemplatesRequest(WireModel):
     Sent from the client to request a list of resource templates the server has.
     """
 
-    method: Literal["resources/templates/list"] = "resources/templates/list"
+    method: Literal["resources/templates/list"]
     params: ListResourceTemplatesRequestParams | None = None
 
 
@@ -1032,7 +1032,7 @@ class ListResourcesRequest(WireModel):
     Sent from the client to request a list of resources the server has.
     """
 
-    method: Literal["resources/list"] = "resources/list"
+    method: Literal["resources/list"]
     params: ListResourcesRequestParams | None = None
 
 
@@ -1072,7 +1072,7 @@ class ListToolsRequest(WireModel):
     Sent from the client to request a list of tools the server has.
     """
 
-    method: Literal["tools/list"] = "tools/list"
+    method: Literal["tools/list"]
     params: ListToolsRequestParams | None = None
 
 
@@ -1081,7 +1081,7 @@ class LoggingMessageNotification(WireModel):
     Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
     """
 
-    method: Literal["notifications/message"] = "notifications/message"
+    method: Literal["notifications/message"]
     params: LoggingMessageNotificationParams
 
 
@@ -1126,7 +1126,7 @@ class ProgressNotificationParams(WireModel):
     """
     An optional message describing the current progress.
     """
-    progress: int | float
+    progress: StrictInt | StrictFloat
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
@@ -1134,7 +1134,7 @@ class ProgressNotificationParams(WireModel):
     """
     The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
     """
-    total: int | float | None = None
+    total: StrictInt | StrictFloat | None = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -1177,7 +1177,7 @@ class PromptListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
+    method: Literal["notifications/prompts/list_changed"]
     params: PromptListChangedNotificationParams | None = None
 
 
@@ -1186,7 +1186,7 @@ class ReadResourceRequest(WireModel):
     Sent from the client to the server, to read a specific resource URI.
     """
 
-    method: Literal["resources/read"] = "resources/read"
+    method: Literal["resources/read"]
     params: ReadResourceRequestParams
 
 
@@ -1239,7 +1239,7 @@ class Resource(WireModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -1289,7 +1289,7 @@ class ResourceLink(WireModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -1304,7 +1304,7 @@ class ResourceLink(WireModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["resource_link"] = "resource_link"
+    type: Literal["resource_link"]
     uri: str
     """
     The URI of this resource.
@@ -1316,7 +1316,7 @@ class ResourceListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
+    method: Literal["notifications/resources/list_changed"]
     params: ResourceListChangedNotificationParams | None = None
 
 
@@ -1367,7 +1367,7 @@ class ResourceUpdatedNotification(WireModel):
     A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
     """
 
-    method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
+    method: Literal["notifications/resources/updated"]
     params: ResourceUpdatedNotificationParams
 
 
@@ -1378,7 +1378,7 @@ class RootsListChangedNotification(WireModel):
     The server should then request an updated list of roots using the ListRootsRequest.
     """
 
-    method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
+    method: Literal["notifications/roots/list_changed"]
     params: RootsListChangedNotificationParams | None = None
 
 
@@ -1403,7 +1403,7 @@ class SetLevelRequest(WireModel):
     A request from the client to the server, to enable or adjust logging.
     """
 
-    method: Literal["logging/setLevel"] = "logging/setLevel"
+    method: Literal["logging/setLevel"]
     params: SetLevelRequestParams
 
 
@@ -1412,7 +1412,7 @@ class SubscribeRequest(WireModel):
     Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
     """
 
-    method: Literal["resources/subscribe"] = "resources/subscribe"
+    method: Literal["resources/subscribe"]
     params: SubscribeRequestParams
 
 
@@ -1433,7 +1433,7 @@ class TextContent(WireModel):
     """
     The text content of the message.
     """
-    type: Literal["text"] = "text"
+    type: Literal["text"]
 
 
 class ToolInputSchema(WireModel):
@@ -1443,7 +1443,7 @@ class ToolInputSchema(WireModel):
 
     properties: dict[str, ToolInputSchemaPropertiesValue] | None = None
     required: list[str] | None = None
-    type: Literal["object"] = "object"
+    type: Literal["object"]
 
 
 class ToolListChangedNotification(WireModel):
@@ -1451,7 +1451,7 @@ class ToolListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
+    method: Literal["notifications/tools/list_changed"]
     params: ToolListChangedNotificationParams | None = None
 
 
@@ -1463,7 +1463,7 @@ class ToolOutputSchema(WireModel):
 
     properties: dict[str, ToolOutputSchemaPropertiesValue] | None = None
     required: list[str] | None = None
-    type: Literal["object"] = "object"
+    type: Literal["object"]
 
 
 class UnsubscribeRequest(WireModel):
@@ -1471,7 +1471,7 @@ class UnsubscribeRequest(WireModel):
     Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
     """
 
-    method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
+    method: Literal["resources/unsubscribe"]
     params: UnsubscribeRequestParams
 
 
@@ -1480,7 +1480,7 @@ class CallToolRequest(WireModel):
     Used by the client to invoke a tool provided by the server.
     """
 
-    method: Literal["tools/call"] = "tools/call"
+    method: Literal["tools/call"]
     params: CallToolRequestParams
 
 
@@ -1495,7 +1495,7 @@ class CancelledNotification(WireModel):
     A client MUST NOT attempt to cancel its `initialize` request.
     """
 
-    method: Literal["notifications/cancelled"] = "notifications/cancelled"
+    method: Literal["notifications/cancelled"]
     params: CancelledNotificationParams
 
 
@@ -1504,7 +1504,7 @@ class CompleteRequest(WireModel):
     A request from the client to the server, to ask for completion options.
     """
 
-    method: Literal["completion/complete"] = "completion/complete"
+    method: Literal["completion/complete"]
     params: CompleteRequestParams
 
 
@@ -1546,7 +1546,7 @@ class ElicitRequestParamsRequestedSchema(WireModel):
 
     properties: dict[str, PrimitiveSchemaDefinition]
     required: list[str] | None = None
-    type: Literal["object"] = "object"
+    type: Literal["object"]
 
 
 class InitializeRequest(WireModel):
@@ -1554,7 +1554,7 @@ class InitializeRequest(WireModel):
     This request is sent from the client to the server when it first connects, asking it to begin initialization.
     """
 
-    method: Literal["initialize"] = "initialize"
+    method: Literal["initialize"]
     params: InitializeRequestParams
 
 
@@ -1586,7 +1586,7 @@ class InitializedNotification(WireModel):
     This notification is sent from the client to the server after initialization has finished.
     """
 
-    method: Literal["notifications/initialized"] = "notifications/initialized"
+    method: Literal["notifications/initialized"]
     params: InitializedNotificationParams | None = None
 
 
@@ -1597,7 +1597,7 @@ class JSONRPCError(WireModel):
 
     error: JSONRPCErrorError
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
 
 
 class JSONRPCNotification(WireModel):
@@ -1605,7 +1605,7 @@ class JSONRPCNotification(WireModel):
     A notification which does not expect a response.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     method: str
     params: JSONRPCNotificationParams | None = None
 
@@ -1696,7 +1696,7 @@ class ProgressNotification(WireModel):
     An out-of-band notification used to inform the receiver of a progress update for a long-running request.
     """
 
-    method: Literal["notifications/progress"] = "notifications/progress"
+    method: Literal["notifications/progress"]
     params: ProgressNotificationParams
 
 
@@ -1792,7 +1792,7 @@ class CallToolResult(WireModel):
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    isError: bool | None = None
+    isError: StrictBool | None = None
     """
     Whether the tool call ended in an error.
 
@@ -1835,7 +1835,7 @@ class CreateMessageRequestParams(WireModel):
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
     """
-    maxTokens: int
+    maxTokens: StrictInt
     """
     The requested maximum number of tokens to sample (to prevent runaway completions).
 
@@ -1852,7 +1852,7 @@ class CreateMessageRequestParams(WireModel):
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: int | float | None = None
+    temperature: StrictInt | StrictFloat | None = None
 
 
 class ElicitRequestParams(WireModel):
@@ -1885,7 +1885,7 @@ class JSONRPCRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     method: str
     params: JSONRPCRequestParams | None = None
 
@@ -1901,7 +1901,7 @@ class ListRootsRequest(WireModel):
     structure or access specific locations that the client has permission to read from.
     """
 
-    method: Literal["roots/list"] = "roots/list"
+    method: Literal["roots/list"]
     params: ListRootsRequestParams | None = None
 
 
@@ -1927,7 +1927,7 @@ class PingRequest(WireModel):
     A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
     """
 
-    method: Literal["ping"] = "ping"
+    method: Literal["ping"]
     params: PingRequestParams | None = None
 
 
@@ -1972,7 +1972,7 @@ class CreateMessageRequest(WireModel):
     A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
     """
 
-    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    method: Literal["sampling/createMessage"]
     params: CreateMessageRequestParams
 
 
@@ -1981,7 +1981,7 @@ class ElicitRequest(WireModel):
     A request from the server to elicit additional information from the user via the client.
     """
 
-    method: Literal["elicitation/create"] = "elicitation/create"
+    method: Literal["elicitation/create"]
     params: ElicitRequestParams
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
 from mcp_wire._base import JSONValue, WireModel
@@ -31,10 +31,10 @@ class BaseMetadata(WireModel):
 
 
 class BooleanSchema(WireModel):
-    default: bool | None = None
+    default: StrictBool | None = None
     description: str | None = None
     title: str | None = None
-    type: Literal["boolean"] = "boolean"
+    type: Literal["boolean"]
 
 
 class CancelTaskRequestParams(WireModel):
@@ -67,7 +67,7 @@ class ClientCapabilitiesRoots(WireModel):
     Present if the client supports listing roots.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -161,11 +161,11 @@ class CompleteRequestParamsContext(WireModel):
 
 
 class CompleteResultCompletion(WireModel):
-    hasMore: bool | None = None
+    hasMore: StrictBool | None = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: StrictInt | None = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
@@ -329,7 +329,7 @@ class LegacyTitledEnumSchema(WireModel):
     Non-standard according to JSON schema 2020-12.
     """
     title: str | None = None
-    type: Literal["string"] = "string"
+    type: Literal["string"]
 
 
 LoggingLevel = TypeAliasType(
@@ -404,7 +404,7 @@ class ModelPreferences(WireModel):
     balance them against other considerations.
     """
 
-    costPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    costPriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
@@ -420,13 +420,13 @@ class ModelPreferences(WireModel):
     The client SHOULD prioritize these hints over the numeric priorities, but
     MAY still use the priorities to select from ambiguous matches.
     """
-    intelligencePriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    intelligencePriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speedPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    speedPriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -447,10 +447,10 @@ class NotificationParams(WireModel):
 
 
 class NumberSchema(WireModel):
-    default: float | None = None
+    default: StrictInt | StrictFloat | None = None
     description: str | None = None
-    maximum: int | float | None = None
-    minimum: int | float | None = None
+    maximum: StrictInt | StrictFloat | None = None
+    minimum: StrictInt | StrictFloat | None = None
     title: str | None = None
     type: Literal["integer", "number"]
 
@@ -467,7 +467,7 @@ class PaginatedResult(WireModel):
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -486,7 +486,7 @@ class PromptArgument(WireModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: bool | None = None
+    required: StrictBool | None = None
     """
     Whether this argument must be provided.
     """
@@ -506,8 +506,8 @@ class PromptListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/prompts/list_changed"]
     params: NotificationParams | None = None
 
 
@@ -529,7 +529,7 @@ class PromptReference(WireModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["ref/prompt"] = "ref/prompt"
+    type: Literal["ref/prompt"]
 
 
 class ReadResourceRequestParamsMeta(WireModel):
@@ -566,7 +566,7 @@ class Request(WireModel):
     params: dict[str, JSONValue] | None = None
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", str | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -613,8 +613,8 @@ class ResourceListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/resources/list_changed"]
     params: NotificationParams | None = None
 
 
@@ -640,7 +640,7 @@ class ResourceTemplateReference(WireModel):
     A reference to a resource or resource template definition.
     """
 
-    type: Literal["ref/resource"] = "ref/resource"
+    type: Literal["ref/resource"]
     uri: str
     """
     The URI or URI template of the resource.
@@ -711,8 +711,8 @@ class RootsListChangedNotification(WireModel):
     The server should then request an updated list of roots using the ListRootsRequest.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/roots/list_changed"]
     params: NotificationParams | None = None
 
 
@@ -747,7 +747,7 @@ class ServerCapabilitiesPrompts(WireModel):
     Present if the server offers any prompt templates.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -758,11 +758,11 @@ class ServerCapabilitiesResources(WireModel):
     Present if the server offers any resources to read.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: StrictBool | None = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -803,7 +803,7 @@ class ServerCapabilitiesTools(WireModel):
     Present if the server offers any tools to call.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -830,10 +830,10 @@ class StringSchema(WireModel):
     default: str | None = None
     description: str | None = None
     format: Literal["date", "date-time", "email", "uri"] | None = None
-    maxLength: int | None = None
-    minLength: int | None = None
+    maxLength: StrictInt | None = None
+    minLength: StrictInt | None = None
     title: str | None = None
-    type: Literal["string"] = "string"
+    type: Literal["string"]
 
 
 class SubscribeRequestParamsMeta(WireModel):
@@ -876,7 +876,7 @@ class TaskMetadata(WireModel):
     Include this in the `task` field of the request parameters.
     """
 
-    ttl: int | None = None
+    ttl: StrictInt | None = None
     """
     Requested duration in milliseconds to retain task from creation.
     """
@@ -907,7 +907,7 @@ class TaskStatusNotificationParams(WireModel):
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    pollInterval: int | None = None
+    pollInterval: StrictInt | None = None
     """
     Suggested polling interval in milliseconds.
     """
@@ -927,7 +927,7 @@ class TaskStatusNotificationParams(WireModel):
     """
     The task identifier.
     """
-    ttl: int | None
+    ttl: StrictInt | None
     """
     Actual retention duration from creation in milliseconds, null for unlimited.
     """
@@ -986,7 +986,7 @@ class ToolAnnotations(WireModel):
     received from untrusted servers.
     """
 
-    destructiveHint: bool | None = None
+    destructiveHint: StrictBool | None = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -995,7 +995,7 @@ class ToolAnnotations(WireModel):
 
     Default: true
     """
-    idempotentHint: bool | None = None
+    idempotentHint: StrictBool | None = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on its environment.
@@ -1004,7 +1004,7 @@ class ToolAnnotations(WireModel):
 
     Default: false
     """
-    openWorldHint: bool | None = None
+    openWorldHint: StrictBool | None = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -1013,7 +1013,7 @@ class ToolAnnotations(WireModel):
 
     Default: true
     """
-    readOnlyHint: bool | None = None
+    readOnlyHint: StrictBool | None = None
     """
     If true, the tool does not modify its environment.
 
@@ -1069,8 +1069,8 @@ class ToolListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/tools/list_changed"]
     params: NotificationParams | None = None
 
 
@@ -1106,7 +1106,7 @@ class ToolUseContent(WireModel):
     """
     The name of the tool to call.
     """
-    type: Literal["tool_use"] = "tool_use"
+    type: Literal["tool_use"]
 
 
 class UnsubscribeRequestParamsMeta(WireModel):
@@ -1135,7 +1135,7 @@ class UntitledMultiSelectEnumSchemaItems(WireModel):
     """
     Array of enum values to choose from.
     """
-    type: Literal["string"] = "string"
+    type: Literal["string"]
 
 
 class UntitledSingleSelectEnumSchema(WireModel):
@@ -1159,7 +1159,7 @@ class UntitledSingleSelectEnumSchema(WireModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["string"] = "string"
+    type: Literal["string"]
 
 
 class Annotations(WireModel):
@@ -1182,7 +1182,7 @@ class Annotations(WireModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -1213,7 +1213,7 @@ class AudioContent(WireModel):
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
-    type: Literal["audio"] = "audio"
+    type: Literal["audio"]
 
 
 class BlobResourceContents(WireModel):
@@ -1258,8 +1258,8 @@ class CancelTaskRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tasks/cancel"] = "tasks/cancel"
+    jsonrpc: Literal["2.0"]
+    method: Literal["tasks/cancel"]
     params: CancelTaskRequestParams
 
 
@@ -1286,7 +1286,7 @@ class CancelTaskResult(WireModel):
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    pollInterval: int | None = None
+    pollInterval: StrictInt | None = None
     """
     Suggested polling interval in milliseconds.
     """
@@ -1306,7 +1306,7 @@ class CancelTaskResult(WireModel):
     """
     The task identifier.
     """
-    ttl: int | None
+    ttl: StrictInt | None
     """
     Actual retention duration from creation in milliseconds, null for unlimited.
     """
@@ -1465,7 +1465,7 @@ class ElicitResult(WireModel):
     - "decline": User explicitly decline the action
     - "cancel": User dismissed without making an explicit choice
     """
-    content: dict[str, list[str] | str | int | float | bool] | None = None
+    content: dict[str, list[str] | str | StrictInt | StrictFloat | StrictBool] | None = None
     """
     The submitted form data, only present when action is "accept" and mode was "form".
     Contains values matching the requested schema.
@@ -1478,8 +1478,8 @@ class ElicitationCompleteNotification(WireModel):
     An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/elicitation/complete"] = "notifications/elicitation/complete"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/elicitation/complete"]
     params: ElicitationCompleteNotificationParams
 
 
@@ -1500,14 +1500,14 @@ class EmbeddedResource(WireModel):
     Optional annotations for the client.
     """
     resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"] = "resource"
+    type: Literal["resource"]
 
 
 EmptyResult = TypeAliasType("EmptyResult", Result)
 
 
 class Error(WireModel):
-    code: int
+    code: StrictInt
     """
     The error type that occurred.
     """
@@ -1544,8 +1544,8 @@ class GetTaskPayloadRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tasks/result"] = "tasks/result"
+    jsonrpc: Literal["2.0"]
+    method: Literal["tasks/result"]
     params: GetTaskPayloadRequestParams
 
 
@@ -1574,8 +1574,8 @@ class GetTaskRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tasks/get"] = "tasks/get"
+    jsonrpc: Literal["2.0"]
+    method: Literal["tasks/get"]
     params: GetTaskRequestParams
 
 
@@ -1602,7 +1602,7 @@ class GetTaskResult(WireModel):
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    pollInterval: int | None = None
+    pollInterval: StrictInt | None = None
     """
     Suggested polling interval in milliseconds.
     """
@@ -1622,7 +1622,7 @@ class GetTaskResult(WireModel):
     """
     The task identifier.
     """
-    ttl: int | None
+    ttl: StrictInt | None
     """
     Actual retention duration from creation in milliseconds, null for unlimited.
     """
@@ -1649,7 +1649,7 @@ class ImageContent(WireModel):
     """
     The MIME type of the image. Different providers may support different image types.
     """
-    type: Literal["image"] = "image"
+    type: Literal["image"]
 
 
 class InitializeRequestParamsMeta(WireModel):
@@ -1674,8 +1674,8 @@ class InitializedNotification(WireModel):
     This notification is sent from the client to the server after initialization has finished.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/initialized"] = "notifications/initialized"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/initialized"]
     params: NotificationParams | None = None
 
 
@@ -1686,7 +1686,7 @@ class JSONRPCErrorResponse(WireModel):
 
     error: Error
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
 
 
 class JSONRPCNotification(WireModel):
@@ -1694,7 +1694,7 @@ class JSONRPCNotification(WireModel):
     A notification which does not expect a response.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     method: str
     params: dict[str, JSONValue] | None = None
 
@@ -1705,7 +1705,7 @@ class JSONRPCRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     method: str
     params: dict[str, JSONValue] | None = None
 
@@ -1716,7 +1716,7 @@ class JSONRPCResultResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: Result
 
 
@@ -1739,8 +1739,8 @@ class LoggingMessageNotification(WireModel):
     JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/message"] = "notifications/message"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/message"]
     params: LoggingMessageNotificationParams
 
 
@@ -1774,7 +1774,7 @@ class ProgressNotificationParams(WireModel):
     """
     An optional message describing the current progress.
     """
-    progress: int | float
+    progress: StrictInt | StrictFloat
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
@@ -1782,7 +1782,7 @@ class ProgressNotificationParams(WireModel):
     """
     The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
     """
-    total: int | float | None = None
+    total: StrictInt | StrictFloat | None = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -1903,7 +1903,7 @@ class Resource(WireModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -1965,7 +1965,7 @@ class ResourceLink(WireModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -1980,7 +1980,7 @@ class ResourceLink(WireModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["resource_link"] = "resource_link"
+    type: Literal["resource_link"]
     uri: str
     """
     The URI of this resource.
@@ -2058,8 +2058,8 @@ class ResourceUpdatedNotification(WireModel):
     A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/resources/updated"]
     params: ResourceUpdatedNotificationParams
 
 
@@ -2108,7 +2108,7 @@ class Task(WireModel):
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    pollInterval: int | None = None
+    pollInterval: StrictInt | None = None
     """
     Suggested polling interval in milliseconds.
     """
@@ -2128,7 +2128,7 @@ class Task(WireModel):
     """
     The task identifier.
     """
-    ttl: int | None
+    ttl: StrictInt | None
     """
     Actual retention duration from creation in milliseconds, null for unlimited.
     """
@@ -2156,8 +2156,8 @@ class TaskStatusNotification(WireModel):
     An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/tasks/status"] = "notifications/tasks/status"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/tasks/status"]
     params: TaskStatusNotificationParams
 
 
@@ -2178,7 +2178,7 @@ class TextContent(WireModel):
     """
     The text content of the message.
     """
-    type: Literal["text"] = "text"
+    type: Literal["text"]
 
 
 class TitledMultiSelectEnumSchemaItems(WireModel):
@@ -2213,7 +2213,7 @@ class TitledSingleSelectEnumSchema(WireModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["string"] = "string"
+    type: Literal["string"]
 
 
 class ToolInputSchema(WireModel):
@@ -2224,7 +2224,7 @@ class ToolInputSchema(WireModel):
     schema_: Annotated[str | None, Field(alias="$schema")] = None
     properties: dict[str, ToolInputSchemaPropertiesValue] | None = None
     required: list[str] | None = None
-    type: Literal["object"] = "object"
+    type: Literal["object"]
 
 
 class ToolOutputSchema(WireModel):
@@ -2239,7 +2239,7 @@ class ToolOutputSchema(WireModel):
     schema_: Annotated[str | None, Field(alias="$schema")] = None
     properties: dict[str, ToolOutputSchemaPropertiesValue] | None = None
     required: list[str] | None = None
-    type: Literal["object"] = "object"
+    type: Literal["object"]
 
 
 class UnsubscribeRequestParams(WireModel):
@@ -2268,11 +2268,11 @@ class UntitledMultiSelectEnumSchema(WireModel):
     Optional description for the enum field.
     """
     items: UntitledMultiSelectEnumSchemaItems
-    maxItems: int | None = None
+    maxItems: StrictInt | None = None
     """
     Maximum number of items to select.
     """
-    minItems: int | None = None
+    minItems: StrictInt | None = None
     """
     Minimum number of items to select.
     """
@@ -2280,7 +2280,7 @@ class UntitledMultiSelectEnumSchema(WireModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["array"] = "array"
+    type: Literal["array"]
 
 
 class CallToolRequestParams(WireModel):
@@ -2321,8 +2321,8 @@ class CancelledNotification(WireModel):
     For task cancellation, use the `tasks/cancel` request instead of this notification.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/cancelled"] = "notifications/cancelled"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/cancelled"]
     params: CancelledNotificationParams
 
 
@@ -2382,7 +2382,7 @@ class ElicitRequestURLParams(WireModel):
     """
     The message to present to the user explaining why the interaction is needed.
     """
-    mode: Literal["url"] = "url"
+    mode: Literal["url"]
     """
     The elicitation mode.
     """
@@ -2495,8 +2495,8 @@ class ListRootsRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["roots/list"] = "roots/list"
+    jsonrpc: Literal["2.0"]
+    method: Literal["roots/list"]
     params: RequestParams | None = None
 
 
@@ -2536,8 +2536,8 @@ class PingRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["ping"] = "ping"
+    jsonrpc: Literal["2.0"]
+    method: Literal["ping"]
     params: RequestParams | None = None
 
 
@@ -2546,8 +2546,8 @@ class ProgressNotification(WireModel):
     An out-of-band notification used to inform the receiver of a progress update for a long-running request.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/progress"] = "notifications/progress"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/progress"]
     params: ProgressNotificationParams
 
 
@@ -2569,8 +2569,8 @@ class ReadResourceRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/read"] = "resources/read"
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/read"]
     params: ReadResourceRequestParams
 
 
@@ -2605,8 +2605,8 @@ class SetLevelRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["logging/setLevel"] = "logging/setLevel"
+    jsonrpc: Literal["2.0"]
+    method: Literal["logging/setLevel"]
     params: SetLevelRequestParams
 
 
@@ -2621,8 +2621,8 @@ class SubscribeRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/subscribe"] = "resources/subscribe"
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/subscribe"]
     params: SubscribeRequestParams
 
 
@@ -2640,11 +2640,11 @@ class TitledMultiSelectEnumSchema(WireModel):
     Optional description for the enum field.
     """
     items: TitledMultiSelectEnumSchemaItems
-    maxItems: int | None = None
+    maxItems: StrictInt | None = None
     """
     Maximum number of items to select.
     """
-    minItems: int | None = None
+    minItems: StrictInt | None = None
     """
     Minimum number of items to select.
     """
@@ -2652,7 +2652,7 @@ class TitledMultiSelectEnumSchema(WireModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["array"] = "array"
+    type: Literal["array"]
 
 
 class Tool(WireModel):
@@ -2728,7 +2728,7 @@ class ToolResultContent(WireModel):
     This has the same format as CallToolResult.content and can include text, images,
     audio, resource links, and embedded resources.
     """
-    isError: bool | None = None
+    isError: StrictBool | None = None
     """
     Whether the tool use resulted in an error.
 
@@ -2747,7 +2747,7 @@ class ToolResultContent(WireModel):
 
     This MUST match the ID from a previous ToolUseContent.
     """
-    type: Literal["tool_result"] = "tool_result"
+    type: Literal["tool_result"]
 
 
 class URLElicitationRequiredErrorErrorData(WireModel):
@@ -2766,8 +2766,8 @@ class UnsubscribeRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/unsubscribe"]
     params: UnsubscribeRequestParams
 
 
@@ -2777,8 +2777,8 @@ class CallToolRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tools/call"] = "tools/call"
+    jsonrpc: Literal["2.0"]
+    method: Literal["tools/call"]
     params: CallToolRequestParams
 
 
@@ -2795,7 +2795,7 @@ class CallToolResult(WireModel):
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    isError: bool | None = None
+    isError: StrictBool | None = None
     """
     Whether the tool call ended in an error.
 
@@ -2845,8 +2845,8 @@ class CompleteRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["completion/complete"] = "completion/complete"
+    jsonrpc: Literal["2.0"]
+    method: Literal["completion/complete"]
     params: CompleteRequestParams
 
 
@@ -2866,8 +2866,8 @@ class GetPromptRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["prompts/get"] = "prompts/get"
+    jsonrpc: Literal["2.0"]
+    method: Literal["prompts/get"]
     params: GetPromptRequestParams
 
 
@@ -2893,8 +2893,8 @@ class ListPromptsRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["prompts/list"] = "prompts/list"
+    jsonrpc: Literal["2.0"]
+    method: Literal["prompts/list"]
     params: PaginatedRequestParams | None = None
 
 
@@ -2904,8 +2904,8 @@ class ListResourceTemplatesRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/templates/list"] = "resources/templates/list"
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/templates/list"]
     params: PaginatedRequestParams | None = None
 
 
@@ -2915,8 +2915,8 @@ class ListResourcesRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/list"] = "resources/list"
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/list"]
     params: PaginatedRequestParams | None = None
 
 
@@ -2926,8 +2926,8 @@ class ListTasksRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tasks/list"] = "tasks/list"
+    jsonrpc: Literal["2.0"]
+    method: Literal["tasks/list"]
     params: PaginatedRequestParams | None = None
 
 
@@ -2937,8 +2937,8 @@ class ListToolsRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tools/list"] = "tools/list"
+    jsonrpc: Literal["2.0"]
+    method: Literal["tools/list"]
     params: PaginatedRequestParams | None = None
 
 
@@ -2966,7 +2966,7 @@ MultiSelectEnumSchema = TypeAliasType(
 
 class PaginatedRequest(WireModel):
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     method: str
     params: PaginatedRequestParams | None = None
 
@@ -3008,7 +3008,7 @@ class ServerCapabilitiesTasks(WireModel):
 
 
 class URLElicitationRequiredErrorError(WireModel):
-    code: Literal[-32042] = -32042
+    code: Literal[-32042]
     data: URLElicitationRequiredErrorErrorData
     message: str
     """
@@ -3078,7 +3078,7 @@ class ElicitRequestFormParamsRequestedSchema(WireModel):
     schema_: Annotated[str | None, Field(alias="$schema")] = None
     properties: dict[str, PrimitiveSchemaDefinition]
     required: list[str] | None = None
-    type: Literal["object"] = "object"
+    type: Literal["object"]
 
 
 class InitializeRequestParams(WireModel):
@@ -3139,7 +3139,7 @@ class URLElicitationRequiredError(WireModel):
 
     error: URLElicitationRequiredErrorError
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
 
 
 ClientResult = TypeAliasType(
@@ -3169,7 +3169,7 @@ class CreateMessageRequestParams(WireModel):
     Default is "none". Values "thisServer" and "allServers" are soft-deprecated. Servers SHOULD only use these values if the client
     declares ClientCapabilities.sampling.context. These values may be removed in future spec releases.
     """
-    maxTokens: int
+    maxTokens: StrictInt
     """
     The requested maximum number of tokens to sample (to prevent runaway completions).
 
@@ -3195,7 +3195,7 @@ class CreateMessageRequestParams(WireModel):
     Task augmentation is subject to capability negotiation - receivers MUST declare support
     for task augmentation of specific request types in their capabilities.
     """
-    temperature: int | float | None = None
+    temperature: StrictInt | StrictFloat | None = None
     toolChoice: ToolChoice | None = None
     """
     Controls how the model uses tools.
@@ -3249,8 +3249,8 @@ class InitializeRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["initialize"] = "initialize"
+    jsonrpc: Literal["2.0"]
+    method: Literal["initialize"]
     params: InitializeRequestParams
 
 
@@ -3327,8 +3327,8 @@ class CreateMessageRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    jsonrpc: Literal["2.0"]
+    method: Literal["sampling/createMessage"]
     params: CreateMessageRequestParams
 
 
@@ -3338,8 +3338,8 @@ class ElicitRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["elicitation/create"] = "elicitation/create"
+    jsonrpc: Literal["2.0"]
+    method: Literal["elicitation/create"]
     params: ElicitRequestParams
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
 from mcp_wire._base import JSONValue, WireModel
@@ -31,10 +31,10 @@ class BaseMetadata(WireModel):
 
 
 class BooleanSchema(WireModel):
-    default: bool | None = None
+    default: StrictBool | None = None
     description: str | None = None
     title: str | None = None
-    type: Literal["boolean"] = "boolean"
+    type: Literal["boolean"]
 
 
 class ClientCapabilitiesRoots(WireModel):
@@ -70,11 +70,11 @@ class CompleteRequestParamsContext(WireModel):
 
 
 class CompleteResultCompletion(WireModel):
-    hasMore: bool | None = None
+    hasMore: StrictBool | None = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: StrictInt | None = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
@@ -99,7 +99,7 @@ class ElicitRequestURLParams(WireModel):
     """
     The message to present to the user explaining why the interaction is needed.
     """
-    mode: Literal["url"] = "url"
+    mode: Literal["url"]
     """
     The elicitation mode.
     """
@@ -121,7 +121,7 @@ class ElicitResult(WireModel):
     - `"decline"`: User explicitly declined the action
     - `"cancel"`: User dismissed without making an explicit choice
     """
-    content: dict[str, list[str] | str | int | float | bool] | None = None
+    content: dict[str, list[str] | str | StrictInt | StrictFloat | StrictBool] | None = None
     """
     The submitted form data, only present when action is `"accept"` and mode was `"form"`.
     Contains values matching the requested schema.
@@ -249,7 +249,7 @@ class LegacyTitledEnumSchema(WireModel):
     Non-standard according to JSON schema 2020-12.
     """
     title: str | None = None
-    type: Literal["string"] = "string"
+    type: Literal["string"]
 
 
 LoggingLevel = TypeAliasType(
@@ -321,7 +321,7 @@ class ModelPreferences(WireModel):
     balance them against other considerations.
     """
 
-    costPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    costPriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
@@ -337,13 +337,13 @@ class ModelPreferences(WireModel):
     The client SHOULD prioritize these hints over the numeric priorities, but
     MAY still use the priorities to select from ambiguous matches.
     """
-    intelligencePriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    intelligencePriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speedPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    speedPriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -352,15 +352,15 @@ class ModelPreferences(WireModel):
 
 
 class NumberSchema(WireModel):
-    default: float | None = None
+    default: StrictInt | StrictFloat | None = None
     description: str | None = None
-    maximum: int | float | None = None
-    minimum: int | float | None = None
+    maximum: StrictInt | StrictFloat | None = None
+    minimum: StrictInt | StrictFloat | None = None
     title: str | None = None
     type: Literal["integer", "number"]
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -379,7 +379,7 @@ class PromptArgument(WireModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: bool | None = None
+    required: StrictBool | None = None
     """
     Whether this argument must be provided.
     """
@@ -412,10 +412,10 @@ class PromptReference(WireModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["ref/prompt"] = "ref/prompt"
+    type: Literal["ref/prompt"]
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", str | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -442,7 +442,7 @@ class ResourceTemplateReference(WireModel):
     A reference to a resource or resource template definition.
     """
 
-    type: Literal["ref/resource"] = "ref/resource"
+    type: Literal["ref/resource"]
     uri: str
     """
     The URI or URI template of the resource.
@@ -513,7 +513,7 @@ class ServerCapabilitiesPrompts(WireModel):
     Present if the server offers any prompt templates.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -524,11 +524,11 @@ class ServerCapabilitiesResources(WireModel):
     Present if the server offers any resources to read.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: StrictBool | None = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -539,7 +539,7 @@ class ServerCapabilitiesTools(WireModel):
     Present if the server offers any tools to call.
     """
 
-    listChanged: bool | None = None
+    listChanged: StrictBool | None = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -549,10 +549,10 @@ class StringSchema(WireModel):
     default: str | None = None
     description: str | None = None
     format: Literal["date", "date-time", "email", "uri"] | None = None
-    maxLength: int | None = None
-    minLength: int | None = None
+    maxLength: StrictInt | None = None
+    minLength: StrictInt | None = None
     title: str | None = None
-    type: Literal["string"] = "string"
+    type: Literal["string"]
 
 
 class SubscriptionFilter(WireModel):
@@ -564,7 +564,7 @@ class SubscriptionFilter(WireModel):
     notification types the client has not explicitly requested here.
     """
 
-    promptsListChanged: bool | None = None
+    promptsListChanged: StrictBool | None = None
     """
     If true, receive {@link PromptListChangedNotificationnotifications/prompts/list_changed}.
     """
@@ -573,11 +573,11 @@ class SubscriptionFilter(WireModel):
     Subscribe to {@link ResourceUpdatedNotificationnotifications/resources/updated} for these resource URIs.
     Replaces the former `resources/subscribe` RPC.
     """
-    resourcesListChanged: bool | None = None
+    resourcesListChanged: StrictBool | None = None
     """
     If true, receive {@link ResourceListChangedNotificationnotifications/resources/list_changed}.
     """
-    toolsListChanged: bool | None = None
+    toolsListChanged: StrictBool | None = None
     """
     If true, receive {@link ToolListChangedNotificationnotifications/tools/list_changed}.
     """
@@ -667,7 +667,7 @@ class ToolAnnotations(WireModel):
     received from untrusted servers.
     """
 
-    destructiveHint: bool | None = None
+    destructiveHint: StrictBool | None = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -676,7 +676,7 @@ class ToolAnnotations(WireModel):
 
     Default: true
     """
-    idempotentHint: bool | None = None
+    idempotentHint: StrictBool | None = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on its environment.
@@ -685,7 +685,7 @@ class ToolAnnotations(WireModel):
 
     Default: false
     """
-    openWorldHint: bool | None = None
+    openWorldHint: StrictBool | None = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -694,7 +694,7 @@ class ToolAnnotations(WireModel):
 
     Default: true
     """
-    readOnlyHint: bool | None = None
+    readOnlyHint: StrictBool | None = None
     """
     If true, the tool does not modify its environment.
 
@@ -745,7 +745,7 @@ class ToolInputSchema(WireModel):
         "__pydantic_extra__": dict[str, Any],
     }
     schema_: Annotated[str | None, Field(alias="$schema")] = None
-    type: Literal["object"] = "object"
+    type: Literal["object"]
 
 
 class ToolOutputSchema(WireModel):
@@ -786,7 +786,7 @@ class UntitledMultiSelectEnumSchemaItems(WireModel):
     """
     Array of enum values to choose from.
     """
-    type: Literal["string"] = "string"
+    type: Literal["string"]
 
 
 class UntitledSingleSelectEnumSchema(WireModel):
@@ -810,7 +810,7 @@ class UntitledSingleSelectEnumSchema(WireModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["string"] = "string"
+    type: Literal["string"]
 
 
 class Annotations(WireModel):
@@ -833,7 +833,7 @@ class Annotations(WireModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -861,7 +861,7 @@ class AudioContent(WireModel):
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
-    type: Literal["audio"] = "audio"
+    type: Literal["audio"]
 
 
 class BlobResourceContents(WireModel):
@@ -909,7 +909,7 @@ class CacheableResult(WireModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[StrictInt, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -947,7 +947,7 @@ class CompleteResultResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: CompleteResult
 
 
@@ -965,7 +965,7 @@ class EmbeddedResource(WireModel):
     Optional annotations for the client.
     """
     resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"] = "resource"
+    type: Literal["resource"]
 
 
 class ImageContent(WireModel):
@@ -986,7 +986,7 @@ class ImageContent(WireModel):
     """
     The MIME type of the image. Different providers may support different image types.
     """
-    type: Literal["image"] = "image"
+    type: Literal["image"]
 
 
 class ListRootsRequestParams(WireModel):
@@ -1062,7 +1062,7 @@ class ProgressNotificationParams(WireModel):
     """
     An optional message describing the current progress.
     """
-    progress: int | float
+    progress: StrictInt | StrictFloat
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
@@ -1070,7 +1070,7 @@ class ProgressNotificationParams(WireModel):
     """
     The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
     """
-    total: int | float | None = None
+    total: StrictInt | StrictFloat | None = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -1122,8 +1122,8 @@ class PromptListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `promptsListChanged` filter field.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/prompts/list_changed"]
     params: NotificationParams | None = None
 
 
@@ -1157,7 +1157,7 @@ class ReadResourceResult(WireModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[StrictInt, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1206,7 +1206,7 @@ class Resource(WireModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -1265,7 +1265,7 @@ class ResourceLink(WireModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -1280,7 +1280,7 @@ class ResourceLink(WireModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["resource_link"] = "resource_link"
+    type: Literal["resource_link"]
     uri: str
     """
     The URI of this resource.
@@ -1292,8 +1292,8 @@ class ResourceListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `resourcesListChanged` filter field.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/resources/list_changed"]
     params: NotificationParams | None = None
 
 
@@ -1428,7 +1428,7 @@ class SubscriptionsListenResultResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: SubscriptionsListenResult
 
 
@@ -1446,7 +1446,7 @@ class TextContent(WireModel):
     """
     The text content of the message.
     """
-    type: Literal["text"] = "text"
+    type: Literal["text"]
 
 
 class TitledMultiSelectEnumSchemaItems(WireModel):
@@ -1481,7 +1481,7 @@ class TitledSingleSelectEnumSchema(WireModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["string"] = "string"
+    type: Literal["string"]
 
 
 class Tool(WireModel):
@@ -1536,13 +1536,13 @@ class ToolListChangedNotification(WireModel):
     An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/tools/list_changed"]
     params: NotificationParams | None = None
 
 
 class UnsupportedProtocolVersionErrorError(WireModel):
-    code: Literal[-32022] = -32022
+    code: Literal[-32022]
     data: UnsupportedProtocolVersionErrorErrorData
     message: str
     """
@@ -1564,11 +1564,11 @@ class UntitledMultiSelectEnumSchema(WireModel):
     Optional description for the enum field.
     """
     items: UntitledMultiSelectEnumSchemaItems
-    maxItems: int | None = None
+    maxItems: StrictInt | None = None
     """
     Maximum number of items to select.
     """
-    minItems: int | None = None
+    minItems: StrictInt | None = None
     """
     Minimum number of items to select.
     """
@@ -1576,7 +1576,7 @@ class UntitledMultiSelectEnumSchema(WireModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["array"] = "array"
+    type: Literal["array"]
 
 
 class CancelledNotificationParams(WireModel):
@@ -1608,8 +1608,8 @@ class ClientNotification(WireModel):
     This notification indicates that the result will be unused, so any associated processing SHOULD cease.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/cancelled"] = "notifications/cancelled"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/cancelled"]
     params: CancelledNotificationParams
 
 
@@ -1640,7 +1640,7 @@ class JSONRPCResultResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: Result
 
 
@@ -1679,7 +1679,7 @@ class ListPromptsResult(WireModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[StrictInt, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1698,7 +1698,7 @@ class ListPromptsResultResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: ListPromptsResult
 
 
@@ -1737,7 +1737,7 @@ class ListResourceTemplatesResult(WireModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[StrictInt, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1756,7 +1756,7 @@ class ListResourceTemplatesResultResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: ListResourceTemplatesResult
 
 
@@ -1795,7 +1795,7 @@ class ListResourcesResult(WireModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[StrictInt, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1814,7 +1814,7 @@ class ListResourcesResultResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: ListResourcesResult
 
 
@@ -1829,7 +1829,7 @@ class ListRootsRequest(WireModel):
     structure or access specific locations that the client has permission to read from.
     """
 
-    method: Literal["roots/list"] = "roots/list"
+    method: Literal["roots/list"]
     params: ListRootsRequestParams | None = None
 
 
@@ -1868,7 +1868,7 @@ class ListToolsResult(WireModel):
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
     tools: list[Tool]
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[StrictInt, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1887,7 +1887,7 @@ class ListToolsResultResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: ListToolsResult
 
 
@@ -1896,8 +1896,8 @@ class ProgressNotification(WireModel):
     An out-of-band notification used to inform the receiver of a progress update for a long-running request.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/progress"] = "notifications/progress"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/progress"]
     params: ProgressNotificationParams
 
 
@@ -1918,8 +1918,8 @@ class ResourceUpdatedNotification(WireModel):
     A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a {@link SubscriptionsListenRequestsubscriptions/listen} request.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/resources/updated"]
     params: ResourceUpdatedNotificationParams
 
 
@@ -1942,10 +1942,8 @@ class SubscriptionsAcknowledgedNotification(WireModel):
     subscriptions MAY be interleaved before it.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/subscriptions/acknowledged"] = (
-        "notifications/subscriptions/acknowledged"
-    )
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/subscriptions/acknowledged"]
     params: SubscriptionsAcknowledgedNotificationParams
 
 
@@ -1963,11 +1961,11 @@ class TitledMultiSelectEnumSchema(WireModel):
     Optional description for the enum field.
     """
     items: TitledMultiSelectEnumSchemaItems
-    maxItems: int | None = None
+    maxItems: StrictInt | None = None
     """
     Maximum number of items to select.
     """
-    minItems: int | None = None
+    minItems: StrictInt | None = None
     """
     Minimum number of items to select.
     """
@@ -1975,7 +1973,7 @@ class TitledMultiSelectEnumSchema(WireModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["array"] = "array"
+    type: Literal["array"]
 
 
 class UnsupportedProtocolVersionError(WireModel):
@@ -1988,7 +1986,7 @@ class UnsupportedProtocolVersionError(WireModel):
 
     error: UnsupportedProtocolVersionErrorError
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
 
 
 class CancelledNotification(WireModel):
@@ -2002,8 +2000,8 @@ class CancelledNotification(WireModel):
     This notification indicates that the result will be unused, so any associated processing SHOULD cease.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/cancelled"] = "notifications/cancelled"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/cancelled"]
     params: CancelledNotificationParams
 
 
@@ -2071,7 +2069,7 @@ class ElicitRequestFormParamsRequestedSchema(WireModel):
     schema_: Annotated[str | None, Field(alias="$schema")] = None
     properties: dict[str, PrimitiveSchemaDefinition]
     required: list[str] | None = None
-    type: Literal["object"] = "object"
+    type: Literal["object"]
 
 
 class ElicitRequestFormParams(WireModel):
@@ -2103,7 +2101,7 @@ class ElicitRequest(WireModel):
     A request from the server to elicit additional information from the user via the client.
     """
 
-    method: Literal["elicitation/create"] = "elicitation/create"
+    method: Literal["elicitation/create"]
     params: ElicitRequestParams
 
 
@@ -2113,8 +2111,8 @@ class CallToolRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tools/call"] = "tools/call"
+    jsonrpc: Literal["2.0"]
+    method: Literal["tools/call"]
     params: CallToolRequestParams
 
 
@@ -2146,7 +2144,7 @@ class CallToolResult(WireModel):
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    isError: bool | None = None
+    isError: StrictBool | None = None
     """
     Whether the tool call ended in an error.
 
@@ -2186,7 +2184,7 @@ class CallToolResultResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: InputRequiredResult | CallToolResult
 
 
@@ -2264,8 +2262,8 @@ class CompleteRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["completion/complete"] = "completion/complete"
+    jsonrpc: Literal["2.0"]
+    method: Literal["completion/complete"]
     params: CompleteRequestParams
 
 
@@ -2285,7 +2283,7 @@ class CreateMessageRequest(WireModel):
     A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
     """
 
-    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    method: Literal["sampling/createMessage"]
     params: CreateMessageRequestParams
 
 
@@ -2303,7 +2301,7 @@ class CreateMessageRequestParams(WireModel):
     omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
     {@link ClientCapabilities.sampling.context}.
     """
-    maxTokens: int
+    maxTokens: StrictInt
     """
     The requested maximum number of tokens to sample (to prevent runaway completions).
 
@@ -2323,7 +2321,7 @@ class CreateMessageRequestParams(WireModel):
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: int | float | None = None
+    temperature: StrictInt | StrictFloat | None = None
     toolChoice: ToolChoice | None = None
     """
     Controls how the model uses tools.
@@ -2381,8 +2379,8 @@ class DiscoverRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["server/discover"] = "server/discover"
+    jsonrpc: Literal["2.0"]
+    method: Literal["server/discover"]
     params: RequestParams
 
 
@@ -2433,7 +2431,7 @@ class DiscoverResult(WireModel):
     MCP Protocol Versions this server supports. The client should choose a
     version from this list for use in subsequent requests.
     """
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[StrictInt, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -2452,12 +2450,12 @@ class DiscoverResultResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: DiscoverResult
 
 
 class Error(WireModel):
-    code: int
+    code: StrictInt
     """
     The error type that occurred.
     """
@@ -2477,8 +2475,8 @@ class GetPromptRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["prompts/get"] = "prompts/get"
+    jsonrpc: Literal["2.0"]
+    method: Literal["prompts/get"]
     params: GetPromptRequestParams
 
 
@@ -2506,7 +2504,7 @@ class GetPromptResultResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: InputRequiredResult | GetPromptResult
 
 
@@ -2520,11 +2518,11 @@ class HeaderMismatchError(WireModel):
 
     error: HeaderMismatchErrorError
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
 
 
 class HeaderMismatchErrorError(WireModel):
-    code: Literal[-32020] = -32020
+    code: Literal[-32020]
     data: JSONValue | None = None
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
@@ -2595,7 +2593,7 @@ class InternalError(WireModel):
     A JSON-RPC error indicating that an internal error occurred on the receiver. This error is returned when the receiver encounters an unexpected condition that prevents it from fulfilling the request.
     """
 
-    code: Literal[-32603] = -32603
+    code: Literal[-32603]
     """
     The error type that occurred.
     """
@@ -2623,7 +2621,7 @@ class InvalidParamsError(WireModel):
     - **Sampling**: Missing tool result or tool results mixed with other content
     """
 
-    code: Literal[-32602] = -32602
+    code: Literal[-32602]
     """
     The error type that occurred.
     """
@@ -2642,7 +2640,7 @@ class InvalidRequestError(WireModel):
     A JSON-RPC error indicating that the request is not a valid request object. This error is returned when the message structure does not conform to the JSON-RPC 2.0 specification requirements for a request (e.g., missing required fields like `jsonrpc` or `method`, or using invalid types for these fields).
     """
 
-    code: Literal[-32600] = -32600
+    code: Literal[-32600]
     """
     The error type that occurred.
     """
@@ -2669,7 +2667,7 @@ class JSONRPCErrorResponse(WireModel):
 
     error: Error
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
 
 
 JSONRPCMessage = TypeAliasType(
@@ -2686,7 +2684,7 @@ class JSONRPCNotification(WireModel):
     A notification which does not expect a response.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     method: str
     params: dict[str, JSONValue] | None = None
 
@@ -2697,7 +2695,7 @@ class JSONRPCRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     method: str
     params: dict[str, JSONValue] | None = None
 
@@ -2714,8 +2712,8 @@ class ListPromptsRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["prompts/list"] = "prompts/list"
+    jsonrpc: Literal["2.0"]
+    method: Literal["prompts/list"]
     params: PaginatedRequestParams
 
 
@@ -2725,8 +2723,8 @@ class ListResourceTemplatesRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/templates/list"] = "resources/templates/list"
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/templates/list"]
     params: PaginatedRequestParams
 
 
@@ -2736,8 +2734,8 @@ class ListResourcesRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/list"] = "resources/list"
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/list"]
     params: PaginatedRequestParams
 
 
@@ -2747,8 +2745,8 @@ class ListToolsRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tools/list"] = "tools/list"
+    jsonrpc: Literal["2.0"]
+    method: Literal["tools/list"]
     params: PaginatedRequestParams
 
 
@@ -2757,8 +2755,8 @@ class LoggingMessageNotification(WireModel):
     JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
     """
 
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/message"] = "notifications/message"
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/message"]
     params: LoggingMessageNotificationParams
 
 
@@ -2791,7 +2789,7 @@ class MethodNotFoundError(WireModel):
     A request that requires a client capability the client did not declare is signalled instead by {@link MissingRequiredClientCapabilityError} (`-32021`).
     """
 
-    code: Literal[-32601] = -32601
+    code: Literal[-32601]
     """
     The error type that occurred.
     """
@@ -2814,11 +2812,11 @@ class MissingRequiredClientCapabilityError(WireModel):
 
     error: MissingRequiredClientCapabilityErrorError
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
 
 
 class MissingRequiredClientCapabilityErrorError(WireModel):
-    code: Literal[-32021] = -32021
+    code: Literal[-32021]
     data: MissingRequiredClientCapabilityErrorErrorData
     message: str
     """
@@ -2840,7 +2838,7 @@ class Notification(WireModel):
 
 class PaginatedRequest(WireModel):
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     method: str
     params: PaginatedRequestParams
 
@@ -2863,7 +2861,7 @@ class ParseError(WireModel):
     A JSON-RPC error indicating that invalid JSON was received by the server. This error is returned when the server cannot parse the JSON text of a message.
     """
 
-    code: Literal[-32700] = -32700
+    code: Literal[-32700]
     """
     The error type that occurred.
     """
@@ -2883,8 +2881,8 @@ class ReadResourceRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/read"] = "resources/read"
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/read"]
     params: ReadResourceRequestParams
 
 
@@ -2908,7 +2906,7 @@ class ReadResourceResultResponse(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"]
     result: InputRequiredResult | ReadResourceResult
 
 
@@ -3093,8 +3091,8 @@ class SubscriptionsListenRequest(WireModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["subscriptions/listen"] = "subscriptions/listen"
+    jsonrpc: Literal["2.0"]
+    method: Literal["subscriptions/listen"]
     params: SubscriptionsListenRequestParams
 
 
@@ -3129,7 +3127,7 @@ class ToolResultContent(WireModel):
     This has the same format as {@link CallToolResult.content} and can include text, images,
     audio, resource links, and embedded resources.
     """
-    isError: bool | None = None
+    isError: StrictBool | None = None
     """
     Whether the tool use resulted in an error.
 
@@ -3149,7 +3147,7 @@ class ToolResultContent(WireModel):
 
     This MUST match the ID from a previous {@link ToolUseContent}.
     """
-    type: Literal["tool_result"] = "tool_result"
+    type: Literal["tool_result"]
 
 
 class ToolUseContent(WireModel):
@@ -3176,4 +3174,4 @@ class ToolUseContent(WireModel):
     """
     The name of the tool to call.
     """
-    type: Literal["tool_use"] = "tool_use"
+    type: Literal["tool_use"]

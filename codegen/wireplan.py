@@ -1,0 +1,149 @@
+"""What the dispatch and codec templates render for one revision, derived from the IR.
+
+Templates get names and flags only; every decision (which frame classes a revision needs, which
+results are discriminated by `resultType`, how a method maps to the public models) is made here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from codegen.ir import Era, Kind, Method, Revision
+
+# Values the public (latest) models require where an older revision has nothing to say. Each
+# follows the protocol's rule for an older peer: a result without resultType is complete, and
+# one without caching hints is stale at once (ttlMs 0) and reused only in its own
+# authorization context ("private").
+PUBLIC_BACKFILL: dict[str, Any] = {"ttlMs": 0, "cacheScope": "private"}
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A frame class: either a model as it is (`generated` False) or one the codec defines."""
+
+    method: str
+    name: str  # expression in the codec module: "m.CallToolRequest" or "CallToolRequestFrame"
+    generated: bool
+    base: str = ""  # for generated request/notification frames: the message model
+    results: tuple[str, ...] = ()  # for generated response frames: result models
+    discriminated: bool = False  # results tagged by resultType (interim vs complete)
+
+
+@dataclass(frozen=True)
+class PublicEntry:
+    method: str
+    own_params: str | None
+    public_params: str | None
+    own_result: str | None
+    public_result: str | None
+    result_backfill: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class WirePlan:
+    revision: Revision
+    latest: Revision
+    requests: tuple[Frame, ...]
+    notifications: tuple[Frame, ...]
+    responses: tuple[Frame, ...]
+    error_frames: tuple[tuple[int, str], ...]
+    error_constants: tuple[tuple[str, int], ...]
+    open_models: tuple[str, ...]
+    public: tuple[PublicEntry, ...]
+    is_latest: bool
+
+    @property
+    def cache_defaults(self) -> dict[str, Any]:
+        """Caching hints an older peer leaves out, read as the protocol says (see PUBLIC_BACKFILL)."""
+        fields: set[str] = set()
+        for m in self.revision.methods:
+            if m.cacheable and m.result:
+                fields |= {f.name for f in self.revision.definitions[m.result].fields if f.required}
+        return {k: v for k, v in PUBLIC_BACKFILL.items() if k in fields}
+
+    @property
+    def envelope(self) -> Any:
+        """The latest revision's per-request meta envelope, when this older revision lacks one."""
+        if self.is_latest or self.revision.meta_envelope is not None:
+            return None
+        return self.latest.meta_envelope
+
+
+def constant_name(definition: str) -> str:
+    """UnsupportedProtocolVersionError -> UNSUPPORTED_PROTOCOL_VERSION_ERROR."""
+    out = []
+    for i, ch in enumerate(definition):
+        if ch.isupper() and i and (not definition[i - 1].isupper() or definition[i + 1 : i + 2].islower()):
+            out.append("_")
+        out.append(ch.upper())
+    return "".join(out)
+
+
+def _message_frame(rev: Revision, m: Method) -> Frame:
+    if rev.frames.message_has_envelope:
+        return Frame(m.name, f"m.{m.message}", False)
+    return Frame(m.name, f"{m.message}Frame", True, base=f"m.{m.message}")
+
+
+def _response_frame(rev: Revision, m: Method) -> Frame:
+    base = m.message.removesuffix("Request")
+    name = f"{base}ResultResponse"
+    results = tuple(f"m.{r}" for r in m.results) + ((f"m.{m.task_result}",) if m.task_result else ())
+    discriminated = bool(m.interim_results) and rev.result_types is not None
+    if m.result_link == "response" and not discriminated and not m.task_result:
+        return Frame(m.name, f"m.{name}", False)
+    if name in rev.definitions and m.result_link != "response":
+        name = f"{base}ResultResponseFrame"
+    return Frame(m.name, name, True, base=f"m.{name}" if m.result_link == "response" else "", results=results,
+                 discriminated=discriminated)  # fmt: skip
+
+
+def _public_entry(rev: Revision, latest: Revision, m: Method) -> PublicEntry | None:
+    pub = latest.method(m.name)
+    if pub is None:
+        return None
+    backfill: dict[str, Any] = {}
+    own_def = rev.definitions.get(m.result or "")
+    pub_def = latest.definitions.get(pub.result or "")
+    if own_def is not None and pub_def is not None:
+        for f in pub_def.fields:
+            if f.required and own_def.field(f.name) is None:
+                if f.name == "resultType" and latest.result_types:
+                    backfill[f.name] = latest.result_types[0]
+                elif f.name in PUBLIC_BACKFILL:
+                    backfill[f.name] = PUBLIC_BACKFILL[f.name]
+    return PublicEntry(
+        method=m.name,
+        own_params=f"m.{m.params}" if m.params else None,
+        public_params=f"public.{pub.params}" if pub.params else None,
+        own_result=f"m.{m.result}" if m.result else None,
+        public_result=f"public.{pub.result}" if pub.result else None,
+        result_backfill=backfill,
+    )
+
+
+def plan(rev: Revision, latest: Revision) -> WirePlan:
+    wire = [m for m in rev.methods if m.kind is not Kind.INPUT_REQUEST]
+    requests = tuple(_message_frame(rev, m) for m in wire if m.kind is Kind.REQUEST)
+    notifications = tuple(_message_frame(rev, m) for m in wire if m.kind is Kind.NOTIFICATION)
+    responses = tuple(_response_frame(rev, m) for m in wire if m.kind is Kind.REQUEST)
+    frames = {e.code: e.name for e in rev.errors if rev.definitions[e.name].field("error")}
+    constants = {constant_name(e.name): e.code for e in rev.errors}
+    public = tuple(e for m in rev.methods if (e := _public_entry(rev, latest, m)) is not None)
+    return WirePlan(
+        revision=rev,
+        latest=latest,
+        requests=requests,
+        notifications=notifications,
+        responses=responses,
+        error_frames=tuple(sorted(frames.items())),
+        error_constants=tuple(sorted(constants.items())),
+        open_models=tuple(sorted(n for n, d in rev.definitions.items() if d.open)),
+        public=public,
+        is_latest=rev.name == latest.name,
+    )
+
+
+def era_template(rev: Revision) -> str:
+    return "codec_modern.py.jinja" if rev.era is Era.MODERN else "codec_legacy.py.jinja"
