@@ -137,7 +137,7 @@ def test_params_required_flips_match_inventory() -> None:
                 continue
             flips += 1
             old_text = a.name + ("" if a.required else " (optional)")
-            new_text = b.name + ("" if b.required else " (optional)")
+            new_text = a.name + ("" if b.required else " (optional)")
             assert f"`{name}`: params {old_text} -> {new_text}" in methods_changed
             message = after[name].definition
             flag = f"`params` now {'required' if b.required else 'optional'}"

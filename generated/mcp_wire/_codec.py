@@ -252,7 +252,7 @@ class Codec:
 
     def _unknown_method(self, method: str, kind: str) -> ProtocolError:
         spec = self.methods.get(method)
-        if spec is not None and spec.kind != kind:
+        if spec is not None and spec.kind != kind and spec.kind in ("request", "notification"):
             return ProtocolError(
                 INVALID_REQUEST,
                 f"{method} is a {spec.kind} in revision {self.revision}, not a {kind}",
