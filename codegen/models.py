@@ -47,12 +47,26 @@ OPTIONS: dict[str, Any] = {
 }
 
 
+def _without_open_markers(node: Any) -> Any:
+    """Drop `additionalProperties: {}` beside properties: every model keeps unknown members
+    (typed as JSON values, in the base class), so a per-model `Any` extras annotation is noise."""
+    if isinstance(node, list):
+        return [_without_open_markers(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _without_open_markers(v) for k, v in node.items()}
+    if "properties" in out and out.get("additionalProperties") in ({}, True):
+        del out["additionalProperties"]
+    return out
+
+
 def generate_models(normalized_schema: dict[str, Any], revision: str) -> str:
     """Model source text of one revision (unformatted, no header)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            out = dcg.generate(json.dumps(normalized_schema, sort_keys=True), **OPTIONS)
+            schema = json.dumps(_without_open_markers(normalized_schema), sort_keys=True)
+            out = dcg.generate(schema, **OPTIONS)
         except Exception as exc:  # the generator raises many types; all mean "bad schema"
             raise CodegenError(
                 f"{revision}: model generation failed: {type(exc).__name__}: {exc}"

@@ -663,30 +663,25 @@ def test_check_fails_with_a_short_diff_after_a_hand_edit(project_copy: Path) -> 
     line = "class CallToolRequest(WireModel):"
     assert text.count(line) == 1
     models.write_text(text.replace(line, line + "  # hand edit"), encoding="utf-8")
+    # A stray file and a deleted (empty) file are stale too.
+    (pkg / "v2099_01_01").mkdir()
+    (pkg / "v2099_01_01" / "models.py").write_text("x = 1\n", encoding="utf-8")
+    (pkg / "py.typed").unlink()
     before = snapshot(project_copy)
 
     result = run("--root", project_copy, "check")
 
-    assert_one_line_error(result, "generated/ is stale in 1 file(s)", "make generate")
+    assert_one_line_error(result, "generated/ is stale in 3 file(s)", "make generate")
     report = result.stdout.splitlines()
     assert report[0] == "generated/mcp_wire/v2025_11_25/models.py differs:"
     assert f"-{line}  # hand edit" in report
     assert f"+{line}" in report
+    assert report[-2:] == [
+        "generated/mcp_wire/v2099_01_01/models.py: not produced by the generator (stale)",
+        "generated/mcp_wire/py.typed: missing",
+    ]
     assert len(report) < 15  # short: the changed line with one line of context
     assert snapshot(project_copy) == before  # check never writes
-
-    # A stray file and a deleted (empty) file are reported too.
-    (pkg / "v2099_01_01").mkdir()
-    (pkg / "v2099_01_01" / "models.py").write_text("x = 1\n", encoding="utf-8")
-    (pkg / "py.typed").unlink()
-
-    result = run("--root", project_copy, "check")
-
-    assert_one_line_error(result, "generated/ is stale in 3 file(s)")
-    assert (
-        "generated/mcp_wire/v2099_01_01/models.py: not produced by the generator" in result.stdout
-    )
-    assert "generated/mcp_wire/py.typed: missing" in result.stdout.splitlines()
 
 
 def test_generate_prunes_and_restores(project_copy: Path, generated_project: Path) -> None:

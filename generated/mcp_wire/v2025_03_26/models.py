@@ -2,9 +2,9 @@
 # input: MCP schema revision 2025-03-26, schema.json sha256 e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
+from pydantic import Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
 from mcp_wire._base import JSONValue, WireModel
@@ -26,9 +26,7 @@ class BlobResourceContents(WireModel):
 
 
 class ClientCapabilitiesExperimentalValue(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class ClientCapabilitiesRoots(WireModel):
@@ -46,10 +44,6 @@ class ClientCapabilitiesSampling(WireModel):
     """
     Present if the client supports sampling from an LLM.
     """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
 
 
 class CompleteRequestParamsArgument(WireModel):
@@ -86,10 +80,6 @@ class CreateMessageRequestParamsMetadata(WireModel):
     """
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
 
 
 Cursor = TypeAliasType("Cursor", str)
@@ -245,12 +235,6 @@ class ModelPreferences(WireModel):
 
 
 class NotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -303,12 +287,6 @@ class PromptArgument(WireModel):
 
 
 class PromptListChangedNotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -363,12 +341,6 @@ class ResourceContents(WireModel):
 
 
 class ResourceListChangedNotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -395,12 +367,6 @@ class ResourceUpdatedNotificationParams(WireModel):
 
 
 class Result(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
@@ -433,12 +399,6 @@ class Root(WireModel):
 
 
 class RootsListChangedNotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -450,25 +410,15 @@ class ServerCapabilitiesCompletions(WireModel):
     Present if the server supports argument autocompletion suggestions.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-
 
 class ServerCapabilitiesExperimentalValue(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class ServerCapabilitiesLogging(WireModel):
     """
     Present if the server supports sending log messages to the client.
     """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
 
 
 class ServerCapabilitiesPrompts(WireModel):
@@ -589,18 +539,10 @@ class ToolAnnotations(WireModel):
 
 
 class ToolInputSchemaPropertiesValue(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class ToolListChangedNotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -761,12 +703,6 @@ class InitializeRequestParams(WireModel):
 
 
 class InitializedNotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -789,12 +725,6 @@ class JSONRPCErrorError(WireModel):
 
 
 class JSONRPCNotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -970,12 +900,6 @@ class ReadResourceResult(WireModel):
 
 
 class RequestParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
 
 
@@ -1305,12 +1229,6 @@ class JSONRPCNotification(WireModel):
 
 
 class JSONRPCRequestParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
 
 
@@ -1366,22 +1284,10 @@ class ListResourcesResult(WireModel):
 
 
 class ListRootsRequestParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
 
 
 class PingRequestParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[PingRequestParamsMeta | None, Field(alias="_meta")] = None
 
 

@@ -2,9 +2,9 @@
 # input: MCP schema revision 2025-06-18, schema.json sha256 af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
+from pydantic import Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
 from mcp_wire._base import JSONValue, WireModel
@@ -42,15 +42,9 @@ class ClientCapabilitiesElicitation(WireModel):
     Present if the client supports elicitation from the server.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-
 
 class ClientCapabilitiesExperimentalValue(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class ClientCapabilitiesRoots(WireModel):
@@ -68,10 +62,6 @@ class ClientCapabilitiesSampling(WireModel):
     """
     Present if the client supports sampling from an LLM.
     """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
 
 
 class CompleteRequestParamsArgument(WireModel):
@@ -119,10 +109,6 @@ class CreateMessageRequestParamsMetadata(WireModel):
     """
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
 
 
 Cursor = TypeAliasType("Cursor", str)
@@ -298,12 +284,6 @@ class ModelPreferences(WireModel):
 
 
 class NotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -373,12 +353,6 @@ class PromptArgument(WireModel):
 
 
 class PromptListChangedNotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -424,12 +398,6 @@ class RequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -456,12 +424,6 @@ class ResourceContents(WireModel):
 
 
 class ResourceListChangedNotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -488,12 +450,6 @@ class ResourceUpdatedNotificationParams(WireModel):
 
 
 class Result(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -530,12 +486,6 @@ class Root(WireModel):
 
 
 class RootsListChangedNotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -547,25 +497,15 @@ class ServerCapabilitiesCompletions(WireModel):
     Present if the server supports argument autocompletion suggestions.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-
 
 class ServerCapabilitiesExperimentalValue(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class ServerCapabilitiesLogging(WireModel):
     """
     Present if the server supports sending log messages to the client.
     """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
 
 
 class ServerCapabilitiesPrompts(WireModel):
@@ -699,18 +639,10 @@ class ToolAnnotations(WireModel):
 
 
 class ToolInputSchemaPropertiesValue(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class ToolListChangedNotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -718,9 +650,7 @@ class ToolListChangedNotificationParams(WireModel):
 
 
 class ToolOutputSchemaPropertiesValue(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class UnsubscribeRequestParams(WireModel):
@@ -942,12 +872,6 @@ class InitializeRequestParams(WireModel):
 
 
 class InitializedNotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -970,12 +894,6 @@ class JSONRPCErrorError(WireModel):
 
 
 class JSONRPCNotificationParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -987,12 +905,6 @@ class JSONRPCRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1041,12 +953,6 @@ class ListRootsRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1100,12 +1006,6 @@ class PingRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1203,12 +1103,6 @@ class ReadResourceResult(WireModel):
 
 
 class RequestParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
 
 
@@ -1611,12 +1505,6 @@ class JSONRPCNotification(WireModel):
 
 
 class JSONRPCRequestParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
 
 
@@ -1672,22 +1560,10 @@ class ListResourcesResult(WireModel):
 
 
 class ListRootsRequestParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
 
 
 class PingRequestParams(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[PingRequestParamsMeta | None, Field(alias="_meta")] = None
 
 

@@ -2,9 +2,9 @@
 # input: MCP schema revision 2025-11-25, schema.json sha256 268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
+from pydantic import Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
 from mcp_wire._base import JSONValue, WireModel
@@ -45,21 +45,15 @@ class CancelTaskRequestParams(WireModel):
 
 
 class ClientCapabilitiesElicitationForm(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class ClientCapabilitiesElicitationUrl(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class ClientCapabilitiesExperimentalValue(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class ClientCapabilitiesRoots(WireModel):
@@ -79,19 +73,11 @@ class ClientCapabilitiesSamplingContext(WireModel):
     If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-
 
 class ClientCapabilitiesSamplingTools(WireModel):
     """
     Whether the client supports tool use via tools and toolChoice parameters.
     """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
 
 
 class ClientCapabilitiesTasksCancel(WireModel):
@@ -99,19 +85,11 @@ class ClientCapabilitiesTasksCancel(WireModel):
     Whether this client supports tasks/cancel.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-
 
 class ClientCapabilitiesTasksList(WireModel):
     """
     Whether this client supports tasks/list.
     """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
 
 
 class ClientCapabilitiesTasksRequestsElicitationCreate(WireModel):
@@ -119,19 +97,11 @@ class ClientCapabilitiesTasksRequestsElicitationCreate(WireModel):
     Whether the client supports task-augmented elicitation/create requests.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-
 
 class ClientCapabilitiesTasksRequestsSamplingCreateMessage(WireModel):
     """
     Whether the client supports task-augmented sampling/createMessage requests.
     """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
 
 
 class CompleteRequestParamsArgument(WireModel):
@@ -179,10 +149,6 @@ class CreateMessageRequestParamsMetadata(WireModel):
     """
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
 
 
 Cursor = TypeAliasType("Cursor", str)
@@ -537,12 +503,6 @@ class ReadResourceRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -577,12 +537,6 @@ class RequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -623,12 +577,6 @@ class ResourceRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -663,12 +611,6 @@ class ResourceUpdatedNotificationParams(WireModel):
 
 
 class Result(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -721,25 +663,15 @@ class ServerCapabilitiesCompletions(WireModel):
     Present if the server supports argument autocompletion suggestions.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-
 
 class ServerCapabilitiesExperimentalValue(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class ServerCapabilitiesLogging(WireModel):
     """
     Present if the server supports sending log messages to the client.
     """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
 
 
 class ServerCapabilitiesPrompts(WireModel):
@@ -773,29 +705,17 @@ class ServerCapabilitiesTasksCancel(WireModel):
     Whether this server supports tasks/cancel.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-
 
 class ServerCapabilitiesTasksList(WireModel):
     """
     Whether this server supports tasks/list.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-
 
 class ServerCapabilitiesTasksRequestsToolsCall(WireModel):
     """
     Whether the server supports task-augmented tools/call requests.
     """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
 
 
 class ServerCapabilitiesTools(WireModel):
@@ -814,12 +734,6 @@ class SetLevelRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -841,12 +755,6 @@ class SubscribeRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -858,12 +766,6 @@ class TaskAugmentedRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1059,9 +961,7 @@ class ToolExecution(WireModel):
 
 
 class ToolInputSchemaPropertiesValue(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class ToolListChangedNotification(WireModel):
@@ -1075,9 +975,7 @@ class ToolListChangedNotification(WireModel):
 
 
 class ToolOutputSchemaPropertiesValue(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
+    pass
 
 
 class ToolUseContent(WireModel):
@@ -1114,12 +1012,6 @@ class UnsubscribeRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1240,12 +1132,6 @@ class CallToolRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1268,12 +1154,6 @@ class CancelTaskResult(WireModel):
     The response to a tasks/cancel request.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -1374,12 +1254,6 @@ class CompleteRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1403,12 +1277,6 @@ class CreateMessageRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1420,12 +1288,6 @@ class ElicitRequestFormParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1437,12 +1299,6 @@ class ElicitRequestURLParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1526,12 +1382,6 @@ class GetPromptRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1556,12 +1406,6 @@ class GetTaskPayloadResult(WireModel):
     For example, a tools/call task would return the CallToolResult structure.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -1584,12 +1428,6 @@ class GetTaskResult(WireModel):
     The response to a tasks/get request.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -1657,12 +1495,6 @@ class InitializeRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1749,12 +1581,6 @@ class PaginatedRequestParamsMeta(WireModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     progressToken: ProgressToken | None = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -2751,12 +2577,6 @@ class ToolResultContent(WireModel):
 
 
 class URLElicitationRequiredErrorErrorData(WireModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     elicitations: list[ElicitRequestURLParams]
 
 

@@ -2,9 +2,9 @@
 # input: MCP schema revision 2026-07-28, schema.json sha256 ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Literal, Union
 
-from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
+from pydantic import Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
 from mcp_wire._base import JSONValue, WireModel
@@ -738,12 +738,6 @@ class ToolInputSchema(WireModel):
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     schema_: Annotated[str | None, Field(alias="$schema")] = None
     type: Literal["object"]
 
@@ -756,12 +750,6 @@ class ToolOutputSchema(WireModel):
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     schema_: Annotated[str | None, Field(alias="$schema")] = None
 
 
@@ -1365,12 +1353,6 @@ class Result(WireModel):
     Common result fields.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    __annotations__ = {
-        "__pydantic_extra__": dict[str, Any],
-    }
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
     resultType: str
     """
