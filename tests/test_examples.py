@@ -132,7 +132,9 @@ def _const_variants(instance: dict[str, Any], definition: dict[str, Any]) -> Ite
                 yield f"{prop}={wrong!r}", instance | {prop: wrong}
 
 
-def _nested_const_variants(instance: dict[str, Any], definition: dict[str, Any]) -> Iterator[Variant]:
+def _nested_const_variants(
+    instance: dict[str, Any], definition: dict[str, Any]
+) -> Iterator[Variant]:
     """Constants one object level down: in object members, in map values, in array items."""
     for key in sorted(instance):
         value, schema = instance[key], _property_schema(definition, key)
@@ -188,7 +190,10 @@ def _rejected_by_model(type_name: str, instance: Any) -> bool:
     """The model must refuse the instance both as Python data and as JSON text (the wire)."""
     ta = adapter(REVISION, type_name)
     verdicts = []
-    for validate, data in ((ta.validate_python, instance), (ta.validate_json, json.dumps(instance))):
+    for validate, data in (
+        (ta.validate_python, instance),
+        (ta.validate_json, json.dumps(instance)),
+    ):
         try:
             validate(data)
         except pydantic.ValidationError:
@@ -218,7 +223,11 @@ def test_example_validates_and_round_trips(path: Path):
 def test_example_broken_variants_are_rejected(path: Path):
     type_name, data = _load(path)
     check = oracle(REVISION, type_name)
-    negatives = [(label, v) for label, v in negative_variants(type_name, data) if not check.is_valid(v)]
+    negatives = [
+        (label, v) for label, v in negative_variants(type_name, data) if not check.is_valid(v)
+    ]
     assert negatives, "no broken variant of this example that the official schema rejects"
     accepted = [label for label, v in negatives if not _rejected_by_model(type_name, v)]
-    assert not accepted, f"the model accepts {len(accepted)}/{len(negatives)} invalid variants: {accepted}"
+    assert (
+        not accepted
+    ), f"the model accepts {len(accepted)}/{len(negatives)} invalid variants: {accepted}"

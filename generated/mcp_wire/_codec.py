@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Union
 
 import pydantic_core
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from ._errors import (
     INTERNAL_ERROR,
@@ -119,6 +119,7 @@ class Codec:
     def __init__(self, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self.max_bytes = max_bytes
         self._item_adapters: dict[str, TypeAdapter[Any]] = {}
+        self._messages: TypeAdapter[Any] | None = None
 
     def __repr__(self) -> str:
         return f"<mcp_wire codec {self.revision} ({self.era} era)>"
@@ -130,10 +131,46 @@ class Codec:
 
         With `strict`, members this revision does not define are an error instead of being kept.
         """
+        message = self._decode_fast(data)
+        if message is not None:
+            if strict:
+                self._check_strict(message, message.method)
+            return message
         obj = self._parse(data)
         if isinstance(obj, list):
             return self._decode_batch(obj, strict)
         return self._decode_object(obj, strict)
+
+    def _decode_fast(self, data: bytes | str) -> Any:
+        """One validation pass from bytes, for a well-formed request or notification.
+
+        Anything else (responses, batches, every kind of error) returns None and takes the
+        step-by-step path, which also names the exact failure.
+        """
+        adapter = self._messages
+        if adapter is None:
+            frames = [*self.requests.values(), *self.notifications.values()]
+            if not frames or len(data) > self.max_bytes:
+                return None
+            union: Any = Union[tuple(frames)]  # noqa: UP007 (a union built at run time)
+            tagged: Any = Annotated[
+                union, Field(discriminator="method")
+            ]  # pyright: ignore[reportInvalidTypeForm]
+            adapter = self._messages = TypeAdapter[Any](tagged)
+        if len(data) > self.max_bytes:
+            return None
+        try:
+            message = adapter.validate_json(data)
+        except ValueError:
+            return None
+        extra = message.__pydantic_extra__
+        if extra and "id" in extra or not self._accept_fast(message):
+            return None
+        return message
+
+    def _accept_fast(self, message: Any) -> bool:
+        """Era checks a fast-decoded message must also pass (else the careful path decides)."""
+        return True
 
     def decode_response(
         self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False
@@ -143,6 +180,16 @@ class Codec:
         With `lenient` (list methods), invalid items are left out and reported in a
         `LenientResponse` instead of failing the whole page.
         """
+        frame = self.responses.get(method)
+        if frame is not None and not lenient and len(data) <= self.max_bytes:
+            try:  # the common case: one validation pass from bytes
+                message = frame.model_validate_json(data)
+            except ValueError:
+                pass
+            else:
+                if strict:
+                    self._check_strict(message, None)
+                return message
         obj = self._parse(data)
         self._check_envelope(obj)
         if "error" in obj and "result" not in obj:

@@ -54,10 +54,22 @@ def _result_type(value: Any) -> str:
     return _INTERIM if kind == _INTERIM else _COMPLETE
 
 
+_GOOD_META_KEYS: set[str] = set()  # keys already checked; bounded, for the hot path
+
+
 def _bad_meta_keys(meta: Any) -> list[str]:
     if _META_KEY is None or type(meta) is not dict:
         return []
-    return [key for key in meta if not _META_KEY.fullmatch(key)]
+    bad = []
+    for key in meta:
+        if key in _GOOD_META_KEYS:
+            continue
+        if _META_KEY.fullmatch(key):
+            if len(_GOOD_META_KEYS) < 4096:
+                _GOOD_META_KEYS.add(key)
+        else:
+            bad.append(key)
+    return bad
 
 
 def _minted_reserved_keys(meta: Any) -> list[str]:
@@ -309,6 +321,11 @@ class RevisionCodec(Codec):
             result_backfill={},
         ),
     }
+
+    def _accept_fast(self, message: Any) -> bool:
+        meta = getattr(getattr(message, "params", None), "meta", None)
+        extra = getattr(meta, "__pydantic_extra__", None)
+        return not extra or not _bad_meta_keys(extra)
 
     def _check_request(self, obj: dict[str, Any], method: str) -> None:
         params = obj.get("params")

@@ -1,0 +1,284 @@
+"""A new protocol revision is `mcp-codegen add` + `generate`: no generator code changes.
+
+In a temporary project with the five official revisions, add
+- 2027-01-01: a byte copy of the 2026-07-28 schema (an ordinary modern revision), and
+- 2027-02-02: the 2025-11-25 schema with a new client request `xyz/do` (XyzRequest,
+  XyzRequestParams, XyzResult, wired into ClientRequest / ServerResult) and without `ping`,
+then generate once, and check the IR, the generated package (imported in a fresh interpreter
+from the temporary tree only), the changelog and pyright over the whole temporary tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from codegen.cli import main
+from codegen.ir import Direction, Era, Kind
+from codegen.pins import Pin, render_pins
+from codegen.pipeline import Project, load_revision
+from tests.conftest import MIRROR, PROJECT, REVISIONS, revision_ir
+
+BIN = Path(sys.executable).parent
+COPY, CHANGED = "2027-01-01", "2027-02-02"
+
+
+def _with_xyz_and_without_ping(schema: dict) -> dict:
+    defs = schema["$defs"]
+    ref = "#/$defs/"
+    del defs["PingRequest"]
+    for union in ("ClientRequest", "ServerRequest"):
+        members = defs[union]["anyOf"]
+        assert {"$ref": ref + "PingRequest"} in members
+        defs[union]["anyOf"] = [m for m in members if m != {"$ref": ref + "PingRequest"}]
+    defs["XyzRequest"] = {
+        "description": "Asks the server to do xyz.",
+        "type": "object",
+        "properties": {
+            "id": {"$ref": ref + "RequestId"},
+            "jsonrpc": {"const": "2.0", "type": "string"},
+            "method": {"const": "xyz/do", "type": "string"},
+            "params": {"$ref": ref + "XyzRequestParams"},
+        },
+        "required": ["id", "jsonrpc", "method", "params"],
+    }
+    defs["XyzRequestParams"] = {
+        "description": "Parameters for an `xyz/do` request.",
+        "type": "object",
+        "properties": {
+            "_meta": {"additionalProperties": {}, "type": "object"},
+            "target": {"type": "string", "description": "What to do xyz to."},
+            "times": {"type": "integer", "minimum": 1},
+        },
+        "required": ["target"],
+    }
+    defs["XyzResult"] = {
+        "description": "The server's response to an `xyz/do` request.",
+        "type": "object",
+        "properties": {
+            "_meta": {"additionalProperties": {}, "type": "object"},
+            "done": {"type": "boolean"},
+            "log": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["done"],
+    }
+    defs["ClientRequest"]["anyOf"].append({"$ref": ref + "XyzRequest"})
+    defs["ServerResult"]["anyOf"].append({"$ref": ref + "XyzResult"})
+    return schema
+
+
+def _invoke(*args: str | Path) -> str:
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The temporary project after `add` x2 and one `generate`."""
+    root = tmp_path_factory.mktemp("new-revision")
+    gone = root.parent / "upstream-gone"
+    pins = {r: Pin(r, p.sha256, str(gone / r), p.era) for r, p in PROJECT.pins().items()}
+    (root / "schema").mkdir()
+    (root / "schema" / "revisions.toml").write_text(render_pins(pins), encoding="utf-8")
+    for rev in REVISIONS:
+        (root / "schema" / rev).mkdir()
+        (root / "schema" / rev / "schema.json").write_bytes(
+            (MIRROR / rev / "schema.json").read_bytes()
+        )
+    inputs = root.parent / "new-revision-inputs"
+    inputs.mkdir()
+    (inputs / "copy.json").write_bytes((MIRROR / "2026-07-28" / "schema.json").read_bytes())
+    changed = _with_xyz_and_without_ping(
+        json.loads((MIRROR / "2025-11-25" / "schema.json").read_bytes())
+    )
+    (inputs / "changed.json").write_text(json.dumps(changed, indent=2), encoding="utf-8")
+
+    out = _invoke("--root", root, "add", COPY, "--from", inputs / "copy.json")
+    assert out.startswith(f"{COPY}: pinned (modern era, ")
+    out = _invoke("--root", root, "add", CHANGED, "--from", inputs / "changed.json")
+    assert out.startswith(f"{CHANGED}: pinned (legacy era, ")
+    out = _invoke("--root", root, "generate")
+    assert out.splitlines()[-1].startswith("generated ")
+    yield root
+
+
+def test_add_pinned_both_revisions_without_an_era_override(project: Path) -> None:
+    pins = Project(project).pins()
+    assert list(pins) == [*REVISIONS, COPY, CHANGED]
+    assert pins[COPY].sha256 == PROJECT.pins()["2026-07-28"].sha256
+    assert pins[COPY].era is None and pins[CHANGED].era is None
+    for rev in (COPY, CHANGED):
+        assert (project / "schema" / rev / "schema.json").is_file()
+        module = project / "generated" / "mcp_wire" / ("v" + rev.replace("-", "_"))
+        assert {"__init__.py", "models.py"} <= {p.name for p in module.iterdir()}
+
+
+def test_ir_of_the_new_revisions(project: Path) -> None:
+    tmp = Project(project)
+    pins = tmp.pins()
+
+    copy = load_revision(tmp, pins[COPY])[0]
+    latest = revision_ir("2026-07-28")
+    assert copy.era is Era.MODERN and copy.derived_era is Era.MODERN
+    assert [(m.name, m.kind, m.direction, m.results) for m in copy.methods] == [
+        (m.name, m.kind, m.direction, m.results) for m in latest.methods
+    ]
+
+    changed = load_revision(tmp, pins[CHANGED])[0]
+    base = revision_ir("2025-11-25")
+    assert changed.era is Era.LEGACY and changed.derived_era is Era.LEGACY
+    assert base.method("ping") is not None
+    assert changed.method("ping") is None
+    assert "PingRequest" not in changed.definitions
+    xyz = changed.method("xyz/do")
+    assert xyz is not None
+    assert (xyz.kind, xyz.direction, xyz.message) == (
+        Kind.REQUEST,
+        Direction.CLIENT_TO_SERVER,
+        "XyzRequest",
+    )
+    assert (xyz.params, xyz.params_required, xyz.results, xyz.result) == (
+        "XyzRequestParams",
+        True,
+        ("XyzResult",),
+        "XyzResult",
+    )
+    assert xyz.results_in_union
+    assert {m.name for m in changed.methods} == {m.name for m in base.methods} - {"ping"} | {
+        "xyz/do"
+    }
+
+
+def test_diff_reports_the_added_and_removed_methods(project: Path) -> None:
+    out = _invoke("--root", project, "diff", "2025-11-25", CHANGED)
+    assert out.startswith(f"# MCP schema changes: 2025-11-25 -> {CHANGED}\n")
+    added = out[out.index("## Methods added") : out.index("## Methods removed")]
+    removed = out[out.index("## Methods removed") :].split("\n## ")[0]
+    assert "`xyz/do`" in added and "`ping`" not in added
+    assert "`ping`" in removed and "`xyz/do`" not in removed
+    assert "`XyzRequest`" in out and "`PingRequest`" in out
+
+
+IMPORT_CHECK = textwrap.dedent("""
+    import importlib, json, sys
+    from pathlib import Path
+
+    root = Path(sys.argv[1])
+    expected = json.loads(sys.argv[2])
+
+    import mcp_wire
+    from pydantic import ValidationError
+
+    assert Path(mcp_wire.__file__).resolve().is_relative_to(root), mcp_wire.__file__
+    assert list(mcp_wire.REVISIONS) == list(expected["eras"]), mcp_wire.REVISIONS
+    assert mcp_wire.ERAS == expected["eras"], mcp_wire.ERAS
+    assert mcp_wire.SHA256 == expected["sha256"]
+    assert mcp_wire.LATEST == "2027-02-02"
+
+    # Generic: every revision's package and all its generated modules import, and agree with
+    # the registry and the IR (message, params and result models exist; tables, if generated,
+    # list exactly the IR's methods with their directions).
+    for rev, era in expected["eras"].items():
+        pkg = mcp_wire.revision(rev)
+        assert Path(pkg.__file__).resolve().is_relative_to(root)
+        assert (pkg.REVISION, pkg.ERA, pkg.SHA256) == (rev, era, expected["sha256"][rev])
+        for path in sorted(Path(pkg.__file__).parent.glob("*.py")):
+            importlib.import_module(f"{pkg.__name__}.{path.stem}")
+        models = importlib.import_module(f"{pkg.__name__}.models")
+        methods = expected["methods"][rev]
+        for name, (direction, message, params, results) in methods.items():
+            for cls in (message, params, *results):
+                assert cls is None or hasattr(models, cls), (rev, name, cls)
+        dispatch = sys.modules.get(f"{pkg.__name__}.dispatch")
+        if dispatch is not None and hasattr(dispatch, "METHODS"):
+            assert set(dispatch.METHODS) == set(methods), rev
+            for name, spec in dispatch.METHODS.items():
+                assert str(spec.direction) == methods[name][0], (rev, name)
+
+    from mcp_wire.v2027_01_01 import CallToolRequest
+    from mcp_wire.v2027_02_02 import XyzRequest, XyzRequestParams, XyzResult
+    import mcp_wire.v2027_02_02 as changed
+
+    raw = '{"jsonrpc":"2.0","id":7,"method":"xyz/do","params":{"target":"t","times":2}}'
+    req = XyzRequest.model_validate_json(raw)
+    assert isinstance(req.params, XyzRequestParams)
+    assert (req.method, req.params.target, req.params.times, req.id) == ("xyz/do", "t", 2, 7)
+    assert json.loads(req.model_dump_json(exclude_unset=True)) == json.loads(raw)
+    for bad in (
+        '{"jsonrpc":"2.0","id":7,"method":"xyz/other","params":{"target":"t"}}',
+        '{"jsonrpc":"2.0","id":7,"method":"xyz/do","params":{"times":2}}',
+        '{"jsonrpc":"2.0","id":7,"method":"xyz/do"}',
+    ):
+        try:
+            XyzRequest.model_validate_json(bad)
+        except ValidationError:
+            pass
+        else:
+            raise AssertionError(f"accepted {bad}")
+    res = XyzResult.model_validate({"done": True, "log": ["a"], "_meta": {"k": 1}})
+    assert res.done is True and res.log == ["a"]
+    assert not hasattr(changed, "PingRequest")
+    assert hasattr(mcp_wire.v2025_11_25, "PingRequest")
+    assert not hasattr(mcp_wire.v2025_11_25, "XyzRequest")
+    assert CallToolRequest.__module__ == "mcp_wire.v2027_01_01.models"
+    print("ok")
+    """)
+
+
+def test_generated_package_imports_and_validates(project: Path) -> None:
+    tmp = Project(project)
+    pins = tmp.pins()
+    irs = {rev: load_revision(tmp, pin)[0] for rev, pin in pins.items()}
+    expected = {
+        "eras": {rev: str(ir.era) for rev, ir in irs.items()},
+        "sha256": {rev: pin.sha256 for rev, pin in pins.items()},
+        "methods": {
+            rev: {
+                m.name: [str(m.direction), m.message, m.params, list(m.results)] for m in ir.methods
+            }
+            for rev, ir in irs.items()
+        },
+    }
+    assert expected["eras"][COPY] == "modern" and expected["eras"][CHANGED] == "legacy"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(project / "generated")
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORT_CHECK, str(project / "generated"), json.dumps(expected)],
+        capture_output=True, text=True, env=env, cwd=project, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.stdout.strip() == "ok"
+
+
+def test_pyright_is_clean_on_the_generated_tree(project: Path) -> None:
+    config = {
+        "include": ["generated"],
+        "extraPaths": ["generated"],  # mcp_wire resolves to this tree, not the checkout's
+        "pythonVersion": "3.11",
+        "typeCheckingMode": "standard",
+        "venvPath": str(BIN.parent.parent),
+        "venv": BIN.parent.name,
+    }
+    (project / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
+    proc = subprocess.run(
+        [str(BIN / "pyright"), "--outputjson", "-p", str(project / "pyrightconfig.json")],
+        capture_output=True, text=True, cwd=project, timeout=600, check=False,
+    )  # fmt: skip
+    report = json.loads(proc.stdout)
+    errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    assert errors == [], errors[:5]
+    assert report["summary"]["errorCount"] == 0
+    assert proc.returncode == 0, proc.stderr
+    py_files = list((project / "generated").rglob("*.py"))
+    assert len(py_files) >= 2 * (len(REVISIONS) + 2)
+    assert report["summary"]["filesAnalyzed"] == len(py_files)
