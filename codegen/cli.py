@@ -23,14 +23,12 @@ from codegen.fetch import (
     schema_path,
     sha256_hex,
 )
-from codegen.ir import build_revision
-from codegen.normalize import normalize
 from codegen.pins import ERAS, Pin, is_revision_name, render_pins
 from codegen.pipeline import (
-    PACKAGE,
     Project,
     load_revision,
     render_package,
+    revision_from_schema,
     stale_files,
     write_package,
 )
@@ -140,14 +138,9 @@ def add_cmd(project: Project, revision: str, source: str, era: str | None) -> No
         raise CodegenError(f"revision {revision} is already pinned")
     data = read_source(source)
     schema = parse_schema(data, source)
-    try:  # refuses what cannot generate
-        normalized, hoisted = normalize(schema, revision)
-        ir = build_revision(revision, normalized, hoisted, sha256_hex(data), era)
-    except (AttributeError, IndexError, KeyError, TypeError, ValueError, RecursionError) as exc:
-        # normalize/ir assume the shape of an MCP schema; a JSON file of another shape trips them.
-        raise CodegenError(
-            f"{source}: not a usable MCP schema ({type(exc).__name__}: {exc})"
-        ) from None
+    ir, _ = revision_from_schema(
+        revision, schema, sha256_hex(data), era
+    )  # refuses what cannot generate
     location = source if is_url(source) else str(Path(source).resolve())
     pins[revision] = Pin(revision, sha256_hex(data), location, era)
     target = schema_path(project.schema_dir, revision)
@@ -192,12 +185,6 @@ def check_cmd(project: Project) -> None:
     """Fail if generated/ differs from what `generate` would write now."""
     files = render_package(project)
     report = stale_files(project, files)
-    # stale_files reads an absent file as "", so a deleted empty file (py.typed) would pass.
-    report += [
-        f"generated/{PACKAGE}/{path}: missing"
-        for path, text in files.items()
-        if text == "" and not (project.package_dir / path).is_file()
-    ]
     if report:
         # The short diff is the report (stdout); stderr gets the one error line.
         click.echo("\n".join(report))

@@ -54,10 +54,14 @@ def read_source(location: str) -> bytes:
     return data
 
 
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def parse_schema(data: bytes, origin: str) -> dict:
     try:
-        schema = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        schema = json.loads(data, parse_constant=_no_constant)  # NaN, Infinity: not JSON
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, the constants above
         raise CodegenError(f"{origin}: not valid JSON: {exc}") from None
     except RecursionError:
         raise CodegenError(f"{origin}: not usable JSON: nested too deeply") from None

@@ -292,7 +292,9 @@ def _frames(s: _Schema, messages: list[str]) -> Frames:
         return min(found, key=len)  # the plain one, when typed variants share the shape
 
     request = only(shaped({"jsonrpc", "id", "method"}, set(), "method"), "generic JSON-RPC request")
-    notification = only(shaped({"jsonrpc", "method"}, {"id"}, "method"), "generic JSON-RPC notification")
+    notification = only(
+        shaped({"jsonrpc", "method"}, {"id"}, "method"), "generic JSON-RPC notification"
+    )
     results = [
         n for n in shaped({"jsonrpc", "id", "result"}, set(), None)
         if ref_name(s.properties(s.defs[n])["result"]) in ("Result", None)

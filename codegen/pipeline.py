@@ -48,10 +48,31 @@ class Project:
         return read_pins(self.pins_file)
 
 
+def revision_from_schema(
+    name: str, schema: dict, sha256: str, era: str | None = None
+) -> tuple[Revision, dict]:
+    """IR and normalized schema of one schema document; a malformed schema is a CodegenError."""
+    try:
+        normalized, hoisted = normalize(schema, name)
+        return build_revision(name, normalized, hoisted, sha256, era), normalized
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError, RecursionError) as exc:
+        raise CodegenError(
+            f"{name}: not a usable MCP schema ({type(exc).__name__}: {exc})"
+        ) from None
+
+
 def load_revision(project: Project, pin: Pin) -> tuple[Revision, dict]:
     schema, _ = load_pinned(pin, project.schema_dir)
-    normalized, hoisted = normalize(schema, pin.revision)
-    return build_revision(pin.revision, normalized, hoisted, pin.sha256, pin.era), normalized
+    return revision_from_schema(pin.revision, schema, pin.sha256, pin.era)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CodegenError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _quiet(_: str) -> None:
@@ -88,7 +109,11 @@ def render_package(
             "revision_init.py.jinja", what="revision package", revision=revision
         )
         progress(f"{name}: dispatch + {revision.era} codec")
-        context = {"revision": revision, "plan": plan(revision, latest), "codec_class": "RevisionCodec"}
+        context = {
+            "revision": revision,
+            "plan": plan(revision, latest),
+            "codec_class": "RevisionCodec",
+        }
         files[f"{pkg}/dispatch.py"] = render("dispatch.py.jinja", what="dispatch tables", **context)
         files[f"{pkg}/codec.py"] = render(
             era_template(revision), what=f"{revision.era} codec", **context
@@ -119,7 +144,7 @@ def write_package(project: Project, files: dict[str, str], prune: bool) -> list[
     changed = []
     for path, text in files.items():
         target = project.package_dir / path
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
+        if _read(target) != text.encode("utf-8"):
             write_atomic(target, text)
             changed.append(path)
     if prune:
@@ -144,8 +169,12 @@ def stale_files(project: Project, files: dict[str, str]) -> list[str]:
         if path not in files:
             report.append(f"generated/{PACKAGE}/{path}: not produced by the generator (stale)")
             continue
-        current = target.read_text(encoding="utf-8") if target.exists() else ""
-        if current != files[path]:
+        raw = _read(target)
+        if raw is None:
+            report.append(f"generated/{PACKAGE}/{path}: missing")
+            continue
+        current = raw.decode("utf-8", errors="replace")
+        if raw != files[path].encode("utf-8"):
             diff = list(
                 difflib.unified_diff(
                     current.splitlines(),

@@ -69,15 +69,39 @@ class WirePlan:
             return None
         return self.latest.meta_envelope
 
+    @property
+    def envelope_keys(self) -> tuple[str, ...]:
+        """Keys of that envelope this revision's own `_meta` objects lack (e.g. not progressToken)."""
+        if self.envelope is None:
+            return ()
+        rev = self.revision
+        own = {f.name for n in _meta_types(rev) for f in rev.definitions[n].fields}
+        fields = self.latest.definitions[self.envelope.definition].fields
+        return tuple(f.name for f in fields if f.name not in own)
+
 
 def constant_name(definition: str) -> str:
     """UnsupportedProtocolVersionError -> UNSUPPORTED_PROTOCOL_VERSION_ERROR."""
     out = []
     for i, ch in enumerate(definition):
-        if ch.isupper() and i and (not definition[i - 1].isupper() or definition[i + 1 : i + 2].islower()):
+        if (
+            ch.isupper()
+            and i
+            and (not definition[i - 1].isupper() or definition[i + 1 : i + 2].islower())
+        ):
             out.append("_")
         out.append(ch.upper())
     return "".join(out)
+
+
+def _meta_types(rev: Revision) -> set[str]:
+    """Definitions that are the type of a `_meta` member."""
+    return {
+        f.type
+        for d in rev.definitions.values()
+        for f in d.fields
+        if f.name == "_meta" and f.type in rev.definitions
+    }
 
 
 def _message_frame(rev: Revision, m: Method) -> Frame:
@@ -89,7 +113,9 @@ def _message_frame(rev: Revision, m: Method) -> Frame:
 def _response_frame(rev: Revision, m: Method) -> Frame:
     base = m.message.removesuffix("Request")
     name = f"{base}ResultResponse"
-    results = tuple(f"m.{r}" for r in m.results) + ((f"m.{m.task_result}",) if m.task_result else ())
+    results = tuple(f"m.{r}" for r in m.results) + (
+        (f"m.{m.task_result}",) if m.task_result else ()
+    )
     discriminated = bool(m.interim_results) and rev.result_types is not None
     if m.result_link == "response" and not discriminated and not m.task_result:
         return Frame(m.name, f"m.{name}", False)
@@ -131,6 +157,7 @@ def plan(rev: Revision, latest: Revision) -> WirePlan:
     frames = {e.code: e.name for e in rev.errors if rev.definitions[e.name].field("error")}
     constants = {constant_name(e.name): e.code for e in rev.errors}
     public = tuple(e for m in rev.methods if (e := _public_entry(rev, latest, m)) is not None)
+    metas = _meta_types(rev)
     return WirePlan(
         revision=rev,
         latest=latest,
@@ -139,7 +166,8 @@ def plan(rev: Revision, latest: Revision) -> WirePlan:
         responses=responses,
         error_frames=tuple(sorted(frames.items())),
         error_constants=tuple(sorted(constants.items())),
-        open_models=tuple(sorted(n for n, d in rev.definitions.items() if d.open)),
+        # `_meta` is open in every revision, declared so or not (2026's MetaObject is not).
+        open_models=tuple(sorted(n for n, d in rev.definitions.items() if d.open or n in metas)),
         public=public,
         is_latest=rev.name == latest.name,
     )

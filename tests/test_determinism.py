@@ -70,6 +70,10 @@ def test_shuffled_definitions_and_properties_give_the_same_output(
         schema = shuffled(original, rng)
         assert schema == original  # the same JSON value...
         assert list(_defs(schema)) != list(_defs(original))  # ...in another order
+        assert any(
+            list(d.get("properties", {})) != list(_defs(original)[n].get("properties", {}))
+            for n, d in _defs(schema).items()
+        )
         data = json.dumps(schema, indent=1, ensure_ascii=False).encode("utf-8")
         target = tmp_path / "schema" / rev / "schema.json"
         target.parent.mkdir(parents=True)

@@ -8,6 +8,7 @@ frame type structurally and by `method`, validate once) and back. Every failure 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Union
@@ -84,19 +85,35 @@ def _error_list(exc: ValidationError) -> list[dict[str, Any]]:
     ]
 
 
-def _clear_extras(value: Any) -> None:
-    """Drop, in place, every member a model of this revision does not declare."""
+def _clear_extras(value: Any, open_models: frozenset[str]) -> None:
+    """Drop, in place, every member a model of this revision does not declare (an open model's
+    extra members are part of its contract: they stay)."""
     if isinstance(value, BaseModel):
-        if value.__pydantic_extra__:
+        if value.__pydantic_extra__ and type(value).__name__ not in open_models:
             value.__pydantic_extra__.clear()
         for name in value.model_fields_set:
-            _clear_extras(getattr(value, name, None))
+            _clear_extras(getattr(value, name, None), open_models)
     elif isinstance(value, list | tuple):
         for item in value:
-            _clear_extras(item)
+            _clear_extras(item, open_models)
     elif isinstance(value, dict):
         for item in value.values():
-            _clear_extras(item)
+            _clear_extras(item, open_models)
+
+
+def _may_hold_inf_nan(data: bytes) -> bool:
+    """NaN and Infinity are not JSON, but the one-pass validator reads them as numbers: a message
+    that may hold them takes the careful path, which refuses them."""
+    return b"NaN" in data or b"Infinity" in data
+
+
+@functools.cache
+def _wire_names(model: type[BaseModel]) -> dict[str, str]:
+    """Field name -> wire name. A model validated only inside another one (deferred build) still
+    has unresolved fields, without their aliases, until it is rebuilt."""
+    if not model.__pydantic_complete__:
+        model.model_rebuild()
+    return {name: f.alias or name for name, f in model.model_fields.items()}
 
 
 class Codec:
@@ -131,6 +148,7 @@ class Codec:
 
         With `strict`, members this revision does not define are an error instead of being kept.
         """
+        data = self._as_bytes(data)
         message = self._decode_fast(data)
         if message is not None:
             if strict:
@@ -141,7 +159,7 @@ class Codec:
             return self._decode_batch(obj, strict)
         return self._decode_object(obj, strict)
 
-    def _decode_fast(self, data: bytes | str) -> Any:
+    def _decode_fast(self, data: bytes) -> Any:
         """One validation pass from bytes, for a well-formed request or notification.
 
         Anything else (responses, batches, every kind of error) returns None and takes the
@@ -157,10 +175,10 @@ class Codec:
                 union, Field(discriminator="method")
             ]  # pyright: ignore[reportInvalidTypeForm]
             adapter = self._messages = TypeAdapter[Any](tagged)
-        if len(data) > self.max_bytes:
+        if b'"method"' not in data or len(data) > self.max_bytes or _may_hold_inf_nan(data):
             return None
         try:
-            message = adapter.validate_json(data)
+            message = adapter.validator.validate_json(data)
         except ValueError:
             return None
         extra = message.__pydantic_extra__
@@ -180,19 +198,29 @@ class Codec:
         With `lenient` (list methods), invalid items are left out and reported in a
         `LenientResponse` instead of failing the whole page.
         """
+        data = self._as_bytes(data)
         frame = self.responses.get(method)
-        if frame is not None and not lenient and len(data) <= self.max_bytes:
+        if (
+            frame is not None
+            and not lenient
+            and len(data) <= self.max_bytes
+            and not self._needs_preparing(self.methods[method], data)
+            and not _may_hold_inf_nan(data)
+        ):
             try:  # the common case: one validation pass from bytes
-                message = frame.model_validate_json(data)
+                message = frame.__pydantic_validator__.validate_json(data)
             except ValueError:
                 pass
             else:
-                if strict:
-                    self._check_strict(message, None)
-                return message
+                if not (message.__pydantic_extra__ and "error" in message.__pydantic_extra__):
+                    if strict:
+                        self._check_strict(message, None)
+                    return message
         obj = self._parse(data)
         self._check_envelope(obj)
-        if "error" in obj and "result" not in obj:
+        if "error" in obj and "result" in obj:
+            raise ProtocolError(INVALID_REQUEST, "a response has a result or an error, not both")
+        if "error" in obj:
             return self._decode_error(obj, strict)
         frame = self.responses.get(method)
         if frame is None:
@@ -209,6 +237,34 @@ class Codec:
         if defaulted:  # read as their defaults, but still absent when encoded again
             message.result.__pydantic_fields_set__.difference_update(defaulted)
         return LenientResponse(message, invalid) if lenient else message
+
+    def _as_bytes(self, data: Any) -> bytes:
+        """`data` as UTF-8 bytes within the size limit (which counts bytes, whatever the input type)."""
+        if isinstance(data, str):
+            if len(data) > self.max_bytes:  # a character is at least one byte
+                raise ProtocolError(
+                    INVALID_REQUEST,
+                    f"message of {len(data)} characters exceeds the {self.max_bytes}-byte limit",
+                )
+            try:
+                data = data.encode()
+            except UnicodeEncodeError:
+                raise ProtocolError(
+                    PARSE_ERROR,
+                    "not valid JSON: the text holds a lone surrogate, which UTF-8 cannot encode",
+                ) from None
+        elif isinstance(data, bytearray | memoryview):
+            data = bytes(data)
+        elif not isinstance(data, bytes):
+            raise ProtocolError(
+                PARSE_ERROR, f"cannot decode a {type(data).__name__}; expected bytes or str"
+            )
+        if len(data) > self.max_bytes:
+            raise ProtocolError(
+                INVALID_REQUEST,
+                f"message of {len(data)} bytes exceeds the {self.max_bytes}-byte limit",
+            )
+        return data
 
     def _parse(self, data: bytes | str) -> Any:
         if not isinstance(data, bytes | bytearray | memoryview | str):
@@ -352,10 +408,11 @@ class Codec:
         if isinstance(value, BaseModel):
             if value.__pydantic_extra__ and type(value).__name__ not in self.open_models:
                 out.extend(f"{path}{key}" for key in value.__pydantic_extra__)
-            fields = type(value).model_fields
+            names = _wire_names(type(value))
             for name in value.model_fields_set:
-                alias = fields[name].alias if name in fields else None
-                self._collect_extras(getattr(value, name, None), f"{path}{alias or name}.", out)
+                self._collect_extras(
+                    getattr(value, name, None), f"{path}{names.get(name, name)}.", out
+                )
         elif isinstance(value, list | tuple):
             for index, item in enumerate(value):
                 self._collect_extras(item, f"{path}{index}.", out)
@@ -390,6 +447,10 @@ class Codec:
     def _check_request(self, obj: dict[str, Any], method: str) -> None:
         """Checks of a request or notification beyond its model."""
 
+    def _needs_preparing(self, spec: MethodSpec, data: bytes) -> bool:
+        """Whether a result may lack members `_prepare_result` fills (then one pass would fail)."""
+        return False
+
     def _prepare_result(self, obj: dict[str, Any], spec: MethodSpec | None) -> tuple[str, ...]:
         """Adjust a result response before validation; returns the result members it defaulted."""
         return ()
@@ -412,6 +473,8 @@ class Codec:
                 raise ProtocolError(
                     INVALID_REQUEST, f"JSON-RPC batches are not part of revision {self.revision}"
                 )
+            if not message:
+                raise ProtocolError(INVALID_REQUEST, "an empty batch is not a valid message")
             return b"[" + b",".join(self._encode_one(m) for m in message) + b"]"
         return self._encode_one(message)
 
@@ -517,7 +580,7 @@ class Codec:
                 INTERNAL_ERROR, f"cannot express {method} {kind} in revision {self.revision}",
                 {"errors": _error_list(exc)},
             ) from None  # fmt: skip
-        _clear_extras(own)
+        _clear_extras(own, self.open_models)
         return own
 
     def _public_params(self, data: dict[str, Any], client_capabilities: Any) -> dict[str, Any]:

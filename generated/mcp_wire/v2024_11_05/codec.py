@@ -301,7 +301,6 @@ _ENVELOPE_KEYS = frozenset(
         "io.modelcontextprotocol/clientInfo",
         "io.modelcontextprotocol/logLevel",
         "io.modelcontextprotocol/protocolVersion",
-        "progressToken",
     }
 )
 
@@ -369,11 +368,15 @@ class RevisionCodec(Codec):
             "InitializedNotificationParams",
             "JSONRPCNotificationParams",
             "JSONRPCRequestParams",
+            "JSONRPCRequestParamsMeta",
             "ListRootsRequestParams",
+            "ListRootsRequestParamsMeta",
             "NotificationParams",
             "PingRequestParams",
+            "PingRequestParamsMeta",
             "PromptListChangedNotificationParams",
             "RequestParams",
+            "RequestParamsMeta",
             "ResourceListChangedNotificationParams",
             "Result",
             "RootsListChangedNotificationParams",

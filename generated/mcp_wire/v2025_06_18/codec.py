@@ -316,7 +316,6 @@ _ENVELOPE_KEYS = frozenset(
         "io.modelcontextprotocol/clientInfo",
         "io.modelcontextprotocol/logLevel",
         "io.modelcontextprotocol/protocolVersion",
-        "progressToken",
     }
 )
 

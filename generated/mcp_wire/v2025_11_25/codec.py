@@ -182,7 +182,6 @@ _ENVELOPE_KEYS = frozenset(
         "io.modelcontextprotocol/clientInfo",
         "io.modelcontextprotocol/logLevel",
         "io.modelcontextprotocol/protocolVersion",
-        "progressToken",
     }
 )
 

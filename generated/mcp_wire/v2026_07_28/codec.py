@@ -166,7 +166,12 @@ class RevisionCodec(Codec):
             "InputRequests",
             "InputResponses",
             "JSONObject",
+            "MetaObject",
+            "NotificationMetaObject",
+            "RequestMetaObject",
             "Result",
+            "ResultMetaObject",
+            "SubscriptionsListenResultMetaObject",
             "ToolInputSchema",
             "ToolOutputSchema",
         }
@@ -353,14 +358,21 @@ class RevisionCodec(Codec):
             obj["result"] = {**{k: _CACHE_DEFAULTS[k] for k in missing}, **result}
         return missing
 
+    def _needs_preparing(self, spec: MethodSpec, data: bytes) -> bool:
+        if b'"resultType"' not in data:
+            return True
+        return spec.cacheable and any(f'"{key}"'.encode() not in data for key in _CACHE_DEFAULTS)
+
     def _check_outgoing(self, message: BaseModel) -> None:
-        result = getattr(message, "result", None)
-        if isinstance(result, BaseModel) and "resultType" not in result.model_fields_set:
+        # Reads __dict__, not attributes: a missing field would cost a raised AttributeError.
+        result = message.__dict__.get("result")
+        if isinstance(result, BaseModel) and "resultType" not in result.__pydantic_fields_set__:
             raise ProtocolError(INTERNAL_ERROR, "a result of this revision must carry resultType")
-        params = getattr(message, "params", None)
-        meta = getattr(params, "meta", None)
-        if isinstance(meta, BaseModel):
-            minted = _minted_reserved_keys(meta.model_dump(by_alias=True, exclude_unset=True))
+        params = message.__dict__.get("params")
+        meta = params.__dict__.get("meta") if isinstance(params, BaseModel) else None
+        if isinstance(meta, BaseModel) and meta.__pydantic_extra__:
+            # Declared keys are this revision's own; only extra ones can be minted.
+            minted = _minted_reserved_keys(meta.__pydantic_extra__)
             if minted:
                 raise ProtocolError(
                     INTERNAL_ERROR,
