@@ -948,10 +948,8 @@ def test_legacy_list_results_become_public_with_caching_defaults(rev: str):
         assert public.resultType == "complete"
         assert public.ttlMs == 0
         assert public.cacheScope == "private"
-        data = wire(public)
-        assert {
-            k: v for k, v in data.items() if k not in ("ttlMs", "cacheScope", "resultType")
-        } == (result)
+        backfilled = ("ttlMs", "cacheScope", "resultType")
+        assert {k: v for k, v in wire(public).items() if k not in backfilled} == result
 
 
 def test_2024_11_05_list_tools_result_to_public():
@@ -1042,3 +1040,13 @@ def test_public_layer_failures_are_protocol_errors(rev: str):
     assert err.code == INTERNAL_ERROR and "name" in error_fields(err)
     err = fails(codec.to_public, "tools/call", {"name": 5}, "params")
     assert err.code == INTERNAL_ERROR and "name" in error_fields(err)
+
+
+@pytest.mark.parametrize("result_type", ["task", "bogus", ""])
+def test_modern_result_with_an_unrecognised_result_type_is_invalid(result_type: str) -> None:
+    codec = mcp_wire.codec("2026-07-28")
+    frame = {"jsonrpc": "2.0", "id": 1, "result": {"resultType": result_type, "content": []}}
+    with pytest.raises(mcp_wire.ProtocolError) as info:
+        codec.decode_response(json.dumps(frame), "tools/call")
+    assert info.value.code == -32600
+    assert "unrecognised resultType" in info.value.message

@@ -103,8 +103,9 @@ def _clear_extras(value: Any, open_models: frozenset[str]) -> None:
 
 def _may_hold_inf_nan(data: bytes) -> bool:
     """NaN and Infinity are not JSON, but the one-pass validator reads them as numbers: a message
-    that may hold them takes the careful path, which refuses them."""
-    return b"NaN" in data or b"Infinity" in data
+    that may hold them takes the careful path, which refuses them. (A byte first: `int in bytes`
+    is a memchr, ten times cheaper than a substring search.)"""
+    return (78 in data and b"NaN" in data) or (73 in data and b"Infinity" in data)  # N, I
 
 
 @functools.cache
@@ -240,7 +241,9 @@ class Codec:
 
     def _as_bytes(self, data: Any) -> bytes:
         """`data` as UTF-8 bytes within the size limit (which counts bytes, whatever the input type)."""
-        if isinstance(data, str):
+        if type(data) is bytes:
+            pass
+        elif isinstance(data, str):
             if len(data) > self.max_bytes:  # a character is at least one byte
                 raise ProtocolError(
                     INVALID_REQUEST,
@@ -253,9 +256,9 @@ class Codec:
                     PARSE_ERROR,
                     "not valid JSON: the text holds a lone surrogate, which UTF-8 cannot encode",
                 ) from None
-        elif isinstance(data, bytearray | memoryview):
+        elif isinstance(data, bytes | bytearray | memoryview):
             data = bytes(data)
-        elif not isinstance(data, bytes):
+        else:
             raise ProtocolError(
                 PARSE_ERROR, f"cannot decode a {type(data).__name__}; expected bytes or str"
             )

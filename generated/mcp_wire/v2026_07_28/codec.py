@@ -46,12 +46,13 @@ _KNOWN_RESERVED_KEYS = frozenset(
 )
 
 
-def _result_type(value: Any) -> str:
-    """The tag of a result: the interim "input required" result or a complete one."""
+def _result_type(value: Any) -> str | None:
+    """The tag of a result: interim ("input required") or complete. Any other value is one this
+    codec does not recognise, which the protocol says to treat as invalid (None: no branch)."""
     kind = (
         value.get("resultType") if isinstance(value, dict) else getattr(value, "resultType", None)
     )
-    return _INTERIM if kind == _INTERIM else _COMPLETE
+    return kind if kind == _INTERIM or kind == _COMPLETE else None
 
 
 _GOOD_META_KEYS: set[str] = set()  # keys already checked; bounded, for the hot path
@@ -89,7 +90,11 @@ class GetPromptResultResponse(m.GetPromptResultResponse):
     result: Annotated[
         Annotated[m.InputRequiredResult, Tag("input_required")]
         | Annotated[m.GetPromptResult, Tag("complete")],
-        Discriminator(_result_type),
+        Discriminator(
+            _result_type,
+            custom_error_type="result_type",
+            custom_error_message="unrecognised resultType",
+        ),
     ]
 
 
@@ -99,7 +104,11 @@ class ReadResourceResultResponse(m.ReadResourceResultResponse):
     result: Annotated[
         Annotated[m.InputRequiredResult, Tag("input_required")]
         | Annotated[m.ReadResourceResult, Tag("complete")],
-        Discriminator(_result_type),
+        Discriminator(
+            _result_type,
+            custom_error_type="result_type",
+            custom_error_message="unrecognised resultType",
+        ),
     ]
 
 
@@ -109,7 +118,11 @@ class CallToolResultResponse(m.CallToolResultResponse):
     result: Annotated[
         Annotated[m.InputRequiredResult, Tag("input_required")]
         | Annotated[m.CallToolResult, Tag("complete")],
-        Discriminator(_result_type),
+        Discriminator(
+            _result_type,
+            custom_error_type="result_type",
+            custom_error_message="unrecognised resultType",
+        ),
     ]
 
 
