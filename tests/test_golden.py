@@ -11,22 +11,12 @@ from pydantic import TypeAdapter
 import mcp_wire
 from codegen.ir import Kind
 from tests.conftest import REVISIONS, official_schema, revision_ir
+from tests.oracle import json_equal
 from tests.wire_samples import GOLDEN, file_name, render
 
 CASES = [
     (rev, m.name) for rev in REVISIONS for m in revision_ir(rev).methods
 ]  # fmt: skip
-
-
-def strict_equal(a: Any, b: Any) -> bool:
-    """JSON equality where 1 and 1.0 and True differ."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
-    return a == b
 
 
 def golden(rev: str, method: str) -> dict[str, Any]:
@@ -52,7 +42,7 @@ def test_message_round_trips_both_ways(rev: str, method: str) -> None:
         # Embedded in an "input required" result, never sent as JSON-RPC.
         adapter = TypeAdapter(codec.methods[method].message)
         decoded = adapter.validate_json(raw)
-        assert strict_equal(
+        assert json_equal(
             json.loads(adapter.dump_json(decoded, by_alias=True, exclude_unset=True)), message
         )
         with pytest.raises(mcp_wire.ProtocolError) as info:
@@ -62,13 +52,13 @@ def test_message_round_trips_both_ways(rev: str, method: str) -> None:
     decoded = codec.decode(raw)
     frames = codec.requests if spec.kind is Kind.REQUEST else codec.notifications
     assert type(decoded) is frames[method]
-    assert strict_equal(json.loads(codec.encode(decoded)), message)
+    assert json_equal(json.loads(codec.encode(decoded)), message)
     params = message.get("params")
     if spec.kind is Kind.REQUEST:
         built = codec.request(method, params, id=message["id"])
     else:
         built = codec.notification(method, params)
-    assert strict_equal(json.loads(codec.encode(built)), message)
+    assert json_equal(json.loads(codec.encode(built)), message)
 
 
 @pytest.mark.parametrize(("rev", "method"), CASES, ids=[f"{r}:{m}" for r, m in CASES])
@@ -83,7 +73,7 @@ def test_results_round_trip_both_ways(rev: str, method: str) -> None:
         if spec.kind is Kind.INPUT_REQUEST:
             adapter = TypeAdapter(expected_type)
             value = adapter.validate_python(result)
-            assert strict_equal(
+            assert json_equal(
                 adapter.dump_python(value, mode="json", by_alias=True, exclude_unset=True), result
             )
             continue
@@ -91,6 +81,6 @@ def test_results_round_trip_both_ways(rev: str, method: str) -> None:
         decoded = codec.decode_response(json.dumps(frame), method)
         assert type(decoded) is codec.responses[method]
         assert isinstance(decoded.result, getattr(expected_type, "__value__", expected_type))
-        assert strict_equal(json.loads(codec.encode(decoded)), frame)
+        assert json_equal(json.loads(codec.encode(decoded)), frame)
         built = codec.response("r-1", method, result)
-        assert strict_equal(json.loads(codec.encode(built)), frame)
+        assert json_equal(json.loads(codec.encode(built)), frame)
