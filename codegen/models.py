@@ -6,8 +6,10 @@ the output's contract (reviewed diffs depend on them), so change them only on pu
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import tokenize
 import warnings
 from typing import Any
 
@@ -79,4 +81,56 @@ def generate_models(normalized_schema: dict[str, Any], revision: str) -> str:
     # Models build their validators on first use (defer_build in the base class), which also
     # resolves forward references; eager model_rebuild() calls would cost the import that time.
     lines = [line for line in lines if not _REBUILD.match(line)]
-    return "\n".join(lines) + "\n"
+    source = "\n".join(lines) + "\n"
+    return _keep_schema_names(source, set(normalized_schema.get("$defs", {})), revision)
+
+
+_FROM_IMPORT = re.compile(r"^from [\w.]+ import (?P<names>[\w, ]+)$", re.MULTILINE)
+
+
+def _keep_schema_names(source: str, definitions: set[str], revision: str) -> str:
+    """Every model keeps its schema name, also one named like a name the module imports.
+
+    datamodel-code-generator renames such a model (2024-11-05's `Annotated` became
+    `AnnotatedModel`), and the revision package then exported `typing.Annotated` under the
+    schema's name. Instead, the import gets a private alias (`Annotated as _Annotated`) and the
+    model its own name back. Only code tokens are rewritten, never docstrings or comments.
+    """
+    imported = {n.strip() for m in _FROM_IMPORT.finditer(source) for n in m["names"].split(",")}
+    clashes = sorted(
+        name
+        for name in definitions & imported
+        if f"{name}Model" not in definitions and re.search(rf"^class {name}Model\(", source, re.M)
+    )
+    if not clashes:
+        return source
+    renames: dict[str, str] = {}
+    for name in clashes:
+        if re.search(rf"\b_{name}\b", source):
+            raise CodegenError(f"{revision}: cannot alias the import {name}: _{name} is taken")
+        renames[name] = f"_{name}"
+        renames[f"{name}Model"] = name
+    edits: dict[int, list[tuple[int, int, str]]] = {}
+    in_import = False
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.NAME and tok.string in ("from", "import") and tok.start[1] == 0:
+            in_import = True
+        elif tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+            in_import = False
+        if tok.type != tokenize.NAME or tok.string not in renames:
+            continue
+        new = renames[tok.string]
+        if in_import:
+            new = f"{tok.string} as {new}"
+        edits.setdefault(tok.start[0], []).append((tok.start[1], tok.end[1], new))
+    lines = source.splitlines(keepends=True)
+    for row, changes in edits.items():
+        line = lines[row - 1]
+        for start, end, new in sorted(changes, reverse=True):
+            line = line[:start] + new + line[end:]
+        lines[row - 1] = line
+    out = "".join(lines)
+    for name in clashes:
+        if not re.search(rf"^class {name}\(", out, re.M):
+            raise CodegenError(f"{revision}: model {name} lost its schema name")
+    return out

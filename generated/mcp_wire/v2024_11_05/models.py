@@ -2,7 +2,8 @@
 # input: MCP schema revision 2024-11-05, schema.json sha256 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated as _Annotated
+from typing import Literal
 
 from pydantic import Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
@@ -204,7 +205,7 @@ class ModelPreferences(WireModel):
     balance them against other considerations.
     """
 
-    costPriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    costPriority: _Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
@@ -220,13 +221,13 @@ class ModelPreferences(WireModel):
     The client SHOULD prioritize these hints over the numeric priorities, but
     MAY still use the priorities to select from ambiguous matches.
     """
-    intelligencePriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    intelligencePriority: _Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speedPriority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    speedPriority: _Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -235,7 +236,7 @@ class ModelPreferences(WireModel):
 
 
 class NotificationParams(WireModel):
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -250,7 +251,7 @@ class PaginatedRequestParams(WireModel):
 
 
 class PaginatedResult(WireModel):
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -287,7 +288,7 @@ class PromptArgument(WireModel):
 
 
 class PromptListChangedNotificationParams(WireModel):
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -341,7 +342,7 @@ class ResourceContents(WireModel):
 
 
 class ResourceListChangedNotificationParams(WireModel):
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -367,7 +368,7 @@ class ResourceUpdatedNotificationParams(WireModel):
 
 
 class Result(WireModel):
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -399,7 +400,7 @@ class Root(WireModel):
 
 
 class RootsListChangedNotificationParams(WireModel):
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -473,7 +474,7 @@ class TextContentAnnotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    priority: _Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -503,7 +504,7 @@ class ToolInputSchemaPropertiesValue(WireModel):
 
 
 class ToolListChangedNotificationParams(WireModel):
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -523,7 +524,7 @@ class AnnotatedAnnotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    priority: _Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -566,7 +567,7 @@ class ClientCapabilities(WireModel):
 
 class CompleteRequestParams(WireModel):
     argument: CompleteRequestParamsArgument
-    ref: Annotated[PromptReference | ResourceReference, Field(discriminator="type")]
+    ref: _Annotated[PromptReference | ResourceReference, Field(discriminator="type")]
 
 
 class CompleteResult(WireModel):
@@ -574,7 +575,7 @@ class CompleteResult(WireModel):
     The server's response to a completion/complete request
     """
 
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -588,7 +589,7 @@ class EmbeddedResourceAnnotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    priority: _Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -617,7 +618,7 @@ class ImageContentAnnotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    priority: _Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -637,7 +638,7 @@ class InitializeRequestParams(WireModel):
 
 
 class InitializedNotificationParams(WireModel):
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -659,7 +660,7 @@ class JSONRPCErrorError(WireModel):
 
 
 class JSONRPCNotificationParams(WireModel):
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -723,7 +724,7 @@ class ListRootsResult(WireModel):
     or file that the server can operate on.
     """
 
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -822,7 +823,7 @@ class ReadResourceResult(WireModel):
     The server's response to a resources/read request from the client.
     """
 
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -830,7 +831,7 @@ class ReadResourceResult(WireModel):
 
 
 class RequestParams(WireModel):
-    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
 
 
 class ResourceAnnotations(WireModel):
@@ -840,7 +841,7 @@ class ResourceAnnotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    priority: _Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -866,7 +867,7 @@ class ResourceTemplateAnnotations(WireModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    priority: _Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -970,7 +971,7 @@ class UnsubscribeRequest(WireModel):
     params: UnsubscribeRequestParams
 
 
-class AnnotatedModel(WireModel):
+class Annotated(WireModel):
     """
     Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
@@ -1055,7 +1056,7 @@ class InitializeResult(WireModel):
     After receiving an initialize request from the client, the server sends this response.
     """
 
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -1103,7 +1104,7 @@ class JSONRPCNotification(WireModel):
 
 
 class JSONRPCRequestParams(WireModel):
-    meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: _Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
 
 
 class ListPromptsResult(WireModel):
@@ -1111,7 +1112,7 @@ class ListPromptsResult(WireModel):
     The server's response to a prompts/list request from the client.
     """
 
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -1124,11 +1125,11 @@ class ListPromptsResult(WireModel):
 
 
 class ListRootsRequestParams(WireModel):
-    meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: _Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
 
 
 class PingRequestParams(WireModel):
-    meta: Annotated[PingRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: _Annotated[PingRequestParamsMeta | None, Field(alias="_meta")] = None
 
 
 class ProgressNotification(WireModel):
@@ -1148,7 +1149,7 @@ class PromptMessage(WireModel):
     resources from the MCP server.
     """
 
-    content: Annotated[TextContent | ImageContent | EmbeddedResource, Field(discriminator="type")]
+    content: _Annotated[TextContent | ImageContent | EmbeddedResource, Field(discriminator="type")]
     role: Role
 
 
@@ -1224,13 +1225,13 @@ class SamplingMessage(WireModel):
     Describes a message issued to or received from an LLM API.
     """
 
-    content: Annotated[TextContent | ImageContent, Field(discriminator="type")]
+    content: _Annotated[TextContent | ImageContent, Field(discriminator="type")]
     role: Role
 
 
 ServerNotification = TypeAliasType(
     "ServerNotification",
-    Annotated[
+    _Annotated[
         CancelledNotification
         | ProgressNotification
         | ResourceListChangedNotification
@@ -1260,7 +1261,8 @@ class Tool(WireModel):
 
 
 Content = TypeAliasType(
-    "Content", Annotated[TextContent | ImageContent | EmbeddedResource, Field(discriminator="type")]
+    "Content",
+    _Annotated[TextContent | ImageContent | EmbeddedResource, Field(discriminator="type")],
 )
 
 
@@ -1278,7 +1280,7 @@ class CallToolResult(WireModel):
     should be reported as an MCP error response.
     """
 
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -1293,7 +1295,7 @@ class CallToolResult(WireModel):
 
 ClientNotification = TypeAliasType(
     "ClientNotification",
-    Annotated[
+    _Annotated[
         CancelledNotification
         | InitializedNotification
         | ProgressNotification
@@ -1331,11 +1333,11 @@ class CreateMessageResult(WireModel):
     The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
     """
 
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    content: Annotated[TextContent | ImageContent, Field(discriminator="type")]
+    content: _Annotated[TextContent | ImageContent, Field(discriminator="type")]
     model: str
     """
     The name of the model that generated the message.
@@ -1352,7 +1354,7 @@ class GetPromptResult(WireModel):
     The server's response to a prompts/get request from the client.
     """
 
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -1379,7 +1381,7 @@ class ListResourceTemplatesResult(WireModel):
     The server's response to a resources/templates/list request from the client.
     """
 
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -1396,7 +1398,7 @@ class ListResourcesResult(WireModel):
     The server's response to a resources/list request from the client.
     """
 
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -1428,7 +1430,7 @@ class ListToolsResult(WireModel):
     The server's response to a tools/list request from the client.
     """
 
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -1466,7 +1468,7 @@ ServerResult = TypeAliasType(
 
 ClientRequest = TypeAliasType(
     "ClientRequest",
-    Annotated[
+    _Annotated[
         InitializeRequest
         | PingRequest
         | ListResourcesRequest
@@ -1504,5 +1506,7 @@ JSONRPCMessage = TypeAliasType(
 
 ServerRequest = TypeAliasType(
     "ServerRequest",
-    Annotated[PingRequest | CreateMessageRequest | ListRootsRequest, Field(discriminator="method")],
+    _Annotated[
+        PingRequest | CreateMessageRequest | ListRootsRequest, Field(discriminator="method")
+    ],
 )
