@@ -38,3 +38,46 @@ def test_official_frame_decodes_to_its_exact_class(path: Path) -> None:
     assert type(message).__name__ == expected
     assert isinstance(message, getattr(mcp_wire.v2026_07_28, expected))
     assert json_equal(json.loads(codec.encode(message)), frame)
+
+
+ERROR_FRAMES = [p for p in FRAMES if "error" in json.loads(p.read_bytes())]
+GENERIC_ERROR = "JSONRPCErrorResponse"
+
+
+def test_the_official_error_frames_are_found() -> None:
+    assert len(ERROR_FRAMES) == 3
+
+
+@pytest.mark.parametrize("path", ERROR_FRAMES, ids=lambda p: p.parent.name)
+def test_an_error_frame_is_chosen_by_its_own_code_not_by_a_code_inside_its_data(
+    path: Path,
+) -> None:
+    """The codec may guess a typed error frame from the bytes; the guess must never stick when
+    the error's own code says otherwise, whatever order the members come in."""
+    codec = mcp_wire.codec("2026-07-28")
+    frame = json.loads(path.read_bytes())
+    error = frame["error"]
+    own, generic = error["code"], -32603
+    # A `code` member in data, written before the error's own code.
+    decoys = {**frame, "error": {"data": {**error.get("data", {}), "code": generic}, **error}}
+    message = codec.decode(json.dumps(decoys))
+    assert type(message).__name__ == path.parent.name
+    assert message.error.code == own
+    # The error's own code made generic, with the typed code as a decoy: the generic frame.
+    generic_frame = {
+        **frame,
+        "error": {"data": {"code": own}, "code": generic, "message": error["message"]},
+    }
+    message = codec.decode(json.dumps(generic_frame))
+    assert type(message).__name__ == GENERIC_ERROR
+    for strict in (False, True):
+        assert type(codec.decode(json.dumps(frame), strict=strict)).__name__ == path.parent.name
+    with pytest.raises(mcp_wire.ProtocolError) as caught:
+        codec.decode(json.dumps({**frame, "result": {}}))
+    assert caught.value.code == -32600
+    with pytest.raises(mcp_wire.ProtocolError) as caught:
+        codec.decode(json.dumps({**frame, "error": {**error, "code": float(own)}}))
+    assert caught.value.code == -32600
+    with pytest.raises(mcp_wire.ProtocolError) as caught:
+        codec.decode(json.dumps({**frame, "surplus": 1}), strict=True)
+    assert caught.value.code == -32600 and caught.value.data == {"unknown": ["surplus"]}

@@ -9,6 +9,7 @@ frame type structurally and by `method`, validate once) and back. Every failure 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Union
@@ -27,6 +28,7 @@ from ._errors import (
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 MAX_REPORTED_ERRORS = 8
+_ERROR_CODE = re.compile(rb'"code"\s*:\s*(-?[0-9]+)([.eE]?)')
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +155,7 @@ class Codec:
         message = self._decode_fast(data)
         if message is not None:
             if strict:
-                self._check_strict(message, message.method)
+                self._check_strict(message, message.__dict__.get("method"))
             return message
         obj = self._parse(data)
         if isinstance(obj, list):
@@ -161,29 +163,63 @@ class Codec:
         return self._decode_object(obj, strict)
 
     def _decode_fast(self, data: bytes) -> Any:
-        """One validation pass from bytes, for a well-formed request or notification.
+        """One validation pass from bytes, for a well-formed request, notification or error
+        response.
 
-        Anything else (responses, batches, every kind of error) returns None and takes the
-        step-by-step path, which also names the exact failure.
+        Anything else (result responses without a known method, batches, every kind of invalid
+        message) returns None and takes the step-by-step path, which also names the exact failure.
         """
+        if len(data) > self.max_bytes or _may_hold_inf_nan(data):
+            return None
+        if b'"method"' in data:
+            return self._decode_message_fast(data)
+        if b'"error"' in data:
+            return self._decode_error_fast(data)
+        return None
+
+    def _decode_message_fast(self, data: bytes) -> Any:
         adapter = self._messages
         if adapter is None:
             frames = [*self.requests.values(), *self.notifications.values()]
-            if not frames or len(data) > self.max_bytes:
+            if not frames:
                 return None
             union: Any = Union[tuple(frames)]  # noqa: UP007 (a union built at run time)
             tagged: Any = Annotated[
                 union, Field(discriminator="method")
             ]  # pyright: ignore[reportInvalidTypeForm]
             adapter = self._messages = TypeAdapter[Any](tagged)
-        if b'"method"' not in data or len(data) > self.max_bytes or _may_hold_inf_nan(data):
-            return None
         try:
             message = adapter.validator.validate_json(data)
         except ValueError:
             return None
         extra = message.__pydantic_extra__
         if extra and "id" in extra or not self._accept_fast(message):
+            return None
+        return message
+
+    def _decode_error_fast(self, data: bytes) -> Any:
+        """The frame is guessed from the first `"code": <int>` in the bytes, then confirmed from
+        the validated message: a wrong guess (a `code` inside `data`, say) only costs the careful
+        path."""
+        codes = _ERROR_CODE.findall(data)
+        if any(fraction for _, fraction in codes):
+            return None  # pydantic reads -32020.0 as the literal -32020: let the careful path judge
+        frame = (
+            self.error_frames.get(int(codes[0][0]), self.error_response)
+            if codes
+            else self.error_response
+        )
+        try:
+            message = frame.__pydantic_validator__.validate_json(data)
+        except ValueError:
+            return None
+        code: Any = getattr(message.__dict__.get("error"), "code", None)
+        extra = message.__pydantic_extra__
+        if (
+            self.error_frames.get(code, self.error_response) is not frame
+            or extra
+            and "result" in extra
+        ):
             return None
         return message
 
