@@ -305,16 +305,8 @@ class Codec:
             )
         return data
 
-    def _parse(self, data: bytes | str) -> Any:
-        if not isinstance(data, bytes | bytearray | memoryview | str):
-            raise ProtocolError(
-                PARSE_ERROR, f"cannot decode a {type(data).__name__}; expected bytes or str"
-            )
-        if len(data) > self.max_bytes:
-            raise ProtocolError(
-                INVALID_REQUEST,
-                f"message of {len(data)} bytes exceeds the {self.max_bytes}-byte limit",
-            )
+    def _parse(self, data: bytes) -> Any:
+        """The JSON value in `data` (bytes from `_as_bytes`: type and size already checked)."""
         try:
             return pydantic_core.from_json(data, allow_inf_nan=False)
         except ValueError as exc:
