@@ -706,6 +706,31 @@ def test_modern_result_without_result_type_reads_as_complete(rev: str):
     assert generic.result.resultType == complete
 
 
+CACHEABLE_CASES = [(r, m.name) for r in MODERN for m in revision_ir(r).methods if m.cacheable]
+
+
+@pytest.mark.parametrize(("rev", "method"), CACHEABLE_CASES)
+def test_modern_absent_caching_hints_read_as_defaults_and_stay_absent(rev: str, method: str):
+    codec = mcp_wire.codec(rev)
+    full = result_of(rev, method)
+    assert {"ttlMs", "cacheScope"} <= full.keys()
+    for absent in (("ttlMs",), ("cacheScope",), ("ttlMs", "cacheScope")):
+        result = {k: v for k, v in full.items() if k not in absent}
+        # The member names also stand in the message, as text: they must not count as present.
+        result["_meta"] = {"note": " ".join(f'"{name}": 1' for name in absent)}
+        raw = dumps({"jsonrpc": "2.0", "id": 1, "result": result})
+        decoded = codec.decode_response(raw, method)
+        assert (decoded.result.ttlMs, decoded.result.cacheScope) == (
+            full["ttlMs"] if "ttlMs" not in absent else 0,
+            full["cacheScope"] if "cacheScope" not in absent else "private",
+        )
+        assert set(absent).isdisjoint(decoded.result.model_fields_set)
+        assert json.loads(codec.encode(decoded))["result"] == result
+    # Present hints are read as they are, in one pass or not.
+    decoded = codec.decode_response(dumps({"jsonrpc": "2.0", "id": 1, "result": full}), method)
+    assert json.loads(codec.encode(decoded))["result"] == full
+
+
 @pytest.mark.parametrize(("rev", "method"), INTERIM_CASES)
 def test_modern_interim_and_complete_results_are_told_apart(rev: str, method: str):
     codec = mcp_wire.codec(rev)

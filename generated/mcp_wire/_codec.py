@@ -241,7 +241,6 @@ class Codec:
             frame is not None
             and not lenient
             and len(data) <= self.max_bytes
-            and not self._needs_preparing(self.methods[method], data)
             and not _may_hold_inf_nan(data)
         ):
             try:  # the common case: one validation pass from bytes
@@ -249,7 +248,10 @@ class Codec:
             except ValueError:
                 pass
             else:
-                if not (message.__pydantic_extra__ and "error" in message.__pydantic_extra__):
+                extra = message.__pydantic_extra__
+                if not (extra and "error" in extra) and self._complete(
+                    self.methods[method], message
+                ):
                     if strict:
                         self._check_strict(message, None)
                     return message
@@ -478,9 +480,10 @@ class Codec:
     def _check_request(self, obj: dict[str, Any], method: str) -> None:
         """Checks of a request or notification beyond its model."""
 
-    def _needs_preparing(self, spec: MethodSpec, data: bytes) -> bool:
-        """Whether a result may lack members `_prepare_result` fills (then one pass would fail)."""
-        return False
+    def _complete(self, spec: MethodSpec, message: Any) -> bool:
+        """Whether a response validated in one pass has every member `_prepare_result` would
+        fill (else the careful path prepares it)."""
+        return True
 
     def _prepare_result(self, obj: dict[str, Any], spec: MethodSpec | None) -> tuple[str, ...]:
         """Adjust a result response before validation; returns the result members it defaulted."""
