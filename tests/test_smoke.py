@@ -1,6 +1,9 @@
 import importlib
+import re
+import typing
 
 import pydantic
+import typing_extensions
 
 import mcp_wire
 from tests.conftest import REVISIONS, revision_ir
@@ -23,3 +26,31 @@ def test_every_definition_keeps_its_schema_name_as_a_model_of_its_revision():
             if isinstance(exported, type):
                 assert exported.__module__ == models.__name__, (name, definition)
                 assert issubclass(exported, pydantic.BaseModel), (name, definition)
+
+
+def _mentions_any(annotation: object) -> bool:
+    if annotation is typing.Any:
+        return True
+    if isinstance(annotation, typing_extensions.TypeAliasType):  # JSONValue is one, never Any
+        return _mentions_any(annotation.__value__) if annotation.__name__ != "JsonValue" else False
+    return any(_mentions_any(arg) for arg in typing.get_args(annotation))
+
+
+def test_no_field_is_typed_any_and_no_class_name_is_numbered():
+    for name in REVISIONS:
+        ir = revision_ir(name)
+        models = importlib.import_module(f"{mcp_wire.revision(name).__name__}.models")
+        classes = [
+            c
+            for c in vars(models).values()
+            if isinstance(c, type)
+            and issubclass(c, pydantic.BaseModel)
+            and c.__module__ == models.__name__
+        ]
+        assert classes
+        for cls in classes:
+            assert cls.__name__ in ir.definitions, (name, cls.__name__)  # no invented names
+            assert not re.search(r"[A-Za-z]\d+$", cls.__name__), (name, cls.__name__)
+            cls.model_rebuild()
+            for field, info in cls.model_fields.items():
+                assert not _mentions_any(info.annotation), (name, cls.__name__, field)
