@@ -241,6 +241,7 @@ class Codec:
             frame is not None
             and not lenient
             and len(data) <= self.max_bytes
+            and not self._lacks_members(self.methods[method], data)
             and not _may_hold_inf_nan(data)
         ):
             try:  # the common case: one validation pass from bytes
@@ -479,6 +480,11 @@ class Codec:
 
     def _check_request(self, obj: dict[str, Any], method: str) -> None:
         """Checks of a request or notification beyond its model."""
+
+    def _lacks_members(self, spec: MethodSpec, data: bytes) -> bool:
+        """Whether the bytes surely lack a member `_prepare_result` fills: a one-pass attempt
+        would fail (a failed validation costs more than the careful path itself)."""
+        return False
 
     def _complete(self, spec: MethodSpec, message: Any) -> bool:
         """Whether a response validated in one pass has every member `_prepare_result` would
