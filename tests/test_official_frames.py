@@ -72,6 +72,11 @@ def test_an_error_frame_is_chosen_by_its_own_code_not_by_a_code_inside_its_data(
     assert type(message).__name__ == GENERIC_ERROR
     for strict in (False, True):
         assert type(codec.decode(json.dumps(frame), strict=strict)).__name__ == path.parent.name
+        # A client reads an error answering its request the same way.
+        answer = codec.decode_response(json.dumps(decoys), "tools/call", strict=strict)
+        assert type(answer).__name__ == path.parent.name
+    answer = codec.decode_response(json.dumps(generic_frame), "tools/call")
+    assert type(answer).__name__ == GENERIC_ERROR
     with pytest.raises(mcp_wire.ProtocolError) as caught:
         codec.decode(json.dumps({**frame, "result": {}}))
     assert caught.value.code == -32600

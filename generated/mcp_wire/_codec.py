@@ -163,13 +163,13 @@ class Codec:
         return self._decode_object(obj, strict)
 
     def _decode_fast(self, data: bytes) -> Any:
-        """One validation pass from bytes, for a well-formed request, notification or error
-        response.
+        """One validation pass from bytes (size already checked), for a well-formed request,
+        notification or error response.
 
         Anything else (result responses without a known method, batches, every kind of invalid
         message) returns None and takes the step-by-step path, which also names the exact failure.
         """
-        if len(data) > self.max_bytes or _may_hold_inf_nan(data):
+        if _may_hold_inf_nan(data):
             return None
         if b'"method"' in data:
             return self._decode_message_fast(data)
@@ -223,6 +223,20 @@ class Codec:
             return None
         return message
 
+    def _decode_response_fast(self, data: bytes, method: str) -> Any:
+        """One validation pass from bytes, for a well-formed result or error response."""
+        if b'"result"' not in data:
+            return self._decode_error_fast(data)
+        frame = self.responses.get(method)
+        if frame is None or self._needs_preparing(self.methods[method], data):
+            return None
+        try:
+            message = frame.__pydantic_validator__.validate_json(data)
+        except ValueError:
+            return None
+        extra = message.__pydantic_extra__
+        return None if extra and "error" in extra else message
+
     def _accept_fast(self, message: Any) -> bool:
         """Era checks a fast-decoded message must also pass (else the careful path decides)."""
         return True
@@ -236,26 +250,12 @@ class Codec:
         `LenientResponse` instead of failing the whole page.
         """
         data = self._as_bytes(data)
-        frame = self.responses.get(method)
-        if (
-            frame is not None
-            and not lenient
-            and len(data) <= self.max_bytes
-            and not self._lacks_members(self.methods[method], data)
-            and not _may_hold_inf_nan(data)
-        ):
-            try:  # the common case: one validation pass from bytes
-                message = frame.__pydantic_validator__.validate_json(data)
-            except ValueError:
-                pass
-            else:
-                extra = message.__pydantic_extra__
-                if not (extra and "error" in extra) and self._complete(
-                    self.methods[method], message
-                ):
-                    if strict:
-                        self._check_strict(message, None)
-                    return message
+        if not lenient and not _may_hold_inf_nan(data):
+            message = self._decode_response_fast(data, method)
+            if message is not None:
+                if strict:
+                    self._check_strict(message, None)
+                return message
         obj = self._parse(data)
         self._check_envelope(obj)
         if "error" in obj and "result" in obj:
@@ -481,15 +481,9 @@ class Codec:
     def _check_request(self, obj: dict[str, Any], method: str) -> None:
         """Checks of a request or notification beyond its model."""
 
-    def _lacks_members(self, spec: MethodSpec, data: bytes) -> bool:
-        """Whether the bytes surely lack a member `_prepare_result` fills: a one-pass attempt
-        would fail (a failed validation costs more than the careful path itself)."""
+    def _needs_preparing(self, spec: MethodSpec, data: bytes) -> bool:
+        """Whether a result may lack members `_prepare_result` fills (then one pass would fail)."""
         return False
-
-    def _complete(self, spec: MethodSpec, message: Any) -> bool:
-        """Whether a response validated in one pass has every member `_prepare_result` would
-        fill (else the careful path prepares it)."""
-        return True
 
     def _prepare_result(self, obj: dict[str, Any], spec: MethodSpec | None) -> tuple[str, ...]:
         """Adjust a result response before validation; returns the result members it defaulted."""

@@ -371,20 +371,10 @@ class RevisionCodec(Codec):
             obj["result"] = {**{k: _CACHE_DEFAULTS[k] for k in missing}, **result}
         return missing
 
-    def _lacks_members(self, spec: MethodSpec, data: bytes) -> bool:
+    def _needs_preparing(self, spec: MethodSpec, data: bytes) -> bool:
         if b'"resultType"' not in data:
             return True
         return spec.cacheable and any(f'"{key}"'.encode() not in data for key in _CACHE_DEFAULTS)
-
-    def _complete(self, spec: MethodSpec, message: Any) -> bool:
-        # The bytes may name a member only as text: the validated model decides.
-        result = message.__dict__.get("result")
-        given = getattr(result, "__pydantic_fields_set__", ())
-        if "resultType" not in given:
-            return False
-        if not spec.cacheable or result.__dict__["resultType"] == _INTERIM:
-            return True
-        return all(key in given for key in _CACHE_DEFAULTS)
 
     def _check_outgoing(self, message: BaseModel) -> None:
         # Reads __dict__, not attributes: a missing field would cost a raised AttributeError.
