@@ -23,11 +23,11 @@ check: fetch
 	$(CODEGEN) check
 
 lint: $(STAMP)
-	$(BIN)/ruff check codegen generated tests bench
-	$(BIN)/black --check --quiet codegen generated tests bench
+	$(BIN)/ruff check codegen generated runtime tests bench
+	$(BIN)/black --check --quiet codegen generated runtime tests bench
 
 typecheck: $(STAMP)
-	$(BIN)/pyright generated codegen
+	$(BIN)/pyright generated codegen runtime
 
 pytest: fetch
 	$(BIN)/pytest

@@ -19,7 +19,7 @@ from datamodel_code_generator.format import PythonVersion
 
 from codegen.errors import CodegenError
 
-BASE_MODULE = "mcp_wire._base"
+BASE_MODULE = "mcpio.wire.base"  # hand-written (runtime/), shared by every revision
 _REBUILD = re.compile(r"^\w+\.model_rebuild\(\)$")
 
 OPTIONS: dict[str, Any] = {

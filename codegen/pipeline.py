@@ -126,9 +126,6 @@ def render_package(
         latest=latest,
         inputs=inputs,
     )
-    files["_base.py"] = render("base.py.jinja", what="base")
-    files["_errors.py"] = render("errors.py.jinja", what="errors")
-    files["_codec.py"] = render("codec_base.py.jinja", what="codec machinery")
     files["py.typed"] = ""
     out = {}
     for path, text in sorted(files.items()):
@@ -139,8 +136,20 @@ def render_package(
     return out
 
 
+def _present(project: Project) -> set[str]:
+    """Every file now under generated/mcp_wire (relative paths), bytecode caches aside."""
+    if not project.package_dir.exists():
+        return set()
+    return {
+        str(p.relative_to(project.package_dir))
+        for p in project.package_dir.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
 def write_package(project: Project, files: dict[str, str], prune: bool) -> list[str]:
-    """Write files atomically; with prune, remove revision packages no longer generated."""
+    """Write files atomically; with prune, remove revision packages no longer generated and
+    every other file the generator no longer produces (what `check` would call stale)."""
     changed = []
     for path, text in files.items():
         target = project.package_dir / path
@@ -153,18 +162,16 @@ def write_package(project: Project, files: dict[str, str], prune: bool) -> list[
             if child.is_dir() and child.name.startswith("v") and child.name not in keep:
                 shutil.rmtree(child)
                 changed.append(child.name + "/")
+        for path in sorted(_present(project) - files.keys()):
+            (project.package_dir / path).unlink()
+            changed.append(path)
     return changed
 
 
 def stale_files(project: Project, files: dict[str, str]) -> list[str]:
     """A short unified diff per file that differs from what generation produces now."""
     report = []
-    present = {
-        str(p.relative_to(project.package_dir))
-        for p in project.package_dir.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
-    } if project.package_dir.exists() else set()  # fmt: skip
-    for path in sorted(present | files.keys()):
+    for path in sorted(_present(project) | files.keys()):
         target = project.package_dir / path
         if path not in files:
             report.append(f"generated/{PACKAGE}/{path}: not produced by the generator (stale)")

@@ -18,6 +18,7 @@ import pytest
 import mcp_wire
 from codegen.ir import Era, Kind, Revision
 from mcp_wire import ProtocolError
+from mcpio.wire import LenientResponse
 from tests.conftest import REVISIONS, revision_ir
 from tests.wire_samples import GOLDEN, file_name
 
@@ -843,7 +844,7 @@ def test_lenient_list_decoding_keeps_valid_items_and_reports_invalid_ones(rev: s
     fields = error_fields(err)
     assert f"result.{field}.1.{dropped}" in fields and f"result.{field}.3.name" in fields
     lenient = codec.decode_response(frame, method, lenient=True)
-    assert isinstance(lenient, mcp_wire._codec.LenientResponse)
+    assert isinstance(lenient, LenientResponse)
     assert type(lenient.response) is codec.responses[method]
     kept = getattr(lenient.response.result, field)
     assert [i.name for i in kept] == ["first", "second"]

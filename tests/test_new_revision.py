@@ -25,9 +25,11 @@ from codegen.cli import main
 from codegen.ir import Direction, Era, Kind
 from codegen.pins import Pin, render_pins
 from codegen.pipeline import Project, load_revision
-from tests.conftest import MIRROR, PROJECT, REVISIONS, revision_ir
+from tests.conftest import MIRROR, PROJECT, REVISIONS, ROOT, revision_ir
 
 BIN = Path(sys.executable).parent
+# The hand-written runtime the generated code imports (mcpio.wire): the checkout's, not copied.
+RUNTIME = ROOT / "runtime"
 COPY, CHANGED = "2027-01-01", "2027-02-02"
 
 
@@ -251,7 +253,7 @@ def test_generated_package_imports_and_validates(project: Path) -> None:
     }
     assert expected["eras"][COPY] == "modern" and expected["eras"][CHANGED] == "legacy"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = str(project / "generated")
+    env["PYTHONPATH"] = os.pathsep.join([str(project / "generated"), str(RUNTIME)])
     proc = subprocess.run(
         [sys.executable, "-c", IMPORT_CHECK, str(project / "generated"), json.dumps(expected)],
         capture_output=True, text=True, env=env, cwd=project, timeout=300, check=False,
@@ -263,7 +265,8 @@ def test_generated_package_imports_and_validates(project: Path) -> None:
 def test_pyright_is_clean_on_the_generated_tree(project: Path) -> None:
     config = {
         "include": ["generated"],
-        "extraPaths": ["generated"],  # mcp_wire resolves to this tree, not the checkout's
+        # mcp_wire resolves to this tree, not the checkout's; mcpio to the checkout's runtime.
+        "extraPaths": ["generated", str(RUNTIME)],
         "pythonVersion": "3.11",
         "typeCheckingMode": "standard",
         "venvPath": str(BIN.parent.parent),

@@ -12,10 +12,10 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal
 
-from mcp_wire._errors import ProtocolError
+from mcpio.wire.errors import ProtocolError
 
 if TYPE_CHECKING:
-    from mcp_wire._codec import Codec
+    from mcpio.wire.codec import Codec
 
 Era = Literal["legacy", "modern"]
 

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
-from mcp_wire._base import JSONValue, WireModel
+from mcpio.wire.base import JSONValue, WireModel
 
 
 class BlobResourceContents(WireModel):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from mcp_wire._base import WireModel
-from mcp_wire._codec import Codec, PublicMapping
 from mcp_wire.v2026_07_28 import models as public
+from mcpio.wire.base import WireModel
+from mcpio.wire.codec import Codec, PublicMapping
 
 from . import dispatch
 from . import models as m

@@ -11,8 +11,8 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Discriminator, Tag
 
-from mcp_wire._codec import Codec, MethodSpec, PublicMapping
-from mcp_wire._errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
+from mcpio.wire.codec import Codec, MethodSpec, PublicMapping
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 
 from . import dispatch
 from . import models as m

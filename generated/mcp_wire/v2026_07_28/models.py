@@ -7,7 +7,7 @@ from typing import Annotated, Literal, Union
 from pydantic import Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
-from mcp_wire._base import JSONValue, WireModel
+from mcpio.wire.base import JSONValue, WireModel
 
 
 class BaseMetadata(WireModel):

@@ -1,5 +1,6 @@
-{% include "_header.jinja" %}
 """What every generated model shares: the base class and the one JSON value type.
+
+Hand-written shared runtime code: every revision's generated `models.py` imports it.
 
 Validation is strict, as JSON Schema is: "1" is not an integer, 1.0 is not a request id.
 

@@ -1,5 +1,7 @@
-{% include "_header.jinja" %}
-"""The wire codec machinery every revision's codec shares; its tables come from the IR.
+"""The wire codec machinery every revision's codec shares: hand-written shared runtime code.
+
+Each revision's generated `mcp_wire.<revision>.codec` subclasses `Codec` and supplies only its
+tables (frames, methods, public mappings), which come from the IR; everything else lives here.
 
 A codec turns bytes into one typed, validated message of its revision (parse once, pick the
 frame type structurally and by `method`, validate once) and back. Every failure is a
@@ -17,7 +19,7 @@ from typing import Annotated, Any, ClassVar, Union
 import pydantic_core
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from ._errors import (
+from mcpio.wire.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -79,9 +81,10 @@ class PublicMapping:
 
 
 def _error_list(exc: ValidationError) -> list[dict[str, Any]]:
+    errors = exc.errors(include_url=False, include_context=False, include_input=False)
     return [
         {"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"], "type": e["type"]}
-        for e in exc.errors(include_url=False, include_context=False, include_input=False)[:MAX_REPORTED_ERRORS]
+        for e in errors[:MAX_REPORTED_ERRORS]
     ]
 
 
@@ -182,7 +185,7 @@ class Codec:
             if not frames:
                 return None
             union: Any = Union[tuple(frames)]  # noqa: UP007 (a union built at run time)
-            tagged: Any = Annotated[union, Field(discriminator="method")]  # pyright: ignore[reportInvalidTypeForm]
+            tagged: Any = Annotated[union, Field(discriminator="method")]
             adapter = self._messages = TypeAdapter[Any](tagged)
         try:
             message = adapter.validator.validate_json(data)
@@ -200,14 +203,20 @@ class Codec:
         codes = _ERROR_CODE.findall(data)
         if any(fraction for _, fraction in codes):
             return None  # pydantic reads -32020.0 as the literal -32020: let the careful path judge
-        frame = self.error_frames.get(int(codes[0][0]), self.error_response) if codes else self.error_response
+        frame = (
+            self.error_frames.get(int(codes[0][0]), self.error_response)
+            if codes
+            else self.error_response
+        )
         try:
             message = frame.__pydantic_validator__.validate_json(data)
         except ValueError:
             return None
         code: Any = getattr(message.__dict__.get("error"), "code", None)
         extra = message.__pydantic_extra__
-        if self.error_frames.get(code, self.error_response) is not frame or extra and "result" in extra:
+        if self.error_frames.get(code, self.error_response) is not frame or (
+            extra and "result" in extra
+        ):
             return None
         return message
 
@@ -267,22 +276,34 @@ class Codec:
         return LenientResponse(message, invalid) if lenient else message
 
     def _as_bytes(self, data: Any) -> bytes:
-        """`data` as UTF-8 bytes within the size limit (which counts bytes, whatever the input type)."""
+        """`data` as UTF-8 bytes within the size limit (which counts bytes, whatever the input
+        type)."""
         if type(data) is bytes:
             pass
         elif isinstance(data, str):
             if len(data) > self.max_bytes:  # a character is at least one byte
-                raise ProtocolError(INVALID_REQUEST, f"message of {len(data)} characters exceeds the {self.max_bytes}-byte limit")
+                raise ProtocolError(
+                    INVALID_REQUEST,
+                    f"message of {len(data)} characters exceeds the {self.max_bytes}-byte limit",
+                )
             try:
                 data = data.encode()
             except UnicodeEncodeError:
-                raise ProtocolError(PARSE_ERROR, "not valid JSON: the text holds a lone surrogate, which UTF-8 cannot encode") from None
+                raise ProtocolError(
+                    PARSE_ERROR,
+                    "not valid JSON: the text holds a lone surrogate, which UTF-8 cannot encode",
+                ) from None
         elif isinstance(data, bytes | bytearray | memoryview):
             data = bytes(data)
         else:
-            raise ProtocolError(PARSE_ERROR, f"cannot decode a {type(data).__name__}; expected bytes or str")
+            raise ProtocolError(
+                PARSE_ERROR, f"cannot decode a {type(data).__name__}; expected bytes or str"
+            )
         if len(data) > self.max_bytes:
-            raise ProtocolError(INVALID_REQUEST, f"message of {len(data)} bytes exceeds the {self.max_bytes}-byte limit")
+            raise ProtocolError(
+                INVALID_REQUEST,
+                f"message of {len(data)} bytes exceeds the {self.max_bytes}-byte limit",
+            )
         return data
 
     def _parse(self, data: bytes) -> Any:
@@ -294,7 +315,9 @@ class Codec:
 
     def _decode_batch(self, items: list[Any], strict: bool) -> list[Any]:
         if not self.batching:
-            raise ProtocolError(INVALID_REQUEST, f"JSON-RPC batches are not part of revision {self.revision}")
+            raise ProtocolError(
+                INVALID_REQUEST, f"JSON-RPC batches are not part of revision {self.revision}"
+            )
         if not items:
             raise ProtocolError(INVALID_REQUEST, "an empty batch is not a valid message")
         out = []
@@ -302,7 +325,11 @@ class Codec:
             try:
                 out.append(self._decode_object(item, strict))
             except ProtocolError as exc:
-                raise ProtocolError(exc.code, f"batch item {index}: {exc.message}", {"index": index, "error": exc.data}) from None
+                raise ProtocolError(
+                    exc.code,
+                    f"batch item {index}: {exc.message}",
+                    {"index": index, "error": exc.data},
+                ) from None
         return out
 
     def _check_envelope(self, obj: Any) -> None:
@@ -314,7 +341,9 @@ class Codec:
     @staticmethod
     def _check_id(value: Any) -> None:
         if type(value) is not str and type(value) is not int:
-            raise ProtocolError(INVALID_REQUEST, "id must be a string or an integer", {"field": "id"})
+            raise ProtocolError(
+                INVALID_REQUEST, "id must be a string or an integer", {"field": "id"}
+            )
 
     def _decode_object(self, obj: Any, strict: bool) -> Any:
         self._check_envelope(obj)
@@ -326,12 +355,16 @@ class Codec:
                 self._check_id(obj["id"])
                 frame = self.requests.get(method) or self._raise_unknown(method, "request")
             else:
-                frame = self.notifications.get(method) or self._raise_unknown(method, "notification")
+                frame = self.notifications.get(method) or self._raise_unknown(
+                    method, "notification"
+                )
             self._check_request(obj, method)
             return self._validate(frame, obj, strict, method)
         if "result" in obj:
             if "error" in obj:
-                raise ProtocolError(INVALID_REQUEST, "a response has a result or an error, not both")
+                raise ProtocolError(
+                    INVALID_REQUEST, "a response has a result or an error, not both"
+                )
             self._check_id(obj.get("id"))
             self._prepare_result(obj, None)
             return self._validate(self.result_response, obj, strict, None)
@@ -342,7 +375,11 @@ class Codec:
     def _decode_error(self, obj: dict[str, Any], strict: bool) -> Any:
         error = obj.get("error")
         code = error.get("code") if type(error) is dict else None
-        frame = self.error_frames.get(code, self.error_response) if type(code) is int else self.error_response
+        frame = (
+            self.error_frames.get(code, self.error_response)
+            if type(code) is int
+            else self.error_response
+        )
         return self._validate(frame, obj, strict, None)
 
     def _raise_unknown(self, method: str, kind: str) -> Any:
@@ -352,9 +389,15 @@ class Codec:
         spec = self.methods.get(method)
         if spec is not None and spec.kind != kind and spec.kind in ("request", "notification"):
             return ProtocolError(
-                INVALID_REQUEST, f"{method} is a {spec.kind} in revision {self.revision}, not a {kind}", {"method": method}
+                INVALID_REQUEST,
+                f"{method} is a {spec.kind} in revision {self.revision}, not a {kind}",
+                {"method": method},
             )
-        return ProtocolError(METHOD_NOT_FOUND, f"method {method!r} is not part of revision {self.revision}", {"method": method})
+        return ProtocolError(
+            METHOD_NOT_FOUND,
+            f"method {method!r} is not part of revision {self.revision}",
+            {"method": method},
+        )
 
     def _validate(self, frame: type[BaseModel], obj: Any, strict: bool, method: str | None) -> Any:
         try:
@@ -371,8 +414,14 @@ class Codec:
         first = errors[0] if errors else {"field": "", "message": str(exc)}
         where = f"{first['field']}: " if first["field"] else ""
         if in_params:
-            return ProtocolError(INVALID_PARAMS, f"invalid params for {method}: {where}{first['message']}", {"errors": errors})
-        return ProtocolError(INVALID_REQUEST, f"invalid message: {where}{first['message']}", {"errors": errors})
+            return ProtocolError(
+                INVALID_PARAMS,
+                f"invalid params for {method}: {where}{first['message']}",
+                {"errors": errors},
+            )
+        return ProtocolError(
+            INVALID_REQUEST, f"invalid message: {where}{first['message']}", {"errors": errors}
+        )
 
     def _check_strict(self, message: BaseModel, method: str | None) -> None:
         unknown: list[str] = []
@@ -381,7 +430,11 @@ class Codec:
             in_params = method is not None and all(u.startswith("params.") for u in unknown)
             code = INVALID_PARAMS if in_params else INVALID_REQUEST
             shown = ", ".join(unknown[:MAX_REPORTED_ERRORS])
-            raise ProtocolError(code, f"members not defined in revision {self.revision}: {shown}", {"unknown": unknown})
+            raise ProtocolError(
+                code,
+                f"members not defined in revision {self.revision}: {shown}",
+                {"unknown": unknown},
+            )
 
     def _collect_extras(self, value: Any, path: str, out: list[str]) -> None:
         if isinstance(value, BaseModel):
@@ -389,7 +442,9 @@ class Codec:
                 out.extend(f"{path}{key}" for key in value.__pydantic_extra__)
             names = _wire_names(type(value))
             for name in value.model_fields_set:
-                self._collect_extras(getattr(value, name, None), f"{path}{names.get(name, name)}.", out)
+                self._collect_extras(
+                    getattr(value, name, None), f"{path}{names.get(name, name)}.", out
+                )
         elif isinstance(value, list | tuple):
             for index, item in enumerate(value):
                 self._collect_extras(item, f"{path}{index}.", out)
@@ -411,7 +466,9 @@ class Codec:
                 adapter.validate_python(item)
             except ValidationError as exc:
                 name = item.get("name") if type(item) is dict else None
-                invalid.append(InvalidItem(index, name if isinstance(name, str) else None, _error_list(exc)))
+                invalid.append(
+                    InvalidItem(index, name if isinstance(name, str) else None, _error_list(exc))
+                )
             else:
                 keep.append(item)
         obj["result"] = {**result, field: keep}
@@ -433,7 +490,9 @@ class Codec:
     def _check_outgoing(self, message: BaseModel) -> None:
         """Checks of a message about to be encoded."""
 
-    def _stamp(self, params: dict[str, Any] | None, method: str, envelope: Mapping[str, Any]) -> dict[str, Any] | None:
+    def _stamp(
+        self, params: dict[str, Any] | None, method: str, envelope: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
         """Fill what this era requires in outgoing request params."""
         return params
 
@@ -443,7 +502,9 @@ class Codec:
         """JSON bytes of a message of this revision (wire names, unset members omitted)."""
         if isinstance(message, list):
             if not self.batching:
-                raise ProtocolError(INVALID_REQUEST, f"JSON-RPC batches are not part of revision {self.revision}")
+                raise ProtocolError(
+                    INVALID_REQUEST, f"JSON-RPC batches are not part of revision {self.revision}"
+                )
             if not message:
                 raise ProtocolError(INVALID_REQUEST, "an empty batch is not a valid message")
             return b"[" + b",".join(self._encode_one(m) for m in message) + b"]"
@@ -452,7 +513,8 @@ class Codec:
     def _encode_one(self, message: Any) -> bytes:
         if not isinstance(message, BaseModel) or type(message).__module__ not in self.own_modules:
             raise ProtocolError(
-                INTERNAL_ERROR, f"{type(message).__qualname__} is not a message of revision {self.revision}"
+                INTERNAL_ERROR,
+                f"{type(message).__qualname__} is not a message of revision {self.revision}",
             )
         self._check_outgoing(message)
         return message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
@@ -499,7 +561,9 @@ class Codec:
 
     # ------------------------------------------------------------------ the public layer
 
-    def to_public(self, method: str, payload: Any, kind: str, *, client_capabilities: Any = None) -> Any:
+    def to_public(
+        self, method: str, payload: Any, kind: str, *, client_capabilities: Any = None
+    ) -> Any:
         """This revision's params or result (`kind`) of `method`, as the latest revision's model.
 
         Methods the latest revision does not have (e.g. the legacy handshake) keep their own types.
@@ -522,9 +586,10 @@ class Codec:
             return TypeAdapter(target).validate_python(data)
         except ValidationError as exc:
             raise ProtocolError(
-                INTERNAL_ERROR, f"cannot express {method} {kind} of {self.revision} in the public models",
+                INTERNAL_ERROR,
+                f"cannot express {method} {kind} of {self.revision} in the public models",
                 {"errors": _error_list(exc)},
-            ) from None  # fmt: skip
+            ) from None
 
     def from_public(self, method: str, payload: Any, kind: str) -> Any:
         """Public (latest revision) params or result (`kind`) of `method`, in this revision's
@@ -545,9 +610,10 @@ class Codec:
             own = TypeAdapter(target).validate_python(data)
         except ValidationError as exc:
             raise ProtocolError(
-                INTERNAL_ERROR, f"cannot express {method} {kind} in revision {self.revision}",
+                INTERNAL_ERROR,
+                f"cannot express {method} {kind} in revision {self.revision}",
                 {"errors": _error_list(exc)},
-            ) from None  # fmt: skip
+            ) from None
         _clear_extras(own, self.open_models)
         return own
 
@@ -556,4 +622,3 @@ class Codec:
 
     def _own_params(self, data: dict[str, Any]) -> dict[str, Any]:
         return data
-

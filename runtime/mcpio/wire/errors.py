@@ -1,5 +1,8 @@
-{% include "_header.jinja" %}
-"""The one exception a codec raises: a JSON-RPC error, ready to be sent back."""
+"""The one exception a codec raises: a JSON-RPC error, ready to be sent back.
+
+Hand-written shared runtime code: the codec machinery and every revision's generated codec
+import it, and `mcp_wire` re-exports `ProtocolError`.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""mcpio: the hand-written MCP runtime (wire machinery, sessions, transports)."""

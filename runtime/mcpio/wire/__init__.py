@@ -1,0 +1,76 @@
+"""What every revision's generated code shares: hand-written shared runtime machinery.
+
+Generated modules import it: each revision's `models.py` subclasses `WireModel`, its `codec.py`
+subclasses `Codec` and supplies only tables, and `mcp_wire` re-exports `ProtocolError`.
+
+`ProtocolError` and the error codes are plain Python; the pydantic-based names (`WireModel`,
+`JSONValue`, `Codec`, ...) load on first use, so importing this package (and `mcp_wire`) stays
+cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from mcpio.wire.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    ProtocolError,
+)
+
+if TYPE_CHECKING:
+    from mcpio.wire.base import JSONValue, WireModel
+    from mcpio.wire.codec import (
+        MAX_MESSAGE_BYTES,
+        Codec,
+        InvalidItem,
+        LenientResponse,
+        MethodSpec,
+        PublicMapping,
+    )
+
+_LAZY: dict[str, str] = {
+    "JSONValue": "mcpio.wire.base",
+    "WireModel": "mcpio.wire.base",
+    "MAX_MESSAGE_BYTES": "mcpio.wire.codec",
+    "Codec": "mcpio.wire.codec",
+    "InvalidItem": "mcpio.wire.codec",
+    "LenientResponse": "mcpio.wire.codec",
+    "MethodSpec": "mcpio.wire.codec",
+    "PublicMapping": "mcpio.wire.codec",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "MAX_MESSAGE_BYTES",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "Codec",
+    "InvalidItem",
+    "JSONValue",
+    "LenientResponse",
+    "MethodSpec",
+    "ProtocolError",
+    "PublicMapping",
+    "WireModel",
+]
