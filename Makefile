@@ -23,11 +23,11 @@ check: fetch
 	$(CODEGEN) check
 
 lint: $(STAMP)
-	$(BIN)/ruff check codegen generated runtime tests bench
-	$(BIN)/black --check --quiet codegen generated runtime tests bench
+	$(BIN)/ruff check codegen generated runtime examples tests bench
+	$(BIN)/black --check --quiet codegen generated runtime examples tests bench
 
 typecheck: $(STAMP)
-	$(BIN)/pyright generated codegen runtime
+	$(BIN)/pyright generated codegen runtime examples
 
 pytest: fetch
 	$(BIN)/pytest

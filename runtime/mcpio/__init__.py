@@ -1,1 +1,61 @@
-"""mcpio: the hand-written MCP runtime (wire machinery, sessions, transports)."""
+"""mcpio: the hand-written MCP runtime: a server and a client for every pinned revision, both
+eras, over stdio (and Streamable HTTP), stitched to the generated `mcp_wire` layers.
+
+    from mcpio import Server, Client, Context
+
+Names load on first use: `mcp_wire` imports `mcpio.wire`, and neither may pay for the runtime.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcpio.client import Client, Notice, Subscription
+    from mcpio.context import Context, Elicit, ListRoots, Sample
+    from mcpio.errors import ConnectionClosed, McpError, NegotiationError, RequestTimeout, ToolError
+    from mcpio.server import Server
+    from mcpio.wire.errors import ProtocolError
+
+_EXPORTS = {
+    "Client": "mcpio.client",
+    "Notice": "mcpio.client",
+    "Subscription": "mcpio.client",
+    "Context": "mcpio.context",
+    "Elicit": "mcpio.context",
+    "ListRoots": "mcpio.context",
+    "Sample": "mcpio.context",
+    "ConnectionClosed": "mcpio.errors",
+    "McpError": "mcpio.errors",
+    "NegotiationError": "mcpio.errors",
+    "RequestTimeout": "mcpio.errors",
+    "ToolError": "mcpio.errors",
+    "Server": "mcpio.server",
+    "ProtocolError": "mcpio.wire.errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpio' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "Client",
+    "ConnectionClosed",
+    "Context",
+    "Elicit",
+    "ListRoots",
+    "McpError",
+    "NegotiationError",
+    "Notice",
+    "ProtocolError",
+    "RequestTimeout",
+    "Sample",
+    "Server",
+    "Subscription",
+    "ToolError",
+]

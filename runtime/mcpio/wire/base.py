@@ -10,7 +10,7 @@ as ``_meta`` or a tool's ``inputSchema``, therefore passes through a decode/enco
 A codec's strict decoding reports such members instead of keeping them silently.
 """
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic import JsonValue as JSONValue
 
 __all__ = ["JSONValue", "WireModel"]
@@ -27,4 +27,6 @@ class WireModel(BaseModel):
         defer_build=True,
         strict=True,
     )
-    __pydantic_extra__: dict[str, JSONValue]  # pyright: ignore[reportIncompatibleVariableOverride]
+    # Declared so that extra members are typed; `init=False` keeps it out of the constructor's
+    # signature (type checkers would otherwise ask every caller for it).
+    __pydantic_extra__: dict[str, JSONValue] = Field(init=False)  # pyright: ignore[reportIncompatibleVariableOverride]  # fmt: skip

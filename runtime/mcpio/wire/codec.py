@@ -120,6 +120,20 @@ def _wire_names(model: type[BaseModel]) -> dict[str, str]:
     return {name: f.alias or name for name, f in model.model_fields.items()}
 
 
+@functools.cache
+def _adapter(target: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(target)
+
+
+@functools.cache
+def _needs_envelope(target: Any) -> bool:
+    """Whether public params of this type carry a required `_meta` (a modern request's)."""
+    if not (isinstance(target, type) and issubclass(target, BaseModel)):
+        return False
+    meta = target.model_fields.get("meta")
+    return meta is not None and meta.is_required()
+
+
 class Codec:
     """Encode/decode the JSON-RPC frames of one MCP revision. Subclassed per revision."""
 
@@ -571,19 +585,25 @@ class Codec:
         mapping = self.public.get(method)
         if mapping is None:
             return payload
-        data = self._as_data(payload)
         if kind == "params":
             target = mapping.public_params
-            data = self._public_params(data or {}, self._as_data(client_capabilities))
         elif kind == "result":
             target = mapping.public_result
-            data = {**mapping.result_backfill, **(data or {})}
         else:
             raise ValueError(f"kind must be 'params' or 'result', not {kind!r}")
         if target is None:
             return None
+        if isinstance(target, type) and isinstance(payload, target):
+            return payload  # already public: the latest revision's own model
+        data = self._as_data(payload)
+        if kind == "params":
+            data = data or {}
+            if _needs_envelope(target):  # a request's params: the envelope its session implies
+                data = self._public_params(data, self._as_data(client_capabilities))
+        else:
+            data = {**mapping.result_backfill, **(data or {})}
         try:
-            return TypeAdapter(target).validate_python(data)
+            return _adapter(target).validate_python(data)
         except ValidationError as exc:
             raise ProtocolError(
                 INTERNAL_ERROR,
@@ -607,7 +627,7 @@ class Codec:
         if target is None:
             return None
         try:
-            own = TypeAdapter(target).validate_python(data)
+            own = _adapter(target).validate_python(data)
         except ValidationError as exc:
             raise ProtocolError(
                 INTERNAL_ERROR,

@@ -1,0 +1,452 @@
+"""A server with every fixture the official MCP conformance suite calls, for both eras.
+
+    python examples/everything_server.py stdio
+
+The same handlers serve legacy sessions (2024-11-05 .. 2025-11-25, where a question to the client
+is a real request) and 2026-07-28 requests (where it becomes an `input_required` round).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import anyio
+
+from mcpio import Context, Elicit, ListRoots, Sample, Server, ToolError
+from mcpio.latest import public as pub
+
+IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+
+server = Server("mcp-conformance-test-server", "1.0.0")
+
+
+def text(value: str) -> pub.TextContent:
+    return pub.TextContent(type="text", text=value)
+
+
+def image() -> pub.ImageContent:
+    return pub.ImageContent(type="image", data=IMAGE, mimeType="image/png")
+
+
+def embedded(uri: str, mime_type: str, body: str) -> pub.EmbeddedResource:
+    contents = pub.TextResourceContents(uri=uri, mimeType=mime_type, text=body)
+    return pub.EmbeddedResource(type="resource", resource=contents)
+
+
+# ---------------------------------------------------------------------- content tools
+
+
+@server.tool()
+def test_simple_text() -> str:
+    """Returns a simple text response."""
+    return "This is a simple text response for testing."
+
+
+@server.tool()
+def test_image_content() -> list[Any]:
+    """Returns an image (a 1x1 PNG)."""
+    return [image()]
+
+
+@server.tool()
+def test_audio_content() -> list[Any]:
+    """Returns audio (a minimal WAV)."""
+    return [pub.AudioContent(type="audio", data=AUDIO, mimeType="audio/wav")]
+
+
+@server.tool()
+def test_embedded_resource() -> list[Any]:
+    """Returns an embedded text resource."""
+    return [
+        embedded("test://embedded-resource", "text/plain", "This is an embedded resource content.")
+    ]
+
+
+@server.tool()
+def test_multiple_content_types() -> list[Any]:
+    """Returns text, an image and an embedded resource."""
+    data = json.dumps({"test": "data", "value": 123}, separators=(",", ":"))
+    return [
+        text("Multiple content types test:"),
+        image(),
+        embedded("test://mixed-content-resource", "application/json", data),
+    ]
+
+
+@server.tool()
+async def test_error_handling() -> str:
+    """Always fails, as a tool result marked isError."""
+    raise ToolError("This tool intentionally returns an error for testing")
+
+
+# ---------------------------------------------------------------------- logging and progress
+
+
+@server.tool()
+async def test_tool_with_logging(ctx: Context) -> str:
+    """Sends three log messages while it runs."""
+    for step in ("Tool execution started", "Tool processing data", "Tool execution completed"):
+        await ctx.log("info", step)
+        await anyio.sleep(0.05)
+    return "Tool with logging executed successfully"
+
+
+@server.tool()
+async def test_logging_tool(ctx: Context) -> str:
+    """Logs only when the request asks for log messages."""
+    await ctx.log("info", "Logging evaluated")
+    return "Logging evaluated"
+
+
+@server.tool()
+async def test_tool_with_progress(ctx: Context) -> str:
+    """Reports progress 0, 50 and 100 of 100; answers with the progress token."""
+    for done in (0, 50, 100):
+        await ctx.progress(done, 100, f"Completed step {done} of 100")
+        if done < 100:
+            await anyio.sleep(0.05)
+    return str(ctx.progress_token if ctx.progress_token is not None else 0)
+
+
+@server.tool()
+async def test_streaming_elicitation(ctx: Context) -> str:
+    """Streams progress, never a request, then completes."""
+    await ctx.progress(1, 1, "streaming")
+    return "Streaming complete"
+
+
+# ---------------------------------------------------------------------- questions to the client
+
+
+@server.tool()
+async def test_sampling(ctx: Context, prompt: str) -> str:
+    """Asks the client's model to answer the prompt."""
+    message = {"role": "user", "content": {"type": "text", "text": prompt}}
+    result = await ctx.sample([message], 100)
+    return f"LLM response: {getattr(result.content, 'text', '')}"
+
+
+@server.tool()
+async def test_elicitation(ctx: Context, message: str) -> str:
+    """Asks the user for a username and an email address."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    }
+    result = await ctx.elicit(message, schema)
+    return f"User response: action={result.action}, content={json.dumps(result.content or {})}"
+
+
+@server.tool()
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    """Asks for a form whose fields carry defaults (SEP-1034)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {
+                "type": "string",
+                "description": "User status",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active",
+            },
+            "verified": {"type": "boolean", "description": "Verification status", "default": True},
+        },
+        "required": [],
+    }
+    result = await ctx.elicit("Please review and update the form fields with defaults", schema)
+    return (
+        f"Elicitation completed: action={result.action}, content={json.dumps(result.content or {})}"
+    )
+
+
+def _titled(*pairs: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"const": value, "title": title} for value, title in pairs]
+
+
+@server.tool()
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    """Asks for every kind of enum field (SEP-1330)."""
+    options = ["option1", "option2", "option3"]
+    schema = {
+        "type": "object",
+        "properties": {
+            "untitledSingle": {
+                "type": "string",
+                "description": "Select one option",
+                "enum": options,
+            },
+            "titledSingle": {
+                "type": "string",
+                "description": "Select one option with titles",
+                "oneOf": _titled(
+                    ("value1", "First Option"),
+                    ("value2", "Second Option"),
+                    ("value3", "Third Option"),
+                ),
+            },
+            "legacyEnum": {
+                "type": "string",
+                "description": "Select one option (legacy)",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {
+                "type": "array",
+                "description": "Select multiple options",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": {"type": "string", "enum": options},
+            },
+            "titledMulti": {
+                "type": "array",
+                "description": "Select multiple options with titles",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": {
+                    "anyOf": _titled(
+                        ("value1", "First Choice"),
+                        ("value2", "Second Choice"),
+                        ("value3", "Third Choice"),
+                    )
+                },
+            },
+        },
+        "required": [],
+    }
+    result = await ctx.elicit("Please select options from the enum fields", schema)
+    return (
+        f"Elicitation completed: action={result.action}, content={json.dumps(result.content or {})}"
+    )
+
+
+@server.tool()
+async def test_missing_capability(ctx: Context) -> str:
+    """Needs the client's sampling capability."""
+    ctx.require("sampling")
+    return "Success"
+
+
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+CONFIRM_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+@server.tool()
+async def test_input_required_result_elicitation(ctx: Context) -> str:
+    """Asks for the user's name, then greets them."""
+    answer = await ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name")
+    return f"Hello, {(answer.content or {}).get('name', 'unknown')}!"
+
+
+@server.tool()
+async def test_input_required_result_sampling(ctx: Context) -> str:
+    """Asks the client's model a question."""
+    question = {
+        "role": "user",
+        "content": {"type": "text", "text": "What is the capital of France?"},
+    }
+    answer = await ctx.sample([question], 100, key="capital_question")
+    return f"Sampling result: {getattr(answer.content, 'text', '')}"
+
+
+@server.tool()
+async def test_input_required_result_list_roots(ctx: Context) -> str:
+    """Asks the client for its roots."""
+    answer = await ctx.list_roots(key="client_roots")
+    return f"Found {len(answer.roots)} root(s)"
+
+
+@server.tool()
+async def test_input_required_result_request_state(ctx: Context) -> str:
+    """Asks for a confirmation; the answer comes back with the sealed request state."""
+    answer = await ctx.elicit("Please confirm", CONFIRM_SCHEMA, key="confirm")
+    return f"state-ok: requestState validated ({answer.action})"
+
+
+@server.tool()
+async def test_input_required_result_tampered_state(ctx: Context) -> str:
+    """Asks for a confirmation; an altered request state is refused."""
+    answer = await ctx.elicit("Please confirm", CONFIRM_SCHEMA, key="confirm")
+    return f"confirmed: {answer.action}"
+
+
+@server.tool()
+async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """Asks three questions in one round."""
+    greeting = {"role": "user", "content": {"type": "text", "text": "Generate a greeting"}}
+    answers = await ctx.ask(
+        {
+            "user_name": Elicit("What is your name?", NAME_SCHEMA),
+            "greeting": Sample([greeting], 50),
+            "client_roots": ListRoots(),
+        }
+    )
+    name = (answers["user_name"].content or {}).get("name", "unknown")
+    said = getattr(answers["greeting"].content, "text", "")
+    return f"Name: {name}; Greeting: {said}; Roots: {len(answers['client_roots'].roots)}"
+
+
+@server.tool()
+async def test_input_required_result_multi_round(ctx: Context) -> str:
+    """Asks two questions, one round each."""
+    first = await ctx.elicit("Step 1: What is your name?", NAME_SCHEMA, key="step1")
+    color_schema = {
+        "type": "object",
+        "properties": {"color": {"type": "string"}},
+        "required": ["color"],
+    }
+    second = await ctx.elicit("Step 2: What is your favorite color?", color_schema, key="step2")
+    name = (first.content or {}).get("name")
+    return f"Multi-round complete for {name} who likes {(second.content or {}).get('color')}"
+
+
+@server.tool()
+async def test_input_required_result_capabilities(ctx: Context) -> str:
+    """Asks only what the client declared it can answer."""
+    caps = ctx.client_capabilities
+    questions: dict[str, Any] = {}
+    if caps.elicitation is not None:
+        questions["confirm"] = Elicit("Please confirm", CONFIRM_SCHEMA)
+    if caps.sampling is not None:
+        hello = {"role": "user", "content": {"type": "text", "text": "Say hello"}}
+        questions["hello"] = Sample([hello], 20)
+    if caps.roots is not None:
+        questions["client_roots"] = ListRoots()
+    answers = await ctx.ask(questions)
+    return f"capabilities-ok: received {', '.join(sorted(answers))}"
+
+
+# ---------------------------------------------------------------------- list changes
+
+
+def test_dynamic_tool() -> str:
+    """Exists only while the tool list is being changed."""
+    return "dynamic"
+
+
+@server.tool()
+async def test_trigger_tool_change() -> str:
+    """Changes the tool list and says so to every listener."""
+    server.tool()(test_dynamic_tool)
+    server.remove_tool("test_dynamic_tool")
+    await server.notify_tools_changed()
+    return "tool list changed"
+
+
+@server.tool()
+async def test_trigger_prompt_change() -> str:
+    """Says the prompt list changed to every listener."""
+    await server.notify_prompts_changed()
+    return "prompt list changed"
+
+
+# ---------------------------------------------------------------------- resources
+
+
+@server.resource(
+    "test://static-text",
+    name="static-text",
+    title="Static Text Resource",
+    description="A static text resource for testing",
+    mime_type="text/plain",
+)
+def static_text() -> str:
+    return "This is the content of the static text resource."
+
+
+@server.resource(
+    "test://static-binary",
+    name="static-binary",
+    description="A static binary resource (image) for testing",
+    mime_type="image/png",
+)
+def static_binary() -> pub.BlobResourceContents:
+    return pub.BlobResourceContents(uri="test://static-binary", mimeType="image/png", blob=IMAGE)
+
+
+@server.resource(
+    "test://watched-resource",
+    name="watched-resource",
+    description="A resource that auto-updates every 3 seconds",
+    mime_type="text/plain",
+)
+def watched_resource() -> str:
+    return "Watched resource content"
+
+
+@server.resource_template(
+    "test://template/{id}/data",
+    name="template",
+    description="A resource template with parameter substitution",
+    mime_type="application/json",
+)
+def template(id: str) -> str:
+    return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+
+# ---------------------------------------------------------------------- prompts
+
+
+@server.prompt()
+def test_simple_prompt() -> str:
+    """A simple prompt without arguments"""
+    return "This is a simple prompt for testing."
+
+
+@server.prompt()
+def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
+    """A prompt with two required arguments"""
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@server.prompt()
+def test_prompt_with_embedded_resource(resourceUri: str) -> list[Any]:  # noqa: N803 (the wire name)
+    """A prompt that embeds a resource"""
+    return [
+        embedded(resourceUri, "text/plain", "Embedded resource content for testing."),
+        "Please process the embedded resource above.",
+    ]
+
+
+@server.prompt()
+def test_prompt_with_image() -> list[Any]:
+    """A prompt with an image"""
+    return [image(), "Please analyze the image above."]
+
+
+@server.prompt()
+async def test_input_required_result_prompt(ctx: Context) -> str:
+    """MRTR: prompt that requires elicitation input"""
+    schema = {
+        "type": "object",
+        "properties": {"context": {"type": "string"}},
+        "required": ["context"],
+    }
+    answer = await ctx.elicit("What context should the prompt use?", schema, key="user_context")
+    return f"Prompt with context: {(answer.content or {}).get('context')}"
+
+
+@server.completer()
+def complete(params: pub.CompleteRequestParams) -> list[str]:
+    return []
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:2] == ["stdio"]:
+        server.run_stdio()
+        return 0
+    print("usage: everything_server.py stdio", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

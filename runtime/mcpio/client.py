@@ -1,0 +1,661 @@
+"""The client: typed calls in the public (latest revision's) models, whatever the server speaks.
+
+`mode="auto"` probes with `server/discover` and falls back to the legacy `initialize` handshake
+on any error other than an unsupported-version answer that names a modern revision we share;
+`"legacy"` goes straight to `initialize`; a revision string speaks exactly that revision.
+What a server may ask of the client (elicitation, sampling, roots) goes to the callbacks, in
+both eras: as server->client requests on a legacy session, as `input_required` rounds (answered,
+then retried with the answers and the sealed `requestState`) on a modern one.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from pydantic import BaseModel
+
+import mcp_wire
+from mcpio.errors import ConnectionClosed, McpError, NegotiationError, RequestTimeout
+from mcpio.jsonrpc import RequestId, error_frame, plain
+from mcpio.latest import REVISION as PUBLIC_REVISION
+from mcpio.latest import public as pub
+from mcpio.negotiate import LEGACY, MODERN, fit
+from mcpio.session import Session
+from mcpio.transports import Transport
+
+if TYPE_CHECKING:
+    from mcpio.server import Server
+from mcpio.wire.codec import Codec
+from mcpio.wire.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ProtocolError
+
+log = logging.getLogger("mcpio")
+
+UNSUPPORTED_VERSION = -32022
+MAX_INPUT_ROUNDS = 10
+
+Elicitation = Callable[[Any], Awaitable[pub.ElicitResult | Mapping[str, Any]]]
+Sampling = Callable[
+    [pub.CreateMessageRequestParams], Awaitable[pub.CreateMessageResult | Mapping[str, Any]]
+]
+Roots = Callable[[], Awaitable[pub.ListRootsResult | Sequence[Any]]]
+Progress = Callable[[float, float | None, str | None], Awaitable[None] | None]
+LogHandler = Callable[[pub.LoggingMessageNotificationParams], Awaitable[None] | None]
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A notification from the server: its method and params (public models)."""
+
+    method: str
+    params: Any
+
+
+@dataclass
+class Subscription:
+    """What `Client.listen` yields: the filters the server honours, and the notices."""
+
+    id: RequestId | None
+    honoured: dict[str, Any] = field(default_factory=dict[str, Any])
+    _receive: MemoryObjectReceiveStream[Notice] | None = None
+
+    def __aiter__(self) -> AsyncIterator[Notice]:
+        return self
+
+    async def __anext__(self) -> Notice:
+        assert self._receive is not None
+        try:
+            return await self._receive.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+
+class Client:
+    def __init__(
+        self,
+        target: Sequence[str] | Transport | Server,
+        *,
+        mode: str = "auto",
+        name: str = "mcpio",
+        version: str = "0.1.0",
+        elicitation: Elicitation | None = None,
+        sampling: Sampling | None = None,
+        roots: Roots | Sequence[Any] | None = None,
+        on_log: LogHandler | None = None,
+        on_notice: Callable[[Notice], Awaitable[None] | None] | None = None,
+        timeout: float | None = 120.0,
+        probe_timeout: float = 10.0,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stderr: Any = None,
+    ) -> None:
+        if mode not in ("auto", "legacy", *mcp_wire.REVISIONS):
+            raise ValueError(
+                f"mode must be 'auto', 'legacy' or one of {', '.join(mcp_wire.REVISIONS)}"
+            )
+        self._target = target
+        self.mode = mode
+        self.info = pub.Implementation(name=name, version=version)
+        self._elicitation = elicitation
+        self._sampling = sampling
+        self._roots = roots
+        self._on_log = on_log
+        self._on_notice = on_notice
+        self.timeout = timeout
+        self.probe_timeout = probe_timeout
+        self._spawn = {"env": env, "cwd": cwd, "stderr": stderr}
+        self.codec: Codec | None = None
+        self.revision: str | None = None
+        self.server_info: pub.Implementation | None = None
+        self.server_capabilities: pub.ServerCapabilities | None = None
+        self.instructions: str | None = None
+        self.log_level: str | None = None  # modern: asked for on every request
+        self._session: Session | None = None
+        self._stack = AsyncExitStack()
+        self._progress: dict[RequestId, Progress] = {}
+        self._subscriptions: dict[RequestId, MemoryObjectSendStream[Notice]] = {}
+        self._acknowledged: dict[RequestId, anyio.Event] = {}
+        self._honoured: dict[RequestId, dict[str, Any]] = {}
+        self._legacy_listeners: list[tuple[Subscription, MemoryObjectSendStream[Notice]]] = []
+
+    # ------------------------------------------------------------------ connecting
+
+    @property
+    def modern(self) -> bool:
+        return self.codec is not None and self.codec.era == "modern"
+
+    def capabilities(self, modern: bool) -> dict[str, Any]:
+        caps: dict[str, Any] = {}
+        if self._elicitation is not None:
+            caps["elicitation"] = {"form": {}}
+        if self._sampling is not None:
+            caps["sampling"] = {}
+        if self._roots is not None:
+            caps["roots"] = {} if modern else {"listChanged": True}
+        return caps
+
+    async def __aenter__(self) -> Client:
+        try:
+            transport = await self._connect()
+            self._session = Session(transport, self)
+            tasks = await self._stack.enter_async_context(anyio.create_task_group())
+            self._stack.push_async_callback(transport.aclose)
+            await tasks.start(self._session.run)
+            await self._negotiate()
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for stream in list(self._subscriptions.values()):
+            stream.close()
+        await self._stack.aclose()
+
+    async def _connect(self) -> Transport:
+        from mcpio.server import Server
+
+        target = self._target
+        if isinstance(target, Server):
+            from mcpio.transports.memory import memory_pair
+
+            mine, theirs = memory_pair()
+            tasks = await self._stack.enter_async_context(anyio.create_task_group())
+            tasks.start_soon(target.serve, theirs)
+            return mine
+        if isinstance(target, str) or not isinstance(target, Sequence):
+            if hasattr(target, "receive") and hasattr(target, "send"):
+                return cast(Transport, target)
+            raise ValueError(f"unsupported target {target!r}: give a command (a list of strings)")
+        from mcpio.transports.stdio import spawn
+
+        return await spawn([str(part) for part in cast(Sequence[str], target)], **self._spawn)
+
+    async def _negotiate(self) -> None:
+        mode = self.mode
+        if mode in MODERN:
+            self._use(mode)
+            return
+        if mode in LEGACY or mode == "legacy":
+            await self._initialize(LEGACY[-1] if mode == "legacy" else mode, exact=mode != "legacy")
+            return
+        try:
+            self._use(MODERN[-1])
+            discovered = await self._probe()
+        except McpError as exc:
+            data = exc.data if isinstance(exc.data, dict) else {}
+            supported = data.get("supported")  # pyright: ignore[reportUnknownMemberType]
+            shared = [v for v in MODERN if isinstance(supported, list) and v in supported]
+            if exc.code == UNSUPPORTED_VERSION and shared:
+                self._use(shared[-1])
+                await self._probe()
+                return
+            await self._initialize(LEGACY[-1], exact=False)
+        except RequestTimeout:
+            await self._initialize(LEGACY[-1], exact=False)
+        else:
+            shared = [v for v in MODERN if v in discovered.supportedVersions]
+            if shared:
+                self._use(shared[-1])
+            elif any(v in LEGACY for v in discovered.supportedVersions):
+                await self._initialize(LEGACY[-1], exact=False)
+            else:
+                raise NegotiationError(
+                    f"no shared revision: the server speaks {discovered.supportedVersions}"
+                )
+
+    async def _probe(self) -> pub.DiscoverResult:
+        """`server/discover` as the era probe: a legacy server may never answer it, and is then
+        not told about it (before `initialize` it should hear nothing else)."""
+        codec = self.codec
+        assert codec is not None
+        raw = await self._exchange(codec, "server/discover", None, self.probe_timeout, cancel=False)
+        response = codec.decode_response(raw, "server/discover")
+        _raise_error(response)
+        return self._discovered(response.result)
+
+    def _use(self, revision: str) -> None:
+        self.revision = revision
+        self.codec = mcp_wire.codec(revision)
+
+    async def _initialize(self, version: str, *, exact: bool) -> None:
+        self._use(version)
+        codec = mcp_wire.codec(version)
+        models = mcp_wire.revision(version)
+        params = {
+            "protocolVersion": version,
+            "capabilities": fit(models.ClientCapabilities, self.capabilities(False)),
+            "clientInfo": fit(models.Implementation, self.info.model_dump(exclude_unset=True)),
+        }
+        raw = await self._exchange(codec, "initialize", params, self.timeout)
+        response = codec.decode_response(raw, "initialize")
+        _raise_error(response)
+        offered = response.result.protocolVersion
+        if offered != version:
+            if exact or offered not in LEGACY:
+                raise NegotiationError(f"asked for {version}, the server offered {offered}")
+            codec = mcp_wire.codec(offered)
+            self._use(offered)
+            response = codec.decode_response(raw, "initialize")
+        result = response.result
+        caps = result.capabilities.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        self.server_capabilities = pub.ServerCapabilities.model_validate(
+            fit(pub.ServerCapabilities, caps)
+        )
+        self.server_info = pub.Implementation.model_validate(
+            fit(pub.Implementation, result.serverInfo.model_dump(mode="json", exclude_unset=True))
+        )
+        self.instructions = result.instructions
+        await self._send(codec.encode(codec.notification("notifications/initialized")))
+
+    # ------------------------------------------------------------------ requests
+
+    async def _send(self, data: bytes) -> None:
+        assert self._session is not None
+        await self._session.send(data)
+
+    async def _exchange(
+        self,
+        codec: Codec,
+        method: str,
+        params: Any,
+        timeout: float | None,
+        id: int | None = None,
+        *,
+        cancel: bool = True,
+    ) -> bytes:
+        """Send one request and return the raw response; a timeout or a cancelled caller cancels
+        the request on the wire too."""
+        session = self._session
+        if session is None:
+            raise ConnectionClosed("the client is not connected")
+        id = id if id is not None else session.next_id()
+        envelope = {}
+        if codec.era == "modern":
+            envelope = {
+                "client_capabilities": self.capabilities(True),
+                "client_info": self.info,
+                "protocol_version": codec.revision,
+            }
+        frame = codec.request(method, params, id=id, **envelope)
+        try:
+            raw, _ = await session.request(id, codec.encode(frame), timeout)
+        except RequestTimeout:
+            if cancel:
+                await self._cancel(codec, id, "timed out")
+            raise
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._cancel(codec, id, "cancelled by the caller")
+            raise
+        return raw
+
+    async def _cancel(self, codec: Codec, id: RequestId, reason: str) -> None:
+        if "notifications/cancelled" not in codec.notifications:
+            return
+        frame = codec.notification("notifications/cancelled", {"requestId": id, "reason": reason})
+        try:
+            await self._send(codec.encode(frame))
+        except ConnectionClosed:
+            pass
+
+    async def request(
+        self,
+        method: str,
+        params: BaseModel | Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Progress | None = None,
+    ) -> Any:
+        """Any client->server method: public params in, the public result out. A modern server's
+        `input_required` answers are resolved through the callbacks, then retried."""
+        codec = self.codec
+        session = self._session
+        if codec is None or session is None:
+            raise ConnectionClosed("the client is not connected")
+        data = plain(params) or {}
+        data = dict(data) if isinstance(data, Mapping) else data
+        timeout = self.timeout if timeout is None else timeout
+        for _ in range(MAX_INPUT_ROUNDS + 1):
+            id = session.next_id()
+            meta = dict(data.get("_meta") or {})
+            if progress is not None:
+                meta["progressToken"] = id
+                self._progress[id] = progress
+            if self.log_level is not None and codec.era == "modern":
+                meta["io.modelcontextprotocol/logLevel"] = self.log_level
+            payload = {**data, "_meta": meta} if meta else data
+            if codec.revision != PUBLIC_REVISION and method in codec.public:
+                payload = plain(codec.from_public(method, payload, "params"))
+            try:
+                raw = await self._exchange(codec, method, payload or None, timeout, id)
+            finally:
+                self._progress.pop(id, None)
+            response = codec.decode_response(raw, method)
+            _raise_error(response)
+            result = response.result
+            if codec.revision != PUBLIC_REVISION:
+                result = codec.to_public(method, result, "result")
+            if not isinstance(result, pub.InputRequiredResult):
+                return result
+            data = {k: v for k, v in data.items() if k not in ("inputResponses", "requestState")}
+            if result.inputRequests:
+                data["inputResponses"] = await self._answer_all(result.inputRequests)
+            if result.requestState is not None:
+                data["requestState"] = result.requestState
+        raise ProtocolError(INTERNAL_ERROR, f"{method}: more than {MAX_INPUT_ROUNDS} input rounds")
+
+    async def _answer_all(self, requests: Mapping[str, Any]) -> dict[str, Any]:
+        answers: dict[str, Any] = {}
+
+        async def one(key: str, request: Any) -> None:
+            answers[key] = plain(await self._answer(request.method, request.params))
+
+        async with anyio.create_task_group() as tasks:
+            for key, request in requests.items():
+                tasks.start_soon(one, key, request)
+        return answers
+
+    async def _answer(self, method: str, params: Any) -> BaseModel:
+        """The callback's answer to what the server asks, as the public result model."""
+        if method == "elicitation/create" and self._elicitation is not None:
+            return pub.ElicitResult.model_validate(plain(await self._elicitation(params)))
+        if method == "sampling/createMessage" and self._sampling is not None:
+            return pub.CreateMessageResult.model_validate(plain(await self._sampling(params)))
+        if method == "roots/list" and self._roots is not None:
+            roots = self._roots
+            value: Any = await roots() if callable(roots) else roots
+            if not isinstance(value, pub.ListRootsResult):
+                value = pub.ListRootsResult.model_validate({"roots": [plain(r) for r in value]})
+            return value
+        raise ProtocolError(METHOD_NOT_FOUND, f"this client does not answer {method}")
+
+    # ------------------------------------------------------------------ typed calls
+
+    async def discover(self, *, timeout: float | None = None) -> pub.DiscoverResult:
+        return self._discovered(await self.request("server/discover", {}, timeout=timeout))
+
+    def _discovered(self, result: pub.DiscoverResult) -> pub.DiscoverResult:
+        self.server_capabilities = result.capabilities
+        self.instructions = result.instructions
+        if result.meta is not None:
+            self.server_info = result.meta.io_modelcontextprotocol_serverInfo
+        return result
+
+    async def ping(self) -> None:
+        """Legacy only (2026-07-28 removed it): a ProtocolError -32601, raised locally."""
+        await self.request("ping")
+
+    async def list_tools(self, cursor: str | None = None) -> pub.ListToolsResult:
+        return await self.request("tools/list", _cursor(cursor))
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> pub.CallToolResult:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return await self.request("tools/call", params, progress=progress, timeout=timeout)
+
+    async def list_resources(self, cursor: str | None = None) -> pub.ListResourcesResult:
+        return await self.request("resources/list", _cursor(cursor))
+
+    async def list_resource_templates(
+        self, cursor: str | None = None
+    ) -> pub.ListResourceTemplatesResult:
+        return await self.request("resources/templates/list", _cursor(cursor))
+
+    async def read_resource(self, uri: str) -> pub.ReadResourceResult:
+        return await self.request("resources/read", {"uri": uri})
+
+    async def list_prompts(self, cursor: str | None = None) -> pub.ListPromptsResult:
+        return await self.request("prompts/list", _cursor(cursor))
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> pub.GetPromptResult:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return await self.request("prompts/get", params)
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any] | BaseModel,
+        argument: str,
+        value: str,
+        context: Mapping[str, str] | None = None,
+    ) -> pub.CompleteResult:
+        params: dict[str, Any] = {
+            "ref": plain(ref),
+            "argument": {"name": argument, "value": value},
+        }
+        if context is not None:
+            params["context"] = {"arguments": dict(context)}
+        return await self.request("completion/complete", params)
+
+    async def set_log_level(self, level: str) -> None:
+        """Receive log messages at `level` and above (legacy: for the session; modern: asked
+        for on every later request)."""
+        self.log_level = level
+        if not self.modern:
+            await self.request("logging/setLevel", {"level": level})
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+    ) -> AsyncIterator[Subscription]:
+        """Change notifications while the block runs: modern `subscriptions/listen`; on a legacy
+        session, `resources/subscribe` plus the session's list-changed notifications."""
+        send, receive = anyio.create_memory_object_stream[Notice](math.inf)
+        wanted: dict[str, Any] = {}
+        for flag, on in (
+            ("toolsListChanged", tools),
+            ("promptsListChanged", prompts),
+            ("resourcesListChanged", resources),
+        ):
+            if on:
+                wanted[flag] = True
+        if resource_uris:
+            wanted["resourceSubscriptions"] = list(resource_uris)
+        if self.modern:
+            async with self._modern_listen(wanted, send, receive) as subscription:
+                yield subscription
+            return
+        subscription = Subscription(None, wanted, receive)
+        for uri in resource_uris:
+            await self.request("resources/subscribe", {"uri": uri})
+        self._legacy_listeners.append((subscription, send))
+        try:
+            yield subscription
+        finally:
+            self._legacy_listeners.remove((subscription, send))
+            send.close()
+            for uri in resource_uris:
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await self.request("resources/unsubscribe", {"uri": uri})
+                    except (ProtocolError, ConnectionClosed):
+                        pass
+
+    @asynccontextmanager
+    async def _modern_listen(
+        self,
+        wanted: dict[str, Any],
+        send: MemoryObjectSendStream[Notice],
+        receive: MemoryObjectReceiveStream[Notice],
+    ) -> AsyncIterator[Subscription]:
+        codec, session = self.codec, self._session
+        assert codec is not None and session is not None
+        id = session.next_id()
+        acknowledged = anyio.Event()
+        subscription = Subscription(id, {}, receive)
+        self._subscriptions[id] = send
+        self._acknowledged[id] = acknowledged
+
+        refused: list[BaseException] = []
+
+        async def hold() -> None:
+            """The listen request stays open until either side ends it; its response (a
+            refusal, or the server's graceful end) closes the stream."""
+            try:
+                raw = await self._exchange(
+                    codec, "subscriptions/listen", {"notifications": wanted}, None, id
+                )
+                _raise_error(codec.decode_response(raw, "subscriptions/listen"))
+            except (ConnectionClosed, ProtocolError) as exc:
+                if not acknowledged.is_set():
+                    refused.append(exc)
+            finally:
+                send.close()
+                acknowledged.set()
+
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(hold)
+                with anyio.fail_after(self.timeout):
+                    await acknowledged.wait()
+                if not refused:
+                    subscription.honoured = self._honoured.pop(id, {})
+                    try:
+                        yield subscription
+                    finally:
+                        tasks.cancel_scope.cancel()
+        finally:
+            self._subscriptions.pop(id, None)
+            self._acknowledged.pop(id, None)
+            self._honoured.pop(id, None)
+        if refused:
+            raise refused[0]
+
+    # ------------------------------------------------------------------ frames from the server
+
+    async def on_request(self, raw: bytes, obj: dict[str, Any]) -> None:
+        codec = self.codec
+        id = obj["id"]
+        if codec is None:
+            return
+        method = obj["method"]
+        try:
+            message = codec.decode(raw)
+            if method == "ping":
+                result: Any = {}
+            else:
+                params = codec.to_public(method, message.params, "params")
+                answer = await self._answer(method, params)
+                result = codec.from_public(method, answer, "result")
+            data = codec.encode(codec.response(id, method, result))
+        except ProtocolError as exc:
+            data = self.error_frame(id, exc)
+        except Exception:
+            log.exception("callback for %s failed", method)
+            data = self.error_frame(id, ProtocolError(INTERNAL_ERROR, "internal error"))
+        await self._send(data)
+
+    async def on_notification(self, raw: bytes, obj: dict[str, Any]) -> None:
+        codec = self.codec
+        if codec is None:
+            return
+        try:
+            message = codec.decode(raw)
+        except ProtocolError as exc:
+            log.warning("invalid notification from the server: %s", exc.message)
+            return
+        method: str = message.method
+        params = message.params
+        if codec.revision != PUBLIC_REVISION and method in codec.public:
+            params = codec.to_public(method, params, "params")
+        meta = getattr(params, "meta", None)
+        subscription = getattr(meta, "io_modelcontextprotocol_subscriptionId", None)
+        if method == "notifications/progress":
+            callback = self._progress.get(params.progressToken)
+            if callback is not None:
+                outcome = callback(params.progress, params.total, params.message)
+                if outcome is not None:
+                    await outcome
+            return
+        if method == "notifications/message" and self._on_log is not None:
+            outcome = self._on_log(params)
+            if outcome is not None:
+                await outcome
+        elif method == "notifications/cancelled":
+            target = getattr(params, "requestId", None)
+            stream = self._subscriptions.get(target) if target is not None else None
+            if stream is not None:
+                stream.close()  # the server ended a listen stream
+            elif target is not None and self._session is not None:
+                self._session.cancel_incoming(target)
+            return
+        if subscription is not None and subscription in self._subscriptions:
+            if method == "notifications/subscriptions/acknowledged":
+                honoured = params.notifications.model_dump(exclude_unset=True)
+                self._honoured[subscription] = honoured
+                self._acknowledged[subscription].set()
+            else:
+                self._subscriptions[subscription].send_nowait(Notice(method, params))
+            return
+        for listener, stream in self._legacy_listeners:
+            if _legacy_wants(listener.honoured, method, params):
+                stream.send_nowait(Notice(method, params))
+        if self._on_notice is not None:
+            outcome = self._on_notice(Notice(method, params))
+            if outcome is not None:
+                await outcome
+
+    async def on_batch(self, raw: bytes, items: list[Any]) -> None:
+        for item in items:
+            if type(item) is dict and "method" in item and "id" not in item:
+                await self.on_notification(b"", item)
+        log.warning("a batch from the server was read for its notifications only")
+
+    def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
+        return error_frame(self.codec, id, error)
+
+    async def on_close(self) -> None:
+        for stream in list(self._subscriptions.values()):
+            stream.close()
+        for _, stream in self._legacy_listeners:
+            stream.close()
+
+
+_LEGACY_FLAGS = {
+    "notifications/tools/list_changed": "toolsListChanged",
+    "notifications/prompts/list_changed": "promptsListChanged",
+    "notifications/resources/list_changed": "resourcesListChanged",
+}
+
+
+def _legacy_wants(wanted: Mapping[str, Any], method: str, params: Any) -> bool:
+    flag = _LEGACY_FLAGS.get(method)
+    if flag is not None:
+        return bool(wanted.get(flag))
+    if method == "notifications/resources/updated":
+        return getattr(params, "uri", None) in (wanted.get("resourceSubscriptions") or ())
+    return False
+
+
+def _raise_error(response: Any) -> None:
+    error = getattr(response, "error", None)
+    if error is not None:
+        raise McpError(error.code, error.message, getattr(error, "data", None))
+
+
+def _cursor(cursor: str | None) -> dict[str, Any]:
+    return {} if cursor is None else {"cursor": cursor}

@@ -1,0 +1,405 @@
+"""One client connection to a `Server`, in either era, decided by the client's first move:
+`initialize` opens a legacy session (its negotiated revision, capabilities, log level and
+resource subscriptions live here); a request carrying the modern `_meta` envelope is served
+statelessly, from what that request says alone."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pydantic_core
+from pydantic import BaseModel
+
+import mcp_wire
+from mcpio.context import Context, InputRequired, RetriedInputs, SentInputs
+from mcpio.errors import McpError
+from mcpio.jsonrpc import RequestId, error_frame, plain
+from mcpio.latest import REVISION as PUBLIC_REVISION
+from mcpio.latest import public as pub
+from mcpio.negotiate import (
+    LEGACY,
+    MODERN,
+    SUBSCRIPTION_ID_KEY,
+    envelope_version,
+    fit,
+    legacy_version,
+)
+from mcpio.sealing import request_digest
+from mcpio.session import Session
+from mcpio.transports import Transport
+from mcpio.wire.codec import Codec
+from mcpio.wire.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    ProtocolError,
+)
+
+if TYPE_CHECKING:
+    from mcpio.server import Server
+
+log = logging.getLogger("mcpio")
+
+UNSUPPORTED_VERSION = -32022
+MAX_INPUT_ROUNDS = 10
+_LIFECYCLE = frozenset({"initialize", "ping", "logging/setLevel"})
+
+
+class Listener:
+    """One modern `subscriptions/listen` stream."""
+
+    def __init__(
+        self, connection: ServerConnection, codec: Codec, id: RequestId, honoured: dict[str, Any]
+    ):
+        self.connection = connection
+        self.codec = codec
+        self.id = id
+        self.honoured = honoured
+        self.ended = anyio.Event()
+
+    def wants(self, flag: str | None, uri: str | None) -> bool:
+        if flag is not None:
+            return bool(self.honoured.get(flag))
+        return uri in (self.honoured.get("resourceSubscriptions") or ())
+
+    async def deliver(self, method: str, params: dict[str, Any]) -> None:
+        tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: self.id}}
+        await self.connection.send_notification(self.codec, method, tagged)
+
+
+class ServerConnection:
+    def __init__(self, server: Server, transport: Transport) -> None:
+        self.server = server
+        self.session = Session(transport, self)
+        self.codec: Codec | None = None  # legacy: the negotiated revision's codec
+        self.modern_seen = False
+        self.client_capabilities = pub.ClientCapabilities()
+        self.client_capabilities_data: dict[str, Any] = {}
+        self.client_info: pub.Implementation | None = None
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        self.listeners: set[Listener] = set()
+
+    async def run(self) -> None:
+        try:
+            await self.session.run()
+        finally:
+            self.server.sessions.discard(self)
+
+    # ------------------------------------------------------------------ frames in
+
+    async def on_request(self, raw: bytes, obj: dict[str, Any]) -> None:
+        id: RequestId = obj["id"]
+        method = obj["method"]
+        codec = self.codec
+        try:
+            if method == "initialize":
+                data = self._initialize(raw, obj)
+            elif codec is not None:
+                data = await self._legacy(codec, raw, obj, method)
+            else:
+                data = await self._modern(raw, obj, method)
+        except ProtocolError as exc:
+            data = self.error_frame(id, exc)
+        except Exception:
+            log.exception("handler of %s failed", method)
+            data = self.error_frame(id, ProtocolError(INTERNAL_ERROR, "internal error"))
+        if data is not None:
+            await self.session.send(data)
+
+    async def on_notification(self, raw: bytes, obj: dict[str, Any]) -> None:
+        method = obj["method"]
+        params = obj.get("params")
+        if method == "notifications/cancelled" and type(params) is dict:
+            request_id = params.get("requestId")
+            if type(request_id) is int or type(request_id) is str:
+                self.session.cancel_incoming(request_id)
+        elif method == "notifications/initialized" and self.codec is not None:
+            self.server.sessions.add(self)
+        else:
+            log.debug("notification %s ignored", method)
+
+    async def on_batch(self, raw: bytes, items: list[Any]) -> None:
+        codec = self.codec
+        if codec is None or not codec.batching:
+            revision = codec.revision if codec else "this connection"
+            error = ProtocolError(INVALID_REQUEST, f"JSON-RPC batches are not part of {revision}")
+            await self.session.reply(None, error)
+            return
+        replies: list[bytes] = []
+
+        async def one(item: Any) -> None:
+            if type(item) is not dict or "method" not in item:
+                replies.append(
+                    self.error_frame(None, ProtocolError(INVALID_REQUEST, "invalid batch item"))
+                )
+                return
+            if item.get("method") == "initialize":
+                error = ProtocolError(INVALID_REQUEST, "initialize must not be batched")
+                replies.append(self.error_frame(item.get("id"), error))
+                return
+            frame = pydantic_core.to_json(item)
+            if "id" not in item:
+                await self.on_notification(frame, item)
+                return
+            try:
+                reply = await self._legacy(codec, frame, item, item["method"])
+            except ProtocolError as exc:
+                reply = self.error_frame(item["id"], exc)
+            if reply is not None:
+                replies.append(reply)
+
+        async with anyio.create_task_group() as tasks:
+            for item in items:
+                tasks.start_soon(one, item)
+        if replies:
+            await self.session.send(b"[" + b",".join(replies) + b"]")
+
+    async def on_close(self) -> None:
+        self.server.sessions.discard(self)
+        for listener in list(self.listeners):
+            self.server.listeners.discard(listener)
+            listener.ended.set()
+
+    def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
+        return error_frame(self.codec, id, error)
+
+    # ------------------------------------------------------------------ legacy
+
+    def _initialize(self, raw: bytes, obj: dict[str, Any]) -> bytes:
+        if self.codec is not None:
+            raise ProtocolError(INVALID_REQUEST, f"already initialized ({self.codec.revision})")
+        params = obj.get("params")
+        requested = params.get("protocolVersion") if type(params) is dict else None
+        version = legacy_version(requested)
+        codec = mcp_wire.codec(version)
+        message = codec.decode(raw)
+        caps = message.params.capabilities
+        self.client_capabilities_data = caps.model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        self.client_capabilities = pub.ClientCapabilities.model_validate(
+            fit(pub.ClientCapabilities, self.client_capabilities_data)
+        )
+        self.client_info = pub.Implementation.model_validate(
+            message.params.clientInfo.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        )
+        self.codec = codec
+        models = mcp_wire.revision(version)
+        server_caps = self.server.capabilities().model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": fit(models.ServerCapabilities, server_caps),
+            "serverInfo": fit(
+                models.Implementation, self.server.info.model_dump(exclude_unset=True)
+            ),
+        }
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        self.server.sessions.add(self)
+        return codec.encode(codec.response(obj["id"], "initialize", result))
+
+    async def _legacy(
+        self, codec: Codec, raw: bytes, obj: dict[str, Any], method: str
+    ) -> bytes | None:
+        version = envelope_version(obj)
+        if version is not None and version in MODERN:
+            raise ProtocolError(
+                INVALID_REQUEST, f"this connection is a legacy session of revision {codec.revision}"
+            )
+        message = codec.decode(raw)
+        id = obj["id"]
+        if method in _LIFECYCLE or method in ("resources/subscribe", "resources/unsubscribe"):
+            return codec.encode(codec.response(id, method, self._lifecycle(method, message.params)))
+        params = codec.to_public(
+            method, message.params, "params", client_capabilities=self.client_capabilities_data
+        )
+        meta = params.meta if params is not None else None
+        ctx = Context(
+            revision=codec.revision,
+            request_id=id,
+            client_capabilities=self.client_capabilities,
+            client_info=self.client_info,
+            inputs=SentInputs(self._ask_client),
+            notify=lambda m, p: self.send_notification(codec, m, p),
+            codec=codec,
+            progress_token=meta.progressToken if meta is not None else None,
+            log_level=self.log_level,
+        )
+        result = await self._handle(ctx, method, params)
+        own = codec.from_public(method, result, "result")
+        return codec.encode(
+            codec.responses[method].model_construct(jsonrpc="2.0", id=id, result=own)
+        )
+
+    def _lifecycle(self, method: str, params: Any) -> dict[str, Any]:
+        if method == "logging/setLevel":
+            self.log_level = params.level
+        elif method == "resources/subscribe":
+            self.subscriptions.add(params.uri)
+        elif method == "resources/unsubscribe":
+            self.subscriptions.discard(params.uri)
+        return {}
+
+    async def _ask_client(self, method: str, params: dict[str, Any]) -> BaseModel:
+        codec = self.codec
+        assert codec is not None
+        id = self.session.next_id()
+        frame = codec.request(method, codec.from_public(method, params, "params"), id=id)
+        raw, _ = await self.session.request(id, codec.encode(frame), self.server.request_timeout)
+        response = codec.decode_response(raw, method)
+        error = getattr(response, "error", None)
+        if error is not None:
+            raise McpError(error.code, error.message, error.data)
+        return codec.to_public(method, response.result, "result")
+
+    def wants(self, uri: str | None) -> bool:
+        return uri is None or uri in self.subscriptions
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        if self.codec is not None:
+            await self.send_notification(self.codec, method, params)
+
+    # ------------------------------------------------------------------ modern
+
+    async def _modern(self, raw: bytes, obj: dict[str, Any], method: str) -> bytes | None:
+        version = envelope_version(obj)
+        if version is None:
+            if not self.modern_seen:
+                raise ProtocolError(
+                    INVALID_REQUEST,
+                    "not initialized: send initialize first, or a request of revision "
+                    f"{', '.join(MODERN)} with its _meta envelope",
+                    {"supported": [*reversed(MODERN), *reversed(LEGACY)]},
+                )
+            version = MODERN[-1]
+        elif version not in MODERN:
+            raise ProtocolError(
+                UNSUPPORTED_VERSION,
+                f"unsupported protocol version {version!r}; supported: {', '.join(reversed(MODERN))}",
+                {"supported": list(reversed(MODERN)), "requested": version},
+            )
+        self.modern_seen = True
+        codec = mcp_wire.codec(version)
+        message = codec.decode(raw)
+        id = obj["id"]
+        spec = codec.methods[method]
+        params = codec.to_public(method, message.params, "params")
+        meta = params.meta
+        answers: dict[str, Any] = {}
+        digest, rounds = "", 0
+        if spec.input_required:
+            digest = request_digest(method, obj["params"])
+            if params.requestState is not None:
+                answers, rounds = self.server.sealer.open(params.requestState, digest)
+            answers.update(params.inputResponses or {})
+        inputs = RetriedInputs(answers)
+        ctx = Context(
+            revision=codec.revision,
+            request_id=id,
+            client_capabilities=meta.io_modelcontextprotocol_clientCapabilities,
+            client_info=meta.io_modelcontextprotocol_clientInfo,
+            inputs=inputs,
+            notify=lambda m, p: self.send_notification(codec, m, p),
+            codec=codec,
+            progress_token=meta.progressToken,
+            log_level=meta.io_modelcontextprotocol_logLevel,
+        )
+        if method == "server/discover":
+            result: Any = self._discover()
+        elif method == "subscriptions/listen":
+            result = await self._listen(codec, id, params)
+        else:
+            try:
+                result = await self._handle(ctx, method, params)
+            except InputRequired as needed:
+                if not spec.input_required:
+                    raise ProtocolError(
+                        INTERNAL_ERROR, f"{method} cannot ask the client for input"
+                    ) from None
+                result = self._input_required(inputs, needed, digest, rounds + 1)
+        if result is None:
+            return None
+        if result.meta is None:
+            result.meta = pub.ResultMetaObject(io_modelcontextprotocol_serverInfo=self.server.info)
+        elif result.meta.io_modelcontextprotocol_serverInfo is None:
+            result.meta.io_modelcontextprotocol_serverInfo = self.server.info
+        own = result if version == PUBLIC_REVISION else codec.from_public(method, result, "result")
+        return codec.encode(
+            codec.responses[method].model_construct(jsonrpc="2.0", id=id, result=own)
+        )
+
+    def _input_required(
+        self, inputs: RetriedInputs, needed: InputRequired, digest: str, round: int
+    ) -> Any:
+        if round > MAX_INPUT_ROUNDS:
+            raise ProtocolError(
+                INTERNAL_ERROR, f"the handler needed more than {MAX_INPUT_ROUNDS} rounds of input"
+            )
+        answered = {key: plain(inputs.answers[key]) for key in inputs.asked}
+        return pub.InputRequiredResult.model_validate(
+            {
+                "resultType": "input_required",
+                "inputRequests": needed.requests,
+                "requestState": self.server.sealer.seal(digest, answered, round),
+            }
+        )
+
+    def _discover(self) -> pub.DiscoverResult:
+        data: dict[str, Any] = {
+            "supportedVersions": list(reversed(MODERN)),
+            "capabilities": self.server.capabilities(),
+            **self.server.cache_hints(),
+        }
+        if self.server.instructions:
+            data["instructions"] = self.server.instructions
+        return pub.DiscoverResult.model_validate(data)
+
+    async def _listen(self, codec: Codec, id: RequestId, params: Any) -> Any:
+        wanted = params.notifications.model_dump(exclude_unset=True)
+        caps = self.server.capabilities()
+        offered = {
+            "toolsListChanged": caps.tools is not None,
+            "promptsListChanged": caps.prompts is not None,
+            "resourcesListChanged": caps.resources is not None,
+            "resourceSubscriptions": caps.resources is not None,
+        }
+        honoured = {k: v for k, v in wanted.items() if offered.get(k) and v not in (False, None)}
+        listener = Listener(self, codec, id, honoured)
+        await listener.deliver(
+            "notifications/subscriptions/acknowledged", {"notifications": honoured}
+        )
+        self.listeners.add(listener)
+        self.server.listeners.add(listener)
+        try:
+            await listener.ended.wait()
+        finally:
+            self.listeners.discard(listener)
+            self.server.listeners.discard(listener)
+        if self.session.closed.is_set():
+            return None
+        return pub.SubscriptionsListenResult.model_validate(
+            {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: id}}
+        )
+
+    # ------------------------------------------------------------------ both eras
+
+    async def _handle(self, ctx: Context, method: str, params: Any) -> Any:
+        handler = self.server.handlers.get(method)
+        if handler is None:
+            raise ProtocolError(
+                METHOD_NOT_FOUND, f"method {method!r} is not served here", {"method": method}
+            )
+        return await handler(ctx, params)
+
+    async def send_notification(self, codec: Codec, method: str, params: dict[str, Any]) -> None:
+        own = (
+            params
+            if codec.revision == PUBLIC_REVISION
+            else codec.from_public(method, params, "params")
+        )
+        await self.session.send(codec.encode(codec.notification(method, own)))

@@ -1,0 +1,233 @@
+"""What a handler can do while it serves one request, the same in both eras: ask the client for
+input (elicitation, sampling, roots), report progress, log.
+
+Asking differs underneath. A legacy session sends the client real requests and waits. A modern
+server may not send requests: a question without an answer ends the handler with an
+`input_required` result; the client answers and retries, and the handler runs again from the
+start, this time finding the answer. Handlers must therefore be safe to re-run up to their last
+question (ask first, act after). Questions asked together (`ctx.ask({...})`) travel in one round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+import pydantic
+from pydantic import BaseModel
+
+from mcpio.jsonrpc import plain
+from mcpio.latest import public as pub
+from mcpio.wire.codec import Codec
+from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
+
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+MISSING_CAPABILITY = -32021  # MissingRequiredClientCapabilityError (2026-07-28)
+METHOD_NOT_FOUND = -32601
+# The client capability each kind of input request needs.
+CAPABILITY_OF = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+
+
+@dataclass(frozen=True)
+class Elicit:
+    """Ask the user for structured input (form mode)."""
+
+    message: str
+    requested_schema: Mapping[str, Any]
+    method = "elicitation/create"
+
+    def params(self) -> dict[str, Any]:
+        return {"message": self.message, "requestedSchema": dict(self.requested_schema)}
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Ask the client's model for a message (`options`: systemPrompt, temperature, ...)."""
+
+    messages: Sequence[Any]
+    max_tokens: int
+    options: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    method = "sampling/createMessage"
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "messages": [plain(m) for m in self.messages],
+            "maxTokens": self.max_tokens,
+            **self.options,
+        }
+
+
+@dataclass(frozen=True)
+class ListRoots:
+    """Ask the client for its roots."""
+
+    method = "roots/list"
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+
+Question = Elicit | Sample | ListRoots
+
+
+class InputRequired(Exception):
+    """Raised inside a modern handler that needs answers it does not have yet."""
+
+    def __init__(self, requests: dict[str, Question]) -> None:
+        super().__init__(f"input required: {', '.join(requests)}")
+        self.requests = {k: {"method": q.method, "params": q.params()} for k, q in requests.items()}
+
+
+class Inputs(Protocol):
+    async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
+        """The client's answers (raw result data), by key."""
+        ...
+
+
+class SentInputs:
+    """Legacy: each question is a real server->client request on the session, sent together."""
+
+    def __init__(self, send: Callable[[str, dict[str, Any]], Awaitable[BaseModel]]) -> None:
+        self._send = send
+
+    async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
+        answers: dict[str, Any] = {}
+
+        async def one(key: str, question: Question) -> None:
+            answers[key] = await self._send(question.method, question.params())
+
+        async with anyio.create_task_group() as tasks:
+            for key, question in questions.items():
+                tasks.start_soon(one, key, question)
+        return answers
+
+
+class RetriedInputs:
+    """Modern: the answers arrive with the retry; questions without one end this round."""
+
+    def __init__(self, answers: Mapping[str, Any]) -> None:
+        self.answers = dict(answers)
+        self.asked: list[str] = []  # the answered questions, in the order the handler asked
+
+    async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
+        answered = [key for key in questions if key in self.answers]
+        self.asked.extend(k for k in answered if k not in self.asked)
+        missing = {k: q for k, q in questions.items() if k not in self.answers}
+        if missing:
+            raise InputRequired(missing)
+        return {key: self.answers[key] for key in questions}
+
+
+class Context:
+    """Handed to every handler that declares a parameter of this type."""
+
+    def __init__(
+        self,
+        *,
+        revision: str,
+        request_id: str | int,
+        client_capabilities: pub.ClientCapabilities,
+        client_info: pub.Implementation | None,
+        inputs: Inputs,
+        notify: Callable[[str, dict[str, Any]], Awaitable[None]],
+        codec: Codec,
+        progress_token: str | int | None = None,
+        log_level: str | None = None,
+    ) -> None:
+        self.revision = revision
+        self.request_id = request_id
+        self.client_capabilities = client_capabilities
+        self.client_info = client_info
+        self.progress_token = progress_token
+        self._inputs = inputs
+        self._notify = notify
+        self._codec = codec
+        self._log_level = log_level
+        self._questions = 0
+        self.modern = isinstance(inputs, RetriedInputs)
+
+    def require(self, capability: str) -> None:
+        """Fail the request unless the client declared `capability` (for this request, in the
+        modern era: -32021 naming it; legacy: -32601)."""
+        if getattr(self.client_capabilities, capability, None) is not None:
+            return
+        if self.modern:
+            raise ProtocolError(
+                MISSING_CAPABILITY,
+                f"this request needs the client capability {capability!r}",
+                {"requiredCapabilities": {capability: {}}},
+            )
+        raise ProtocolError(
+            METHOD_NOT_FOUND, f"the client did not declare the {capability!r} capability"
+        )
+
+    async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
+        """Ask several questions at once (one round); answers by key, as public result models."""
+        for question in questions.values():
+            self.require(CAPABILITY_OF[question.method])
+        answers = await self._inputs.ask(questions)
+        out: dict[str, Any] = {}
+        for key, question in questions.items():
+            kind: type[BaseModel] = self._codec.methods[question.method].result
+            answer = answers[key]
+            try:
+                out[key] = (
+                    answer if isinstance(answer, kind) else kind.model_validate(plain(answer))
+                )
+            except pydantic.ValidationError as exc:
+                raise ProtocolError(
+                    INVALID_PARAMS, f"inputResponses.{key}: not a valid {question.method} result",
+                    {"field": f"inputResponses.{key}", "errors": exc.errors(include_url=False, include_input=False)},
+                ) from None  # fmt: skip
+        return out
+
+    async def _one(self, question: Question, key: str | None) -> Any:
+        if key is None:
+            key = f"{question.method.split('/')[0]}-{self._questions}"
+            self._questions += 1
+        return (await self.ask({key: question}))[key]
+
+    async def elicit(
+        self, message: str, requested_schema: Mapping[str, Any], *, key: str | None = None
+    ) -> pub.ElicitResult:
+        return await self._one(Elicit(message, requested_schema), key)
+
+    async def sample(
+        self, messages: Sequence[Any], max_tokens: int, *, key: str | None = None, **options: Any
+    ) -> pub.CreateMessageResult:
+        return await self._one(Sample(messages, max_tokens, options), key)
+
+    async def list_roots(self, *, key: str | None = None) -> pub.ListRootsResult:
+        return await self._one(ListRoots(), key)
+
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress, if the client asked for it (a progress token in the request)."""
+        if self.progress_token is None:
+            return
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._notify("notifications/progress", params)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send a log message to the client, if its level is at or above the one it asked for
+        (modern clients ask per request; without asking they get none)."""
+        threshold = self._log_level
+        if threshold is None and self.modern:
+            return
+        if threshold is not None and LEVELS.index(level) < LEVELS.index(threshold):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._notify("notifications/message", params)

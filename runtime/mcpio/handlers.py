@@ -1,0 +1,250 @@
+"""What a server registers: tools, resources, resource templates and prompts, each a plain
+function. Their wire definitions come from the function (name, docstring, type hints), their
+return values become the public result models."""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import json
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+import pydantic
+from pydantic import BaseModel
+
+from mcpio.jsonrpc import plain
+from mcpio.latest import public as pub
+
+Fn = Callable[..., Any]
+CONTENT_BLOCKS = (
+    pub.TextContent,
+    pub.ImageContent,
+    pub.AudioContent,
+    pub.EmbeddedResource,
+    pub.ResourceLink,
+)
+
+
+async def call(fn: Fn, **kwargs: Any) -> Any:
+    """Call a handler, sync or async."""
+    result = fn(**kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _signature(fn: Fn, context_type: type) -> tuple[dict[str, tuple[Any, Any]], str | None]:
+    """The function's parameters as (type, default) fields, and the one that takes the context."""
+    hints = get_type_hints(fn, include_extras=True)
+    fields: dict[str, tuple[Any, Any]] = {}
+    context_param = None
+    for name, param in inspect.signature(fn).parameters.items():
+        hint = hints.get(name, Any)
+        if isinstance(hint, type) and issubclass(hint, context_type):
+            context_param = name
+            continue
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[name] = (hint, default)
+    return fields, context_param
+
+
+def _doc(fn: Fn) -> str | None:
+    doc = inspect.getdoc(fn)
+    return doc.strip() if doc else None
+
+
+@dataclass
+class ToolEntry:
+    definition: pub.Tool
+    fn: Fn
+    arguments: type[BaseModel] | None  # None: an explicit input schema, arguments passed as-is
+    context_param: str | None
+
+    def kwargs(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The handler's keyword arguments; `pydantic.ValidationError` if they do not fit."""
+        if self.arguments is None:
+            return dict(arguments)
+        model = self.arguments.model_validate(arguments)
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+def tool_entry(
+    fn: Fn,
+    context_type: type,
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> ToolEntry:
+    fields, context_param = _signature(fn, context_type)
+    tool_name = name or fn.__name__
+    arguments: type[BaseModel] | None = None
+    if input_schema is None:
+        model: type[BaseModel] = pydantic.create_model(  # pyright: ignore[reportCallIssue]
+            f"{tool_name}_arguments", **fields  # pyright: ignore[reportArgumentType]
+        )
+        arguments = model
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        input_schema = schema
+    definition: dict[str, Any] = {"name": tool_name, "inputSchema": dict(input_schema)}
+    for key, value in (
+        ("title", title),
+        ("description", description or _doc(fn)),
+        ("outputSchema", output_schema),
+        ("annotations", annotations),
+        ("_meta", meta),
+    ):
+        if value is not None:
+            definition[key] = value
+    return ToolEntry(pub.Tool.model_validate(definition), fn, arguments, context_param)
+
+
+def _content_block(value: Any) -> Any:
+    if isinstance(value, CONTENT_BLOCKS):
+        return value
+    if isinstance(value, str):
+        return pub.TextContent(type="text", text=value)
+    return pub.TextContent(type="text", text=json.dumps(plain(value)))
+
+
+def tool_result(value: Any) -> pub.CallToolResult:
+    """A tool's return value as a tool result: text for strings, content blocks as they are,
+    structured content (and its JSON text) for mappings and models."""
+    if isinstance(value, pub.CallToolResult):
+        return value
+    if value is None:
+        return pub.CallToolResult(content=[], resultType="complete")
+    if isinstance(value, list | tuple):
+        blocks = [_content_block(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return pub.CallToolResult(content=blocks, resultType="complete")
+    if isinstance(value, dict) or (
+        isinstance(value, BaseModel) and not isinstance(value, CONTENT_BLOCKS)
+    ):
+        data = plain(value)
+        return pub.CallToolResult(
+            content=[pub.TextContent(type="text", text=json.dumps(data))],
+            structuredContent=data,
+            resultType="complete",
+        )
+    return pub.CallToolResult(content=[_content_block(value)], resultType="complete")
+
+
+@dataclass
+class ResourceEntry:
+    definition: pub.Resource | pub.ResourceTemplate
+    fn: Fn
+    context_param: str | None
+    pattern: re.Pattern[str] | None = None  # templates: matches a URI, captures the variables
+    params: frozenset[str] = field(default_factory=frozenset[str])
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        if self.pattern is None:
+            return {} if uri == getattr(self.definition, "uri", None) else None
+        found = self.pattern.fullmatch(uri)
+        return (
+            None
+            if found is None
+            else {k: v for k, v in found.groupdict().items() if k in self.params}
+        )
+
+
+_VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
+
+
+def template_pattern(uri_template: str) -> re.Pattern[str]:
+    """A regular expression for a level-1 URI template: each `{name}` matches one path segment."""
+    parts = _VARIABLE.split(uri_template)
+    regex = "".join(
+        re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^/?#]+)" for i, part in enumerate(parts)
+    )
+    return re.compile(regex)
+
+
+def resource_result(value: Any, uri: str, mime_type: str | None) -> pub.ReadResourceResult:
+    """Text for strings, a base64 blob for bytes, contents as they are."""
+    if isinstance(value, pub.ReadResourceResult):
+        return value
+    items = value if isinstance(value, list | tuple) else [value]
+    contents: list[pub.TextResourceContents | pub.BlobResourceContents] = []
+    for item in items:  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(item, pub.TextResourceContents | pub.BlobResourceContents):
+            contents.append(item)
+            continue
+        data: dict[str, Any] = {"uri": uri}
+        if mime_type:
+            data["mimeType"] = mime_type
+        if isinstance(item, bytes | bytearray):
+            data["blob"] = base64.b64encode(item).decode()
+            contents.append(pub.BlobResourceContents.model_validate(data))
+        else:
+            data["text"] = item if isinstance(item, str) else json.dumps(plain(item))
+            contents.append(pub.TextResourceContents.model_validate(data))
+    return pub.ReadResourceResult(
+        contents=contents, resultType="complete", ttlMs=0, cacheScope="private"
+    )
+
+
+@dataclass
+class PromptEntry:
+    definition: pub.Prompt
+    fn: Fn
+    context_param: str | None
+
+
+def prompt_entry(
+    fn: Fn,
+    context_type: type,
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+) -> PromptEntry:
+    fields, context_param = _signature(fn, context_type)
+    arguments = [{"name": arg, "required": default is ...} for arg, (_, default) in fields.items()]
+    definition: dict[str, Any] = {"name": name or fn.__name__}
+    if arguments:
+        definition["arguments"] = arguments
+    if title:
+        definition["title"] = title
+    if description or _doc(fn):
+        definition["description"] = description or _doc(fn)
+    return PromptEntry(pub.Prompt.model_validate(definition), fn, context_param)
+
+
+def prompt_result(value: Any) -> pub.GetPromptResult:
+    """Strings become user messages, content blocks user messages holding them."""
+    if isinstance(value, pub.GetPromptResult):
+        return value
+    items = value if isinstance(value, list | tuple) else [value]
+    messages = [
+        (
+            item
+            if isinstance(item, pub.PromptMessage)
+            else pub.PromptMessage(role="user", content=_content_block(item))
+        )
+        for item in items  # pyright: ignore[reportUnknownVariableType]
+    ]
+    return pub.GetPromptResult(messages=messages, resultType="complete")
+
+
+CompletionFn = Callable[[pub.CompleteRequestParams], Awaitable[Any] | Any]
+
+
+def completion_result(value: Any) -> pub.CompleteResult:
+    if isinstance(value, pub.CompleteResult):
+        return value
+    values = list(value or [])[:100]  # pyright: ignore[reportUnknownArgumentType]
+    return pub.CompleteResult(
+        completion=pub.CompleteResultCompletion(values=values, total=len(values), hasMore=False),
+        resultType="complete",
+    )

@@ -1,0 +1,30 @@
+"""JSON-RPC odds and ends every part of the runtime shares."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pydantic_core
+from pydantic import BaseModel
+
+from mcpio.wire.codec import Codec
+from mcpio.wire.errors import ProtocolError
+
+RequestId = str | int
+
+
+def plain(value: Any) -> Any:
+    """A model as the JSON data it stands for (wire names, unset members left out)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return value
+
+
+def error_frame(codec: Codec | None, id: RequestId | None, error: ProtocolError) -> bytes:
+    """An error response. An id that could not be read is left out where the revision's schema
+    allows it (2025-11-25 and later, and before any revision is chosen), else sent as null, as
+    JSON-RPC 2.0 requires (older schemas have no valid form for it)."""
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "error": error.to_error()}
+    if id is None and (codec is None or not codec.error_response.model_fields["id"].is_required()):
+        del body["id"]
+    return pydantic_core.to_json(body)

@@ -1,0 +1,36 @@
+"""Which revision to speak: the server's choice for a legacy `initialize` and its reading of a
+modern request's envelope; the client's probe and fallback live in `client.py`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+import mcp_wire
+
+LEGACY: tuple[str, ...] = tuple(r for r in mcp_wire.REVISIONS if mcp_wire.ERAS[r] == "legacy")
+MODERN: tuple[str, ...] = tuple(r for r in mcp_wire.REVISIONS if mcp_wire.ERAS[r] == "modern")
+# The per-request envelope of the modern era (the schema's RequestMetaObject keys).
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+
+
+def legacy_version(requested: Any) -> str:
+    """Echo a supported legacy version; otherwise counter-offer the newest legacy one."""
+    return requested if requested in LEGACY else LEGACY[-1]
+
+
+def envelope_version(obj: Mapping[str, Any]) -> str | None:
+    """The protocol version a request's `_meta` envelope names, if it has one."""
+    params = obj.get("params")
+    meta = params.get("_meta") if type(params) is dict else None
+    version = meta.get(PROTOCOL_VERSION_KEY) if type(meta) is dict else None
+    return version if type(version) is str else None
+
+
+def fit(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
+    """`data` without the top-level members `model` (an older revision's) does not declare."""
+    names = {field.alias or name for name, field in model.model_fields.items()}
+    return {k: v for k, v in data.items() if k in names}

@@ -1,0 +1,73 @@
+"""Sealed `requestState`: the state a modern server hands the client between the rounds of a
+multi-round-trip request. The client carries it, so it is authenticated (HMAC-SHA256 with the
+server's key), expires, and is bound to the request it was issued for (method and a digest of
+its params), so it cannot be altered, kept, or replayed against another request.
+
+It is signed, not encrypted: it holds only what the client itself sent (its earlier input
+responses). Instances behind one load balancer share the key (`Server(state_key=...)`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from typing import Any
+
+from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
+
+_VERSION = "s1"
+# Members of the params that vary between the rounds of one request: not part of its identity.
+_ROUND_MEMBERS = frozenset({"_meta", "inputResponses", "requestState"})
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def request_digest(method: str, params: dict[str, Any]) -> str:
+    """What identifies one request across its rounds: the method and its stable params."""
+    stable = {k: v for k, v in params.items() if k not in _ROUND_MEMBERS}
+    text = json.dumps([method, stable], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _b64(hashlib.sha256(text.encode()).digest()[:18])
+
+
+class Sealer:
+    def __init__(self, key: bytes | None = None, ttl: float = 600.0) -> None:
+        self._key = key if key is not None else secrets.token_bytes(32)
+        if len(self._key) < 16:
+            raise ValueError("a requestState key needs at least 16 bytes")
+        self.ttl = ttl
+
+    def _mac(self, body: str) -> str:
+        return _b64(hmac.new(self._key, body.encode(), hashlib.sha256).digest())
+
+    def seal(self, digest: str, responses: dict[str, Any], round: int) -> str:
+        payload = {"d": digest, "r": responses, "n": round, "x": int(time.time() + self.ttl)}
+        body = _VERSION + "." + _b64(json.dumps(payload, separators=(",", ":")).encode())
+        return body + "." + self._mac(body)
+
+    def open(self, state: str, digest: str) -> tuple[dict[str, Any], int]:
+        """The input responses sealed in `state` and its round; -32602 if it is forged, expired
+        or foreign."""
+        body, _, mac = state.rpartition(".")
+        if not body.startswith(_VERSION + ".") or not hmac.compare_digest(mac, self._mac(body)):
+            raise _invalid("it was not issued by this server or was altered")
+        payload = json.loads(_unb64(body.split(".", 1)[1]))
+        if payload["x"] < time.time():
+            raise _invalid("it has expired; start the request again without it")
+        if payload["d"] != digest:
+            raise _invalid("it was issued for another request")
+        responses: dict[str, Any] = payload["r"]
+        return responses, int(payload["n"])
+
+
+def _invalid(why: str) -> ProtocolError:
+    return ProtocolError(INVALID_PARAMS, f"invalid requestState: {why}", {"field": "requestState"})

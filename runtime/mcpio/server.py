@@ -1,0 +1,389 @@
+"""The server: what it offers (tools, resources, prompts, completions, any method of the dispatch
+tables) and how each method is answered, in the public (latest revision's) models. One handler
+serves every revision and both eras; `ServerConnection` does the per-connection lifecycle."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+import pydantic
+
+from mcpio.context import Context
+from mcpio.errors import ToolError
+from mcpio.handlers import (
+    CompletionFn,
+    Fn,
+    PromptEntry,
+    ResourceEntry,
+    ToolEntry,
+    call,
+    completion_result,
+    prompt_entry,
+    prompt_result,
+    resource_result,
+    template_pattern,
+    tool_entry,
+    tool_result,
+)
+from mcpio.latest import public as pub
+from mcpio.sealing import Sealer
+from mcpio.transports import Transport
+from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
+
+if TYPE_CHECKING:
+    from mcpio.connection import Listener, ServerConnection
+
+log = logging.getLogger("mcpio")
+
+F = TypeVar("F", bound=Callable[..., Any])
+MethodHandler = Callable[[Context, Any], Awaitable[Any]]
+
+
+class Server:
+    """An MCP server for every pinned revision, both eras.
+
+    >>> server = Server("demo", "1.0")
+    >>> @server.tool()
+    ... async def add(a: int, b: int) -> str:
+    ...     return str(a + b)
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.0.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        state_key: bytes | None = None,
+        cache_ttl_ms: int = 0,
+        cache_scope: str = "private",
+        request_timeout: float = 300.0,
+    ) -> None:
+        info: dict[str, Any] = {"name": name, "version": version}
+        if title:
+            info["title"] = title
+        self.info = pub.Implementation.model_validate(info)
+        self.instructions = instructions
+        self.sealer = Sealer(state_key)
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
+        self.request_timeout = request_timeout  # for the server's own requests (legacy inputs)
+        self.tools: dict[str, ToolEntry] = {}
+        self.resources: dict[str, ResourceEntry] = {}
+        self.templates: dict[str, ResourceEntry] = {}
+        self.prompts: dict[str, PromptEntry] = {}
+        self.completion: CompletionFn | None = None
+        self.handlers: dict[str, MethodHandler] = {
+            "tools/list": self._list_tools,
+            "tools/call": self._call_tool,
+            "resources/list": self._list_resources,
+            "resources/templates/list": self._list_templates,
+            "resources/read": self._read_resource,
+            "prompts/list": self._list_prompts,
+            "prompts/get": self._get_prompt,
+            "completion/complete": self._complete,
+        }
+        self.listeners: set[Listener] = set()
+        self.sessions: set[ServerConnection] = set()
+
+    # ------------------------------------------------------------------ registration
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a tool. Its input schema comes from the type hints unless given; a parameter
+        typed `Context` receives the request context. Return text, content blocks, a mapping
+        (structured content) or a `CallToolResult`; raise `ToolError` for a failed call."""
+
+        def register(fn: F) -> F:
+            entry = tool_entry(
+                fn,
+                Context,
+                name=name,
+                title=title,
+                description=description,
+                input_schema=input_schema,
+                output_schema=output_schema,
+                annotations=annotations,
+                meta=meta,
+            )
+            self.tools[entry.definition.name] = entry
+            return fn
+
+        return register
+
+    def remove_tool(self, name: str) -> None:
+        self.tools.pop(name, None)
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register a resource; the function returns text, bytes, or resource contents."""
+
+        def register(fn: F) -> F:
+            data = _definition(uri=uri, name=name or fn.__name__, title=title)
+            data.update(_optional(description=description, mimeType=mime_type))
+            definition = pub.Resource.model_validate(data)
+            self.resources[uri] = ResourceEntry(definition, fn, _context_param(fn))
+            return fn
+
+        return register
+
+    def resource_template(
+        self,
+        uri_template: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register a URI template (`test://item/{id}`); the function takes its variables."""
+
+        def register(fn: F) -> F:
+            data = _definition(uriTemplate=uri_template, name=name or fn.__name__, title=title)
+            data.update(_optional(description=description, mimeType=mime_type))
+            definition = pub.ResourceTemplate.model_validate(data)
+            pattern = template_pattern(uri_template)
+            entry = ResourceEntry(
+                definition, fn, _context_param(fn), pattern, frozenset(pattern.groupindex)
+            )
+            self.templates[uri_template] = entry
+            return fn
+
+        return register
+
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]:
+        """Register a prompt; its arguments are the function's parameters (strings)."""
+
+        def register(fn: F) -> F:
+            entry = prompt_entry(fn, Context, name=name, title=title, description=description)
+            self.prompts[entry.definition.name] = entry
+            return fn
+
+        return register
+
+    def completer(self) -> Callable[[F], F]:
+        """Register the completion handler: `CompleteRequestParams` in, a list of values (or a
+        `CompleteResult`) out."""
+
+        def register(fn: F) -> F:
+            self.completion = fn
+            return fn
+
+        return register
+
+    def method(self, name: str) -> Callable[[F], F]:
+        """The low-level hook: answer any client->server method of the dispatch tables with
+        `handler(ctx, params) -> result` in the public models (replaces a built-in handler)."""
+
+        def register(fn: F) -> F:
+            self.handlers[name] = fn
+            return fn
+
+        return register
+
+    # ------------------------------------------------------------------ capabilities
+
+    def capabilities(self) -> pub.ServerCapabilities:
+        caps: dict[str, Any] = {"logging": {}}
+        if self.tools or "tools/call" in self.handlers:
+            caps["tools"] = {"listChanged": True}
+        if self.resources or self.templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self.completion is not None:
+            caps["completions"] = {}
+        return pub.ServerCapabilities.model_validate(caps)
+
+    def cache_hints(self) -> dict[str, Any]:
+        return {
+            "ttlMs": self.cache_ttl_ms,
+            "cacheScope": self.cache_scope,
+            "resultType": "complete",
+        }
+
+    # ------------------------------------------------------------------ built-in methods
+
+    async def _list_tools(self, ctx: Context, params: Any) -> pub.ListToolsResult:
+        _no_cursor(params)
+        tools = [entry.definition for entry in self.tools.values()]
+        return pub.ListToolsResult(tools=tools, **self.cache_hints())
+
+    async def _call_tool(self, ctx: Context, params: pub.CallToolRequestParams) -> Any:
+        entry = self.tools.get(params.name)
+        if entry is None:
+            raise ProtocolError(
+                INVALID_PARAMS, f"unknown tool {params.name!r}", {"name": params.name}
+            )
+        try:
+            kwargs = entry.kwargs(params.arguments or {})
+        except pydantic.ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"])
+            text = f"invalid arguments for {params.name}: {where}: {first['msg']}"
+            return tool_result_error(text)
+        if entry.context_param:
+            kwargs[entry.context_param] = ctx
+        try:
+            return tool_result(await call(entry.fn, **kwargs))
+        except ToolError as exc:
+            return tool_result_error(str(exc), exc.structured)
+
+    async def _list_resources(self, ctx: Context, params: Any) -> pub.ListResourcesResult:
+        _no_cursor(params)
+        resources = [entry.definition for entry in self.resources.values()]
+        return pub.ListResourcesResult(resources=resources, **self.cache_hints())  # type: ignore[arg-type]
+
+    async def _list_templates(self, ctx: Context, params: Any) -> pub.ListResourceTemplatesResult:
+        _no_cursor(params)
+        templates = [entry.definition for entry in self.templates.values()]
+        return pub.ListResourceTemplatesResult(resourceTemplates=templates, **self.cache_hints())  # type: ignore[arg-type]
+
+    async def _read_resource(self, ctx: Context, params: pub.ReadResourceRequestParams) -> Any:
+        uri = params.uri
+        entry = self.resources.get(uri)
+        variables: dict[str, Any] = {}
+        if entry is None:
+            for candidate in self.templates.values():
+                found = candidate.match(uri)
+                if found is not None:
+                    entry, variables = candidate, found
+                    break
+        if entry is None:
+            raise ProtocolError(INVALID_PARAMS, f"resource not found: {uri}", {"uri": uri})
+        if entry.context_param:
+            variables[entry.context_param] = ctx
+        value = await call(entry.fn, **variables)
+        result = resource_result(value, uri, entry.definition.mimeType)
+        result.ttlMs, result.cacheScope = self.cache_ttl_ms, self.cache_scope  # type: ignore[assignment]
+        return result
+
+    async def _list_prompts(self, ctx: Context, params: Any) -> pub.ListPromptsResult:
+        _no_cursor(params)
+        prompts = [entry.definition for entry in self.prompts.values()]
+        return pub.ListPromptsResult(prompts=prompts, **self.cache_hints())
+
+    async def _get_prompt(self, ctx: Context, params: pub.GetPromptRequestParams) -> Any:
+        entry = self.prompts.get(params.name)
+        if entry is None:
+            raise ProtocolError(
+                INVALID_PARAMS, f"unknown prompt {params.name!r}", {"name": params.name}
+            )
+        arguments: dict[str, Any] = dict(params.arguments or {})
+        declared = {a.name: a for a in entry.definition.arguments or []}
+        missing = [n for n, a in declared.items() if a.required and n not in arguments]
+        unknown = [n for n in arguments if n not in declared]
+        if missing or unknown:
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"invalid arguments for prompt {params.name!r}",
+                {"missing": missing, "unknown": unknown},
+            )
+        if entry.context_param:
+            arguments[entry.context_param] = ctx
+        return prompt_result(await call(entry.fn, **arguments))
+
+    async def _complete(self, ctx: Context, params: pub.CompleteRequestParams) -> Any:
+        if self.completion is None:
+            return completion_result([])
+        return completion_result(await call(self.completion, params=params))
+
+    # ------------------------------------------------------------------ change notifications
+
+    async def notify_tools_changed(self) -> None:
+        await self._publish("toolsListChanged", "notifications/tools/list_changed", {})
+
+    async def notify_prompts_changed(self) -> None:
+        await self._publish("promptsListChanged", "notifications/prompts/list_changed", {})
+
+    async def notify_resources_changed(self) -> None:
+        await self._publish("resourcesListChanged", "notifications/resources/list_changed", {})
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        await self._publish(None, "notifications/resources/updated", {"uri": uri}, uri=uri)
+
+    async def _publish(
+        self, flag: str | None, method: str, params: dict[str, Any], uri: str | None = None
+    ) -> None:
+        """Deliver a change to every modern listener that asked for it and every legacy session
+        (resource updates: only those subscribed to the URI)."""
+        targets: list[Callable[[], Awaitable[None]]] = []
+        for listener in list(self.listeners):
+            if listener.wants(flag, uri):
+                targets.append(lambda listener=listener: listener.deliver(method, params))
+        for session in list(self.sessions):
+            if session.wants(uri):
+                targets.append(lambda session=session: session.notify(method, params))
+        for target in targets:
+            try:
+                await target()
+            except Exception as exc:  # one gone peer must not stop the others
+                log.debug("could not deliver %s: %s", method, exc)
+
+    # ------------------------------------------------------------------ serving
+
+    async def serve(self, transport: Transport) -> None:
+        """Serve one connection until it ends."""
+        from mcpio.connection import ServerConnection
+
+        await ServerConnection(self, transport).run()
+
+    async def serve_stdio(self) -> None:
+        from mcpio.transports.stdio import stdio_server_transport
+
+        await self.serve(await stdio_server_transport())
+
+    def run_stdio(self) -> None:
+        """Serve stdin/stdout until stdin ends (logs go to stderr)."""
+        anyio.run(self.serve_stdio)
+
+
+def tool_result_error(text: str, structured: Any = None) -> pub.CallToolResult:
+    result = pub.CallToolResult(
+        content=[pub.TextContent(type="text", text=text)], isError=True, resultType="complete"
+    )
+    if structured is not None:
+        result.structuredContent = structured
+    return result
+
+
+def _no_cursor(params: Any) -> None:
+    cursor = getattr(params, "cursor", None)
+    if cursor is not None:
+        raise ProtocolError(INVALID_PARAMS, "invalid cursor: this server lists everything at once")
+
+
+def _definition(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _optional(**values: Any) -> dict[str, Any]:
+    return _definition(**values)
+
+
+def _context_param(fn: Fn) -> str | None:
+    from mcpio.handlers import _signature  # pyright: ignore[reportPrivateUsage]
+
+    return _signature(fn, Context)[1]

@@ -1,0 +1,201 @@
+"""One JSON-RPC connection, either role: frames in and out, responses matched to requests by id,
+incoming requests served concurrently and cancellable. It knows JSON-RPC, not MCP: what a frame
+means is the business of its `Peer` (the server connection or the client)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import math
+from typing import Any, Protocol
+
+import anyio
+import anyio.abc
+import pydantic_core
+
+from mcpio.errors import ConnectionClosed, RequestTimeout
+from mcpio.jsonrpc import RequestId
+from mcpio.transports import FrameTooLarge, Transport
+from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
+
+log = logging.getLogger("mcpio")
+
+
+class Peer(Protocol):
+    """What a session hands the frames it cannot settle itself to."""
+
+    async def on_request(self, raw: bytes, obj: dict[str, Any]) -> None:
+        """Serve a request (in its own task) and send its response."""
+
+    async def on_notification(self, raw: bytes, obj: dict[str, Any]) -> None:
+        """Handle a notification (inline, in the reading task: keep it short)."""
+
+    async def on_batch(self, raw: bytes, items: list[Any]) -> None:
+        """A JSON array: a batch where the revision has them, else an error to answer."""
+
+    def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
+        """The bytes of an error response in the connection's revision (an unreadable id is
+        omitted or null, as the revision requires)."""
+        ...
+
+    async def on_close(self) -> None:
+        """The transport ended: stop what only made sense while connected."""
+
+
+class Session:
+    """Correlation, concurrency and cancellation over one transport."""
+
+    def __init__(
+        self, transport: Transport, peer: Peer, *, ids: itertools.count[int] | None = None
+    ):
+        self.transport = transport
+        self.peer = peer
+        self._ids = ids or itertools.count(1)
+        self._pending: dict[RequestId, asyncio.Future[tuple[bytes, dict[str, Any]]]] = {}
+        self._serving: dict[RequestId, anyio.CancelScope] = {}
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self.closed = anyio.Event()
+
+    # -------------------------------------------------------------- outgoing
+
+    def next_id(self) -> int:
+        """A request id never used before on this session."""
+        return next(self._ids)
+
+    async def send(self, data: bytes) -> None:
+        try:
+            await self.transport.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise ConnectionClosed("the connection is closed") from exc
+
+    async def request(
+        self, id: RequestId, data: bytes, timeout: float | None
+    ) -> tuple[bytes, dict[str, Any]]:
+        """Send a request frame and wait for its response (raw bytes and parsed object).
+
+        Raises `RequestTimeout` after `timeout` seconds and `ConnectionClosed` when the transport
+        ends first; the caller decides whether to tell the peer (cancellation)."""
+        if self.closed.is_set():
+            raise ConnectionClosed("the connection is closed")
+        future: asyncio.Future[tuple[bytes, dict[str, Any]]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self._pending[id] = future
+        try:
+            await self.send(data)
+            with anyio.fail_after(math.inf if timeout is None else timeout):
+                return await future
+        except TimeoutError:
+            raise RequestTimeout(f"no response within {timeout} s") from None
+        finally:
+            self._pending.pop(id, None)
+
+    # -------------------------------------------------------------- incoming
+
+    def start_soon(self, fn: Any, *args: Any) -> None:
+        """Run a task for as long as the session runs."""
+        assert self._tasks is not None, "the session is not running"
+        self._tasks.start_soon(fn, *args)
+
+    def cancel_incoming(self, id: RequestId) -> bool:
+        """Cancel the handler of a request being served; False if there is none."""
+        scope = self._serving.get(id)
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED):
+        """Read frames until the transport ends; then fail what is pending and wait for the
+        handlers still running."""
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            task_status.started()
+            try:
+                await self._read_loop(tasks)
+            finally:
+                self.closed.set()
+                for future in self._pending.values():
+                    if not future.done():
+                        future.set_exception(ConnectionClosed("the peer closed the connection"))
+                with anyio.CancelScope(shield=True):
+                    await self.peer.on_close()
+
+    async def _read_loop(self, tasks: anyio.abc.TaskGroup) -> None:
+        while True:
+            try:
+                raw = await self.transport.receive()
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return
+            except FrameTooLarge as exc:
+                await self._answer_unreadable(ProtocolError(INVALID_REQUEST, str(exc)))
+                continue
+            try:
+                obj = pydantic_core.from_json(raw, allow_inf_nan=False)
+            except ValueError as exc:
+                await self._answer_unreadable(ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}"))
+                continue
+            if type(obj) is dict:
+                await self._dispatch(tasks, raw, obj)
+            elif type(obj) is list:
+                await self.peer.on_batch(raw, obj)
+            else:
+                await self._answer_unreadable(
+                    ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
+                )
+
+    async def _dispatch(self, tasks: anyio.abc.TaskGroup, raw: bytes, obj: dict[str, Any]) -> None:
+        method = obj.get("method")
+        if method is None:
+            self._settle(raw, obj)
+        elif "id" in obj:
+            id = obj["id"]
+            if (type(id) is not int and type(id) is not str) or id in self._serving:
+                # Unreadable ids, or one still being served, cannot be answered unambiguously.
+                error = ProtocolError(
+                    INVALID_REQUEST, "id must be a string or an integer not in use"
+                )
+                await self.reply(None if id in self._serving else id, error)
+                return
+            scope = anyio.CancelScope()
+            self._serving[id] = scope
+            tasks.start_soon(self._serve, id, scope, raw, obj)
+        else:
+            await self.peer.on_notification(raw, obj)
+
+    async def _serve(
+        self, id: RequestId, scope: anyio.CancelScope, raw: bytes, obj: dict[str, Any]
+    ) -> None:
+        try:
+            with scope:
+                await self.peer.on_request(raw, obj)
+        except ConnectionClosed:
+            pass
+        finally:
+            self._serving.pop(id, None)
+
+    def _settle(self, raw: bytes, obj: dict[str, Any]) -> None:
+        id = obj.get("id")
+        future = self._pending.get(id) if type(id) is int or type(id) is str else None
+        if future is None:
+            if "error" in obj and id is None:
+                log.warning("the peer reported an error it could not correlate: %s", obj["error"])
+            else:
+                log.debug("dropped a response to no pending request (id %r)", id)
+        elif not future.done():
+            future.set_result((raw, obj))
+
+    async def _answer_unreadable(self, error: ProtocolError) -> None:
+        log.warning("unreadable frame: %s", error.message)
+        await self.reply(None, error)
+
+    async def reply(self, id: RequestId | None, error: ProtocolError) -> None:
+        """Send an error response, ignoring a closed connection (nobody is left to tell)."""
+        try:
+            await self.send(self.peer.error_frame(id, error))
+        except ConnectionClosed:
+            pass
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()

@@ -1,0 +1,131 @@
+"""The stdio transport with real processes: framing, bad lines, process lifetime."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcpio import Client, ConnectionClosed, RequestTimeout
+
+ROOT = Path(__file__).resolve().parent.parent
+EVERYTHING = [sys.executable, str(ROOT / "examples" / "everything_server.py"), "stdio"]
+SLEEPY = [sys.executable, str(ROOT / "tests" / "peers" / "sleepy_server.py")]
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def exchange(lines: list[bytes], timeout: float = 20) -> list[Any]:
+    """Feed lines to a fresh everything server, close its stdin, read all it answers."""
+    done = subprocess.run(
+        EVERYTHING,
+        input=b"".join(line + b"\n" for line in lines),
+        capture_output=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def request(id: int, method: str, **params: Any) -> bytes:
+    frame = {"jsonrpc": "2.0", "id": id, "method": method, "params": {"_meta": ENVELOPE, **params}}
+    return json.dumps(frame).encode()
+
+
+def test_bad_lines_get_their_error_and_the_next_line_is_served() -> None:
+    oversized = (
+        b'{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"x":"'
+        + b"a" * (17 << 20)
+        + b'"}}'
+    )
+    answers = exchange(
+        [
+            b"this is not json",
+            request(1, "tools/list"),
+            b"",  # blank lines are skipped
+            b'{"jsonrpc":"2.0","id":2,',  # truncated
+            oversized,
+            b"[1, 2]",
+            request(3, "tools/call", name="test_simple_text"),
+        ]
+    )
+    codes = [a["error"]["code"] for a in answers if "error" in a]
+    assert codes == [-32700, -32700, -32600, -32600]
+    assert all("id" not in a for a in answers if "error" in a)  # unreadable ids go unsaid
+    results = {a["id"]: a["result"] for a in answers if "result" in a}
+    assert len(results[1]["tools"]) > 20
+    assert results[3]["content"][0]["text"] == "This is a simple text response for testing."
+
+
+def test_stdout_carries_protocol_messages_only() -> None:
+    done = subprocess.run(
+        EVERYTHING,
+        input=request(1, "tools/call", name="nonexistent") + b"\n" + b"junk\n",
+        capture_output=True,
+        timeout=20,
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and all(json.loads(line)["jsonrpc"] == "2.0" for line in lines)
+    assert b"Traceback" not in done.stdout and b"Traceback" not in done.stderr
+
+
+def test_server_exits_when_stdin_ends() -> None:
+    started = time.monotonic()
+    done = subprocess.run(EVERYTHING, input=b"", capture_output=True, timeout=20)
+    assert done.returncode == 0 and done.stdout == b""
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_client_spawns_and_ends_the_server(mode: str) -> None:
+    async with Client(SLEEPY, mode=mode) as client:
+        result = await client.call_tool("sleep", {"seconds": 0.01})
+        assert result.content[0].text == "slept 0.01"  # type: ignore[union-attr]
+        process = client._session.transport.process  # type: ignore[union-attr]
+    assert process.returncode == 0  # stdin closed, it exited by itself: no zombie
+
+
+@pytest.mark.anyio
+async def test_a_dying_server_fails_pending_requests() -> None:
+    async with Client(SLEEPY) as client:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tasks:
+                failures: list[BaseException] = []
+
+                async def pending() -> None:
+                    try:
+                        await client.call_tool("sleep", {"seconds": 30})
+                    except ConnectionClosed as exc:
+                        failures.append(exc)
+
+                tasks.start_soon(pending)
+                await anyio.sleep(0.2)
+                with pytest.raises(ConnectionClosed):
+                    await client.call_tool("die", {})
+        assert len(failures) == 1
+        with pytest.raises(ConnectionClosed):
+            await client.list_tools()
+
+
+@pytest.mark.anyio
+async def test_a_server_that_ignores_eof_is_terminated() -> None:
+    hang = [sys.executable, "-c", "import signal, time; time.sleep(60)"]
+    started = time.monotonic()
+    with pytest.raises(RequestTimeout):
+        async with Client(hang, mode="legacy", timeout=0.3):
+            pass
+    assert time.monotonic() - started < 8  # grace 2 s, then SIGTERM
