@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CODEGEN := $(BIN)/mcp-codegen
 
-.PHONY: generate fetch check lint typecheck test pytest bench clean
+.PHONY: generate fetch check lint typecheck test pytest conformance bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,10 +32,16 @@ typecheck: $(STAMP)
 pytest: fetch
 	$(BIN)/pytest
 
-test: lint check typecheck pytest
+# The official MCP conformance suite (Node 22 and the suite from tests/conformance's lock file)
+# against examples/everything_server.py over HTTP, both requirement sets.
+conformance: $(STAMP)
+	$(BIN)/python tests/conformance/run.py
+
+test: lint check typecheck pytest conformance
 
 bench: fetch
 	$(BIN)/python bench/codec.py
+	$(BIN)/python bench/stdio.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,6 +1,10 @@
 """A server with every fixture the official MCP conformance suite calls, for both eras.
 
     python examples/everything_server.py stdio
+    python examples/everything_server.py http --port 8000
+
+Behind a load balancer, give every instance the same `MCPIO_STATE_KEY` (hex, 32 bytes or more)
+so any instance can open the `requestState` another one sealed.
 
 The same handlers serve legacy sessions (2024-11-05 .. 2025-11-25, where a question to the client
 is a real request) and 2026-07-28 requests (where it becomes an `input_required` round).
@@ -8,7 +12,9 @@ is a real request) and 2026-07-28 requests (where it becomes an `input_required`
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -16,6 +22,7 @@ import anyio
 
 from mcpio import Context, Elicit, ListRoots, Sample, Server, ToolError
 from mcpio.latest import public as pub
+from mcpio.sealing import Sealer
 
 IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -441,11 +448,26 @@ def complete(params: pub.CompleteRequestParams) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if argv[1:2] == ["stdio"]:
+    parser = argparse.ArgumentParser(description="The conformance fixture server.")
+    parser.add_argument("transport", choices=["stdio", "http"])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        help="a Host/Origin name to accept besides loopback (repeatable; '*' for any)",
+    )
+    args = parser.parse_args(argv[1:])
+    key = os.environ.get("MCPIO_STATE_KEY")  # instances behind one balancer share it
+    if key:
+        server.sealer = Sealer(bytes.fromhex(key))
+    if args.transport == "stdio":
         server.run_stdio()
-        return 0
-    print("usage: everything_server.py stdio", file=sys.stderr)
-    return 2
+    else:
+        hosts = frozenset({"127.0.0.1", "localhost", "[::1]", *args.allow_host})
+        server.run_http(args.host, args.port, allowed_hosts=hosts)
+    return 0
 
 
 if __name__ == "__main__":

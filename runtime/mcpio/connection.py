@@ -22,6 +22,7 @@ from mcpio.negotiate import (
     LEGACY,
     MODERN,
     SUBSCRIPTION_ID_KEY,
+    codec_of,
     envelope_version,
     fit,
     legacy_version,
@@ -95,7 +96,7 @@ class ServerConnection:
         method = obj["method"]
         codec = self.codec
         try:
-            if method == "initialize":
+            if method == "initialize" and envelope_version(obj) not in MODERN:
                 data = self._initialize(raw, obj)
             elif codec is not None:
                 data = await self._legacy(codec, raw, obj, method)
@@ -174,7 +175,7 @@ class ServerConnection:
         params = obj.get("params")
         requested = params.get("protocolVersion") if type(params) is dict else None
         version = legacy_version(requested)
-        codec = mcp_wire.codec(version)
+        codec = codec_of(version)
         message = codec.decode(raw)
         caps = message.params.capabilities
         self.client_capabilities_data = caps.model_dump(
@@ -284,17 +285,17 @@ class ServerConnection:
                 {"supported": list(reversed(MODERN)), "requested": version},
             )
         self.modern_seen = True
-        codec = mcp_wire.codec(version)
+        codec = codec_of(version)
         message = codec.decode(raw)
         id = obj["id"]
         spec = codec.methods[method]
         params = codec.to_public(method, message.params, "params")
         meta = params.meta
         answers: dict[str, Any] = {}
-        digest, rounds = "", 0
+        rounds = 0
         if spec.input_required:
-            digest = request_digest(method, obj["params"])
             if params.requestState is not None:
+                digest = request_digest(method, obj["params"])
                 answers, rounds = self.server.sealer.open(params.requestState, digest)
             answers.update(params.inputResponses or {})
         inputs = RetriedInputs(answers)
@@ -321,6 +322,7 @@ class ServerConnection:
                     raise ProtocolError(
                         INTERNAL_ERROR, f"{method} cannot ask the client for input"
                     ) from None
+                digest = request_digest(method, obj["params"])
                 result = self._input_required(inputs, needed, digest, rounds + 1)
         if result is None:
             return None

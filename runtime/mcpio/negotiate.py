@@ -9,12 +9,24 @@ from typing import Any
 from pydantic import BaseModel
 
 import mcp_wire
+from mcpio.wire.codec import Codec
 
 LEGACY: tuple[str, ...] = tuple(r for r in mcp_wire.REVISIONS if mcp_wire.ERAS[r] == "legacy")
 MODERN: tuple[str, ...] = tuple(r for r in mcp_wire.REVISIONS if mcp_wire.ERAS[r] == "modern")
 # The per-request envelope of the modern era (the schema's RequestMetaObject keys).
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+
+
+def codec_of(revision: str) -> Codec:
+    """The codec of a pinned revision (cached: this is on every request's path)."""
+    codec = _CODECS.get(revision)
+    if codec is None:
+        codec = _CODECS[revision] = mcp_wire.codec(revision)
+    return codec
+
+
+_CODECS: dict[str, Codec] = {}
 
 
 def legacy_version(requested: Any) -> str:

@@ -35,6 +35,7 @@ from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 if TYPE_CHECKING:
     from mcpio.connection import Listener, ServerConnection
+    from mcpio.transports.http_server import HttpApp
 
 log = logging.getLogger("mcpio")
 
@@ -358,6 +359,19 @@ class Server:
     def run_stdio(self) -> None:
         """Serve stdin/stdout until stdin ends (logs go to stderr)."""
         anyio.run(self.serve_stdio)
+
+    def http_app(self, **options: Any) -> HttpApp:
+        """An ASGI app serving this server over Streamable HTTP, both eras, at `path` (default
+        `/mcp`); options: see `mcpio.transports.http_server.HttpOptions`."""
+        from mcpio.transports.http_server import http_app
+
+        return http_app(self, **options)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serve Streamable HTTP with uvicorn (loopback unless `host` says otherwise)."""
+        import uvicorn
+
+        uvicorn.run(self.http_app(**options), host=host, port=port, log_level="warning")
 
 
 def tool_result_error(text: str, structured: Any = None) -> pub.CallToolResult:

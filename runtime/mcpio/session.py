@@ -5,9 +5,9 @@ means is the business of its `Peer` (the server connection or the client)."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import logging
-import math
 from typing import Any, Protocol
 
 import anyio
@@ -20,6 +20,13 @@ from mcpio.transports import FrameTooLarge, Transport
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 
 log = logging.getLogger("mcpio")
+
+
+# The request the current task serves, so that a transport can send what its handler says
+# (progress, questions, the response) along that request's own stream (Streamable HTTP).
+serving: contextvars.ContextVar[tuple[Session, RequestId] | None] = contextvars.ContextVar(
+    "serving", default=None
+)
 
 
 class Peer(Protocol):
@@ -41,6 +48,11 @@ class Peer(Protocol):
 
     async def on_close(self) -> None:
         """The transport ended: stop what only made sense while connected."""
+
+
+def _expire(future: asyncio.Future[Any], timeout: float) -> None:
+    if not future.done():
+        future.set_exception(RequestTimeout(f"no response within {timeout} s"))
 
 
 class Session:
@@ -78,18 +90,18 @@ class Session:
         ends first; the caller decides whether to tell the peer (cancellation)."""
         if self.closed.is_set():
             raise ConnectionClosed("the connection is closed")
-        future: asyncio.Future[tuple[bytes, dict[str, Any]]] = (
-            asyncio.get_running_loop().create_future()
-        )
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[bytes, dict[str, Any]]] = loop.create_future()
         self._pending[id] = future
+        # A timer on the future, not a cancel scope: this is the hot path of every call.
+        timer = None if timeout is None else loop.call_later(timeout, _expire, future, timeout)
         try:
             await self.send(data)
-            with anyio.fail_after(math.inf if timeout is None else timeout):
-                return await future
-        except TimeoutError:
-            raise RequestTimeout(f"no response within {timeout} s") from None
+            return await future
         finally:
             self._pending.pop(id, None)
+            if timer is not None:
+                timer.cancel()
 
     # -------------------------------------------------------------- incoming
 
@@ -167,6 +179,7 @@ class Session:
     async def _serve(
         self, id: RequestId, scope: anyio.CancelScope, raw: bytes, obj: dict[str, Any]
     ) -> None:
+        serving.set((self, id))
         try:
             with scope:
                 await self.peer.on_request(raw, obj)

@@ -32,7 +32,7 @@ class LineStream:
         self._pending_size = 0
         self._discarding = False
         self._ended = False
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)
 
     async def receive(self) -> bytes:
         while True:

@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import IO
 
 import anyio
-import anyio.abc
 
 from mcpio.transports.lines import LineStream
 
@@ -82,20 +81,21 @@ class ProcessTransport(LineStream):
     Closing ends the process: stdin is closed, then after `grace` seconds SIGTERM, then SIGKILL;
     it is always reaped (no zombie)."""
 
-    def __init__(self, process: anyio.abc.Process, grace: float) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, grace: float) -> None:
         assert process.stdout is not None and process.stdin is not None
         stdout, stdin = process.stdout, process.stdin
 
         async def read() -> bytes:
             try:
-                return await stdout.receive(CHUNK)
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return await stdout.read(CHUNK)
+            except (ConnectionError, OSError):
                 return b""
 
         async def write(data: bytes) -> None:
             try:
-                await stdin.send(data)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+                stdin.write(data)
+                await stdin.drain()
+            except (ConnectionError, OSError, RuntimeError) as exc:
                 raise anyio.BrokenResourceError("the server process is gone") from exc
 
         super().__init__(read, write, self._stop)
@@ -105,8 +105,8 @@ class ProcessTransport(LineStream):
     async def _stop(self) -> None:
         process = self.process
         with anyio.CancelScope(shield=True):
-            if process.stdin is not None:
-                await process.stdin.aclose()
+            if process.stdin is not None and not process.stdin.is_closing():
+                process.stdin.close()
             with anyio.move_on_after(self._grace):
                 await process.wait()
             if process.returncode is None:
@@ -116,7 +116,6 @@ class ProcessTransport(LineStream):
             if process.returncode is None:
                 process.kill()
                 await process.wait()
-            await process.aclose()
 
 
 async def spawn(
@@ -128,12 +127,13 @@ async def spawn(
     grace: float = 2.0,
 ) -> ProcessTransport:
     """Start a stdio server; its stderr goes to ours unless `stderr` says otherwise."""
-    process = await anyio.open_process(
-        list(command),
+    process = await asyncio.create_subprocess_exec(
+        *command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=stderr,
         env=dict(env) if env is not None else None,
         cwd=cwd,
+        limit=CHUNK,
     )
     return ProcessTransport(process, grace)

@@ -10,6 +10,8 @@ as ``_meta`` or a tool's ``inputSchema``, therefore passes through a decode/enco
 A codec's strict decoding reports such members instead of keeping them silently.
 """
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import JsonValue as JSONValue
 
@@ -27,6 +29,11 @@ class WireModel(BaseModel):
         defer_build=True,
         strict=True,
     )
-    # Declared so that extra members are typed; `init=False` keeps it out of the constructor's
-    # signature (type checkers would otherwise ask every caller for it).
-    __pydantic_extra__: dict[str, JSONValue] = Field(init=False)  # pyright: ignore[reportIncompatibleVariableOverride]  # fmt: skip
+    # Extra members are typed JSON values. For type checkers the declaration carries
+    # `init=False`, which keeps it out of the constructor's signature (otherwise every caller is
+    # asked for it); at run time it stays a bare annotation: a `Field` there changes how pydantic
+    # serializes unions (False inside a union with int dumped as 0).
+    if TYPE_CHECKING:
+        __pydantic_extra__: dict[str, JSONValue] = Field(init=False)  # pyright: ignore[reportIncompatibleVariableOverride]  # fmt: skip
+    else:
+        __pydantic_extra__: dict[str, JSONValue]

@@ -1,0 +1,577 @@
+"""Streamable HTTP, the server's side: one ASGI app, one endpoint, both eras.
+
+Modern (2026-07-28): every POST is a whole, stateless exchange. Its headers must agree with its
+body; the answer is JSON, or an SSE stream when notifications (progress, log) precede the
+result; the client closing that stream cancels the handler; `subscriptions/listen` is a stream
+that stays open. No sessions, no GET.
+
+Legacy (2025-03-26 .. 2025-11-25): `initialize` opens a session named by `Mcp-Session-Id`; each
+POST carries one message (a batch on 2025-03-26); what a handler says while it runs (progress,
+questions to the client, its response) goes back on that POST's stream, anything else on the
+session's GET stream. Sessions expire when idle and end with DELETE.
+
+Secure by default: Host and Origin must name this machine unless configured otherwise (421 /
+403), bodies are bounded (413), so are sessions and open streams (503), and no response carries
+a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import math
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pydantic_core
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from starlette.datastructures import Headers
+
+from mcpio.jsonrpc import RequestId, error_frame
+from mcpio.negotiate import MODERN, envelope_version
+from mcpio.session import serving
+from mcpio.wire.codec import MAX_MESSAGE_BYTES
+from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
+
+if TYPE_CHECKING:
+    from mcpio.connection import ServerConnection
+    from mcpio.server import Server
+
+log = logging.getLogger("mcpio")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+HEADER_MISMATCH = -32020
+UNSUPPORTED_VERSION = -32022
+# JSON-RPC codes the modern era answers with 400 (and 404 for an unknown method).
+BAD_REQUEST_CODES = frozenset({-32700, -32600, -32602, -32020, -32021, -32022})
+NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+KEEPALIVE_SECONDS = 15.0
+
+
+@dataclass
+class HttpOptions:
+    path: str = "/mcp"
+    allowed_hosts: frozenset[str] | None = None  # None: loopback names only; {"*"}: any
+    allowed_origins: frozenset[str] | None = None  # host names an Origin may carry
+    max_body_bytes: int = MAX_MESSAGE_BYTES
+    max_sessions: int = 1000
+    max_streams: int = 1000
+    session_idle_seconds: float = 1800.0
+
+
+def http_app(server: Server, **options: Any) -> HttpApp:
+    """The ASGI app serving `server` at `path` (default `/mcp`); see `HttpOptions`."""
+    return HttpApp(server, HttpOptions(**options))
+
+
+class HttpApp:
+    def __init__(self, server: Server, options: HttpOptions) -> None:
+        self.server = server
+        self.options = options
+        self.sessions: dict[str, LegacySession] = {}
+        self.streams = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers = Headers(scope=scope)
+        try:
+            if scope["path"].rstrip("/") != self.options.path.rstrip("/"):
+                raise HttpError(404, ProtocolError(INVALID_REQUEST, "not an MCP endpoint"))
+            self._check_host_and_origin(headers)
+            method = scope["method"]
+            if method == "POST":
+                await self._post(scope, receive, send, headers)
+            elif method == "GET":
+                await self._get(scope, receive, send, headers)
+            elif method == "DELETE":
+                await self._delete(send, headers)
+            else:
+                raise HttpError(405, ProtocolError(INVALID_REQUEST, f"{method} is not allowed"))
+        except HttpError as exc:
+            await respond(send, exc.status, error_frame(None, None, exc.error), exc.headers)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                for session in list(self.sessions.values()):
+                    await session.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # ------------------------------------------------------------------ checks
+
+    def _check_host_and_origin(self, headers: Headers) -> None:
+        allowed = self.options.allowed_hosts
+        if allowed is None or "*" not in allowed:
+            host = _hostname(headers.get("host", ""))
+            if host not in (allowed or LOOPBACK):
+                raise HttpError(421, ProtocolError(INVALID_REQUEST, "Host not allowed"))
+        origin = headers.get("origin")
+        if origin is not None:
+            origins = self.options.allowed_origins or self.options.allowed_hosts or LOOPBACK
+            if "*" not in origins and _hostname(origin.split("://", 1)[-1]) not in origins:
+                raise HttpError(403, ProtocolError(INVALID_REQUEST, "Origin not allowed"))
+
+    async def _body(self, receive: Receive) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise HttpError(400, ProtocolError(INVALID_REQUEST, "the client went away"))
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.options.max_body_bytes:
+                limit = self.options.max_body_bytes
+                raise HttpError(413, ProtocolError(INVALID_REQUEST, f"body exceeds {limit} bytes"))
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                return b"".join(chunks)
+
+    # ------------------------------------------------------------------ POST
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+        if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            raise HttpError(
+                415, ProtocolError(INVALID_REQUEST, "Content-Type must be application/json")
+            )
+        accept = headers.get("accept", "")
+        if not ("application/json" in accept or "*/*" in accept) or not (
+            "text/event-stream" in accept or "*/*" in accept
+        ):
+            reason = "Accept must list application/json and text/event-stream"
+            raise HttpError(406, ProtocolError(INVALID_REQUEST, reason))
+        body = await self._body(receive)
+        try:
+            obj = pydantic_core.from_json(body, allow_inf_nan=False)
+        except ValueError as exc:
+            raise HttpError(400, ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}")) from None
+        session_id = headers.get("mcp-session-id")
+        modern = type(obj) is dict and (
+            headers.get("mcp-protocol-version") in MODERN or envelope_version(obj) is not None
+        )
+        if session_id is None and modern:
+            await self._modern(receive, send, headers, body, obj)
+        elif type(obj) is dict and obj.get("method") == "initialize":
+            await self._initialize(receive, send, body, obj)
+        elif session_id is not None:
+            await self._legacy(receive, send, headers, self._session(session_id), body, obj)
+        elif type(obj) is not dict:
+            raise HttpError(
+                400, ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
+            )
+        else:
+            reason = "no session: send initialize first, or a request with the 2026-07-28 envelope"
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+
+    async def _modern(
+        self, receive: Receive, send: Send, headers: Headers, body: bytes, obj: dict[str, Any]
+    ) -> None:
+        id = obj.get("id")
+        id = id if type(id) is int or type(id) is str else None
+        try:
+            _check_headers(headers, obj)
+        except ProtocolError as exc:
+            await respond(send, status_of(exc.code), error_frame(None, id, exc))
+            return
+        if "method" not in obj or id is None:
+            await respond(send, 202 if "method" in obj else 400, b"")  # notifications: accepted
+            return
+        from mcpio.connection import ServerConnection
+
+        exchange = Exchange()
+        connection = ServerConnection(self.server, exchange)
+        connection.modern_seen = True  # a request without its envelope is invalid params here
+        await exchange.deliver(body)
+        await self._stream(receive, send, exchange.outbox, connection.run, id)
+
+    # ------------------------------------------------------------------ legacy sessions
+
+    def _session(self, session_id: str) -> LegacySession:
+        self._expire()
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise HttpError(404, ProtocolError(INVALID_REQUEST, "unknown or expired session"))
+        session.last_used = time.monotonic()
+        return session
+
+    def _expire(self) -> None:
+        deadline = time.monotonic() - self.options.session_idle_seconds
+        for key, session in list(self.sessions.items()):
+            if session.last_used < deadline:
+                del self.sessions[key]
+                session.ended.set()
+
+    async def _initialize(
+        self, receive: Receive, send: Send, body: bytes, obj: dict[str, Any]
+    ) -> None:
+        self._expire()
+        if len(self.sessions) >= self.options.max_sessions:
+            raise HttpError(503, ProtocolError(INVALID_REQUEST, "too many sessions"))
+        from mcpio.connection import ServerConnection
+
+        session = LegacySession(secrets.token_urlsafe(24))
+        session.connection = ServerConnection(self.server, session)
+        self._start(session)
+        id = obj.get("id")
+        outbox = session.stream_for(id if type(id) is int or type(id) is str else None)
+        await session.deliver(body)
+        frame = await outbox.receive()
+        session.streams.pop(id, None)
+        answer = pydantic_core.from_json(frame)
+        if "result" in answer:
+            self.sessions[session.id] = session
+            await respond(send, 200, frame, {"mcp-session-id": session.id})
+        else:
+            session.ended.set()
+            await respond(send, 400, frame)
+
+    def _start(self, session: LegacySession) -> None:
+        """Sessions outlive the request that opened them: each runs in a task of its own."""
+        session.task = asyncio.get_running_loop().create_task(session.run())
+
+    async def _legacy(
+        self,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        session: LegacySession,
+        body: bytes,
+        obj: Any,
+    ) -> None:
+        codec = session.connection.codec
+        version = headers.get("mcp-protocol-version")
+        if version is not None and codec is not None and version != codec.revision:
+            reason = f"MCP-Protocol-Version {version!r} is not this session's ({codec.revision})"
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+        items = obj if type(obj) is list else [obj]
+        if type(obj) is list and (codec is None or not codec.batching or not obj):
+            raise HttpError(
+                400, ProtocolError(INVALID_REQUEST, "batches are not part of this revision")
+            )
+        requests: list[RequestId] = []
+        for item in items:
+            if type(item) is not dict:
+                raise HttpError(
+                    400, ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
+                )
+            if "method" in item and type(item.get("id")) in (int, str):
+                requests.append(item["id"])
+        outboxes = [session.stream_for(id) for id in requests]
+        for item in items:
+            await session.deliver(body if item is obj else pydantic_core.to_json(item))
+        if not requests:
+            await respond(send, 202, b"")
+        elif type(obj) is list:
+            answers = [await outbox.receive() for outbox in outboxes]
+            for id in requests:
+                session.streams.pop(id, None)
+            await respond(send, 200, b"[" + b",".join(answers) + b"]")
+        else:
+            await self._stream(receive, send, outboxes[0], None, requests[0], session)
+
+    async def _get(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            raise HttpError(405, ProtocolError(INVALID_REQUEST, "GET needs a legacy session"))
+        if "text/event-stream" not in headers.get("accept", ""):
+            raise HttpError(
+                406, ProtocolError(INVALID_REQUEST, "Accept must list text/event-stream")
+            )
+        session = self._session(session_id)
+        if session.background is not None:
+            raise HttpError(
+                409, ProtocolError(INVALID_REQUEST, "this session's stream is already open")
+            )
+        outbox = session.open_background()
+        try:
+            await self._stream(receive, send, outbox, None, None, session)
+        finally:
+            session.background = None
+
+    async def _delete(self, send: Send, headers: Headers) -> None:
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            raise HttpError(405, ProtocolError(INVALID_REQUEST, "DELETE needs a legacy session"))
+        session = self._session(session_id)
+        del self.sessions[session_id]
+        await session.close()
+        await respond(send, 200, b"")
+
+    # ------------------------------------------------------------------ answers
+
+    async def _stream(
+        self,
+        receive: Receive,
+        send: Send,
+        outbox: MemoryObjectReceiveStream[bytes],
+        run: Callable[[], Coroutine[Any, Any, None]] | None,
+        id: RequestId | None,
+        session: LegacySession | None = None,
+    ) -> None:
+        """Answer with the first frame as JSON if it is the response, else as an SSE stream of
+        every frame up to the response (forever, for a GET stream or a listen). The client
+        going away cancels the work (modern) or just ends the stream (legacy)."""
+        if self.streams >= self.options.max_streams:
+            raise HttpError(503, ProtocolError(INVALID_REQUEST, "too many open streams"))
+        self.streams += 1
+        try:
+            async with anyio.create_task_group() as tasks:
+                if run is not None:
+                    tasks.start_soon(run)
+                tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope)
+                await _answer(send, outbox, id, session is not None and id is None)
+                tasks.cancel_scope.cancel()
+        finally:
+            self.streams -= 1
+            if session is not None and id is not None:
+                session.streams.pop(id, None)
+
+
+async def _answer(
+    send: Send, outbox: MemoryObjectReceiveStream[bytes], id: RequestId | None, keepalive: bool
+) -> None:
+    first: bytes | None = b""  # a stream of the session's own (GET): open it at once
+    if id is not None:
+        first = await _next(outbox, keepalive)
+        if first is None:
+            return
+        if _is_response(first):
+            await respond(send, _status_of_frame(first), first)
+            return
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"text/event-stream"),
+                (b"cache-control", b"no-cache"),
+                (b"x-accel-buffering", b"no"),
+            ],
+        }
+    )
+    frame: bytes | None = first
+    while frame is not None:
+        chunk = b": ping\n\n" if frame == b"" else b"event: message\ndata: " + frame + b"\n\n"
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        if id is not None and frame and _is_response(frame):
+            break
+        frame = await _next(outbox, True)
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _next(outbox: MemoryObjectReceiveStream[bytes], keepalive: bool) -> bytes | None:
+    """The next frame; b"" when a long-lived stream should say it is still there."""
+    try:
+        if not keepalive:
+            return await outbox.receive()
+        with anyio.move_on_after(KEEPALIVE_SECONDS):
+            return await outbox.receive()
+        return b""
+    except anyio.EndOfStream:
+        return None
+
+
+async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+def _is_response(frame: bytes) -> bool:
+    obj = pydantic_core.from_json(frame)
+    return type(obj) is dict and "method" not in obj
+
+
+def _status_of_frame(frame: bytes) -> int:
+    error = pydantic_core.from_json(frame).get("error")
+    return status_of(error.get("code")) if type(error) is dict else 200
+
+
+def status_of(code: Any) -> int:
+    if code == -32601:
+        return 404
+    return 400 if code in BAD_REQUEST_CODES else 200
+
+
+async def respond(
+    send: Send, status: int, body: bytes, headers: dict[str, str] | None = None
+) -> None:
+    raw = [(b"content-type", b"application/json")] if body else []
+    raw += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, error: ProtocolError, headers: dict[str, str] | None = None):
+        super().__init__(error.message)
+        self.status = status
+        self.error = error
+        self.headers = headers
+
+
+def _hostname(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def decode_header(value: str) -> str:
+    """A header value, with the `=?base64?...?=` form for text that is not plain header text."""
+    if value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode()
+        except ValueError:
+            raise ProtocolError(HEADER_MISMATCH, "a header's base64 value is malformed") from None
+    return value
+
+
+def _check_headers(headers: Headers, obj: dict[str, Any]) -> None:
+    """A modern POST's routing headers must be present and agree with its body."""
+    version = headers.get("mcp-protocol-version")
+    declared = envelope_version(obj)
+    if version is None:
+        raise ProtocolError(HEADER_MISMATCH, "the MCP-Protocol-Version header is missing")
+    if declared is not None and declared != version:
+        raise ProtocolError(
+            HEADER_MISMATCH,
+            "MCP-Protocol-Version does not match the request's _meta",
+            {"header": version, "body": declared},
+        )
+    if version not in MODERN:
+        raise ProtocolError(
+            UNSUPPORTED_VERSION,
+            f"unsupported protocol version {version!r}; supported: {', '.join(reversed(MODERN))}",
+            {"supported": list(reversed(MODERN)), "requested": version},
+        )
+    if "id" not in obj:
+        return
+    method = obj.get("method")
+    if _single(headers, "mcp-method") != method:
+        raise ProtocolError(HEADER_MISMATCH, "Mcp-Method is missing or does not match the body")
+    key = NAMED_BY.get(method) if isinstance(method, str) else None
+    if key is not None:
+        params = obj.get("params")
+        value = params.get(key) if type(params) is dict else None
+        name = _single(headers, "mcp-name")
+        if name is None or decode_header(name) != value:
+            raise ProtocolError(
+                HEADER_MISMATCH, f"Mcp-Name is missing or does not match params.{key}"
+            )
+
+
+def _single(headers: Headers, name: str) -> str | None:
+    values = headers.getlist(name)
+    if len(values) > 1:
+        raise ProtocolError(HEADER_MISMATCH, f"{name} appears more than once")
+    return values[0] if values else None
+
+
+# ---------------------------------------------------------------------- transports
+
+
+class Exchange:
+    """One modern POST as a transport: its one request in, every frame out to the answer."""
+
+    def __init__(self) -> None:
+        self._send_in, self._receive_in = anyio.create_memory_object_stream[bytes](1)
+        self._send_out, self.outbox = anyio.create_memory_object_stream[bytes](math.inf)
+
+    async def deliver(self, frame: bytes) -> None:
+        await self._send_in.send(frame)
+
+    async def receive(self) -> bytes:
+        try:
+            return await self._receive_in.receive()
+        except anyio.ClosedResourceError:
+            raise anyio.EndOfStream from None
+
+    async def send(self, data: bytes) -> None:
+        await self._send_out.send(data)
+
+    async def aclose(self) -> None:
+        self._send_in.close()
+
+
+class LegacySession:
+    """A legacy session's transport: frames in from its POSTs, frames out to the stream of the
+    request whose handler said them, or to the GET stream."""
+
+    def __init__(self, id: str) -> None:
+        self.id = id
+        self.connection: ServerConnection
+        self.task: asyncio.Task[None] | None = None
+        self.last_used = time.monotonic()
+        self.ended = anyio.Event()
+        self.streams: dict[RequestId | None, MemoryObjectSendStream[bytes]] = {}
+        self.background: MemoryObjectSendStream[bytes] | None = None
+        self._send_in, self._receive_in = anyio.create_memory_object_stream[bytes](math.inf)
+
+    def stream_for(self, id: RequestId | None) -> MemoryObjectReceiveStream[bytes]:
+        send, receive = anyio.create_memory_object_stream[bytes](math.inf)
+        self.streams[id] = send
+        return receive
+
+    def open_background(self) -> MemoryObjectReceiveStream[bytes]:
+        send, receive = anyio.create_memory_object_stream[bytes](math.inf)
+        self.background = send
+        return receive
+
+    async def run(self) -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self.connection.run)
+            await self.ended.wait()
+            tasks.cancel_scope.cancel()
+        for stream in [*self.streams.values(), self.background]:
+            if stream is not None:
+                stream.close()
+
+    async def deliver(self, frame: bytes) -> None:
+        await self._send_in.send(frame)
+
+    async def receive(self) -> bytes:
+        try:
+            return await self._receive_in.receive()
+        except (anyio.ClosedResourceError, anyio.EndOfStream):
+            raise anyio.EndOfStream from None
+
+    async def send(self, data: bytes) -> None:
+        current = serving.get()
+        target = None
+        if current is not None and current[0] is self.connection.session:
+            target = self.streams.get(current[1])
+        if target is None:
+            target = self.background
+        if target is None:
+            log.debug("session %s: no open stream for a server message; dropped", self.id[:8])
+            return
+        try:
+            target.send_nowait(data)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # that stream's client went away (in legacy, not a cancellation)
+
+    async def aclose(self) -> None:
+        self._send_in.close()
+
+    async def close(self) -> None:
+        self._send_in.close()
+        self.ended.set()
