@@ -15,9 +15,11 @@ from codegen.atomic import write_atomic
 from codegen.changelog import changelog
 from codegen.errors import CodegenError
 from codegen.fetch import (
+    checked_mirror,
     default_mirror,
     fetch_verified,
     is_url,
+    location_of,
     parse_schema,
     read_source,
     schema_path,
@@ -110,52 +112,89 @@ def fetch_cmd(project: Project, revisions: tuple[str, ...], mirror: Path | None)
     for rev in revisions:
         if rev not in pins:
             raise CodegenError(f"unknown revision {rev}; pinned: {', '.join(pins)}")
-    mirror = mirror or default_mirror(project.root)
+    mirror = checked_mirror(mirror, "--mirror") if mirror else default_mirror(project.root)
     # Verify every requested revision before writing any, so a failure writes nothing.
-    verified = {rev: fetch_verified(pins[rev], mirror) for rev in revisions or tuple(pins)}
-    for rev, data in verified.items():
+    verified = {}
+    for rev in revisions or tuple(pins):
         path = schema_path(project.schema_dir, rev)
+        verified[rev] = (
+            path,
+            location_of(pins[rev], mirror, path),
+            fetch_verified(pins[rev], mirror, path),
+        )
+    for rev, (path, location, data) in verified.items():
         write_atomic(path, data)
-        click.echo(f"{rev}: {path.relative_to(project.root)} ok")
+        # Say where it came from unless it is the mirror: a mirror that lacks a revision sends
+        # its fetch to the pinned source (the network, usually), and that should not be silent.
+        origin = ""
+        if location == str(path):
+            origin = " (kept: added from a local file, no source to fetch from)"
+        elif mirror is None or location != str(schema_path(mirror, rev)):
+            origin = f" (from {location})"
+        click.echo(f"{rev}: {path.relative_to(project.root)} ok{origin}")
 
 
 @main.command("add")
 @click.argument("revision")
 @click.option(
-    "--from", "source", required=True, help="Path or URL of the new revision's schema.json."
+    "--from", "origin", required=True, help="Path or URL of the new revision's schema.json."
 )
+@click.option(
+    "--source", default=None,
+    help="Upstream URL to pin as its source (default: the --from URL; none for a local file).",
+)  # fmt: skip
 @click.option(
     "--era", type=click.Choice(ERAS), default=None, help="Override the era derived from the schema."
 )
 @click.pass_obj
 @one_line_errors
-def add_cmd(project: Project, revision: str, source: str, era: str | None) -> None:
-    """Pin a new revision (computing its sha256) and fetch it."""
+def add_cmd(
+    project: Project, revision: str, origin: str, source: str | None, era: str | None
+) -> None:
+    """Pin a new revision (computing its sha256) and fetch it.
+
+    revisions.toml records where upstream publishes the schema (--source, or the --from URL),
+    never a path of this machine: a revision added from a local file without --source is pinned
+    by its sha256 alone, and `fetch` then finds it in the mirror or keeps the copy fetched now.
+    """
     if not is_revision_name(revision):
         raise CodegenError(f"revision {revision!r} is not a date (YYYY-MM-DD)")
+    if source is not None and not is_url(source):
+        raise CodegenError(f"--source must be an http(s) URL, not {source!r}")
     pins = project.pins()
     if revision in pins:
         raise CodegenError(f"revision {revision} is already pinned")
-    data = read_source(source)
-    schema = parse_schema(data, source)
-    ir, _ = revision_from_schema(
-        revision, schema, sha256_hex(data), era
-    )  # refuses what cannot generate
-    location = source if is_url(source) else str(Path(source).resolve())
-    pins[revision] = Pin(revision, sha256_hex(data), location, era)
+    data = read_source(origin)
+    schema = parse_schema(data, origin)
+    try:
+        ir, _ = revision_from_schema(revision, schema, sha256_hex(data), era)
+    except CodegenError as exc:  # refuses what cannot generate, naming the file
+        hint = " (or pass --era legacy|modern)" if "cannot tell the era" in str(exc) else ""
+        raise CodegenError(f"{origin}: {exc}{hint}") from None
+    if source is None and is_url(origin):
+        source = origin
+    pins[revision] = Pin(revision, sha256_hex(data), source, era)
     target = schema_path(project.schema_dir, revision)
     existed = target.exists()
     write_atomic(target, data)
     try:
-        write_atomic(project.pins_file, render_pins(pins))  # the commit point
-    except CodegenError:
+        existing = project.pins_file.read_text(encoding="utf-8")
+        write_atomic(project.pins_file, render_pins(pins, existing))  # the commit point
+    except (CodegenError, OSError, UnicodeDecodeError) as exc:
         if not existed:
             target.unlink(missing_ok=True)
             _rmdir_if_empty(target.parent)
-        raise
+        if isinstance(exc, CodegenError):
+            raise
+        raise CodegenError(f"{project.pins_file}: cannot update: {exc}") from None
     click.echo(
         f"{revision}: pinned ({ir.era} era, {len(ir.methods)} methods), sha256 {sha256_hex(data)}"
     )
+    if source is None:
+        click.echo(
+            f"{revision}: no source URL recorded (added from a local file); pass --source URL, "
+            "or add `source` to schema/revisions.toml once upstream publishes it"
+        )
 
 
 def _rmdir_if_empty(path: Path) -> None:

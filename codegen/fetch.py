@@ -23,11 +23,21 @@ MAX_SCHEMA_BYTES = 32 * 1024 * 1024
 
 
 def default_mirror(root: Path) -> Path | None:
+    """`$MCP_SCHEMA_MIRROR` (which must exist), else `../shared/mcp-spec/schema` if it exists."""
     env = os.environ.get(MIRROR_ENV)
     if env:
-        return Path(env)
+        return checked_mirror(Path(env), f"${MIRROR_ENV}")
     shared = root.parent / "shared" / "mcp-spec" / "schema"
     return shared if shared.is_dir() else None
+
+
+def checked_mirror(mirror: Path, origin: str) -> Path:
+    """A mirror the user named (`--mirror`, the environment) must be a folder: a typo must not
+    quietly send every fetch to the network instead."""
+    if not mirror.is_dir():
+        state = "is not a folder" if mirror.exists() else "does not exist"
+        raise CodegenError(f"schema mirror {mirror} (from {origin}) {state}")
+    return mirror
 
 
 def is_url(location: str) -> bool:
@@ -78,12 +88,29 @@ def schema_path(schema_dir: Path, revision: str) -> Path:
     return schema_dir / revision / "schema.json"
 
 
-def fetch_verified(pin: Pin, mirror: Path | None) -> bytes:
-    """The bytes of one pinned revision from the mirror (else its source), sha256- and JSON-checked."""
+def location_of(pin: Pin, mirror: Path | None, fetched: Path | None = None) -> str:
+    """Where a pinned revision is fetched from: the mirror's copy if it has one, else its source.
+
+    A revision added from a local file has no source: the mirror, or the copy already fetched
+    into the project (`fetched`, verified like any other input), must have it.
+    """
     if mirror is not None and schema_path(mirror, pin.revision).is_file():
-        location = str(schema_path(mirror, pin.revision))
-    else:
-        location = pin.source
+        return str(schema_path(mirror, pin.revision))
+    if pin.source is not None:
+        return pin.source
+    if fetched is not None and fetched.is_file():
+        return str(fetched)
+    where = f"the mirror {mirror}" if mirror is not None else "no mirror"
+    raise CodegenError(
+        f"{pin.revision}: not in {where}, and no source to fetch it from (it was added from a "
+        f"local file); put {pin.revision}/schema.json in a mirror (--mirror, ${MIRROR_ENV}) or "
+        "add its `source` URL to schema/revisions.toml"
+    )
+
+
+def fetch_verified(pin: Pin, mirror: Path | None, fetched: Path | None = None) -> bytes:
+    """The bytes of one pinned revision from the mirror (else its source), sha256- and JSON-checked."""
+    location = location_of(pin, mirror, fetched)
     data = read_source(location)
     actual = sha256_hex(data)
     if actual != pin.sha256:
@@ -96,8 +123,8 @@ def fetch_verified(pin: Pin, mirror: Path | None) -> bytes:
 
 def fetch(pin: Pin, schema_dir: Path, mirror: Path | None) -> Path:
     """Fetch one pinned revision; returns where it was written."""
-    data = fetch_verified(pin, mirror)
     target = schema_path(schema_dir, pin.revision)
+    data = fetch_verified(pin, mirror, target)
     write_atomic(target, data)
     return target
 

@@ -31,7 +31,7 @@ def is_revision_name(name: str) -> bool:
 class Pin:
     revision: str
     sha256: str
-    source: str
+    source: str | None  # upstream URL; None: added from a local file, no URL recorded
     era: str | None = None
 
 
@@ -58,8 +58,8 @@ def read_pins(path: Path) -> dict[str, Pin]:
         sha, source, era = table.get("sha256"), table.get("source"), table.get("era")
         if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
             raise CodegenError(f"{path}: [{rev}] sha256 must be 64 lowercase hex digits")
-        if not isinstance(source, str) or not source:
-            raise CodegenError(f"{path}: [{rev}] needs a source")
+        if source is not None and (not isinstance(source, str) or not source):
+            raise CodegenError(f"{path}: [{rev}] source must be a non-empty string")
         if era is not None and era not in ERAS:
             raise CodegenError(f"{path}: [{rev}] era must be one of {', '.join(ERAS)}")
         pins[rev] = Pin(rev, sha, source, era)
@@ -81,20 +81,79 @@ def toml_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def render_pins(pins: dict[str, Pin]) -> str:
-    lines = [
-        "# Pinned MCP protocol revisions: the inputs of `make generate`.",
-        "# Each table: the revision's schema.json sha256, where upstream publishes it, and an optional",
-        '# `era = "legacy" | "modern"` override (normally the era is derived from the schema itself).',
-        "# Add a revision with `mcp-codegen add REV --from PATH_OR_URL`.",
-    ]
+HEADER = (
+    "# Pinned MCP protocol revisions: the inputs of `make generate`.",
+    "# Each table: the revision's schema.json sha256, where upstream publishes it, and an optional",
+    '# `era = "legacy" | "modern"` override (normally the era is derived from the schema itself).',
+    "# Add a revision with `mcp-codegen add REV --from PATH_OR_URL [--source URL]`.",
+)
+# A table header as `render_pins` writes it (and as people write it): ["2025-11-25"] or [2025-11-25]
+_TABLE = re.compile(r'\s*\[\s*"?([0-9]{4}-[0-9]{2}-[0-9]{2})"?\s*\]\s*(?:#.*)?\Z')
+LOCAL_ORIGIN = (
+    "# No `source`: added from a local file, and no upstream URL was given (`add --source URL`)."
+)
+
+
+def _table(pin: Pin) -> list[str]:
+    lines = [f"[{toml_string(pin.revision)}]", f"sha256 = {toml_string(pin.sha256)}"]
+    if pin.source is None:
+        lines.insert(1, LOCAL_ORIGIN)
+    else:
+        lines.append(f"source = {toml_string(pin.source)}")
+    if pin.era:
+        lines.append(f"era = {toml_string(pin.era)}")
+    return lines
+
+
+def _blocks(text: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The lines before the first table, and each table's lines: its header, its keys and every
+    comment in it, with the comments right above its header (no blank line between)."""
+    lines = text.splitlines()
+    starts = []
+    for at, line in enumerate(lines):
+        match = _TABLE.match(line)
+        if match:
+            start = at
+            while start > 0 and lines[start - 1].lstrip().startswith("#"):
+                start -= 1
+            starts.append((max(start, starts[-1][1] + 1 if starts else 0), at, match[1]))
+    preamble = lines[: starts[0][0]] if starts else lines
+    blocks = {}
+    for index, (start, _, rev) in enumerate(starts):
+        end = starts[index + 1][0] if index + 1 < len(starts) else len(lines)
+        block = lines[start:end]
+        while block and not block[-1].strip():
+            block.pop()
+        blocks[rev] = block
+    while preamble and not preamble[-1].strip():
+        preamble.pop()
+    return preamble, blocks
+
+
+def _same_pin(block: list[str], pin: Pin) -> bool:
+    try:
+        table = tomllib.loads("\n".join(block)).get(pin.revision)
+    except tomllib.TOMLDecodeError:
+        return False
+    return (
+        isinstance(table, dict)
+        and Pin(pin.revision, table.get("sha256", ""), table.get("source"), table.get("era")) == pin
+    )
+
+
+def render_pins(pins: dict[str, Pin], existing: str | None = None) -> str:
+    """revisions.toml for `pins`. Given the file's current text, everything a person wrote in it
+    is kept: the opening comments, and each unchanged table exactly as it is (comments too)."""
+    preamble, blocks = _blocks(existing) if existing is not None else (list(HEADER), {})
+    out = list(preamble)
     for pin in sorted(pins.values(), key=lambda p: p.revision):
-        lines += [
-            "",
-            f"[{toml_string(pin.revision)}]",
-            f"sha256 = {toml_string(pin.sha256)}",
-            f"source = {toml_string(pin.source)}",
-        ]
-        if pin.era:
-            lines.append(f"era = {toml_string(pin.era)}")
-    return "\n".join(lines) + "\n"
+        block = blocks.get(pin.revision)
+        if block is None or not _same_pin(block, pin):
+            comments = []
+            for line in block or []:
+                if not line.lstrip().startswith("#"):
+                    break
+                comments.append(line)
+            block = comments + _table(pin)
+        out += ["", *block] if out else block
+    return "\n".join(out) + "\n"

@@ -212,6 +212,7 @@ def test_fetch_missing_file_and_unreachable_url(tmp_path: Path) -> None:
     write_pins(project, pins)
     before = snapshot(project)
 
+    (tmp_path / "empty-mirror").mkdir()
     result = run("--root", project, "fetch", "2025-03-26", "--mirror", tmp_path / "empty-mirror")
 
     assert_one_line_error(result, "cannot fetch", url)
@@ -311,13 +312,47 @@ def test_fetch_uses_the_pinned_source_when_the_mirror_lacks_it(tmp_path: Path) -
     pins = offline_pins(project)
     pins["2025-06-18"] = Pin("2025-06-18", PINS["2025-06-18"].sha256, str(local))
     write_pins(project, pins)
+    (tmp_path / "empty-mirror").mkdir()
 
-    result = run("--root", project, "fetch", "2025-06-18", "--mirror", tmp_path / "no-mirror")
+    result = run("--root", project, "fetch", "2025-06-18", "--mirror", tmp_path / "empty-mirror")
 
     assert result.exit_code == 0, result.output
     assert (project / "schema" / "2025-06-18" / "schema.json").read_bytes() == official(
         "2025-06-18"
     )
+    # Not silently: the line says where the schema came from instead.
+    assert result.stdout == f"2025-06-18: schema/2025-06-18/schema.json ok (from {local})\n"
+
+
+@pytest.mark.parametrize("where", ["option", "env"])
+@pytest.mark.parametrize("kind", ["missing", "a file"])
+def test_fetch_with_a_mirror_that_is_not_a_folder(tmp_path: Path, where: str, kind: str) -> None:
+    """A named mirror that does not exist is an error, not a silent fallback to the sources."""
+    project = make_project(tmp_path / "p", fetched=())
+    local = tmp_path / "upstream" / "schema.json"
+    local.parent.mkdir()
+    local.write_bytes(official("2025-06-18"))
+    pins = offline_pins(project)
+    pins["2025-06-18"] = Pin("2025-06-18", PINS["2025-06-18"].sha256, str(local))
+    write_pins(project, pins)
+    mirror = tmp_path / "nonexistent" / "dir"
+    if kind == "a file":
+        mirror.parent.mkdir()
+        mirror.write_text("not a folder")
+    before = snapshot(project)
+
+    if where == "option":
+        result = run("--root", project, "fetch", "2025-06-18", "--mirror", mirror)
+        origin = "--mirror"
+    else:
+        result = run(
+            "--root", project, "fetch", "2025-06-18", env={"MCP_SCHEMA_MIRROR": str(mirror)}
+        )
+        origin = "$MCP_SCHEMA_MIRROR"
+
+    state = "does not exist" if kind == "missing" else "is not a folder"
+    assert_one_line_error(result, f"schema mirror {mirror} (from {origin}) {state}")
+    assert snapshot(project) == before
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -349,6 +384,7 @@ def test_fetch_from_a_source_url(tmp_path: Path, local_http: tuple[str, Path]) -
     pins["2025-06-18"] = Pin("2025-06-18", PINS["2025-06-18"].sha256, f"{base}/2025-06-18.json")
     pins["2025-03-26"] = Pin("2025-03-26", PINS["2025-03-26"].sha256, f"{base}/absent.json")
     write_pins(project, pins)
+    (tmp_path / "no-mirror").mkdir()
 
     result = run("--root", project, "fetch", "2025-06-18", "--mirror", tmp_path / "no-mirror")
 
@@ -477,7 +513,7 @@ def test_add_a_schema_whose_era_cannot_be_derived(tmp_path: Path) -> None:
 
     result = run("--root", project, "add", "2027-01-01", "--from", source)
 
-    assert_one_line_error(result, "2027-01-01", "cannot tell the era")
+    assert_one_line_error(result, str(source), "2027-01-01", "cannot tell the era", "--era")
     assert snapshot(project) == before
 
     # The documented way out: an era override, which is then pinned.
@@ -485,7 +521,7 @@ def test_add_a_schema_whose_era_cannot_be_derived(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "2027-01-01: pinned (legacy era" in result.stdout
     pin = read_pins(project / "schema" / "revisions.toml")["2027-01-01"]
-    assert pin == Pin("2027-01-01", sha(source.read_bytes()), str(source.resolve()), "legacy")
+    assert pin == Pin("2027-01-01", sha(source.read_bytes()), None, "legacy")
 
 
 def test_add_pins_and_fetches(tmp_path: Path) -> None:
@@ -502,23 +538,121 @@ def test_add_pins_and_fetches(tmp_path: Path) -> None:
     assert sha(data) in result.stdout
     assert (project / "schema" / "2027-01-01" / "schema.json").read_bytes() == data
     pins = read_pins(project / "schema" / "revisions.toml")
-    assert pins == pins_before | {"2027-01-01": Pin("2027-01-01", sha(data), str(source.resolve()))}
+    assert pins == pins_before | {"2027-01-01": Pin("2027-01-01", sha(data), None)}
     assert temp_files(project) == []
 
 
-def test_add_pins_a_source_path_that_needs_toml_escaping(tmp_path: Path) -> None:
+def test_add_from_a_local_file_records_no_path_of_this_machine(tmp_path: Path) -> None:
+    """Without --source, a local file leaves no absolute path in revisions.toml, says so, and
+    `fetch` keeps the copy `add` fetched (or takes the mirror's)."""
     project = make_project(tmp_path / "p")
-    odd = tmp_path / 'a "quoted" \\ folder'
-    odd.mkdir()
-    source = odd / "schema.json"
-    source.write_bytes(official("2025-06-18"))
+    source = schema_copy(tmp_path, "2026-07-28")
 
     result = run("--root", project, "add", "2027-01-01", "--from", source)
 
     assert result.exit_code == 0, result.output
+    assert "2027-01-01: no source URL recorded (added from a local file)" in result.stdout
+    text = (project / "schema" / "revisions.toml").read_text(encoding="utf-8")
+    assert str(source) not in text and source.name not in text
+    assert '["2027-01-01"]\n# No `source`: added from a local file' in text
+    assert read_pins(project / "schema" / "revisions.toml")["2027-01-01"].source is None
+
+    # fetch: the fetched copy is the input (sha256-verified); an empty mirror does not change that
+    (tmp_path / "empty-mirror").mkdir()
+    result = run("--root", project, "fetch", "2027-01-01", "--mirror", tmp_path / "empty-mirror")
+    assert result.exit_code == 0, result.output
+    assert "(kept: added from a local file, no source to fetch from)" in result.stdout
+    # ... and without it, the error says what to do.
+    (project / "schema" / "2027-01-01" / "schema.json").unlink()
+    result = run("--root", project, "fetch", "2027-01-01", "--mirror", tmp_path / "empty-mirror")
+    assert_one_line_error(result, "2027-01-01", "no source to fetch it from", "source")
+    mirror = make_mirror(tmp_path / "mirror", ("2026-07-28",))
+    (mirror / "2027-01-01").mkdir()
+    (mirror / "2027-01-01" / "schema.json").write_bytes(source.read_bytes())
+    result = run("--root", project, "fetch", "2027-01-01", "--mirror", mirror)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "2027-01-01: schema/2027-01-01/schema.json ok\n"
+
+
+def test_add_with_a_source_url(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p")
+    source = schema_copy(tmp_path, "2026-07-28")
+    url = "https://example.org/schema/2027-01-01/schema.json"
+
+    result = run("--root", project, "add", "2027-01-01", "--from", source, "--source", url)
+
+    assert result.exit_code == 0, result.output
+    assert "no source URL recorded" not in result.stdout
+    assert read_pins(project / "schema" / "revisions.toml")["2027-01-01"].source == url
+    assert str(source) not in (project / "schema" / "revisions.toml").read_text()
+
+    before = snapshot(project)
+    result = run("--root", project, "add", "2027-02-02", "--from", source, "--source", source)
+    assert_one_line_error(result, "--source must be an http(s) URL")
+    assert snapshot(project) == before
+
+
+def test_add_keeps_the_comments_of_revisions_toml(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p")
+    path = project / "schema" / "revisions.toml"
+    text = path.read_text(encoding="utf-8")
+    text = text.replace(
+        '["2025-06-18"]', '# Why 2025-06-18 is pinned at this commit.\n["2025-06-18"]  # note'
+    )
+    text = "# A comment of our own, at the top.\n" + text + "# trailing remark\n"
+    path.write_text(text, encoding="utf-8")
+    source = schema_copy(tmp_path, "2026-07-28")
+
+    result = run("--root", project, "add", "2025-07-01", "--from", source)
+
+    assert result.exit_code == 0, result.output
+    after = path.read_text(encoding="utf-8")
+    for line in text.splitlines():
+        assert line in after.splitlines(), line
+    assert after.index('["2025-06-18"]') < after.index('["2025-07-01"]')
+    assert after.index('["2025-07-01"]') < after.index('["2025-11-25"]')
+    assert (
+        after.replace(after[after.index('\n["2025-07-01"]') : after.index('\n["2025-11-25"]')], "")
+        == text
+    )
+    assert list(read_pins(path)) == sorted([*REVISIONS, "2025-07-01"])
+
+
+def test_add_pins_a_source_url_that_needs_toml_escaping(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p")
+    source = schema_copy(tmp_path, "2025-06-18")
+    url = 'https://example.org/a "quoted" \\ folder/schema.json'
+
+    result = run("--root", project, "add", "2027-01-01", "--from", source, "--source", url)
+
+    assert result.exit_code == 0, result.output
     pins = read_pins(project / "schema" / "revisions.toml")
-    assert pins["2027-01-01"].source == str(source.resolve())
+    assert pins["2027-01-01"].source == url
     assert list(pins) == [*REVISIONS, "2027-01-01"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"hello": 1}', "schema has no definitions"),
+        (b'{"$defs": {"A": {"type": "object"}}}', "cannot tell the era"),
+        (b"[1]", "must be a JSON object"),
+        (b"nope", "not valid JSON"),
+    ],
+)
+def test_add_names_the_file_that_is_not_a_schema(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    project = make_project(tmp_path / "p")
+    source = tmp_path / "notschema.json"
+    source.write_bytes(content)
+    before = snapshot(project)
+
+    result = run("--root", project, "add", "2027-01-01", "--from", source)
+
+    line = assert_one_line_error(result, message)
+    assert line.startswith(f"{ERROR_PREFIX} {source}: "), line
+    assert snapshot(project) == before
 
 
 def test_missing_from_option_is_one_line_usage_error(tmp_path: Path) -> None:
