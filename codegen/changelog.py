@@ -120,11 +120,39 @@ def _error_line(e: ErrorCode) -> str:
     return f"`{e.name}` ({e.code}{data})"
 
 
+# JSON-RPC 2.0's own error codes: part of every revision, named in its schema or not.
+JSONRPC_ERRORS = {
+    -32700: "Parse error",
+    -32600: "Invalid Request",
+    -32601: "Method not found",
+    -32602: "Invalid params",
+    -32603: "Internal error",
+}
+
+
 def _error_changes(old: Revision, new: Revision) -> list[str]:
+    """Error codes added, removed or changed. A standard JSON-RPC code that only gains (or loses)
+    a named definition was there all along: it is reported as named, not added."""
     old_e = {(e.name, e.code): e for e in old.errors}
     new_e = {(e.name, e.code): e for e in new.errors}
-    lines = [f"added {_error_line(new_e[k])}" for k in sorted(new_e.keys() - old_e.keys())]
-    lines += [f"removed {_error_line(old_e[k])}" for k in sorted(old_e.keys() - new_e.keys())]
+    old_codes = {e.code for e in old.errors}
+    new_codes = {e.code for e in new.errors}
+    added = sorted(new_e.keys() - old_e.keys())
+    removed = sorted(old_e.keys() - new_e.keys())
+    named = [k for k in added if k[1] in JSONRPC_ERRORS and k[1] not in old_codes]
+    unnamed = [k for k in removed if k[1] in JSONRPC_ERRORS and k[1] not in new_codes]
+    lines = [f"added {_error_line(new_e[k])}" for k in added if k not in named]
+    lines += [f"removed {_error_line(old_e[k])}" for k in removed if k not in unnamed]
+    if named:
+        lines.append(
+            "standard JSON-RPC errors now named by a definition (same codes, not new): "
+            + ", ".join(_error_line(new_e[k]) for k in sorted(named, key=lambda k: k[1]))
+        )
+    if unnamed:
+        lines.append(
+            "standard JSON-RPC errors no longer named by a definition (the codes remain): "
+            + ", ".join(_error_line(old_e[k]) for k in sorted(unnamed, key=lambda k: k[1]))
+        )
     for key in sorted(old_e.keys() & new_e.keys()):
         a, b = old_e[key].data_fields, new_e[key].data_fields
         if a != b:

@@ -16,6 +16,7 @@ from typing import Any
 
 from codegen.errors import CodegenError
 from codegen.patches import apply_patches
+from codegen.tsdoc import rewrite_descriptions
 
 JSON_VALUE = "JSONValue"
 REF_PREFIX = "#/$defs/"
@@ -281,6 +282,11 @@ def normalize(schema: Schema, revision: str) -> tuple[Schema, dict[str, str]]:
     schema = copy.deepcopy(schema)
     defs = _rewrite_refs(definitions_of(schema))
     apply_patches(defs, revision)
+    # TSDoc markup ({@link X}, @deprecated, ...) -> plain docstring text
+    defs = {
+        name: rewrite_descriptions(d, defs.keys(), _LITERAL_KEYS, _SCHEMA_MAP_KEYS)
+        for name, d in defs.items()
+    }
     _flatten_all_of(defs)
     defs = _keep_ints(defs)
     if JSON_VALUE not in defs:

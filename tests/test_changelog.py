@@ -289,3 +289,34 @@ def test_error_code_data_change_appears() -> None:
     assert s["Error codes"] == [
         f"changed `{target.name}` ({target.code}): error.data {before} -> {after}"
     ]
+
+
+def test_standard_json_rpc_errors_that_become_named_are_not_reported_as_added() -> None:
+    """2026-07-28 names ParseError & co.; their codes were part of every revision before."""
+    s = sections(changelog(revision_ir("2025-11-25"), revision_ir("2026-07-28")))
+    errors = s["Error codes"]
+    standard = ("ParseError", "InvalidRequestError", "MethodNotFoundError", "InvalidParamsError")
+    for name in (*standard, "InternalError"):
+        assert not any(e.startswith(f"added `{name}`") for e in errors), errors
+    named = [e for e in errors if e.startswith("standard JSON-RPC errors now named")]
+    assert named == [
+        "standard JSON-RPC errors now named by a definition (same codes, not new): "
+        "`ParseError` (-32700), `InternalError` (-32603), `InvalidParamsError` (-32602), "
+        "`MethodNotFoundError` (-32601), `InvalidRequestError` (-32600)"
+    ]
+    # Backwards: the names go, the codes stay.
+    back = sections(changelog(revision_ir("2026-07-28"), revision_ir("2025-11-25")))
+    assert not any(e.startswith("removed `ParseError`") for e in back["Error codes"])
+    assert any(
+        e.startswith("standard JSON-RPC errors no longer named") for e in back["Error codes"]
+    )
+    # A code that is not JSON-RPC's own is still added and removed as before.
+    assert any(e.startswith("added `HeaderMismatchError` (-32020)") for e in errors)
+    # A standard code that moves to another name is a real change.
+    old = revision_ir("2026-07-28")
+    renamed = tuple(
+        ErrorCode("JSONParseError", e.code, e.data_fields) if e.name == "ParseError" else e
+        for e in old.errors
+    )
+    edited = sections(changelog(old, replace(old, name="edited", errors=renamed)))["Error codes"]
+    assert edited == ["added `JSONParseError` (-32700)", "removed `ParseError` (-32700)"]

@@ -24,7 +24,7 @@ class BaseMetadata(WireModel):
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for `Tool`,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -111,7 +111,7 @@ class ElicitRequestURLParams(WireModel):
 
 class ElicitResult(WireModel):
     """
-    The result returned by the client for an {@link ElicitRequestelicitation/create} request.
+    The result returned by the client for an `elicitation/create` request.
     """
 
     action: Literal["accept", "cancel", "decline"]
@@ -220,7 +220,7 @@ class Implementation(WireModel):
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for `Tool`,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -236,7 +236,7 @@ class Implementation(WireModel):
 
 class LegacyTitledEnumSchema(WireModel):
     """
-    Use {@link TitledSingleSelectEnumSchema} instead.
+    Use `TitledSingleSelectEnumSchema` instead.
     This interface will be removed in a future version.
     """
 
@@ -388,7 +388,7 @@ class PromptArgument(WireModel):
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for `Tool`,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -408,7 +408,7 @@ class PromptReference(WireModel):
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for `Tool`,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -451,7 +451,7 @@ class ResourceTemplateReference(WireModel):
 
 class ResultMetaObject(WireModel):
     """
-    Extends {@link MetaObject} with additional result-specific fields. All key naming rules from `MetaObject` apply.
+    Extends `MetaObject` with additional result-specific fields. All key naming rules from `MetaObject` apply.
     """
 
     io_modelcontextprotocol_serverInfo: Annotated[
@@ -462,7 +462,7 @@ class ResultMetaObject(WireModel):
     include this field on every response unless specifically configured not
     to do so.
 
-    The {@link Implementation} schema requires `name` and `version`; other
+    The `Implementation` schema requires `name` and `version`; other
     fields are optional.
 
     The value is self-reported by the server and is not verified by the
@@ -474,11 +474,11 @@ class ResultMetaObject(WireModel):
 
 ResultType = TypeAliasType("ResultType", str)
 """
-Indicates the type of a {@link Result} object, allowing the client to
+Indicates the type of a `Result` object, allowing the client to
 determine how to parse the response.
 
 complete - the request completed successfully and the result contains the final content.
-input_required - the request requires additional input and the result contains an {@link InputRequiredResult} object with instructions for the client to provide additional input before retrying the original request.
+input_required - the request requires additional input and the result contains an `InputRequiredResult` object with instructions for the client to provide additional input before retrying the original request.
 """
 
 
@@ -558,7 +558,7 @@ class StringSchema(WireModel):
 class SubscriptionFilter(WireModel):
     """
     The set of notification types a client may opt in to on a
-    {@link SubscriptionsListenRequestsubscriptions/listen} request.
+    `subscriptions/listen` request.
 
     Each notification type is **opt-in**; the server **MUST NOT** send
     notification types the client has not explicitly requested here.
@@ -566,27 +566,27 @@ class SubscriptionFilter(WireModel):
 
     promptsListChanged: StrictBool | None = None
     """
-    If true, receive {@link PromptListChangedNotificationnotifications/prompts/list_changed}.
+    If true, receive `notifications/prompts/list_changed`.
     """
     resourceSubscriptions: list[str] | None = None
     """
-    Subscribe to {@link ResourceUpdatedNotificationnotifications/resources/updated} for these resource URIs.
+    Subscribe to `notifications/resources/updated` for these resource URIs.
     Replaces the former `resources/subscribe` RPC.
     """
     resourcesListChanged: StrictBool | None = None
     """
-    If true, receive {@link ResourceListChangedNotificationnotifications/resources/list_changed}.
+    If true, receive `notifications/resources/list_changed`.
     """
     toolsListChanged: StrictBool | None = None
     """
-    If true, receive {@link ToolListChangedNotificationnotifications/tools/list_changed}.
+    If true, receive `notifications/tools/list_changed`.
     """
 
 
 class SubscriptionsListenResultMetaObject(WireModel):
     """
-    Extends {@link ResultMetaObject} with the subscription-stream identifier carried by a
-    {@link SubscriptionsListenResult}. All key naming rules from `MetaObject` apply.
+    Extends `ResultMetaObject` with the subscription-stream identifier carried by a
+    `SubscriptionsListenResult`. All key naming rules from `MetaObject` apply.
     """
 
     io_modelcontextprotocol_serverInfo: Annotated[
@@ -597,7 +597,7 @@ class SubscriptionsListenResultMetaObject(WireModel):
     include this field on every response unless specifically configured not
     to do so.
 
-    The {@link Implementation} schema requires `name` and `version`; other
+    The `Implementation` schema requires `name` and `version`; other
     fields are optional.
 
     The value is self-reported by the server and is not verified by the
@@ -657,7 +657,7 @@ class TitledSingleSelectEnumSchemaOneOfItem(WireModel):
 
 class ToolAnnotations(WireModel):
     """
-    Additional properties describing a {@link Tool} to clients.
+    Additional properties describing a `Tool` to clients.
 
     NOTE: all properties in `ToolAnnotations` are **hints**.
     They are not guaranteed to provide a faithful description of
@@ -745,7 +745,7 @@ class ToolInputSchema(WireModel):
 class ToolOutputSchema(WireModel):
     """
     An optional JSON Schema object defining the structure of the tool's output returned in
-    the structuredContent field of a {@link CallToolResult}. This can be any valid JSON Schema 2020-12.
+    the structuredContent field of a `CallToolResult`. This can be any valid JSON Schema 2020-12.
 
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
@@ -912,7 +912,7 @@ class CacheableResult(WireModel):
 
 class CompleteResult(WireModel):
     """
-    The result returned by the server for a {@link CompleteRequestcompletion/complete} request.
+    The result returned by the server for a `completion/complete` request.
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
@@ -931,7 +931,7 @@ class CompleteResult(WireModel):
 
 class CompleteResultResponse(WireModel):
     """
-    A successful response from the server for a {@link CompleteRequestcompletion/complete} request.
+    A successful response from the server for a `completion/complete` request.
     """
 
     id: RequestId
@@ -983,8 +983,8 @@ class ListRootsRequestParams(WireModel):
 
 class ListRootsResult(WireModel):
     """
-    The result returned by the client for a {@link ListRootsRequestroots/list} request.
-    This result contains an array of {@link Root} objects, each representing a root directory
+    The result returned by the client for a `roots/list` request.
+    This result contains an array of `Root` objects, each representing a root directory
     or file that the server can operate on.
     """
 
@@ -993,7 +993,7 @@ class ListRootsResult(WireModel):
 
 class NotificationMetaObject(WireModel):
     """
-    Extends {@link MetaObject} with additional notification-specific fields. All key naming rules from `MetaObject` apply.
+    Extends `MetaObject` with additional notification-specific fields. All key naming rules from `MetaObject` apply.
     """
 
     io_modelcontextprotocol_subscriptionId: Annotated[
@@ -1002,7 +1002,7 @@ class NotificationMetaObject(WireModel):
     """
     Identifies the subscription stream a notification was delivered on. The
     server MUST include this key on every notification delivered via a
-    {@link SubscriptionsListenRequestsubscriptions/listen} stream, so the
+    `subscriptions/listen` stream, so the
     client can correlate the notification with the originating subscription.
     The key is absent on notifications not delivered via a subscription
     stream (e.g. progress notifications for an in-flight request), which is
@@ -1042,7 +1042,7 @@ class PaginatedResult(WireModel):
 
 class ProgressNotificationParams(WireModel):
     """
-    Parameters for a {@link ProgressNotificationnotifications/progress} notification.
+    Parameters for a `notifications/progress` notification.
     """
 
     meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
@@ -1099,7 +1099,7 @@ class Prompt(WireModel):
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for `Tool`,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -1107,7 +1107,7 @@ class Prompt(WireModel):
 
 class PromptListChangedNotification(WireModel):
     """
-    An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `promptsListChanged` filter field.
+    An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a `subscriptions/listen` stream when the client requested it via the `promptsListChanged` filter field.
     """
 
     jsonrpc: Literal["2.0"]
@@ -1117,7 +1117,7 @@ class PromptListChangedNotification(WireModel):
 
 class ReadResourceResult(WireModel):
     """
-    The result returned by the server for a {@link ReadResourceRequestresources/read} request.
+    The result returned by the server for a `resources/read` request.
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
@@ -1205,7 +1205,7 @@ class Resource(WireModel):
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for `Tool`,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -1219,7 +1219,7 @@ class ResourceLink(WireModel):
     """
     A resource that the server is capable of reading, included in a prompt or tool call result.
 
-    Note: resource links returned by tools are not guaranteed to appear in the results of {@link ListResourcesRequestresources/list} requests.
+    Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
     """
 
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
@@ -1264,7 +1264,7 @@ class ResourceLink(WireModel):
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for `Tool`,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -1277,7 +1277,7 @@ class ResourceLink(WireModel):
 
 class ResourceListChangedNotification(WireModel):
     """
-    An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `resourcesListChanged` filter field.
+    An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a `subscriptions/listen` stream when the client requested it via the `resourcesListChanged` filter field.
     """
 
     jsonrpc: Literal["2.0"]
@@ -1326,7 +1326,7 @@ class ResourceTemplate(WireModel):
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for `Tool`,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -1368,7 +1368,7 @@ class Result(WireModel):
 
 class SubscriptionsAcknowledgedNotificationParams(WireModel):
     """
-    Parameters for a {@link SubscriptionsAcknowledgedNotificationnotifications/subscriptions/acknowledged} notification.
+    Parameters for a `notifications/subscriptions/acknowledged` notification.
     """
 
     meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
@@ -1383,7 +1383,7 @@ class SubscriptionsAcknowledgedNotificationParams(WireModel):
 
 class SubscriptionsListenResult(WireModel):
     """
-    The response to a {@link SubscriptionsListenRequestsubscriptions/listen}
+    The response to a `subscriptions/listen`
     request, signalling that the subscription has ended gracefully (for example,
     during server shutdown). Because the listen stream is long-lived, this result
     is sent only when the server tears the subscription down; an abrupt transport
@@ -1405,7 +1405,7 @@ class SubscriptionsListenResult(WireModel):
 
 class SubscriptionsListenResultResponse(WireModel):
     """
-    A successful response from the server for a {@link SubscriptionsListenRequestsubscriptions/listen}
+    A successful response from the server for a `subscriptions/listen`
     request, sent when the server tears the subscription down gracefully.
     """
 
@@ -1507,7 +1507,7 @@ class Tool(WireModel):
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for `Tool`,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -1515,7 +1515,7 @@ class Tool(WireModel):
 
 class ToolListChangedNotification(WireModel):
     """
-    An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field.
+    An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a `subscriptions/listen` stream when the client requested it via the `toolsListChanged` filter field.
     """
 
     jsonrpc: Literal["2.0"]
@@ -1583,7 +1583,7 @@ class ClientNotification(WireModel):
     """
     This notification is sent by the client to indicate that it is cancelling a request it previously issued.
 
-    On stdio, the server also sends this notification, solely to terminate a {@link SubscriptionsListenRequestsubscriptions/listen} stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
+    On stdio, the server also sends this notification, solely to terminate a `subscriptions/listen` stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
 
     The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
 
@@ -1628,7 +1628,7 @@ class JSONRPCResultResponse(WireModel):
 
 class ListPromptsResult(WireModel):
     """
-    The result returned by the server for a {@link ListPromptsRequestprompts/list} request.
+    The result returned by the server for a `prompts/list` request.
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
@@ -1676,7 +1676,7 @@ class ListPromptsResult(WireModel):
 
 class ListPromptsResultResponse(WireModel):
     """
-    A successful response from the server for a {@link ListPromptsRequestprompts/list} request.
+    A successful response from the server for a `prompts/list` request.
     """
 
     id: RequestId
@@ -1686,7 +1686,7 @@ class ListPromptsResultResponse(WireModel):
 
 class ListResourceTemplatesResult(WireModel):
     """
-    The result returned by the server for a {@link ListResourceTemplatesRequestresources/templates/list} request.
+    The result returned by the server for a `resources/templates/list` request.
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
@@ -1734,7 +1734,7 @@ class ListResourceTemplatesResult(WireModel):
 
 class ListResourceTemplatesResultResponse(WireModel):
     """
-    A successful response from the server for a {@link ListResourceTemplatesRequestresources/templates/list} request.
+    A successful response from the server for a `resources/templates/list` request.
     """
 
     id: RequestId
@@ -1744,7 +1744,7 @@ class ListResourceTemplatesResultResponse(WireModel):
 
 class ListResourcesResult(WireModel):
     """
-    The result returned by the server for a {@link ListResourcesRequestresources/list} request.
+    The result returned by the server for a `resources/list` request.
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
@@ -1792,7 +1792,7 @@ class ListResourcesResult(WireModel):
 
 class ListResourcesResultResponse(WireModel):
     """
-    A successful response from the server for a {@link ListResourcesRequestresources/list} request.
+    A successful response from the server for a `resources/list` request.
     """
 
     id: RequestId
@@ -1817,7 +1817,7 @@ class ListRootsRequest(WireModel):
 
 class ListToolsResult(WireModel):
     """
-    The result returned by the server for a {@link ListToolsRequesttools/list} request.
+    The result returned by the server for a `tools/list` request.
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
@@ -1865,7 +1865,7 @@ class ListToolsResult(WireModel):
 
 class ListToolsResultResponse(WireModel):
     """
-    A successful response from the server for a {@link ListToolsRequesttools/list} request.
+    A successful response from the server for a `tools/list` request.
     """
 
     id: RequestId
@@ -1887,7 +1887,7 @@ class PromptMessage(WireModel):
     """
     Describes a message returned as part of a prompt.
 
-    This is similar to {@link SamplingMessage}, but also supports the embedding of
+    This is similar to `SamplingMessage`, but also supports the embedding of
     resources from the MCP server.
     """
 
@@ -1897,7 +1897,7 @@ class PromptMessage(WireModel):
 
 class ResourceUpdatedNotification(WireModel):
     """
-    A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a {@link SubscriptionsListenRequestsubscriptions/listen} request.
+    A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a `subscriptions/listen` request.
     """
 
     jsonrpc: Literal["2.0"]
@@ -1913,7 +1913,7 @@ SingleSelectEnumSchema = TypeAliasType(
 class SubscriptionsAcknowledgedNotification(WireModel):
     """
     Sent by the server to acknowledge that a
-    {@link SubscriptionsListenRequestsubscriptions/listen} subscription has been
+    `subscriptions/listen` subscription has been
     established and to report which notification types it agreed to honor.
 
     This notification MUST be the first message the server sends carrying the
@@ -1975,7 +1975,7 @@ class CancelledNotification(WireModel):
     """
     This notification is sent by the client to indicate that it is cancelling a request it previously issued.
 
-    On stdio, the server also sends this notification, solely to terminate a {@link SubscriptionsListenRequestsubscriptions/listen} stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
+    On stdio, the server also sends this notification, solely to terminate a `subscriptions/listen` stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
 
     The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
 
@@ -1999,7 +1999,7 @@ EnumSchema = TypeAliasType(
 
 class GetPromptResult(WireModel):
     """
-    The result returned by the server for a {@link GetPromptRequestprompts/get} request.
+    The result returned by the server for a `prompts/get` request.
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
@@ -2118,7 +2118,7 @@ class CallToolRequestParams(WireModel):
 
 class CallToolResult(WireModel):
     """
-    The result returned by the server for a {@link CallToolRequesttools/call} request.
+    The result returned by the server for a `tools/call` request.
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
@@ -2162,7 +2162,7 @@ class CallToolResult(WireModel):
 
 class CallToolResultResponse(WireModel):
     """
-    A successful response from the server for a {@link CallToolRequesttools/call} request.
+    A successful response from the server for a `tools/call` request.
     """
 
     id: RequestId
@@ -2186,7 +2186,7 @@ class ClientCapabilities(WireModel):
     (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
     per-extension settings objects. An empty object indicates support with no settings.
 
-    Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
+    Keys MUST follow the `_meta` key naming rules, with a
     mandatory prefix.
     """
     roots: ClientCapabilitiesRoots | None = None
@@ -2281,7 +2281,7 @@ class CreateMessageRequestParams(WireModel):
 
     Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
     omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
-    {@link ClientCapabilities.sampling.context}.
+    `ClientCapabilities.sampling.context`.
     """
     maxTokens: StrictInt
     """
@@ -2307,19 +2307,19 @@ class CreateMessageRequestParams(WireModel):
     toolChoice: ToolChoice | None = None
     """
     Controls how the model uses tools.
-    The client MUST return an error if this field is provided but {@link ClientCapabilities.sampling.tools} is not declared.
+    The client MUST return an error if this field is provided but `ClientCapabilities.sampling.tools` is not declared.
     Default is `{ mode: "auto" }`.
     """
     tools: list[Tool] | None = None
     """
     Tools that the model may use during generation.
-    The client MUST return an error if this field is provided but {@link ClientCapabilities.sampling.tools} is not declared.
+    The client MUST return an error if this field is provided but `ClientCapabilities.sampling.tools` is not declared.
     """
 
 
 class CreateMessageResult(WireModel):
     """
-    The result returned by the client for a {@link CreateMessageRequestsampling/createMessage} request.
+    The result returned by the client for a `sampling/createMessage` request.
     The client should inform the user before returning the sampled message, to allow them
     to inspect the response (human in the loop) and decide whether to allow the server to see it.
     """
@@ -2368,7 +2368,7 @@ class DiscoverRequest(WireModel):
 
 class DiscoverResult(WireModel):
     """
-    The result returned by the server for a {@link DiscoverRequestserver/discover} request.
+    The result returned by the server for a `server/discover` request.
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
@@ -2428,7 +2428,7 @@ class DiscoverResult(WireModel):
 
 class DiscoverResultResponse(WireModel):
     """
-    A successful response from the server for a {@link DiscoverRequestserver/discover} request.
+    A successful response from the server for a `server/discover` request.
     """
 
     id: RequestId
@@ -2482,7 +2482,7 @@ class GetPromptRequestParams(WireModel):
 
 class GetPromptResultResponse(WireModel):
     """
-    A successful response from the server for a {@link GetPromptRequestprompts/get} request.
+    A successful response from the server for a `prompts/get` request.
     """
 
     id: RequestId
@@ -2565,7 +2565,7 @@ class InputResponseRequestParams(WireModel):
 InputResponses = TypeAliasType("InputResponses", dict[str, InputResponse])
 """
 A map of client responses to server-initiated requests.
-Keys correspond to the keys in the {@link InputRequests} map;
+Keys correspond to the keys in the `InputRequests` map;
 values are the client's result for each request.
 """
 
@@ -2768,7 +2768,7 @@ class MethodNotFoundError(WireModel):
 
     In MCP, a server returns this error when a client invokes a method the server does not implement — either a genuinely unknown method, or one gated behind a server capability the server did not advertise (e.g., calling `prompts/list` when the `prompts` capability was not advertised).
 
-    A request that requires a client capability the client did not declare is signalled instead by {@link MissingRequiredClientCapabilityError} (`-32021`).
+    A request that requires a client capability the client did not declare is signalled instead by `MissingRequiredClientCapabilityError` (`-32021`).
     """
 
     code: Literal[-32601]
@@ -2884,7 +2884,7 @@ class ReadResourceRequestParams(WireModel):
 
 class ReadResourceResultResponse(WireModel):
     """
-    A successful response from the server for a {@link ReadResourceRequestresources/read} request.
+    A successful response from the server for a `resources/read` request.
     """
 
     id: RequestId
@@ -2899,7 +2899,7 @@ class Request(WireModel):
 
 class RequestMetaObject(WireModel):
     """
-    Extends {@link MetaObject} with additional request-specific fields. All key naming rules from `MetaObject` apply.
+    Extends `MetaObject` with additional request-specific fields. All key naming rules from `MetaObject` apply.
     """
 
     io_modelcontextprotocol_clientCapabilities: Annotated[
@@ -2920,7 +2920,7 @@ class RequestMetaObject(WireModel):
     include this field on every request unless specifically configured not
     to do so.
 
-    The {@link Implementation} schema requires `name` and `version`; other
+    The `Implementation` schema requires `name` and `version`; other
     fields are optional.
 
     The value is self-reported by the client and is not verified by the
@@ -2934,7 +2934,7 @@ class RequestMetaObject(WireModel):
     """
     The desired log level for this request. Optional.
 
-    If absent, the server MUST NOT send any {@link LoggingMessageNotificationnotifications/message}
+    If absent, the server MUST NOT send any `notifications/message`
     notifications for this request. The client opts in to log messages by
     explicitly setting a level. Replaces the former `logging/setLevel` RPC.
     """
@@ -2947,11 +2947,11 @@ class RequestMetaObject(WireModel):
     For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
     header; otherwise the server MUST return a `400 Bad Request`. If the
     server does not support the requested version, it MUST return an
-    {@link UnsupportedProtocolVersionError}.
+    `UnsupportedProtocolVersionError`.
     """
     progressToken: ProgressToken | None = None
     """
-    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by {@link ProgressNotificationnotifications/progress}). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by `notifications/progress`). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
 
 
@@ -3020,7 +3020,7 @@ class ServerCapabilities(WireModel):
     (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
     objects. An empty object indicates support with no settings.
 
-    Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
+    Keys MUST follow the `_meta` key naming rules, with a
     mandatory prefix.
     """
     logging: JSONObject | None = None
@@ -3080,7 +3080,7 @@ class SubscriptionsListenRequest(WireModel):
 
 class SubscriptionsListenRequestParams(WireModel):
     """
-    Parameters for a {@link SubscriptionsListenRequestsubscriptions/listen} request.
+    Parameters for a `subscriptions/listen` request.
     """
 
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
@@ -3106,7 +3106,7 @@ class ToolResultContent(WireModel):
     """
     The unstructured result content of the tool use.
 
-    This has the same format as {@link CallToolResult.content} and can include text, images,
+    This has the same format as `CallToolResult.content` and can include text, images,
     audio, resource links, and embedded resources.
     """
     isError: StrictBool | None = None
@@ -3121,13 +3121,13 @@ class ToolResultContent(WireModel):
     An optional structured result value.
 
     This can be any JSON value (object, array, string, number, boolean, or null).
-    If the tool defined an {@link Tool.outputSchema}, this SHOULD conform to that schema.
+    If the tool defined an `Tool.outputSchema`, this SHOULD conform to that schema.
     """
     toolUseId: str
     """
     The ID of the tool use this result corresponds to.
 
-    This MUST match the ID from a previous {@link ToolUseContent}.
+    This MUST match the ID from a previous `ToolUseContent`.
     """
     type: Literal["tool_result"]
 
