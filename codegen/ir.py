@@ -125,9 +125,14 @@ class MetaEnvelope:
 
     definition: str
     protocol_version_key: str
-    client_capabilities_key: str
-    client_info_key: str | None
+    client_capabilities_key: str  # its value is a CAPABILITIES_TYPE
+    client_info_key: str | None  # its value is an INFO_TYPE
     required: tuple[str, ...]
+    log_level_key: str | None = None  # its value is a LOG_LEVEL_TYPE
+
+    CAPABILITIES_TYPE = "ClientCapabilities"
+    INFO_TYPE = "Implementation"
+    LOG_LEVEL_TYPE = "LoggingLevel"
 
 
 @dataclass(frozen=True)
@@ -387,7 +392,7 @@ def _meta_envelope(s: _Schema) -> MetaEnvelope | None:
             (
                 k
                 for k in node.get("required", [])
-                if ref_name(props.get(k, {})) == "ClientCapabilities"
+                if ref_name(props.get(k, {})) == MetaEnvelope.CAPABILITIES_TYPE
             ),
             None,
         )
@@ -396,7 +401,12 @@ def _meta_envelope(s: _Schema) -> MetaEnvelope | None:
                 f"{name}: per-request meta without a required ClientCapabilities key"
             )
         return MetaEnvelope(
-            name, required[0], caps, by_ref.get("Implementation"), tuple(node.get("required", []))
+            name,
+            required[0],
+            caps,
+            by_ref.get(MetaEnvelope.INFO_TYPE),
+            tuple(node.get("required", [])),
+            by_ref.get(MetaEnvelope.LOG_LEVEL_TYPE),
         )
     return None
 

@@ -22,7 +22,7 @@ from codegen.models import generate_models
 from codegen.normalize import normalize
 from codegen.pins import Pin, read_pins
 from codegen.render import render
-from codegen.wireplan import era_template, plan
+from codegen.wireplan import codec_class, era_template, plan
 
 PACKAGE = "mcp_wire"
 Progress = Callable[[str], None]
@@ -109,11 +109,8 @@ def render_package(
             "revision_init.py.jinja", what="revision package", revision=revision
         )
         progress(f"{name}: dispatch + {revision.era} codec")
-        context = {
-            "revision": revision,
-            "plan": plan(revision, latest),
-            "codec_class": "RevisionCodec",
-        }
+        wire_plan = plan(revision, latest)
+        context = {"revision": revision, "plan": wire_plan, "codec_class": wire_plan.codec_class}
         files[f"{pkg}/dispatch.py"] = render("dispatch.py.jinja", what="dispatch tables", **context)
         files[f"{pkg}/codec.py"] = render(
             era_template(revision), what=f"{revision.era} codec", **context
@@ -125,6 +122,7 @@ def render_package(
         revisions=revisions,
         latest=latest,
         inputs=inputs,
+        codec_classes={r.name: codec_class(r) for r in revisions},
     )
     files["py.typed"] = ""
     out = {}

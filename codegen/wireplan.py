@@ -31,6 +31,31 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class Signature:
+    """One method as the typed codec API declares it (for type checkers)."""
+
+    method: str
+    frame: str  # its request or notification frame
+    params: str | None  # the params model; None: the method takes no params
+    params_needed: bool  # the caller must pass params (the builder does not supply them)
+    response: str = ""  # requests: the result response frame
+    results: tuple[str, ...] = ()  # requests: the result models a response may carry
+    paginated: bool = False  # a list method (lenient decoding applies)
+
+    @property
+    def params_type(self) -> str:
+        """The `params` argument's annotation, with its default when params are optional."""
+        if self.params is None:
+            return "None = None"
+        accepted = f"{self.params} | Mapping[str, Any]"
+        return accepted if self.params_needed else f"{accepted} | None = None"
+
+    @property
+    def result_type(self) -> str:
+        return " | ".join((*self.results, "Mapping[str, Any]"))
+
+
+@dataclass(frozen=True)
 class PublicEntry:
     method: str
     own_params: str | None
@@ -52,6 +77,37 @@ class WirePlan:
     open_models: tuple[str, ...]
     public: tuple[PublicEntry, ...]
     is_latest: bool
+    request_signatures: tuple[Signature, ...] = ()
+    notification_signatures: tuple[Signature, ...] = ()
+
+    @property
+    def codec_class(self) -> str:
+        return codec_class(self.revision)
+
+    @property
+    def unions(self) -> dict[str, str]:
+        """The message unions the typed API names (alias -> annotation)."""
+        frames = self.revision.frames
+        errors = (f"m.{frames.error_response}", *(f"m.{n}" for _, n in self.error_frames))
+        out = {
+            "RequestFrame": _union(s.frame for s in self.request_signatures),
+            "NotificationFrame": _union(s.frame for s in self.notification_signatures),
+            "ResultFrame": _union(s.response for s in self.request_signatures),
+            "ErrorFrame": _union(errors),
+        }
+        out["MessageFrame"] = _union(
+            ("RequestFrame", "NotificationFrame", f"m.{frames.result_response}", "ErrorFrame")
+        )
+        return out
+
+    @property
+    def envelope_types(self) -> tuple[str, str] | None:
+        """Modern era: the types of the envelope's client capabilities and client info."""
+        env = self.revision.meta_envelope
+        if env is None:
+            return None
+        info = f"m.{env.INFO_TYPE}" if env.client_info_key else "Any"
+        return f"m.{env.CAPABILITIES_TYPE}", info
 
     @property
     def cache_defaults(self) -> dict[str, Any]:
@@ -78,6 +134,42 @@ class WirePlan:
         own = {f.name for n in _meta_types(rev) for f in rev.definitions[n].fields}
         fields = self.latest.definitions[self.envelope.definition].fields
         return tuple(f.name for f in fields if f.name not in own)
+
+
+def codec_class(rev: Revision) -> str:
+    """The codec class of a revision: 2026-07-28 -> Codec2026_07_28."""
+    return "Codec" + rev.name.replace("-", "_")
+
+
+def _union(members: Any) -> str:
+    unique = list(dict.fromkeys(members))
+    return " | ".join(unique) if unique else "Never"
+
+
+def _needs_params(rev: Revision, m: Method) -> bool:
+    """Whether a builder's caller must pass params: the schema requires them, and (modern era)
+    for more than the `_meta` envelope the builder stamps."""
+    if m.params is None or not m.params_required:
+        return False
+    if rev.meta_envelope is None:
+        return True
+    fields = rev.definitions[m.params].fields if m.params in rev.definitions else ()
+    return any(f.required and f.name != "_meta" for f in fields)
+
+
+def _signature(rev: Revision, m: Method, frame: Frame, response: Frame | None) -> Signature:
+    results = tuple(f"m.{r}" for r in m.results) + (
+        (f"m.{m.task_result}",) if m.task_result else ()
+    )
+    return Signature(
+        method=m.name,
+        frame=frame.name,
+        params=f"m.{m.params}" if m.params else None,
+        params_needed=_needs_params(rev, m),
+        response=response.name if response is not None else "",
+        results=results if response is not None else (),
+        paginated=m.list_field is not None,
+    )
 
 
 def constant_name(definition: str) -> str:
@@ -151,9 +243,11 @@ def _public_entry(rev: Revision, latest: Revision, m: Method) -> PublicEntry | N
 
 def plan(rev: Revision, latest: Revision) -> WirePlan:
     wire = [m for m in rev.methods if m.kind is not Kind.INPUT_REQUEST]
-    requests = tuple(_message_frame(rev, m) for m in wire if m.kind is Kind.REQUEST)
-    notifications = tuple(_message_frame(rev, m) for m in wire if m.kind is Kind.NOTIFICATION)
-    responses = tuple(_response_frame(rev, m) for m in wire if m.kind is Kind.REQUEST)
+    request_methods = [m for m in wire if m.kind is Kind.REQUEST]
+    notification_methods = [m for m in wire if m.kind is Kind.NOTIFICATION]
+    requests = tuple(_message_frame(rev, m) for m in request_methods)
+    notifications = tuple(_message_frame(rev, m) for m in notification_methods)
+    responses = tuple(_response_frame(rev, m) for m in request_methods)
     frames = {e.code: e.name for e in rev.errors if rev.definitions[e.name].field("error")}
     constants = {constant_name(e.name): e.code for e in rev.errors}
     public = tuple(e for m in rev.methods if (e := _public_entry(rev, latest, m)) is not None)
@@ -170,6 +264,14 @@ def plan(rev: Revision, latest: Revision) -> WirePlan:
         open_models=tuple(sorted(n for n, d in rev.definitions.items() if d.open or n in metas)),
         public=public,
         is_latest=rev.name == latest.name,
+        request_signatures=tuple(
+            _signature(rev, m, f, r)
+            for m, f, r in zip(request_methods, requests, responses, strict=True)
+        ),
+        notification_signatures=tuple(
+            _signature(rev, m, f, None)
+            for m, f in zip(notification_methods, notifications, strict=True)
+        ),
     )
 
 

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-from mcpio.wire.errors import ProtocolError
+from mcpio.wire.errors import MessageBuildError, ProtocolError
 
 if TYPE_CHECKING:
-    from mcpio.wire.codec import Codec
+    from mcp_wire.v2024_11_05.codec import Codec2024_11_05
+    from mcp_wire.v2025_03_26.codec import Codec2025_03_26
+    from mcp_wire.v2025_06_18.codec import Codec2025_06_18
+    from mcp_wire.v2025_11_25.codec import Codec2025_11_25
+    from mcp_wire.v2026_07_28.codec import Codec2026_07_28
+    from mcpio.wire.codec import Codec, Envelope
 
 Era = Literal["legacy", "modern"]
 
@@ -65,10 +70,46 @@ def revision(name: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.{module_name(name)}")
 
 
+@overload
+def codec(name: Literal["2024-11-05"]) -> Codec2024_11_05: ...
+@overload
+def codec(name: Literal["2025-03-26"]) -> Codec2025_03_26: ...
+@overload
+def codec(name: Literal["2025-06-18"]) -> Codec2025_06_18: ...
+@overload
+def codec(name: Literal["2025-11-25"]) -> Codec2025_11_25: ...
+@overload
+def codec(name: Literal["2026-07-28"]) -> Codec2026_07_28: ...
+@overload
+def codec(name: str) -> Codec: ...
+
+
 def codec(name: str) -> Codec:
-    """The wire codec of one revision; ``LookupError`` for a revision that is not pinned."""
+    """The wire codec of one revision; ``LookupError`` for a revision that is not pinned.
+
+    Typed by revision: ``codec("2026-07-28").decode(raw)`` is that revision's message union,
+    ``decode_response(raw, "tools/call")`` that method's response, the builders their frames.
+    """
     revision(name)
     return importlib.import_module(f"{__name__}.{module_name(name)}.codec").CODEC
+
+
+def envelope(message: object) -> Envelope[Any, Any] | None:
+    """The per-request ``_meta`` envelope of a modern-era request (or of its params, or of the
+    ``_meta`` object itself) by plain names: ``protocol_version``, ``client_capabilities``,
+    ``client_info``, ``log_level``. None when it carries none (a legacy revision's request, a
+    notification). The wire form is unchanged; ``codec(rev).envelope(...)`` is the typed form.
+    """
+    parts = type(message).__module__.split(".")
+    if len(parts) < 2 or parts[0] != __name__ or parts[1] not in _MODULES:
+        raise TypeError(f"{type(message).__qualname__} is not a message of a pinned MCP revision")
+    name = _MODULES[parts[1]]
+    if ERAS[name] != "modern":
+        return None
+    try:
+        return codec(name).envelope(message)
+    except ValueError:
+        return None
 
 
 def __getattr__(attr: str) -> ModuleType:
@@ -82,8 +123,10 @@ __all__ = [
     "LATEST",
     "REVISIONS",
     "SHA256",
+    "MessageBuildError",
     "ProtocolError",
     "codec",
+    "envelope",
     "module_name",
     "revision",
 ]

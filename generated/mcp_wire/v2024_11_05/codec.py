@@ -4,171 +4,268 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, overload
 
 from mcp_wire.v2026_07_28 import models as public
 from mcpio.wire.base import WireModel
-from mcpio.wire.codec import Codec, PublicMapping
+from mcpio.wire.codec import Codec, LenientResponse, PublicMapping
 
 from . import dispatch
 from . import models as m
 
 
 class CompleteRequestFrame(m.CompleteRequest):
-    """`completion/complete` as a JSON-RPC request."""
+    """`completion/complete` as a JSON-RPC request.
+
+    The schema's `CompleteRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, CompleteRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class InitializeRequestFrame(m.InitializeRequest):
-    """`initialize` as a JSON-RPC request."""
+    """`initialize` as a JSON-RPC request.
+
+    The schema's `InitializeRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, InitializeRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class SetLevelRequestFrame(m.SetLevelRequest):
-    """`logging/setLevel` as a JSON-RPC request."""
+    """`logging/setLevel` as a JSON-RPC request.
+
+    The schema's `SetLevelRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, SetLevelRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class PingRequestFrame(m.PingRequest):
-    """`ping` as a JSON-RPC request."""
+    """`ping` as a JSON-RPC request.
+
+    The schema's `PingRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, PingRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class GetPromptRequestFrame(m.GetPromptRequest):
-    """`prompts/get` as a JSON-RPC request."""
+    """`prompts/get` as a JSON-RPC request.
+
+    The schema's `GetPromptRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, GetPromptRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class ListPromptsRequestFrame(m.ListPromptsRequest):
-    """`prompts/list` as a JSON-RPC request."""
+    """`prompts/list` as a JSON-RPC request.
+
+    The schema's `ListPromptsRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, ListPromptsRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class ListResourcesRequestFrame(m.ListResourcesRequest):
-    """`resources/list` as a JSON-RPC request."""
+    """`resources/list` as a JSON-RPC request.
+
+    The schema's `ListResourcesRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, ListResourcesRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class ReadResourceRequestFrame(m.ReadResourceRequest):
-    """`resources/read` as a JSON-RPC request."""
+    """`resources/read` as a JSON-RPC request.
+
+    The schema's `ReadResourceRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, ReadResourceRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class SubscribeRequestFrame(m.SubscribeRequest):
-    """`resources/subscribe` as a JSON-RPC request."""
+    """`resources/subscribe` as a JSON-RPC request.
+
+    The schema's `SubscribeRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, SubscribeRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class ListResourceTemplatesRequestFrame(m.ListResourceTemplatesRequest):
-    """`resources/templates/list` as a JSON-RPC request."""
+    """`resources/templates/list` as a JSON-RPC request.
+
+    The schema's `ListResourceTemplatesRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, ListResourceTemplatesRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class UnsubscribeRequestFrame(m.UnsubscribeRequest):
-    """`resources/unsubscribe` as a JSON-RPC request."""
+    """`resources/unsubscribe` as a JSON-RPC request.
+
+    The schema's `UnsubscribeRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, UnsubscribeRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class ListRootsRequestFrame(m.ListRootsRequest):
-    """`roots/list` as a JSON-RPC request."""
+    """`roots/list` as a JSON-RPC request.
+
+    The schema's `ListRootsRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, ListRootsRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class CreateMessageRequestFrame(m.CreateMessageRequest):
-    """`sampling/createMessage` as a JSON-RPC request."""
+    """`sampling/createMessage` as a JSON-RPC request.
+
+    The schema's `CreateMessageRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, CreateMessageRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class CallToolRequestFrame(m.CallToolRequest):
-    """`tools/call` as a JSON-RPC request."""
+    """`tools/call` as a JSON-RPC request.
+
+    The schema's `CallToolRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, CallToolRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class ListToolsRequestFrame(m.ListToolsRequest):
-    """`tools/list` as a JSON-RPC request."""
+    """`tools/list` as a JSON-RPC request.
+
+    The schema's `ListToolsRequest` with the members this revision's schema keeps in
+    `JSONRPCRequest` (jsonrpc, id): a subclass, so `isinstance(message, ListToolsRequest)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
     id: m.RequestId
 
 
 class CancelledNotificationFrame(m.CancelledNotification):
-    """`notifications/cancelled` as a JSON-RPC notification."""
+    """`notifications/cancelled` as a JSON-RPC notification.
+
+    The schema's `CancelledNotification` with the members this revision's schema keeps in
+    `JSONRPCNotification` (jsonrpc): a subclass, so `isinstance(message, CancelledNotification)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
 
 
 class InitializedNotificationFrame(m.InitializedNotification):
-    """`notifications/initialized` as a JSON-RPC notification."""
+    """`notifications/initialized` as a JSON-RPC notification.
+
+    The schema's `InitializedNotification` with the members this revision's schema keeps in
+    `JSONRPCNotification` (jsonrpc): a subclass, so `isinstance(message, InitializedNotification)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
 
 
 class LoggingMessageNotificationFrame(m.LoggingMessageNotification):
-    """`notifications/message` as a JSON-RPC notification."""
+    """`notifications/message` as a JSON-RPC notification.
+
+    The schema's `LoggingMessageNotification` with the members this revision's schema keeps in
+    `JSONRPCNotification` (jsonrpc): a subclass, so `isinstance(message, LoggingMessageNotification)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
 
 
 class ProgressNotificationFrame(m.ProgressNotification):
-    """`notifications/progress` as a JSON-RPC notification."""
+    """`notifications/progress` as a JSON-RPC notification.
+
+    The schema's `ProgressNotification` with the members this revision's schema keeps in
+    `JSONRPCNotification` (jsonrpc): a subclass, so `isinstance(message, ProgressNotification)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
 
 
 class PromptListChangedNotificationFrame(m.PromptListChangedNotification):
-    """`notifications/prompts/list_changed` as a JSON-RPC notification."""
+    """`notifications/prompts/list_changed` as a JSON-RPC notification.
+
+    The schema's `PromptListChangedNotification` with the members this revision's schema keeps in
+    `JSONRPCNotification` (jsonrpc): a subclass, so `isinstance(message, PromptListChangedNotification)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
 
 
 class ResourceListChangedNotificationFrame(m.ResourceListChangedNotification):
-    """`notifications/resources/list_changed` as a JSON-RPC notification."""
+    """`notifications/resources/list_changed` as a JSON-RPC notification.
+
+    The schema's `ResourceListChangedNotification` with the members this revision's schema keeps in
+    `JSONRPCNotification` (jsonrpc): a subclass, so `isinstance(message, ResourceListChangedNotification)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
 
 
 class ResourceUpdatedNotificationFrame(m.ResourceUpdatedNotification):
-    """`notifications/resources/updated` as a JSON-RPC notification."""
+    """`notifications/resources/updated` as a JSON-RPC notification.
+
+    The schema's `ResourceUpdatedNotification` with the members this revision's schema keeps in
+    `JSONRPCNotification` (jsonrpc): a subclass, so `isinstance(message, ResourceUpdatedNotification)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
 
 
 class RootsListChangedNotificationFrame(m.RootsListChangedNotification):
-    """`notifications/roots/list_changed` as a JSON-RPC notification."""
+    """`notifications/roots/list_changed` as a JSON-RPC notification.
+
+    The schema's `RootsListChangedNotification` with the members this revision's schema keeps in
+    `JSONRPCNotification` (jsonrpc): a subclass, so `isinstance(message, RootsListChangedNotification)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
 
 
 class ToolListChangedNotificationFrame(m.ToolListChangedNotification):
-    """`notifications/tools/list_changed` as a JSON-RPC notification."""
+    """`notifications/tools/list_changed` as a JSON-RPC notification.
+
+    The schema's `ToolListChangedNotification` with the members this revision's schema keeps in
+    `JSONRPCNotification` (jsonrpc): a subclass, so `isinstance(message, ToolListChangedNotification)` holds.
+    """
 
     jsonrpc: Literal["2.0"]
 
@@ -305,7 +402,58 @@ _ENVELOPE_KEYS = frozenset(
 )
 
 
-class RevisionCodec(Codec):
+# This revision's messages, as the codec's typed API (below) names them: `decode` returns a
+# MessageFrame, `decode_response(raw, method)` that method's frame in ResultFrame, or an ErrorFrame.
+RequestFrame: TypeAlias = (
+    CompleteRequestFrame
+    | InitializeRequestFrame
+    | SetLevelRequestFrame
+    | PingRequestFrame
+    | GetPromptRequestFrame
+    | ListPromptsRequestFrame
+    | ListResourcesRequestFrame
+    | ReadResourceRequestFrame
+    | SubscribeRequestFrame
+    | ListResourceTemplatesRequestFrame
+    | UnsubscribeRequestFrame
+    | ListRootsRequestFrame
+    | CreateMessageRequestFrame
+    | CallToolRequestFrame
+    | ListToolsRequestFrame
+)
+NotificationFrame: TypeAlias = (
+    CancelledNotificationFrame
+    | InitializedNotificationFrame
+    | LoggingMessageNotificationFrame
+    | ProgressNotificationFrame
+    | PromptListChangedNotificationFrame
+    | ResourceListChangedNotificationFrame
+    | ResourceUpdatedNotificationFrame
+    | RootsListChangedNotificationFrame
+    | ToolListChangedNotificationFrame
+)
+ResultFrame: TypeAlias = (
+    CompleteResultResponse
+    | InitializeResultResponse
+    | SetLevelResultResponse
+    | PingResultResponse
+    | GetPromptResultResponse
+    | ListPromptsResultResponse
+    | ListResourcesResultResponse
+    | ReadResourceResultResponse
+    | SubscribeResultResponse
+    | ListResourceTemplatesResultResponse
+    | UnsubscribeResultResponse
+    | ListRootsResultResponse
+    | CreateMessageResultResponse
+    | CallToolResultResponse
+    | ListToolsResultResponse
+)
+ErrorFrame: TypeAlias = m.JSONRPCError
+MessageFrame: TypeAlias = RequestFrame | NotificationFrame | m.JSONRPCResponse | ErrorFrame
+
+
+class Codec2024_11_05(Codec):
     """Codec of revision 2024-11-05."""
 
     revision: ClassVar[str] = "2024-11-05"
@@ -509,6 +657,559 @@ class RevisionCodec(Codec):
         ),
     }
 
+    if TYPE_CHECKING:
+        # Declarations for type checkers only: what the methods (Codec's) return in this
+        # revision. A method name outside these literals falls back to the revision's unions.
+
+        def decode(self, data: bytes | str, *, strict: bool = False) -> MessageFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["completion/complete"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> CompleteResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["initialize"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> InitializeResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["logging/setLevel"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> SetLevelResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["ping"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> PingResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["prompts/get"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> GetPromptResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["prompts/list"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> ListPromptsResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["prompts/list"],
+            *,
+            lenient: Literal[True],
+            strict: bool = False,
+        ) -> LenientResponse[ListPromptsResultResponse] | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["resources/list"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> ListResourcesResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["resources/list"],
+            *,
+            lenient: Literal[True],
+            strict: bool = False,
+        ) -> LenientResponse[ListResourcesResultResponse] | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["resources/read"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> ReadResourceResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["resources/subscribe"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> SubscribeResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["resources/templates/list"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> ListResourceTemplatesResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["resources/templates/list"],
+            *,
+            lenient: Literal[True],
+            strict: bool = False,
+        ) -> LenientResponse[ListResourceTemplatesResultResponse] | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["resources/unsubscribe"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> UnsubscribeResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["roots/list"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> ListRootsResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["sampling/createMessage"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> CreateMessageResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["tools/call"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> CallToolResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["tools/list"],
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> ListToolsResultResponse | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: Literal["tools/list"],
+            *,
+            lenient: Literal[True],
+            strict: bool = False,
+        ) -> LenientResponse[ListToolsResultResponse] | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self,
+            data: bytes | str,
+            method: str,
+            *,
+            lenient: Literal[False] = False,
+            strict: bool = False,
+        ) -> ResultFrame | ErrorFrame: ...
+
+        @overload
+        def decode_response(
+            self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False
+        ) -> ResultFrame | LenientResponse[ResultFrame] | ErrorFrame: ...
+
+        def decode_response(
+            self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False
+        ) -> Any: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["completion/complete"],
+            params: m.CompleteRequestParams | Mapping[str, Any],
+            *,
+            id: str | int,
+        ) -> CompleteRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["initialize"],
+            params: m.InitializeRequestParams | Mapping[str, Any],
+            *,
+            id: str | int,
+        ) -> InitializeRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["logging/setLevel"],
+            params: m.SetLevelRequestParams | Mapping[str, Any],
+            *,
+            id: str | int,
+        ) -> SetLevelRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["ping"],
+            params: m.PingRequestParams | Mapping[str, Any] | None = None,
+            *,
+            id: str | int,
+        ) -> PingRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["prompts/get"],
+            params: m.GetPromptRequestParams | Mapping[str, Any],
+            *,
+            id: str | int,
+        ) -> GetPromptRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["prompts/list"],
+            params: m.ListPromptsRequestParams | Mapping[str, Any] | None = None,
+            *,
+            id: str | int,
+        ) -> ListPromptsRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["resources/list"],
+            params: m.ListResourcesRequestParams | Mapping[str, Any] | None = None,
+            *,
+            id: str | int,
+        ) -> ListResourcesRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["resources/read"],
+            params: m.ReadResourceRequestParams | Mapping[str, Any],
+            *,
+            id: str | int,
+        ) -> ReadResourceRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["resources/subscribe"],
+            params: m.SubscribeRequestParams | Mapping[str, Any],
+            *,
+            id: str | int,
+        ) -> SubscribeRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["resources/templates/list"],
+            params: m.ListResourceTemplatesRequestParams | Mapping[str, Any] | None = None,
+            *,
+            id: str | int,
+        ) -> ListResourceTemplatesRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["resources/unsubscribe"],
+            params: m.UnsubscribeRequestParams | Mapping[str, Any],
+            *,
+            id: str | int,
+        ) -> UnsubscribeRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["roots/list"],
+            params: m.ListRootsRequestParams | Mapping[str, Any] | None = None,
+            *,
+            id: str | int,
+        ) -> ListRootsRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["sampling/createMessage"],
+            params: m.CreateMessageRequestParams | Mapping[str, Any],
+            *,
+            id: str | int,
+        ) -> CreateMessageRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["tools/call"],
+            params: m.CallToolRequestParams | Mapping[str, Any],
+            *,
+            id: str | int,
+        ) -> CallToolRequestFrame: ...
+
+        @overload
+        def request(
+            self,
+            method: Literal["tools/list"],
+            params: m.ListToolsRequestParams | Mapping[str, Any] | None = None,
+            *,
+            id: str | int,
+        ) -> ListToolsRequestFrame: ...
+
+        @overload
+        def request(
+            self, method: str, params: Any = None, *, id: str | int, **envelope: Any
+        ) -> RequestFrame: ...
+
+        def request(
+            self, method: str, params: Any = None, *, id: str | int, **envelope: Any
+        ) -> Any: ...
+
+        @overload
+        def notification(
+            self,
+            method: Literal["notifications/cancelled"],
+            params: m.CancelledNotificationParams | Mapping[str, Any],
+        ) -> CancelledNotificationFrame: ...
+
+        @overload
+        def notification(
+            self,
+            method: Literal["notifications/initialized"],
+            params: m.InitializedNotificationParams | Mapping[str, Any] | None = None,
+        ) -> InitializedNotificationFrame: ...
+
+        @overload
+        def notification(
+            self,
+            method: Literal["notifications/message"],
+            params: m.LoggingMessageNotificationParams | Mapping[str, Any],
+        ) -> LoggingMessageNotificationFrame: ...
+
+        @overload
+        def notification(
+            self,
+            method: Literal["notifications/progress"],
+            params: m.ProgressNotificationParams | Mapping[str, Any],
+        ) -> ProgressNotificationFrame: ...
+
+        @overload
+        def notification(
+            self,
+            method: Literal["notifications/prompts/list_changed"],
+            params: m.PromptListChangedNotificationParams | Mapping[str, Any] | None = None,
+        ) -> PromptListChangedNotificationFrame: ...
+
+        @overload
+        def notification(
+            self,
+            method: Literal["notifications/resources/list_changed"],
+            params: m.ResourceListChangedNotificationParams | Mapping[str, Any] | None = None,
+        ) -> ResourceListChangedNotificationFrame: ...
+
+        @overload
+        def notification(
+            self,
+            method: Literal["notifications/resources/updated"],
+            params: m.ResourceUpdatedNotificationParams | Mapping[str, Any],
+        ) -> ResourceUpdatedNotificationFrame: ...
+
+        @overload
+        def notification(
+            self,
+            method: Literal["notifications/roots/list_changed"],
+            params: m.RootsListChangedNotificationParams | Mapping[str, Any] | None = None,
+        ) -> RootsListChangedNotificationFrame: ...
+
+        @overload
+        def notification(
+            self,
+            method: Literal["notifications/tools/list_changed"],
+            params: m.ToolListChangedNotificationParams | Mapping[str, Any] | None = None,
+        ) -> ToolListChangedNotificationFrame: ...
+
+        @overload
+        def notification(self, method: str, params: Any = None) -> NotificationFrame: ...
+
+        def notification(self, method: str, params: Any = None) -> Any: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["completion/complete"],
+            result: m.CompleteResult | Mapping[str, Any],
+        ) -> CompleteResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["initialize"],
+            result: m.InitializeResult | Mapping[str, Any],
+        ) -> InitializeResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["logging/setLevel"],
+            result: m.EmptyResult | Mapping[str, Any],
+        ) -> SetLevelResultResponse: ...
+
+        @overload
+        def response(
+            self, id: str | int, method: Literal["ping"], result: m.EmptyResult | Mapping[str, Any]
+        ) -> PingResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["prompts/get"],
+            result: m.GetPromptResult | Mapping[str, Any],
+        ) -> GetPromptResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["prompts/list"],
+            result: m.ListPromptsResult | Mapping[str, Any],
+        ) -> ListPromptsResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["resources/list"],
+            result: m.ListResourcesResult | Mapping[str, Any],
+        ) -> ListResourcesResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["resources/read"],
+            result: m.ReadResourceResult | Mapping[str, Any],
+        ) -> ReadResourceResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["resources/subscribe"],
+            result: m.EmptyResult | Mapping[str, Any],
+        ) -> SubscribeResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["resources/templates/list"],
+            result: m.ListResourceTemplatesResult | Mapping[str, Any],
+        ) -> ListResourceTemplatesResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["resources/unsubscribe"],
+            result: m.EmptyResult | Mapping[str, Any],
+        ) -> UnsubscribeResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["roots/list"],
+            result: m.ListRootsResult | Mapping[str, Any],
+        ) -> ListRootsResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["sampling/createMessage"],
+            result: m.CreateMessageResult | Mapping[str, Any],
+        ) -> CreateMessageResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["tools/call"],
+            result: m.CallToolResult | Mapping[str, Any],
+        ) -> CallToolResultResponse: ...
+
+        @overload
+        def response(
+            self,
+            id: str | int,
+            method: Literal["tools/list"],
+            result: m.ListToolsResult | Mapping[str, Any],
+        ) -> ListToolsResultResponse: ...
+
+        @overload
+        def response(self, id: str | int, method: str, result: Any) -> ResultFrame: ...
+
+        def response(self, id: str | int, method: str, result: Any) -> Any: ...
+
+        def error(
+            self, id: str | int | None, code: int, message: str, data: Any = None
+        ) -> ErrorFrame: ...
+
     def _public_params(self, data: dict[str, Any], client_capabilities: Any) -> dict[str, Any]:
         # The public (modern) params carry the per-request envelope a legacy session implies.
         meta = dict(data.get("_meta") or {})
@@ -524,4 +1225,4 @@ class RevisionCodec(Codec):
         return out
 
 
-CODEC = RevisionCodec()
+CODEC = Codec2024_11_05()

@@ -1,11 +1,12 @@
 """What every revision's generated code shares: hand-written shared runtime machinery.
 
 Generated modules import it: each revision's `models.py` subclasses `WireModel`, its `codec.py`
-subclasses `Codec` and supplies only tables, and `mcp_wire` re-exports `ProtocolError`.
+subclasses `Codec` and supplies only tables, and `mcp_wire` re-exports `ProtocolError` and
+`MessageBuildError`.
 
-`ProtocolError` and the error codes are plain Python; the pydantic-based names (`WireModel`,
-`JSONValue`, `Codec`, ...) load on first use, so importing this package (and `mcp_wire`) stays
-cheap.
+`ProtocolError`, `MessageBuildError` and the error codes are plain Python; the pydantic-based
+names (`WireModel`, `JSONValue`, `Codec`, ...) load on first use, so importing this package (and
+`mcp_wire`) stays cheap.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from mcpio.wire.errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    MessageBuildError,
     ProtocolError,
 )
 
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from mcpio.wire.codec import (
         MAX_MESSAGE_BYTES,
         Codec,
+        Envelope,
         InvalidItem,
         LenientResponse,
         MethodSpec,
@@ -38,6 +41,7 @@ _LAZY: dict[str, str] = {
     "WireModel": "mcpio.wire.base",
     "MAX_MESSAGE_BYTES": "mcpio.wire.codec",
     "Codec": "mcpio.wire.codec",
+    "Envelope": "mcpio.wire.codec",
     "InvalidItem": "mcpio.wire.codec",
     "LenientResponse": "mcpio.wire.codec",
     "MethodSpec": "mcpio.wire.codec",
@@ -66,9 +70,11 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "Codec",
+    "Envelope",
     "InvalidItem",
     "JSONValue",
     "LenientResponse",
+    "MessageBuildError",
     "MethodSpec",
     "ProtocolError",
     "PublicMapping",

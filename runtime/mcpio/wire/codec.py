@@ -4,8 +4,15 @@ Each revision's generated `mcp_wire.<revision>.codec` subclasses `Codec` and sup
 tables (frames, methods, public mappings), which come from the IR; everything else lives here.
 
 A codec turns bytes into one typed, validated message of its revision (parse once, pick the
-frame type structurally and by `method`, validate once) and back. Every failure is a
-`ProtocolError` carrying the JSON-RPC code to answer with; nothing else escapes `decode`.
+frame type structurally and by `method`, validate once) and back. Every failure to read is a
+`ProtocolError` carrying the JSON-RPC code to answer with; nothing else escapes `decode`. The
+builders (`request`, `notification`, `response`, `error`) raise `MessageBuildError` (a
+`ValueError`) for arguments that make no valid message, and `ProtocolError` -32601 / -32600 for a
+method this revision does not have as that kind of message (what a peer would answer).
+
+Each generated codec declares, for type checkers only, what its methods return for its revision:
+`decode` its `MessageFrame` union, `decode_response(raw, "tools/call")` that method's response,
+the builders their frames. At run time the methods are these.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Union
+from typing import Annotated, Any, ClassVar, Generic, TypeVar, Union
 
 import pydantic_core
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
@@ -25,6 +32,7 @@ from mcpio.wire.errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    MessageBuildError,
     ProtocolError,
 )
 
@@ -61,12 +69,32 @@ class InvalidItem:
     errors: list[dict[str, Any]]
 
 
+# Covariant: both dataclasses are frozen (a lenient page of one method is one of any method).
+ResponseT = TypeVar("ResponseT", covariant=True)
+CapabilitiesT = TypeVar("CapabilitiesT", covariant=True)
+InfoT = TypeVar("InfoT", covariant=True)
+
+
 @dataclass(frozen=True, slots=True)
-class LenientResponse:
+class LenientResponse(Generic[ResponseT]):
     """A list result decoded leniently: the valid items, and each invalid one reported."""
 
-    response: BaseModel
+    response: ResponseT
     invalid: tuple[InvalidItem, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope(Generic[CapabilitiesT, InfoT]):
+    """The per-request `_meta` envelope of a modern-era request, by plain names.
+
+    The wire form is unchanged (`io.modelcontextprotocol/protocolVersion`, ...); this is a view
+    of it: `codec.envelope(request)` or `mcp_wire.envelope(request)`.
+    """
+
+    protocol_version: str
+    client_capabilities: CapabilitiesT
+    client_info: InfoT | None
+    log_level: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +148,14 @@ def _wire_names(model: type[BaseModel]) -> dict[str, str]:
     return {name: f.alias or name for name, f in model.model_fields.items()}
 
 
+def _meta_of(message: Any) -> Any:
+    """The `_meta` object of a request, of its params, or `message` itself."""
+    for name in ("params", "meta"):
+        if isinstance(message, BaseModel) and name in type(message).model_fields:
+            message = getattr(message, name)
+    return message
+
+
 @functools.cache
 def _adapter(target: Any) -> TypeAdapter[Any]:
     return TypeAdapter(target)
@@ -150,6 +186,8 @@ class Codec:
     open_models: ClassVar[frozenset[str]]  # models whose schema declares extra members
     own_modules: ClassVar[frozenset[str]]
     public: ClassVar[Mapping[str, PublicMapping]]
+    # Modern era: Envelope field -> its `_meta` key (none: the revision has no envelope).
+    envelope_keys: ClassVar[Mapping[str, str | None]] = {}
 
     def __init__(self, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self.max_bytes = max_bytes
@@ -535,37 +573,110 @@ class Codec:
 
     # ------------------------------------------------------------------ building messages
 
+    # A method the revision lacks (or has as the other kind) is the ProtocolError a peer would
+    # answer (the runtime refuses such calls locally with it); arguments that make no valid
+    # message are the caller's mistake: MessageBuildError, a ValueError.
+
     def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> Any:
         """A validated request frame; the modern era stamps its `_meta` envelope from `envelope`
         (client_capabilities=..., client_info=..., protocol_version=...)."""
         frame = self.requests.get(method) or self._raise_unknown(method, "request")
         body: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
-        stamped = self._stamp(self._as_data(params), method, envelope)
+        stamped = self._stamp(self._params_data(params, method), method, envelope)
         if stamped is not None:
             body["params"] = stamped
-        return self._validate(frame, body, False, method)
+        return self._build(frame, body, f"a {method} request")
 
     def notification(self, method: str, params: Any = None) -> Any:
+        """A validated notification frame."""
         frame = self.notifications.get(method) or self._raise_unknown(method, "notification")
         body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
-            body["params"] = self._as_data(params)
-        return self._validate(frame, body, False, method)
+            body["params"] = self._params_data(params, method)
+        return self._build(frame, body, f"a {method} notification")
 
     def response(self, id: str | int, method: str, result: Any) -> Any:
+        """A validated result response to a `method` request."""
         frame = self.responses.get(method) or self._raise_unknown(method, "request")
-        body = {"jsonrpc": "2.0", "id": id, "result": self._as_data(result)}
+        data = self._as_data(result)
+        if not isinstance(data, Mapping):
+            raise MessageBuildError(
+                f"the result of {method} must be a model or a mapping, not {type(data).__name__}",
+                method=method,
+            )
+        body = {"jsonrpc": "2.0", "id": id, "result": dict(data)}
         self._prepare_result(body, self.methods[method])
-        return self._validate(frame, body, False, None)
+        return self._build(frame, body, f"a {method} response")
 
     def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> Any:
+        """A validated error response (typed by `code` where the schema pins one)."""
         error: dict[str, Any] = {"code": code, "message": message}
         if data is not None:
             error["data"] = data
         body: dict[str, Any] = {"jsonrpc": "2.0", "error": error}
         if id is not None:
             body["id"] = id
-        return self._validate(self.error_frames.get(code, self.error_response), body, False, None)
+        frame = self.error_frames.get(code, self.error_response)
+        return self._build(frame, body, "an error response")
+
+    def _params_data(self, params: Any, method: str) -> dict[str, Any] | None:
+        data = self._as_data(params)
+        if data is None:
+            return None
+        if not isinstance(data, Mapping):
+            raise MessageBuildError(
+                f"the params of {method} must be a model or a mapping, not {type(data).__name__}",
+                method=method,
+            )
+        return dict(data)
+
+    def _build(self, frame: type[BaseModel], body: dict[str, Any], what: str) -> Any:
+        try:
+            return frame.model_validate(body)
+        except ValidationError as exc:
+            errors = _error_list(exc)
+            first = errors[0] if errors else {"field": "", "message": str(exc)}
+            where = f"{first['field']}: " if first["field"] else ""
+            method = body.get("method")
+            raise MessageBuildError(
+                f"cannot build {what} of revision {self.revision}: {where}{first['message']}",
+                method=method if isinstance(method, str) else None,
+                errors=errors,
+            ) from None
+
+    # ------------------------------------------------------------------ the request envelope
+
+    def envelope(self, message: Any) -> Envelope[Any, Any]:
+        """The per-request `_meta` envelope of a modern request (the request, its params or its
+        `_meta`), by plain names: protocol_version, client_capabilities, client_info, log_level.
+
+        `ValueError` if the revision has no envelope (legacy era) or `message` carries none.
+        """
+        keys = self.envelope_keys
+        if not keys:
+            raise ValueError(f"revision {self.revision} has no per-request _meta envelope")
+        meta = _meta_of(message)
+        if not isinstance(meta, BaseModel):
+            raise ValueError(f"{type(message).__name__} carries no _meta envelope")
+        by_key = {wire: name for name, wire in _wire_names(type(meta)).items()}
+        extra = meta.__pydantic_extra__ or {}
+
+        def value(field: str) -> Any:
+            key = keys.get(field)
+            if key is None:
+                return None
+            name = by_key.get(key)
+            return getattr(meta, name) if name is not None else extra.get(key)
+
+        version = value("protocol_version")
+        if not isinstance(version, str):
+            raise ValueError(f"{type(message).__name__} carries no _meta envelope")
+        return Envelope(
+            protocol_version=version,
+            client_capabilities=value("client_capabilities"),
+            client_info=value("client_info"),
+            log_level=value("log_level"),
+        )
 
     @staticmethod
     def _as_data(value: Any) -> Any:

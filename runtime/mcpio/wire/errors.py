@@ -1,7 +1,9 @@
-"""The one exception a codec raises: a JSON-RPC error, ready to be sent back.
+"""What a codec raises: `ProtocolError`, a JSON-RPC error ready to be sent back, for what it
+reads (and for a method its revision lacks); `MessageBuildError`, a `ValueError`, when its
+builders are given arguments that make no valid message (a local mistake, not a wire error).
 
 Hand-written shared runtime code: the codec machinery and every revision's generated codec
-import it, and `mcp_wire` re-exports `ProtocolError`.
+import it, and `mcp_wire` re-exports both.
 """
 
 from __future__ import annotations
@@ -34,3 +36,20 @@ class ProtocolError(Exception):
 
     def __repr__(self) -> str:
         return f"ProtocolError({self.code}, {self.message!r})"
+
+
+class MessageBuildError(ValueError):
+    """A builder (`codec.request`, `notification`, `response`, `error`) was given arguments that
+    do not make a valid message of its revision: a mistake of the caller, not of a peer.
+
+    `method` names the method (None for an error response), `errors` the failing fields as
+    `ProtocolError.data["errors"]` does: `{"field", "message", "type"}` each.
+    """
+
+    def __init__(
+        self, message: str, *, method: str | None = None, errors: list[dict[str, Any]] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.method = method
+        self.errors = errors or []

@@ -1,0 +1,189 @@
+# pyright: strict
+"""What another project writes against mcpgen, type-checked with `pyright --strict`.
+
+tests/test_consumer_typing.py runs pyright (strict, this folder's pyrightconfig.json) on this file
+and requires 0 errors; each `reveal_type(...)  # expect: T` line must reveal exactly T, which
+proves that the typed codec API hands back each revision's own types. The test also runs it.
+
+Two revisions, by hand: every kind of message (request, notification, result response, error
+response) of 2025-11-25 (legacy era) and 2026-07-28 (modern era), encoded, decoded again with
+the typed codec API and narrowed; the mcpio runtime's main names; the friendlier accessors.
+"""
+
+from __future__ import annotations
+
+from typing import reveal_type
+
+import mcp_wire
+from mcp_wire import MessageBuildError, ProtocolError
+from mcp_wire import v2024_11_05 as oldest
+from mcp_wire import v2025_11_25 as legacy
+from mcp_wire import v2026_07_28 as modern
+from mcp_wire.v2025_11_25.codec import InitializeResultResponse
+from mcp_wire.v2026_07_28.codec import ErrorFrame
+from mcpio import Client, Context, Server
+
+# --- 2026-07-28 (modern): every kind of message, by hand ----------------------------------------
+
+codec = mcp_wire.codec("2026-07-28")
+reveal_type(codec)  # expect: Codec2026_07_28
+
+envelope = modern.RequestMetaObject(
+    io_modelcontextprotocol_protocolVersion="2026-07-28",
+    io_modelcontextprotocol_clientCapabilities=modern.ClientCapabilities(),
+    io_modelcontextprotocol_clientInfo=modern.Implementation(name="sample", version="1.0"),
+)
+call = modern.CallToolRequest(
+    jsonrpc="2.0",
+    id=1,
+    method="tools/call",
+    params=modern.CallToolRequestParams(name="add", arguments={"a": 1, "b": 2}, meta=envelope),
+)
+progress = modern.ProgressNotification(
+    jsonrpc="2.0",
+    method="notifications/progress",
+    params=modern.ProgressNotificationParams(progressToken="p-1", progress=1, total=2),
+)
+answer = modern.CallToolResultResponse(
+    jsonrpc="2.0",
+    id=1,
+    result=modern.CallToolResult(
+        content=[modern.TextContent(type="text", text="3")], resultType="complete"
+    ),
+)
+failure = modern.JSONRPCErrorResponse(
+    jsonrpc="2.0", id=1, error=modern.Error(code=-32602, message="unknown tool")
+)
+unsupported = modern.UnsupportedProtocolVersionError(
+    jsonrpc="2.0",
+    id=2,
+    error=modern.UnsupportedProtocolVersionErrorError(
+        code=-32022,
+        message="unsupported protocol version",
+        data=modern.UnsupportedProtocolVersionErrorErrorData(
+            requested="1999-01-01", supported=["2026-07-28"]
+        ),
+    ),
+)
+
+# ... decoded again, typed by the codec, narrowed by the user.
+message = codec.decode(codec.encode(call))
+if isinstance(message, modern.CallToolRequest):
+    reveal_type(message.params.name)  # expect: str
+    reveal_type(codec.envelope(message))  # expect: Envelope[ClientCapabilities, Implementation]
+    reveal_type(codec.envelope(message).client_info)  # expect: Implementation | None
+notice = codec.decode(codec.encode(progress))
+if isinstance(notice, modern.ProgressNotification):
+    reveal_type(notice.params.progressToken)  # expect: str | int
+response = codec.decode_response(codec.encode(answer), "tools/call")
+# expect: CallToolResultResponse | JSONRPCErrorResponse | UnsupportedProtocolVersionError | MissingRequiredClientCapabilityError | HeaderMismatchError
+reveal_type(response)
+if isinstance(response, ErrorFrame):
+    reveal_type(response.error.code)  # expect: int
+else:
+    reveal_type(response.result)  # expect: InputRequiredResult | CallToolResult
+for raw in (codec.encode(failure), codec.encode(unsupported)):
+    error = codec.decode_response(raw, "tools/list")
+    if isinstance(error, modern.UnsupportedProtocolVersionError):
+        reveal_type(error.error.data.supported)  # expect: list[str]
+listing = b'{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"t","inputSchema":{}}, {"x":1}]}}'
+page = codec.decode_response(listing, "tools/list", lenient=True)
+# expect: LenientResponse[ListToolsResultResponse] | JSONRPCErrorResponse | UnsupportedProtocolVersionError | MissingRequiredClientCapabilityError | HeaderMismatchError
+reveal_type(page)
+
+# The builders return their frames, the modern envelope stamped from keywords.
+built = codec.request("tools/call", {"name": "add"}, id=4, client_capabilities={})
+reveal_type(built)  # expect: CallToolRequest
+notified = codec.notification("notifications/progress", {"progressToken": 1, "progress": 2})
+reveal_type(notified)  # expect: ProgressNotification
+reveal_type(codec.response(4, "tools/call", {"content": []}))  # expect: CallToolResultResponse
+refused = codec.error(4, -32022, "no", {"requested": "x", "supported": []})
+reveal_type(refused)  # expect: UnsupportedProtocolVersionError
+reveal_type(mcp_wire.envelope(built))  # expect: Envelope[Any, Any] | None
+
+# --- 2025-11-25 (legacy): the same, with the handshake -------------------------------------------
+
+old = mcp_wire.codec("2025-11-25")
+reveal_type(old)  # expect: Codec2025_11_25
+initialize = legacy.InitializeRequest(
+    jsonrpc="2.0",
+    id=1,
+    method="initialize",
+    params=legacy.InitializeRequestParams(
+        protocolVersion="2025-11-25",
+        capabilities=legacy.ClientCapabilities(),
+        clientInfo=legacy.Implementation(name="sample", version="1.0"),
+    ),
+)
+initialized = legacy.InitializedNotification(jsonrpc="2.0", method="notifications/initialized")
+welcome = InitializeResultResponse(
+    jsonrpc="2.0",
+    id=1,
+    result=legacy.InitializeResult(
+        protocolVersion="2025-11-25",
+        capabilities=legacy.ServerCapabilities(),
+        serverInfo=legacy.Implementation(name="server", version="1.0"),
+    ),
+)
+refusal = legacy.JSONRPCErrorResponse(
+    jsonrpc="2.0", id=1, error=legacy.Error(code=-32600, message="already initialized")
+)
+
+first = old.decode(old.encode(initialize))
+if isinstance(first, legacy.InitializeRequest):
+    reveal_type(first.params.clientInfo.name)  # expect: str
+second = old.decode(old.encode(initialized))
+if isinstance(second, legacy.InitializedNotification):
+    reveal_type(second.method)  # expect: Literal['notifications/initialized']
+third = old.decode_response(old.encode(welcome), "initialize")
+# expect: InitializeResultResponse | JSONRPCErrorResponse | URLElicitationRequiredError
+reveal_type(third)
+if isinstance(third, InitializeResultResponse):
+    reveal_type(third.result.serverInfo)  # expect: Implementation
+fourth = old.decode_response(old.encode(refusal), "initialize")
+if isinstance(fourth, legacy.JSONRPCErrorResponse):
+    reveal_type(fourth.error.message)  # expect: str
+called = old.encode(old.response(2, "tools/call", {"content": []}))
+# expect: CallToolResultResponse | JSONRPCErrorResponse | URLElicitationRequiredError
+reveal_type(old.decode_response(called, "tools/call"))
+reveal_type(old.request("ping", id=5))  # expect: PingRequest
+reveal_type(mcp_wire.envelope(first))  # expect: Envelope[Any, Any] | None
+
+# An older revision's frame is a subclass of the schema's class of the same name.
+older = mcp_wire.codec("2024-11-05").decode(
+    old.encode(initialize).replace(b"2025-11-25", b"2024-11-05")
+)
+if isinstance(older, oldest.InitializeRequest):
+    reveal_type(older)  # expect: InitializeRequestFrame
+
+
+def chosen_at_run_time(name: str) -> None:
+    """A revision known only at run time: the base class, its methods untyped."""
+    reveal_type(mcp_wire.codec(name))  # expect: Codec
+
+
+# Mistakes: a builder's is a ValueError, what the wire brings is a ProtocolError.
+try:
+    codec.request("tools/call", {}, id=6)
+except MessageBuildError as mistake:
+    reveal_type(mistake.errors)  # expect: list[dict[str, Any]]
+try:
+    codec.decode(b"{")
+except ProtocolError as bad:
+    reveal_type(bad.code)  # expect: int
+
+# --- the runtime ---------------------------------------------------------------------------------
+
+server = Server("sample", "1.0")
+
+
+@server.tool()
+async def add(a: int, b: int, ctx: Context) -> str:
+    """Adds two numbers."""
+    return f"{a + b} ({ctx.revision})"
+
+
+async def ask(client: Client) -> str:
+    tools = await client.list_tools()
+    result = await client.call_tool(tools.tools[0].name, {"a": 1, "b": 2})
+    return str(result.content[0])
