@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CODEGEN := $(BIN)/mcp-codegen
 
-.PHONY: generate fetch check lint typecheck test pytest conformance bench clean
+.PHONY: generate fetch check lint typecheck test pytest conformance bench services clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/pyright generated codegen runtime examples
 
-pytest: fetch
+# The Debian packages the HTTP scale-out test and benchmarks need (nginx, wrk, redis-server):
+# installed when missing (as root), never started as system services.
+services:
+	bash scripts/ensure-services.sh
+
+pytest: fetch services
 	$(BIN)/pytest
 
 # The official MCP conformance suite (Node 22 and the suite from tests/conformance's lock file)
@@ -39,9 +44,10 @@ conformance: $(STAMP)
 
 test: lint check typecheck pytest conformance
 
-bench: fetch
+bench: fetch services
 	$(BIN)/python bench/codec.py
 	$(BIN)/python bench/stdio.py
+	$(BIN)/python bench/http.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -229,7 +229,7 @@ async def test_legacy_inputs_are_real_requests() -> None:
     assert asked == ["name?", "colour?"] and seen["runs"] == 1
 
 
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("mode", ["legacy", "auto", *mcp_wire.REVISIONS])
 async def test_progress_and_log_levels(mode: str) -> None:
     server, _ = make_server()
     logs: list[str] = []
@@ -240,9 +240,10 @@ async def test_progress_and_log_levels(mode: str) -> None:
 
     async with Client(server, mode=mode, on_log=lambda p: logs.append(p.data)) as client:
         await client.call_tool("progress", {}, progress=on_progress)
-        assert steps == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+        with_message = client.revision != "2024-11-05"  # progress messages came in 2025-03-26
+        assert steps == [(n, 3, f"step {n}" if with_message else None) for n in (1, 2, 3)]
         # A legacy session logs everything until told otherwise; a modern request nothing.
-        assert logs == (["quiet", "loud"] if mode == "legacy" else [])
+        assert logs == ([] if client.modern else ["quiet", "loud"])
         logs.clear()
         await client.set_log_level("warning")
         await client.call_tool("progress", {})
@@ -596,6 +597,54 @@ async def test_auto_falls_back_to_legacy(discover: Any, expected: str) -> None:
             assert client.revision == expected and not client.modern
         tasks.cancel_scope.cancel()
     assert fake.methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
+
+
+async def test_auto_probes_again_with_a_modern_revision_the_server_names() -> None:
+    unsupported = {
+        "error": {
+            "code": -32022,
+            "message": "Unsupported protocol version",
+            "data": {"supported": [MODERN[-1]], "requested": "x"},
+        }
+    }
+    discovered = {
+        "result": {
+            "supportedVersions": [MODERN[-1]],
+            "capabilities": {},
+            "resultType": "complete",
+            "ttlMs": 0,
+            "cacheScope": "private",
+        }
+    }
+    answers = iter([unsupported, discovered])
+    fake = FakePeer({})
+    fake.answers = _Sequence(answers)  # type: ignore[assignment]
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(fake.run)
+        async with Client(fake.client_side) as client:
+            assert client.revision == MODERN[-1] and client.modern
+        tasks.cancel_scope.cancel()
+    assert fake.methods == ["server/discover", "server/discover"]
+
+
+class _Sequence(dict[str, Any]):
+    """Answers every method with the next answer of a sequence."""
+
+    def __init__(self, answers: Any) -> None:
+        super().__init__()
+        self._answers = answers
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return next(self._answers, default)
+
+
+async def test_typed_error_data_reaches_the_caller_as_plain_data() -> None:
+    server, _ = make_server()
+    async with Client(server) as client:
+        with pytest.raises(McpError) as caught:
+            await client.call_tool("ask", {})  # no elicitation capability declared
+    assert caught.value.code == -32021
+    assert caught.value.data == {"requiredCapabilities": {"elicitation": {}}}
 
 
 async def test_auto_refuses_a_server_with_no_shared_revision() -> None:

@@ -170,10 +170,17 @@ class Client:
             tasks = await self._stack.enter_async_context(anyio.create_task_group())
             tasks.start_soon(target.serve, theirs)
             return mine
+        if isinstance(target, str) and target.startswith(("http://", "https://")):
+            from mcpio.transports.http_client import HttpTransport
+
+            return await self._stack.enter_async_context(HttpTransport(target))
         if isinstance(target, str) or not isinstance(target, Sequence):
             if hasattr(target, "receive") and hasattr(target, "send"):
                 return cast(Transport, target)
-            raise ValueError(f"unsupported target {target!r}: give a command (a list of strings)")
+            raise ValueError(
+                f"unsupported target {target!r}: give a command (a list of strings) or an "
+                "http(s) URL"
+            )
         from mcpio.transports.stdio import spawn
 
         return await spawn([str(part) for part in cast(Sequence[str], target)], **self._spawn)
@@ -654,7 +661,7 @@ def _legacy_wants(wanted: Mapping[str, Any], method: str, params: Any) -> bool:
 def _raise_error(response: Any) -> None:
     error = getattr(response, "error", None)
     if error is not None:
-        raise McpError(error.code, error.message, getattr(error, "data", None))
+        raise McpError(error.code, error.message, plain(getattr(error, "data", None)))
 
 
 def _cursor(cursor: str | None) -> dict[str, Any]:

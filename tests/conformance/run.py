@@ -1,16 +1,30 @@
-"""`make conformance`: the official MCP conformance suite against our fixture server over HTTP.
+"""`make conformance`: the official MCP conformance suite against our fixture server and our
+client, over HTTP.
 
 Installs the pinned suite and a Node 22 (the machine's Node 20 cannot run it) from the committed
-package-lock into tests/conformance/node_modules, starts `examples/everything_server.py http` on
-a free loopback port, runs `conformance server --requirements <revision>` for 2025-11-25 and
-2026-07-28, prints each run's scored pass counts, and fails if any scored scenario fails (no
-expected-failures file). Unscored scenarios (pending ones, extensions) are listed, not judged.
+package-lock into tests/conformance/node_modules.
+
+Server leg: starts `examples/everything_server.py http` on a free loopback port, runs
+`conformance server --requirements <revision>` for 2025-11-25 and 2026-07-28, prints each run's
+scored pass counts, and fails if any scored scenario fails (no expected-failures file). Unscored
+scenarios (pending ones, extensions) are listed, not judged.
+
+Client leg: for each revision, the client scenarios its requirement set scores (`conformance
+list --client --requirements <revision>`), except the auth ones (OAuth is not in mcpio yet), run
+one by one against `tests/conformance/client.py` (an `mcpio.Client`):
+`conformance client --command ... --scenario <name> --spec-version <revision> --force`, which is
+how `--requirements` runs each of them (the CLI does not combine `--requirements` with
+`--scenario`, and a whole requirement run would start the auth scenarios too). One at a time, so
+the timing check of sse-retry is not starved of CPU. A scenario fails on any FAILURE check, and
+also on a warning, a client error or a timeout (the CLI's own verdict for a single scenario).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -21,6 +35,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 REQUIREMENTS = ("2025-11-25", "2026-07-28")
 SCENARIO = re.compile(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed$")
+CHECK_COUNTS = re.compile(r"Passed: (\d+)/\d+, (\d+) failed, (\d+) warnings")
+CLIENT = HERE / "client.py"
 
 
 def install() -> Path:
@@ -66,9 +82,7 @@ def scored(output: str) -> tuple[int, int, list[str]]:
     return passed, failed, failing
 
 
-def main() -> int:
-    bin_dir = install()
-    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+def server_leg(bin_dir: Path, env: dict[str, str]) -> int:
     port = free_port()
     server = subprocess.Popen(
         [
@@ -106,6 +120,97 @@ def main() -> int:
         server.terminate()
         server.wait(timeout=10)
     return status
+
+
+def client_scenarios(bin_dir: Path, env: dict[str, str], revision: str) -> list[str]:
+    """The client scenarios the requirement set of `revision` scores."""
+    command = [str(bin_dir / "conformance"), "list", "--client", "--requirements", revision]
+    listing = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    block = listing.stdout.split("Client scenarios (test against a client):", 1)
+    if len(block) < 2:
+        sys.exit(f"conformance list printed no client scenarios for {revision}")
+    names: list[str] = []
+    for line in block[1].splitlines()[1:]:
+        if not line.startswith("  - "):
+            break
+        names.append(line[4:].strip())
+    return names
+
+
+def run_client_scenario(
+    bin_dir: Path, env: dict[str, str], revision: str, name: str
+) -> tuple[int, int, int, bool, str]:
+    """Passed, failed and warning checks of one scenario, whether it failed, and its output."""
+    client = f"{shlex.quote(sys.executable)} {shlex.quote(str(CLIENT))}"
+    command = [
+        str(bin_dir / "conformance"),
+        "client",
+        "--command",
+        client,
+        "--scenario",
+        name,
+        "--spec-version",
+        revision,
+        "--force",
+        "--verbose",
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    try:
+        checks = json.loads(done.stdout)
+        statuses = [check.get("status") for check in checks]
+        passed, failed = statuses.count("SUCCESS"), statuses.count("FAILURE")
+        warnings = statuses.count("WARNING")
+        bad = [
+            f"  {check.get('status')} {check.get('id')}: "
+            f"{check.get('errorMessage') or check.get('description')}"
+            for check in checks
+            if check.get("status") in ("FAILURE", "WARNING")
+        ]
+        output = "\n".join([*bad, done.stderr[-3000:]])
+    except (ValueError, AttributeError):
+        output = f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        found = CHECK_COUNTS.search(done.stderr)
+        if found is None:  # skipped, or the runner itself broke
+            return 0, 0, 0, True, output
+        passed, failed, warnings = (int(group) for group in found.groups())
+    failing = done.returncode != 0 or failed > 0 or passed == 0
+    return passed, failed, warnings, failing, output
+
+
+def client_leg(bin_dir: Path, env: dict[str, str]) -> int:
+    status = 0
+    started = time.monotonic()
+    for revision in REQUIREMENTS:
+        names = client_scenarios(bin_dir, env, revision)
+        auth = [name for name in names if name.startswith("auth/")]
+        passed = failed = 0
+        failing: list[str] = []
+        for name in names:
+            if name in auth:
+                continue
+            ok, bad, warned, broken, output = run_client_scenario(bin_dir, env, revision, name)
+            passed += ok
+            failed += bad
+            if broken:
+                failing.append(name + (f" ({warned} warnings)" if warned and not bad else ""))
+                print(f"--- client scenario {name} at {revision}:\n{output}")
+        print(
+            f"conformance client --requirements {revision}: "
+            f"{passed} passed, {failed} failed in scored scenarios "
+            f"(auth scenarios not run: {len(auth)})"
+            + (f" (failing: {', '.join(failing)})" if failing else "")
+        )
+        if failing or not passed:
+            status = 1
+    print(f"client leg: {time.monotonic() - started:.1f} s")
+    return status
+
+
+def main() -> int:
+    bin_dir = install()
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    status = server_leg(bin_dir, env)
+    return client_leg(bin_dir, env) or status
 
 
 if __name__ == "__main__":

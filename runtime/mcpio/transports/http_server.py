@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.abc
 import pydantic_core
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.datastructures import Headers
@@ -196,11 +197,21 @@ class HttpApp:
             return
         from mcpio.connection import ServerConnection
 
-        exchange = Exchange()
-        connection = ServerConnection(self.server, exchange)
-        connection.modern_seen = True  # a request without its envelope is invalid params here
-        await exchange.deliver(body)
-        await self._stream(receive, send, exchange.outbox, connection.run, id)
+        if self.streams >= self.options.max_streams:
+            raise HttpError(503, ProtocolError(INVALID_REQUEST, "too many open streams"))
+        self.streams += 1
+        try:
+            # The handler runs in this task and writes straight into the response: JSON when
+            # its first frame is the answer, else an SSE stream. The client going away cancels it.
+            async with anyio.create_task_group() as tasks:
+                answer = Answer(send, tasks)
+                connection = ServerConnection(self.server, answer)
+                connection.modern_seen = True  # without its envelope: invalid params
+                tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope)
+                await connection.on_request(body, obj)
+                tasks.cancel_scope.cancel()
+        finally:
+            self.streams -= 1
 
     # ------------------------------------------------------------------ legacy sessions
 
@@ -414,7 +425,9 @@ def status_of(code: Any) -> int:
 async def respond(
     send: Send, status: int, body: bytes, headers: dict[str, str] | None = None
 ) -> None:
-    raw = [(b"content-type", b"application/json")] if body else []
+    raw = [(b"content-length", str(len(body)).encode())]
+    if body:
+        raw.append((b"content-type", b"application/json"))
     raw += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
@@ -489,27 +502,64 @@ def _single(headers: Headers, name: str) -> str | None:
 # ---------------------------------------------------------------------- transports
 
 
-class Exchange:
-    """One modern POST as a transport: its one request in, every frame out to the answer."""
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
 
-    def __init__(self) -> None:
-        self._send_in, self._receive_in = anyio.create_memory_object_stream[bytes](1)
-        self._send_out, self.outbox = anyio.create_memory_object_stream[bytes](math.inf)
 
-    async def deliver(self, frame: bytes) -> None:
-        await self._send_in.send(frame)
+class Answer:
+    """One modern POST's answer as a transport: the response alone as JSON; notifications
+    first make it an SSE stream (kept alive with comments while it stays open, as a listen
+    stream does), which the response ends."""
+
+    def __init__(self, send: Send, tasks: anyio.abc.TaskGroup) -> None:
+        self._send = send
+        self._tasks = tasks
+        self._streaming = False
+        self._done = False
+        self._lock = anyio.Lock(fast_acquire=True)
 
     async def receive(self) -> bytes:
-        try:
-            return await self._receive_in.receive()
-        except anyio.ClosedResourceError:
-            raise anyio.EndOfStream from None
+        raise anyio.EndOfStream  # the request arrived with the POST; nothing else comes
 
     async def send(self, data: bytes) -> None:
-        await self._send_out.send(data)
+        async with self._lock:
+            if self._done:
+                return
+            try:
+                await self._write(data)
+            except OSError:  # the client went away mid-answer: stop the work
+                self._done = True
+                self._tasks.cancel_scope.cancel()
+
+    async def _write(self, data: bytes) -> None:
+        response = _is_response(data)
+        if not self._streaming:
+            if response:
+                self._done = True
+                await respond(self._send, _status_of_frame(data), data)
+                return
+            self._streaming = True
+            await self._send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+            self._tasks.start_soon(self._keepalive)
+        chunk = b"event: message\ndata: " + data + b"\n\n"
+        await self._send({"type": "http.response.body", "body": chunk, "more_body": not response})
+        self._done = response
+
+    async def _keepalive(self) -> None:
+        while True:
+            await anyio.sleep(KEEPALIVE_SECONDS)
+            async with self._lock:
+                if self._done:
+                    return
+                await self._send(
+                    {"type": "http.response.body", "body": b": ping\n\n", "more_body": True}
+                )
 
     async def aclose(self) -> None:
-        self._send_in.close()
+        pass
 
 
 class LegacySession:

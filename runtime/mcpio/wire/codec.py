@@ -746,6 +746,12 @@ class Codec:
                 {"errors": _error_list(exc)},
             ) from None
         _clear_extras(own, self.open_models)
+        meta = data.get("_meta") if kind == "params" and isinstance(data, dict) else None
+        extra = own.__pydantic_extra__ if isinstance(own, BaseModel) else None
+        if meta and extra is not None and "meta" not in type(own).model_fields:
+            # Revisions whose request params do not spell out `_meta` still let every request
+            # carry it (JSON-RPC's Request.params._meta: the progress token, for one).
+            extra["_meta"] = meta
         return own
 
     def _public_params(self, data: dict[str, Any], client_capabilities: Any) -> dict[str, Any]:

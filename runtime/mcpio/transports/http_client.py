@@ -1,0 +1,981 @@
+"""Streamable HTTP, the client's side: `HttpTransport` moves JSON-RPC frames over HTTP POSTs (and
+server-sent event streams) so that a `Session`, and the `Client` on it, work unchanged over HTTP.
+
+It reads each outgoing frame to choose how to carry it:
+
+- 2026-07-28 (a request whose `params._meta` names the protocol version): one POST per request,
+  with the routing headers `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`
+  (learned from the `x-mcp-header` annotations of every `tools/list` result that passes by;
+  tools whose annotations break the rules are dropped from that result, as the revision
+  requires of HTTP clients). The answer is JSON or an event stream scoped to the request.
+  `notifications/cancelled` is never posted: it closes the request's POST instead.
+- 2025-03-26 .. 2025-11-25 (after an `initialize`): every frame is POSTed, requests, notifications
+  and the client's answers to the server's requests alike, with the session's `Mcp-Session-Id`
+  and (2025-06-18 on) `MCP-Protocol-Version`; after `notifications/initialized` a GET stream
+  carries what the server says on its own (405: it has nothing to say). A POST stream that ends
+  after an event id and before its response is resumed with a GET and `Last-Event-ID`. Closing
+  the transport DELETEs the session.
+- 2024-11-05 HTTP+SSE: when the `initialize` POST fails with 400, 404 or 405, the URL is read as
+  an old SSE endpoint: its first event (`endpoint`) names where to POST, and every frame from
+  the server then arrives on that one stream.
+
+Every request is settled: any failure to get its response (an HTTP error status, a JSON-RPC error
+body with or without an id, a body that is not JSON or too large, a refused connection, a stream
+that ends early) puts a JSON-RPC error response with the request's id into the incoming frames:
+
+    the body's own error, when it is a JSON-RPC error (its id replaced by the request's);
+    HTTP 404 on a request that carried a session id: -32600, the session expired (a new
+        `Client` starts a new one; the transport does not re-initialize on its own);
+    HTTP 404 otherwise: -32601 (what a server without the endpoint or the method says);
+    any other HTTP 4xx and 3xx (redirects are followed only to the same origin, 307/308): -32600;
+    HTTP 5xx, an unreadable or unexpected body: -32603;
+    a 202 (no response will come): -32600;
+    no HTTP exchange at all (refused, reset, timed out, stream ended early): -32000.
+
+`data` then carries `{"status": <HTTP status>}` where there was one.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import math
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, cast
+
+import anyio
+import anyio.abc
+import httpx
+import pydantic_core
+
+from mcpio.jsonrpc import RequestId
+from mcpio.negotiate import envelope_version
+from mcpio.wire.codec import MAX_MESSAGE_BYTES
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND
+
+log = logging.getLogger("mcpio")
+
+CONNECTION_FAILED = -32000
+"""The code of the error that settles a request that got no HTTP answer at all (the code the
+official SDKs give a closed connection)."""
+
+JSON = "application/json"
+EVENT_STREAM = "text/event-stream"
+ACCEPT_BOTH = f"{JSON}, {EVENT_STREAM}"
+MAX_REDIRECTS = 5
+OLD = (400, 404, 405)  # an `initialize` POST refused so may have met a 2024-11-05 server
+MAX_RESUMPTIONS = 3  # reconnections in a row that bring no event
+DEFAULT_RETRY = 1.0  # seconds before reconnecting when the server sent no `retry`
+SESSION_HEADER_VERSION = "2025-06-18"  # the first revision with MCP-Protocol-Version after init
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+PARAM_PREFIX = "Mcp-Param-"
+X_MCP_HEADER = "x-mcp-header"
+
+_SENTINEL = re.compile(r"=\?base64\?.*\?=", re.DOTALL)
+_PLAIN = re.compile(r"[\x20-\x7e]*")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_SESSION_ID = re.compile(r"[\x21-\x7e]+")
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_HEADER_TYPES = frozenset({"string", "integer", "boolean"})
+# JSON Schema keywords whose values are schemas (or lists/maps of them) off the `properties`
+# chain: an `x-mcp-header` found below any of them is misplaced.
+_SUBSCHEMA = frozenset(
+    {
+        "items",
+        "contains",
+        "additionalItems",
+        "unevaluatedItems",
+        "additionalProperties",
+        "propertyNames",
+        "unevaluatedProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contentSchema",
+    }
+)
+_SUBSCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SUBSCHEMA_MAPS = frozenset({"patternProperties", "dependentSchemas", "$defs", "definitions"})
+
+
+# ---------------------------------------------------------------------- header values
+
+
+def encode_header_value(value: str) -> str:
+    """`value` as an HTTP header value: verbatim when it is plain visible ASCII (0x20-0x7E)
+    without leading or trailing whitespace and does not itself look like the sentinel, else
+    `=?base64?<base64 of its UTF-8>?=`."""
+    if _PLAIN.fullmatch(value) and value == value.strip() and not _SENTINEL.fullmatch(value):
+        return value
+    return f"=?base64?{base64.b64encode(value.encode('utf-8')).decode('ascii')}?="
+
+
+def _plain_header(value: Any) -> str | None:
+    """A value sent without encoding (protocol version, method), or None if it cannot be."""
+    if type(value) is str and value and _PLAIN.fullmatch(value) and value == value.strip():
+        return value
+    return None
+
+
+def _render(value: Any) -> str | None:
+    """A tool argument as an `Mcp-Param-*` value: strings as they are, integers in decimal,
+    booleans `true`/`false`; None (no header) for anything else."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, str):
+        return value
+    return None
+
+
+def x_mcp_header_problem(schema: Any) -> str | None:
+    """Why the `x-mcp-header` annotations of a tool's input schema are invalid, or None.
+
+    Valid: a non-empty RFC 9110 token, on a `string`, `integer` or `boolean` property reached
+    from the root through `properties` keys only, unique (case-insensitively) in the schema."""
+    seen: dict[str, str] = {}
+    for path, node in _schema_positions(schema):
+        if X_MCP_HEADER not in node:
+            continue
+        if not path:
+            return f"{X_MCP_HEADER} outside a chain of `properties` from the root"
+        where = ".".join(path)
+        header = node[X_MCP_HEADER]
+        if type(header) is not str or not _TOKEN.fullmatch(header):
+            return f"property {where!r}: {X_MCP_HEADER} is not an HTTP token"
+        kind = node.get("type")
+        if type(kind) is not str or kind not in _HEADER_TYPES:
+            return f"property {where!r}: {X_MCP_HEADER} on a type other than string/integer/boolean"
+        if header.lower() in seen:
+            return f"property {where!r}: {X_MCP_HEADER} {header!r} repeats {seen[header.lower()]!r}"
+        seen[header.lower()] = where
+    return None
+
+
+def x_mcp_headers(schema: Any) -> list[tuple[str, tuple[str, ...]]]:
+    """(header name, property path) of each annotation in a schema `x_mcp_header_problem`
+    accepts."""
+    return [
+        (f"{PARAM_PREFIX}{node[X_MCP_HEADER]}", path)
+        for path, node in _schema_positions(schema)
+        if path and type(node.get(X_MCP_HEADER)) is str
+    ]
+
+
+def _schema_positions(root: Any) -> list[tuple[tuple[str, ...] | None, dict[str, Any]]]:
+    """Every schema object in `root` with its chain of `properties` keys (None once the walk
+    left that chain); instance data (`default`, `enum`, ...) is not entered, `$ref` not
+    followed."""
+    found: list[tuple[tuple[str, ...] | None, dict[str, Any]]] = []
+    stack: list[tuple[tuple[str, ...] | None, Any]] = [((), root)]
+    while stack:
+        path, node = stack.pop()
+        if type(node) is not dict:
+            continue
+        schema = cast(dict[str, Any], node)
+        found.append((path, schema))
+        for key, value in schema.items():
+            if key == "properties" and type(value) is dict:
+                for name, sub in cast(dict[str, Any], value).items():
+                    stack.append(((*path, name) if path is not None else None, sub))
+            elif key in _SUBSCHEMA:
+                stack.append((None, value))
+            elif key in _SUBSCHEMA_LISTS and type(value) is list:
+                stack.extend((None, sub) for sub in cast(list[Any], value))
+            elif key in _SUBSCHEMA_MAPS and type(value) is dict:
+                stack.extend((None, sub) for sub in cast(dict[str, Any], value).values())
+    return found
+
+
+# ---------------------------------------------------------------------- server-sent events
+
+
+@dataclass
+class SseEvent:
+    """One dispatched event. `too_large`: its data passed the size limit and was dropped."""
+
+    event: str = "message"
+    data: str = ""
+    id: str | None = None
+    too_large: bool = False
+
+
+class SseParser:
+    """The event-stream format, fed in chunks of bytes: lines end in CRLF, LF or CR; `:` starts a
+    comment (keep-alives); `data` lines join with newlines; a blank line dispatches; an event
+    without data is not dispatched (it may still set the last event id, as a priming event does).
+    An event whose data, or a line, passes `max_bytes` is dispatched as `too_large`, its data
+    discarded as it arrives (never held)."""
+
+    def __init__(self, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.last_event_id: str | None = None
+        self.retry: float | None = None  # seconds
+        self._line: list[bytes] = []
+        self._line_size = 0
+        self._skipping_line = False
+        self._skip_lf = False
+        self._first = True
+        self._type = ""
+        self._data: list[str] = []
+        self._data_size = 0
+        self._too_large = False
+
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        events: list[SseEvent] = []
+        start = 0
+        if self._skip_lf and chunk[:1] == b"\n":
+            start = 1
+        self._skip_lf = False
+        for match in _LINE_END.finditer(chunk, start):
+            self._add(chunk[start : match.start()])
+            if match.group() == b"\r" and match.end() == len(chunk):
+                self._skip_lf = True  # a CRLF split across two chunks
+            event = self._end_line()
+            if event is not None:
+                events.append(event)
+            start = match.end()
+        self._add(chunk[start:])
+        return events
+
+    def _add(self, piece: bytes) -> None:
+        if not piece or self._skipping_line:
+            return
+        self._line.append(piece)
+        self._line_size += len(piece)
+        if self._line_size > self.max_bytes:
+            self._line, self._line_size = [], 0
+            self._skipping_line = True
+            self._too_large = True
+
+    def _end_line(self) -> SseEvent | None:
+        if self._skipping_line:
+            self._skipping_line = False
+            return None
+        line = b"".join(self._line).decode("utf-8", "replace")
+        self._line, self._line_size = [], 0
+        if self._first:
+            self._first = False
+            line = line.removeprefix("\ufeff")
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            return None
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data_size += len(value) + 1
+            if self._data_size > self.max_bytes:
+                self._too_large = True
+                self._data = []
+            elif not self._too_large:
+                self._data.append(value)
+        elif name == "event":
+            self._type = value
+        elif name == "id":
+            if "\0" not in value:
+                self.last_event_id = value
+        elif name == "retry":
+            if value.isascii() and value.isdigit():
+                self.retry = int(value) / 1000
+        return None
+
+    def _dispatch(self) -> SseEvent | None:
+        kind, data, too_large = self._type or "message", self._data, self._too_large
+        had_data = self._data_size > 0
+        self._type, self._data, self._data_size, self._too_large = "", [], 0, False
+        if too_large:
+            return SseEvent(kind, "", self.last_event_id, too_large=True)
+        if not had_data:
+            return None
+        return SseEvent(kind, "\n".join(data), self.last_event_id)
+
+
+# ---------------------------------------------------------------------- the transport
+
+
+class _TooLarge(Exception):
+    pass
+
+
+@dataclass
+class _Post:
+    """A request in flight: its POST's cancel scope and how it ended."""
+
+    method: str
+    modern: bool
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    settled: bool = False  # its response (or an error standing for it) went to the session
+    aborted: bool = False  # we closed it (cancellation, a new handshake): nothing to settle
+
+
+@dataclass
+class _Failure:
+    code: int
+    message: str
+    data: Any = None
+
+
+class HttpTransport:
+    """A `Transport` over Streamable HTTP (and 2024-11-05 HTTP+SSE) to the MCP endpoint `url`.
+
+    Use it as an async context manager (it runs a task per POST); `Client("http://...")` does.
+    `headers` go on every HTTP request (for example `Authorization`)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        connect_timeout: float = 10.0,
+        timeout: float = 30.0,
+        endpoint_timeout: float = 10.0,
+        max_bytes: int = MAX_MESSAGE_BYTES,
+    ) -> None:
+        self.url = httpx.URL(url)
+        if self.url.scheme not in ("http", "https") or not self.url.host:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        self._extra = dict(headers or {})
+        self._connect_timeout = connect_timeout
+        self._timeout = timeout  # a POST that answers a notification, the DELETE
+        self._endpoint_timeout = endpoint_timeout
+        self.max_bytes = max_bytes
+        self._incoming_send, self._incoming = anyio.create_memory_object_stream[bytes](math.inf)
+        self._stack = AsyncExitStack()
+        self._http: httpx.AsyncClient | None = None
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._scopes: set[anyio.CancelScope] = set()  # one per background task
+        self._closed = False
+        self._inflight: dict[RequestId, _Post] = {}
+        self.era: str | None = None  # "modern" | "legacy" | "sse" once a frame has told
+        self.modern_version: str | None = None
+        self.legacy_version: str | None = None
+        self.session_id: str | None = None
+        self._endpoint: httpx.URL | None = None  # 2024-11-05: where to POST
+        self._get_scope: anyio.CancelScope | None = None
+        self._sse_scope: anyio.CancelScope | None = None
+        self.tool_headers: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+
+    # ---------------------------------------------------------------- lifetime
+
+    async def __aenter__(self) -> HttpTransport:
+        timeout = httpx.Timeout(self._timeout, connect=self._connect_timeout, read=None)
+        self._http = await self._stack.enter_async_context(
+            httpx.AsyncClient(timeout=timeout, follow_redirects=False, http2=False)
+        )
+        self._tasks = await self._stack.enter_async_context(anyio.create_task_group())
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+        await self._stack.aclose()
+
+    async def receive(self) -> bytes:
+        try:
+            return await self._incoming.receive()
+        except (anyio.ClosedResourceError, anyio.EndOfStream):
+            raise anyio.EndOfStream from None
+
+    async def aclose(self) -> None:
+        """Stop every stream, end a legacy session (DELETE; a 405 is fine); `receive` then raises
+        `EndOfStream`. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._incoming_send.close()
+        self._incoming.close()
+        # Not the task group's own scope: it also spans the code of the task that entered it.
+        for scope in list(self._scopes):
+            scope.cancel()
+        if self.session_id is not None and self.era == "legacy" and self._http is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self._timeout):
+                try:
+                    response = await self._http.delete(self.url, headers=self._legacy_headers())
+                    if response.status_code not in (200, 202, 204, 404, 405):
+                        log.debug("DELETE of the session: HTTP %s", response.status_code)
+                except httpx.HTTPError as exc:
+                    log.debug("DELETE of the session failed: %s", exc)
+
+    def _spawn(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
+        """Run `fn` in the background until it ends or the transport closes."""
+        assert self._tasks is not None
+        scope = anyio.CancelScope()
+        self._scopes.add(scope)
+
+        async def run() -> None:
+            try:
+                with scope:
+                    await fn(*args)
+            finally:
+                self._scopes.discard(scope)
+
+        self._tasks.start_soon(run)
+
+    # ---------------------------------------------------------------- outgoing frames
+
+    async def send(self, data: bytes) -> None:
+        if self._closed or self._tasks is None:
+            raise anyio.ClosedResourceError
+        try:
+            obj = pydantic_core.from_json(data)
+        except ValueError:
+            obj = None
+        if type(obj) is not dict:  # a batch (2025-03-26) or something unreadable: as it is
+            await self._post_message(data, "", self._era_headers(None))
+            return
+        frame = cast(dict[str, Any], obj)
+        method = frame.get("method")
+        if type(method) is str and "id" in frame:
+            self._request(frame, method, data)
+        elif type(method) is str:
+            await self._notification(frame, method, data)
+        elif self.era == "modern":
+            log.warning("a response to the server has no place on 2026-07-28 HTTP: dropped")
+        else:
+            await self._post_message(data, "", self._era_headers(None))
+
+    def _request(self, frame: dict[str, Any], method: str, data: bytes) -> None:
+        assert self._tasks is not None
+        id = frame["id"]
+        version = envelope_version(frame)
+        if version is not None:
+            self.era, self.modern_version = "modern", version
+            post = _Post(method, True)
+            headers = self._modern_headers(frame, method, version)
+        else:
+            if method == "initialize":
+                self._new_handshake()
+            post = _Post(method, False)
+            headers = self._era_headers(method)
+        if type(id) is int or type(id) is str:
+            self._inflight[id] = post
+        self._spawn(self._run_request, id, data, headers, post)
+
+    def _new_handshake(self) -> None:
+        """`initialize`: a new legacy session; what the probe left in flight is abandoned."""
+        for post in self._inflight.values():
+            if post.modern:
+                post.aborted = True
+                post.scope.cancel()
+        if self._get_scope is not None:
+            self._get_scope.cancel()
+        self.session_id = self.legacy_version = None
+        if self.era != "sse":
+            self.era = "legacy"
+
+    async def _notification(self, frame: dict[str, Any], method: str, data: bytes) -> None:
+        params = frame.get("params")
+        if method == "notifications/cancelled":
+            target = params.get("requestId") if type(params) is dict else None
+            post = self._post_of(target)
+            if (post is not None and post.modern) or (post is None and self.era == "modern"):
+                self._abort(post)  # 2026-07-28: closing the POST is the cancellation
+                return
+            await self._post_message(data, method, self._era_headers(method))
+            self._abort(post)  # legacy: told; its stream is of no more use
+            return
+        if self.era == "modern":
+            version = envelope_version(frame) or self.modern_version
+            headers = self._base_headers()
+            if _plain_header(version):
+                headers["MCP-Protocol-Version"] = cast(str, version)
+            if _plain_header(method):
+                headers["Mcp-Method"] = method
+            await self._post_message(data, method, headers)
+            return
+        accepted = await self._post_message(data, method, self._era_headers(method))
+        if method == "notifications/initialized" and accepted and self.era == "legacy":
+            self._start_get_stream()
+
+    def _post_of(self, id: Any) -> _Post | None:
+        return self._inflight.get(id) if type(id) is int or type(id) is str else None
+
+    def _abort(self, post: _Post | None) -> None:
+        if post is not None and not post.settled:
+            post.aborted = True
+            post.scope.cancel()
+
+    # ---------------------------------------------------------------- headers
+
+    def _base_headers(self, accept: str = ACCEPT_BOTH) -> dict[str, str]:
+        return {**self._extra, "Content-Type": JSON, "Accept": accept}
+
+    def _modern_headers(self, frame: dict[str, Any], method: str, version: str) -> dict[str, str]:
+        headers = self._base_headers()
+        for name, value in (("MCP-Protocol-Version", version), ("Mcp-Method", method)):
+            plain = _plain_header(value)
+            if plain is not None:
+                headers[name] = plain
+        params = frame.get("params")
+        params = cast(dict[str, Any], params) if type(params) is dict else {}
+        named = NAMED.get(method)
+        if named is not None and type(params.get(named)) is str:
+            headers["Mcp-Name"] = encode_header_value(params[named])
+        if method == "tools/call" and type(params.get("name")) is str:
+            arguments = params.get("arguments")
+            if type(arguments) is dict:
+                headers.update(self._param_headers(params["name"], arguments))
+        return headers
+
+    def _param_headers(self, tool: str, arguments: dict[str, Any]) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        for header, path in self.tool_headers.get(tool, ()):
+            value: Any = arguments
+            for key in path:
+                value = cast(dict[str, Any], value).get(key) if type(value) is dict else None
+            rendered = _render(value) if value is not None else None
+            if rendered is not None:
+                headers[header] = encode_header_value(rendered)
+        return headers
+
+    def _legacy_headers(self, accept: str = ACCEPT_BOTH) -> dict[str, str]:
+        headers = self._base_headers(accept)
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        version = self.legacy_version
+        if version is not None and version >= SESSION_HEADER_VERSION and _plain_header(version):
+            headers["MCP-Protocol-Version"] = version
+        return headers
+
+    def _era_headers(self, method: str | None) -> dict[str, str]:
+        if self.era == "sse":
+            return {**self._extra, "Content-Type": JSON}
+        if method == "initialize":
+            return self._base_headers()
+        return self._legacy_headers()
+
+    # ---------------------------------------------------------------- HTTP
+
+    def _origin(self, url: httpx.URL) -> tuple[str, str, int | None]:
+        default = {"http": 80, "https": 443}.get(url.scheme)
+        return url.scheme, url.host, url.port or default
+
+    @asynccontextmanager
+    async def _open(
+        self, method: str, url: httpx.URL, headers: dict[str, str], content: bytes | None = None
+    ) -> AsyncIterator[httpx.Response]:
+        """One HTTP exchange, streamed; a 307/308 is followed within the endpoint's origin only
+        (anything else comes back as it is, to be reported)."""
+        http = self._http
+        if http is None:
+            raise httpx.TransportError("the transport is not open")
+        hops = 0
+        while True:
+            request = http.build_request(method, url, headers=headers, content=content)
+            response = await http.send(request, stream=True)
+            location = response.headers.get("location")
+            if response.status_code not in (307, 308) or location is None or hops >= MAX_REDIRECTS:
+                break
+            target = url.join(location)
+            if self._origin(target) != self._origin(self.url):
+                break
+            await response.aclose()
+            url, hops = target, hops + 1
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+    async def _read_body(self, response: httpx.Response) -> bytes:
+        length = response.headers.get("content-length", "")
+        if length.isdigit() and int(length) > self.max_bytes:
+            raise _TooLarge
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_bytes:
+                raise _TooLarge
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def _post_message(self, data: bytes, method: str, headers: dict[str, str]) -> bool:
+        """POST a notification or a response (202 expected); failures are logged, not raised:
+        nothing waits for them. True if the server accepted it."""
+        url = self._endpoint if self.era == "sse" and self._endpoint is not None else self.url
+        try:
+            with anyio.fail_after(self._timeout):
+                async with self._open("POST", url, headers, data) as response:
+                    if response.is_success:
+                        return True
+                    body = b""
+                    try:
+                        body = await self._read_body(response)
+                    except _TooLarge:
+                        pass
+                    failure = self._failure(response, body, headers)
+                    log.warning("the server refused %s: %s", method or "a message", failure.message)
+        except Exception as exc:  # nothing waits for it: say so and go on
+            log.warning("could not deliver %s: %s", method or "a message", _describe(exc))
+        return False
+
+    async def _run_request(
+        self, id: RequestId, data: bytes, headers: dict[str, str], post: _Post
+    ) -> None:
+        try:
+            with post.scope:
+                if self.era == "sse" and not post.modern:
+                    await self._request_sse_era(id, data, headers, post)
+                else:
+                    await self._request_streamable(id, data, headers, post)
+        except _TooLarge:
+            self._settle(id, post, INVALID_REQUEST, self._too_large())
+        except (httpx.HTTPError, OSError) as exc:
+            self._settle(id, post, CONNECTION_FAILED, f"HTTP request failed: {_describe(exc)}")
+        except Exception as exc:  # no failure may leave a request unsettled or a traceback out
+            log.debug("HTTP request %r failed", id, exc_info=True)
+            self._settle(id, post, INTERNAL_ERROR, f"HTTP request failed: {_describe(exc)}")
+        finally:
+            if self._inflight.get(id) is post:
+                del self._inflight[id]
+        if self.era != "sse" or post.modern:
+            self._settle(
+                id, post, CONNECTION_FAILED, "the server ended the exchange without a response"
+            )
+
+    async def _request_streamable(
+        self, id: RequestId, data: bytes, headers: dict[str, str], post: _Post
+    ) -> None:
+        refused: _Failure | None = None
+        async with self._open("POST", self.url, headers, data) as response:
+            if post.method == "initialize" and not post.modern and response.status_code in OLD:
+                refused = self._failure(response, await self._read_body(response), headers)
+            else:
+                await self._answered(id, post, response, headers)
+        if refused is not None:
+            if await self._open_sse_era():  # a 2024-11-05 server?
+                await self._request_sse_era(id, data, self._era_headers(None), post)
+            else:
+                self._settle(id, post, refused.code, refused.message, refused.data)
+
+    async def _answered(
+        self, id: RequestId, post: _Post, response: httpx.Response, headers: dict[str, str]
+    ) -> None:
+        status = response.status_code
+        if status == 202:
+            message = "the server answered a request with 202 Accepted: no response will come"
+            self._settle(id, post, INVALID_REQUEST, message, {"status": status})
+            return
+        if not response.is_success:
+            failure = self._failure(response, await self._read_body(response), headers)
+            self._settle(id, post, failure.code, failure.message, failure.data)
+            return
+        if post.method == "initialize" and not post.modern:
+            self._learn_session(response)
+        kind = _media_type(response)
+        if kind == JSON:
+            self._deliver_body(id, post, await self._read_body(response))
+        elif kind == EVENT_STREAM:
+            last_id, retry = await self._read_events(response, id, post)
+            if not post.settled and not post.modern and last_id is not None:
+                await self._resume(id, post, last_id, retry)
+        else:
+            message = f"HTTP {status}: unexpected content type {kind or 'none'!r}"
+            self._settle(id, post, INTERNAL_ERROR, message, {"status": status})
+
+    async def _read_events(
+        self, response: httpx.Response, id: RequestId | None, post: _Post | None
+    ) -> tuple[str | None, float | None]:
+        """Deliver the frames of an event stream until it ends or brings `post`'s response;
+        the last event id and retry interval it gave."""
+        parser = SseParser(self.max_bytes)
+        async for chunk in response.aiter_bytes():
+            for event in parser.feed(chunk):
+                if event.too_large:
+                    if id is not None and post is not None:
+                        self._settle(id, post, INVALID_REQUEST, self._too_large())
+                        return None, None
+                    log.warning("dropped an event from the server: %s", self._too_large())
+                elif event.event == "message" and event.data.strip():  # not a priming event
+                    self._deliver(event.data.encode())
+                if post is not None and post.settled:
+                    return parser.last_event_id, parser.retry
+        return parser.last_event_id, parser.retry
+
+    async def _resume(self, id: RequestId, post: _Post, last_id: str, retry: float | None) -> None:
+        """A legacy POST stream ended after an event id: GET it back with Last-Event-ID."""
+        idle = 0
+        while not post.settled and idle < MAX_RESUMPTIONS:
+            await anyio.sleep(DEFAULT_RETRY if retry is None else retry)
+            headers = self._legacy_headers(EVENT_STREAM)
+            headers.pop("Content-Type", None)
+            headers["Last-Event-ID"] = last_id
+            async with self._open("GET", self.url, headers) as response:
+                if not response.is_success or _media_type(response) != EVENT_STREAM:
+                    return
+                new_id, new_retry = await self._read_events(response, id, post)
+            idle = 0 if new_id not in (None, last_id) else idle + 1
+            last_id, retry = new_id or last_id, new_retry if new_retry is not None else retry
+
+    def _learn_session(self, response: httpx.Response) -> None:
+        session = response.headers.get("mcp-session-id")
+        if session is None:
+            return
+        if _SESSION_ID.fullmatch(session):
+            self.session_id = session
+        else:
+            log.warning("ignored a session id with characters outside 0x21-0x7E")
+
+    # ---------------------------------------------------------------- the GET stream (legacy)
+
+    def _start_get_stream(self) -> None:
+        if self._tasks is None or self._closed:
+            return
+        if self._get_scope is not None:
+            self._get_scope.cancel()
+        scope = self._get_scope = anyio.CancelScope()
+        self._spawn(self._get_stream, scope)
+
+    async def _get_stream(self, scope: anyio.CancelScope) -> None:
+        """What the server says outside any request; reconnected when it ends (after `retry`)
+        until it stops bringing events."""
+        last_id: str | None = None
+        retry: float | None = None
+        idle = 0
+        with scope:
+            while idle < MAX_RESUMPTIONS:
+                headers = self._legacy_headers(EVENT_STREAM)
+                headers.pop("Content-Type", None)
+                if last_id is not None:
+                    headers["Last-Event-ID"] = last_id
+                new_id: str | None = None
+                try:
+                    async with self._open("GET", self.url, headers) as response:
+                        if response.status_code == 405:
+                            log.debug("the server offers no GET stream (405)")
+                            return
+                        if not response.is_success or _media_type(response) != EVENT_STREAM:
+                            log.debug("no GET stream: HTTP %s", response.status_code)
+                            return
+                        new_id, new_retry = await self._read_events(response, None, None)
+                        retry = new_retry if new_retry is not None else retry
+                except (httpx.HTTPError, OSError) as exc:
+                    log.debug("the GET stream failed: %s", _describe(exc))
+                idle = 0 if new_id not in (None, last_id) else idle + 1
+                last_id = new_id or last_id
+                await anyio.sleep(DEFAULT_RETRY if retry is None else retry)
+
+    # ---------------------------------------------------------------- 2024-11-05 HTTP+SSE
+
+    async def _open_sse_era(self) -> bool:
+        """GET the URL as an old SSE endpoint; True once its `endpoint` event arrived."""
+        if self._tasks is None or self._closed:
+            return False
+        if self._sse_scope is not None:
+            return self._endpoint is not None
+        ready = anyio.Event()
+        scope = self._sse_scope = anyio.CancelScope()
+        self._spawn(self._sse_stream, scope, ready)
+        with anyio.move_on_after(self._endpoint_timeout):
+            await ready.wait()
+        if self._endpoint is None:
+            scope.cancel()
+            self._sse_scope = None
+            return False
+        self.era = "sse"
+        return True
+
+    async def _sse_stream(self, scope: anyio.CancelScope, ready: anyio.Event) -> None:
+        headers = {**self._extra, "Accept": EVENT_STREAM}
+        try:
+            with scope:
+                async with self._open("GET", self.url, headers) as response:
+                    if not response.is_success or _media_type(response) != EVENT_STREAM:
+                        return
+                    parser = SseParser(self.max_bytes)
+                    async for chunk in response.aiter_bytes():
+                        for event in parser.feed(chunk):
+                            if self._endpoint is None:
+                                if event.event != "endpoint" or event.too_large:
+                                    return
+                                target = self.url.join(event.data.strip())
+                                if self._origin(target) != self._origin(self.url):
+                                    log.warning("ignored an SSE endpoint on another origin")
+                                    return
+                                self._endpoint = target
+                                ready.set()
+                            elif event.too_large:
+                                log.warning(
+                                    "dropped an event from the server: %s", self._too_large()
+                                )
+                            elif event.event == "message" and event.data.strip():
+                                self._deliver(event.data.encode())
+        except (httpx.HTTPError, OSError) as exc:
+            log.debug("the SSE stream failed: %s", _describe(exc))
+        finally:
+            ready.set()
+            if self._endpoint is not None and not self._closed:
+                log.debug("the SSE stream ended: the connection is closed")
+                self._incoming_send.close()  # every answer came this way: none will come now
+
+    async def _request_sse_era(
+        self, id: RequestId, data: bytes, headers: dict[str, str], post: _Post
+    ) -> None:
+        assert self._endpoint is not None
+        async with self._open("POST", self._endpoint, headers, data) as response:
+            if response.is_success:
+                return  # the answer comes on the SSE stream
+            failure = self._failure(response, await self._read_body(response), headers)
+            self._settle(id, post, failure.code, failure.message, failure.data)
+
+    # ---------------------------------------------------------------- incoming frames
+
+    def _deliver(self, raw: bytes) -> None:
+        """Hand a frame to the session, learning on the way what the transport needs from it
+        (the negotiated legacy version, the tools' x-mcp-header annotations)."""
+        try:
+            obj = pydantic_core.from_json(raw)
+        except ValueError:
+            obj = None
+        if type(obj) is dict and "method" not in obj:
+            frame = cast(dict[str, Any], obj)
+            id = frame.get("id")
+            post = self._post_of(id)
+            if post is not None:
+                if post.settled:
+                    return  # an error already stood for it
+                post.settled = True
+                result = frame.get("result")
+                if type(result) is dict:
+                    result = cast(dict[str, Any], result)
+                    if post.method == "initialize" and not post.modern:
+                        version = result.get("protocolVersion")
+                        self.legacy_version = version if type(version) is str else None
+                    elif post.method == "tools/list":
+                        raw = self._learn_tools(frame, result, raw, post.modern)
+        try:
+            self._incoming_send.send_nowait(raw)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    def _learn_tools(
+        self, frame: dict[str, Any], result: dict[str, Any], raw: bytes, modern: bool
+    ) -> bytes:
+        tools = result.get("tools")
+        if type(tools) is not list:
+            return raw
+        kept: list[Any] = []
+        for tool in cast(list[Any], tools):
+            name = tool.get("name") if type(tool) is dict else None
+            if type(name) is not str:
+                kept.append(tool)
+                continue
+            schema = cast(dict[str, Any], tool).get("inputSchema")
+            problem = x_mcp_header_problem(schema)
+            if problem is not None:
+                self.tool_headers.pop(name, None)
+                if modern:
+                    log.warning("dropped tool %r from tools/list: %s", name, problem)
+                    continue
+            else:
+                headers = x_mcp_headers(schema)
+                if headers:
+                    self.tool_headers[name] = headers
+                else:
+                    self.tool_headers.pop(name, None)
+            kept.append(tool)
+        if len(kept) == len(tools):
+            return raw
+        return pydantic_core.to_json({**frame, "result": {**result, "tools": kept}})
+
+    def _deliver_body(self, id: RequestId, post: _Post, body: bytes) -> None:
+        try:
+            obj = pydantic_core.from_json(body)
+        except ValueError:
+            self._settle(id, post, INTERNAL_ERROR, "the server's answer is not JSON")
+            return
+        if type(obj) is dict and ("result" in obj or "error" in obj):
+            frame = cast(dict[str, Any], obj)
+            if frame.get("id") == id:
+                self._deliver(body)
+                return
+            if frame.get("id") is None and type(frame.get("error")) is dict:
+                self._deliver(pydantic_core.to_json({**frame, "id": id}))
+                return
+            self._deliver(body)
+        message = "the server's answer is not a JSON-RPC response to this request"
+        self._settle(id, post, INTERNAL_ERROR, message)
+
+    def _settle(
+        self, id: RequestId, post: _Post, code: int, message: str, data: Any = None
+    ) -> None:
+        """Put an error response standing for `post`'s missing response into the incoming
+        frames (unless it was answered, or we abandoned it)."""
+        if post.settled or post.aborted or self._closed:
+            return
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        self._deliver(pydantic_core.to_json({"jsonrpc": "2.0", "id": id, "error": error}))
+
+    def _failure(
+        self, response: httpx.Response, body: bytes, headers: Mapping[str, str]
+    ) -> _Failure:
+        """What a failed HTTP exchange means for its request (see the module's docstring)."""
+        status = response.status_code
+        reason = f"HTTP {status}: {response.reason_phrase or 'error'}"
+        if status == 404 and "Mcp-Session-Id" in headers:
+            return _Failure(
+                INVALID_REQUEST,
+                f"the session expired ({reason}); a new connection starts a new one",
+                {"status": status, "sessionExpired": True},
+            )
+        try:
+            obj = pydantic_core.from_json(body) if body else None
+        except ValueError:
+            obj = None
+        error = obj.get("error") if type(obj) is dict else None
+        if type(error) is dict:
+            error = cast(dict[str, Any], error)
+            code, message = error.get("code"), error.get("message")
+            if type(code) is int and type(message) is str:
+                return _Failure(code, message, error.get("data"))
+        if 300 <= status < 400:
+            location = response.headers.get("location")
+            if location:
+                reason += f"; the redirect to {location} was not followed"
+            return _Failure(INVALID_REQUEST, reason, {"status": status})
+        if status == 404:
+            return _Failure(METHOD_NOT_FOUND, reason, {"status": status})
+        if status >= 500:
+            return _Failure(INTERNAL_ERROR, reason, {"status": status})
+        return _Failure(INVALID_REQUEST, reason, {"status": status})
+
+    def _too_large(self) -> str:
+        return f"the server's message exceeds the {self.max_bytes}-byte limit"
+
+
+def _media_type(response: httpx.Response) -> str:
+    return response.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line account of a failure, without a traceback."""
+    text = str(exc).strip().splitlines()
+    name = type(exc).__name__
+    return f"{name}: {text[0]}" if text else name
+
+
+__all__ = [
+    "CONNECTION_FAILED",
+    "HttpTransport",
+    "SseEvent",
+    "SseParser",
+    "encode_header_value",
+    "x_mcp_header_problem",
+    "x_mcp_headers",
+]
