@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CODEGEN := $(BIN)/mcp-codegen
 
-.PHONY: generate fetch check lint typecheck test pytest conformance bench services clean
+.PHONY: generate fetch check lint typecheck test pytest conformance bench services wheel clean help
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,5 +49,26 @@ bench: fetch services
 	$(BIN)/python bench/stdio.py
 	$(BIN)/python bench/http.py
 
+# The wheel other projects install: mcp_wire and mcpio (the generator stays in the checkout).
+wheel: $(STAMP)
+	rm -f dist/mcpgen-*.whl
+	$(BIN)/python -m pip wheel --quiet --no-deps -w dist .
+	@ls dist/mcpgen-*.whl
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+
+help:
+	@echo "make generate     fetch the pinned schemas (sha256-checked), regenerate generated/mcp_wire"
+	@echo "make fetch        fetch the pinned schemas into schema/<rev>/schema.json"
+	@echo "make check        fail if generated/ differs from what generate would write"
+	@echo "make lint         ruff and black, check only"
+	@echo "make typecheck    pyright on generated/, codegen/, runtime/, examples/"
+	@echo "make services     the Debian packages the HTTP scale-out test and benchmarks need"
+	@echo "make pytest       every test (the fast subset: .venv/bin/pytest -q --ignore=tests/test_differential.py)"
+	@echo "make conformance  the official MCP conformance suite against examples/everything_server.py"
+	@echo "make test         lint, check, typecheck, pytest, conformance (about 12-15 min on 2 cores)"
+	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages"
+	@echo "make wheel        dist/mcpgen-<version>-py3-none-any.whl: mcp_wire and mcpio"
+	@echo "make clean        remove .venv and the caches"
+	@echo "Each target but help and clean bootstraps .venv (Python 3.11+) first."

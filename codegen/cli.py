@@ -83,7 +83,16 @@ class _OneLineGroup(click.Group):
         sys.exit(status if isinstance(status, int) else 0)
 
 
+def _version() -> str:
+    from mcpio._version import __version__
+
+    return __version__
+
+
 @click.group(cls=_OneLineGroup, name="mcp-codegen")
+@click.version_option(
+    _version(), "--version", prog_name="mcp-codegen", message="%(prog)s %(version)s"
+)
 @click.option(
     "--root", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_ROOT, show_default=False,
     help="Project folder holding schema/ and generated/ (default: this checkout).",

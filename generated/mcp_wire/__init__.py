@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from mcp_wire.v2026_07_28.codec import Codec2026_07_28
     from mcpio.wire.codec import Codec, Envelope
 
+    __version__: str  # the distribution's (module __getattr__)
+
 Era = Literal["legacy", "modern"]
 
 #: Pinned revisions, oldest first.
@@ -112,9 +114,13 @@ def envelope(message: object) -> Envelope[Any, Any] | None:
         return None
 
 
-def __getattr__(attr: str) -> ModuleType:
+def __getattr__(attr: str) -> ModuleType | str:
     if attr in _MODULES:
         return revision(_MODULES[attr])
+    if attr == "__version__":  # the distribution's, read on first use
+        from mcpio._version import __version__
+
+        return __version__
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 

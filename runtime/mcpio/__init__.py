@@ -12,6 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mcpio._version import __version__ as __version__
     from mcpio.client import Client, Notice, Subscription
     from mcpio.context import Context, Elicit, ListRoots, Sample
     from mcpio.errors import ConnectionClosed, McpError, NegotiationError, RequestTimeout, ToolError
@@ -33,6 +34,7 @@ _EXPORTS = {
     "ToolError": "mcpio.errors",
     "Server": "mcpio.server",
     "ProtocolError": "mcpio.wire.errors",
+    "__version__": "mcpio._version",
 }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import reveal_type
 
 import mcp_wire
+import mcpio
 from mcp_wire import MessageBuildError, ProtocolError
 from mcp_wire import v2024_11_05 as oldest
 from mcp_wire import v2025_11_25 as legacy
@@ -171,6 +172,10 @@ try:
     codec.decode(b"{")
 except ProtocolError as bad:
     reveal_type(bad.code)  # expect: int
+
+# One version, the distribution's.
+reveal_type(mcp_wire.__version__)  # expect: str
+reveal_type(mcpio.__version__)  # expect: str
 
 # --- the runtime ---------------------------------------------------------------------------------
 

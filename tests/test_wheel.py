@@ -1,0 +1,136 @@
+"""The wheel other projects install: `mcp_wire` and `mcpio` with their runtime dependencies only.
+
+Builds the wheel (pip, through the project's build backend), installs it with its dependencies
+into a fresh virtual environment (from the package index), and there imports both packages,
+builds and decodes messages of two revisions, and finds neither the generator (`codegen`) nor an
+`mcp-codegen` script. The checkout's own (editable) install keeps both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import venv
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+VERSION = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]  # type: ignore[index]
+RUNTIME_DEPENDENCIES = {"anyio", "pydantic", "typing-extensions"}
+
+CONSUMER = """
+import importlib.util, json, sys, sysconfig
+from pathlib import Path
+
+import mcp_wire
+import mcpio
+from mcpio import Client, Context, Server
+
+legacy = mcp_wire.codec("2025-11-25")
+request = legacy.request("tools/call", {"name": "add", "arguments": {"a": 1}}, id=1)
+assert legacy.decode(legacy.encode(request)).params.name == "add"
+modern = mcp_wire.codec("2026-07-28")
+request = modern.request("tools/call", {"name": "add"}, id=2, client_capabilities={})
+assert modern.decode(modern.encode(request)).params.name == "add"
+assert mcp_wire.envelope(request).protocol_version == "2026-07-28"
+response = modern.decode_response(
+    modern.encode(modern.response(2, "tools/call", {"content": []})), "tools/call"
+)
+assert response.result.resultType == "complete"
+scripts = Path(sysconfig.get_path("scripts"))
+print(json.dumps({
+    "versions": [mcp_wire.__version__, mcpio.__version__],
+    "mcp_wire": mcp_wire.__file__,
+    "codegen": importlib.util.find_spec("codegen") is not None,
+    "script": any(scripts.glob("mcp-codegen*")),
+    "server": Server.__name__,
+}))
+"""
+
+
+def _env() -> dict[str, str]:
+    """This environment without what would let the checkout leak into the new one."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)],
+        check=True, timeout=300, env=_env(),
+    )  # fmt: skip
+    (built,) = out.glob("*.whl")
+    yield built
+
+
+def test_the_wheel_holds_mcp_wire_and_mcpio_and_their_runtime_dependencies(wheel: Path) -> None:
+    assert wheel.name == f"mcpgen-{VERSION}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        info = f"mcpgen-{VERSION}.dist-info"
+        metadata = archive.read(f"{info}/METADATA").decode()
+    assert {n.split("/")[0] for n in names} == {"mcp_wire", "mcpio", info}
+    assert f"{info}/entry_points.txt" not in names  # no console script
+    assert f"{info}/licenses/LICENSE" in names
+    assert {"mcp_wire/py.typed", "mcpio/py.typed", "mcp_wire/v2026_07_28/codec.py"} <= set(names)
+    assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
+    requires = [
+        line.split(":", 1)[1].strip()
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
+    runtime = {re.split(r"[<>=!~; \[]", r, maxsplit=1)[0] for r in requires if "extra ==" not in r}
+    assert runtime == RUNTIME_DEPENDENCIES
+    assert "License-Expression: MIT" in metadata
+
+
+def test_the_wheel_installs_and_works_without_the_checkout(wheel: Path, tmp_path: Path) -> None:
+    target = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True, clear=True).create(target)
+    python = target / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)],
+        check=True, timeout=300, cwd=tmp_path, env=_env(),
+    )  # fmt: skip
+    proc = subprocess.run(
+        [str(python), "-I", "-c", CONSUMER],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=_env(), check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["versions"] == [VERSION, VERSION]
+    assert Path(report["mcp_wire"]).is_relative_to(target)
+    assert report["codegen"] is False  # the generator is the checkout's tool
+    assert report["script"] is False
+    assert report["server"] == "Server"
+
+
+def test_the_checkout_keeps_the_generator_and_its_script() -> None:
+    """The editable install (what `make` does) still has `mcp-codegen` and `python -m codegen`."""
+    script = Path(sys.executable).with_name("mcp-codegen")
+    for command in ([str(script)], [sys.executable, "-m", "codegen"]):
+        proc = subprocess.run(
+            [*command, "--version"], capture_output=True, text=True, timeout=60, cwd="/",
+            env=_env(), check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == f"mcp-codegen {VERSION}\n"
+
+
+def test_make_help_lists_every_target() -> None:
+    proc = subprocess.run(
+        ["make", "-s", "help"], capture_output=True, text=True, timeout=60, cwd=ROOT, check=True
+    )
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([a-z][a-z-]*):", makefile, re.M))
+    listed = set(re.findall(r"^make ([a-z][a-z-]*) ", proc.stdout, re.M))
+    assert targets - {"help"} <= listed, targets - listed
+    assert "pytest -q --ignore=tests/test_differential.py" in proc.stdout
