@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -18,6 +19,7 @@ import pytest
 import uvicorn
 
 from mcpio import Context, Server
+from mcpio.connection import ServerConnection
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from everything_server import server as everything  # noqa: E402
@@ -367,7 +369,7 @@ async def test_legacy_background_stream_and_batches() -> None:
 
 async def test_many_concurrent_clients() -> None:
     clients = int(os.environ.get("MCPGEN_HTTP_CLIENTS", "50"))
-    requests = int(os.environ.get("MCPGEN_HTTP_REQUESTS", "40"))
+    requests = int(os.environ.get("MCPGEN_HTTP_REQUESTS", "200"))
     server = Server("load")
 
     @server.tool()
@@ -386,10 +388,20 @@ async def test_many_concurrent_clients() -> None:
                 got = response.json()["result"]["content"][0]["text"]
                 answered[got] = answered.get(got, 0) + 1
 
-        with anyio.fail_after(300):
+        await client(-1)  # warm up: connections, caches
+        gc.collect()
+        baseline = sys.getallocatedblocks()
+        with anyio.fail_after(600):
             async with anyio.create_task_group() as tasks:
                 for c in range(clients):
                     tasks.start_soon(client, c)
+        gc.collect()
+        # Nothing of the requests stays behind: no connection object, no open stream, and the
+        # heap back near where it was (every request's state is garbage once answered).
+        assert not [o for o in gc.get_objects() if isinstance(o, ServerConnection)]
+        grown = sys.getallocatedblocks() - baseline
+        assert grown < 50_000, f"{grown} more memory blocks after {clients * requests} requests"
+    answered = {k: v for k, v in answered.items() if not k.startswith("-1-")}
     assert answered == {f"{c}-{r}": 1 for c in range(clients) for r in range(requests)}
 
 
