@@ -48,6 +48,7 @@ bench: fetch services
 	$(BIN)/python bench/codec.py
 	$(BIN)/python bench/stdio.py
 	$(BIN)/python bench/http.py
+	$(BIN)/python bench/bus.py
 
 # The wheel other projects install: mcp_wire and mcpio (the generator stays in the checkout).
 wheel: $(STAMP)

@@ -2,9 +2,11 @@
 
     python examples/everything_server.py stdio
     python examples/everything_server.py http --port 8000
+    python examples/everything_server.py http --port 8001 --redis redis://127.0.0.1:6379/0
 
 Behind a load balancer, give every instance the same `MCPIO_STATE_KEY` (hex, 32 bytes or more)
-so any instance can open the `requestState` another one sealed.
+so any instance can open the `requestState` another one sealed, and the same `--redis` URL so
+a change one instance announces reaches the listen streams of all.
 
 The same handlers serve legacy sessions (2024-11-05 .. 2025-11-25, where a question to the client
 is a real request) and 2026-07-28 requests (where it becomes an `input_required` round).
@@ -458,7 +460,17 @@ def main(argv: list[str]) -> int:
         default=[],
         help="a Host/Origin name to accept besides loopback (repeatable; '*' for any)",
     )
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        help="carry change notifications between instances through Redis pub/sub "
+        "(redis://host:port/db); default: this process only",
+    )
     args = parser.parse_args(argv[1:])
+    if args.redis:
+        from mcpio.bus import RedisBus
+
+        server.bus = RedisBus(args.redis)
     key = os.environ.get("MCPIO_STATE_KEY")  # instances behind one balancer share it
     if key:
         server.sealer = Sealer(bytes.fromhex(key))

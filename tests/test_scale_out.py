@@ -19,21 +19,15 @@ and about half of the sessions are then routed to the other instance. A key know
 request on (here the client's address; in production a client identity or cookie) is needed.
 
 nginx must be installed (`scripts/ensure-services.sh`, run by `make test`); without it this fails.
+The process helpers are in tests/cluster.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,56 +36,14 @@ import anyio
 import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-EVERYTHING = ROOT / "examples" / "everything_server.py"
+from tests.cluster import Process, start_instances, start_nginx
+
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"
 CAPABILITIES = {"elicitation": {}}
-STARTUP_SECONDS = 20.0
-STOP_SECONDS = 5.0
 HTTP_TIMEOUT = 10.0
 MULTI_ROUND = "test_input_required_result_multi_round"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def nginx_binary() -> str:
-    found = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin:/sbin")
-    if found is None:
-        pytest.fail(
-            "nginx is not installed: run scripts/ensure-services.sh (make test does)",
-            pytrace=False,
-        )
-    return found
-
-
-@dataclass
-class Process:
-    name: str
-    popen: subprocess.Popen[bytes]
-    log: Path
-    port: int
-
-    def tail(self, lines: int = 20) -> str:
-        try:
-            text = self.log.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
-
-    def stop(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGTERM)
-            try:
-                self.popen.wait(STOP_SECONDS)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait(STOP_SECONDS)
 
 
 @dataclass
@@ -104,72 +56,6 @@ class Cluster:
 
     def upstreams(self, group: list[Process]) -> set[str]:
         return {f"127.0.0.1:{p.port}" for p in group}
-
-
-def listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
-def wait_listening(processes: list[Process]) -> list[Process]:
-    """Those of `processes` that exited before listening (a port taken meanwhile, most likely);
-    fails on a process that neither listens nor exits in time."""
-    deadline = time.monotonic() + STARTUP_SECONDS
-    waiting = list(processes)
-    exited: list[Process] = []
-    while waiting:
-        for process in list(waiting):
-            if process.popen.poll() is not None:
-                waiting.remove(process)
-                exited.append(process)
-            elif listening(process.port):
-                waiting.remove(process)
-        if waiting and time.monotonic() > deadline:
-            names = ", ".join(f"{p.name}:\n{p.tail()}" for p in waiting)
-            pytest.fail(f"not listening after {STARTUP_SECONDS:.0f} s: {names}", pytrace=False)
-        if waiting:
-            time.sleep(0.05)
-    return exited
-
-
-def start_instances(
-    tmp: Path, specs: list[tuple[str, str | None]], processes: list[Process]
-) -> list[Process]:
-    """One everything server per (name, MCPIO_STATE_KEY or None), all started at once."""
-
-    def launch(name: str, key: str | None) -> Process:
-        env = {k: v for k, v in os.environ.items() if k != "MCPIO_STATE_KEY"}
-        if key is not None:
-            env["MCPIO_STATE_KEY"] = key
-        port = free_port()
-        log = tmp / f"{name}.log"
-        with log.open("wb") as out:
-            popen = subprocess.Popen(
-                [sys.executable, str(EVERYTHING), "http", "--host", "127.0.0.1"]
-                + ["--port", str(port)],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        process = Process(name, popen, log, port)
-        processes.append(process)
-        return process
-
-    started = {name: launch(name, key) for name, key in specs}
-    keys = dict(specs)
-    for _attempt in range(3):
-        exited = wait_listening(list(started.values()))
-        if not exited:
-            return [started[name] for name, _ in specs]
-        for process in exited:
-            if "address already in use" not in process.tail().lower():
-                pytest.fail(f"{process.name} exited:\n{process.tail()}", pytrace=False)
-            started[process.name] = launch(process.name, keys[process.name])
-    pytest.fail("could not find free ports for the instances", pytrace=False)
 
 
 NGINX_CONF = """\
@@ -224,38 +110,13 @@ http {{
 """
 
 
-def start_nginx(
-    tmp: Path, shared: list[Process], unshared: list[Process], processes: list[Process]
-) -> Process:
-    binary = nginx_binary()
-
+def nginx_config(tmp: Path, shared: list[Process], unshared: list[Process]) -> Callable[[int], str]:
     def servers(group: list[Process]) -> str:
         return "\n".join(f"        server 127.0.0.1:{p.port};" for p in group)
 
-    for _attempt in range(3):
-        port = free_port()
-        conf = tmp / "nginx.conf"
-        conf.write_text(
-            NGINX_CONF.format(
-                tmp=tmp, port=port, shared=servers(shared), unshared=servers(unshared)
-            ),
-            encoding="utf-8",
-        )
-        log = tmp / "nginx-error.log"
-        with (tmp / "nginx.out").open("wb") as out:
-            popen = subprocess.Popen(
-                [binary, "-p", str(tmp), "-c", str(conf), "-e", str(log)],
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        process = Process("nginx", popen, log, port)
-        processes.append(process)
-        if not wait_listening([process]):
-            return process
-        if "address already in use" not in process.tail().lower():
-            pytest.fail(f"nginx exited:\n{process.tail()}", pytrace=False)
-    pytest.fail("could not find a free port for nginx", pytrace=False)
+    return lambda port: NGINX_CONF.format(
+        tmp=tmp, port=port, shared=servers(shared), unshared=servers(unshared)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -269,7 +130,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             [("shared-a", key), ("shared-b", key), ("unshared-c", None), ("unshared-d", None)],
             processes,
         )
-        nginx = start_nginx(tmp, [a, b], [c, d], processes)
+        nginx = start_nginx(tmp, nginx_config(tmp, [a, b], [c, d]), processes)
         yield Cluster(f"http://127.0.0.1:{nginx.port}", [a, b], [c, d], nginx, processes)
     finally:
         for process in reversed(processes):

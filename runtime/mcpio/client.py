@@ -60,11 +60,14 @@ class Notice:
 
 @dataclass
 class Subscription:
-    """What `Client.listen` yields: the filters the server honours, and the notices."""
+    """What `Client.listen` yields: the filters the server honours, and the notices. When the
+    server ends the stream with an error (its notification bus went down, say), iterating
+    raises that `McpError` (also kept in `error`): listen again."""
 
     id: RequestId | None
     honoured: dict[str, Any] = field(default_factory=dict[str, Any])
     _receive: MemoryObjectReceiveStream[Notice] | None = None
+    error: McpError | None = None
 
     def __aiter__(self) -> AsyncIterator[Notice]:
         return self
@@ -74,6 +77,8 @@ class Subscription:
         try:
             return await self._receive.receive()
         except anyio.EndOfStream:
+            if self.error is not None:
+                raise self.error from None
             raise StopAsyncIteration from None
 
 
@@ -530,6 +535,8 @@ class Client:
             except (ConnectionClosed, ProtocolError) as exc:
                 if not acknowledged.is_set():
                     refused.append(exc)
+                elif isinstance(exc, McpError):
+                    subscription.error = exc
             finally:
                 send.close()
                 acknowledged.set()

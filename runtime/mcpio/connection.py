@@ -13,6 +13,7 @@ import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
+from mcpio.bus import unavailable
 from mcpio.context import Context, InputRequired, RetriedInputs, SentInputs
 from mcpio.errors import McpError
 from mcpio.jsonrpc import RequestId, error_frame, plain
@@ -59,6 +60,11 @@ class Listener:
         self.id = id
         self.honoured = honoured
         self.ended = anyio.Event()
+        self.error: ProtocolError | None = None  # how the server ends it, if not gracefully
+
+    def end(self, error: ProtocolError | None = None) -> None:
+        self.error = self.error or error
+        self.ended.set()
 
     def wants(self, flag: str | None, uri: str | None) -> bool:
         if flag is not None:
@@ -371,12 +377,16 @@ class ServerConnection:
             "resourceSubscriptions": caps.resources is not None,
         }
         honoured = {k: v for k, v in wanted.items() if offered.get(k) and v not in (False, None)}
+        if not self.server.bus.available:
+            raise unavailable()  # at once: the client listens again later
         listener = Listener(self, codec, id, honoured)
         await listener.deliver(
             "notifications/subscriptions/acknowledged", {"notifications": honoured}
         )
         self.listeners.add(listener)
         self.server.listeners.add(listener)
+        if not self.server.bus.available:  # lost while acknowledging
+            listener.end(unavailable())
         try:
             await listener.ended.wait()
         finally:
@@ -384,6 +394,8 @@ class ServerConnection:
             self.server.listeners.discard(listener)
         if self.session.closed.is_set():
             return None
+        if listener.error is not None:
+            raise listener.error
         return pub.SubscriptionsListenResult.model_validate(
             {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: id}}
         )

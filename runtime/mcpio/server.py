@@ -4,6 +4,7 @@ serves every revision and both eras; `ServerConnection` does the per-connection 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import pydantic
 
+from mcpio.bus import Bus, BusUnavailable, Event, LocalBus, unavailable
 from mcpio.context import Context
 from mcpio.errors import ToolError
 from mcpio.handlers import (
@@ -40,6 +42,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpio")
 
 F = TypeVar("F", bound=Callable[..., Any])
+# listen filter flag -> the list-changed notification it selects, and the capability offering it
+LIST_CHANGED = {
+    "toolsListChanged": ("notifications/tools/list_changed", "tools"),
+    "promptsListChanged": ("notifications/prompts/list_changed", "prompts"),
+    "resourcesListChanged": ("notifications/resources/list_changed", "resources"),
+}
+RESOURCE_UPDATED = "notifications/resources/updated"  # selected by URI
 MethodHandler = Callable[[Context, Any], Awaitable[Any]]
 
 
@@ -63,6 +72,7 @@ class Server:
         cache_ttl_ms: int = 0,
         cache_scope: str = "private",
         request_timeout: float = 300.0,
+        bus: Bus | None = None,
     ) -> None:
         info: dict[str, Any] = {"name": name, "version": version}
         if title:
@@ -90,6 +100,20 @@ class Server:
         }
         self.listeners: set[Listener] = set()
         self.sessions: set[ServerConnection] = set()
+        self._bus_task: asyncio.Task[None] | None = None
+        self.bus = bus or LocalBus()
+
+    @property
+    def bus(self) -> Bus:
+        """Carries change notifications to the listeners of every instance (`LocalBus`: this
+        process only; `RedisBus(url)`: every instance subscribed to its channel). Set it
+        before serving."""
+        return self._bus
+
+    @bus.setter
+    def bus(self, bus: Bus) -> None:
+        bus.attach(self._deliver, self._bus_changed, self.info.name)
+        self._bus = bus
 
     # ------------------------------------------------------------------ registration
 
@@ -314,34 +338,79 @@ class Server:
     # ------------------------------------------------------------------ change notifications
 
     async def notify_tools_changed(self) -> None:
-        await self._publish("toolsListChanged", "notifications/tools/list_changed", {})
+        await self._publish_list_change("toolsListChanged")
 
     async def notify_prompts_changed(self) -> None:
-        await self._publish("promptsListChanged", "notifications/prompts/list_changed", {})
+        await self._publish_list_change("promptsListChanged")
 
     async def notify_resources_changed(self) -> None:
-        await self._publish("resourcesListChanged", "notifications/resources/list_changed", {})
+        await self._publish_list_change("resourcesListChanged")
 
     async def notify_resource_updated(self, uri: str) -> None:
-        await self._publish(None, "notifications/resources/updated", {"uri": uri}, uri=uri)
+        await self._publish(None, RESOURCE_UPDATED, {"uri": uri}, uri=uri)
+
+    async def _publish_list_change(self, flag: str) -> None:
+        await self._publish(flag, LIST_CHANGED[flag][0], {})
 
     async def _publish(
         self, flag: str | None, method: str, params: dict[str, Any], uri: str | None = None
     ) -> None:
-        """Deliver a change to every modern listener that asked for it and every legacy session
-        (resource updates: only those subscribed to the URI)."""
+        """Publish a change on the bus; `flag` is the listen filter flag that selects it, or
+        `uri` the resource it updates. While the bus is down, legacy sessions of this instance
+        still get it (their listeners hear of the outage when it ends: see `_bus_changed`)."""
+        event = Event(method, params, flag, uri)
+        try:
+            await self.bus.publish(event)
+        except BusUnavailable:
+            log.debug("notification bus unavailable: %s reaches this instance's sessions", method)
+            await self._deliver(event, listeners=False)
+
+    async def _deliver(self, event: Event, listeners: bool = True) -> None:
+        """Deliver an event from the bus to every modern listener of this instance that asked
+        for it and every legacy session (resource updates: only those subscribed to the URI)."""
+        method, params = event.method, event.params
         targets: list[Callable[[], Awaitable[None]]] = []
-        for listener in list(self.listeners):
-            if listener.wants(flag, uri):
+        for listener in list(self.listeners) if listeners else ():
+            if listener.wants(event.flag, event.uri):
                 targets.append(lambda listener=listener: listener.deliver(method, params))
         for session in list(self.sessions):
-            if session.wants(uri):
+            if session.wants(event.uri):
                 targets.append(lambda session=session: session.notify(method, params))
         for target in targets:
             try:
                 await target()
             except Exception as exc:  # one gone peer must not stop the others
                 log.debug("could not deliver %s: %s", method, exc)
+
+    async def _bus_changed(self, up: bool) -> None:
+        """Down: every listen stream ends with `unavailable()` (the client listens again).
+        Up again: legacy sessions, which cannot re-listen, are told that every list may have
+        changed and so may every resource they subscribe to."""
+        if not up:
+            for listener in list(self.listeners):
+                listener.end(unavailable())
+            return
+        caps = self.capabilities()
+        events = [
+            Event(m, {}) for m, cap in LIST_CHANGED.values() if getattr(caps, cap) is not None
+        ]
+        uris = {uri for session in list(self.sessions) for uri in session.subscriptions}
+        events += [Event(RESOURCE_UPDATED, {"uri": uri}, uri=uri) for uri in sorted(uris)]
+        for event in events:
+            await self._deliver(event, listeners=False)
+
+    def start_bus(self) -> None:
+        """Run the bus (connect, subscribe, reconnect) in a task of the running event loop,
+        once per loop; the HTTP app does it at startup (or at its first request)."""
+        loop = asyncio.get_running_loop()
+        if self._bus_task is None or self._bus_task.get_loop() is not loop:
+            self._bus_task = loop.create_task(self.bus.run())
+
+    async def stop_bus(self) -> None:
+        task, self._bus_task = self._bus_task, None
+        if task is not None and task.get_loop() is asyncio.get_running_loop():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     # ------------------------------------------------------------------ serving
 

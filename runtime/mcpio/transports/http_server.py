@@ -88,6 +88,7 @@ class HttpApp:
             return
         if scope["type"] != "http":
             return
+        self.server.start_bus()  # once per event loop: a host may not send lifespan events
         headers = Headers(scope=scope)
         try:
             if scope["path"].rstrip("/") != self.options.path.rstrip("/"):
@@ -109,10 +110,12 @@ class HttpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                self.server.start_bus()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 for session in list(self.sessions.values()):
                     await session.close()
+                await self.server.stop_bus()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
