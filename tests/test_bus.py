@@ -114,7 +114,14 @@ def test_event_encoding() -> None:
     assert Event.decode(Event(TOOLS_CHANGED, {}, "toolsListChanged").encode()).flag == (
         "toolsListChanged"
     )
-    for bad in (b"[]", b'{"method": 1, "params": {}}', b'{"method": "m", "params": []}'):
+    assert Event.decode(b'{"method": "m", "params": {}}') == Event("m", {})
+    for bad in (
+        b"[]",
+        b"{",
+        b'{"method": "m", "params": {}, "uri": 1}',
+        b'{"method": 1, "params": {}}',
+        b'{"method": "m", "params": []}',
+    ):
         with pytest.raises(ValueError):
             Event.decode(bad)
 

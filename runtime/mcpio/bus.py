@@ -41,6 +41,8 @@ def unavailable() -> ProtocolError:
 
 @dataclass(frozen=True, slots=True)
 class Event:
+    """One change, as the bus carries it (JSON on Redis)."""
+
     method: str
     params: dict[str, Any]
     flag: str | None = None  # the listen filter flag that selects it
@@ -62,7 +64,7 @@ class Event:
             and type(obj.get("uri")) in (str, type(None))
         ):
             raise ValueError("not a notification bus event")
-        return cls(obj["method"], obj["params"], obj["flag"], obj["uri"])
+        return cls(obj["method"], obj["params"], obj.get("flag"), obj.get("uri"))
 
 
 class BusUnavailable(Exception):

@@ -400,8 +400,9 @@ class Server:
             await self._deliver(event, listeners=False)
 
     def start_bus(self) -> None:
-        """Run the bus (connect, subscribe, reconnect) in a task of the running event loop,
-        once per loop; the HTTP app does it at startup (or at its first request)."""
+        """Run the bus (connect, subscribe, reconnect) in a task of the running (asyncio) event
+        loop, once per loop. The HTTP app does it at startup (or at its first request), and so
+        does `serve_stdio`; call it yourself before `serve(transport)`."""
         loop = asyncio.get_running_loop()
         if self._bus_task is None or self._bus_task.get_loop() is not loop:
             self._bus_task = loop.create_task(self.bus.run())
@@ -423,6 +424,7 @@ class Server:
     async def serve_stdio(self) -> None:
         from mcpio.transports.stdio import stdio_server_transport
 
+        self.start_bus()
         await self.serve(await stdio_server_transport())
 
     def run_stdio(self) -> None:
