@@ -36,7 +36,7 @@ async def call(fn: Fn, **kwargs: Any) -> Any:
     return result
 
 
-def _signature(fn: Fn, context_type: type) -> tuple[dict[str, tuple[Any, Any]], str | None]:
+def signature(fn: Fn, context_type: type) -> tuple[dict[str, tuple[Any, Any]], str | None]:
     """The function's parameters as (type, default) fields, and the one that takes the context."""
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, tuple[Any, Any]] = {}
@@ -83,7 +83,7 @@ def tool_entry(
     annotations: Mapping[str, Any] | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> ToolEntry:
-    fields, context_param = _signature(fn, context_type)
+    fields, context_param = signature(fn, context_type)
     tool_name = name or fn.__name__
     arguments: type[BaseModel] | None = None
     if input_schema is None:
@@ -170,6 +170,31 @@ def template_pattern(uri_template: str) -> re.Pattern[str]:
     return re.compile(regex)
 
 
+def resource_entry(
+    fn: Fn,
+    context_type: type,
+    *,
+    uri: str | None = None,
+    uri_template: str | None = None,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+) -> ResourceEntry:
+    """A resource (`uri`) or a resource template (`uri_template`, its variables the function's
+    parameters)."""
+    data: dict[str, Any] = {"name": name or fn.__name__}
+    for key, value in (("title", title), ("description", description), ("mimeType", mime_type)):
+        if value is not None:
+            data[key] = value
+    context_param = signature(fn, context_type)[1]
+    if uri_template is None:
+        return ResourceEntry(pub.Resource.model_validate({**data, "uri": uri}), fn, context_param)
+    definition = pub.ResourceTemplate.model_validate({**data, "uriTemplate": uri_template})
+    pattern = template_pattern(uri_template)
+    return ResourceEntry(definition, fn, context_param, pattern, frozenset(pattern.groupindex))
+
+
 def resource_result(value: Any, uri: str, mime_type: str | None) -> pub.ReadResourceResult:
     """Text for strings, a base64 blob for bytes, contents as they are."""
     if isinstance(value, pub.ReadResourceResult):
@@ -209,7 +234,7 @@ def prompt_entry(
     title: str | None = None,
     description: str | None = None,
 ) -> PromptEntry:
-    fields, context_param = _signature(fn, context_type)
+    fields, context_param = signature(fn, context_type)
     arguments = [{"name": arg, "required": default is ...} for arg, (_, default) in fields.items()]
     definition: dict[str, Any] = {"name": name or fn.__name__}
     if arguments:

@@ -17,7 +17,6 @@ from mcpio.context import Context
 from mcpio.errors import ToolError
 from mcpio.handlers import (
     CompletionFn,
-    Fn,
     PromptEntry,
     ResourceEntry,
     ToolEntry,
@@ -25,8 +24,8 @@ from mcpio.handlers import (
     completion_result,
     prompt_entry,
     prompt_result,
+    resource_entry,
     resource_result,
-    template_pattern,
     tool_entry,
     tool_result,
 )
@@ -164,10 +163,16 @@ class Server:
         """Register a resource; the function returns text, bytes, or resource contents."""
 
         def register(fn: F) -> F:
-            data = _definition(uri=uri, name=name or fn.__name__, title=title)
-            data.update(_optional(description=description, mimeType=mime_type))
-            definition = pub.Resource.model_validate(data)
-            self.resources[uri] = ResourceEntry(definition, fn, _context_param(fn))
+            entry = resource_entry(
+                fn,
+                Context,
+                uri=uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+            )
+            self.resources[uri] = entry
             return fn
 
         return register
@@ -184,14 +189,15 @@ class Server:
         """Register a URI template (`test://item/{id}`); the function takes its variables."""
 
         def register(fn: F) -> F:
-            data = _definition(uriTemplate=uri_template, name=name or fn.__name__, title=title)
-            data.update(_optional(description=description, mimeType=mime_type))
-            definition = pub.ResourceTemplate.model_validate(data)
-            pattern = template_pattern(uri_template)
-            entry = ResourceEntry(
-                definition, fn, _context_param(fn), pattern, frozenset(pattern.groupindex)
+            self.templates[uri_template] = resource_entry(
+                fn,
+                Context,
+                uri_template=uri_template,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
             )
-            self.templates[uri_template] = entry
             return fn
 
         return register
@@ -458,17 +464,3 @@ def _no_cursor(params: Any) -> None:
     cursor = getattr(params, "cursor", None)
     if cursor is not None:
         raise ProtocolError(INVALID_PARAMS, "invalid cursor: this server lists everything at once")
-
-
-def _definition(**values: Any) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
-
-
-def _optional(**values: Any) -> dict[str, Any]:
-    return _definition(**values)
-
-
-def _context_param(fn: Fn) -> str | None:
-    from mcpio.handlers import _signature  # pyright: ignore[reportPrivateUsage]
-
-    return _signature(fn, Context)[1]
