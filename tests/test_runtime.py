@@ -689,3 +689,10 @@ async def test_a_vanished_server_fails_pending_requests() -> None:
             tasks.start_soon(vanish)
             with anyio.fail_after(5), pytest.raises(ConnectionClosed):
                 await client.call_tool("anything", {})
+
+
+def test_public_models_are_the_latest_revisions() -> None:
+    from mcpio import latest
+
+    assert latest.REVISION == mcp_wire.LATEST
+    assert latest.public is mcp_wire.revision(mcp_wire.LATEST).models
