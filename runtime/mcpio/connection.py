@@ -40,6 +40,7 @@ from mcpio.wire.errors import (
 )
 
 if TYPE_CHECKING:
+    from mcpio.auth import Principal
     from mcpio.server import Server
 
 log = logging.getLogger("mcpio")
@@ -88,6 +89,11 @@ class ServerConnection:
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
         self.listeners: set[Listener] = set()
+        self.principal: Principal | None = None  # set by the HTTP app when it authorizes
+
+    @property
+    def subject(self) -> str | None:
+        return self.principal.subject if self.principal is not None else None
 
     async def run(self) -> None:
         try:
@@ -236,6 +242,7 @@ class ServerConnection:
             codec=codec,
             progress_token=meta.progressToken if meta is not None else None,
             log_level=self.log_level,
+            principal=self.principal,
         )
         result = await self._handle(ctx, method, params)
         own = codec.from_public(method, result, "result")
@@ -302,7 +309,7 @@ class ServerConnection:
         if spec.input_required:
             if params.requestState is not None:
                 digest = request_digest(method, obj["params"])
-                answers, rounds = self.server.sealer.open(params.requestState, digest)
+                answers, rounds = self.server.sealer.open(params.requestState, digest, self.subject)
             answers.update(params.inputResponses or {})
         inputs = RetriedInputs(answers)
         ctx = Context(
@@ -315,6 +322,7 @@ class ServerConnection:
             codec=codec,
             progress_token=meta.progressToken,
             log_level=meta.io_modelcontextprotocol_logLevel,
+            principal=self.principal,
         )
         if method == "server/discover":
             result: Any = self._discover()
@@ -353,7 +361,7 @@ class ServerConnection:
             {
                 "resultType": "input_required",
                 "inputRequests": needed.requests,
-                "requestState": self.server.sealer.seal(digest, answered, round),
+                "requestState": self.server.sealer.seal(digest, answered, round, self.subject),
             }
         )
 

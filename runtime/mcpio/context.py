@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import pydantic
@@ -22,6 +22,9 @@ from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
+
+if TYPE_CHECKING:
+    from mcpio.auth import Principal
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 MISSING_CAPABILITY = -32021  # MissingRequiredClientCapabilityError (2026-07-28)
@@ -139,12 +142,15 @@ class Context:
         codec: Codec,
         progress_token: str | int | None = None,
         log_level: str | None = None,
+        principal: Principal | None = None,
     ) -> None:
         self.revision = revision
         self.request_id = request_id
         self.client_capabilities = client_capabilities
         self.client_info = client_info
         self.progress_token = progress_token
+        # Who the request's access token speaks for (HTTP with `auth=`); None without one.
+        self.principal = principal
         self._inputs = inputs
         self._notify = notify
         self._codec = codec

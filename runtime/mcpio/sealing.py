@@ -1,7 +1,8 @@
 """Sealed `requestState`: the state a modern server hands the client between the rounds of a
 multi-round-trip request. The client carries it, so it is authenticated (HMAC-SHA256 with the
 server's key), expires, and is bound to the request it was issued for (method and a digest of
-its params), so it cannot be altered, kept, or replayed against another request.
+its params), so it cannot be altered, kept, or replayed against another request. With
+authorization it is bound to the principal too (its subject), so it is refused for another.
 
 It is signed, not encrypted: it holds only what the client itself sent (its earlier input
 responses). Instances behind one load balancer share the key (`Server(state_key=...)`).
@@ -49,14 +50,20 @@ class Sealer:
     def _mac(self, body: str) -> str:
         return _b64(hmac.new(self._key, body.encode(), hashlib.sha256).digest())
 
-    def seal(self, digest: str, responses: dict[str, Any], round: int) -> str:
+    def seal(
+        self, digest: str, responses: dict[str, Any], round: int, subject: str | None = None
+    ) -> str:
         payload = {"d": digest, "r": responses, "n": round, "x": int(time.time() + self.ttl)}
+        if subject is not None:
+            payload["p"] = subject
         body = _VERSION + "." + _b64(json.dumps(payload, separators=(",", ":")).encode())
         return body + "." + self._mac(body)
 
-    def open(self, state: str, digest: str) -> tuple[dict[str, Any], int]:
-        """The input responses sealed in `state` and its round; -32602 if it is forged, expired
-        or foreign."""
+    def open(
+        self, state: str, digest: str, subject: str | None = None
+    ) -> tuple[dict[str, Any], int]:
+        """The input responses sealed in `state` and its round; -32602 if it is forged, expired,
+        foreign, or issued to another principal (`subject`: who asks now; None without one)."""
         body, _, mac = state.rpartition(".")
         if not body.startswith(_VERSION + ".") or not hmac.compare_digest(mac, self._mac(body)):
             raise _invalid("it was not issued by this server or was altered")
@@ -65,6 +72,8 @@ class Sealer:
             raise _invalid("it has expired; start the request again without it")
         if payload["d"] != digest:
             raise _invalid("it was issued for another request")
+        if payload.get("p") != subject:
+            raise _invalid("it was issued to another principal")
         responses: dict[str, Any] = payload["r"]
         return responses, int(payload["n"])
 

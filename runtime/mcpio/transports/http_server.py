@@ -13,6 +13,12 @@ session's GET stream. Sessions expire when idle and end with DELETE.
 Secure by default: Host and Origin must name this machine unless configured otherwise (421 /
 403), bodies are bounded (413), so are sessions and open streams (503), and no response carries
 a traceback.
+
+Authorization (opt-in, `auth=ResourceServerAuth(...)`, see `mcpio.auth`): every request to the
+endpoint needs a valid bearer token (401, 403 `insufficient_scope`), the protected-resource
+metadata is served at its well-known paths, the principal reaches handlers as `ctx.principal`,
+and a legacy session belongs to the principal that opened it (another one is told 404, as for an
+unknown session).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import pydantic_core
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.datastructures import Headers
 
+from mcpio.auth import Principal, ResourceServerAuth, VerifierUnavailable, bearer_token
 from mcpio.jsonrpc import RequestId, error_frame
 from mcpio.negotiate import MODERN, envelope_version
 from mcpio.session import serving
@@ -68,6 +75,7 @@ class HttpOptions:
     max_sessions: int = 1000
     max_streams: int = 1000
     session_idle_seconds: float = 1800.0
+    auth: ResourceServerAuth | None = None  # None: no authorization
 
 
 def http_app(server: Server, **options: Any) -> HttpApp:
@@ -90,17 +98,22 @@ class HttpApp:
             return
         self.server.start_bus()  # once per event loop: a host may not send lifespan events
         headers = Headers(scope=scope)
+        auth = self.options.auth
         try:
+            if auth is not None and scope["path"].rstrip("/") in auth.metadata_paths:
+                await self._metadata(send, headers, auth, scope["method"])
+                return
             if scope["path"].rstrip("/") != self.options.path.rstrip("/"):
                 raise HttpError(404, ProtocolError(INVALID_REQUEST, "not an MCP endpoint"))
             self._check_host_and_origin(headers)
+            principal = await self._authenticate(headers)
             method = scope["method"]
             if method == "POST":
-                await self._post(scope, receive, send, headers)
+                await self._post(scope, receive, send, headers, principal)
             elif method == "GET":
-                await self._get(scope, receive, send, headers)
+                await self._get(scope, receive, send, headers, principal)
             elif method == "DELETE":
-                await self._delete(send, headers)
+                await self._delete(send, headers, principal)
             else:
                 raise HttpError(405, ProtocolError(INVALID_REQUEST, f"{method} is not allowed"))
         except HttpError as exc:
@@ -133,6 +146,54 @@ class HttpApp:
             if "*" not in origins and _hostname(origin.split("://", 1)[-1]) not in origins:
                 raise HttpError(403, ProtocolError(INVALID_REQUEST, "Origin not allowed"))
 
+    # ------------------------------------------------------------------ authorization
+
+    async def _metadata(
+        self, send: Send, headers: Headers, auth: ResourceServerAuth, method: str
+    ) -> None:
+        """RFC 9728's document: public, so any Origin may read it (no credentials involved)."""
+        self._check_host_and_origin(Headers({"host": headers.get("host", "")}))
+        if method not in ("GET", "HEAD"):
+            raise HttpError(405, ProtocolError(INVALID_REQUEST, f"{method} is not allowed"))
+        body = pydantic_core.to_json(auth.metadata())
+        await respond(send, 200, body, {"access-control-allow-origin": "*"})
+
+    async def _authenticate(self, headers: Headers) -> Principal | None:
+        auth = self.options.auth
+        if auth is None:
+            return None
+        authorization = headers.get("authorization")
+        try:
+            principal = await auth.authenticate(authorization)
+        except VerifierUnavailable:
+            raise HttpError(
+                503, ProtocolError(INVALID_REQUEST, "the access token cannot be verified now")
+            ) from None
+        if principal is None:
+            given = bearer_token(authorization) is not None  # RFC 6750: no error without one
+            reason = "invalid access token" if given else "this endpoint needs an access token"
+            error = "invalid_token" if given else None
+            raise HttpError(
+                401,
+                ProtocolError(INVALID_REQUEST, reason),
+                {"www-authenticate": auth.challenge(error)},
+            )
+        return principal
+
+    def _authorize(self, principal: Principal | None, messages: list[Any]) -> None:
+        """403 unless the principal holds every scope these messages need."""
+        auth = self.options.auth
+        if auth is None or principal is None:
+            return
+        needed = auth.needed(messages)
+        if not needed <= principal.scopes:
+            missing = " ".join(sorted(needed - principal.scopes))
+            raise HttpError(
+                403,
+                ProtocolError(INVALID_REQUEST, f"insufficient scope: needs {missing}"),
+                {"www-authenticate": auth.challenge("insufficient_scope", needed)},
+            )
+
     async def _body(self, receive: Receive) -> bytes:
         chunks: list[bytes] = []
         size = 0
@@ -151,7 +212,14 @@ class HttpApp:
 
     # ------------------------------------------------------------------ POST
 
-    async def _post(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+    async def _post(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        principal: Principal | None,
+    ) -> None:
         if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
             raise HttpError(
                 415, ProtocolError(INVALID_REQUEST, "Content-Type must be application/json")
@@ -167,16 +235,18 @@ class HttpApp:
             obj = pydantic_core.from_json(body, allow_inf_nan=False)
         except ValueError as exc:
             raise HttpError(400, ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}")) from None
+        self._authorize(principal, _messages(obj))
         session_id = headers.get("mcp-session-id")
         modern = type(obj) is dict and (
             headers.get("mcp-protocol-version") in MODERN or envelope_version(obj) is not None
         )
         if session_id is None and modern:
-            await self._modern(receive, send, headers, body, obj)
+            await self._modern(receive, send, headers, body, obj, principal)
         elif type(obj) is dict and obj.get("method") == "initialize":
-            await self._initialize(receive, send, body, obj)
+            await self._initialize(receive, send, body, obj, principal)
         elif session_id is not None:
-            await self._legacy(receive, send, headers, self._session(session_id), body, obj)
+            session = self._session(session_id, principal)
+            await self._legacy(receive, send, headers, session, body, obj)
         elif type(obj) is not dict:
             raise HttpError(
                 400, ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
@@ -186,7 +256,13 @@ class HttpApp:
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
 
     async def _modern(
-        self, receive: Receive, send: Send, headers: Headers, body: bytes, obj: dict[str, Any]
+        self,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        body: bytes,
+        obj: dict[str, Any],
+        principal: Principal | None,
     ) -> None:
         id = obj.get("id")
         id = id if type(id) is int or type(id) is str else None
@@ -210,6 +286,7 @@ class HttpApp:
                 answer = Answer(send, tasks)
                 connection = ServerConnection(self.server, answer)
                 connection.modern_seen = True  # without its envelope: invalid params
+                connection.principal = principal
                 tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope)
                 await connection.on_request(body, obj)
                 tasks.cancel_scope.cancel()
@@ -218,12 +295,15 @@ class HttpApp:
 
     # ------------------------------------------------------------------ legacy sessions
 
-    def _session(self, session_id: str) -> LegacySession:
+    def _session(self, session_id: str, principal: Principal | None) -> LegacySession:
+        """The session, if it exists and belongs to this principal (one of another principal's
+        is answered as unknown: 404, telling nothing about it)."""
         self._expire()
         session = self.sessions.get(session_id)
-        if session is None:
+        if session is None or _subject(session.principal) != _subject(principal):
             raise HttpError(404, ProtocolError(INVALID_REQUEST, "unknown or expired session"))
         session.last_used = time.monotonic()
+        session.principal = session.connection.principal = principal  # its latest token's
         return session
 
     def _expire(self) -> None:
@@ -234,7 +314,12 @@ class HttpApp:
                 session.ended.set()
 
     async def _initialize(
-        self, receive: Receive, send: Send, body: bytes, obj: dict[str, Any]
+        self,
+        receive: Receive,
+        send: Send,
+        body: bytes,
+        obj: dict[str, Any],
+        principal: Principal | None,
     ) -> None:
         self._expire()
         if len(self.sessions) >= self.options.max_sessions:
@@ -243,6 +328,7 @@ class HttpApp:
 
         session = LegacySession(secrets.token_urlsafe(24))
         session.connection = ServerConnection(self.server, session)
+        session.principal = session.connection.principal = principal
         self._start(session)
         id = obj.get("id")
         outbox = session.stream_for(id if type(id) is int or type(id) is str else None)
@@ -301,7 +387,14 @@ class HttpApp:
         else:
             await self._stream(receive, send, outboxes[0], None, requests[0], session)
 
-    async def _get(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+    async def _get(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        principal: Principal | None,
+    ) -> None:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             raise HttpError(405, ProtocolError(INVALID_REQUEST, "GET needs a legacy session"))
@@ -309,7 +402,8 @@ class HttpApp:
             raise HttpError(
                 406, ProtocolError(INVALID_REQUEST, "Accept must list text/event-stream")
             )
-        session = self._session(session_id)
+        self._authorize(principal, [])
+        session = self._session(session_id, principal)
         if session.background is not None:
             raise HttpError(
                 409, ProtocolError(INVALID_REQUEST, "this session's stream is already open")
@@ -320,11 +414,12 @@ class HttpApp:
         finally:
             session.background = None
 
-    async def _delete(self, send: Send, headers: Headers) -> None:
+    async def _delete(self, send: Send, headers: Headers, principal: Principal | None) -> None:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             raise HttpError(405, ProtocolError(INVALID_REQUEST, "DELETE needs a legacy session"))
-        session = self._session(session_id)
+        self._authorize(principal, [])
+        session = self._session(session_id, principal)
         del self.sessions[session_id]
         await session.close()
         await respond(send, 200, b"")
@@ -442,6 +537,14 @@ class HttpError(Exception):
         self.status = status
         self.error = error
         self.headers = headers
+
+
+def _messages(obj: Any) -> list[Any]:
+    return obj if type(obj) is list else [obj]
+
+
+def _subject(principal: Principal | None) -> str | None:
+    return principal.subject if principal is not None else None
 
 
 def _hostname(host: str) -> str:
@@ -577,6 +680,7 @@ class LegacySession:
         self.ended = anyio.Event()
         self.streams: dict[RequestId | None, MemoryObjectSendStream[bytes]] = {}
         self.background: MemoryObjectSendStream[bytes] | None = None
+        self.principal: Principal | None = None  # who opened it (with authorization)
         self._send_in, self._receive_in = anyio.create_memory_object_stream[bytes](math.inf)
 
     def stream_for(self, id: RequestId | None) -> MemoryObjectReceiveStream[bytes]:

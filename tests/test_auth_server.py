@@ -1,0 +1,393 @@
+"""The HTTP server as an OAuth resource server (`mcpio.auth`), through real uvicorns on loopback
+ports: an in-test authorization server (a Starlette app serving its metadata and JWKS; tokens
+minted with PyJWT and a generated RSA key) and our server with `auth=`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx
+import jwt
+import pytest
+import uvicorn
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from mcpio import Context, Server
+from mcpio.auth import JwtVerifier, Principal, ResourceServerAuth
+from tests.test_http_server import ACCEPT, free_port, headers_for, initialize, modern
+
+pytestmark = pytest.mark.anyio
+MODERN = "2026-07-28"
+READ, WRITE = "mcp:read", "mcp:write"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+server = Server("auth-demo", "1.0")
+
+
+@server.tool()
+async def whoami(ctx: Context) -> str:
+    principal = ctx.principal
+    assert principal is not None
+    return f"{principal.subject} {' '.join(sorted(principal.scopes))}"
+
+
+@server.tool()
+async def deploy() -> str:
+    return "deployed"
+
+
+@server.tool()
+async def confirm(ctx: Context) -> str:
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    await ctx.elicit("Sure?", schema, key="confirm")
+    assert ctx.principal is not None
+    return f"confirmed by {ctx.principal.subject}"
+
+
+@server.prompt()
+def greet() -> str:
+    return "hello"
+
+
+class Issuer:
+    """The authorization server's side that a resource server sees: metadata, JWKS, tokens."""
+
+    def __init__(self, port: int, audience: str) -> None:
+        self.url = f"http://127.0.0.1:{port}"
+        self.audience = audience  # the resource its tokens are for (RFC 8707)
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        jwk = RSAAlgorithm.to_jwk(self.key.public_key(), as_dict=True)
+        self.jwks = {"keys": [{**jwk, "kid": "k1", "alg": "RS256", "use": "sig"}]}
+        self.jwks_fetches = 0
+
+    def app(self) -> Starlette:
+        async def metadata(request: Request) -> JSONResponse:
+            return JSONResponse(
+                {
+                    "issuer": self.url,
+                    "jwks_uri": f"{self.url}/jwks",
+                    "authorization_endpoint": f"{self.url}/authorize",
+                    "token_endpoint": f"{self.url}/token",
+                }
+            )
+
+        async def jwks(request: Request) -> JSONResponse:
+            self.jwks_fetches += 1
+            return JSONResponse(self.jwks)
+
+        return Starlette(
+            routes=[
+                Route("/.well-known/oauth-authorization-server", metadata),
+                Route("/jwks", jwks),
+            ]
+        )
+
+    def token(self, subject: str = "alice", scope: str = READ, **claims: Any) -> str:
+        now = int(time.time())
+        body: dict[str, Any] = {
+            "iss": self.url,
+            "sub": subject,
+            "aud": claims.pop("aud", self.audience),
+            "iat": now,
+            "exp": now + 300,
+            "scope": scope,
+            "client_id": "test-client",
+            **claims,
+        }
+        body = {k: v for k, v in body.items() if v is not None}  # None: leave the claim out
+        return jwt.encode(body, self.key, algorithm="RS256", headers={"kid": "k1"})
+
+
+@dataclass
+class Stack:
+    issuer: Issuer
+    http: httpx.AsyncClient
+    resource: str
+
+
+async def _serve(app: Any, port: int, tasks: anyio.abc.TaskGroup) -> uvicorn.Server:
+    web = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    tasks.start_soon(web.serve)
+    while not web.started:
+        await anyio.sleep(0.01)
+    return web
+
+
+@asynccontextmanager
+async def stack(**auth_options: Any) -> AsyncIterator[Stack]:
+    issuer_port, port = free_port(), free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    issuer = Issuer(issuer_port, resource)
+    options: dict[str, Any] = {
+        "verifier": JwtVerifier(issuer=issuer.url, audience=resource),
+        "resource": resource,
+        "authorization_servers": [issuer.url],
+        "scopes_supported": [READ, WRITE, "mcp:prompts"],
+        "required_scopes": {
+            "*": [READ],
+            "tools/call:deploy": [WRITE],
+            "prompts/list": ["mcp:prompts"],
+        },
+        **auth_options,
+    }
+    app = server.http_app(auth=ResourceServerAuth(**options))
+    async with anyio.create_task_group() as tasks:
+        webs = [await _serve(issuer.app(), issuer_port, tasks), await _serve(app, port, tasks)]
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+            yield Stack(issuer, http, resource)
+        for web in webs:
+            web.should_exit = True
+
+
+async def post(
+    http: httpx.AsyncClient, frame: Any, token: str | None, **extra: str
+) -> httpx.Response:
+    enveloped = isinstance(frame, dict) and "_meta" in frame.get("params", {})
+    headers = (
+        headers_for(frame) if enveloped else {"content-type": "application/json", "accept": ACCEPT}
+    )
+    headers.update(extra)
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
+    return await http.post("/mcp", content=json.dumps(frame), headers=headers)
+
+
+def challenge(response: httpx.Response) -> dict[str, str]:
+    value = response.headers["www-authenticate"]
+    assert value.startswith("Bearer ")
+    return dict(
+        (k.strip(), v.strip('"')) for k, v in (p.split("=", 1) for p in value[7:].split(", "))
+    )
+
+
+@contextmanager
+def captured() -> Iterator[list[str]]:
+    """Every log line of every logger (uvicorn's own included), tracebacks too."""
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(logging.Formatter().format(record))
+
+    handler = Collect(logging.DEBUG)
+    loggers = [logging.getLogger(n) for n in ("", "uvicorn", "uvicorn.error", "uvicorn.access")]
+    saved = [(lg, lg.level) for lg in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
+    try:
+        yield lines
+    finally:
+        for logger, level in saved:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+
+
+async def test_metadata_and_no_token() -> None:
+    async with stack() as s:
+        metadata_url = f"{s.resource.removesuffix('/mcp')}/.well-known/oauth-protected-resource/mcp"
+        for path in (
+            "/.well-known/oauth-protected-resource",
+            "/.well-known/oauth-protected-resource/mcp",
+        ):
+            response = await s.http.get(path)
+            assert response.status_code == 200
+            assert response.json() == {
+                "resource": s.resource,
+                "authorization_servers": [s.issuer.url],
+                "bearer_methods_supported": ["header"],
+                "scopes_supported": [READ, WRITE, "mcp:prompts"],
+            }
+        # No token: 401 on every method of the endpoint, pointing at the metadata.
+        for response in (
+            await post(s.http, modern(1, "tools/call", name="whoami"), None),
+            await post(s.http, initialize(), None),
+            await s.http.get(
+                "/mcp", headers={"accept": "text/event-stream", "mcp-session-id": "x"}
+            ),
+            await s.http.delete("/mcp", headers={"mcp-session-id": "x"}),
+            await post(s.http, modern(2, "tools/list"), None, authorization="Basic dTpw"),
+        ):
+            assert response.status_code == 401
+            assert challenge(response) == {"resource_metadata": metadata_url, "scope": READ}
+            assert "error" not in response.json() or response.json()["error"]["code"] == -32600
+
+
+async def test_valid_tokens_in_both_eras() -> None:
+    async with stack() as s:
+        alice = s.issuer.token("alice", f"{READ} {WRITE}")
+        response = await post(s.http, modern(1, "tools/call", name="whoami"), alice)
+        assert response.status_code == 200, response.text
+        assert response.json()["result"]["content"][0]["text"] == f"alice {READ} {WRITE}"
+        response = await post(s.http, modern(2, "tools/call", name="deploy"), alice)
+        assert response.json()["result"]["content"][0]["text"] == "deployed"
+        # Legacy: initialize, then calls on the session, all with the token.
+        response = await post(s.http, initialize(), alice)
+        assert response.status_code == 200
+        session = {
+            "mcp-session-id": response.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        response = await post(
+            s.http, {"jsonrpc": "2.0", "method": "notifications/initialized"}, alice, **session
+        )
+        assert response.status_code == 202
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "whoami"}}
+        response = await post(s.http, call, alice, **session)
+        assert response.status_code == 200
+        assert response.json()["result"]["content"][0]["text"] == f"alice {READ} {WRITE}"
+        # The session is alice's: bob (a valid token) is told it does not exist; so is no token 401.
+        bob = s.issuer.token("bob", f"{READ} {WRITE}")
+        assert (await post(s.http, call, bob, **session)).status_code == 404
+        assert (await post(s.http, call, None, **session)).status_code == 401
+        assert (
+            await s.http.delete("/mcp", headers={**session, "authorization": f"Bearer {bob}"})
+        ).status_code == 404
+        assert (
+            await s.http.delete("/mcp", headers={**session, "authorization": f"Bearer {alice}"})
+        ).status_code == 200
+        assert s.issuer.jwks_fetches == 1  # the JWKS is cached
+
+
+async def test_invalid_tokens_are_refused_and_never_logged() -> None:
+    async with stack() as s:
+        other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        good = s.issuer.token()
+        head, body, signature = good.split(".")
+        flipped = signature[:10] + ("A" if signature[10] != "A" else "B") + signature[11:]
+        now = int(time.time())
+        bad = {
+            "expired": s.issuer.token(exp=now - 3600, iat=now - 7200),
+            "wrong audience": s.issuer.token(aud="http://127.0.0.1:1/other"),
+            "wrong issuer": s.issuer.token(iss="http://127.0.0.1:1"),
+            "tampered signature": f"{head}.{body}.{flipped}",
+            "tampered claims": f"{head}.{jwt.utils.base64url_encode(json.dumps({'sub': 'mallory', 'scope': WRITE}).encode()).decode()}.{signature}",
+            "another key": jwt.encode(
+                {"iss": s.issuer.url, "sub": "eve", "aud": s.resource, "exp": now + 60},
+                other,
+                algorithm="RS256",
+                headers={"kid": "k1"},
+            ),
+            "unknown key": jwt.encode(
+                {"iss": s.issuer.url, "sub": "eve", "aud": s.resource, "exp": now + 60},
+                other,
+                algorithm="RS256",
+                headers={"kid": "k9"},
+            ),
+            "symmetric": jwt.encode(
+                {"iss": s.issuer.url, "sub": "eve", "aud": s.resource, "exp": now + 60},
+                "a-shared-secret-of-32-bytes-long!",
+                algorithm="HS256",
+                headers={"kid": "k1"},
+            ),
+            "no subject": s.issuer.token(sub=None),
+            "garbage": "not-a-jwt",
+        }
+        with captured() as lines:
+            for why, token in bad.items():
+                for response in (
+                    await post(s.http, modern(1, "tools/call", name="whoami"), token),
+                    await post(s.http, initialize(), token),
+                ):
+                    assert response.status_code == 401, why
+                    assert challenge(response)["error"] == "invalid_token", why
+        assert sum("access token rejected" in line for line in lines) >= 2 * (len(bad) - 1)
+        for token in [*bad.values(), good]:
+            for part in token.split("."):
+                assert all(
+                    part not in line for line in lines if len(part) > 8
+                ), "a token was logged"
+
+
+async def test_insufficient_scope() -> None:
+    async with stack() as s:
+        reader = s.issuer.token("carol", READ)
+        response = await post(s.http, modern(1, "tools/call", name="deploy"), reader)
+        assert response.status_code == 403
+        assert challenge(response) == {
+            "error": "insufficient_scope",
+            "resource_metadata": f"http://{s.resource.split('/')[2]}/.well-known/oauth-protected-resource/mcp",
+            "scope": f"{READ} {WRITE}",
+        }
+        # Other tools are fine; a method-level scope is checked too; so is the "*" one.
+        assert (
+            await post(s.http, modern(2, "tools/call", name="whoami"), reader)
+        ).status_code == 200
+        response = await post(s.http, modern(3, "prompts/list"), reader)
+        assert response.status_code == 403 and challenge(response)["scope"] == f"mcp:prompts {READ}"
+        nothing = s.issuer.token("dave", "")
+        response = await post(s.http, modern(4, "tools/list"), nothing)
+        assert response.status_code == 403 and challenge(response)["scope"] == READ
+        # Legacy: the same per tool, on the session's POST.
+        response = await post(s.http, initialize(), reader)
+        session = {
+            "mcp-session-id": response.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "deploy"}}
+        response = await post(s.http, call, reader, **session)
+        assert response.status_code == 403 and challenge(response)["error"] == "insufficient_scope"
+        writer = s.issuer.token("carol", f"{READ} {WRITE}")  # step-up: same subject, more scopes
+        response = await post(s.http, call, writer, **session)
+        assert response.json()["result"]["content"][0]["text"] == "deployed"
+
+
+async def test_request_state_is_bound_to_the_principal() -> None:
+    async with stack() as s:
+        alice, bob = s.issuer.token("alice"), s.issuer.token("bob")
+        frame = modern(1, "tools/call", name="confirm")
+        frame["params"]["_meta"] = {
+            **frame["params"]["_meta"],
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        }
+        first = (await post(s.http, frame, alice)).json()["result"]
+        assert first["resultType"] == "input_required"
+        retry = json.loads(json.dumps(frame))
+        retry["params"]["requestState"] = first["requestState"]
+        retry["params"]["inputResponses"] = {
+            "confirm": {"action": "accept", "content": {"ok": True}}
+        }
+        response = await post(s.http, retry, bob)
+        assert response.status_code == 400
+        error = response.json()["error"]
+        assert error["code"] == -32602 and "another principal" in error["message"]
+        response = await post(s.http, retry, alice)
+        assert response.json()["result"]["content"][0]["text"] == "confirmed by alice"
+
+
+async def test_custom_verifier_and_unreachable_keys() -> None:
+    tokens = {"opaque-1": Principal("svc", frozenset({READ}), {"client_id": "svc"})}
+
+    async def lookup(token: str) -> Principal | None:
+        return tokens.get(token)
+
+    async with stack(verifier=lookup) as s:
+        response = await post(s.http, modern(1, "tools/call", name="whoami"), "opaque-1")
+        assert response.json()["result"]["content"][0]["text"] == f"svc {READ}"
+        response = await post(s.http, modern(2, "tools/call", name="whoami"), "opaque-2")
+        assert response.status_code == 401 and challenge(response)["error"] == "invalid_token"
+    closed = f"http://127.0.0.1:{free_port()}/jwks"
+    async with stack(
+        verifier=JwtVerifier(issuer="x", audience="y", jwks_uri=closed, timeout=2)
+    ) as s:
+        response = await post(s.http, modern(1, "tools/list"), s.issuer.token())
+        assert response.status_code == 503  # not the client's fault: no invalid_token
+    with pytest.raises(ValueError):
+        JwtVerifier(issuer="x", audience="y", algorithms=["HS256"])
