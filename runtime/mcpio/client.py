@@ -1,7 +1,8 @@
 """The client: typed calls in the public (latest revision's) models, whatever the server speaks.
 
 `mode="auto"` probes with `server/discover` and falls back to the legacy `initialize` handshake
-on any error other than an unsupported-version answer that names a modern revision we share;
+on any error other than an unsupported-version answer that names a modern revision we share
+(or, with `auth`, a refused authorization);
 `"legacy"` goes straight to `initialize`; a revision string speaks exactly that revision.
 What a server may ask of the client (elicitation, sampling, roots) goes to the callbacks, in
 both eras: as server->client requests on a legacy session, as `input_required` rounds (answered,
@@ -33,6 +34,7 @@ from mcpio.transports import Transport
 
 if TYPE_CHECKING:
     from mcpio.server import Server
+    from mcpio.transports.http_client import Auth
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ProtocolError
 
@@ -100,6 +102,7 @@ class Client:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         stderr: Any = None,
+        auth: Auth | None = None,
     ) -> None:
         if mode not in ("auto", "legacy", *mcp_wire.REVISIONS):
             raise ValueError(
@@ -116,6 +119,7 @@ class Client:
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self._spawn = {"env": env, "cwd": cwd, "stderr": stderr}
+        self._auth = auth
         self.codec: Codec | None = None
         self.revision: str | None = None
         self.server_info: pub.Implementation | None = None
@@ -178,7 +182,7 @@ class Client:
         if isinstance(target, str) and target.startswith(("http://", "https://")):
             from mcpio.transports.http_client import HttpTransport
 
-            return await self._stack.enter_async_context(HttpTransport(target))
+            return await self._stack.enter_async_context(HttpTransport(target, auth=self._auth))
         if isinstance(target, str) or not isinstance(target, Sequence):
             if hasattr(target, "receive") and hasattr(target, "send"):
                 return cast(Transport, target)
@@ -209,6 +213,11 @@ class Client:
                 self._use(shared[-1])
                 await self._probe()
                 return
+            status = data.get("status")  # pyright: ignore[reportUnknownMemberType]
+            if self._auth is not None and (
+                status in (401, 403) or exc.message.startswith("authorization failed")
+            ):
+                raise  # the server wants authorization we could not get: not an old server
             await self._initialize(LEGACY[-1], exact=False)
         except RequestTimeout:
             await self._initialize(LEGACY[-1], exact=False)

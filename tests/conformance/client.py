@@ -14,7 +14,14 @@ Connection: a 2026-07-28 run uses `mode="auto"` (a `server/discover` probe that 
 unsupported-version answer naming a revision we share, which is what request-metadata checks)
 and asserts that no fallback to `initialize` happened; an older run uses `mode="legacy"`
 (`initialize`, accepting the server's counter-offer: sse-retry's server answers 2025-03-26).
-The auth scenarios are not handled (mcpio has no OAuth yet): they exit 1.
+The auth scenarios (`auth/...`) connect with `auth=OAuth(...)` (mcpio.auth_client): the
+browser step is an HTTP GET of the authorization URL whose redirect (the mock authorization
+server answers at once) is read for its code, state and iss. Client identification as the
+scenario sets it up: pre-registered credentials from MCP_CONFORMANCE_CONTEXT, the suite's
+Client ID Metadata Document URL where the server supports it, else dynamic registration; the
+client-credentials scenarios use that grant. Scenarios whose right outcome is a refusal
+(`REFUSALS`) pass when the client refuses (an `authorization failed` or HTTP 403 error) and fail
+when it went through.
 """
 
 from __future__ import annotations
@@ -27,12 +34,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import httpx
 from pydantic import BaseModel
 
-from mcpio import Client
+from mcpio import Client, McpError
+from mcpio.auth_client import OAuth, Redirect
 
 MODERN = "2026-07-28"
 TIMEOUT = 20.0  # the runner kills the client after 30 s
+CIMD_URL = "https://conformance-test.local/client-metadata.json"  # the suite's fixed CIMD URL
+REDIRECT_URI = "http://127.0.0.1:3000/callback"
+# Auth scenarios where the right client refuses to go on (the suite allows the client's error).
+REFUSALS = frozenset(
+    {
+        "auth/scope-retry-limit",
+        "auth/resource-mismatch",
+        "auth/iss-supported-missing",
+        "auth/iss-wrong-issuer",
+        "auth/iss-unexpected",
+        "auth/iss-normalized",
+        "auth/metadata-issuer-mismatch",
+    }
+)
 
 
 def dump(value: Any) -> Any:
@@ -94,6 +117,25 @@ class Run:
             "stopReason": "endTurn",
         }
 
+    def auth(self) -> OAuth | None:
+        if not self.scenario.startswith("auth/"):
+            return None
+        context = self.context
+        if self.scenario.startswith("auth/client-credentials"):
+            return OAuth(
+                grant="client_credentials",
+                client_id=context.get("client_id"),
+                client_secret=context.get("client_secret"),
+            )
+        return OAuth(
+            redirect=follow_authorization,
+            redirect_uri=REDIRECT_URI,
+            client_id=context.get("client_id"),
+            client_secret=context.get("client_secret"),
+            client_metadata_url=CIMD_URL,
+            client_name="mcpio-conformance-client",
+        )
+
     def client(self) -> Client:
         mode = "auto" if self.revision >= MODERN else "legacy"
         return Client(
@@ -106,7 +148,17 @@ class Run:
             roots=[{"uri": "file:///tmp/mcpio-conformance", "name": "conformance"}],
             timeout=TIMEOUT,
             probe_timeout=TIMEOUT,
+            auth=self.auth(),
         )
+
+
+async def follow_authorization(url: str) -> Redirect:
+    """The user's browser: GET the authorization URL, read where its redirect goes."""
+    async with httpx.AsyncClient(follow_redirects=False, timeout=TIMEOUT) as http:
+        response = await http.get(url)
+    location = response.headers.get("location")
+    expect(response.is_redirect and location is not None, f"no redirect: {response.status_code}")
+    return Redirect.from_url(str(location))
 
 
 def sample_value(prop: Mapping[str, Any]) -> Any:
@@ -258,11 +310,32 @@ async def schema_preservation(client: Client, run: Run) -> None:
     text_of(await client.call_tool("json_schema_echo", {"schema": schema}))
 
 
+async def protected_tool(client: Client, run: Run) -> None:
+    tools = {tool.name for tool in (await client.list_tools()).tools}
+    expect("test-tool" in tools, f"test-tool not listed: {sorted(tools)}")
+    text = text_of(await client.call_tool("test-tool", {}))
+    expect(text == "test", f"unexpected answer: {text!r}")
+
+
 # ---------------------------------------------------------------------- main
 
 
 async def perform(run: Run) -> None:
-    action = SCENARIOS[run.scenario]
+    action = SCENARIOS.get(run.scenario, protected_tool)
+    if run.scenario in REFUSALS:
+        try:
+            await connect_and(run, action)
+        except McpError as exc:
+            data = exc.data if isinstance(exc.data, dict) else {}
+            refused = "authorization failed" in str(exc) or data.get("status") == 403
+            expect(refused, f"failed, but not by refusing: {exc}")
+            print(f"{run.scenario}: refused as expected: {exc}", file=sys.stderr)
+            return
+        raise AssertionError("the client went through where it should have refused")
+    await connect_and(run, action)
+
+
+async def connect_and(run: Run, action: Scenario) -> None:
     async with run.client() as client:
         if run.revision >= MODERN:
             expect(client.revision == run.revision, f"negotiated {client.revision}")
@@ -274,7 +347,7 @@ def main(argv: list[str]) -> int:
     if len(argv) < 2 or not name:
         print("usage: MCP_CONFORMANCE_SCENARIO=<name> client.py <server-url>", file=sys.stderr)
         return 2
-    if name not in SCENARIOS:
+    if name not in SCENARIOS and not name.startswith("auth/"):
         print(f"scenario {name!r} is not supported by this client", file=sys.stderr)
         return 1
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")

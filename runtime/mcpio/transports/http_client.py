@@ -33,6 +33,11 @@ that ends early) puts a JSON-RPC error response with the request's id into the i
     no HTTP exchange at all (refused, reset, timed out, stream ended early): -32000.
 
 `data` then carries `{"status": <HTTP status>}` where there was one.
+
+Authorization: `HttpTransport(url, auth=...)` takes an `Auth` (`mcpio.auth_client.OAuth` is
+one): its headers go on every HTTP request, and a 401 or 403 is handed to it; when it has run
+its flow (a new token) the request is sent once more. A flow that fails settles the request
+with -32600 and the reason.
 """
 
 from __future__ import annotations
@@ -45,13 +50,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.abc
 import httpx
 import pydantic_core
 
+from mcpio.auth_client import AuthError
 from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import envelope_version
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
@@ -307,6 +313,29 @@ class _TooLarge(Exception):
     pass
 
 
+class Auth(Protocol):
+    """What the transport asks of an auth object (see `mcpio.auth_client.OAuth`)."""
+
+    async def headers(self, url: httpx.URL, http: httpx.AsyncClient) -> dict[str, str]:
+        """Headers for a request to `url` (`Authorization`)."""
+        ...
+
+    async def challenge(
+        self,
+        url: httpx.URL,
+        response: httpx.Response,
+        sent: Mapping[str, str],
+        http: httpx.AsyncClient,
+    ) -> bool:
+        """A 401 or 403 answered a request sent with the headers `sent`: True to send it again
+        (with fresh `headers`). Raises `AuthError` when the flow fails."""
+        ...
+
+    def succeeded(self) -> None:
+        """A request went through."""
+        ...
+
+
 @dataclass
 class _Post:
     """A request in flight: its POST's cancel scope and how it ended."""
@@ -329,7 +358,8 @@ class HttpTransport:
     """A `Transport` over Streamable HTTP (and 2024-11-05 HTTP+SSE) to the MCP endpoint `url`.
 
     Use it as an async context manager (it runs a task per POST); `Client("http://...")` does.
-    `headers` go on every HTTP request (for example `Authorization`)."""
+    `headers` go on every HTTP request (for example a fixed `Authorization`); `auth` runs an
+    authorization flow when the server asks for one (`mcpio.auth_client.OAuth`)."""
 
     def __init__(
         self,
@@ -340,8 +370,10 @@ class HttpTransport:
         timeout: float = 30.0,
         endpoint_timeout: float = 10.0,
         max_bytes: int = MAX_MESSAGE_BYTES,
+        auth: Auth | None = None,
     ) -> None:
         self.url = httpx.URL(url)
+        self.auth = auth
         if self.url.scheme not in ("http", "https") or not self.url.host:
             raise ValueError(f"not an http(s) URL: {url!r}")
         self._extra = dict(headers or {})
@@ -404,7 +436,10 @@ class HttpTransport:
         if self.session_id is not None and self.era == "legacy" and self._http is not None:
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._timeout):
                 try:
-                    response = await self._http.delete(self.url, headers=self._legacy_headers())
+                    headers = self._legacy_headers()
+                    if self.auth is not None:
+                        headers.update(await self.auth.headers(self.url, self._http))
+                    response = await self._http.delete(self.url, headers=headers)
                     if response.status_code not in (200, 202, 204, 404, 405):
                         log.debug("DELETE of the session: HTTP %s", response.status_code)
                 except httpx.HTTPError as exc:
@@ -574,9 +609,25 @@ class HttpTransport:
         if http is None:
             raise httpx.TransportError("the transport is not open")
         hops = 0
+        retried = False
         while True:
-            request = http.build_request(method, url, headers=headers, content=content)
+            sent = headers
+            if self.auth is not None:
+                sent = {**headers, **await self.auth.headers(url, http)}
+            request = http.build_request(method, url, headers=sent, content=content)
             response = await http.send(request, stream=True)
+            if self.auth is not None and response.status_code in (401, 403) and not retried:
+                try:
+                    again = await self.auth.challenge(self.url, response, sent, http)
+                except BaseException:
+                    await response.aclose()
+                    raise
+                if again:
+                    await response.aclose()
+                    retried = True
+                    continue
+            elif self.auth is not None and response.is_success and "Authorization" in sent:
+                self.auth.succeeded()
             location = response.headers.get("location")
             if response.status_code not in (307, 308) or location is None or hops >= MAX_REDIRECTS:
                 break
@@ -634,6 +685,8 @@ class HttpTransport:
                     await self._request_streamable(id, data, headers, post)
         except _TooLarge:
             self._settle(id, post, INVALID_REQUEST, self._too_large())
+        except AuthError as exc:
+            self._settle(id, post, INVALID_REQUEST, f"authorization failed: {exc}")
         except (httpx.HTTPError, OSError) as exc:
             self._settle(id, post, CONNECTION_FAILED, f"HTTP request failed: {_describe(exc)}")
         except Exception as exc:  # no failure may leave a request unsettled or a traceback out
@@ -763,7 +816,7 @@ class HttpTransport:
                             return
                         new_id, new_retry = await self._read_events(response, None, None)
                         retry = new_retry if new_retry is not None else retry
-                except (httpx.HTTPError, OSError) as exc:
+                except (httpx.HTTPError, OSError, AuthError) as exc:
                     log.debug("the GET stream failed: %s", _describe(exc))
                 idle = 0 if new_id not in (None, last_id) else idle + 1
                 last_id = new_id or last_id
@@ -814,7 +867,7 @@ class HttpTransport:
                                 )
                             elif event.event == "message" and event.data.strip():
                                 self._deliver(event.data.encode())
-        except (httpx.HTTPError, OSError) as exc:
+        except (httpx.HTTPError, OSError, AuthError) as exc:
             log.debug("the SSE stream failed: %s", _describe(exc))
         finally:
             ready.set()
@@ -972,6 +1025,7 @@ def _describe(exc: BaseException) -> str:
 
 __all__ = [
     "CONNECTION_FAILED",
+    "Auth",
     "HttpTransport",
     "SseEvent",
     "SseParser",

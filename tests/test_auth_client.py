@@ -1,0 +1,445 @@
+"""The OAuth client (mcpio.auth_client) against a tiny Starlette mock on 127.0.0.1: a protected
+MCP endpoint (our own Server behind a bearer check), its protected-resource metadata, and an
+authorization server (metadata, /authorize that redirects at once, /token, /register), each
+piece placed where a test wants it. Every request the mock sees is recorded, so the tests check
+the discovery order and what went to the token endpoint."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import socket
+import stat
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import anyio
+import httpx
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from mcpio import Client, McpError, Server
+from mcpio.auth_client import (
+    AuthError,
+    ClientInfo,
+    FileTokenStore,
+    MemoryTokenStore,
+    OAuth,
+    Redirect,
+    Tokens,
+    parse_www_authenticate,
+    pkce_pair,
+    s256,
+)
+
+pytestmark = pytest.mark.anyio
+DEADLINE = 30
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# ---------------------------------------------------------------------- PKCE, challenges
+
+
+def test_pkce_s256() -> None:
+    verifier, challenge = pkce_pair()
+    # computed the way the conformance suite's authorization server checks it
+    digest = base64.b64encode(hashlib.sha256(verifier.encode()).digest()).decode()
+    assert challenge == digest.replace("+", "-").replace("/", "_").rstrip("=")
+    assert len(verifier) == 43 and set(verifier) <= set(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    )
+    assert challenge == s256(verifier) and "=" not in challenge
+    assert pkce_pair()[0] != verifier
+
+
+def test_www_authenticate() -> None:
+    header = (
+        'Bearer error="insufficient_scope", scope="a b", '
+        'resource_metadata="http://x/.well-known/oauth-protected-resource/mcp", realm=mcp'
+    )
+    assert parse_www_authenticate(header) == {
+        "error": "insufficient_scope",
+        "scope": "a b",
+        "resource_metadata": "http://x/.well-known/oauth-protected-resource/mcp",
+        "realm": "mcp",
+    }
+    assert parse_www_authenticate('Basic realm="x"') == {}
+    assert parse_www_authenticate('Basic realm="x", Bearer scope="s"') == {"scope": "s"}
+
+
+# ---------------------------------------------------------------------- token stores
+
+
+async def test_token_store_round_trip(tmp_path: Path) -> None:
+    tokens = Tokens("at", "Bearer", "rt", time.time() + 60, "a b", "http://as")
+    client = ClientInfo("id", "secret", "client_secret_post")
+    path = tmp_path / "auth" / "tokens.json"
+    for store in (MemoryTokenStore(), FileTokenStore(path)):
+        assert await store.get_tokens("http://r/mcp") is None
+        await store.set_tokens("http://r/mcp", tokens)
+        await store.set_client("http://as", client)
+        assert await store.get_tokens("http://r/mcp") == tokens
+        assert await store.get_client("http://as") == client
+        assert await store.get_client("http://other") is None
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    again = FileTokenStore(path)  # a new process reads what the last one wrote
+    assert await again.get_tokens("http://r/mcp") == tokens
+    await again.set_tokens("http://r/mcp", None)
+    assert await FileTokenStore(path).get_tokens("http://r/mcp") is None
+    assert await FileTokenStore(path).get_client("http://as") == client
+
+
+# ---------------------------------------------------------------------- the mock
+
+
+@dataclass
+class Mock:
+    """Where each document lives (None: nowhere) and how the endpoint treats tokens."""
+
+    prm_paths: tuple[str, ...] = ("/.well-known/oauth-protected-resource/mcp",)
+    prm_in_challenge: bool = True
+    as_prefix: str = ""
+    as_metadata_path: str = "/.well-known/oauth-authorization-server"
+    resource: str | None = None  # default: the endpoint's URL
+    issuer: str | None = None  # default: the AS URL
+    challenge_scope: str | None = "mcp:read"
+    scopes_supported: list[str] | None = None
+    auth_methods: list[str] = field(default_factory=lambda: ["none"])
+    always_forbidden: bool = False  # 403 insufficient_scope to every token
+    refresh_tokens: bool = True
+    expires_in: int = 3600
+    port: int = 0
+    seen: list[str] = field(default_factory=list[str])
+    authorizations: list[dict[str, str]] = field(default_factory=list[dict[str, str]])
+    token_requests: list[tuple[dict[str, str], str | None]] = field(
+        default_factory=list[tuple[dict[str, str], str | None]]
+    )
+    registrations: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    issued: set[str] = field(default_factory=set[str])
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/mcp"
+
+    @property
+    def as_url(self) -> str:
+        return f"{self.base}{self.as_prefix}"
+
+    def app(self, mcp: Any) -> Callable[..., Awaitable[None]]:
+        async def prm(request: Request) -> Response:
+            body: dict[str, Any] = {
+                "resource": self.resource or self.url,
+                "authorization_servers": [self.as_url],
+            }
+            if self.scopes_supported is not None:
+                body["scopes_supported"] = self.scopes_supported
+            return JSONResponse(body)
+
+        async def metadata(request: Request) -> Response:
+            return JSONResponse(
+                {
+                    "issuer": self.issuer or self.as_url,
+                    "authorization_endpoint": f"{self.as_url}/authorize",
+                    "token_endpoint": f"{self.as_url}/token",
+                    "registration_endpoint": f"{self.as_url}/register",
+                    "response_types_supported": ["code"],
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": self.auth_methods,
+                    "authorization_response_iss_parameter_supported": True,
+                }
+            )
+
+        async def authorize(request: Request) -> Response:
+            query = dict(request.query_params)
+            self.authorizations.append(query)
+            target = (
+                query["redirect_uri"]
+                + "?"
+                + urlencode(
+                    {
+                        "code": "code-1",
+                        "state": query.get("state", ""),
+                        "iss": self.issuer or self.as_url,
+                    }
+                )
+            )
+            return RedirectResponse(target, status_code=302)
+
+        async def token(request: Request) -> Response:
+            form = {k: str(v) for k, v in (await request.form()).items()}
+            self.token_requests.append((form, request.headers.get("authorization")))
+            grant = form.get("grant_type")
+            if grant == "refresh_token" and form.get("refresh_token") != "refresh-1":
+                return JSONResponse({"error": "invalid_grant"}, status_code=400)
+            access = f"token-{len(self.token_requests)}"
+            self.issued.add(access)
+            body: dict[str, Any] = {
+                "access_token": access,
+                "token_type": "Bearer",
+                "expires_in": self.expires_in,
+            }
+            if self.refresh_tokens and grant != "client_credentials":
+                body["refresh_token"] = "refresh-1"
+            return JSONResponse(body)
+
+        async def register(request: Request) -> Response:
+            body = await request.json()
+            self.registrations.append(body)
+            return JSONResponse(
+                {"client_id": "dcr-client", **body, "token_endpoint_auth_method": "none"},
+                status_code=201,
+            )
+
+        routes = [Route(path, prm) for path in self.prm_paths]
+        routes += [
+            Route(self.as_metadata_path, metadata),
+            Route(f"{self.as_prefix}/authorize", authorize),
+            Route(f"{self.as_prefix}/token", token, methods=["POST"]),
+            Route(f"{self.as_prefix}/register", register, methods=["POST"]),
+        ]
+        documents = Starlette(routes=routes)
+
+        async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                return await documents(scope, receive, send)
+            self.seen.append(f"{scope['method']} {scope['path']}")
+            if scope["path"] != "/mcp":
+                return await documents(scope, receive, send)
+            headers = dict((k.decode(), v.decode()) for k, v in scope["headers"])
+            bearer = headers.get("authorization", "").removeprefix("Bearer ")
+            challenge = ["Bearer"]
+            if self.prm_in_challenge:
+                prm_url = f"{self.base}{self.prm_paths[0]}" if self.prm_paths else ""
+                challenge.append(f'resource_metadata="{prm_url}"')
+            if bearer not in self.issued:
+                if self.challenge_scope:
+                    challenge.append(f'scope="{self.challenge_scope}"')
+                response: Response = JSONResponse(
+                    {"error": "invalid_token"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": ", ".join(challenge)},
+                )
+                return await response(scope, receive, send)
+            if self.always_forbidden:
+                challenge += ['error="insufficient_scope"', 'scope="mcp:admin"']
+                response = JSONResponse(
+                    {"error": "insufficient_scope"},
+                    status_code=403,
+                    headers={"WWW-Authenticate": ", ".join(challenge)},
+                )
+                return await response(scope, receive, send)
+            await mcp(scope, receive, send)
+
+        return app
+
+
+def tool_server() -> Server:
+    server = Server("protected", "1.0")
+
+    @server.tool()
+    async def add(a: int, b: int) -> str:
+        """Adds."""
+        return str(a + b)
+
+    return server
+
+
+@asynccontextmanager
+async def serving(mock: Mock) -> AsyncIterator[Mock]:
+    mock.port = free_port()
+    config = uvicorn.Config(
+        mock.app(tool_server().http_app()), host="127.0.0.1", port=mock.port, log_level="warning"
+    )
+    web = uvicorn.Server(config)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(web.serve)
+        while not web.started:
+            await anyio.sleep(0.01)
+        try:
+            yield mock
+        finally:
+            web.should_exit = True
+
+
+async def browser(url: str) -> Redirect:
+    """The user's browser: follow the authorization URL to its redirect."""
+    async with httpx.AsyncClient(follow_redirects=False) as http:
+        response = await http.get(url)
+    return Redirect.from_url(response.headers["location"])
+
+
+def well_known(mock: Mock) -> list[str]:
+    return [line for line in mock.seen if "/.well-known/" in line]
+
+
+# ---------------------------------------------------------------------- discovery
+
+
+async def test_discovery_from_the_challenge() -> None:
+    with anyio.fail_after(DEADLINE):
+        async with serving(Mock()) as mock, httpx.AsyncClient() as http:
+            oauth = OAuth(redirect=browser)
+            prm = f"{mock.base}/.well-known/oauth-protected-resource/mcp"
+            found = await oauth.discover(http, httpx.URL(mock.url), prm)
+    assert found.issuer == mock.as_url and found.resource == mock.url
+    assert well_known(mock) == [
+        "GET /.well-known/oauth-protected-resource/mcp",
+        "GET /.well-known/oauth-authorization-server",
+    ]
+
+
+async def test_discovery_fallbacks() -> None:
+    # No resource_metadata: the path-aware PRM (absent), then the root one; an AS with a path:
+    # RFC 8414 path-aware, OIDC path-aware, then OIDC under the path (found there).
+    mock = Mock(
+        prm_paths=("/.well-known/oauth-protected-resource",),
+        prm_in_challenge=False,
+        as_prefix="/tenant1",
+        as_metadata_path="/tenant1/.well-known/openid-configuration",
+    )
+    with anyio.fail_after(DEADLINE):
+        async with serving(mock), httpx.AsyncClient() as http:
+            mock.resource = mock.base  # the whole origin is the protected resource
+            found = await OAuth(redirect=browser).discover(http, httpx.URL(mock.url))
+    assert found.issuer == f"{mock.base}/tenant1" and found.resource == mock.base
+    assert well_known(mock) == [
+        "GET /.well-known/oauth-protected-resource/mcp",
+        "GET /.well-known/oauth-protected-resource",
+        "GET /.well-known/oauth-authorization-server/tenant1",
+        "GET /.well-known/openid-configuration/tenant1",
+        "GET /tenant1/.well-known/openid-configuration",
+    ]
+
+
+async def test_discovery_without_metadata_uses_the_origin() -> None:
+    # A 2025-03-26 server: no PRM anywhere, no AS metadata: the origin's default endpoints.
+    mock = Mock(prm_paths=(), prm_in_challenge=False, as_metadata_path="/nowhere")
+    with anyio.fail_after(DEADLINE):
+        async with serving(mock), httpx.AsyncClient() as http:
+            found = await OAuth(redirect=browser).discover(http, httpx.URL(mock.url))
+    assert found.issuer == mock.base
+    assert found.metadata["token_endpoint"] == f"{mock.base}/token"
+    assert well_known(mock) == [
+        "GET /.well-known/oauth-protected-resource/mcp",
+        "GET /.well-known/oauth-protected-resource",
+        "GET /.well-known/oauth-authorization-server",
+        "GET /.well-known/openid-configuration",
+    ]
+
+
+async def test_discovery_refuses_a_foreign_resource_or_issuer() -> None:
+    with anyio.fail_after(DEADLINE):
+        async with serving(Mock(resource="https://evil.example.com/mcp")) as mock:
+            async with httpx.AsyncClient() as http:
+                with pytest.raises(AuthError, match="evil.example.com"):
+                    await OAuth(redirect=browser).discover(http, httpx.URL(mock.url))
+        async with serving(Mock(issuer="https://attacker.example.com")) as mock:
+            async with httpx.AsyncClient() as http:
+                with pytest.raises(AuthError, match="attacker"):
+                    await OAuth(redirect=browser).discover(http, httpx.URL(mock.url))
+
+
+# ---------------------------------------------------------------------- whole flows
+
+
+async def test_authorization_code_flow_and_refresh() -> None:
+    store = MemoryTokenStore()
+    with anyio.fail_after(DEADLINE):
+        async with serving(Mock(scopes_supported=["mcp:read", "mcp:write"])) as mock:
+            oauth = OAuth(redirect=browser, store=store, redirect_uri="http://127.0.0.1:9/cb")
+            async with Client(mock.url, auth=oauth, timeout=10) as client:
+                result = await client.call_tool("add", {"a": 2, "b": 3})
+                assert result.content[0].text == "5"  # type: ignore[union-attr]
+                # the token is about to expire: the next request refreshes it first
+                tokens = await store.get_tokens(mock.url)
+                assert tokens is not None and tokens.refresh_token == "refresh-1"
+                tokens.expires_at = time.time()
+                await client.list_tools()
+    assert len(mock.authorizations) == 1 and len(mock.registrations) == 1
+    authorization = mock.authorizations[0]
+    assert authorization["code_challenge_method"] == "S256"
+    assert authorization["scope"] == "mcp:read"  # from the challenge
+    assert authorization["resource"] == mock.url
+    assert authorization["client_id"] == "dcr-client"
+    assert mock.registrations[0]["redirect_uris"] == ["http://127.0.0.1:9/cb"]
+    grants = [form["grant_type"] for form, _ in mock.token_requests]
+    assert grants == ["authorization_code", "refresh_token"]
+    first, _ = mock.token_requests[0]
+    assert s256(first["code_verifier"]) == authorization["code_challenge"]
+    assert first["resource"] == mock.url and first["client_id"] == "dcr-client"
+
+
+async def test_step_up_retry_limit() -> None:
+    attempts: list[str] = []
+
+    async def counting_browser(url: str) -> Redirect:
+        attempts.append(dict(parse_qsl(urlsplit(url).query)).get("scope", ""))
+        return await browser(url)
+
+    with anyio.fail_after(DEADLINE):
+        async with serving(Mock(always_forbidden=True)) as mock:
+            oauth = OAuth(redirect=counting_browser, max_step_ups=2)
+            with pytest.raises(McpError) as raised:
+                async with Client(mock.url, auth=oauth, mode="legacy", timeout=10) as client:
+                    for _ in range(5):
+                        try:
+                            await client.list_tools()
+                        except McpError:
+                            pass
+                    await client.list_tools()
+    assert isinstance(raised.value.data, dict) and raised.value.data.get("status") in (401, 403)
+    # one authorization for the 401, then at most two step-ups, each asking for the union
+    assert 1 <= len(attempts) <= 3, attempts
+    assert attempts[0] == "mcp:read"
+    assert all(set(a.split()) == {"mcp:read", "mcp:admin"} for a in attempts[1:])
+
+
+async def test_client_credentials() -> None:
+    mock = Mock(auth_methods=["client_secret_basic"], challenge_scope=None)
+    with anyio.fail_after(DEADLINE):
+        async with serving(mock):
+            oauth = OAuth(grant="client_credentials", client_id="machine", client_secret="s3cret")
+            async with Client(mock.url, auth=oauth, timeout=10) as client:
+                await client.list_tools()
+    assert mock.authorizations == [] and mock.registrations == []
+    [(form, authorization)] = mock.token_requests
+    assert form["grant_type"] == "client_credentials" and form["resource"] == mock.url
+    assert "client_secret" not in form
+    assert authorization == "Basic " + base64.b64encode(b"machine:s3cret").decode()
+
+
+async def test_client_secret_post_for_a_pre_registered_client() -> None:
+    mock = Mock(auth_methods=["client_secret_post"])
+    with anyio.fail_after(DEADLINE):
+        async with serving(mock):
+            oauth = OAuth(redirect=browser, client_id="pre", client_secret="pw")
+            async with Client(mock.url, auth=oauth, timeout=10) as client:
+                await client.list_tools()
+    assert mock.registrations == []
+    [(form, authorization)] = mock.token_requests
+    assert authorization is None
+    assert form["client_id"] == "pre" and form["client_secret"] == "pw"
