@@ -257,6 +257,12 @@ async def test_valid_tokens_in_both_eras() -> None:
         bob = s.issuer.token("bob", f"{READ} {WRITE}")
         assert (await post(s.http, call, bob, **session)).status_code == 404
         assert (await post(s.http, call, None, **session)).status_code == 401
+        # The session's GET stream: its owner's, with the "*" scope; nobody else's.
+        stream = {**session, "accept": "text/event-stream"}
+        for token, status in ((bob, 404), (s.issuer.token("alice", ""), 403), (alice, 200)):
+            headers = {**stream, "authorization": f"Bearer {token}"}
+            async with s.http.stream("GET", "/mcp", headers=headers) as response:
+                assert response.status_code == status
         assert (
             await s.http.delete("/mcp", headers={**session, "authorization": f"Bearer {bob}"})
         ).status_code == 404
