@@ -443,3 +443,49 @@ async def test_client_secret_post_for_a_pre_registered_client() -> None:
     [(form, authorization)] = mock.token_requests
     assert authorization is None
     assert form["client_id"] == "pre" and form["client_secret"] == "pw"
+
+
+async def test_the_redirect_is_checked() -> None:
+    """A forged state, a foreign iss, a missing iss the AS advertises, an error: no token
+    request, and the call fails with the reason."""
+
+    def tampered(**changes: str | None) -> Callable[[str], Awaitable[Redirect]]:
+        async def handler(url: str) -> Redirect:
+            redirect = await browser(url)
+            for name, value in changes.items():
+                setattr(redirect, name, value)
+            return redirect
+
+        return handler
+
+    cases = {
+        "state": tampered(state="forged"),
+        "iss": tampered(iss="https://evil.example.com"),
+        "lacks the iss": tampered(iss=None),
+        "access_denied": tampered(error="access_denied", code=None),
+    }
+    for reason, handler in cases.items():
+        with anyio.fail_after(DEADLINE):
+            async with serving(Mock()) as mock:
+                with pytest.raises(McpError, match="authorization failed") as raised:
+                    async with Client(mock.url, auth=OAuth(redirect=handler), timeout=10):
+                        pass
+        assert reason in str(raised.value)
+        assert mock.token_requests == [] and len(mock.authorizations) == 1
+
+
+async def test_concurrent_401s_run_one_flow() -> None:
+    with anyio.fail_after(DEADLINE):
+        async with serving(Mock()) as mock:
+            oauth = OAuth(redirect=browser)
+            async with Client(mock.url, auth=oauth, timeout=10) as client:
+                await oauth.store.set_tokens(mock.url, None)  # forget the token: all 401 again
+                async with anyio.create_task_group() as tasks:
+                    for n in range(5):
+                        tasks.start_soon(client.call_tool, "add", {"a": n, "b": 1})
+    # one flow at connection time, one for the five calls that met a 401 together
+    assert len(mock.authorizations) == 2, mock.authorizations
+
+
+def test_file_store_expands_the_home_directory() -> None:
+    assert FileTokenStore("~/tokens.json").path == Path.home() / "tokens.json"

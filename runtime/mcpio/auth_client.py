@@ -169,7 +169,7 @@ class FileTokenStore:
     """One JSON file (created with mode 0600), rewritten atomically on every change."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
 
     def _load(self) -> dict[str, dict[str, Any]]:
         try:

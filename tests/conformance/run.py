@@ -15,7 +15,9 @@ included, run one by one against `tests/conformance/client.py` (an `mcpio.Client
 `conformance client --command ... --scenario <name> --spec-version <revision> --force`, which is
 how `--requirements` runs each of them (the CLI does not combine `--requirements` with
 `--scenario`). `NOT_RUN` lists the scored scenarios still left out, each with its reason; they
-are printed with the counts, never skipped silently. One at a time, so
+are printed with the counts, never skipped silently. Then the unscored auth scenarios we
+support (`EXTRA_AUTH`: the 2025-03-26 back-compat ones, client credentials), judged the same
+way; the other auth extensions are printed as not run, with the reason (`EXTRA_NOT_RUN`). One at a time, so
 the timing check of sse-retry is not starved of CPU. A scenario fails on any FAILURE check, and
 also on a warning, a client error or a timeout (the CLI's own verdict for a single scenario).
 """
@@ -40,6 +42,22 @@ CHECK_COUNTS = re.compile(r"Passed: (\d+)/\d+, (\d+) failed, (\d+) warnings")
 CLIENT = HERE / "client.py"
 # Scored client scenarios not run yet, with the reason (printed on every run).
 NOT_RUN: dict[str, str] = {}
+# Auth scenarios no requirement set scores that we run anyway (revision, name): the 2025-03-26
+# back-compat ones and the client-credentials extension; they must pass too.
+EXTRA_AUTH = (
+    ("2025-03-26", "auth/2025-03-26-oauth-metadata-backcompat"),
+    ("2025-03-26", "auth/2025-03-26-oauth-endpoint-fallback"),
+    ("2025-11-25", "auth/client-credentials-basic"),
+    ("2026-07-28", "auth/client-credentials-basic"),
+)
+# Unscored auth extensions we do not run, with the reason (printed on every run).
+EXTRA_NOT_RUN = {
+    "auth/client-credentials-jwt": "private_key_jwt client authentication is not in mcpio",
+    "auth/enterprise-managed-authorization": "the token-exchange / ID-JAG grant is not in mcpio",
+    "auth/dpop": "DPoP (RFC 9449) is not in mcpio",
+    "auth/dpop-nonce": "DPoP (RFC 9449) is not in mcpio",
+    "auth/wif-jwt-bearer": "the JWT-bearer grant (workload identity) is not in mcpio",
+}
 
 
 def install() -> Path:
@@ -211,6 +229,16 @@ def client_leg(bin_dir: Path, env: dict[str, str]) -> int:
             print(f"  not run: {name}: {NOT_RUN[name]}")
         if failing or not passed:
             status = 1
+    ok_extra = 0
+    for revision, name in EXTRA_AUTH:
+        ok, bad, warned, broken, output = run_client_scenario(bin_dir, env, revision, name)
+        ok_extra += not broken
+        if broken:
+            status = 1
+            print(f"--- client scenario {name} at {revision}:\n{output}")
+    print(f"unscored auth scenarios (back-compat, extensions): {ok_extra}/{len(EXTRA_AUTH)} passed")
+    for name, reason in EXTRA_NOT_RUN.items():
+        print(f"  not run: {name}: {reason}")
     print(f"client leg: {time.monotonic() - started:.1f} s")
     return status
 

@@ -613,7 +613,7 @@ class HttpTransport:
         while True:
             sent = headers
             if self.auth is not None:
-                sent = {**headers, **await self.auth.headers(url, http)}
+                sent = {**headers, **await self.auth.headers(self.url, http)}
             request = http.build_request(method, url, headers=sent, content=content)
             response = await http.send(request, stream=True)
             if self.auth is not None and response.status_code in (401, 403) and not retried:
