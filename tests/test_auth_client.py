@@ -489,3 +489,34 @@ async def test_concurrent_401s_run_one_flow() -> None:
 
 def test_file_store_expands_the_home_directory() -> None:
     assert FileTokenStore("~/tokens.json").path == Path.home() / "tokens.json"
+
+
+async def test_client_credentials_with_private_key_jwt() -> None:
+    import jwt
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    mock = Mock(auth_methods=["private_key_jwt"], challenge_scope=None)
+    with anyio.fail_after(DEADLINE):
+        async with serving(mock):
+            oauth = OAuth(
+                grant="client_credentials",
+                client_id="machine",
+                private_key=pem,
+                signing_algorithm="ES256",
+            )
+            async with Client(mock.url, auth=oauth, timeout=10) as client:
+                await client.list_tools()
+    [(form, authorization)] = mock.token_requests
+    assert authorization is None and "client_secret" not in form
+    assert form["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    claims = jwt.decode(
+        form["client_assertion"], key.public_key(), algorithms=["ES256"], audience=mock.as_url
+    )
+    assert claims["iss"] == claims["sub"] == "machine" and claims["exp"] > time.time()

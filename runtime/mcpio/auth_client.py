@@ -27,7 +27,8 @@ The flow (MCP authorization, 2025-11-25 and 2026-07-28):
    the authorization URL and returns the redirect's URL or its parameters); the redirect's
    `iss` (RFC 9207) is compared with the issuer when present, and required when advertised.
 6. Token endpoint client authentication: `client_secret_basic`, `client_secret_post` or `none`
-   (what the registration says, else what the AS supports).
+   (what the registration says, else what the AS supports); `private_key_jwt` (RFC 7523, with
+   PyJWT from the `auth` extra) when a `private_key` is given.
 7. Refresh tokens are used before a new authorization; tokens live in a `TokenStore`
    (`MemoryTokenStore`, `FileTokenStore`, or your own).
 
@@ -62,6 +63,7 @@ log = logging.getLogger("mcpio")
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 OAUTH_WELL_KNOWN = "/.well-known/oauth-authorization-server"
 OIDC_WELL_KNOWN = "/.well-known/openid-configuration"
+JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 REFRESH_MARGIN = 30.0  # seconds before expiry a token is refreshed
 _AUTH_PARAM = re.compile(r'([A-Za-z0-9_\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 
@@ -279,6 +281,8 @@ class OAuth:
     client_secret: str | None = None
     token_endpoint_auth_method: str | None = None
     client_metadata_url: str | None = None
+    private_key: str | None = None  # PEM: authenticate with private_key_jwt (needs PyJWT)
+    signing_algorithm: str = "RS256"
     client_name: str = "mcpio"
     application_type: str = "native"
     scope: str | None = None  # overrides scope selection
@@ -661,7 +665,14 @@ class OAuth:
             raise AuthError(f"{found.issuer} names no token endpoint")
         headers = {"Accept": "application/json"}
         method = self._auth_method(client, found.metadata)
-        if method == "client_secret_basic" and client.client_secret is not None:
+        if method == "private_key_jwt":
+            form = {
+                **form,
+                "client_id": client.client_id,
+                "client_assertion_type": JWT_BEARER_ASSERTION,
+                "client_assertion": self._client_assertion(client, found.issuer),
+            }
+        elif method == "client_secret_basic" and client.client_secret is not None:
             pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
             headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         elif method == "client_secret_post" and client.client_secret is not None:
@@ -688,7 +699,28 @@ class OAuth:
             found.issuer,
         )
 
+    def _client_assertion(self, client: ClientInfo, issuer: str) -> str:
+        """A client assertion JWT (RFC 7523): the client as issuer and subject, the
+        authorization server's issuer as audience, valid for five minutes."""
+        try:
+            import jwt
+        except ImportError as exc:  # pragma: no cover - the auth extra is missing
+            raise AuthError("private_key_jwt needs PyJWT: pip install 'mcpgen[auth]'") from exc
+        now = int(time.time())
+        claims = {
+            "iss": client.client_id,
+            "sub": client.client_id,
+            "aud": issuer,
+            "iat": now,
+            "exp": now + 300,
+            "jti": secrets.token_urlsafe(16),
+        }
+        assert self.private_key is not None
+        return jwt.encode(claims, self.private_key, algorithm=self.signing_algorithm)
+
     def _auth_method(self, client: ClientInfo, metadata: Mapping[str, Any]) -> str:
+        if self.private_key is not None and client.client_id == self.client_id:
+            return "private_key_jwt"
         if client.client_secret is None:
             return "none"
         if client.token_endpoint_auth_method in ("client_secret_basic", "client_secret_post"):

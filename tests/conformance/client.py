@@ -126,6 +126,8 @@ class Run:
                 grant="client_credentials",
                 client_id=context.get("client_id"),
                 client_secret=context.get("client_secret"),
+                private_key=context.get("private_key_pem"),
+                signing_algorithm=context.get("signing_algorithm") or "ES256",
             )
         return OAuth(
             redirect=follow_authorization,

@@ -43,16 +43,18 @@ CLIENT = HERE / "client.py"
 # Scored client scenarios not run yet, with the reason (printed on every run).
 NOT_RUN: dict[str, str] = {}
 # Auth scenarios no requirement set scores that we run anyway (revision, name): the 2025-03-26
-# back-compat ones and the client-credentials extension; they must pass too.
+# back-compat ones and the client-credentials extension (secret and private_key_jwt); they
+# must pass too.
 EXTRA_AUTH = (
     ("2025-03-26", "auth/2025-03-26-oauth-metadata-backcompat"),
     ("2025-03-26", "auth/2025-03-26-oauth-endpoint-fallback"),
     ("2025-11-25", "auth/client-credentials-basic"),
     ("2026-07-28", "auth/client-credentials-basic"),
+    ("2025-11-25", "auth/client-credentials-jwt"),
+    ("2026-07-28", "auth/client-credentials-jwt"),
 )
 # Unscored auth extensions we do not run, with the reason (printed on every run).
 EXTRA_NOT_RUN = {
-    "auth/client-credentials-jwt": "private_key_jwt client authentication is not in mcpio",
     "auth/enterprise-managed-authorization": "the token-exchange / ID-JAG grant is not in mcpio",
     "auth/dpop": "DPoP (RFC 9449) is not in mcpio",
     "auth/dpop-nonce": "DPoP (RFC 9449) is not in mcpio",
