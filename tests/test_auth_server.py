@@ -4,13 +4,17 @@ minted with PyJWT and a generated RSA key) and our server with `auth=`."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import logging
+import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs
 
 import anyio
 import httpx
@@ -21,11 +25,12 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from mcpio import Context, Server
+from mcpio import Client, Context, Server
 from mcpio.auth import JwtVerifier, Principal, ResourceServerAuth
+from mcpio.auth_client import OAuth
 from tests.test_http_server import ACCEPT, free_port, headers_for, initialize, modern
 
 pytestmark = pytest.mark.anyio
@@ -76,6 +81,9 @@ class Issuer:
         jwk = RSAAlgorithm.to_jwk(self.key.public_key(), as_dict=True)
         self.jwks = {"keys": [{**jwk, "kid": "k1", "alg": "RS256", "use": "sig"}]}
         self.jwks_fetches = 0
+        self.codes: dict[str, dict[str, str]] = {}  # code -> the authorization request
+        self.clients = {"machine": "s3cret"}  # pre-registered; "app" is a public client
+        self.issued: list[tuple[str, str]] = []  # (grant, subject) of every token issued
 
     def app(self) -> Starlette:
         async def metadata(request: Request) -> JSONResponse:
@@ -85,7 +93,47 @@ class Issuer:
                     "jwks_uri": f"{self.url}/jwks",
                     "authorization_endpoint": f"{self.url}/authorize",
                     "token_endpoint": f"{self.url}/token",
+                    "code_challenge_methods_supported": ["S256"],
+                    "grant_types_supported": ["authorization_code", "client_credentials"],
+                    "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
                 }
+            )
+
+        async def authorize(request: Request) -> Response:
+            """Approves at once (the user said yes) and redirects back with a code."""
+            query = dict(request.query_params)
+            if query.get("client_id") != "app" or query.get("code_challenge_method") != "S256":
+                return JSONResponse({"error": "unauthorized_client"}, 400)
+            code = secrets.token_urlsafe(16)
+            self.codes[code] = query
+            location = f"{query['redirect_uri']}?code={code}&state={query['state']}"
+            return RedirectResponse(f"{location}&iss={self.url}", 302)
+
+        async def token(request: Request) -> JSONResponse:
+            form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
+            client = form.get("client_id")
+            basic = request.headers.get("authorization", "")
+            if basic.startswith("Basic "):
+                client, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
+                if self.clients.get(client) != secret:
+                    return JSONResponse({"error": "invalid_client"}, 401)
+            if form.get("resource") != self.audience:
+                return JSONResponse({"error": "invalid_target"}, 400)
+            if form.get("grant_type") == "client_credentials" and client == "machine":
+                subject, scope = "machine", form.get("scope", READ)
+            elif form.get("grant_type") == "authorization_code":
+                asked = self.codes.pop(form.get("code", ""), None)
+                verifier = form.get("code_verifier", "").encode()
+                challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest())
+                if asked is None or asked["code_challenge"] != challenge.rstrip(b"=").decode():
+                    return JSONResponse({"error": "invalid_grant"}, 400)
+                subject, scope = "alice", asked.get("scope", READ)
+            else:
+                return JSONResponse({"error": "unsupported_grant_type"}, 400)
+            self.issued.append((form["grant_type"], subject))
+            access = self.token(subject, scope)
+            return JSONResponse(
+                {"access_token": access, "token_type": "Bearer", "expires_in": 300, "scope": scope}
             )
 
         async def jwks(request: Request) -> JSONResponse:
@@ -96,6 +144,8 @@ class Issuer:
             routes=[
                 Route("/.well-known/oauth-authorization-server", metadata),
                 Route("/jwks", jwks),
+                Route("/authorize", authorize),
+                Route("/token", token, methods=["POST"]),
             ]
         )
 
@@ -397,3 +447,24 @@ async def test_custom_verifier_and_unreachable_keys() -> None:
         assert response.status_code == 503  # not the client's fault: no invalid_token
     with pytest.raises(ValueError):
         JwtVerifier(issuer="x", audience="y", algorithms=["HS256"])
+
+
+async def test_our_client_end_to_end() -> None:
+    """`Client` with OAuth against this server: discovery from the 401, the issuer's token
+    endpoint, the token verified here; a machine client and a user's, both eras."""
+
+    async def approve(url: str) -> str:  # the browser step: the user approves
+        async with httpx.AsyncClient() as browser:
+            return (await browser.get(url)).headers["location"]
+
+    async with stack() as s:
+        for mode in ("auto", "legacy"):
+            machine = OAuth(grant="client_credentials", client_id="machine", client_secret="s3cret")
+            user = OAuth(redirect=approve, client_id="app", scope=f"{READ} {WRITE}")
+            for oauth, expected in ((machine, f"machine {READ}"), (user, f"alice {READ} {WRITE}")):
+                async with Client(s.resource, auth=oauth, mode=mode, timeout=10) as client:
+                    assert (client.revision == MODERN) == (mode == "auto")
+                    result = await client.call_tool("whoami", {})
+                    assert result.content[0].text == expected  # type: ignore[union-attr]
+        grants = [("client_credentials", "machine"), ("authorization_code", "alice")]
+        assert s.issuer.issued == grants * 2
