@@ -152,6 +152,11 @@ class Revision:
     result_types: tuple[str, str] | None  # modern: (complete, interim) values of resultType
     meta_rule: MetaKeyRule | None
     signals: dict[str, bool] = field(default_factory=dict)
+    # Legacy: the handshake request, which is never part of a batch.
+    handshake: str | None = None
+    # Modern: the interim result's optional members other than `_meta` and `resultType`, of
+    # which an interim result carries at least one (MRTR: input requests or request state).
+    interim_one_of: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -575,6 +580,20 @@ def build_revision(
         result_types=_result_types(s, interim),
         frames=_frames(s, [m.message for m in methods if m.kind is not Kind.INPUT_REQUEST]),
         signals=signals,
+        handshake="initialize" if "initialize" in seen else None,
+        interim_one_of=_interim_one_of(s, interim),
+    )
+
+
+def _interim_one_of(s: _Schema, interim: str | None) -> tuple[str, ...]:
+    if interim is None:
+        return ()
+    node = s.resolve(s.defs.get(interim, {}))
+    required = set(s.required(node))
+    return tuple(
+        sorted(
+            p for p in s.properties(node) if p not in required and p not in ("_meta", "resultType")
+        )
     )
 
 

@@ -45,6 +45,9 @@ OPTIONS: dict[str, Any] = {
     "use_type_alias": True,
     "skip_root_model": True,
     "remove_special_field_name_prefix": True,
+    # An optional member whose schema allows null carries the mark (codegen.normalize); the
+    # models refuse null for every other optional member (mcpio.wire.base).
+    "field_extra_keys": {"x-nullable"},
     "formatters": [],
 }
 

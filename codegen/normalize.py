@@ -277,6 +277,38 @@ def _add_discriminators(defs: dict[str, Schema]) -> None:
     visit(defs)
 
 
+NULLABLE_MARK = "x-nullable"  # read by mcpio.wire.base (NULLABLE_MARK): null allowed when optional
+
+
+def _allows_null(node: Any, defs: dict[str, Schema], seen: frozenset[str] = frozenset()) -> bool:
+    if not isinstance(node, dict):
+        return False
+    name = ref_name(node)
+    if name == JSON_VALUE:
+        return False  # any JSON value: the models allow null by the type itself
+    if name is not None:
+        return name not in seen and _allows_null(defs.get(name), defs, seen | {name})
+    typ = node.get("type")
+    if typ == "null" or (isinstance(typ, list) and "null" in typ):
+        return True
+    if node.get("const", 0) is None or None in (node.get("enum") or ()):
+        return True
+    return any(_allows_null(v, defs, seen) for k in _COMPOSITE_KEYS for v in node.get(k) or ())
+
+
+def _mark_nullable_optionals(defs: dict[str, Schema]) -> None:
+    """An optional member reads as None when absent; mark those whose schema also allows null
+    (the models refuse null for every other optional member). Any-JSON members need no mark."""
+    for definition in defs.values():
+        props = definition.get("properties")
+        if not isinstance(props, dict):
+            continue
+        required = set(definition.get("required") or ())
+        for name, prop in props.items():
+            if name not in required and _allows_null(prop, defs):
+                props[name] = {**prop, NULLABLE_MARK: True}
+
+
 def normalize(schema: Schema, revision: str) -> tuple[Schema, dict[str, str]]:
     """Canonical schema for model generation, and the inline objects hoisted (name -> parent)."""
     schema = copy.deepcopy(schema)
@@ -295,5 +327,6 @@ def normalize(schema: Schema, revision: str) -> tuple[Schema, dict[str, str]]:
     hoister = _Hoister(defs)
     hoister.run()
     _add_discriminators(defs)
+    _mark_nullable_optionals(defs)
     dialect = schema.get("$schema", "https://json-schema.org/draft/2020-12/schema")
     return {"$schema": dialect, "$defs": dict(sorted(defs.items()))}, hoister.hoisted

@@ -241,11 +241,15 @@ def test_batches_only_where_the_ir_says_so(rev: str):
         codec.notification("notifications/cancelled", notification["params"]),
     ]
     if ir.batching:
-        decoded = codec.decode(batch)
-        assert isinstance(decoded, list) and len(decoded) == 3
+        decoded = codec.decode(dumps([request, notification]))
+        assert isinstance(decoded, list) and len(decoded) == 2
         assert type(decoded[0]) is codec.requests["tools/list"]
         assert type(decoded[1]) is codec.notifications["notifications/cancelled"]
-        assert decoded[2].id == 3
+        answers = codec.decode(dumps([response, {**response, "id": 4}]))
+        assert [m.id for m in answers] == [3, 4]
+        # Requests and responses never share a batch (the schema has one batch of each).
+        err = fails(codec.decode, batch)
+        assert err.code == INVALID_REQUEST and err.data["index"] == 2
         encoded = codec.encode(built)
         assert json.loads(encoded) == [request, notification]
         again = codec.decode(encoded, strict=True)

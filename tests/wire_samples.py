@@ -93,6 +93,11 @@ def _result(sampler: Sampler, rev: Revision, name: str) -> Any:
         result["resultType"] = (
             rev.result_types[1] if name == rev.interim_result else rev.result_types[0]
         )
+    if name == rev.interim_result and rev.interim_one_of and isinstance(result, dict):
+        # An interim result carries at least one of these (MRTR): the first, sampled.
+        member = rev.interim_one_of[0]
+        node = sampler.defs[name]["properties"][member]
+        result[member] = sampler.sample(node)
     sampler.validate(result, name)
     return result
 

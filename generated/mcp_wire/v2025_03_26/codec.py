@@ -459,6 +459,7 @@ class Codec2025_03_26(Codec):
     revision: ClassVar[str] = "2025-03-26"
     era: ClassVar[str] = "legacy"
     batching: ClassVar[bool] = True
+    unbatchable: ClassVar[frozenset[str]] = frozenset({"initialize"})
     methods = dispatch.METHODS
     requests = {
         "completion/complete": CompleteRequestFrame,

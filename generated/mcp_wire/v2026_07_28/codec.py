@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, 
 from pydantic import BaseModel, Discriminator, Tag
 
 from mcpio.wire.codec import Codec, Envelope, LenientResponse, MethodSpec, PublicMapping
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, ProtocolError
 
 from . import dispatch
 from . import models as m
@@ -24,6 +24,10 @@ _META = "RequestMetaObject"
 _PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 _CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 _CACHE_DEFAULTS: dict[str, Any] = {"ttlMs": 0, "cacheScope": "private"}
+_INTERIM_ONE_OF: tuple[str, ...] = (
+    "inputRequests",
+    "requestState",
+)
 _CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 _LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 _META_KEY: re.Pattern[str] | None = re.compile(
@@ -880,12 +884,47 @@ class Codec2026_07_28(Codec):
             return ()
         if "resultType" not in result:
             result = obj["result"] = {**result, "resultType": _COMPLETE}
+        self._check_result_type(result.get("resultType"), result)
         if spec is None or not spec.cacheable or result["resultType"] == _INTERIM:
             return ()
         missing = tuple(k for k in _CACHE_DEFAULTS if k not in result)
         if missing:
             obj["result"] = {**{k: _CACHE_DEFAULTS[k] for k in missing}, **result}
         return missing
+
+    def _check_result_type(self, kind: Any, result: Any) -> None:
+        if kind == _COMPLETE or (type(kind) is str and kind in self.extra_result_types):
+            return
+        if kind != _INTERIM:
+            raise ProtocolError(
+                INVALID_REQUEST,
+                (
+                    f"unrecognised resultType {kind!r}"
+                    if type(kind) is str
+                    else "resultType must be a string"
+                ),
+                {
+                    "field": "result.resultType",
+                    "recognised": [_COMPLETE, _INTERIM, *sorted(self.extra_result_types)],
+                },
+            )
+        get = result.get if type(result) is dict else result.__dict__.get
+        if _INTERIM_ONE_OF and all(get(k) is None for k in _INTERIM_ONE_OF):
+            raise ProtocolError(
+                INVALID_REQUEST,
+                f"an {_INTERIM} result needs at least one of {', '.join(_INTERIM_ONE_OF)}",
+                {"field": "result", "one_of": list(_INTERIM_ONE_OF)},
+            )
+
+    def _accept_response(self, message: Any) -> bool:
+        result = message.__dict__.get("result")
+        if not isinstance(result, BaseModel):
+            return True
+        try:
+            self._check_result_type(result.__dict__.get("resultType"), result)
+        except ProtocolError:
+            return False
+        return True
 
     def _needs_preparing(self, spec: MethodSpec, data: bytes) -> bool:
         if b'"resultType"' not in data:

@@ -8,14 +8,72 @@ Unknown fields: every model keeps members it does not know (``extra="allow"``), 
 values, and writes them back out unchanged. A message from a newer peer, or an open object such
 as ``_meta`` or a tool's ``inputSchema``, therefore passes through a decode/encode cycle losslessly.
 A codec's strict decoding reports such members instead of keeping them silently.
+
+Optional members are absent, never null, unless the schema allows null there. An absent member
+reads as None in Python (`X | None = None`), but JSON null (or Python None in data being
+validated) is rejected where the schema does not allow it, and `WireModel(member=None)` means
+"leave it out": a model never writes null for such a member. The schema's own nullable members
+(a type that includes null, any JSON value) keep null. Generation marks an optional member whose
+schema allows null with `json_schema_extra={"x-nullable": True}`; members typed as any JSON value
+allow it by their type.
 """
 
-from typing import TYPE_CHECKING
+import types
+import typing
+from typing import TYPE_CHECKING, Any, ClassVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic import JsonValue as JSONValue
+from pydantic.fields import FieldInfo
+from pydantic_core import core_schema
 
-__all__ = ["JSONValue", "WireModel"]
+__all__ = ["NULLABLE_MARK", "JSONValue", "WireModel"]
+
+NULLABLE_MARK = "x-nullable"  # generation's mark of an optional member whose schema allows null
+
+
+def _admits_none(annotation: Any) -> bool:
+    """Whether a type accepts None by itself (None, a union with None, any JSON value)."""
+    if annotation is None or annotation is type(None) or annotation is Any:
+        return True
+    if annotation is JSONValue:
+        return True
+    origin = get_origin(annotation)
+    if origin is Union or origin is types.UnionType:
+        return any(_admits_none(a) for a in get_args(annotation))
+    value = getattr(annotation, "__value__", None)  # a type alias
+    if value is not None:
+        return _admits_none(value)
+    if hasattr(annotation, "__metadata__"):  # Annotated[X, ...]
+        return _admits_none(get_args(annotation)[0])
+    return False
+
+
+def _not_null(field: FieldInfo, annotation: Any) -> bool:
+    """An optional member read as None when absent, whose schema does not allow null.
+
+    `annotation` is the member's resolved type: a model whose schema is built as part of another
+    one can still hold unresolved annotations in its `model_fields`."""
+    if field.is_required() or field.default is not None:
+        return False
+    extra = field.json_schema_extra
+    if isinstance(extra, dict) and extra.get(NULLABLE_MARK):
+        return False
+    if hasattr(annotation, "__metadata__"):  # Annotated[X | None, Field(...)]
+        annotation = get_args(annotation)[0]
+    members = get_args(annotation)
+    if get_origin(annotation) not in (Union, types.UnionType) or type(None) not in members:
+        return False
+    return not any(_admits_none(a) for a in members if a is not type(None))
+
+
+def _not_null_fields(cls: type[BaseModel]) -> dict[str, FieldInfo]:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    return {
+        name: field
+        for name, field in cls.model_fields.items()
+        if _not_null(field, hints.get(name, field.annotation))
+    }
 
 
 class WireModel(BaseModel):
@@ -28,6 +86,9 @@ class WireModel(BaseModel):
         serialize_by_alias=True,
         defer_build=True,
         strict=True,
+        # A number too large for a float (1e400) reads as infinity, which JSON cannot write back:
+        # refused where a member is typed as a number, never rewritten as null.
+        allow_inf_nan=False,
     )
     # Extra members are typed JSON values. For type checkers the declaration carries
     # `init=False`, which keeps it out of the constructor's signature (otherwise every caller is
@@ -37,3 +98,53 @@ class WireModel(BaseModel):
         __pydantic_extra__: dict[str, JSONValue] = Field(init=False)  # pyright: ignore[reportIncompatibleVariableOverride]  # fmt: skip
     else:
         __pydantic_extra__: dict[str, JSONValue]
+
+        # Names and wire names of the members that are absent or set, never null (per class).
+        __wire_not_null__: ClassVar[frozenset[str]] = frozenset()
+
+        def __init__(self, /, **data: Any) -> None:
+            # `member=None` leaves a not-null member out (it reads as None, and is not written).
+            not_null = type(self).__dict__.get("__wire_not_null__")
+            if not_null is None:
+                not_null = type(self)._not_null_names()
+            if not_null:
+                data = {k: v for k, v in data.items() if v is not None or k not in not_null}
+            super().__init__(**data)
+
+        # Not a custom __init__ to pydantic: validation from data (model_validate) never calls it.
+        __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @classmethod
+    def _not_null_names(cls) -> frozenset[str]:
+        names: set[str] = set()
+        for name, field in _not_null_fields(cls).items():
+            names.add(name)
+            if field.alias:
+                names.add(field.alias)
+        cls.__wire_not_null__ = frozenset(names)
+        return cls.__wire_not_null__
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[BaseModel], handler: GetCoreSchemaHandler, /
+    ) -> core_schema.CoreSchema:
+        schema = handler(source)
+        if source is not cls or schema.get("type") != "model":
+            return schema
+        fields_schema: Any = schema.get("schema")
+        if not isinstance(fields_schema, dict) or fields_schema.get("type") != "model-fields":
+            return schema
+        for name in _not_null_fields(cls):
+            entry = fields_schema["fields"].get(name)
+            if entry is None:
+                continue
+            default = entry["schema"]
+            if default.get("type") != "default" or default["schema"].get("type") != "nullable":
+                continue
+            inner = default["schema"]["schema"]
+            # Validation: the member's own type, so null is refused (in Rust, no Python call).
+            # A union around it keeps serializing an unset member (None) without warnings.
+            default["schema"] = (
+                inner if inner.get("type") != "tagged-union" else core_schema.union_schema([inner])
+            )
+        return schema

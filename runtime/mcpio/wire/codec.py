@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Generic, TypeVar, Union
+from typing import Annotated, Any, ClassVar, Generic, Self, TypeVar, Union
 
 import pydantic_core
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
@@ -188,14 +188,27 @@ class Codec:
     public: ClassVar[Mapping[str, PublicMapping]]
     # Modern era: Envelope field -> its `_meta` key (none: the revision has no envelope).
     envelope_keys: ClassVar[Mapping[str, str | None]] = {}
+    # Methods that are never part of a JSON-RPC batch (the legacy handshake).
+    unbatchable: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
+    def __init__(
+        self, max_bytes: int = MAX_MESSAGE_BYTES, *, result_types: Iterable[str] = ()
+    ) -> None:
         self.max_bytes = max_bytes
+        # resultType values of negotiated extensions, recognised beside the revision's own.
+        self.extra_result_types: frozenset[str] = frozenset(result_types)
         self._item_adapters: dict[str, TypeAdapter[Any]] = {}
         self._messages: TypeAdapter[Any] | None = None
 
     def __repr__(self) -> str:
         return f"<mcp_wire codec {self.revision} ({self.era} era)>"
+
+    def with_result_types(self, *values: str) -> Self:
+        """A codec of this revision that also recognises these `resultType` values (those of
+        negotiated extensions); every other value the revision does not define is refused."""
+        if not all(isinstance(v, str) for v in values):
+            raise TypeError("resultType values are strings")
+        return type(self)(self.max_bytes, result_types=self.extra_result_types | set(values))
 
     # ------------------------------------------------------------------ decoding
 
@@ -284,10 +297,17 @@ class Codec:
         except ValueError:
             return None
         extra = message.__pydantic_extra__
-        return None if extra and "error" in extra else message
+        if extra and "error" in extra or not self._accept_response(message):
+            return None
+        return message
 
     def _accept_fast(self, message: Any) -> bool:
         """Era checks a fast-decoded message must also pass (else the careful path decides)."""
+        return True
+
+    def _accept_response(self, message: Any) -> bool:
+        """Era checks a fast-decoded result response must also pass (else the careful path
+        decides and names the failure)."""
         return True
 
     def decode_response(
@@ -298,6 +318,8 @@ class Codec:
         With `lenient` (list methods), invalid items are left out and reported in a
         `LenientResponse` instead of failing the whole page.
         """
+        if not isinstance(method, str):
+            raise TypeError(f"method must be a str naming the request, not {type(method).__name__}")
         data = self._as_bytes(data)
         if not lenient and not _may_hold_inf_nan(data):
             message = self._decode_response_fast(data, method)
@@ -373,8 +395,22 @@ class Codec:
         if not items:
             raise ProtocolError(INVALID_REQUEST, "an empty batch is not a valid message")
         out = []
+        calls = None  # a batch holds requests and notifications, or responses: never a mix
         for index, item in enumerate(items):
             try:
+                is_call = type(item) is dict and "method" in item
+                if calls is not None and is_call is not calls:
+                    raise ProtocolError(
+                        INVALID_REQUEST,
+                        "a batch holds requests and notifications, or responses, not both",
+                    )
+                calls = is_call
+                if is_call and item["method"] in self.unbatchable:
+                    raise ProtocolError(
+                        INVALID_REQUEST,
+                        f"{item['method']} must not be part of a batch",
+                        {"method": item["method"]},
+                    )
                 out.append(self._decode_object(item, strict))
             except ProtocolError as exc:
                 raise ProtocolError(
@@ -432,7 +468,21 @@ class Codec:
             if type(code) is int
             else self.error_response
         )
+        if obj.get("id") is None:
+            return self._unread_id(frame, obj, strict, "id" in obj)
         return self._validate(frame, obj, strict, None)
+
+    def _unread_id(
+        self, frame: type[BaseModel], obj: dict[str, Any], strict: bool, null: bool
+    ) -> Any:
+        """An error response whose request id could not be read: JSON-RPC 2.0 answers it with
+        `"id": null`, and peers also omit the id. Every revision decodes both forms (whatever its
+        schema says of the id), reads `id` as None, and writes the id back as it came."""
+        message = self._validate(frame, {**obj, "id": 0}, strict, None)
+        message.__dict__["id"] = None
+        if not null:
+            message.__pydantic_fields_set__.discard("id")
+        return message
 
     def _raise_unknown(self, method: str, kind: str) -> Any:
         raise self._unknown_method(method, kind)
@@ -605,7 +655,13 @@ class Codec:
                 method=method,
             )
         body = {"jsonrpc": "2.0", "id": id, "result": dict(data)}
-        self._prepare_result(body, self.methods[method])
+        try:
+            self._prepare_result(body, self.methods[method])
+        except ProtocolError as exc:
+            raise MessageBuildError(
+                f"cannot build a {method} response of revision {self.revision}: {exc.message}",
+                method=method,
+            ) from None
         return self._build(frame, body, f"a {method} response")
 
     def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> Any:
@@ -613,11 +669,14 @@ class Codec:
         error: dict[str, Any] = {"code": code, "message": message}
         if data is not None:
             error["data"] = data
-        body: dict[str, Any] = {"jsonrpc": "2.0", "error": error}
-        if id is not None:
-            body["id"] = id
+        body: dict[str, Any] = {"jsonrpc": "2.0", "error": error, "id": 0 if id is None else id}
         frame = self.error_frames.get(code, self.error_response)
-        return self._build(frame, body, "an error response")
+        built = self._build(frame, body, "an error response")
+        if id is None:  # the id could not be read: null where the schema requires an id
+            built.__dict__["id"] = None
+            if not frame.model_fields["id"].is_required():
+                built.__pydantic_fields_set__.discard("id")
+        return built
 
     def _params_data(self, params: Any, method: str) -> dict[str, Any] | None:
         data = self._as_data(params)
