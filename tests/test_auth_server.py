@@ -1,20 +1,18 @@
 """The HTTP server as an OAuth resource server (`mcpio.auth`), through real uvicorns on loopback
-ports: an in-test authorization server (a Starlette app serving its metadata and JWKS; tokens
-minted with PyJWT and a generated RSA key) and our server with `auth=`."""
+ports: an in-test authorization server built on authlib (`tests/oauth_issuer.py`: its token
+endpoint, or its token generator for many subjects; the bad tokens it would never issue are
+forged here with PyJWT) and our server with `auth=`."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import logging
-import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qsl, urlsplit
 
 import anyio
 import httpx
@@ -22,15 +20,11 @@ import jwt
 import pytest
 import uvicorn
 from cryptography.hazmat.primitives.asymmetric import rsa
-from jwt.algorithms import RSAAlgorithm
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
 
 from mcpio import Client, Context, Server
 from mcpio.auth import JwtVerifier, Principal, ResourceServerAuth
-from mcpio.auth_client import OAuth
+from mcpio.auth_client import OAuth, pkce_pair
+from tests.oauth_issuer import REDIRECT_URI, Issuer
 from tests.test_http_server import ACCEPT, free_port, headers_for, initialize, modern
 
 pytestmark = pytest.mark.anyio
@@ -71,98 +65,24 @@ def greet() -> str:
     return "hello"
 
 
-class Issuer:
-    """The authorization server's side that a resource server sees: metadata, JWKS, tokens."""
-
-    def __init__(self, port: int, audience: str) -> None:
-        self.url = f"http://127.0.0.1:{port}"
-        self.audience = audience  # the resource its tokens are for (RFC 8707)
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        jwk = RSAAlgorithm.to_jwk(self.key.public_key(), as_dict=True)
-        self.jwks = {"keys": [{**jwk, "kid": "k1", "alg": "RS256", "use": "sig"}]}
-        self.jwks_fetches = 0
-        self.codes: dict[str, dict[str, str]] = {}  # code -> the authorization request
-        self.clients = {"machine": "s3cret"}  # pre-registered; "app" is a public client
-        self.issued: list[tuple[str, str]] = []  # (grant, subject) of every token issued
-
-    def app(self) -> Starlette:
-        async def metadata(request: Request) -> JSONResponse:
-            return JSONResponse(
-                {
-                    "issuer": self.url,
-                    "jwks_uri": f"{self.url}/jwks",
-                    "authorization_endpoint": f"{self.url}/authorize",
-                    "token_endpoint": f"{self.url}/token",
-                    "code_challenge_methods_supported": ["S256"],
-                    "grant_types_supported": ["authorization_code", "client_credentials"],
-                    "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
-                }
-            )
-
-        async def authorize(request: Request) -> Response:
-            """Approves at once (the user said yes) and redirects back with a code."""
-            query = dict(request.query_params)
-            if query.get("client_id") != "app" or query.get("code_challenge_method") != "S256":
-                return JSONResponse({"error": "unauthorized_client"}, 400)
-            code = secrets.token_urlsafe(16)
-            self.codes[code] = query
-            location = f"{query['redirect_uri']}?code={code}&state={query['state']}"
-            return RedirectResponse(f"{location}&iss={self.url}", 302)
-
-        async def token(request: Request) -> JSONResponse:
-            form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
-            client = form.get("client_id")
-            basic = request.headers.get("authorization", "")
-            if basic.startswith("Basic "):
-                client, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
-                if self.clients.get(client) != secret:
-                    return JSONResponse({"error": "invalid_client"}, 401)
-            if form.get("resource") != self.audience:
-                return JSONResponse({"error": "invalid_target"}, 400)
-            if form.get("grant_type") == "client_credentials" and client == "machine":
-                subject, scope = "machine", form.get("scope", READ)
-            elif form.get("grant_type") == "authorization_code":
-                asked = self.codes.pop(form.get("code", ""), None)
-                verifier = form.get("code_verifier", "").encode()
-                challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest())
-                if asked is None or asked["code_challenge"] != challenge.rstrip(b"=").decode():
-                    return JSONResponse({"error": "invalid_grant"}, 400)
-                subject, scope = "alice", asked.get("scope", READ)
-            else:
-                return JSONResponse({"error": "unsupported_grant_type"}, 400)
-            self.issued.append((form["grant_type"], subject))
-            access = self.token(subject, scope)
-            return JSONResponse(
-                {"access_token": access, "token_type": "Bearer", "expires_in": 300, "scope": scope}
-            )
-
-        async def jwks(request: Request) -> JSONResponse:
-            self.jwks_fetches += 1
-            return JSONResponse(self.jwks)
-
-        return Starlette(
-            routes=[
-                Route("/.well-known/oauth-authorization-server", metadata),
-                Route("/jwks", jwks),
-                Route("/authorize", authorize),
-                Route("/token", token, methods=["POST"]),
-            ]
-        )
-
-    def token(self, subject: str = "alice", scope: str = READ, **claims: Any) -> str:
-        now = int(time.time())
-        body: dict[str, Any] = {
-            "iss": self.url,
-            "sub": subject,
-            "aud": claims.pop("aud", self.audience),
-            "iat": now,
-            "exp": now + 300,
-            "scope": scope,
-            "client_id": "test-client",
-            **claims,
-        }
-        body = {k: v for k, v in body.items() if v is not None}  # None: leave the claim out
-        return jwt.encode(body, self.key, algorithm="RS256", headers={"kid": "k1"})
+def forge(issuer: Issuer, key: Any = None, algorithm: str = "RS256", **claims: Any) -> str:
+    """A token the issuer would not issue (bad claims, another key): minted here with PyJWT,
+    signed with the issuer's key unless told otherwise; a claim given as None is left out."""
+    now = int(time.time())
+    body: dict[str, Any] = {
+        "iss": issuer.url,
+        "sub": "eve",
+        "aud": min(issuer.resources),
+        "iat": now,
+        "exp": now + 300,
+        "scope": READ,
+        "client_id": "app",
+        **claims,
+    }
+    body = {k: v for k, v in body.items() if v is not None}
+    if key is None:
+        key = issuer.key.as_pem(private=True)
+    return jwt.encode(body, key, algorithm=algorithm, headers={"kid": "k1", "typ": "at+jwt"})
 
 
 @dataclass
@@ -184,7 +104,7 @@ async def _serve(app: Any, port: int, tasks: anyio.abc.TaskGroup) -> uvicorn.Ser
 async def stack(**auth_options: Any) -> AsyncIterator[Stack]:
     issuer_port, port = free_port(), free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
-    issuer = Issuer(issuer_port, resource)
+    issuer = Issuer(issuer_port, [resource])
     options: dict[str, Any] = {
         "verifier": JwtVerifier(issuer=issuer.url, audience=resource),
         "resource": resource,
@@ -330,30 +250,20 @@ async def test_invalid_tokens_are_refused_and_never_logged() -> None:
         flipped = signature[:10] + ("A" if signature[10] != "A" else "B") + signature[11:]
         now = int(time.time())
         bad = {
-            "expired": s.issuer.token(exp=now - 3600, iat=now - 7200),
-            "wrong audience": s.issuer.token(aud="http://127.0.0.1:1/other"),
-            "wrong issuer": s.issuer.token(iss="http://127.0.0.1:1"),
+            "expired": forge(s.issuer, exp=now - 3600, iat=now - 7200),
+            "wrong audience": forge(s.issuer, aud="http://127.0.0.1:1/other"),
+            "wrong issuer": forge(s.issuer, iss="http://127.0.0.1:1"),
             "tampered signature": f"{head}.{body}.{flipped}",
             "tampered claims": f"{head}.{jwt.utils.base64url_encode(json.dumps({'sub': 'mallory', 'scope': WRITE}).encode()).decode()}.{signature}",
-            "another key": jwt.encode(
-                {"iss": s.issuer.url, "sub": "eve", "aud": s.resource, "exp": now + 60},
-                other,
-                algorithm="RS256",
-                headers={"kid": "k1"},
-            ),
+            "another key": forge(s.issuer, other),
             "unknown key": jwt.encode(
                 {"iss": s.issuer.url, "sub": "eve", "aud": s.resource, "exp": now + 60},
                 other,
                 algorithm="RS256",
                 headers={"kid": "k9"},
             ),
-            "symmetric": jwt.encode(
-                {"iss": s.issuer.url, "sub": "eve", "aud": s.resource, "exp": now + 60},
-                "a-shared-secret-of-32-bytes-long!",
-                algorithm="HS256",
-                headers={"kid": "k1"},
-            ),
-            "no subject": s.issuer.token(sub=None),
+            "symmetric": forge(s.issuer, "a-shared-secret-of-32-bytes-long!", "HS256"),
+            "no subject": forge(s.issuer, sub=None),
             "garbage": "not-a-jwt",
         }
         with captured() as lines:
@@ -468,3 +378,70 @@ async def test_our_client_end_to_end() -> None:
                     assert result.content[0].text == expected  # type: ignore[union-attr]
         grants = [("client_credentials", "machine"), ("authorization_code", "alice")]
         assert s.issuer.issued == grants * 2
+
+
+async def test_the_issuer_is_strict() -> None:
+    """What the end-to-end tests rely on: authlib's server refuses what OAuth 2.1 refuses."""
+    async with stack() as s, httpx.AsyncClient(base_url=s.issuer.url) as http:
+        verifier, challenge_ = pkce_pair()
+        asked = {
+            "response_type": "code",
+            "client_id": "app",
+            "redirect_uri": REDIRECT_URI,
+            "state": "st",
+            "scope": READ,
+            "resource": s.resource,
+            "code_challenge": challenge_,
+            "code_challenge_method": "S256",
+        }
+
+        async def authorize(**changed: str | None) -> dict[str, str]:
+            query = {k: v for k, v in {**asked, **changed}.items() if v is not None}
+            response = await http.get("/authorize", params=query)
+            assert response.status_code == 302, response.text
+            return dict(parse_qsl(urlsplit(response.headers["location"]).query))
+
+        for changed, error in (
+            ({"code_challenge": None, "code_challenge_method": None}, "invalid_request"),
+            ({"code_challenge_method": "plain", "code_challenge": verifier}, "invalid_request"),
+            ({"resource": "http://127.0.0.1:1/other"}, "invalid_target"),
+        ):
+            answer = await authorize(**changed)
+            assert answer["error"] == error and answer["state"] == "st", changed
+        answer = await authorize()
+        assert answer["iss"] == s.issuer.url  # RFC 9207
+        form = {
+            "grant_type": "authorization_code",
+            "client_id": "app",
+            "code": answer["code"],
+            "redirect_uri": REDIRECT_URI,
+            "resource": s.resource,
+        }
+        wrong = await http.post("/token", data={**form, "code_verifier": "x" * 43})
+        assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
+        answer = await authorize()
+        form["code"] = answer["code"]
+        other = await http.post(
+            "/token",
+            data={**form, "code_verifier": verifier, "resource": "http://127.0.0.1:1/other"},
+        )
+        assert other.status_code == 400 and other.json()["error"] == "invalid_target"
+        issued = await http.post("/token", data={**form, "code_verifier": verifier})
+        assert issued.status_code == 200, issued.text
+        token = issued.json()["access_token"]
+        assert jwt.get_unverified_header(token)["typ"] == "at+jwt"  # RFC 9068
+        claims = jwt.decode(token, options={"verify_signature": False})
+        assert (claims["aud"], claims["sub"], claims["scope"]) == (s.resource, "alice", READ)
+        replay = await http.post("/token", data={**form, "code_verifier": verifier})
+        assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+        machine = httpx.BasicAuth("machine", "s3cret")
+        for resource, status in ((None, 400), ("http://127.0.0.1:1/other", 400), (s.resource, 200)):
+            data = {"grant_type": "client_credentials", "scope": WRITE}
+            if resource is not None:
+                data["resource"] = resource
+            response = await http.post("/token", data=data, auth=machine)
+            assert response.status_code == status, response.text
+        assert s.issuer.issued == [
+            ("authorization_code", "alice"),
+            ("client_credentials", "machine"),
+        ]
