@@ -101,12 +101,12 @@ async def _serve(app: Any, port: int, tasks: anyio.abc.TaskGroup) -> uvicorn.Ser
 
 
 @asynccontextmanager
-async def stack(**auth_options: Any) -> AsyncIterator[Stack]:
+async def stack(leeway: float = 30.0, **auth_options: Any) -> AsyncIterator[Stack]:
     issuer_port, port = free_port(), free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
     issuer = Issuer(issuer_port, [resource])
     options: dict[str, Any] = {
-        "verifier": JwtVerifier(issuer=issuer.url, audience=resource),
+        "verifier": JwtVerifier(issuer=issuer.url, audience=resource, leeway=leeway),
         "resource": resource,
         "authorization_servers": [issuer.url],
         "scopes_supported": [READ, WRITE, "mcp:prompts"],
@@ -445,3 +445,71 @@ async def test_the_issuer_is_strict() -> None:
             ("authorization_code", "alice"),
             ("client_credentials", "machine"),
         ]
+
+
+async def test_streams_end_when_their_token_expires() -> None:
+    """A legacy GET stream and a modern listen end when the token that opened them expires
+    (tokens of the issuer's "brief" client live 2 s; no leeway here); others stay open."""
+    async with stack(leeway=0) as s, httpx.AsyncClient(base_url=s.issuer.url) as issuer:
+
+        async def brief() -> tuple[str, float]:
+            form = {"grant_type": "client_credentials", "resource": s.resource}
+            response = await issuer.post("/token", data=form, auth=("brief", "s3cret"))
+            assert response.json()["expires_in"] == 2
+            token = response.json()["access_token"]
+            return token, jwt.decode(token, options={"verify_signature": False})["exp"]
+
+        token, exp = await brief()
+        response = await post(s.http, initialize(), token)
+        session = {
+            "mcp-session-id": response.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await post(s.http, initialized, token, **session)).status_code == 202
+        headers = {**session, "accept": "text/event-stream", "authorization": f"Bearer {token}"}
+        with anyio.fail_after(10):
+            async with s.http.stream("GET", "/mcp", headers=headers) as response:
+                assert response.status_code == 200
+                async for _ in response.aiter_lines():
+                    pass
+        assert exp <= time.time() < exp + 2
+
+        frame = modern(7, "subscriptions/listen", notifications={"toolsListChanged": True})
+        lasting = s.issuer.token("alice", READ)
+        token, exp = await brief()
+        with anyio.fail_after(10):
+            async with (
+                s.http.stream(
+                    "POST", "/mcp", content=json.dumps(frame), headers=listen_headers(frame, token)
+                ) as short,
+                s.http.stream(
+                    "POST",
+                    "/mcp",
+                    content=json.dumps(frame),
+                    headers=listen_headers(frame, lasting),
+                ) as long,
+            ):
+                ended = anyio.Event()
+
+                async def watch() -> None:
+                    async for _ in long.aiter_lines():
+                        pass
+                    ended.set()
+
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(watch)
+                    frames = [
+                        json.loads(x[6:]) async for x in short.aiter_lines() if x[:6] == "data: "
+                    ]
+                    assert time.time() >= exp
+                    await anyio.sleep(0.5)
+                    assert not ended.is_set()
+                    tasks.cancel_scope.cancel()
+        assert frames[0]["method"] == "notifications/subscriptions/acknowledged"
+        assert frames[-1]["id"] == 7 and frames[-1]["error"]["code"] == -32600
+        assert "expired" in frames[-1]["error"]["message"]
+
+
+def listen_headers(frame: dict[str, Any], token: str) -> dict[str, str]:
+    return {**headers_for(frame), "authorization": f"Bearer {token}"}

@@ -41,11 +41,15 @@ NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"
 
 @dataclass(frozen=True)
 class Principal:
-    """Who a valid access token speaks for: its subject, its granted scopes, all its claims."""
+    """Who a valid access token speaks for: its subject, its granted scopes, all its claims,
+    and when the verifier stops accepting the token (seconds since the epoch; None: unknown).
+    Long-lived streams opened with the token (a legacy GET stream, a `subscriptions/listen`)
+    end then."""
 
     subject: str
     scopes: frozenset[str] = frozenset()
     claims: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    expires_at: float | None = None
 
 
 TokenVerifier = Callable[[str], Awaitable[Principal | None]]
@@ -212,7 +216,8 @@ class JwtVerifier:
             return None
         scope = claims.get("scope")
         scopes = scope.split() if isinstance(scope, str) else claims.get("scp") or []
-        return Principal(str(claims["sub"]), frozenset(str(s) for s in scopes), claims)
+        expires_at = float(claims["exp"]) + self.leeway  # as long as decode would accept it
+        return Principal(str(claims["sub"]), frozenset(str(s) for s in scopes), claims, expires_at)
 
     async def _jwks(self) -> jwt.PyJWKClient:
         if self._client is None:

@@ -6,6 +6,8 @@ statelessly, from what that request says alone."""
 from __future__ import annotations
 
 import logging
+import math
+import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -47,6 +49,7 @@ log = logging.getLogger("mcpio")
 
 UNSUPPORTED_VERSION = -32022
 MAX_INPUT_ROUNDS = 10
+TOKEN_EXPIRED = "the access token that opened this stream expired; listen again with a new one"
 _LIFECYCLE = frozenset({"initialize", "ping", "logging/setLevel"})
 
 
@@ -395,8 +398,12 @@ class ServerConnection:
         self.server.listeners.add(listener)
         if not self.server.bus.available:  # lost while acknowledging
             listener.end(unavailable())
+        expires_at = self.principal.expires_at if self.principal is not None else None
         try:
-            await listener.ended.wait()
+            with anyio.move_on_after(math.inf if expires_at is None else expires_at - time.time()):
+                await listener.ended.wait()
+            if not listener.ended.is_set():
+                listener.end(ProtocolError(INVALID_REQUEST, TOKEN_EXPIRED))
         finally:
             self.listeners.discard(listener)
             self.server.listeners.discard(listener)

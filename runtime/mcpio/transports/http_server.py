@@ -409,8 +409,9 @@ class HttpApp:
                 409, ProtocolError(INVALID_REQUEST, "this session's stream is already open")
             )
         outbox = session.open_background()
+        until = principal.expires_at if principal is not None else None
         try:
-            await self._stream(receive, send, outbox, None, None, session)
+            await self._stream(receive, send, outbox, None, None, session, until)
         finally:
             session.background = None
 
@@ -434,10 +435,12 @@ class HttpApp:
         run: Callable[[], Coroutine[Any, Any, None]] | None,
         id: RequestId | None,
         session: LegacySession | None = None,
+        until: float | None = None,
     ) -> None:
         """Answer with the first frame as JSON if it is the response, else as an SSE stream of
-        every frame up to the response (forever, for a GET stream or a listen). The client
-        going away cancels the work (modern) or just ends the stream (legacy)."""
+        every frame up to the response (forever, for a GET stream or a listen; a GET stream
+        ends at `until`, when its access token expires). The client going away cancels the
+        work (modern) or just ends the stream (legacy)."""
         if self.streams >= self.options.max_streams:
             raise HttpError(503, ProtocolError(INVALID_REQUEST, "too many open streams"))
         self.streams += 1
@@ -446,7 +449,7 @@ class HttpApp:
                 if run is not None:
                     tasks.start_soon(run)
                 tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope)
-                await _answer(send, outbox, id, session is not None and id is None)
+                await _answer(send, outbox, id, session is not None and id is None, until)
                 tasks.cancel_scope.cancel()
         finally:
             self.streams -= 1
@@ -455,7 +458,11 @@ class HttpApp:
 
 
 async def _answer(
-    send: Send, outbox: MemoryObjectReceiveStream[bytes], id: RequestId | None, keepalive: bool
+    send: Send,
+    outbox: MemoryObjectReceiveStream[bytes],
+    id: RequestId | None,
+    keepalive: bool,
+    until: float | None = None,
 ) -> None:
     first: bytes | None = b""  # a stream of the session's own (GET): open it at once
     if id is not None:
@@ -482,18 +489,22 @@ async def _answer(
         await send({"type": "http.response.body", "body": chunk, "more_body": True})
         if id is not None and frame and _is_response(frame):
             break
-        frame = await _next(outbox, True)
+        frame = await _next(outbox, True, until)
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-async def _next(outbox: MemoryObjectReceiveStream[bytes], keepalive: bool) -> bytes | None:
-    """The next frame; b"" when a long-lived stream should say it is still there."""
+async def _next(
+    outbox: MemoryObjectReceiveStream[bytes], keepalive: bool, until: float | None = None
+) -> bytes | None:
+    """The next frame; b"" when a long-lived stream should say it is still there; None when
+    the stream ends (its outbox closed, or the time `until` reached)."""
     try:
         if not keepalive:
             return await outbox.receive()
-        with anyio.move_on_after(KEEPALIVE_SECONDS):
+        wait = KEEPALIVE_SECONDS if until is None else min(KEEPALIVE_SECONDS, until - time.time())
+        with anyio.move_on_after(wait):
             return await outbox.receive()
-        return b""
+        return b"" if until is None or time.time() < until else None
     except anyio.EndOfStream:
         return None
 
