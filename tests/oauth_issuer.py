@@ -330,6 +330,7 @@ class Issuer:
         self.keys = KeySet([self.key])
         self.jwks = self.keys.as_dict(private=False)
         self.jwks_fetches = 0
+        self.introspections = 0
         everything = frozenset(self.scopes)
         code, machine = ("authorization_code",), ("client_credentials",)
         self.clients = {
@@ -423,6 +424,7 @@ class Issuer:
             return await self._call(request, server.create_token_response)
 
         async def introspect(request: Request) -> Response:
+            self.introspections += 1
             return await self._call(
                 request, lambda oauth: server.create_endpoint_response("introspection", oauth)
             )

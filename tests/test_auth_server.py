@@ -22,7 +22,7 @@ import uvicorn
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from mcpio import Client, Context, Server
-from mcpio.auth import JwtVerifier, Principal, ResourceServerAuth
+from mcpio.auth import IntrospectionVerifier, JwtVerifier, Principal, ResourceServerAuth
 from mcpio.auth_client import OAuth, pkce_pair
 from tests.oauth_issuer import REDIRECT_URI, Issuer
 from tests.test_http_server import ACCEPT, free_port, headers_for, initialize, modern
@@ -77,6 +77,7 @@ def forge(issuer: Issuer, key: Any = None, algorithm: str = "RS256", **claims: A
         "exp": now + 300,
         "scope": READ,
         "client_id": "app",
+        "jti": f"forged-{now}",
         **claims,
     }
     body = {k: v for k, v in body.items() if v is not None}
@@ -101,12 +102,26 @@ async def _serve(app: Any, port: int, tasks: anyio.abc.TaskGroup) -> uvicorn.Ser
 
 
 @asynccontextmanager
-async def stack(leeway: float = 30.0, **auth_options: Any) -> AsyncIterator[Stack]:
+async def stack(
+    leeway: float = 30.0, introspection: bool = False, **auth_options: Any
+) -> AsyncIterator[Stack]:
+    """The issuer and our server; its verifier `JwtVerifier`, or with `introspection` an
+    `IntrospectionVerifier` asking the issuer."""
     issuer_port, port = free_port(), free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
     issuer = Issuer(issuer_port, [resource])
+    verifier: Any = JwtVerifier(issuer=issuer.url, audience=resource, leeway=leeway)
+    if introspection:
+        verifier = IntrospectionVerifier(
+            f"{issuer.url}/introspect",
+            "resource-server",
+            "rs-s3cret",
+            audience=resource,
+            issuer=issuer.url,
+            leeway=leeway,
+        )
     options: dict[str, Any] = {
-        "verifier": JwtVerifier(issuer=issuer.url, audience=resource, leeway=leeway),
+        "verifier": verifier,
         "resource": resource,
         "authorization_servers": [issuer.url],
         "scopes_supported": [READ, WRITE, "mcp:prompts"],
@@ -513,3 +528,72 @@ async def test_streams_end_when_their_token_expires() -> None:
 
 def listen_headers(frame: dict[str, Any], token: str) -> dict[str, str]:
     return {**headers_for(frame), "authorization": f"Bearer {token}"}
+
+
+async def test_introspection_verifier() -> None:
+    """`IntrospectionVerifier` against the issuer's RFC 7662 endpoint (authlib's)."""
+    async with stack(introspection=True) as s:
+        good = s.issuer.token("alice", f"{READ} {WRITE}")
+        with captured() as lines:
+            for id in (1, 2):
+                response = await post(s.http, modern(id, "tools/call", name="whoami"), good)
+                assert response.json()["result"]["content"][0]["text"] == f"alice {READ} {WRITE}"
+            assert s.issuer.introspections == 1  # the second from the cache
+            now = int(time.time())
+            bad = {
+                "expired": forge(s.issuer, exp=now - 3600, iat=now - 7200),
+                "wrong audience": forge(s.issuer, aud="http://127.0.0.1:1/other"),
+                "wrong issuer": forge(s.issuer, iss="http://127.0.0.1:1"),
+                "another key": forge(s.issuer, rsa.generate_private_key(65537, 2048)),
+                "opaque": "not-a-jwt",
+            }
+            for why, token in bad.items():
+                response = await post(s.http, modern(3, "tools/call", name="whoami"), token)
+                assert response.status_code == 401, why
+                assert challenge(response)["error"] == "invalid_token", why
+            # Rejections are not cached: asked again, introspected again.
+            await post(s.http, modern(4, "tools/list"), bad["opaque"])
+            assert s.issuer.introspections == 1 + len(bad) + 1
+            response = await post(s.http, modern(5, "tools/call", name="deploy"), s.issuer.token())
+            assert response.status_code == 403  # scopes from the introspection answer
+        assert sum("access token rejected" in line for line in lines) >= len(bad)
+        for token in [*bad.values(), good]:
+            for part in token.split("."):
+                assert all(part not in line for line in lines if len(part) > 8), "token logged"
+
+        verifier = IntrospectionVerifier(
+            f"{s.issuer.url}/introspect",
+            "resource-server",
+            "rs-s3cret",
+            audience=s.resource,
+            cache_size=2,
+        )
+        tokens = [s.issuer.token(subject) for subject in ("a", "b", "c")]
+        before = s.issuer.introspections
+        for token in [*tokens, tokens[2], tokens[0]]:  # "a" was evicted by "c"
+            principal = await verifier(token)
+            assert principal is not None and principal.expires_at is not None
+            assert principal.expires_at > time.time() + 200
+        assert s.issuer.introspections == before + 4  # unbounded, it would be 3
+        brief = IntrospectionVerifier(
+            f"{s.issuer.url}/introspect",
+            "resource-server",
+            "rs-s3cret",
+            audience=s.resource,
+            cache_seconds=0.2,
+        )
+        assert await brief(tokens[1]) is not None and await brief(tokens[1]) is not None
+        await anyio.sleep(0.3)
+        assert await brief(tokens[1]) is not None
+        assert s.issuer.introspections == before + 6  # cached once, then expired from the cache
+        # The resource server's credentials refused, or no endpoint: 503, not 401.
+        for endpoint, secret in (
+            (f"{s.issuer.url}/introspect", "wrong"),
+            (f"http://127.0.0.1:{free_port()}/introspect", "rs-s3cret"),
+        ):
+            refused = IntrospectionVerifier(
+                endpoint, "resource-server", secret, audience=s.resource, timeout=2
+            )
+            async with stack(verifier=refused) as other:
+                response = await post(other.http, modern(1, "tools/list"), good)
+                assert response.status_code == 503

@@ -18,15 +18,19 @@ metadata, served at `/.well-known/oauth-protected-resource` (and the path-suffix
 
 The verifier is any `async (token) -> Principal | None`; `JwtVerifier` checks JWT access tokens
 (signature from the issuer's JWKS, issuer, audience = this resource per RFC 8707, expiry) with
-PyJWT (`pip install 'mcpgen[auth]'`). Tokens are never logged.
+PyJWT (`pip install 'mcpgen[auth]'`); `IntrospectionVerifier` asks the authorization server
+(RFC 7662 token introspection, with httpx). Tokens are never logged.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
@@ -249,3 +253,102 @@ class JwtVerifier:
                     return str(document["jwks_uri"])
         log.warning("no authorization-server metadata with a jwks_uri for %s", self.issuer)
         raise VerifierUnavailable("the issuer's metadata is unreachable")
+
+
+class IntrospectionVerifier:
+    """Verifies access tokens of any format by RFC 7662 introspection: the token is POSTed to
+    the authorization server's `introspection_endpoint`, the resource server authenticating as
+    `client_id` / `client_secret` (HTTP Basic). A token is accepted when the answer says
+    `active`, names a `sub`, has `audience` in its `aud` (this resource, RFC 8707; None skips
+    the check, for servers whose answers carry no `aud`), `issuer` as its `iss` when given, and
+    an `exp` (if any) in the future (`leeway` seconds of clock skew). Scopes come from `scope`.
+
+    Accepted tokens are cached `cache_seconds` (never past their `exp`), at most `cache_size`
+    of them, keyed by their SHA-256: a revoked token may be accepted that long. Rejections are
+    not cached. An unreachable endpoint or an answer that is not an introspection response
+    (the resource server's credentials refused, say) is `VerifierUnavailable` (503)."""
+
+    def __init__(
+        self,
+        introspection_endpoint: str,
+        client_id: str,
+        client_secret: str,
+        *,
+        audience: str | None,
+        issuer: str | None = None,
+        leeway: float = 30.0,
+        timeout: float = 5.0,
+        cache_seconds: float = 60.0,
+        cache_size: int = 1024,
+    ) -> None:
+        self.endpoint = introspection_endpoint
+        self.audience = audience
+        self.issuer = issuer
+        self.leeway = leeway
+        self.timeout = timeout
+        self.cache_seconds = cache_seconds
+        self.cache_size = cache_size
+        self._credentials = (client_id, client_secret)
+        self._cache: OrderedDict[bytes, tuple[Principal, float]] = OrderedDict()
+
+    async def __call__(self, token: str) -> Principal | None:
+        key = hashlib.sha256(token.encode()).digest()
+        cached = self._cache.get(key)
+        if cached is not None and cached[1] > time.time():
+            self._cache.move_to_end(key)
+            return cached[0]
+        self._cache.pop(key, None)
+        principal = self._principal(await self._introspect(token))
+        if principal is not None and self.cache_size > 0:
+            until = time.time() + self.cache_seconds
+            if principal.expires_at is not None:
+                until = min(until, principal.expires_at)
+            self._cache[key] = (principal, until)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return principal
+
+    async def _introspect(self, token: str) -> dict[str, Any]:
+        import httpx  # the http extra
+
+        try:
+            async with httpx.AsyncClient(timeout=self.timeout) as http:
+                response = await http.post(
+                    self.endpoint,
+                    data={"token": token, "token_type_hint": "access_token"},
+                    auth=self._credentials,
+                    headers={"accept": "application/json"},
+                )
+            answer = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError) as exc:
+            log.warning("token introspection failed: %s", type(exc).__name__)
+            raise VerifierUnavailable("token introspection failed") from None
+        if type(answer) is not dict or type(answer.get("active")) is not bool:
+            log.warning("token introspection answered HTTP %s", response.status_code)
+            raise VerifierUnavailable("token introspection failed")
+        return cast(dict[str, Any], answer)
+
+    def _principal(self, answer: dict[str, Any]) -> Principal | None:
+        subject, exp, scope = answer.get("sub"), answer.get("exp"), answer.get("scope")
+        audience = answer.get("aud")
+        audiences = [audience] if isinstance(audience, str) else audience or []
+        why = None
+        if answer["active"] is not True:
+            why = "inactive"
+        elif type(subject) is not str or not subject:
+            why = "no subject"
+        elif self.audience is not None and self.audience not in audiences:
+            why = "audience"
+        elif self.issuer is not None and answer.get("iss") != self.issuer:
+            why = "issuer"
+        elif exp is not None and (
+            not isinstance(exp, int | float) or exp + self.leeway <= time.time()
+        ):
+            why = "expired"
+        if why is not None:
+            log.debug("access token rejected: %s", why)
+            return None
+        assert isinstance(subject, str)
+        scopes = scope.split() if isinstance(scope, str) else []
+        expires_at = float(exp) + self.leeway if isinstance(exp, int | float) else None
+        return Principal(subject, frozenset(scopes), answer, expires_at)
