@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -597,3 +599,30 @@ async def test_introspection_verifier() -> None:
             async with stack(verifier=refused) as other:
                 response = await post(other.http, modern(1, "tools/list"), good)
                 assert response.status_code == 503
+
+
+def test_the_auth_names_are_mcpios_and_load_lazily() -> None:
+    """`from mcpio import OAuth, JwtVerifier, ...`; `import mcpio` imports none of it, and
+    PyJWT comes only with a `JwtVerifier`."""
+    code = (
+        "import sys, mcpio\n"
+        "def loaded(): return [m for m in ('httpx', 'jwt', 'mcpio.auth', 'mcpio.auth_client')"
+        " if m in sys.modules]\n"
+        "print(loaded())\n"
+        "mcpio.ResourceServerAuth, mcpio.IntrospectionVerifier\n"
+        "print(loaded())\n"
+        "print([getattr(mcpio, name).__name__ for name in ('OAuth', 'FileTokenStore')])\n"
+        "print(loaded())\n"
+        "mcpio.JwtVerifier(issuer='https://a.example', audience='https://r.example/mcp')\n"
+        "print(loaded())\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert run.stdout.splitlines() == [
+        "[]",
+        "['mcpio.auth']",
+        "['OAuth', 'FileTokenStore']",
+        "['httpx', 'mcpio.auth', 'mcpio.auth_client']",
+        "['httpx', 'jwt', 'mcpio.auth', 'mcpio.auth_client']",
+    ]

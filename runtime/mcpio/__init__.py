@@ -3,7 +3,9 @@ eras, over stdio (and Streamable HTTP), stitched to the generated `mcp_wire` lay
 
     from mcpio import Server, Client, Context
 
-Names load on first use: `mcp_wire` imports `mcpio.wire`, and neither may pay for the runtime.
+Names load on first use: `mcp_wire` imports `mcpio.wire`, and neither may pay for the runtime;
+the authorization names (`ResourceServerAuth`, `JwtVerifier`, `OAuth`, ...) bring httpx, and
+PyJWT when a `JwtVerifier` is made, only when they are used.
 """
 
 from __future__ import annotations
@@ -13,6 +15,26 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcpio._version import __version__ as __version__
+    from mcpio.auth import (
+        IntrospectionVerifier,
+        InvalidToken,
+        JwtVerifier,
+        Principal,
+        ResourceServerAuth,
+        TokenVerifier,
+        VerifierUnavailable,
+    )
+    from mcpio.auth_client import (
+        AuthError,
+        ClientInfo,
+        FileTokenStore,
+        MemoryTokenStore,
+        OAuth,
+        Redirect,
+        RedirectHandler,
+        Tokens,
+        TokenStore,
+    )
     from mcpio.client import Client, Notice, Subscription
     from mcpio.context import Context, Elicit, ListRoots, Sample
     from mcpio.errors import ConnectionClosed, McpError, NegotiationError, RequestTimeout, ToolError
@@ -20,6 +42,22 @@ if TYPE_CHECKING:
     from mcpio.wire.errors import ProtocolError
 
 _EXPORTS = {
+    "IntrospectionVerifier": "mcpio.auth",
+    "InvalidToken": "mcpio.auth",
+    "JwtVerifier": "mcpio.auth",
+    "Principal": "mcpio.auth",
+    "ResourceServerAuth": "mcpio.auth",
+    "TokenVerifier": "mcpio.auth",
+    "VerifierUnavailable": "mcpio.auth",
+    "AuthError": "mcpio.auth_client",
+    "ClientInfo": "mcpio.auth_client",
+    "FileTokenStore": "mcpio.auth_client",
+    "MemoryTokenStore": "mcpio.auth_client",
+    "OAuth": "mcpio.auth_client",
+    "Redirect": "mcpio.auth_client",
+    "RedirectHandler": "mcpio.auth_client",
+    "Tokens": "mcpio.auth_client",
+    "TokenStore": "mcpio.auth_client",
     "Client": "mcpio.client",
     "Notice": "mcpio.client",
     "Subscription": "mcpio.client",
@@ -46,18 +84,34 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AuthError",
     "Client",
+    "ClientInfo",
     "ConnectionClosed",
     "Context",
     "Elicit",
+    "FileTokenStore",
+    "IntrospectionVerifier",
+    "InvalidToken",
+    "JwtVerifier",
     "ListRoots",
     "McpError",
+    "MemoryTokenStore",
     "NegotiationError",
     "Notice",
+    "OAuth",
+    "Principal",
     "ProtocolError",
+    "Redirect",
+    "RedirectHandler",
     "RequestTimeout",
+    "ResourceServerAuth",
     "Sample",
     "Server",
     "Subscription",
+    "TokenStore",
+    "TokenVerifier",
+    "Tokens",
     "ToolError",
+    "VerifierUnavailable",
 ]

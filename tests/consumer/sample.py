@@ -7,7 +7,8 @@ proves that the typed codec API hands back each revision's own types. The test a
 
 Two revisions, by hand: every kind of message (request, notification, result response, error
 response) of 2025-11-25 (legacy era) and 2026-07-28 (modern era), encoded, decoded again with
-the typed codec API and narrowed; the mcpio runtime's main names; the friendlier accessors.
+the typed codec API and narrowed; the mcpio runtime's main names; the friendlier accessors;
+authorization (a resource server's verifiers, an OAuth client).
 """
 
 from __future__ import annotations
@@ -22,7 +23,19 @@ from mcp_wire import v2025_11_25 as legacy
 from mcp_wire import v2026_07_28 as modern
 from mcp_wire.v2025_11_25.codec import InitializeResultResponse
 from mcp_wire.v2026_07_28.codec import ErrorFrame
-from mcpio import Client, Context, Server
+from mcpio import (
+    Client,
+    Context,
+    IntrospectionVerifier,
+    JwtVerifier,
+    MemoryTokenStore,
+    OAuth,
+    Principal,
+    Redirect,
+    ResourceServerAuth,
+    Server,
+    TokenVerifier,
+)
 
 # --- 2026-07-28 (modern): every kind of message, by hand ----------------------------------------
 
@@ -192,3 +205,58 @@ async def ask(client: Client) -> str:
     tools = await client.list_tools()
     result = await client.call_tool(tools.tools[0].name, {"a": 1, "b": 2})
     return str(result.content[0])
+
+
+# --- authorization: the server as a resource server, the client with OAuth -----------------------
+
+RESOURCE = "https://mcp.example.com/mcp"
+
+
+async def lookup(token: str) -> Principal | None:
+    """A verifier of one's own (opaque tokens looked up somewhere)."""
+    return Principal("svc", frozenset({"mcp:read"})) if token == "opaque" else None
+
+
+verifiers: list[TokenVerifier] = [
+    lookup,
+    JwtVerifier(issuer="https://auth.example.com", audience=RESOURCE),
+    IntrospectionVerifier(
+        "https://auth.example.com/introspect", "mcp-server", "secret", audience=RESOURCE
+    ),
+]
+auth = ResourceServerAuth(
+    verifier=verifiers[1],
+    resource=RESOURCE,
+    authorization_servers=["https://auth.example.com"],
+    scopes_supported=["mcp:read", "mcp:write"],
+    required_scopes={"*": ["mcp:read"], "tools/call:deploy": ["mcp:write"]},
+)
+reveal_type(auth.metadata_url)  # expect: str
+reveal_type(auth.challenge("insufficient_scope", ["mcp:write"]))  # expect: str
+
+
+def asgi() -> object:
+    return server.http_app(auth=auth)
+
+
+@server.tool()
+async def whoami(ctx: Context) -> str:
+    principal = ctx.principal
+    reveal_type(principal)  # expect: Principal | None
+    if principal is None:
+        return "anonymous"
+    reveal_type(principal.scopes)  # expect: frozenset[str]
+    reveal_type(principal.expires_at)  # expect: float | None
+    return principal.subject
+
+
+async def open_browser(url: str) -> Redirect:
+    """The browser step: show `url`, wait for the redirect, hand back what it carried."""
+    return Redirect.from_url(url)
+
+
+async def signed_in() -> str:
+    user = OAuth(redirect=open_browser, client_id="app", scope="mcp:read", store=MemoryTokenStore())
+    machine = OAuth(grant="client_credentials", client_id="batch", client_secret="secret")
+    async with Client(RESOURCE, auth=user) as client, Client(RESOURCE, auth=machine) as other:
+        return await ask(client) + await ask(other)
