@@ -3,10 +3,16 @@
     python examples/everything_server.py stdio
     python examples/everything_server.py http --port 8000
     python examples/everything_server.py http --port 8001 --redis redis://127.0.0.1:6379/0
+    python examples/everything_server.py http --port 8000 --auth-issuer https://auth.example.com \
+        --resource http://127.0.0.1:8000/mcp --scope mcp:read
 
 Behind a load balancer, give every instance the same `MCPIO_STATE_KEY` (hex, 32 bytes or more)
 so any instance can open the `requestState` another one sealed, and the same `--redis` URL so
 a change one instance announces reaches the listen streams of all.
+
+With `--auth-issuer` (HTTP only; `pip install 'mcpgen[auth]'`) the server is an OAuth resource
+server: it accepts JWT access tokens of that issuer for `--resource` (its own URL), and every
+request needs the `--scope`s given (none by default).
 
 The same handlers serve legacy sessions (2024-11-05 .. 2025-11-25, where a question to the client
 is a real request) and 2026-07-28 requests (where it becomes an `input_required` round).
@@ -22,7 +28,16 @@ from typing import Any
 
 import anyio
 
-from mcpio import Context, Elicit, ListRoots, Sample, Server, ToolError
+from mcpio import (
+    Context,
+    Elicit,
+    JwtVerifier,
+    ListRoots,
+    ResourceServerAuth,
+    Sample,
+    Server,
+    ToolError,
+)
 from mcpio.latest import public as pub
 from mcpio.sealing import Sealer
 
@@ -449,6 +464,21 @@ def complete(params: pub.CompleteRequestParams) -> list[str]:
     return []
 
 
+def resource_server(
+    issuer: str | None, resource: str | None, scopes: list[str]
+) -> ResourceServerAuth | None:
+    """The OAuth resource server options of `--auth-issuer`, or None without it."""
+    if issuer is None or resource is None:
+        return None
+    return ResourceServerAuth(
+        verifier=JwtVerifier(issuer=issuer, audience=resource),
+        resource=resource,
+        authorization_servers=[issuer],
+        scopes_supported=scopes,
+        required_scopes={"*": scopes} if scopes else {},
+    )
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="The conformance fixture server.")
     parser.add_argument("transport", choices=["stdio", "http"])
@@ -466,7 +496,23 @@ def main(argv: list[str]) -> int:
         help="carry change notifications between instances through Redis pub/sub "
         "(redis://host:port/db); default: this process only",
     )
+    parser.add_argument(
+        "--auth-issuer",
+        metavar="URL",
+        help="require JWT access tokens of this OAuth authorization server (needs --resource)",
+    )
+    parser.add_argument(
+        "--resource", metavar="URL", help="this server's canonical URL, the tokens' audience"
+    )
+    parser.add_argument(
+        "--scope",
+        action="append",
+        default=[],
+        help="a scope every request needs (repeatable; with --auth-issuer)",
+    )
     args = parser.parse_args(argv[1:])
+    if args.auth_issuer and (not args.resource or args.transport != "http"):
+        parser.error("--auth-issuer needs the http transport and --resource")
     if args.redis:
         from mcpio.bus import RedisBus
 
@@ -478,7 +524,8 @@ def main(argv: list[str]) -> int:
         server.run_stdio()
     else:
         hosts = frozenset({"127.0.0.1", "localhost", "[::1]", *args.allow_host})
-        server.run_http(args.host, args.port, allowed_hosts=hosts)
+        auth = resource_server(args.auth_issuer, args.resource, args.scope)
+        server.run_http(args.host, args.port, allowed_hosts=hosts, auth=auth)
     return 0
 
 

@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from mcpio import Client, Context, Server
 from mcpio.auth import IntrospectionVerifier, JwtVerifier, Principal, ResourceServerAuth
 from mcpio.auth_client import OAuth, pkce_pair
+from tests.conftest import ROOT
 from tests.oauth_issuer import REDIRECT_URI, Issuer
 from tests.test_http_server import ACCEPT, free_port, headers_for, initialize, modern
 
@@ -626,3 +627,38 @@ def test_the_auth_names_are_mcpios_and_load_lazily() -> None:
         "['httpx', 'mcpio.auth', 'mcpio.auth_client']",
         "['httpx', 'jwt', 'mcpio.auth', 'mcpio.auth_client']",
     ]
+
+
+async def test_the_everything_server_with_auth() -> None:
+    """`examples/everything_server.py http --auth-issuer ... --resource ... --scope ...`: a
+    resource server for the authlib issuer's tokens; our Client gets in with client
+    credentials, a request without a token gets 401."""
+    issuer_port, port = free_port(), free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    issuer = Issuer(issuer_port, [resource])
+    example = ROOT / "examples" / "everything_server.py"
+    command = [sys.executable, str(example), "http", "--port", str(port)]
+    command += ["--auth-issuer", issuer.url, "--resource", resource, "--scope", READ]
+    async with anyio.create_task_group() as tasks, await anyio.open_process(command) as process:
+        web = await _serve(issuer.app(), issuer_port, tasks)
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+                with anyio.fail_after(20):
+                    while True:
+                        try:
+                            response = await post(http, modern(1, "tools/list"), None)
+                            break
+                        except httpx.ConnectError:
+                            await anyio.sleep(0.1)
+                assert response.status_code == 401
+                assert challenge(response)["scope"] == READ
+                metadata = (await http.get("/.well-known/oauth-protected-resource/mcp")).json()
+                assert metadata["authorization_servers"] == [issuer.url]
+            machine = OAuth(grant="client_credentials", client_id="machine", client_secret="s3cret")
+            async with Client(resource, auth=machine, timeout=10) as client:
+                result = await client.call_tool("test_simple_text", {})
+                assert "test" in result.content[0].text  # type: ignore[union-attr]
+            assert issuer.issued == [("client_credentials", "machine")]
+        finally:
+            process.terminate()
+            web.should_exit = True
