@@ -17,7 +17,7 @@ import pytest
 
 import mcp_wire
 from codegen.ir import Era, Kind, Revision
-from mcp_wire import ProtocolError
+from mcp_wire import MessageBuildError, ProtocolError
 from mcpio.wire import LenientResponse
 from tests.conftest import REVISIONS, revision_ir
 from tests.wire_samples import GOLDEN, file_name
@@ -715,7 +715,11 @@ CACHEABLE_CASES = [(r, m.name) for r in MODERN for m in revision_ir(r).methods i
 
 
 @pytest.mark.parametrize(("rev", "method"), CACHEABLE_CASES)
-def test_modern_absent_caching_hints_read_as_defaults_and_stay_absent(rev: str, method: str):
+def test_modern_absent_caching_hints_read_as_defaults_and_are_written_on_encode(
+    rev: str, method: str
+):
+    """Read as their defaults (unset: the message says they were absent); written on encode,
+    since a frame encode writes is always valid for its revision."""
     codec = mcp_wire.codec(rev)
     full = result_of(rev, method)
     assert {"ttlMs", "cacheScope"} <= full.keys()
@@ -730,7 +734,14 @@ def test_modern_absent_caching_hints_read_as_defaults_and_stay_absent(rev: str, 
             full["cacheScope"] if "cacheScope" not in absent else "private",
         )
         assert set(absent).isdisjoint(decoded.result.model_fields_set)
-        assert json.loads(codec.encode(decoded))["result"] == result
+        written = json.loads(codec.encode(decoded))["result"]
+        assert written == {
+            **result,
+            "ttlMs": decoded.result.ttlMs,
+            "cacheScope": decoded.result.cacheScope,
+        }
+        assert set(absent).isdisjoint(decoded.result.model_fields_set)  # encode changed nothing
+        codec.decode_response(codec.encode(decoded), method, strict=True)
     # Present hints are read as they are, in one pass or not.
     decoded = codec.decode_response(dumps({"jsonrpc": "2.0", "id": 1, "result": full}), method)
     assert json.loads(codec.encode(decoded))["result"] == full
@@ -788,14 +799,29 @@ def test_modern_encoding_refuses_a_result_without_result_type(rev: str):
 
 
 @pytest.mark.parametrize("rev", MODERN)
-def test_modern_encoding_refuses_undefined_reserved_meta_keys(rev: str):
+def test_modern_builders_refuse_undefined_reserved_meta_keys(rev: str):
+    """The builders do not mint keys under MCP's reserved prefixes; a message read from a peer
+    that carries one is written back as it came (what decode accepts, encode writes)."""
     codec = mcp_wire.codec(rev)
     rule = revision_ir(rev).meta_rule
     assert rule is not None
     for key in ("io.modelcontextprotocol/bogus", "dev.mcp/x", "org.modelcontextprotocol.api/y"):
-        built = codec.request("tools/call", {"name": "t", "_meta": {key: 1}}, id=1)
-        err = fails(codec.encode, built)
-        assert err.code == INTERNAL_ERROR and key in err.message
+        with pytest.raises(MessageBuildError) as caught:
+            codec.request("tools/call", {"name": "t", "_meta": {key: 1}}, id=1)
+        assert key in str(caught.value)
+        read = codec.decode(
+            dumps(
+                message(
+                    rev,
+                    "tools/call",
+                    params={
+                        "name": "t",
+                        "_meta": {**message(rev, "tools/call")["params"]["_meta"], key: 1},
+                    },
+                )
+            )
+        )
+        assert json.loads(codec.encode(read))["params"]["_meta"][key] == 1
     for key in ("com.example/x", "com.example.mcp/x", "progressToken", *rule.known_keys):
         if key.endswith(("/protocolVersion", "/clientCapabilities")):
             continue  # stamped by the builder

@@ -5,14 +5,22 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, overload
 
 from pydantic import BaseModel, Discriminator, Tag
 
+from mcpio.wire import schemas
 from mcpio.wire.codec import Codec, Envelope, LenientResponse, MethodSpec, PublicMapping
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, ProtocolError
+from mcpio.wire.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    MessageBuildError,
+    ProtocolError,
+)
 
 from . import dispatch
 from . import models as m
@@ -58,6 +66,11 @@ def _result_type(value: Any) -> str | None:
         value.get("resultType") if isinstance(value, dict) else getattr(value, "resultType", None)
     )
     return kind if kind == _INTERIM or kind == _COMPLETE else None
+
+
+@functools.cache
+def _required_names(model: type[BaseModel]) -> frozenset[str]:
+    return frozenset(name for name, field in model.model_fields.items() if field.is_required())
 
 
 _GOOD_META_KEYS: set[str] = set()  # keys already checked; bounded, for the hot path
@@ -860,21 +873,44 @@ class Codec2026_07_28(Codec):
 
         def envelope(self, message: Any) -> Envelope[m.ClientCapabilities, m.Implementation]: ...
 
-    def _accept_fast(self, message: Any) -> bool:
-        meta = getattr(getattr(message, "params", None), "meta", None)
-        extra = getattr(meta, "__pydantic_extra__", None)
-        return not extra or not _bad_meta_keys(extra)
+    result_tags = (_COMPLETE, _INTERIM)
 
-    def _check_request(self, obj: dict[str, Any], method: str) -> None:
-        params = obj.get("params")
-        meta = params.get("_meta") if type(params) is dict else None
-        bad = _bad_meta_keys(meta)
-        if bad:
-            raise ProtocolError(
-                INVALID_PARAMS,
-                f"invalid _meta key {bad[0]!r} in {method}",
-                {"field": "params._meta", "keys": bad},
+    def _check_message(self, message: Any) -> None:
+        fields = message.__dict__
+        params = fields.get("params")
+        if isinstance(params, BaseModel):
+            meta = params.__dict__.get("meta")
+            extra = meta.__pydantic_extra__ if isinstance(meta, BaseModel) else None
+            if extra:
+                bad = _bad_meta_keys(extra)
+                if bad:
+                    method = fields.get("method")
+                    raise ProtocolError(
+                        INVALID_PARAMS,
+                        f"invalid _meta key {bad[0]!r} in {method}",
+                        {"field": "params._meta", "keys": bad},
+                    )
+            return
+        result = fields.get("result")
+        if isinstance(result, BaseModel) and result.__dict__.get("resultType") == _INTERIM:
+            self._check_result_type(_INTERIM, result)
+
+    def _result_changes(self, spec: MethodSpec | None, tag: str | None) -> Mapping[str, Any]:
+        # A result from a peer of an earlier revision has no resultType: it reads as complete.
+        # Absent caching hints read as their defaults (ttlMs 0: stale at once). Both stay unset.
+        if tag == _INTERIM:
+            return {"resultType": schemas.only([_INTERIM])}
+        recognised = [
+            _COMPLETE,
+            *([_INTERIM] if spec is None else []),
+            *sorted(self.extra_result_types),
+        ]
+        changes = {"resultType": schemas.defaulted(_COMPLETE, recognised)}
+        if spec is not None and spec.cacheable:
+            changes.update(
+                {key: schemas.defaulted(value) for key, value in _CACHE_DEFAULTS.items()}
             )
+        return changes
 
     def _prepare_result(self, obj: dict[str, Any], spec: MethodSpec | None) -> tuple[str, ...]:
         # A result from a peer of an earlier revision has no resultType: it reads as complete.
@@ -916,35 +952,33 @@ class Codec2026_07_28(Codec):
                 {"field": "result", "one_of": list(_INTERIM_ONE_OF)},
             )
 
-    def _accept_response(self, message: Any) -> bool:
+    def _outgoing(self, message: Any) -> Any:
+        # A result read without the members earlier revisions lacked holds them as defaults:
+        # they are written, so that what is sent is a valid frame of this revision.
         result = message.__dict__.get("result")
-        if not isinstance(result, BaseModel):
-            return True
-        try:
-            self._check_result_type(result.__dict__.get("resultType"), result)
-        except ProtocolError:
-            return False
-        return True
+        if isinstance(result, BaseModel):
+            unset = _required_names(type(result)) - result.__pydantic_fields_set__
+            if unset:
+                missing = [name for name in unset if name not in result.__dict__]
+                if missing:
+                    raise ProtocolError(
+                        INTERNAL_ERROR, f"a result of this revision must carry {missing[0]}"
+                    )
+                filled = result.model_copy()
+                filled.__pydantic_fields_set__.update(unset)
+                message = message.model_copy(update={"result": filled})
+        return message
 
-    def _needs_preparing(self, spec: MethodSpec, data: bytes) -> bool:
-        if b'"resultType"' not in data:
-            return True
-        return spec.cacheable and any(f'"{key}"'.encode() not in data for key in _CACHE_DEFAULTS)
-
-    def _check_outgoing(self, message: BaseModel) -> None:
-        # Reads __dict__, not attributes: a missing field would cost a raised AttributeError.
-        result = message.__dict__.get("result")
-        if isinstance(result, BaseModel) and "resultType" not in result.__pydantic_fields_set__:
-            raise ProtocolError(INTERNAL_ERROR, "a result of this revision must carry resultType")
+    def _check_built(self, message: Any) -> None:
         params = message.__dict__.get("params")
         meta = params.__dict__.get("meta") if isinstance(params, BaseModel) else None
         if isinstance(meta, BaseModel) and meta.__pydantic_extra__:
-            # Declared keys are this revision's own; only extra ones can be minted.
+            # Declared keys are this revision's own; only extra ones can be minted. (A message
+            # read from a peer is written back as it came: only the builders refuse them.)
             minted = _minted_reserved_keys(meta.__pydantic_extra__)
             if minted:
-                raise ProtocolError(
-                    INTERNAL_ERROR,
-                    f"_meta key {minted[0]!r} is reserved for MCP and not defined in {self.revision}",
+                raise MessageBuildError(
+                    f"_meta key {minted[0]!r} is reserved for MCP and not defined in {self.revision}"
                 )
 
     def _stamp(

@@ -18,14 +18,16 @@ the builders their frames. At run time the methods are these.
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Generic, Self, TypeVar, Union
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 import pydantic_core
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import SchemaValidator
 
+from mcpio.wire import failures, numbers, schemas
+from mcpio.wire import peek as peeking
 from mcpio.wire.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -35,10 +37,10 @@ from mcpio.wire.errors import (
     MessageBuildError,
     ProtocolError,
 )
+from mcpio.wire.peek import Peek
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 MAX_REPORTED_ERRORS = 8
-_ERROR_CODE = re.compile(rb'"code"\s*:\s*(-?[0-9]+)([.eE]?)')
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,13 +134,6 @@ def _clear_extras(value: Any, open_models: frozenset[str]) -> None:
             _clear_extras(item, open_models)
 
 
-def _may_hold_inf_nan(data: bytes) -> bool:
-    """NaN and Infinity are not JSON, but the one-pass validator reads them as numbers: a message
-    that may hold them takes the careful path, which refuses them. (A byte first: `int in bytes`
-    is a memchr, ten times cheaper than a substring search.)"""
-    return (78 in data and b"NaN" in data) or (73 in data and b"Infinity" in data)  # N, I
-
-
 @functools.cache
 def _wire_names(model: type[BaseModel]) -> dict[str, str]:
     """Field name -> wire name. A model validated only inside another one (deferred build) still
@@ -198,7 +193,10 @@ class Codec:
         # resultType values of negotiated extensions, recognised beside the revision's own.
         self.extra_result_types: frozenset[str] = frozenset(result_types)
         self._item_adapters: dict[str, TypeAdapter[Any]] = {}
-        self._messages: TypeAdapter[Any] | None = None
+        self._built_readers: schemas.Readers | None = None
+        self._read_message: Callable[[bytes], Any] = self._first_read
+        self._read_responses: dict[str, SchemaValidator] = {}
+        self._peek_json: Callable[[bytes], dict[str, Any]] | None = None
 
     def __repr__(self) -> str:
         return f"<mcp_wire codec {self.revision} ({self.era} era)>"
@@ -212,103 +210,48 @@ class Codec:
 
     # ------------------------------------------------------------------ decoding
 
+    def peek(self, data: bytes | str) -> Peek:
+        """The envelope of a frame (kind, id, method, routing name, protocol version), read
+        without validating its params or result: for routing and transport header checks."""
+        if type(data) is not bytes or len(data) > self.max_bytes:
+            data = self._as_bytes(data)
+        read = self._peek_json
+        if read is None:
+            key = self.envelope_keys.get("protocol_version")
+            read = self._peek_json = peeking.peek_validator(key).validate_json
+        try:
+            frame = read(data)
+        except ValidationError as exc:
+            raise peeking.failure(exc) from None
+        return peeking.envelope(frame)
+
     def decode(self, data: bytes | str, *, strict: bool = False) -> Any:
         """The typed message in `data`: a request, notification, result or error response.
 
         With `strict`, members this revision does not define are an error instead of being kept.
         """
-        data = self._as_bytes(data)
-        message = self._decode_fast(data)
-        if message is not None:
-            if strict:
-                self._check_strict(message, message.__dict__.get("method"))
-            return message
-        obj = self._parse(data)
-        if isinstance(obj, list):
-            return self._decode_batch(obj, strict)
-        return self._decode_object(obj, strict)
-
-    def _decode_fast(self, data: bytes) -> Any:
-        """One validation pass from bytes (size already checked), for a well-formed request,
-        notification or error response.
-
-        Anything else (result responses without a known method, batches, every kind of invalid
-        message) returns None and takes the step-by-step path, which also names the exact failure.
-        """
-        if _may_hold_inf_nan(data):
-            return None
-        if b'"method"' in data:
-            return self._decode_message_fast(data)
-        if b'"error"' in data:
-            return self._decode_error_fast(data)
-        return None
-
-    def _decode_message_fast(self, data: bytes) -> Any:
-        adapter = self._messages
-        if adapter is None:
-            frames = [*self.requests.values(), *self.notifications.values()]
-            if not frames:
-                return None
-            union: Any = Union[tuple(frames)]  # noqa: UP007 (a union built at run time)
-            tagged: Any = Annotated[union, Field(discriminator="method")]
-            adapter = self._messages = TypeAdapter[Any](tagged)
+        if type(data) is not bytes or len(data) > self.max_bytes:
+            data = self._as_bytes(data)
         try:
-            message = adapter.validator.validate_json(data)
-        except ValueError:
-            return None
-        extra = message.__pydantic_extra__
-        if extra and "id" in extra or not self._accept_fast(message):
-            return None
+            message = self._read_message(data)
+        except ValidationError as exc:
+            raise self._read_failure(exc, data, None) from None
+        if type(message) is list:
+            return self._checked_batch(message, data, strict)
+        # What validation cannot say, cheapest first (this is every frame's path).
+        if message.__pydantic_extra__:
+            self._check_members(message)
+        self._check_message(message)
+        if (78 in data and b"NaN" in data) or (73 in data and b"Infinity" in data):  # N, I
+            numbers.refuse_non_finite(message, data, self._in_params(message))
+        if strict:
+            self._check_strict(message, message.__dict__.get("method"))
         return message
 
-    def _decode_error_fast(self, data: bytes) -> Any:
-        """The frame is guessed from the first `"code": <int>` in the bytes, then confirmed from
-        the validated message: a wrong guess (a `code` inside `data`, say) only costs the careful
-        path."""
-        codes = _ERROR_CODE.findall(data)
-        if any(fraction for _, fraction in codes):
-            return None  # pydantic reads -32020.0 as the literal -32020: let the careful path judge
-        frame = (
-            self.error_frames.get(int(codes[0][0]), self.error_response)
-            if codes
-            else self.error_response
-        )
-        try:
-            message = frame.__pydantic_validator__.validate_json(data)
-        except ValueError:
-            return None
-        code: Any = getattr(message.__dict__.get("error"), "code", None)
-        extra = message.__pydantic_extra__
-        if self.error_frames.get(code, self.error_response) is not frame or (
-            extra and "result" in extra
-        ):
-            return None
-        return message
-
-    def _decode_response_fast(self, data: bytes, method: str) -> Any:
-        """One validation pass from bytes, for a well-formed result or error response."""
-        if b'"result"' not in data:
-            return self._decode_error_fast(data)
-        frame = self.responses.get(method)
-        if frame is None or self._needs_preparing(self.methods[method], data):
-            return None
-        try:
-            message = frame.__pydantic_validator__.validate_json(data)
-        except ValueError:
-            return None
-        extra = message.__pydantic_extra__
-        if extra and "error" in extra or not self._accept_response(message):
-            return None
-        return message
-
-    def _accept_fast(self, message: Any) -> bool:
-        """Era checks a fast-decoded message must also pass (else the careful path decides)."""
-        return True
-
-    def _accept_response(self, message: Any) -> bool:
-        """Era checks a fast-decoded result response must also pass (else the careful path
-        decides and names the failure)."""
-        return True
+    def _first_read(self, data: bytes) -> Any:
+        """`_read_message` until the readers are built (on first use: building them costs)."""
+        self._read_message = self._readers().message
+        return self._read_message(data)
 
     def decode_response(
         self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False
@@ -318,36 +261,101 @@ class Codec:
         With `lenient` (list methods), invalid items are left out and reported in a
         `LenientResponse` instead of failing the whole page.
         """
+        if type(data) is not bytes or len(data) > self.max_bytes:
+            data = self._as_bytes(data)
+        reader = self._read_responses.get(method) if type(method) is str else None
+        if reader is None:
+            reader = self._response_reader(method, data)
+        invalid: tuple[InvalidItem, ...] = ()
+        try:
+            if lenient and self.methods[method].list_field:
+                obj = self._parse(data)
+                invalid = self._drop_invalid_items(obj, self.methods[method])
+                message = reader.validate_python(obj)
+            else:
+                message = reader.validate_json(data)
+        except ValidationError as exc:
+            raise self._read_failure(exc, data, method) from None
+        if message.__pydantic_extra__:
+            self._check_members(message)
+        self._check_message(message)
+        if (78 in data and b"NaN" in data) or (73 in data and b"Infinity" in data):  # N, I
+            numbers.refuse_non_finite(message, data, None)
+        if strict:
+            self._check_strict(message, None)
+        if lenient and "result" in message.__dict__:
+            return LenientResponse(message, invalid)
+        return message  # an error response is not a page: it comes back as the error
+
+    def _response_reader(self, method: Any, data: bytes) -> SchemaValidator:
         if not isinstance(method, str):
             raise TypeError(f"method must be a str naming the request, not {type(method).__name__}")
-        data = self._as_bytes(data)
-        if not lenient and not _may_hold_inf_nan(data):
-            message = self._decode_response_fast(data, method)
-            if message is not None:
-                if strict:
-                    self._check_strict(message, None)
-                return message
-        obj = self._parse(data)
-        self._check_envelope(obj)
-        if "error" in obj and "result" in obj:
-            raise ProtocolError(INVALID_REQUEST, "a response has a result or an error, not both")
-        if "error" in obj:
-            return self._decode_error(obj, strict)
-        frame = self.responses.get(method)
-        if frame is None:
+        if method not in self.responses:
+            self._parse(data)  # what is not JSON is a parse error first
             raise self._unknown_method(method, "request")
-        if "result" not in obj:
-            raise ProtocolError(INVALID_REQUEST, "a response needs a result or an error")
-        self._check_id(obj.get("id"))
-        spec = self.methods[method]
-        defaulted = self._prepare_result(obj, spec)
-        invalid: tuple[InvalidItem, ...] = ()
-        if lenient and spec.list_field:
-            invalid = self._drop_invalid_items(obj, spec)
-        message = self._validate(frame, obj, strict, None)
-        if defaulted:  # read as their defaults, but still absent when encoded again
-            message.result.__pydantic_fields_set__.difference_update(defaulted)
-        return LenientResponse(message, invalid) if lenient else message
+        reader = self._read_responses[method] = self._readers().response(method)
+        return reader
+
+    def _readers(self) -> schemas.Readers:
+        readers = self._built_readers
+        if readers is None:
+            readers = self._built_readers = schemas.Readers(self, self._result_changes)
+        return readers
+
+    def _check_members(self, message: Any) -> None:
+        """A message's unknown members must not make it another kind of message."""
+        extra = message.__pydantic_extra__
+        fields = message.__dict__
+        if "id" in extra and "method" in fields:
+            raise self._unknown_method(fields["method"], "request")
+        if ("error" in extra and "result" in fields) or ("result" in extra and "error" in fields):
+            raise ProtocolError(INVALID_REQUEST, "a response has a result or an error, not both")
+
+    def _check_read(self, message: Any, data: bytes) -> None:
+        """What a message's validation cannot say: members of another kind of message, and
+        numbers JSON cannot hold (NaN, Infinity, beyond a float's range) in JSON values."""
+        if message.__pydantic_extra__:
+            self._check_members(message)
+        self._check_message(message)
+        if numbers.may_hold_non_finite(data):
+            numbers.refuse_non_finite(message, data, self._in_params(message))
+
+    @staticmethod
+    def _in_params(message: Any) -> str | None:
+        method = message.__dict__.get("method")
+        return method if type(method) is str else None
+
+    def _checked_batch(self, items: list[Any], data: bytes, strict: bool) -> list[Any]:
+        if not items:
+            raise ProtocolError(INVALID_REQUEST, "an empty batch is not a valid message")
+        calls = None  # a batch holds requests and notifications, or responses: never a mix
+        for index, item in enumerate(items):
+            try:
+                method = item.__dict__.get("method")
+                is_call = method is not None
+                if calls is not None and is_call is not calls:
+                    raise ProtocolError(
+                        INVALID_REQUEST,
+                        "a batch holds requests and notifications, or responses, not both",
+                    )
+                calls = is_call
+                if is_call and method in self.unbatchable:
+                    raise ProtocolError(
+                        INVALID_REQUEST, f"{method} must not be part of a batch", {"method": method}
+                    )
+                self._check_read(item, data)
+                if strict:
+                    self._check_strict(item, method)
+            except ProtocolError as exc:
+                raise ProtocolError(
+                    exc.code,
+                    f"batch item {index}: {exc.message}",
+                    {"index": index, "error": exc.data},
+                ) from None
+        return items
+
+    def _read_failure(self, exc: ValidationError, data: bytes, method: str | None) -> ProtocolError:
+        return failures.protocol_error(self, exc, data, method)
 
     def _as_bytes(self, data: Any) -> bytes:
         """`data` as UTF-8 bytes within the size limit (which counts bytes, whatever the input
@@ -387,102 +395,12 @@ class Codec:
         except ValueError as exc:
             raise ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}") from None
 
-    def _decode_batch(self, items: list[Any], strict: bool) -> list[Any]:
-        if not self.batching:
-            raise ProtocolError(
-                INVALID_REQUEST, f"JSON-RPC batches are not part of revision {self.revision}"
-            )
-        if not items:
-            raise ProtocolError(INVALID_REQUEST, "an empty batch is not a valid message")
-        out = []
-        calls = None  # a batch holds requests and notifications, or responses: never a mix
-        for index, item in enumerate(items):
-            try:
-                is_call = type(item) is dict and "method" in item
-                if calls is not None and is_call is not calls:
-                    raise ProtocolError(
-                        INVALID_REQUEST,
-                        "a batch holds requests and notifications, or responses, not both",
-                    )
-                calls = is_call
-                if is_call and item["method"] in self.unbatchable:
-                    raise ProtocolError(
-                        INVALID_REQUEST,
-                        f"{item['method']} must not be part of a batch",
-                        {"method": item["method"]},
-                    )
-                out.append(self._decode_object(item, strict))
-            except ProtocolError as exc:
-                raise ProtocolError(
-                    exc.code,
-                    f"batch item {index}: {exc.message}",
-                    {"index": index, "error": exc.data},
-                ) from None
-        return out
-
-    def _check_envelope(self, obj: Any) -> None:
-        if type(obj) is not dict:
-            raise ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
-        if obj.get("jsonrpc") != "2.0":
-            raise ProtocolError(INVALID_REQUEST, 'jsonrpc must be "2.0"', {"field": "jsonrpc"})
-
     @staticmethod
     def _check_id(value: Any) -> None:
         if type(value) is not str and type(value) is not int:
             raise ProtocolError(
                 INVALID_REQUEST, "id must be a string or an integer", {"field": "id"}
             )
-
-    def _decode_object(self, obj: Any, strict: bool) -> Any:
-        self._check_envelope(obj)
-        if "method" in obj:
-            method = obj["method"]
-            if type(method) is not str:
-                raise ProtocolError(INVALID_REQUEST, "method must be a string", {"field": "method"})
-            if "id" in obj:
-                self._check_id(obj["id"])
-                frame = self.requests.get(method) or self._raise_unknown(method, "request")
-            else:
-                frame = self.notifications.get(method) or self._raise_unknown(
-                    method, "notification"
-                )
-            self._check_request(obj, method)
-            return self._validate(frame, obj, strict, method)
-        if "result" in obj:
-            if "error" in obj:
-                raise ProtocolError(
-                    INVALID_REQUEST, "a response has a result or an error, not both"
-                )
-            self._check_id(obj.get("id"))
-            self._prepare_result(obj, None)
-            return self._validate(self.result_response, obj, strict, None)
-        if "error" in obj:
-            return self._decode_error(obj, strict)
-        raise ProtocolError(INVALID_REQUEST, "not a request, notification or response")
-
-    def _decode_error(self, obj: dict[str, Any], strict: bool) -> Any:
-        error = obj.get("error")
-        code = error.get("code") if type(error) is dict else None
-        frame = (
-            self.error_frames.get(code, self.error_response)
-            if type(code) is int
-            else self.error_response
-        )
-        if obj.get("id") is None:
-            return self._unread_id(frame, obj, strict, "id" in obj)
-        return self._validate(frame, obj, strict, None)
-
-    def _unread_id(
-        self, frame: type[BaseModel], obj: dict[str, Any], strict: bool, null: bool
-    ) -> Any:
-        """An error response whose request id could not be read: JSON-RPC 2.0 answers it with
-        `"id": null`, and peers also omit the id. Every revision decodes both forms (whatever its
-        schema says of the id), reads `id` as None, and writes the id back as it came."""
-        message = self._validate(frame, {**obj, "id": 0}, strict, None)
-        message.__dict__["id"] = None
-        if not null:
-            message.__pydantic_fields_set__.discard("id")
-        return message
 
     def _raise_unknown(self, method: str, kind: str) -> Any:
         raise self._unknown_method(method, kind)
@@ -499,30 +417,6 @@ class Codec:
             METHOD_NOT_FOUND,
             f"method {method!r} is not part of revision {self.revision}",
             {"method": method},
-        )
-
-    def _validate(self, frame: type[BaseModel], obj: Any, strict: bool, method: str | None) -> Any:
-        try:
-            message = frame.model_validate(obj)
-        except ValidationError as exc:
-            raise self._invalid(exc, method) from None
-        if strict:
-            self._check_strict(message, method)
-        return message
-
-    def _invalid(self, exc: ValidationError, method: str | None) -> ProtocolError:
-        errors = _error_list(exc)
-        in_params = method is not None and all(e["field"].split(".")[0] == "params" for e in errors)
-        first = errors[0] if errors else {"field": "", "message": str(exc)}
-        where = f"{first['field']}: " if first["field"] else ""
-        if in_params:
-            return ProtocolError(
-                INVALID_PARAMS,
-                f"invalid params for {method}: {where}{first['message']}",
-                {"errors": errors},
-            )
-        return ProtocolError(
-            INVALID_REQUEST, f"invalid message: {where}{first['message']}", {"errors": errors}
         )
 
     def _check_strict(self, message: BaseModel, method: str | None) -> None:
@@ -578,19 +472,25 @@ class Codec:
 
     # Era hooks (the modern codec overrides them).
 
-    def _check_request(self, obj: dict[str, Any], method: str) -> None:
-        """Checks of a request or notification beyond its model."""
+    def _check_message(self, message: Any) -> None:
+        """Era checks of a read message beyond what its model validates."""
 
-    def _needs_preparing(self, spec: MethodSpec, data: bytes) -> bool:
-        """Whether a result may lack members `_prepare_result` fills (then one pass would fail)."""
-        return False
+    def _result_changes(self, spec: MethodSpec | None, tag: str | None) -> Mapping[str, Any]:
+        """How reading relaxes a result model of this era: `schemas` field changes by wire name.
+        `spec`: the method answered (None: unknown); `tag`: the result's `resultType` branch
+        when the method's results are tagged by it."""
+        return {}
 
     def _prepare_result(self, obj: dict[str, Any], spec: MethodSpec | None) -> tuple[str, ...]:
         """Adjust a result response before validation; returns the result members it defaulted."""
         return ()
 
-    def _check_outgoing(self, message: BaseModel) -> None:
-        """Checks of a message about to be encoded."""
+    def _outgoing(self, message: Any) -> Any:
+        """The message as it is to be written (an era may fill what its revision requires)."""
+        return message
+
+    def _check_built(self, message: Any) -> None:
+        """Checks of a message a builder made, beyond its model (what a peer's may hold)."""
 
     def _stamp(
         self, params: dict[str, Any] | None, method: str, envelope: Mapping[str, Any]
@@ -618,7 +518,7 @@ class Codec:
                 INTERNAL_ERROR,
                 f"{type(message).__qualname__} is not a message of revision {self.revision}",
             )
-        self._check_outgoing(message)
+        message = self._outgoing(message)
         return message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
 
     # ------------------------------------------------------------------ building messages
@@ -691,7 +591,7 @@ class Codec:
 
     def _build(self, frame: type[BaseModel], body: dict[str, Any], what: str) -> Any:
         try:
-            return frame.model_validate(body)
+            built = frame.model_validate(body)
         except ValidationError as exc:
             errors = _error_list(exc)
             first = errors[0] if errors else {"field": "", "message": str(exc)}
@@ -702,6 +602,8 @@ class Codec:
                 method=method if isinstance(method, str) else None,
                 errors=errors,
             ) from None
+        self._check_built(built)
+        return built
 
     # ------------------------------------------------------------------ the request envelope
 

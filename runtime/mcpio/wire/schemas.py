@@ -1,0 +1,215 @@
+"""The validators a codec reads frames with: one pass of pydantic-core per frame, valid or not.
+
+They are built once per codec from the frame classes' own core schemas, so what they return are
+instances of those classes, validated exactly as the classes validate, with three differences
+that belong to reading rather than to the models:
+
+* A frame's kind is chosen inside the validator: a union tried in order (requests and
+  notifications tagged by `method`, then error responses tagged by `error.code`, then result
+  responses), so no byte is scanned in Python first.
+* An error response may lack its `id` or carry `"id": null` (JSON-RPC 2.0 answers an unreadable
+  request that way) in every revision; the id then reads as None.
+* A modern result may lack the members that earlier revisions did not have (`resultType`, the
+  caching hints): they read as their defaults and stay unset, and only the recognised
+  `resultType` values (the revision's, plus a codec's extensions) validate.
+
+A failing frame's errors carry the label of each branch it failed (`call`, `typed error`,
+`error`, `result`) first in their location; `Codec` turns them into the `ProtocolError`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import SchemaValidator
+from pydantic_core import core_schema as cs
+
+Schema = Any  # a pydantic-core schema: a dict of one of its many TypedDict shapes
+
+_LOCK = threading.Lock()
+
+CALL, TYPED_ERROR, ERROR, RESULT, BATCH = "call", "typed error", "error", "result", "batch"
+
+
+class SchemaSet:
+    """Core schemas of several frame classes, sharing one table of definitions."""
+
+    def __init__(self) -> None:
+        self._definitions: dict[str, Schema] = {}
+        self._changed: set[type[BaseModel]] = set()  # classes validated by a changed schema
+
+    def of(self, cls: type[BaseModel]) -> Schema:
+        """The model schema of `cls` (its definitions joined to the table)."""
+        if not cls.__pydantic_complete__:
+            cls.model_rebuild()
+        schema: Any = cls.__pydantic_core_schema__
+        if schema["type"] == "definitions":
+            for definition in schema["definitions"]:
+                self._definitions.setdefault(definition["ref"], definition)
+            schema = schema["schema"]
+        return self.resolve(schema)
+
+    def resolve(self, schema: Schema) -> Schema:
+        while schema["type"] == "definition-ref":
+            schema = self._definitions[schema["schema_ref"]]
+        return schema
+
+    def validator(self, schema: Schema) -> SchemaValidator:
+        definitions = list(self._definitions.values())
+        whole: Any = cs.definitions_schema(schema, definitions) if definitions else schema
+        # pydantic-core validates a complete model class with the class's own validator, not
+        # with the schema given: a changed schema is only used for a class marked incomplete
+        # while the validator is built.
+        with _LOCK:
+            marked = [c for c in self._changed if c.__dict__.get("__pydantic_complete__")]
+            for cls in marked:
+                cls.__pydantic_complete__ = False
+            try:
+                return SchemaValidator(whole)
+            finally:
+                for cls in marked:
+                    cls.__pydantic_complete__ = True
+
+    def with_fields(self, model: Schema, changes: Mapping[str, Any]) -> Schema:
+        """A copy of a model schema whose fields (by wire name) are changed: each change is a
+        function from the field's schema to its new one. The original keeps its `ref`, so other
+        references still reach it unchanged."""
+        model = self.resolve(model)
+        fields_schema = model["schema"]
+        fields = dict(fields_schema["fields"])
+        for name, field in fields_schema["fields"].items():
+            wire = field.get("validation_alias") or name
+            change = changes.get(wire if isinstance(wire, str) else name)
+            if change is not None:
+                fields[name] = {**field, "schema": change(field["schema"])}
+        self._changed.add(model["cls"])
+        copy = {k: v for k, v in model.items() if k != "ref"}
+        copy["schema"] = {**fields_schema, "fields": fields}
+        if "ref" in model:
+            self._definitions.setdefault(model["ref"], model)
+        return copy
+
+
+def _inner(schema: Schema) -> Schema:
+    """A field's schema without its default."""
+    return schema["schema"] if schema["type"] == "default" else schema
+
+
+def defaulted(value: Any, values: Sequence[Any] | None = None) -> Any:
+    """A field change: the member may be absent (read as `value`, left unset); with `values`,
+    only those values validate."""
+
+    def change(schema: Schema) -> Schema:
+        inner = cs.literal_schema(list(values)) if values is not None else _inner(schema)
+        return cs.with_default_schema(inner, default=value)
+
+    return change
+
+
+def only(values: Sequence[Any]) -> Any:
+    """A field change: only these values validate (the member stays as required as it was)."""
+
+    def change(schema: Schema) -> Schema:
+        literal = cs.literal_schema(list(values))
+        if schema["type"] == "default":
+            return {**schema, "schema": literal}
+        return literal
+
+    return change
+
+
+def optional_null(schema: Schema) -> Schema:
+    """A field change: the member may be absent or null (both read as None)."""
+    inner = _inner(schema)
+    if inner["type"] == "nullable":
+        inner = inner["schema"]
+    return cs.with_default_schema(cs.nullable_schema(inner), default=None)
+
+
+def integer_first(schema: Schema) -> Schema:
+    """A field change: the member must be a JSON integer before its own schema judges it."""
+    inner = _inner(schema)
+    if inner["type"] == "int":
+        return schema
+    checked = cs.chain_schema([cs.int_schema(strict=True), inner])
+    return {**schema, "schema": checked} if schema["type"] == "default" else checked
+
+
+def labelled_union(choices: Sequence[tuple[Schema, str]]) -> Schema:
+    """Choices tried in order; the first that validates wins."""
+    if len(choices) == 1:
+        return choices[0][0]
+    return cs.union_schema(list(choices), mode="left_to_right")
+
+
+def tagged(choices: Mapping[Any, Schema], path: str | list[str | int]) -> Schema:
+    return cs.tagged_union_schema(dict(choices), discriminator=path)
+
+
+class Readers:
+    """The validators one codec reads with: `message` for `decode`, `response(method)` for
+    `decode_response`. `result_changes(spec, tag)` relaxes result models (the codec's era hook);
+    `result_tags` orders a tagged result's branches (the complete one first: the most common)."""
+
+    def __init__(self, codec: Any, result_changes: Any) -> None:
+        self._codec = codec
+        self._changes = result_changes
+        self._set = SchemaSet()
+        self._error_choices = self._errors()
+        choices = [(self._calls(), CALL), *self._error_choices]
+        choices.append((self._result(codec.result_response, None), RESULT))
+        one = labelled_union(choices)
+        if codec.batching:
+            choices.append((cs.list_schema(one), BATCH))
+            one = labelled_union(choices)
+        self.message = self._set.validator(one).validate_json
+
+    def response(self, method: str) -> SchemaValidator:
+        codec = self._codec
+        frame = self._result(codec.responses[method], codec.methods[method])
+        return self._set.validator(labelled_union([(frame, RESULT), *self._error_choices]))
+
+    def _calls(self) -> Schema:
+        codec = self._codec
+        frames = {**codec.requests, **codec.notifications}
+        return tagged({m: self._set.of(cls) for m, cls in frames.items()}, "method")
+
+    def _errors(self) -> list[tuple[Schema, str]]:
+        codec = self._codec
+        out: list[tuple[Schema, str]] = []
+        if codec.error_frames:
+            typed = {code: self._error(cls) for code, cls in codec.error_frames.items()}
+            out.append((tagged(typed, ["error", "code"]), TYPED_ERROR))
+        out.append((self._error(codec.error_response), ERROR))
+        return out
+
+    def _error(self, cls: type[BaseModel]) -> Schema:
+        # A typed frame's code is a literal, which would also take -32020.0: an integer first.
+        code = {"code": integer_first}
+        return self._set.with_fields(
+            self._set.of(cls),
+            {"id": optional_null, "error": lambda schema: self._set.with_fields(schema, code)},
+        )
+
+    def _result(self, cls: type[BaseModel], spec: Any) -> Schema:
+        return self._set.with_fields(
+            self._set.of(cls), {"result": lambda schema: self._relaxed(schema, spec)}
+        )
+
+    def _relaxed(self, schema: Schema, spec: Any) -> Schema:
+        schema = self._set.resolve(_inner(schema))
+        if schema["type"] == "model":
+            return self._set.with_fields(schema, self._changes(spec, None))
+        if schema["type"] != "tagged-union":
+            return schema
+        order = list(getattr(self._codec, "result_tags", ()))
+        tags = sorted(schema["choices"], key=lambda t: order.index(t) if t in order else len(order))
+        return labelled_union(
+            [
+                (self._set.with_fields(schema["choices"][t], self._changes(spec, t)), str(t))
+                for t in tags
+            ]
+        )
