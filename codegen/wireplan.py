@@ -26,7 +26,8 @@ class Frame:
     name: str  # expression in the codec module: "m.CallToolRequest" or "CallToolRequestFrame"
     generated: bool
     base: str = ""  # for generated request/notification frames: the message model
-    results: tuple[str, ...] = ()  # for generated response frames: result models
+    # for generated response frames: result models (discriminated: one per resultType tag)
+    results: tuple[str, ...] = ()
     discriminated: bool = False  # results tagged by resultType (interim vs complete)
     widens: str = ""  # the schema's response class, whose `result` this frame's widens
 
@@ -221,6 +222,12 @@ def _response_frame(rev: Revision, m: Method) -> Frame:
     if name in rev.definitions and m.result_link != "response":
         name = f"{base}ResultResponseFrame"
     widens = name if m.result_link == "response" and not schema_class else ""
+    if discriminated:
+        # One branch per tag: the interim result has its own; the final result and a task
+        # result share the complete one, as a union (a second branch with that tag replaced it).
+        interim = {f"m.{r}" for r in m.interim_results}
+        finals = " | ".join(r for r in results if r not in interim)
+        results = tuple(dict.fromkeys(r if r in interim else finals for r in results))
     return Frame(m.name, name, True, base=f"m.{name}" if schema_class else "", results=results,
                  discriminated=discriminated, widens=widens)  # fmt: skip
 

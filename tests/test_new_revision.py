@@ -5,7 +5,10 @@ In a temporary project with the five official revisions, add
 - 2027-01-15: the 2025-11-25 schema with per-method `<Name>ResultResponse` definitions in the
   2026-07-28 style, while its task-augmented requests may still answer `CreateTaskResult`
   (tools/call's response names CallToolResult only, so the codec widens `result`;
-  elicitation/create's names CreateTaskResult itself; sampling/createMessage has none), and
+  elicitation/create's names CreateTaskResult itself; sampling/createMessage has none),
+- 2027-01-20: the 2026-07-28 schema with 2025-11-25's tasks: a task-augmented tools/call may
+  answer CreateTaskResult beside InputRequiredResult and CallToolResult, results tagged by
+  `resultType`, and
 - 2027-02-02: the 2025-11-25 schema with a new client request `xyz/do` (XyzRequest,
   XyzRequestParams, XyzResult, wired into ClientRequest / ServerResult) and without `ping`,
 then generate once, and check the IR, the generated package (imported in a fresh interpreter
@@ -34,7 +37,7 @@ from tests.conftest import MIRROR, PROJECT, REVISIONS, ROOT, revision_ir
 BIN = Path(sys.executable).parent
 # The hand-written runtime the generated code imports (mcpio.wire): the checkout's, not copied.
 RUNTIME = ROOT / "runtime"
-COPY, RESPONSES, CHANGED = "2027-01-01", "2027-01-15", "2027-02-02"
+COPY, RESPONSES, TASKS, CHANGED = "2027-01-01", "2027-01-15", "2027-01-20", "2027-02-02"
 
 
 def _with_xyz_and_without_ping(schema: dict) -> dict:
@@ -115,6 +118,22 @@ def _with_result_responses(schema: dict) -> dict:
     return schema
 
 
+def _with_tasks(schema: dict, tasks_from: dict) -> dict:
+    """A modern revision whose tools/call may be task-augmented (2025-11-25's tasks)."""
+    defs, old = schema["$defs"], tasks_from["$defs"]
+    ref = "#/$defs/"
+    for name in ("Task", "TaskStatus", "TaskMetadata"):
+        assert name not in defs
+        defs[name] = old[name]
+    assert "CreateTaskResult" not in defs and "task" not in defs["CallToolRequestParams"]
+    task_result = json.loads(json.dumps(old["CreateTaskResult"]))
+    task_result["properties"]["resultType"] = {"type": "string"}
+    task_result["required"] = [*task_result["required"], "resultType"]
+    defs["CreateTaskResult"] = task_result
+    defs["CallToolRequestParams"]["properties"]["task"] = {"$ref": ref + "TaskMetadata"}
+    return schema
+
+
 def _invoke(*args: str | Path) -> str:
     result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -124,7 +143,7 @@ def _invoke(*args: str | Path) -> str:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The temporary project after `add` x3 and one `generate`."""
+    """The temporary project after `add` x4 and one `generate`."""
     root = tmp_path_factory.mktemp("new-revision")
     gone = root.parent / "upstream-gone"
     pins = {r: Pin(r, p.sha256, str(gone / r), p.era) for r, p in PROJECT.pins().items()}
@@ -146,11 +165,18 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         json.loads((MIRROR / "2025-11-25" / "schema.json").read_bytes())
     )
     (inputs / "responses.json").write_text(json.dumps(responses, indent=2), encoding="utf-8")
+    tasks = _with_tasks(
+        json.loads((MIRROR / "2026-07-28" / "schema.json").read_bytes()),
+        json.loads((MIRROR / "2025-11-25" / "schema.json").read_bytes()),
+    )
+    (inputs / "tasks.json").write_text(json.dumps(tasks, indent=2), encoding="utf-8")
 
     out = _invoke("--root", root, "add", COPY, "--from", inputs / "copy.json")
     assert out.startswith(f"{COPY}: pinned (modern era, ")
     out = _invoke("--root", root, "add", RESPONSES, "--from", inputs / "responses.json")
     assert out.startswith(f"{RESPONSES}: pinned (legacy era, ")
+    out = _invoke("--root", root, "add", TASKS, "--from", inputs / "tasks.json")
+    assert out.startswith(f"{TASKS}: pinned (modern era, ")
     out = _invoke("--root", root, "add", CHANGED, "--from", inputs / "changed.json")
     assert out.startswith(f"{CHANGED}: pinned (legacy era, ")
     out = _invoke("--root", root, "generate")
@@ -160,10 +186,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def test_add_pinned_both_revisions_without_an_era_override(project: Path) -> None:
     pins = Project(project).pins()
-    assert list(pins) == [*REVISIONS, COPY, RESPONSES, CHANGED]
+    assert list(pins) == [*REVISIONS, COPY, RESPONSES, TASKS, CHANGED]
     assert pins[COPY].sha256 == PROJECT.pins()["2026-07-28"].sha256
-    assert pins[COPY].era is None and pins[RESPONSES].era is None and pins[CHANGED].era is None
-    for rev in (COPY, RESPONSES, CHANGED):
+    for rev in (COPY, RESPONSES, TASKS, CHANGED):
+        assert pins[rev].era is None
         assert (project / "schema" / rev / "schema.json").is_file()
         module = project / "generated" / "mcp_wire" / ("v" + rev.replace("-", "_"))
         assert {"__init__.py", "models.py"} <= {p.name for p in module.iterdir()}
@@ -244,6 +270,23 @@ def test_ir_of_the_revision_with_response_types(project: Path) -> None:
             m.cacheable,
             m.list_field,
         ), m.name
+
+
+def test_ir_of_the_modern_revision_with_tasks(project: Path) -> None:
+    tmp = Project(project)
+    rev = load_revision(tmp, tmp.pins()[TASKS])[0]
+    assert rev.era is Era.MODERN
+    call = rev.method("tools/call")
+    assert call is not None
+    assert (call.results, call.result, call.task_result, call.interim_results) == (
+        ("InputRequiredResult", "CallToolResult"),
+        "CallToolResult",
+        "CreateTaskResult",
+        ("InputRequiredResult",),
+    )
+    latest = revision_ir("2026-07-28")
+    assert rev.frames == latest.frames and rev.result_types == latest.result_types
+    assert [m.name for m in rev.methods if m.task_result] == ["tools/call"]
 
 
 def test_diff_reports_the_added_and_removed_methods(project: Path) -> None:
@@ -361,6 +404,34 @@ IMPORT_CHECK = textwrap.dedent("""
     ping = codec.decode_response('{"jsonrpc":"2.0","id":"p","result":{}}', "ping")
     assert type(ping) is rm.PingResultResponse and codec.responses["ping"] is rm.PingResultResponse
     assert codec.result_response is rm.JSONRPCResultResponse
+
+    # 2027-01-20: modern, results tagged by resultType, and tools/call may answer a task.
+    import mcp_wire.v2027_01_20 as tm
+    from mcp_wire.v2027_01_20 import codec as tc
+
+    codec = mcp_wire.codec("2027-01-20")
+    extended = codec.with_result_types("task")
+    assert not issubclass(tc.CallToolResultResponse, tm.CallToolResultResponse)
+    for result, result_class, codecs in (
+        ({**call, "resultType": "complete"}, tm.CallToolResult, (codec, extended)),
+        ({**task, "resultType": "complete"}, tm.CreateTaskResult, (codec, extended)),
+        ({**task, "resultType": "task"}, tm.CreateTaskResult, (extended,)),
+        ({"resultType": "input_required", "requestState": "s"}, tm.InputRequiredResult,
+         (codec, extended)),
+    ):  # fmt: skip
+        raw = json.dumps({"jsonrpc": "2.0", "id": 5, "result": result})
+        for c in codecs:
+            msg = c.decode_response(raw, "tools/call")
+            assert type(msg) is tc.CallToolResultResponse, msg
+            assert type(msg.result) is result_class, (result, msg)
+            assert json.loads(c.encode(msg)) == json.loads(raw)
+        if codecs == (extended,):
+            try:
+                codec.decode_response(raw, "tools/call")
+            except mcp_wire.ProtocolError as exc:
+                assert exc.code == -32600 and "resultType" in exc.message, exc
+            else:
+                raise AssertionError(f"accepted {raw} without the extension")
     print("ok")
     """)
 
@@ -396,8 +467,11 @@ RESPONSES_CONSUMER = textwrap.dedent("""
     import mcp_wire
     from mcp_wire.v2027_01_15 import models as m
     from mcp_wire.v2027_01_15.codec import CallToolResultResponse, CreateMessageResultResponse
+    from mcp_wire.v2027_01_20 import models as tm
+    from mcp_wire.v2027_01_20.codec import CallToolResultResponse as TaskCallResponse
 
     codec = mcp_wire.codec("2027-01-15")
+    tasks = mcp_wire.codec("2027-01-20")
 
 
     def read(raw: bytes) -> None:
@@ -413,6 +487,9 @@ RESPONSES_CONSUMER = textwrap.dedent("""
         tools = codec.decode_response(raw, "tools/list")
         if isinstance(tools, m.ListToolsResultResponse):
             assert_type(tools.result, m.ListToolsResult)
+        modern = tasks.decode_response(raw, "tools/call")
+        if isinstance(modern, TaskCallResponse):
+            assert_type(modern.result, tm.InputRequiredResult | tm.CallToolResult | tm.CreateTaskResult)
     """)
 
 
