@@ -77,8 +77,10 @@ class Method:
 
     @property
     def result(self) -> str | None:
-        """The specific (final) result definition."""
-        finals = [r for r in self.results if r not in self.interim_results]
+        """The specific (final) result definition: neither interim nor the task result."""
+        finals = [
+            r for r in self.results if r not in self.interim_results and r != self.task_result
+        ]
         return finals[-1] if finals else None
 
     interim_results: tuple[str, ...] = ()
@@ -305,9 +307,12 @@ def _frames(s: _Schema, messages: list[str]) -> Frames:
     notification = only(
         shaped({"jsonrpc", "method"}, {"id"}, "method"), "generic JSON-RPC notification"
     )
+    # The generic one: its result is `Result` (or inline), not one method's result or a union
+    # of them (2026-07-28's `CallToolResultResponse`, whose name may well be the shorter).
     results = [
         n for n in shaped({"jsonrpc", "id", "result"}, set(), None)
-        if ref_name(s.properties(s.defs[n])["result"]) in ("Result", None)
+        if ref_name(r := s.properties(s.defs[n])["result"]) == "Result"
+        or (ref_name(r) is None and not ({"anyOf", "oneOf"} & r.keys()))
     ]  # fmt: skip
     error_responses = [
         n for n in shaped({"jsonrpc", "error"}, {"result"}, None)
@@ -516,14 +521,17 @@ def build_revision(
                     for side in side_set:
                         pool |= result_unions[answering[side]]
                 in_union = all(r in pool or r in ("EmptyResult", "Result") for r in results)
-                if params and "task" in s.variant_properties(defs[params]) and task_results:
+                # A task result the response definition lists is the method's task result, not
+                # its final result (that stays the other one, see `Method.result`).
+                listed = [r for r in results if r in task_results]
+                if listed and len(listed) < len(results):
+                    task_result = listed[0]
+                elif params and "task" in s.variant_properties(defs[params]) and task_results:
                     task_result = task_results[0]
-            final = [r for r in results if r != interim]
+            final = [r for r in results if r != interim and r != task_result]
             list_field, list_item = _list_field(s, final[-1] if final else None)
             cacheable = bool(results) and all(
-                {"ttlMs", "cacheScope"} <= set(s.properties(defs[r]))
-                for r in results
-                if r != interim
+                {"ttlMs", "cacheScope"} <= set(s.properties(defs[r])) for r in final
             )
             methods.append(
                 Method(

@@ -26,8 +26,10 @@ class Frame:
     name: str  # expression in the codec module: "m.CallToolRequest" or "CallToolRequestFrame"
     generated: bool
     base: str = ""  # for generated request/notification frames: the message model
-    results: tuple[str, ...] = ()  # for generated response frames: result models
+    # for generated response frames: result models (discriminated: one per resultType tag)
+    results: tuple[str, ...] = ()
     discriminated: bool = False  # results tagged by resultType (interim vs complete)
+    widens: str = ""  # the schema's response class, whose `result` this frame's widens
 
 
 @dataclass(frozen=True)
@@ -157,10 +159,13 @@ def _needs_params(rev: Revision, m: Method) -> bool:
     return any(f.required and f.name != "_meta" for f in fields)
 
 
+def _answers(m: Method) -> tuple[str, ...]:
+    """Every result model a response to `m` may carry: its results, then its task result."""
+    return tuple(f"m.{r}" for r in dict.fromkeys((*m.results, *filter(None, (m.task_result,)))))
+
+
 def _signature(rev: Revision, m: Method, frame: Frame, response: Frame | None) -> Signature:
-    results = tuple(f"m.{r}" for r in m.results) + (
-        (f"m.{m.task_result}",) if m.task_result else ()
-    )
+    results = _answers(m)
     return Signature(
         method=m.name,
         frame=frame.name,
@@ -205,16 +210,26 @@ def _message_frame(rev: Revision, m: Method) -> Frame:
 def _response_frame(rev: Revision, m: Method) -> Frame:
     base = m.message.removesuffix("Request")
     name = f"{base}ResultResponse"
-    results = tuple(f"m.{r}" for r in m.results) + (
-        (f"m.{m.task_result}",) if m.task_result else ()
-    )
+    results = _answers(m)
     discriminated = bool(m.interim_results) and rev.result_types is not None
-    if m.result_link == "response" and not discriminated and not m.task_result:
+    # The schema's response class, when the codec's `result` is exactly its type (perhaps
+    # discriminated): then the frame is that class or a subclass. A response that may also carry
+    # a task result the schema's class does not name widens `result`, which a subclass cannot do
+    # (a mutable field's type is invariant): that frame is a class of its own.
+    schema_class = m.result_link == "response" and results == tuple(f"m.{r}" for r in m.results)
+    if schema_class and not discriminated:
         return Frame(m.name, f"m.{name}", False)
     if name in rev.definitions and m.result_link != "response":
         name = f"{base}ResultResponseFrame"
-    return Frame(m.name, name, True, base=f"m.{name}" if m.result_link == "response" else "", results=results,
-                 discriminated=discriminated)  # fmt: skip
+    widens = name if m.result_link == "response" and not schema_class else ""
+    if discriminated:
+        # One branch per tag: the interim result has its own; the final result and a task
+        # result share the complete one, as a union (a second branch with that tag replaced it).
+        interim = {f"m.{r}" for r in m.interim_results}
+        finals = " | ".join(r for r in results if r not in interim)
+        results = tuple(dict.fromkeys(r if r in interim else finals for r in results))
+    return Frame(m.name, name, True, base=f"m.{name}" if schema_class else "", results=results,
+                 discriminated=discriminated, widens=widens)  # fmt: skip
 
 
 def _public_entry(rev: Revision, latest: Revision, m: Method) -> PublicEntry | None:

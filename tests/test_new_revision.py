@@ -1,7 +1,14 @@
 """A new protocol revision is `mcp-codegen add` + `generate`: no generator code changes.
 
 In a temporary project with the five official revisions, add
-- 2027-01-01: a byte copy of the 2026-07-28 schema (an ordinary modern revision), and
+- 2027-01-01: a byte copy of the 2026-07-28 schema (an ordinary modern revision),
+- 2027-01-15: the 2025-11-25 schema with per-method `<Name>ResultResponse` definitions in the
+  2026-07-28 style, while its task-augmented requests may still answer `CreateTaskResult`
+  (tools/call's response names CallToolResult only, so the codec widens `result`;
+  elicitation/create's names CreateTaskResult itself; sampling/createMessage has none),
+- 2027-01-20: the 2026-07-28 schema with 2025-11-25's tasks: a task-augmented tools/call may
+  answer CreateTaskResult beside InputRequiredResult and CallToolResult, results tagged by
+  `resultType`, and
 - 2027-02-02: the 2025-11-25 schema with a new client request `xyz/do` (XyzRequest,
   XyzRequestParams, XyzResult, wired into ClientRequest / ServerResult) and without `ping`,
 then generate once, and check the IR, the generated package (imported in a fresh interpreter
@@ -30,7 +37,7 @@ from tests.conftest import MIRROR, PROJECT, REVISIONS, ROOT, revision_ir
 BIN = Path(sys.executable).parent
 # The hand-written runtime the generated code imports (mcpio.wire): the checkout's, not copied.
 RUNTIME = ROOT / "runtime"
-COPY, CHANGED = "2027-01-01", "2027-02-02"
+COPY, RESPONSES, TASKS, CHANGED = "2027-01-01", "2027-01-15", "2027-01-20", "2027-02-02"
 
 
 def _with_xyz_and_without_ping(schema: dict) -> dict:
@@ -77,6 +84,56 @@ def _with_xyz_and_without_ping(schema: dict) -> dict:
     return schema
 
 
+def _with_result_responses(schema: dict) -> dict:
+    """Give every request a `<Name>ResultResponse` as 2026-07-28 does, but keep 2025-11-25's
+    tasks: a task-augmented tools/call (or sampling/createMessage, elicitation/create) may answer
+    `CreateTaskResult`, which tools/call's response definition does not name."""
+    defs = schema["$defs"]
+    ref = "#/$defs/"
+    requests = [m["$ref"].removeprefix(ref) for u in ("ClientRequest", "ServerRequest")
+                for m in defs[u]["anyOf"]]  # fmt: skip
+    assert {"CallToolRequest", "ElicitRequest", "CreateMessageRequest", "PingRequest"} <= set(
+        requests
+    )
+    for message in dict.fromkeys(requests):
+        base = message.removesuffix("Request")
+        if base == "CreateMessage":
+            continue  # a revision may define some response types and not others
+        final = f"{base}Result" if f"{base}Result" in defs else "EmptyResult"
+        result: dict = {"$ref": ref + final}
+        if base == "Elicit":  # the schema itself names the task result
+            result = {"anyOf": [{"$ref": ref + final}, {"$ref": ref + "CreateTaskResult"}]}
+        name = f"{base}ResultResponse"
+        assert name not in defs
+        defs[name] = {
+            "description": f"A successful response to a {message}.",
+            "type": "object",
+            "properties": {
+                "id": {"$ref": ref + "RequestId"},
+                "jsonrpc": {"const": "2.0", "type": "string"},
+                "result": result,
+            },
+            "required": ["id", "jsonrpc", "result"],
+        }
+    return schema
+
+
+def _with_tasks(schema: dict, tasks_from: dict) -> dict:
+    """A modern revision whose tools/call may be task-augmented (2025-11-25's tasks)."""
+    defs, old = schema["$defs"], tasks_from["$defs"]
+    ref = "#/$defs/"
+    for name in ("Task", "TaskStatus", "TaskMetadata"):
+        assert name not in defs
+        defs[name] = old[name]
+    assert "CreateTaskResult" not in defs and "task" not in defs["CallToolRequestParams"]
+    task_result = json.loads(json.dumps(old["CreateTaskResult"]))
+    task_result["properties"]["resultType"] = {"type": "string"}
+    task_result["required"] = [*task_result["required"], "resultType"]
+    defs["CreateTaskResult"] = task_result
+    defs["CallToolRequestParams"]["properties"]["task"] = {"$ref": ref + "TaskMetadata"}
+    return schema
+
+
 def _invoke(*args: str | Path) -> str:
     result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -86,7 +143,7 @@ def _invoke(*args: str | Path) -> str:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The temporary project after `add` x2 and one `generate`."""
+    """The temporary project after `add` x4 and one `generate`."""
     root = tmp_path_factory.mktemp("new-revision")
     gone = root.parent / "upstream-gone"
     pins = {r: Pin(r, p.sha256, str(gone / r), p.era) for r, p in PROJECT.pins().items()}
@@ -104,9 +161,22 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         json.loads((MIRROR / "2025-11-25" / "schema.json").read_bytes())
     )
     (inputs / "changed.json").write_text(json.dumps(changed, indent=2), encoding="utf-8")
+    responses = _with_result_responses(
+        json.loads((MIRROR / "2025-11-25" / "schema.json").read_bytes())
+    )
+    (inputs / "responses.json").write_text(json.dumps(responses, indent=2), encoding="utf-8")
+    tasks = _with_tasks(
+        json.loads((MIRROR / "2026-07-28" / "schema.json").read_bytes()),
+        json.loads((MIRROR / "2025-11-25" / "schema.json").read_bytes()),
+    )
+    (inputs / "tasks.json").write_text(json.dumps(tasks, indent=2), encoding="utf-8")
 
     out = _invoke("--root", root, "add", COPY, "--from", inputs / "copy.json")
     assert out.startswith(f"{COPY}: pinned (modern era, ")
+    out = _invoke("--root", root, "add", RESPONSES, "--from", inputs / "responses.json")
+    assert out.startswith(f"{RESPONSES}: pinned (legacy era, ")
+    out = _invoke("--root", root, "add", TASKS, "--from", inputs / "tasks.json")
+    assert out.startswith(f"{TASKS}: pinned (modern era, ")
     out = _invoke("--root", root, "add", CHANGED, "--from", inputs / "changed.json")
     assert out.startswith(f"{CHANGED}: pinned (legacy era, ")
     out = _invoke("--root", root, "generate")
@@ -116,10 +186,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def test_add_pinned_both_revisions_without_an_era_override(project: Path) -> None:
     pins = Project(project).pins()
-    assert list(pins) == [*REVISIONS, COPY, CHANGED]
+    assert list(pins) == [*REVISIONS, COPY, RESPONSES, TASKS, CHANGED]
     assert pins[COPY].sha256 == PROJECT.pins()["2026-07-28"].sha256
-    assert pins[COPY].era is None and pins[CHANGED].era is None
-    for rev in (COPY, CHANGED):
+    for rev in (COPY, RESPONSES, TASKS, CHANGED):
+        assert pins[rev].era is None
         assert (project / "schema" / rev / "schema.json").is_file()
         module = project / "generated" / "mcp_wire" / ("v" + rev.replace("-", "_"))
         assert {"__init__.py", "models.py"} <= {p.name for p in module.iterdir()}
@@ -159,6 +229,64 @@ def test_ir_of_the_new_revisions(project: Path) -> None:
     assert {m.name for m in changed.methods} == {m.name for m in base.methods} - {"ping"} | {
         "xyz/do"
     }
+
+
+def test_ir_of_the_revision_with_response_types(project: Path) -> None:
+    tmp = Project(project)
+    rev = load_revision(tmp, tmp.pins()[RESPONSES])[0]
+    base = revision_ir("2025-11-25")
+    assert rev.era is Era.LEGACY
+    # The generic result response is still JSONRPCResultResponse, not a shorter-named one
+    # whose result is a union (ElicitResultResponse).
+    assert rev.frames == base.frames
+    shape = {m.name: (m.results, m.result, m.result_link, m.task_result) for m in rev.methods}
+    assert shape["tools/call"] == (
+        ("CallToolResult",),
+        "CallToolResult",
+        "response",
+        "CreateTaskResult",
+    )
+    # A task result the response definition lists is the task result, not the final result.
+    assert shape["elicitation/create"] == (
+        ("ElicitResult", "CreateTaskResult"),
+        "ElicitResult",
+        "response",
+        "CreateTaskResult",
+    )
+    assert shape["sampling/createMessage"] == (
+        ("CreateMessageResult",),
+        "CreateMessageResult",
+        "name",
+        "CreateTaskResult",
+    )
+    assert shape["ping"] == (("EmptyResult",), "EmptyResult", "response", None)
+    assert [m.name for m in rev.methods] == [m.name for m in base.methods]
+    for m in base.methods:
+        own = rev.method(m.name)
+        assert own is not None
+        assert (own.result, own.task_result, own.cacheable, own.list_field) == (
+            m.result,
+            m.task_result,
+            m.cacheable,
+            m.list_field,
+        ), m.name
+
+
+def test_ir_of_the_modern_revision_with_tasks(project: Path) -> None:
+    tmp = Project(project)
+    rev = load_revision(tmp, tmp.pins()[TASKS])[0]
+    assert rev.era is Era.MODERN
+    call = rev.method("tools/call")
+    assert call is not None
+    assert (call.results, call.result, call.task_result, call.interim_results) == (
+        ("InputRequiredResult", "CallToolResult"),
+        "CallToolResult",
+        "CreateTaskResult",
+        ("InputRequiredResult",),
+    )
+    latest = revision_ir("2026-07-28")
+    assert rev.frames == latest.frames and rev.result_types == latest.result_types
+    assert [m.name for m in rev.methods if m.task_result] == ["tools/call"]
 
 
 def test_diff_reports_the_added_and_removed_methods(project: Path) -> None:
@@ -233,6 +361,77 @@ IMPORT_CHECK = textwrap.dedent("""
     assert hasattr(mcp_wire.v2025_11_25, "PingRequest")
     assert not hasattr(mcp_wire.v2025_11_25, "XyzRequest")
     assert CallToolRequest.__module__ == "mcp_wire.v2027_01_01.models"
+
+    # 2027-01-15: response types of the schema's own, tasks that may answer CreateTaskResult.
+    import mcp_wire.v2027_01_15 as rm
+    from mcp_wire.v2027_01_15 import codec as rc
+
+    codec = mcp_wire.codec("2027-01-15")
+    task = {"task": {"taskId": "t1", "status": "working", "ttl": 60000,
+                     "createdAt": "2027-01-15T00:00:00Z", "lastUpdatedAt": "2027-01-15T00:00:00Z"}}
+    call = {"content": [{"type": "text", "text": "hi"}], "isError": False}
+    cases = [
+        # tools/call: the schema's response names CallToolResult only; the codec's frame widens
+        # `result`, so it is a class of its own, not the schema's.
+        ("tools/call", call, rc.CallToolResultResponse, rm.CallToolResult),
+        ("tools/call", task, rc.CallToolResultResponse, rm.CreateTaskResult),
+        # elicitation/create: the schema's response names CreateTaskResult itself: used as is.
+        ("elicitation/create", {"action": "accept"}, rm.ElicitResultResponse, rm.ElicitResult),
+        ("elicitation/create", task, rm.ElicitResultResponse, rm.CreateTaskResult),
+        # sampling/createMessage: no response definition: the codec's own, as in 2025-11-25.
+        ("sampling/createMessage", task, rc.CreateMessageResultResponse, rm.CreateTaskResult),
+        ("tools/list", {"tools": []}, rm.ListToolsResultResponse, rm.ListToolsResult),
+    ]
+    assert not issubclass(rc.CallToolResultResponse, rm.CallToolResultResponse)
+    assert "CreateTaskResult" in (rc.CallToolResultResponse.__doc__ or "")
+    for method, result, frame, result_class in cases:
+        raw = json.dumps({"jsonrpc": "2.0", "id": 3, "result": result})
+        msg = codec.decode_response(raw, method)
+        assert codec.responses[method] is frame, method
+        assert type(msg) is frame and type(msg.result) is result_class, (method, msg)
+        assert json.loads(codec.encode(msg)) == json.loads(raw), method
+        built = codec.response(3, method, result)
+        assert type(built) is frame and codec.encode(built) == codec.encode(msg), method
+        assert codec.decode(raw).__class__ is rm.JSONRPCResultResponse  # method unknown here
+    bad = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {"task": {"taskId": "t1"}}})
+    for method in ("tools/call", "elicitation/create"):
+        try:
+            codec.decode_response(bad, method)
+        except mcp_wire.ProtocolError as exc:
+            assert exc.code in (-32600, -32602), exc
+        else:
+            raise AssertionError(f"accepted {bad} for {method}")
+    ping = codec.decode_response('{"jsonrpc":"2.0","id":"p","result":{}}', "ping")
+    assert type(ping) is rm.PingResultResponse and codec.responses["ping"] is rm.PingResultResponse
+    assert codec.result_response is rm.JSONRPCResultResponse
+
+    # 2027-01-20: modern, results tagged by resultType, and tools/call may answer a task.
+    import mcp_wire.v2027_01_20 as tm
+    from mcp_wire.v2027_01_20 import codec as tc
+
+    codec = mcp_wire.codec("2027-01-20")
+    extended = codec.with_result_types("task")
+    assert not issubclass(tc.CallToolResultResponse, tm.CallToolResultResponse)
+    for result, result_class, codecs in (
+        ({**call, "resultType": "complete"}, tm.CallToolResult, (codec, extended)),
+        ({**task, "resultType": "complete"}, tm.CreateTaskResult, (codec, extended)),
+        ({**task, "resultType": "task"}, tm.CreateTaskResult, (extended,)),
+        ({"resultType": "input_required", "requestState": "s"}, tm.InputRequiredResult,
+         (codec, extended)),
+    ):  # fmt: skip
+        raw = json.dumps({"jsonrpc": "2.0", "id": 5, "result": result})
+        for c in codecs:
+            msg = c.decode_response(raw, "tools/call")
+            assert type(msg) is tc.CallToolResultResponse, msg
+            assert type(msg.result) is result_class, (result, msg)
+            assert json.loads(c.encode(msg)) == json.loads(raw)
+        if codecs == (extended,):
+            try:
+                codec.decode_response(raw, "tools/call")
+            except mcp_wire.ProtocolError as exc:
+                assert exc.code == -32600 and "resultType" in exc.message, exc
+            else:
+                raise AssertionError(f"accepted {raw} without the extension")
     print("ok")
     """)
 
@@ -262,6 +461,38 @@ def test_generated_package_imports_and_validates(project: Path) -> None:
     assert proc.stdout.strip() == "ok"
 
 
+RESPONSES_CONSUMER = textwrap.dedent("""
+    from typing import assert_type
+
+    import mcp_wire
+    from mcp_wire.v2027_01_15 import models as m
+    from mcp_wire.v2027_01_15.codec import CallToolResultResponse, CreateMessageResultResponse
+    from mcp_wire.v2027_01_20 import models as tm
+    from mcp_wire.v2027_01_20.codec import CallToolResultResponse as TaskCallResponse
+
+    codec = mcp_wire.codec("2027-01-15")
+    tasks = mcp_wire.codec("2027-01-20")
+
+
+    def read(raw: bytes) -> None:
+        call = codec.decode_response(raw, "tools/call")
+        if isinstance(call, CallToolResultResponse):
+            assert_type(call.result, m.CallToolResult | m.CreateTaskResult)
+        elicit = codec.decode_response(raw, "elicitation/create")
+        if isinstance(elicit, m.ElicitResultResponse):
+            assert_type(elicit.result, m.ElicitResult | m.CreateTaskResult)
+        sample = codec.decode_response(raw, "sampling/createMessage")
+        if isinstance(sample, CreateMessageResultResponse):
+            assert_type(sample.result, m.CreateMessageResult | m.CreateTaskResult)
+        tools = codec.decode_response(raw, "tools/list")
+        if isinstance(tools, m.ListToolsResultResponse):
+            assert_type(tools.result, m.ListToolsResult)
+        modern = tasks.decode_response(raw, "tools/call")
+        if isinstance(modern, TaskCallResponse):
+            assert_type(modern.result, tm.InputRequiredResult | tm.CallToolResult | tm.CreateTaskResult)
+    """)
+
+
 def test_pyright_is_clean_on_the_generated_tree(project: Path) -> None:
     config = {
         "include": ["generated"],
@@ -273,6 +504,8 @@ def test_pyright_is_clean_on_the_generated_tree(project: Path) -> None:
         "venv": BIN.parent.name,
     }
     (project / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
+    # A consumer of 2027-01-15's responses: the codec's frames are typed as they decode.
+    (project / "generated" / "consumer_of_responses.py").write_text(RESPONSES_CONSUMER)
     proc = subprocess.run(
         [str(BIN / "pyright"), "--outputjson", "-p", str(project / "pyrightconfig.json")],
         capture_output=True, text=True, cwd=project, timeout=600, check=False,

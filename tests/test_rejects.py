@@ -15,6 +15,7 @@ import mcp_wire
 from codegen.ir import Era, Revision
 from mcp_wire import MessageBuildError, ProtocolError
 from tests.conftest import REVISIONS, revision_ir
+from tests.wire_samples import GOLDEN, file_name
 
 INVALID_REQUEST, INVALID_PARAMS = -32600, -32602
 MODERN = [r for r in REVISIONS if revision_ir(r).era is Era.MODERN]
@@ -112,6 +113,36 @@ def test_unrecognised_result_type_is_rejected_on_every_result(rev: str):
     assert codec.extra_result_types == frozenset()  # the shared codec is unchanged
     with pytest.raises(MessageBuildError):
         codec.response(1, "tools/list", {"resultType": "task", "tools": []})
+
+
+@pytest.mark.parametrize("rev", MODERN)
+def test_extension_result_types_reach_the_methods_that_may_answer_input_required(rev: str):
+    # Their results are tagged by resultType (interim or final); an extension's value is a
+    # final result there too, as on every other method, not an unrecognised tag.
+    ir = revision_ir(rev)
+    methods = [m for m in ir.methods if m.input_required]
+    assert methods
+    codec = mcp_wire.codec(rev)
+    extended = codec.with_result_types("task")
+    for m in methods:
+        golden = json.loads((GOLDEN / rev / file_name(m.name)).read_text(encoding="utf-8"))
+        final = golden["results"][m.result]
+        for hints in ({}, {"ttlMs": 0, "cacheScope": "private"}):
+            result = {**final, **hints, "resultType": "task"}
+            raw = _raw({"jsonrpc": "2.0", "id": 1, "result": result})
+            decoded = extended.decode_response(raw, m.name)
+            assert type(decoded) is codec.responses[m.name], m.name
+            assert decoded.result.resultType == "task", m.name
+            assert json.loads(extended.encode(decoded))["result"]["resultType"] == "task"
+            _rejected(lambda r=raw, n=m.name: codec.decode_response(r, n), INVALID_REQUEST, "task")
+            bogus = _raw({"jsonrpc": "2.0", "id": 1, "result": {**result, "resultType": "bogus"}})
+            _rejected(
+                lambda r=bogus, n=m.name: extended.decode_response(r, n), INVALID_REQUEST, "bogus"
+            )
+        built = extended.response(1, m.name, {**final, "resultType": "task"})
+        assert built.result.resultType == "task"
+        with pytest.raises(MessageBuildError):
+            codec.response(1, m.name, {**final, "resultType": "task"})
 
 
 # 8. an interim result carries at least one of its optional members ---------------------------------

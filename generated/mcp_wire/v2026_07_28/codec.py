@@ -60,12 +60,13 @@ _KNOWN_RESERVED_KEYS = frozenset(
 
 
 def _result_type(value: Any) -> str | None:
-    """The tag of a result: interim ("input required") or complete. Any other value is one this
-    codec does not recognise, which the protocol says to treat as invalid (None: no branch)."""
+    """The tag of a result: interim ("input required") or complete. Another string is an
+    extension's value (`with_result_types`) or one the codec refuses before or after this model
+    (`_check_result_type`): a final result either way. Not a string: None, no branch."""
     kind = (
         value.get("resultType") if isinstance(value, dict) else getattr(value, "resultType", None)
     )
-    return kind if kind == _INTERIM or kind == _COMPLETE else None
+    return kind if kind == _INTERIM else _COMPLETE if type(kind) is str else None
 
 
 @functools.cache
