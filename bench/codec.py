@@ -66,7 +66,9 @@ two-byte wrong value), the layout untouched:
 * ``bad_jsonrpc``: ``"jsonrpc": "2.0"`` becomes "1.0", "2.1" or "3.0": -32600.
 
 Before timing, mcp_wire must decode every valid frame to the model named like the example's
-folder, re-encoding to the same JSON (type-strict); its peek must report the frame's kind, id,
+folder, re-encoding to the same JSON (type-strict; a result may gain the members the revision
+requires and the example leaves out, with the values they read as: ``resultType`` "complete",
+``ttlMs`` 0, ``cacheScope`` "private"); its peek must report the frame's kind, id,
 method (and, where it reports them, the routing name and protocol version); every malformed
 frame must raise ``ProtocolError`` with the code above. mcp_types must decode every valid frame
 to its model of that name (the result's model for a response, ``ErrorData`` for an error),
@@ -86,9 +88,9 @@ requests+notifications and of responses, the total of the malformed frames those
 and the valid frames a malformed kind comes from those of its sources' groups, timed in the same
 rounds (a median of round-by-round sums would let one preempted part spoil a round). Every
 ratio is of two figures of the same run. This whole measurement is repeated ``RUNS`` times
-(``MCPGEN_BENCH_RUNS``, default 5; ``MCPGEN_BENCH_ROUNDS`` rounds each, default 200): the tables print
-each figure's median over the runs and its min–max, the goals are judged on that median (and
-the runs that meet each are counted). The per-frame table times ``FRAME_CALLS``
+(``MCPGEN_BENCH_RUNS``, default 5; ``MCPGEN_BENCH_ROUNDS`` rounds each, default 200): the
+tables print each figure's median over the runs and its min–max, the goals are judged on that
+median (and the runs that meet each are counted). The per-frame table times ``FRAME_CALLS``
 calls of one frame in a row the same way (each malformed variant on its own, the column their
 mean), median over ``FRAME_ROUNDS`` rounds (``MCPGEN_BENCH_FRAME_ROUNDS``, default 100), once.
 ``MCPGEN_BENCH_SHOW_CORPUS=1`` lists every malformed frame.
@@ -574,8 +576,10 @@ class Schema:
         return None
 
 
-# Result members a modern codec fills in when absent (documented): never "missing".
-DEFAULTED_RESULT_MEMBERS = frozenset({"resultType", "ttlMs", "cacheScope"})
+# Result members a modern codec reads as these values when absent, and writes (documented):
+# never "missing".
+RESULT_DEFAULTS: dict[str, Any] = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
+DEFAULTED_RESULT_MEMBERS = frozenset(RESULT_DEFAULTS)
 BODIES = ("params", "result", "error")
 
 
@@ -773,7 +777,15 @@ def check_ours(frame: Frame) -> BaseModel:
         raise SystemExit(
             f"mcp_wire decodes {frame.label} as {type(message).__name__}, not {frame.type_name}"
         )
-    if not same_json(json.loads(CODEC.encode(message)), frame.data):
+    written = json.loads(CODEC.encode(message))
+    expected = frame.data
+    if isinstance(written.get("result"), dict) and isinstance(expected.get("result"), dict):
+        # Encode writes a valid frame of its revision: the result members the example leaves
+        # out and the revision requires are written with the values they were read as.
+        added = {k: v for k, v in written["result"].items() if k not in expected["result"]}
+        if all(k in RESULT_DEFAULTS and same_json(v, RESULT_DEFAULTS[k]) for k, v in added.items()):
+            expected = {**expected, "result": {**expected["result"], **added}}
+    if not same_json(written, expected):
         raise SystemExit(f"mcp_wire does not re-encode {frame.label} to the same JSON")
     return message
 
