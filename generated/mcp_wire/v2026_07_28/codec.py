@@ -877,11 +877,11 @@ class Codec2026_07_28(Codec):
     result_tags = (_COMPLETE, _INTERIM)
 
     def _check_message(self, message: Any) -> None:
+        # Every frame's path: attribute reads only (isinstance on a model class is an ABC check).
         fields = message.__dict__
         params = fields.get("params")
-        if isinstance(params, BaseModel):
-            meta = params.__dict__.get("meta")
-            extra = meta.__pydantic_extra__ if isinstance(meta, BaseModel) else None
+        if params is not None:
+            extra = getattr(getattr(params, "meta", None), "__pydantic_extra__", None)
             if extra:
                 bad = _bad_meta_keys(extra)
                 if bad:
@@ -893,7 +893,7 @@ class Codec2026_07_28(Codec):
                     )
             return
         result = fields.get("result")
-        if isinstance(result, BaseModel) and result.__dict__.get("resultType") == _INTERIM:
+        if result is not None and getattr(result, "resultType", None) == _INTERIM:
             self._check_result_type(_INTERIM, result)
 
     def _result_changes(self, spec: MethodSpec | None, tag: str | None) -> Mapping[str, Any]:

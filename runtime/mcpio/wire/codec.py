@@ -242,7 +242,7 @@ class Codec:
         if message.__pydantic_extra__:
             self._check_members(message)
         self._check_message(message)
-        if (78 in data and b"NaN" in data) or (73 in data and b"Infinity" in data):  # N, I
+        if (78 in data and b"NaN" in data) or (121 in data and b"Infinity" in data):  # N, y
             numbers.refuse_non_finite(message, data, self._in_params(message))
         if strict:
             self._check_strict(message, message.__dict__.get("method"))
@@ -279,7 +279,7 @@ class Codec:
         if message.__pydantic_extra__:
             self._check_members(message)
         self._check_message(message)
-        if (78 in data and b"NaN" in data) or (73 in data and b"Infinity" in data):  # N, I
+        if (78 in data and b"NaN" in data) or (121 in data and b"Infinity" in data):  # N, y
             numbers.refuse_non_finite(message, data, None)
         if strict:
             self._check_strict(message, None)

@@ -1,15 +1,16 @@
 """A frame that failed its one validation pass, as the `ProtocolError` to answer with.
 
-The readers (`schemas.Readers`) try a frame as each kind of message in turn, so its errors name
-each branch it failed first in their location (`call`, `typed error`, `error`, `result`,
-`batch`). The frame's own kind is the branch that got furthest: a `method` makes it a call, an
-`error` member an error response, a `result` member a result response; that branch's errors are
-the ones reported. Nothing is parsed again, except to tell a non-string `method` from an unknown
-one and NaN or Infinity from a number out of range.
+The readers (`schemas.Readers`) pick a frame's kind by its `method` (else it is a response), so
+its errors start their location with that tag and, for a response, the branch it failed
+(`typed error`, `error`, `result`): an `error` member makes it an error response, a `result`
+member a result response, and that branch's errors are the ones reported. Nothing is parsed
+again, except to tell a non-string `method` from an unknown one, and NaN or Infinity from a
+number out of range.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,10 +24,13 @@ from mcpio.wire.errors import (
     ProtocolError,
 )
 from mcpio.wire.numbers import may_hold_non_finite
-from mcpio.wire.schemas import BATCH, CALL, ERROR, RESULT, TYPED_ERROR
+from mcpio.wire.schemas import BATCH, ERROR, JSONRPC, MESSAGE, RESULT, TYPED_ERROR
 
 MAX_REPORTED_ERRORS = 8
 _NOT_AN_OBJECT = frozenset({"model_type", "dict_type", "model_attributes_type", "list_type"})
+# The tag of a frame whose tag is refused is its method, or its jsonrpc when it has no method:
+# which one, the frame's text tells (a failing frame's path only).
+_JSONRPC_2 = re.compile(rb'"jsonrpc"\s*:\s*"2\.0"')
 _TAG_MISSES = frozenset({"union_tag_not_found", "union_tag_invalid"})
 
 Error = dict[str, Any]
@@ -45,43 +49,119 @@ def protocol_error(
             pydantic_core.from_json(data, allow_inf_nan=False)
         except ValueError as parse_error:
             return ProtocolError(PARSE_ERROR, f"not valid JSON: {parse_error}")
-    return _classify(codec, errors, data, method)
+    return _classify(codec, errors, data, method, exc)
 
 
-def _classify(codec: Any, errors: list[Error], data: bytes, method: str | None) -> ProtocolError:
+def _classify(
+    codec: Any, errors: list[Error], data: bytes, method: str | None, exc: ValidationError | None
+) -> ProtocolError:
+    if method is not None:  # decode_response: branch labels first
+        return _response(codec, errors, exc, method)
+    if codec.batching:  # a message, or a batch of them
+        batch = [e for e in errors if e["loc"][:1] == (BATCH,)]
+        if batch and not (len(batch) == 1 and len(batch[0]["loc"]) == 1):
+            return _batch_item(codec, batch, data)
+        errors = [{**e, "loc": e["loc"][1:]} for e in errors if e["loc"][:1] == (MESSAGE,)]
+    return _message(codec, errors, data, exc)
+
+
+def _message(
+    codec: Any, errors: list[Error], data: bytes, exc: ValidationError | None
+) -> ProtocolError:
+    first = errors[0]
+    if not first["loc"]:
+        kind = first["type"]
+        if kind in _NOT_AN_OBJECT:
+            if data.lstrip()[:1] == b"[":
+                return ProtocolError(
+                    INVALID_REQUEST, f"JSON-RPC batches are not part of revision {codec.revision}"
+                )
+            return ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
+        tag = str(first.get("ctx", {}).get("tag", ""))
+        if kind == "union_tag_not_found" or not _JSONRPC_2.search(data):
+            return _jsonrpc_error()  # no method, or a method beside a wrong jsonrpc
+        if _may_not_be_a_string(tag) and not _is_string_method(data):
+            return ProtocolError(INVALID_REQUEST, "method must be a string", {"field": "method"})
+        return codec._unknown_method(tag, "request")
+    if first["loc"][0] == JSONRPC:
+        return _response(codec, [{**e, "loc": e["loc"][1:]} for e in errors], exc, None)
+    return _call(codec, errors)
+
+
+def _response(
+    codec: Any, errors: list[Error], exc: ValidationError | None, method: str | None
+) -> ProtocolError:
+    """A response's errors, each located first by the branch it failed."""
     by: dict[Any, list[Error]] = {}
     for error in errors:
         by.setdefault(error["loc"][0] if error["loc"] else "", []).append(error)
-    batch = by.get(BATCH)
-    if batch is not None and not (len(batch) == 1 and len(batch[0]["loc"]) == 1):
-        return _batch_item(codec, batch, data)
+    generic = by.get(ERROR, [])
     if all(len(e["loc"]) == 1 and e["type"] in _NOT_AN_OBJECT for e in errors):
-        if data.lstrip()[:1] == b"[":
-            return ProtocolError(
-                INVALID_REQUEST, f"JSON-RPC batches are not part of revision {codec.revision}"
-            )
         return ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
-    if any(e["loc"][1:2] == ("jsonrpc",) for e in by.get(ERROR, ())):
-        return ProtocolError(INVALID_REQUEST, 'jsonrpc must be "2.0"', {"field": "jsonrpc"})
-    if any(e["loc"][1:2] == ("id",) for e in by.get(ERROR, ())):
-        return ProtocolError(INVALID_REQUEST, "id must be a string or an integer", {"field": "id"})
-    call = by.get(CALL)
-    if call is not None and not (len(call) == 1 and call[0]["type"] == "union_tag_not_found"):
-        return _call(codec, call, data)
-    has_error = not _missing(by.get(ERROR, ()), (ERROR, "error"))
+    envelope = _envelope(generic, 1)
+    if envelope is not None:
+        return envelope
+    has_error = not _missing(generic, (ERROR, "error"))
     has_result = RESULT in by and not _missing(by[RESULT], (RESULT, "result"))
     if has_error and has_result:
         return ProtocolError(INVALID_REQUEST, "a response has a result or an error, not both")
     if has_error:
         typed = by.get(TYPED_ERROR, ())
         if typed and not (len(typed) == 1 and typed[0]["type"] in _TAG_MISSES):
-            return _frame(typed, 2)
-        return _frame(by.get(ERROR, []), 1)
+            return _frame(list(typed), 2)
+        return _frame(generic, 1)
     if has_result:
+        if exc is not None and _unrecognised_result_type(by[RESULT]):
+            return _result_type(codec, exc)
         return _frame(by[RESULT], 1)
     if method is not None:
         return ProtocolError(INVALID_REQUEST, "a response needs a result or an error")
     return ProtocolError(INVALID_REQUEST, "not a request, notification or response")
+
+
+def _jsonrpc_error() -> ProtocolError:
+    return ProtocolError(INVALID_REQUEST, 'jsonrpc must be "2.0"', {"field": "jsonrpc"})
+
+
+def _envelope(errors: Sequence[Error], drop: int) -> ProtocolError | None:
+    """The error of a frame's `jsonrpc` or `id`, which come before its other members."""
+    tops = {str(e["loc"][drop]) for e in errors if len(e["loc"]) > drop}
+    if "jsonrpc" in tops:
+        return _jsonrpc_error()
+    if "id" in tops:
+        return ProtocolError(INVALID_REQUEST, "id must be a string or an integer", {"field": "id"})
+    return None
+
+
+def _unrecognised_result_type(errors: list[Error]) -> bool:
+    """Whether every branch the result was tried as refused its `resultType`."""
+    result = [e for e in errors if e["loc"][1:2] == ("result",)]
+    tried = {e["loc"][2] if len(e["loc"]) > 3 else None for e in result}
+    refused = {
+        e["loc"][2] if len(e["loc"]) > 3 else None
+        for e in result
+        if e["loc"][-1] == "resultType" and e["type"] == "literal_error"
+    }
+    return bool(refused) and refused == tried
+
+
+def _result_type(codec: Any, exc: ValidationError) -> ProtocolError:
+    """A result whose `resultType` is none the codec recognises (its value read from the error:
+    a rare, failing frame)."""
+    value = next(
+        (e["input"] for e in exc.errors(include_url=False) if e["loc"][-1:] == ("resultType",)),
+        None,
+    )
+    recognised = [*getattr(codec, "result_tags", ()), *sorted(codec.extra_result_types)]
+    return ProtocolError(
+        INVALID_REQUEST,
+        (
+            f"unrecognised resultType {value!r}"
+            if type(value) is str
+            else "resultType must be a string"
+        ),
+        {"field": "result.resultType", "recognised": recognised},
+    )
 
 
 def _missing(errors: Sequence[Error], loc: tuple[str, ...]) -> bool:
@@ -91,32 +171,30 @@ def _missing(errors: Sequence[Error], loc: tuple[str, ...]) -> bool:
 def _batch_item(codec: Any, errors: list[Error], data: bytes) -> ProtocolError:
     index = errors[0]["loc"][1]
     inner = [{**e, "loc": e["loc"][2:]} for e in errors if e["loc"][1] == index]
-    exc = _classify(codec, inner, b"{", None)
+    exc = _message(codec, inner, data, None)
     return ProtocolError(
         exc.code, f"batch item {index}: {exc.message}", {"index": index, "error": exc.data}
     )
 
 
-def _call(codec: Any, errors: list[Error], data: bytes) -> ProtocolError:
-    first = errors[0]
-    if first["type"] == "union_tag_invalid":
-        tag = str(first["ctx"]["tag"])
-        if _may_not_be_a_string(tag) and not _is_string_method(data):
-            return ProtocolError(INVALID_REQUEST, "method must be a string", {"field": "method"})
-        return codec._unknown_method(tag, "request")
-    method = str(first["loc"][1])
-    fields = [_field(e, 2) for e in errors]
-    if any(f == "id" and e["type"] == "missing" for f, e in zip(fields, errors, strict=True)):
-        return codec._unknown_method(method, "notification")  # a request's method, without id
+def _call(codec: Any, errors: list[Error]) -> ProtocolError:
+    """A request's or notification's errors, each located first by its method."""
+    method = str(errors[0]["loc"][0])
+    envelope = _envelope(errors, 1)
+    if envelope is not None:
+        if any(e["loc"][1:] == ("id",) and e["type"] == "missing" for e in errors):
+            return codec._unknown_method(method, "notification")  # a request's, without id
+        return envelope
+    fields = [_field(e, 1) for e in errors]
     if all(f == "params" or f.startswith("params.") for f in fields):
-        listed = _listed(errors, 2)
+        listed = _listed(errors, 1)
         where = f"{listed[0]['field']}: " if listed[0]["field"] else ""
         return ProtocolError(
             INVALID_PARAMS,
             f"invalid params for {method}: {where}{listed[0]['message']}",
             {"errors": listed},
         )
-    return _frame(errors, 2)
+    return _frame(errors, 1)
 
 
 def _may_not_be_a_string(tag: str) -> bool:
@@ -136,19 +214,9 @@ def _is_string_method(data: bytes) -> bool:
 
 def _frame(errors: list[Error], drop: int) -> ProtocolError:
     """The ProtocolError of a frame's own errors (their first `drop` locations name branches)."""
-    tops = [str(e["loc"][drop]) if len(e["loc"]) > drop else "" for e in errors]
-    if "jsonrpc" in tops:
-        return ProtocolError(INVALID_REQUEST, 'jsonrpc must be "2.0"', {"field": "jsonrpc"})
-    if "id" in tops:
-        return ProtocolError(INVALID_REQUEST, "id must be a string or an integer", {"field": "id"})
-    fields = [_field(e, drop) for e in errors]
-    kind = next((f for f in fields if f.endswith("resultType")), None)
-    if kind is not None:
-        return ProtocolError(
-            INVALID_REQUEST,
-            "unrecognised resultType",
-            {"field": "result.resultType", "errors": _listed(errors, drop)},
-        )
+    envelope = _envelope(errors, drop)
+    if envelope is not None:
+        return envelope
     listed = _listed(errors, drop)
     where = f"{listed[0]['field']}: " if listed[0]["field"] else ""
     return ProtocolError(

@@ -4,17 +4,19 @@ They are built once per codec from the frame classes' own core schemas, so what 
 instances of those classes, validated exactly as the classes validate, with three differences
 that belong to reading rather than to the models:
 
-* A frame's kind is chosen inside the validator: a union tried in order (requests and
-  notifications tagged by `method`, then error responses tagged by `error.code`, then result
-  responses), so no byte is scanned in Python first.
+* A frame's kind is chosen inside the validator, so no byte is scanned in Python first: a
+  request or notification by its `method`; a frame without one is a response (tagged by its
+  `jsonrpc`), tried as an error response typed by `error.code`, as any error response, then as
+  a result response.
 * An error response may lack its `id` or carry `"id": null` (JSON-RPC 2.0 answers an unreadable
   request that way) in every revision; the id then reads as None.
 * A modern result may lack the members that earlier revisions did not have (`resultType`, the
   caching hints): they read as their defaults and stay unset, and only the recognised
   `resultType` values (the revision's, plus a codec's extensions) validate.
 
-A failing frame's errors carry the label of each branch it failed (`call`, `typed error`,
-`error`, `result`) first in their location; `Codec` turns them into the `ProtocolError`.
+A failing frame's errors start their location with its tag (a method, or "2.0") and, for a
+response, the label of each branch it failed (`typed error`, `error`, `result`);
+`mcpio.wire.failures` turns them into the `ProtocolError`.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ Schema = Any  # a pydantic-core schema: a dict of one of its many TypedDict shap
 
 _LOCK = threading.Lock()
 
-CALL, TYPED_ERROR, ERROR, RESULT, BATCH = "call", "typed error", "error", "result", "batch"
+# Branch labels, which start the location of a failing frame's errors.
+TYPED_ERROR, ERROR, RESULT, MESSAGE, BATCH = "typed error", "error", "result", "message", "batch"
+JSONRPC = "2.0"  # the tag of responses (a call's tag is its method)
 
 
 class SchemaSet:
@@ -145,7 +149,8 @@ def labelled_union(choices: Sequence[tuple[Schema, str]]) -> Schema:
     return cs.union_schema(list(choices), mode="left_to_right")
 
 
-def tagged(choices: Mapping[Any, Schema], path: str | list[str | int]) -> Schema:
+def tagged(choices: Mapping[Any, Schema], path: Any) -> Schema:
+    """A union picked by the value at `path` (a key, a path, or a list of paths: the first found)."""
     return cs.tagged_union_schema(dict(choices), discriminator=path)
 
 
@@ -159,23 +164,23 @@ class Readers:
         self._changes = result_changes
         self._set = SchemaSet()
         self._error_choices = self._errors()
-        choices = [(self._calls(), CALL), *self._error_choices]
-        choices.append((self._result(codec.result_response, None), RESULT))
-        one = labelled_union(choices)
+        responses = labelled_union(
+            [*self._error_choices, (self._result(codec.result_response, None), RESULT)]
+        )
+        # One tag picks the frame: its `method` (a request or notification), else its `jsonrpc`
+        # (a response: "2.0"), so a malformed call is never tried as a response.
+        choices = {
+            m: self._set.of(cls) for m, cls in {**codec.requests, **codec.notifications}.items()
+        }
+        one = tagged({**choices, JSONRPC: responses}, [["method"], ["jsonrpc"]])
         if codec.batching:
-            choices.append((cs.list_schema(one), BATCH))
-            one = labelled_union(choices)
+            one = labelled_union([(one, MESSAGE), (cs.list_schema(one), BATCH)])
         self.message = self._set.validator(one).validate_json
 
     def response(self, method: str) -> SchemaValidator:
         codec = self._codec
         frame = self._result(codec.responses[method], codec.methods[method])
         return self._set.validator(labelled_union([(frame, RESULT), *self._error_choices]))
-
-    def _calls(self) -> Schema:
-        codec = self._codec
-        frames = {**codec.requests, **codec.notifications}
-        return tagged({m: self._set.of(cls) for m, cls in frames.items()}, "method")
 
     def _errors(self) -> list[tuple[Schema, str]]:
         codec = self._codec
@@ -201,15 +206,27 @@ class Readers:
 
     def _relaxed(self, schema: Schema, spec: Any) -> Schema:
         schema = self._set.resolve(_inner(schema))
-        if schema["type"] == "model":
-            return self._set.with_fields(schema, self._changes(spec, None))
         if schema["type"] != "tagged-union":
-            return schema
+            return self._changed(schema, self._changes(spec, None))
         order = list(getattr(self._codec, "result_tags", ()))
         tags = sorted(schema["choices"], key=lambda t: order.index(t) if t in order else len(order))
         return labelled_union(
-            [
-                (self._set.with_fields(schema["choices"][t], self._changes(spec, t)), str(t))
-                for t in tags
-            ]
+            [(self._changed(schema["choices"][t], self._changes(spec, t)), str(t)) for t in tags]
         )
+
+    def _changed(self, schema: Schema, changes: Mapping[str, Any]) -> Schema:
+        """A result schema with `changes` made to its models (each branch of a union)."""
+        schema = self._set.resolve(schema)
+        if schema["type"] == "model":
+            return self._set.with_fields(schema, changes)
+        if schema["type"] == "union":
+            choices = [
+                (
+                    (self._changed(c[0], changes), c[1])
+                    if isinstance(c, tuple)
+                    else self._changed(c, changes)
+                )
+                for c in schema["choices"]
+            ]
+            return {**schema, "choices": choices}
+        return schema
