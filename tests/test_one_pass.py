@@ -3,6 +3,7 @@ envelope alone; what a read accepts, encode writes back as a valid frame (issue 
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -13,8 +14,10 @@ import pytest
 import mcp_wire
 from mcp_wire import MessageBuildError, ProtocolError
 from mcpio.wire import failures, numbers
+from mcpio.wire.failures import MAX_DEPTH, MAX_DIGITS
 from mcpio.wire.peek import NAMED_BY, Peek
 from tests.conftest import EXAMPLES, REVISIONS
+from tests.test_codec import message
 
 FRAMES = sorted(
     path
@@ -208,3 +211,35 @@ def test_a_result_without_result_type_is_written_with_it() -> None:
         "cacheScope": "private",
     }
     assert message.result.model_fields_set == {"tools"}  # the message read is left as it was
+
+
+# --- documented limits ------------------------------------------------------------------------
+
+
+def _call_nested(rev: str, depth: int) -> bytes:
+    """A tools/call whose frame nests arrays and objects `depth` levels deep (the frame, its
+    params and arguments are three)."""
+    frame = copy.deepcopy(message(rev, "tools/call"))
+    frame["params"]["arguments"] = {"a": "@"}
+    text = json.dumps(frame)
+    return text.replace('"@"', "[" * (depth - 3) + "]" * (depth - 3)).encode()
+
+
+@pytest.mark.parametrize("rev", REVISIONS)
+def test_the_nesting_and_digit_limits_are_invalid_requests_that_name_them(rev: str) -> None:
+    codec = mcp_wire.codec(rev)
+    decoded = codec.decode(_call_nested(rev, MAX_DEPTH))
+    assert json.loads(codec.encode(decoded)) == json.loads(_call_nested(rev, MAX_DEPTH))
+    for raw in (_call_nested(rev, MAX_DEPTH + 1), _call_nested(rev, 100_000)):
+        err = fails(codec.decode, raw)
+        assert err.code == -32600 and err.data == {"limit": "depth", "max": MAX_DEPTH}
+        assert str(MAX_DEPTH) in err.message
+        assert fails(codec.peek, raw).data == err.data
+    big = json.dumps({**message(rev, "tools/call"), "id": "@"})
+    for digits, ok in ((MAX_DIGITS, True), (MAX_DIGITS + 1, False)):
+        raw = big.replace('"@"', "7" * digits).encode()
+        if ok:
+            assert codec.decode(raw).id == int("7" * digits)
+        else:
+            err = fails(codec.decode, raw)
+            assert err.code == -32600 and err.data == {"limit": "digits", "max": MAX_DIGITS}

@@ -393,7 +393,7 @@ class Codec:
         try:
             return pydantic_core.from_json(data, allow_inf_nan=False)
         except ValueError as exc:
-            raise ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}") from None
+            raise failures.unreadable(str(exc)) from None
 
     @staticmethod
     def _check_id(value: Any) -> None:

@@ -27,6 +27,10 @@ from mcpio.wire.numbers import may_hold_non_finite
 from mcpio.wire.schemas import BATCH, ERROR, JSONRPC, MESSAGE, RESULT, TYPED_ERROR
 
 MAX_REPORTED_ERRORS = 8
+# Limits of pydantic-core's JSON reader (measured; tests/test_one_pass.py holds them): arrays
+# and objects nested at most this deep in a frame, integers of at most this many digits.
+MAX_DEPTH = 201
+MAX_DIGITS = 4300
 _NOT_AN_OBJECT = frozenset({"model_type", "dict_type", "model_attributes_type", "list_type"})
 # The tag of a frame whose tag is refused is its method, or its jsonrpc when it has no method:
 # which one, the frame's text tells (a failing frame's path only).
@@ -43,7 +47,7 @@ def protocol_error(
     answers, for `decode_response`)."""
     errors: list[Error] = exc.errors(include_url=False, include_input=False)  # type: ignore[assignment]
     if errors and errors[0]["type"] == "json_invalid":
-        return ProtocolError(PARSE_ERROR, f"not valid JSON: {errors[0]['ctx']['error']}")
+        return unreadable(str(errors[0]["ctx"]["error"]))
     if may_hold_non_finite(data):
         try:
             pydantic_core.from_json(data, allow_inf_nan=False)
@@ -52,24 +56,51 @@ def protocol_error(
     return _classify(codec, errors, data, method, exc)
 
 
+def unreadable(reason: str) -> ProtocolError:
+    """A frame the JSON reader stopped on: past a documented limit (-32600 naming it), or not
+    JSON at all (-32700). The reader refuses a limit before it reads the rest of the frame."""
+    if reason.startswith("recursion limit exceeded"):
+        return ProtocolError(
+            INVALID_REQUEST,
+            f"the frame nests arrays and objects deeper than {MAX_DEPTH} levels, the limit",
+            {"limit": "depth", "max": MAX_DEPTH},
+        )
+    if reason.startswith("number out of range"):
+        return ProtocolError(
+            INVALID_REQUEST,
+            f"an integer in the frame has more than {MAX_DIGITS} digits, the limit",
+            {"limit": "digits", "max": MAX_DIGITS},
+        )
+    return ProtocolError(PARSE_ERROR, f"not valid JSON: {reason}")
+
+
 def _classify(
     codec: Any, errors: list[Error], data: bytes, method: str | None, exc: ValidationError | None
 ) -> ProtocolError:
     if method is not None:  # decode_response: branch labels first
-        return _response(codec, errors, exc, method)
-    if codec.batching:  # a message, or a batch of them
+        return _response(codec, errors, 0, exc, method)
+    if codec.batching:  # a message, or a batch of them (one more label first)
         batch = [e for e in errors if e["loc"][:1] == (BATCH,)]
         if batch and not (len(batch) == 1 and len(batch[0]["loc"]) == 1):
-            return _batch_item(codec, batch, data)
-        errors = [{**e, "loc": e["loc"][1:]} for e in errors if e["loc"][:1] == (MESSAGE,)]
-    return _message(codec, errors, data, exc)
+            index = batch[0]["loc"][1]
+            item = [e for e in batch if e["loc"][1] == index]
+            exc_item = _message(codec, item, 2, data, None)
+            return ProtocolError(
+                exc_item.code,
+                f"batch item {index}: {exc_item.message}",
+                {"index": index, "error": exc_item.data},
+            )
+        return _message(codec, [e for e in errors if e["loc"][:1] == (MESSAGE,)], 1, data, exc)
+    return _message(codec, errors, 0, data, exc)
 
 
 def _message(
-    codec: Any, errors: list[Error], data: bytes, exc: ValidationError | None
+    codec: Any, errors: list[Error], drop: int, data: bytes, exc: ValidationError | None
 ) -> ProtocolError:
+    """A message's errors (the first `drop` locations of each name enclosing branches)."""
     first = errors[0]
-    if not first["loc"]:
+    loc = first["loc"]
+    if len(loc) == drop:
         kind = first["type"]
         if kind in _NOT_AN_OBJECT:
             if data.lstrip()[:1] == b"[":
@@ -77,43 +108,46 @@ def _message(
                     INVALID_REQUEST, f"JSON-RPC batches are not part of revision {codec.revision}"
                 )
             return ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
-        tag = str(first.get("ctx", {}).get("tag", ""))
+        tag = str((first.get("ctx") or {}).get("tag", ""))
         if kind == "union_tag_not_found" or not _JSONRPC_2.search(data):
             return _jsonrpc_error()  # no method, or a method beside a wrong jsonrpc
         if _may_not_be_a_string(tag) and not _is_string_method(data):
             return ProtocolError(INVALID_REQUEST, "method must be a string", {"field": "method"})
         return codec._unknown_method(tag, "request")
-    if first["loc"][0] == JSONRPC:
-        return _response(codec, [{**e, "loc": e["loc"][1:]} for e in errors], exc, None)
-    return _call(codec, errors)
+    if loc[drop] == JSONRPC:
+        return _response(codec, errors, drop + 1, exc, None)
+    return _call(codec, errors, drop + 1)
 
 
 def _response(
-    codec: Any, errors: list[Error], exc: ValidationError | None, method: str | None
+    codec: Any, errors: list[Error], drop: int, exc: ValidationError | None, method: str | None
 ) -> ProtocolError:
-    """A response's errors, each located first by the branch it failed."""
+    """A response's errors: each located by the branch it failed (after `drop` locations)."""
     by: dict[Any, list[Error]] = {}
+    shallow = True  # every error at a branch's root
     for error in errors:
-        by.setdefault(error["loc"][0] if error["loc"] else "", []).append(error)
-    generic = by.get(ERROR, [])
-    if all(len(e["loc"]) == 1 and e["type"] in _NOT_AN_OBJECT for e in errors):
+        loc = error["loc"]
+        by.setdefault(loc[drop] if len(loc) > drop else "", []).append(error)
+        shallow = shallow and len(loc) == drop + 1 and error["type"] in _NOT_AN_OBJECT
+    if shallow:
         return ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
-    envelope = _envelope(generic, 1)
+    generic = by.get(ERROR, [])
+    envelope = _envelope(generic, drop + 1)
     if envelope is not None:
         return envelope
-    has_error = not _missing(generic, (ERROR, "error"))
-    has_result = RESULT in by and not _missing(by[RESULT], (RESULT, "result"))
+    has_error = not _missing(generic, drop, "error")
+    has_result = RESULT in by and not _missing(by[RESULT], drop, "result")
     if has_error and has_result:
         return ProtocolError(INVALID_REQUEST, "a response has a result or an error, not both")
     if has_error:
         typed = by.get(TYPED_ERROR, ())
         if typed and not (len(typed) == 1 and typed[0]["type"] in _TAG_MISSES):
-            return _frame(list(typed), 2)
-        return _frame(generic, 1)
+            return _frame(list(typed), drop + 2)
+        return _frame(generic, drop + 1)
     if has_result:
-        if exc is not None and _unrecognised_result_type(by[RESULT]):
+        if exc is not None and _unrecognised_result_type(by[RESULT], drop + 1):
             return _result_type(codec, exc)
-        return _frame(by[RESULT], 1)
+        return _frame(by[RESULT], drop + 1)
     if method is not None:
         return ProtocolError(INVALID_REQUEST, "a response needs a result or an error")
     return ProtocolError(INVALID_REQUEST, "not a request, notification or response")
@@ -125,23 +159,29 @@ def _jsonrpc_error() -> ProtocolError:
 
 def _envelope(errors: Sequence[Error], drop: int) -> ProtocolError | None:
     """The error of a frame's `jsonrpc` or `id`, which come before its other members."""
-    tops = {str(e["loc"][drop]) for e in errors if len(e["loc"]) > drop}
-    if "jsonrpc" in tops:
-        return _jsonrpc_error()
-    if "id" in tops:
+    bad_id = False
+    for error in errors:
+        loc = error["loc"]
+        if len(loc) > drop:
+            if loc[drop] == "jsonrpc":
+                return _jsonrpc_error()
+            bad_id = bad_id or loc[drop] == "id"
+    if bad_id:
         return ProtocolError(INVALID_REQUEST, "id must be a string or an integer", {"field": "id"})
     return None
 
 
-def _unrecognised_result_type(errors: list[Error]) -> bool:
-    """Whether every branch the result was tried as refused its `resultType`."""
-    result = [e for e in errors if e["loc"][1:2] == ("result",)]
-    tried = {e["loc"][2] if len(e["loc"]) > 3 else None for e in result}
-    refused = {
-        e["loc"][2] if len(e["loc"]) > 3 else None
-        for e in result
-        if e["loc"][-1] == "resultType" and e["type"] == "literal_error"
-    }
+def _unrecognised_result_type(errors: list[Error], drop: int) -> bool:
+    """Whether every branch the result was tried as refused its `resultType` (`drop`: the
+    locations before the frame's members)."""
+    tried, refused = set(), set()
+    for error in errors:
+        loc = error["loc"]
+        if len(loc) > drop and loc[drop] == "result":
+            branch = loc[drop + 1] if len(loc) > drop + 2 else None
+            tried.add(branch)
+            if loc[-1] == "resultType" and error["type"] == "literal_error":
+                refused.add(branch)
     return bool(refused) and refused == tried
 
 
@@ -164,37 +204,30 @@ def _result_type(codec: Any, exc: ValidationError) -> ProtocolError:
     )
 
 
-def _missing(errors: Sequence[Error], loc: tuple[str, ...]) -> bool:
-    return any(e["type"] == "missing" and tuple(e["loc"]) == loc for e in errors)
-
-
-def _batch_item(codec: Any, errors: list[Error], data: bytes) -> ProtocolError:
-    index = errors[0]["loc"][1]
-    inner = [{**e, "loc": e["loc"][2:]} for e in errors if e["loc"][1] == index]
-    exc = _message(codec, inner, data, None)
-    return ProtocolError(
-        exc.code, f"batch item {index}: {exc.message}", {"index": index, "error": exc.data}
+def _missing(errors: Sequence[Error], drop: int, member: str) -> bool:
+    """Whether the errors say the frame lacks `member` (at the frame's root, after the branch)."""
+    return any(
+        e["type"] == "missing" and len(e["loc"]) == drop + 2 and e["loc"][drop + 1] == member
+        for e in errors
     )
 
 
-def _call(codec: Any, errors: list[Error]) -> ProtocolError:
-    """A request's or notification's errors, each located first by its method."""
-    method = str(errors[0]["loc"][0])
-    envelope = _envelope(errors, 1)
+def _call(codec: Any, errors: list[Error], drop: int) -> ProtocolError:
+    """A request's or notification's errors (after `drop` locations: the last is its method)."""
+    method = str(errors[0]["loc"][drop - 1])
+    envelope = _envelope(errors, drop)
     if envelope is not None:
-        if any(e["loc"][1:] == ("id",) and e["type"] == "missing" for e in errors):
+        if any(e["type"] == "missing" and e["loc"][drop:] == ("id",) for e in errors):
             return codec._unknown_method(method, "notification")  # a request's, without id
         return envelope
-    fields = [_field(e, 1) for e in errors]
-    if all(f == "params" or f.startswith("params.") for f in fields):
-        listed = _listed(errors, 1)
-        where = f"{listed[0]['field']}: " if listed[0]["field"] else ""
+    if all(len(e["loc"]) > drop and e["loc"][drop] == "params" for e in errors):
+        listed = _listed(errors, drop)
         return ProtocolError(
             INVALID_PARAMS,
-            f"invalid params for {method}: {where}{listed[0]['message']}",
+            f"invalid params for {method}: {_where(listed)}{listed[0]['message']}",
             {"errors": listed},
         )
-    return _frame(errors, 1)
+    return _frame(errors, drop)
 
 
 def _may_not_be_a_string(tag: str) -> bool:
@@ -213,23 +246,24 @@ def _is_string_method(data: bytes) -> bool:
 
 
 def _frame(errors: list[Error], drop: int) -> ProtocolError:
-    """The ProtocolError of a frame's own errors (their first `drop` locations name branches)."""
+    """The ProtocolError of a frame's own errors (after `drop` locations naming branches)."""
     envelope = _envelope(errors, drop)
     if envelope is not None:
         return envelope
     listed = _listed(errors, drop)
-    where = f"{listed[0]['field']}: " if listed[0]["field"] else ""
     return ProtocolError(
-        INVALID_REQUEST, f"invalid message: {where}{listed[0]['message']}", {"errors": listed}
+        INVALID_REQUEST,
+        f"invalid message: {_where(listed)}{listed[0]['message']}",
+        {"errors": listed},
     )
 
 
-def _field(error: Error, drop: int) -> str:
-    return ".".join(str(p) for p in error["loc"][drop:])
+def _where(listed: list[dict[str, Any]]) -> str:
+    return f"{listed[0]['field']}: " if listed[0]["field"] else ""
 
 
 def _listed(errors: list[Error], drop: int) -> list[dict[str, Any]]:
     return [
-        {"field": _field(e, drop), "message": e["msg"], "type": e["type"]}
+        {"field": ".".join(map(str, e["loc"][drop:])), "message": e["msg"], "type": e["type"]}
         for e in errors[:MAX_REPORTED_ERRORS]
     ]

@@ -13,7 +13,8 @@ from typing import Any, Literal, NamedTuple
 from pydantic_core import SchemaValidator, ValidationError
 from pydantic_core import core_schema as cs
 
-from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
+from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
+from mcpio.wire.failures import unreadable
 
 # The request member each named method is routed by (the `Mcp-Name` header of 2026-07-28).
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
@@ -88,9 +89,9 @@ def envelope(frame: dict[str, Any]) -> Peek:
 
 def failure(exc: ValidationError) -> ProtocolError:
     """The ProtocolError of a frame a `peek_validator` refused."""
-    error = exc.errors(include_url=False, include_context=False, include_input=False)[0]
+    error = exc.errors(include_url=False, include_input=False)[0]
     if error["type"] == "json_invalid":
-        return ProtocolError(PARSE_ERROR, f"not valid JSON: {error['msg']}")
+        return unreadable(str((error.get("ctx") or {}).get("error", error["msg"])))
     loc = error["loc"]
     if not loc:
         return ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
