@@ -70,8 +70,9 @@ def _result_type(value: Any) -> str | None:
 
 
 @functools.cache
-def _required_names(model: type[BaseModel]) -> frozenset[str]:
-    return frozenset(name for name, field in model.model_fields.items() if field.is_required())
+def _required_names(model: type[Any]) -> frozenset[str]:
+    fields = getattr(model, "model_fields", {})
+    return frozenset(name for name, field in fields.items() if field.is_required())
 
 
 _GOOD_META_KEYS: set[str] = set()  # keys already checked; bounded, for the hot path
@@ -957,18 +958,18 @@ class Codec2026_07_28(Codec):
         # A result read without the members earlier revisions lacked holds them as defaults:
         # they are written, so that what is sent is a valid frame of this revision.
         result = message.__dict__.get("result")
-        if isinstance(result, BaseModel):
-            unset = _required_names(type(result)) - result.__pydantic_fields_set__
-            if unset:
-                missing = [name for name in unset if name not in result.__dict__]
-                if missing:
-                    raise ProtocolError(
-                        INTERNAL_ERROR, f"a result of this revision must carry {missing[0]}"
-                    )
-                filled = result.model_copy()
-                filled.__pydantic_fields_set__.update(unset)
-                message = message.model_copy(update={"result": filled})
-        return message
+        required = _required_names(type(result))
+        if not required or required <= result.__pydantic_fields_set__:
+            return message
+        unset = required - result.__pydantic_fields_set__
+        missing = [name for name in unset if name not in result.__dict__]
+        if missing:
+            raise ProtocolError(
+                INTERNAL_ERROR, f"a result of this revision must carry {missing[0]}"
+            )
+        filled = result.model_copy()
+        filled.__pydantic_fields_set__.update(unset)
+        return message.model_copy(update={"result": filled})
 
     def _check_built(self, message: Any) -> None:
         params = message.__dict__.get("params")

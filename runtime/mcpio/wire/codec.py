@@ -502,24 +502,23 @@ class Codec:
 
     def encode(self, message: BaseModel | list[BaseModel]) -> bytes:
         """JSON bytes of a message of this revision (wire names, unset members omitted)."""
-        if isinstance(message, list):
+        cls = type(message)
+        if cls is list:
             if not self.batching:
                 raise ProtocolError(
                     INVALID_REQUEST, f"JSON-RPC batches are not part of revision {self.revision}"
                 )
             if not message:
                 raise ProtocolError(INVALID_REQUEST, "an empty batch is not a valid message")
-            return b"[" + b",".join(self._encode_one(m) for m in message) + b"]"
-        return self._encode_one(message)
-
-    def _encode_one(self, message: Any) -> bytes:
-        if not isinstance(message, BaseModel) or type(message).__module__ not in self.own_modules:
+            return b"[" + b",".join(self.encode(m) for m in message) + b"]"  # type: ignore[union-attr]
+        # The module names the revision; the serializer, that the object is a model.
+        serializer = cls.__dict__.get("__pydantic_serializer__")
+        if cls.__module__ not in self.own_modules or serializer is None:
             raise ProtocolError(
-                INTERNAL_ERROR,
-                f"{type(message).__qualname__} is not a message of revision {self.revision}",
+                INTERNAL_ERROR, f"{cls.__qualname__} is not a message of revision {self.revision}"
             )
         message = self._outgoing(message)
-        return message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
+        return serializer.to_json(message, by_alias=True, exclude_unset=True)
 
     # ------------------------------------------------------------------ building messages
 
