@@ -21,11 +21,13 @@ response, the label of each branch it failed (`typed error`, `error`, `result`);
 
 from __future__ import annotations
 
+import functools
+import operator
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from pydantic_core import SchemaValidator
 from pydantic_core import core_schema as cs
 
@@ -39,22 +41,27 @@ JSONRPC = "2.0"  # the tag of responses (a call's tag is its method)
 
 
 class SchemaSet:
-    """Core schemas of several frame classes, sharing one table of definitions."""
+    """Core schemas of a codec's frame classes, made in one pass (each model's schema once),
+    sharing one table of definitions."""
 
-    def __init__(self) -> None:
-        self._definitions: dict[str, Schema] = {}
+    def __init__(self, classes: Sequence[type[BaseModel]]) -> None:
         self._changed: set[type[BaseModel]] = set()  # classes validated by a changed schema
+        every: Any = functools.reduce(operator.or_, classes)  # a union built at run time
+        union: Any = TypeAdapter(every).core_schema
+        self._definitions: dict[str, Schema] = {}
+        if union["type"] == "definitions":
+            self._definitions = {d["ref"]: d for d in union["definitions"]}
+            union = union["schema"]
+        union = self.resolve(union)
+        choices = union["choices"] if union["type"] == "union" else [union]
+        self._by_class: dict[type[BaseModel], Schema] = {}
+        for choice in choices:
+            model = self.resolve(choice[0] if isinstance(choice, tuple) else choice)
+            self._by_class[model["cls"]] = model
 
     def of(self, cls: type[BaseModel]) -> Schema:
-        """The model schema of `cls` (its definitions joined to the table)."""
-        if not cls.__pydantic_complete__:
-            cls.model_rebuild()
-        schema: Any = cls.__pydantic_core_schema__
-        if schema["type"] == "definitions":
-            for definition in schema["definitions"]:
-                self._definitions.setdefault(definition["ref"], definition)
-            schema = schema["schema"]
-        return self.resolve(schema)
+        """The model schema of `cls`."""
+        return self._by_class[cls]
 
     def resolve(self, schema: Schema) -> Schema:
         while schema["type"] == "definition-ref":
@@ -62,7 +69,7 @@ class SchemaSet:
         return schema
 
     def validator(self, schema: Schema) -> SchemaValidator:
-        definitions = list(self._definitions.values())
+        definitions = [self._definitions[ref] for ref in self._reachable(schema)]
         whole: Any = cs.definitions_schema(schema, definitions) if definitions else schema
         # pydantic-core validates a complete model class with the class's own validator, not
         # with the schema given: a changed schema is only used for a class marked incomplete
@@ -76,6 +83,22 @@ class SchemaSet:
             finally:
                 for cls in marked:
                     cls.__pydantic_complete__ = True
+
+    def _reachable(self, schema: Schema) -> list[str]:
+        """The definitions `schema` refers to, directly or through others (only those are built)."""
+        seen: dict[str, None] = {}
+        stack: list[Any] = [schema]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                ref = node.get("schema_ref") if node.get("type") == "definition-ref" else None
+                if ref is not None and ref not in seen:
+                    seen[ref] = None
+                    stack.append(self._definitions[ref])
+                stack.extend(v for v in node.values() if isinstance(v, dict | list | tuple))
+            elif isinstance(node, list | tuple):
+                stack.extend(v for v in node if isinstance(v, dict | list | tuple))
+        return list(seen)
 
     def with_fields(self, model: Schema, changes: Mapping[str, Any]) -> Schema:
         """A copy of a model schema whose fields (by wire name) are changed: each change is a
@@ -162,7 +185,15 @@ class Readers:
     def __init__(self, codec: Any, result_changes: Any) -> None:
         self._codec = codec
         self._changes = result_changes
-        self._set = SchemaSet()
+        frames = [
+            *codec.requests.values(),
+            *codec.notifications.values(),
+            *codec.responses.values(),
+            codec.result_response,
+            codec.error_response,
+            *codec.error_frames.values(),
+        ]
+        self._set = SchemaSet(list(dict.fromkeys(frames)))
         self._error_choices = self._errors()
         responses = labelled_union(
             [*self._error_choices, (self._result(codec.result_response, None), RESULT)]
