@@ -242,7 +242,9 @@ class Codec:
         if message.__pydantic_extra__:
             self._check_members(message)
         self._check_message(message)
-        if (78 in data and b"NaN" in data) or (121 in data and b"Infinity" in data):  # N, y
+        if (78 in data and b"NaN" in data) or (
+            73 in data and 121 in data and numbers.spells_infinity(data)
+        ):  # N; I, y
             numbers.refuse_non_finite(message, data, self._in_params(message))
         if strict:
             self._check_strict(message, message.__dict__.get("method"))
@@ -279,7 +281,9 @@ class Codec:
         if message.__pydantic_extra__:
             self._check_members(message)
         self._check_message(message)
-        if (78 in data and b"NaN" in data) or (121 in data and b"Infinity" in data):  # N, y
+        if (78 in data and b"NaN" in data) or (
+            73 in data and 121 in data and numbers.spells_infinity(data)
+        ):  # N; I, y
             numbers.refuse_non_finite(message, data, None)
         if strict:
             self._check_strict(message, None)
