@@ -38,6 +38,8 @@ from mcpio.wire.errors import (
     ProtocolError,
 )
 from mcpio.wire.peek import Peek
+from mcpio.wire.peek import envelope as envelope_of
+from mcpio.wire.peek import failure as peek_failure
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 MAX_REPORTED_ERRORS = 8
@@ -196,7 +198,7 @@ class Codec:
         self._built_readers: schemas.Readers | None = None
         self._read_message: Callable[[bytes], Any] = self._first_read
         self._read_responses: dict[str, SchemaValidator] = {}
-        self._peek_json: Callable[[bytes], dict[str, Any]] | None = None
+        self._peek_json: Callable[[bytes], dict[str, Any]] = self._first_peek
 
     def __repr__(self) -> str:
         return f"<mcp_wire codec {self.revision} ({self.era} era)>"
@@ -215,15 +217,17 @@ class Codec:
         without validating its params or result: for routing and transport header checks."""
         if type(data) is not bytes or len(data) > self.max_bytes:
             data = self._as_bytes(data)
-        read = self._peek_json
-        if read is None:
-            key = self.envelope_keys.get("protocol_version")
-            read = self._peek_json = peeking.peek_validator(key).validate_json
         try:
-            frame = read(data)
+            frame = self._peek_json(data)
         except ValidationError as exc:
-            raise peeking.failure(exc) from None
-        return peeking.envelope(frame)
+            raise peek_failure(exc) from None
+        return envelope_of(frame)
+
+    def _first_peek(self, data: bytes) -> dict[str, Any]:
+        """`_peek_json` until its validator is built (on first use)."""
+        key = self.envelope_keys.get("protocol_version")
+        self._peek_json = peeking.peek_validator(key).validate_json
+        return self._peek_json(data)
 
     def decode(self, data: bytes | str, *, strict: bool = False) -> Any:
         """The typed message in `data`: a request, notification, result or error response.
