@@ -242,7 +242,7 @@ class Codec:
             raise self._read_failure(exc, data, None) from None
         if type(message) is list:
             return self._checked_batch(message, data, strict)
-        # What validation cannot say, cheapest first (this is every frame's path).
+        # What validation cannot say (`_check_read`, inlined: this is every frame's path).
         if message.__pydantic_extra__:
             self._check_members(message)
         self._check_message(message)
@@ -282,13 +282,7 @@ class Codec:
                 message = reader.validate_json(data)
         except ValidationError as exc:
             raise self._read_failure(exc, data, method) from None
-        if message.__pydantic_extra__:
-            self._check_members(message)
-        self._check_message(message)
-        if (78 in data and b"NaN" in data) or (
-            73 in data and 121 in data and numbers.spells_infinity(data)
-        ):  # N; I, y
-            numbers.refuse_non_finite(message, data, None)
+        self._check_read(message, data)
         if strict:
             self._check_strict(message, None)
         if lenient and "result" in message.__dict__:
