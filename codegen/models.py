@@ -6,6 +6,8 @@ the output's contract (reviewed diffs depend on them), so change them only on pu
 
 from __future__ import annotations
 
+import ast
+import builtins
 import io
 import json
 import re
@@ -85,7 +87,87 @@ def generate_models(normalized_schema: dict[str, Any], revision: str) -> str:
     # resolves forward references; eager model_rebuild() calls would cost the import that time.
     lines = [line for line in lines if not _REBUILD.match(line)]
     source = "\n".join(lines) + "\n"
-    return _keep_schema_names(source, set(normalized_schema.get("$defs", {})), revision)
+    source = _keep_schema_names(source, set(normalized_schema.get("$defs", {})), revision)
+    return _eager_annotations(source, revision)
+
+
+def _eager_annotations(source: str, revision: str) -> str:
+    """Annotations that need no string: no `from __future__ import annotations`.
+
+    Under that import every annotation is a string, and pydantic compiles and evaluates each
+    one while it creates the class: most of the time `import mcp_wire.<revision>` took. Instead
+    an annotation is a plain expression, evaluated once by Python, unless it names something
+    not bound yet (a model defined further down, the class itself) or a name the class body
+    binds: that one stays the same string as before, whole, and pydantic resolves it as it did
+    (while it creates the class, or when the model is first built). The models' fields, types
+    and schemas are the same either way.
+    """
+    tree = ast.parse(source)
+    future = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and [a.name for a in node.names] == ["annotations"]
+    ]
+    if not future:
+        return source
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(row: int, col: int) -> int:  # ast columns count UTF-8 bytes
+        line = source[starts[row - 1] : starts[row]]
+        return starts[row - 1] + len(line.encode()[:col].decode())
+
+    bound = set(dir(builtins))
+    edits: list[tuple[int, int, str]] = []
+
+    def quote_unbound(annotation: ast.expr, local: set[str]) -> None:
+        names = {n.id for n in ast.walk(annotation) if isinstance(n, ast.Name)}
+        if names <= bound - local:
+            return
+        text = " ".join(ast.unparse(annotation).split())
+        quote = next((q for q in ('"', "'") if q not in text), None)
+        if quote is None:
+            raise CodegenError(f"{revision}: cannot quote the annotation {text}")
+        start = offset(annotation.lineno, annotation.col_offset)
+        end = offset(annotation.end_lineno or annotation.lineno, annotation.end_col_offset or 0)
+        edits.append((start, end, quote + text + quote))
+
+    for node in tree.body:
+        if node in future:
+            edits.append((offset(node.lineno, 0), offset(node.lineno + 1, 0), ""))
+            continue
+        if isinstance(node, ast.ClassDef):
+            local = {  # every name the class body binds (its members)
+                n.id
+                for stmt in node.body
+                if isinstance(stmt, (ast.AnnAssign, ast.Assign))
+                for n in ast.walk(stmt)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign):
+                    if not isinstance(stmt.annotation, ast.Constant):
+                        quote_unbound(stmt.annotation, local)
+                elif not isinstance(stmt, (ast.Expr, ast.Assign, ast.Pass)):
+                    raise CodegenError(f"{revision}: unexpected statement in class {node.name}")
+            bound.add(node.name)
+            continue
+        if isinstance(node, ast.AnnAssign):
+            quote_unbound(node.annotation, set())
+        elif not isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.Expr)):
+            raise CodegenError(f"{revision}: unexpected module statement {type(node).__name__}")
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.alias):
+                bound.add((sub.asname or sub.name).split(".")[0])
+            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                bound.add(sub.id)
+    out = source
+    for start, end, text in sorted(edits, reverse=True):
+        out = out[:start] + text + out[end:]
+    return out
 
 
 _FROM_IMPORT = re.compile(r"^from [\w.]+ import (?P<names>[\w, ]+)$", re.MULTILINE)

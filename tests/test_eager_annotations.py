@@ -1,0 +1,114 @@
+"""Generated models carry plain annotations (cheap to import), with the same fields as before.
+
+`codegen.models` drops datamodel-code-generator's `from __future__ import annotations` and keeps
+as strings only the annotations that cannot be evaluated where they stand (issue 8, item 4).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+import typing
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+import mcp_wire
+from codegen.errors import CodegenError
+from codegen.models import _eager_annotations
+
+SOURCE = '''from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from mcpio.wire.base import WireModel
+
+
+class A(WireModel):
+    """A model."""
+
+    b: B | None = None
+    """Defined further down."""
+    me: list[A] | None = None
+    meta: Annotated[
+        Literal["x"] | B, Field(alias="_meta")
+    ]
+    kind: Literal["a"]
+    str: str = "shadowed below"
+    other: str
+    first: int
+
+
+Alias = list[A]
+
+
+class B(WireModel):
+    a: A
+    items: Alias
+'''
+
+
+def test_only_annotations_that_cannot_be_evaluated_in_place_stay_strings() -> None:
+    out = _eager_annotations(SOURCE, "test")
+    assert "from __future__" not in out
+    assert 'b: "B | None" = None' in out  # a later model
+    assert 'me: "list[A] | None" = None' in out  # the class itself
+    assert "meta: \"Annotated[Literal['x'] | B, Field(alias='_meta')]\"" in out  # whole, one line
+    assert 'kind: Literal["a"]' in out
+    assert 'str: "str" = "shadowed below"' in out  # a name the class body binds
+    assert 'other: "str"' in out
+    assert "first: int" in out
+    assert "a: A\n" in out and "items: Alias\n" in out
+    assert '"""Defined further down."""' in out
+    assert _eager_annotations(out, "test") == out  # no future import: left as it is
+
+
+def test_an_annotation_that_cannot_be_quoted_is_an_error() -> None:
+    source = 'from __future__ import annotations\n\n\nclass A:\n    x: L["it\'s", \'a "b"\'] | B\n'
+    with pytest.raises(CodegenError, match="cannot quote"):
+        _eager_annotations(source, "test")
+
+
+def _described(module: types.ModuleType) -> dict[str, typing.Any]:
+    out: dict[str, typing.Any] = {}
+    for name, cls in sorted(vars(module).items()):
+        if not (
+            isinstance(cls, type)
+            and issubclass(cls, BaseModel)
+            and cls.__module__ == module.__name__
+        ):
+            continue
+        cls.model_rebuild()
+        out[name] = (
+            cls.__doc__,
+            {f: repr(info) for f, info in cls.model_fields.items()},
+            {k: repr(v) for k, v in typing.get_type_hints(cls, include_extras=True).items()},
+            cls.model_json_schema(by_alias=True),
+            cls.model_json_schema(by_alias=True, mode="serialization"),
+        )
+    return out
+
+
+@pytest.mark.parametrize("rev", mcp_wire.REVISIONS)
+def test_models_are_those_the_future_import_gave(rev: str) -> None:
+    """The generated module, and the same text with every annotation a string again (the
+    future import put back), define the same models: fields, types, aliases, schemas."""
+    models = mcp_wire.revision(rev).models
+    text = Path(models.__file__).read_text(encoding="utf-8")
+    assert "from __future__ import annotations" not in text
+    name = f"_deferred_{models.__name__.replace('.', '_')}"
+    deferred = types.ModuleType(name)
+    sys.modules[name] = deferred
+    try:
+        exec(compile("from __future__ import annotations\n" + text, name, "exec"), vars(deferred))
+        expected = _described(deferred)
+    finally:
+        del sys.modules[name]
+    got = _described(models)
+    assert got.keys() == expected.keys()
+    prefix = f"{models.__name__}."
+    for cls in got:  # the same text but for the module's name
+        assert repr(got[cls]).replace(prefix, "") == repr(expected[cls]).replace(f"{name}.", "")
