@@ -88,7 +88,123 @@ def generate_models(normalized_schema: dict[str, Any], revision: str) -> str:
     lines = [line for line in lines if not _REBUILD.match(line)]
     source = "\n".join(lines) + "\n"
     source = _keep_schema_names(source, set(normalized_schema.get("$defs", {})), revision)
-    return _eager_annotations(source, revision)
+    return _eager_annotations(_defined_before_use(source, revision), revision)
+
+
+def _defined_before_use(source: str, revision: str) -> str:
+    """Each model and type alias after what its annotations name, where cycles allow.
+
+    datamodel-code-generator orders definitions as `from __future__ import annotations` allows
+    (a class may name one defined further down). A model whose annotations all name what is
+    already defined gets its fields complete when the class is created; one with a forward
+    reference is created incomplete and collects its fields again on first use. So the
+    definitions are put in a stable topological order: the generator's order, except that what
+    a definition names moves up before it (depth first). The members of a cycle keep the
+    generator's order among themselves (it is valid for what is evaluated at once: bases, an
+    alias's value); only such a cycle leaves a forward reference, quoted by _eager_annotations.
+    """
+    tree = ast.parse(source)
+    body = tree.body
+    first = next(
+        (i for i, node in enumerate(body) if not isinstance(node, (ast.Import, ast.ImportFrom))),
+        len(body),
+    )
+    units: list[tuple[str, int, int, set[str], set[str]]] = []  # name, lines, needs (hard, soft)
+    i = first
+    while i < len(body):
+        node = body[i]
+        j = i + 1
+        while j < len(body) and isinstance(body[j], ast.Expr):  # an alias's docstring
+            j += 1
+        if isinstance(node, ast.ClassDef):
+            name = node.name
+            hard = {n.id for e in [*node.bases, *node.keywords] for n in ast.walk(e)
+                    if isinstance(n, ast.Name)}  # fmt: skip
+            soft: set[str] = set()
+            for stmt in node.body:
+                for n in ast.walk(stmt):
+                    if isinstance(n, ast.Name):
+                        in_annotation = isinstance(stmt, ast.AnnAssign) and any(
+                            n is m for m in ast.walk(stmt.annotation)
+                        )
+                        (soft if in_annotation else hard).add(n.id)
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            name = node.targets[0].id
+            hard = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            soft = set()
+        else:
+            raise CodegenError(f"{revision}: unexpected module statement at line {node.lineno}")
+        if i > first:
+            start = body[i - 1].end_lineno
+        else:  # where the first definition (its decorators) begins
+            start = min(d.lineno for d in [node, *getattr(node, "decorator_list", [])]) - 1
+        units.append((name, start or 0, body[j - 1].end_lineno or 0, hard, soft))
+        i = j
+    index = {u[0]: k for k, u in enumerate(units)}
+    needs = [
+        sorted({index[n] for n in u[3] | u[4] if n in index} - {k}) for k, u in enumerate(units)
+    ]
+    # Strongly connected components (Tarjan): a cycle's members keep the generator's order.
+    component: dict[int, int] = {}
+    low: dict[int, int] = {}
+    seen: dict[int, int] = {}
+    stack: list[int] = []
+    members: list[list[int]] = []
+
+    def connect(v: int) -> None:
+        seen[v] = low[v] = len(seen)
+        stack.append(v)
+        for w in needs[v]:
+            if w not in seen:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w not in component and w in stack:
+                low[v] = min(low[v], seen[w])
+        if low[v] == seen[v]:
+            group = []
+            while not group or group[-1] != v:
+                group.append(stack.pop())
+                component[group[-1]] = len(members)
+            members.append(sorted(group))
+
+    for v in range(len(units)):
+        if v not in seen:
+            connect(v)
+    # Each component after the components it names, in the generator's order (depth first).
+    ordered: list[tuple[str, int, int, set[str], set[str]]] = []
+    placed: set[int] = set()
+
+    def place(c: int) -> None:
+        placed.add(c)
+        named = {component[w] for v in members[c] for w in needs[v]} - {c}
+        for d in sorted(named, key=lambda d: members[d][0]):
+            if d not in placed:
+                place(d)
+        ordered.extend(units[v] for v in members[c])
+
+    for v in range(len(units)):
+        if component[v] not in placed:
+            place(component[v])
+    done: set[str] = set()
+    for name, _, _, hard, _ in ordered:
+        missing = sorted((hard & index.keys()) - {name} - done)
+        if missing:
+            raise CodegenError(f"{revision}: {name} needs {', '.join(missing)} defined first")
+        done.add(name)
+    if ordered == units:
+        return source
+    lines = source.splitlines(keepends=True)
+    head = "".join(lines[: units[0][1]]).rstrip("\n")
+    head += "\n\n\n" if head else ""
+    return (
+        head
+        + "\n\n\n".join("".join(lines[start:end]).strip("\n") for _, start, end, _, _ in ordered)
+        + "\n"
+    )
 
 
 def _eager_annotations(source: str, revision: str) -> str:

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 import mcp_wire
 from codegen.errors import CodegenError
-from codegen.models import _eager_annotations
+from codegen.models import _defined_before_use, _eager_annotations
 
 SOURCE = '''from __future__ import annotations
 
@@ -72,6 +72,61 @@ def test_an_annotation_that_cannot_be_quoted_is_an_error() -> None:
         _eager_annotations(source, "test")
 
 
+ORDERED = '''from __future__ import annotations
+
+from mcpio.wire.base import WireModel
+
+
+class A(WireModel):
+    b: B
+    self: A | None = None
+
+
+Alias = TypeAliasType("Alias", A | "Later")
+"""The alias's docstring."""
+
+
+class B(WireModel):
+    c: C | None = None
+    cycle: D | None = None
+
+
+class C(Base):
+    x: int
+
+
+class D(WireModel):
+    b: B | None = None
+
+
+class Later(WireModel):
+    pass
+'''
+
+
+def test_definitions_come_after_what_their_annotations_name() -> None:
+    out = _defined_before_use(ORDERED, "test")
+    order = [line.split()[0] if "=" in line else line.split()[1].split("(")[0]
+             for line in out.splitlines() if line.startswith(("class ", "Alias ="))]  # fmt: skip
+    # C needs Base, which is not defined here: evaluated at once, so it stays where it was.
+    # B and D name each other: B (first of the cycle) keeps its forward reference to D.
+    assert order == ["C", "B", "D", "A", "Alias", "Later"]
+    assert '"""The alias\'s docstring."""' in out.split("Alias =")[1].split("class D")[0]
+    assert out.startswith("from __future__ import annotations\n\nfrom mcpio.wire.base import")
+    assert _defined_before_use(out, "test") == out
+    final = _eager_annotations(out, "test")
+    assert 'cycle: "D | None" = None' in final and "b: B\n" in final and "c: C | None" in final
+
+
+def test_a_definition_used_at_once_is_moved_up_unless_in_a_cycle() -> None:
+    assert _defined_before_use("X = list[Y]\n\n\nclass Y:\n    pass\n", "test").startswith(
+        "class Y:"
+    )
+    source = "class A(B):\n    pass\n\n\nclass B:\n    a: A\n"
+    with pytest.raises(CodegenError, match="A needs B defined first"):
+        _defined_before_use(source, "test")
+
+
 def _described(module: types.ModuleType) -> dict[str, typing.Any]:
     out: dict[str, typing.Any] = {}
     for name, cls in sorted(vars(module).items()):
@@ -99,6 +154,9 @@ def test_models_are_those_the_future_import_gave(rev: str) -> None:
     models = mcp_wire.revision(rev).models
     text = Path(models.__file__).read_text(encoding="utf-8")
     assert "from __future__ import annotations" not in text
+    for cls in vars(models).values():  # no forward references left: every class is complete
+        if isinstance(cls, type) and cls.__module__ == models.__name__:
+            assert not [a for a in cls.__annotations__.values() if isinstance(a, str)], cls
     name = f"_deferred_{models.__name__.replace('.', '_')}"
     deferred = types.ModuleType(name)
     sys.modules[name] = deferred

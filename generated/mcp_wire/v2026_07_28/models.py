@@ -2085,6 +2085,255 @@ class ElicitRequest(WireModel):
     params: ElicitRequestParams
 
 
+SamplingMessageContentBlock = TypeAliasType(
+    "SamplingMessageContentBlock",
+    Annotated[
+        Union[TextContent, ImageContent, AudioContent, "ToolUseContent", "ToolResultContent"],
+        Field(discriminator="type"),
+    ],
+)
+
+
+class ToolResultContent(WireModel):
+    """
+    The result of a tool use, provided by the user back to the assistant.
+    """
+
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    """
+    Optional metadata about the tool result. Clients SHOULD preserve this field when
+    including tool results in subsequent sampling requests to enable caching optimizations.
+    """
+    content: list[ContentBlock]
+    """
+    The unstructured result content of the tool use.
+
+    This has the same format as `CallToolResult.content` and can include text, images,
+    audio, resource links, and embedded resources.
+    """
+    isError: StrictBool | None = None
+    """
+    Whether the tool use resulted in an error.
+
+    If true, the content typically describes the error that occurred.
+    Default: false
+    """
+    structuredContent: JSONValue | None = None
+    """
+    An optional structured result value.
+
+    This can be any JSON value (object, array, string, number, boolean, or null).
+    If the tool defined an `Tool.outputSchema`, this SHOULD conform to that schema.
+    """
+    toolUseId: str
+    """
+    The ID of the tool use this result corresponds to.
+
+    This MUST match the ID from a previous `ToolUseContent`.
+    """
+    type: Literal["tool_result"]
+
+
+class ToolUseContent(WireModel):
+    """
+    A request from the assistant to call a tool.
+    """
+
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    """
+    Optional metadata about the tool use. Clients SHOULD preserve this field when
+    including tool uses in subsequent sampling requests to enable caching optimizations.
+    """
+    id: str
+    """
+    A unique identifier for this tool use.
+
+    This ID is used to match tool results to their corresponding tool uses.
+    """
+    input: dict[str, JSONValue]
+    """
+    The arguments to pass to the tool, conforming to the tool's input schema.
+    """
+    name: str
+    """
+    The name of the tool to call.
+    """
+    type: Literal["tool_use"]
+
+
+class CreateMessageResult(WireModel):
+    """
+    The result returned by the client for a `sampling/createMessage` request.
+    The client should inform the user before returning the sampled message, to allow them
+    to inspect the response (human in the loop) and decide whether to allow the server to see it.
+    """
+
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    content: (
+        TextContent
+        | ImageContent
+        | AudioContent
+        | ToolUseContent
+        | ToolResultContent
+        | list[SamplingMessageContentBlock]
+    )
+    model: str
+    """
+    The name of the model that generated the message.
+    """
+    role: Role
+    stopReason: str | None = None
+    """
+    The reason why sampling stopped, if known.
+
+    Standard values:
+    - `"endTurn"`: Natural end of the assistant's turn
+    - `"stopSequence"`: A stop sequence was encountered
+    - `"maxTokens"`: Maximum token limit was reached
+    - `"toolUse"`: The model wants to use one or more tools
+
+    This field is an open string to allow for provider-specific stop reasons.
+    """
+
+
+InputResponse = TypeAliasType("InputResponse", CreateMessageResult | ListRootsResult | ElicitResult)
+
+
+InputResponses = TypeAliasType("InputResponses", dict[str, InputResponse])
+"""
+A map of client responses to server-initiated requests.
+Keys correspond to the keys in the `InputRequests` map;
+values are the client's result for each request.
+"""
+
+
+JSONObject = TypeAliasType("JSONObject", dict[str, JSONValue])
+
+
+class ClientCapabilitiesElicitation(WireModel):
+    """
+    Present if the client supports elicitation from the server.
+    """
+
+    form: JSONObject | None = None
+    url: JSONObject | None = None
+
+
+class ClientCapabilitiesSampling(WireModel):
+    """
+    Present if the client supports sampling from an LLM.
+    """
+
+    context: JSONObject | None = None
+    """
+    Whether the client supports context inclusion via `includeContext` parameter.
+    If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
+    """
+    tools: JSONObject | None = None
+    """
+    Whether the client supports tool use via `tools` and `toolChoice` parameters.
+    """
+
+
+class ClientCapabilities(WireModel):
+    """
+    Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
+    """
+
+    elicitation: ClientCapabilitiesElicitation | None = None
+    experimental: dict[str, JSONObject] | None = None
+    """
+    Experimental, non-standard capabilities that the client supports.
+    """
+    extensions: dict[str, JSONObject] | None = None
+    """
+    Optional MCP extensions that the client supports. Keys are extension identifiers
+    (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
+    per-extension settings objects. An empty object indicates support with no settings.
+
+    Keys MUST follow the `_meta` key naming rules, with a
+    mandatory prefix.
+    """
+    roots: ClientCapabilitiesRoots | None = None
+    sampling: ClientCapabilitiesSampling | None = None
+
+
+class RequestMetaObject(WireModel):
+    """
+    Extends `MetaObject` with additional request-specific fields. All key naming rules from `MetaObject` apply.
+    """
+
+    io_modelcontextprotocol_clientCapabilities: Annotated[
+        ClientCapabilities, Field(alias="io.modelcontextprotocol/clientCapabilities")
+    ]
+    """
+    The client's capabilities for this specific request. Required.
+
+    Capabilities are declared per-request rather than once at initialization;
+    an empty object means the client supports no optional capabilities.
+    Servers MUST NOT infer capabilities from prior requests.
+    """
+    io_modelcontextprotocol_clientInfo: Annotated[
+        Implementation | None, Field(alias="io.modelcontextprotocol/clientInfo")
+    ] = None
+    """
+    Identifies the client software making the request. Clients SHOULD
+    include this field on every request unless specifically configured not
+    to do so.
+
+    The `Implementation` schema requires `name` and `version`; other
+    fields are optional.
+
+    The value is self-reported by the client and is not verified by the
+    protocol. It is intended for display, logging, and debugging. Servers
+    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+    security decisions.
+    """
+    io_modelcontextprotocol_logLevel: Annotated[
+        LoggingLevel | None, Field(alias="io.modelcontextprotocol/logLevel")
+    ] = None
+    """
+    The desired log level for this request. Optional.
+
+    If absent, the server MUST NOT send any `notifications/message`
+    notifications for this request. The client opts in to log messages by
+    explicitly setting a level. Replaces the former `logging/setLevel` RPC.
+    """
+    io_modelcontextprotocol_protocolVersion: Annotated[
+        str, Field(alias="io.modelcontextprotocol/protocolVersion")
+    ]
+    """
+    The MCP Protocol Version being used for this request. Required.
+
+    For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
+    header; otherwise the server MUST return a `400 Bad Request`. If the
+    server does not support the requested version, it MUST return an
+    `UnsupportedProtocolVersionError`.
+    """
+    progressToken: ProgressToken | None = None
+    """
+    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by `notifications/progress`). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    """
+
+
+class CallToolRequestParams(WireModel):
+    """
+    Parameters for a `tools/call` request.
+    """
+
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    arguments: dict[str, JSONValue] | None = None
+    """
+    Arguments to use for the tool call.
+    """
+    inputResponses: InputResponses | None = None
+    name: str
+    """
+    The name of the tool.
+    """
+    requestState: str | None = None
+
+
 class CallToolRequest(WireModel):
     """
     Used by the client to invoke a tool provided by the server.
@@ -2093,25 +2342,7 @@ class CallToolRequest(WireModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
     method: Literal["tools/call"]
-    params: "CallToolRequestParams"
-
-
-class CallToolRequestParams(WireModel):
-    """
-    Parameters for a `tools/call` request.
-    """
-
-    meta: "Annotated[RequestMetaObject, Field(alias='_meta')]"
-    arguments: dict[str, JSONValue] | None = None
-    """
-    Arguments to use for the tool call.
-    """
-    inputResponses: "InputResponses | None" = None
-    name: str
-    """
-    The name of the tool.
-    """
-    requestState: str | None = None
+    params: CallToolRequestParams
 
 
 class CallToolResult(WireModel):
@@ -2158,113 +2389,21 @@ class CallToolResult(WireModel):
     """
 
 
-class CallToolResultResponse(WireModel):
+class SamplingMessage(WireModel):
     """
-    A successful response from the server for a `tools/call` request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: "InputRequiredResult | CallToolResult"
-
-
-class ClientCapabilities(WireModel):
-    """
-    Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
+    Describes a message issued to or received from an LLM API.
     """
 
-    elicitation: "ClientCapabilitiesElicitation | None" = None
-    experimental: "dict[str, JSONObject] | None" = None
-    """
-    Experimental, non-standard capabilities that the client supports.
-    """
-    extensions: "dict[str, JSONObject] | None" = None
-    """
-    Optional MCP extensions that the client supports. Keys are extension identifiers
-    (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
-    per-extension settings objects. An empty object indicates support with no settings.
-
-    Keys MUST follow the `_meta` key naming rules, with a
-    mandatory prefix.
-    """
-    roots: ClientCapabilitiesRoots | None = None
-    sampling: "ClientCapabilitiesSampling | None" = None
-
-
-class ClientCapabilitiesElicitation(WireModel):
-    """
-    Present if the client supports elicitation from the server.
-    """
-
-    form: "JSONObject | None" = None
-    url: "JSONObject | None" = None
-
-
-class ClientCapabilitiesSampling(WireModel):
-    """
-    Present if the client supports sampling from an LLM.
-    """
-
-    context: "JSONObject | None" = None
-    """
-    Whether the client supports context inclusion via `includeContext` parameter.
-    If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
-    """
-    tools: "JSONObject | None" = None
-    """
-    Whether the client supports tool use via `tools` and `toolChoice` parameters.
-    """
-
-
-ClientRequest = TypeAliasType(
-    "ClientRequest",
-    Annotated[
-        Union[
-            "DiscoverRequest",
-            "ListResourcesRequest",
-            "ListResourceTemplatesRequest",
-            "ReadResourceRequest",
-            "SubscriptionsListenRequest",
-            "ListPromptsRequest",
-            "GetPromptRequest",
-            "ListToolsRequest",
-            CallToolRequest,
-            "CompleteRequest",
-        ],
-        Field(discriminator="method"),
-    ],
-)
-
-
-class CompleteRequest(WireModel):
-    """
-    A request from the client to the server, to ask for completion options.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["completion/complete"]
-    params: "CompleteRequestParams"
-
-
-class CompleteRequestParams(WireModel):
-    """
-    Parameters for a `completion/complete` request.
-    """
-
-    meta: "Annotated[RequestMetaObject, Field(alias='_meta')]"
-    argument: CompleteRequestParamsArgument
-    context: CompleteRequestParamsContext | None = None
-    ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
-
-
-class CreateMessageRequest(WireModel):
-    """
-    A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-    """
-
-    method: Literal["sampling/createMessage"]
-    params: "CreateMessageRequestParams"
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    content: (
+        TextContent
+        | ImageContent
+        | AudioContent
+        | ToolUseContent
+        | ToolResultContent
+        | list[SamplingMessageContentBlock]
+    )
+    role: Role
 
 
 class CreateMessageRequestParams(WireModel):
@@ -2287,8 +2426,8 @@ class CreateMessageRequestParams(WireModel):
 
     The client MAY choose to sample fewer tokens than the requested maximum.
     """
-    messages: "list[SamplingMessage]"
-    metadata: "JSONObject | None" = None
+    messages: list[SamplingMessage]
+    metadata: JSONObject | None = None
     """
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
@@ -2315,32 +2454,111 @@ class CreateMessageRequestParams(WireModel):
     """
 
 
-class CreateMessageResult(WireModel):
+class CreateMessageRequest(WireModel):
     """
-    The result returned by the client for a `sampling/createMessage` request.
-    The client should inform the user before returning the sampled message, to allow them
-    to inspect the response (human in the loop) and decide whether to allow the server to see it.
+    A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    content: "TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | list[SamplingMessageContentBlock]"
-    model: str
-    """
-    The name of the model that generated the message.
-    """
-    role: Role
-    stopReason: str | None = None
-    """
-    The reason why sampling stopped, if known.
+    method: Literal["sampling/createMessage"]
+    params: CreateMessageRequestParams
 
-    Standard values:
-    - `"endTurn"`: Natural end of the assistant's turn
-    - `"stopSequence"`: A stop sequence was encountered
-    - `"maxTokens"`: Maximum token limit was reached
-    - `"toolUse"`: The model wants to use one or more tools
 
-    This field is an open string to allow for provider-specific stop reasons.
+InputRequest = TypeAliasType(
+    "InputRequest",
+    Annotated[
+        CreateMessageRequest | ListRootsRequest | ElicitRequest, Field(discriminator="method")
+    ],
+)
+
+
+InputRequests = TypeAliasType("InputRequests", dict[str, InputRequest])
+"""
+A map of server-initiated requests that the client must fulfill.
+Keys are server-assigned identifiers; values are the request objects.
+"""
+
+
+class InputRequiredResult(WireModel):
     """
+    An InputRequiredResult sent by the server to indicate that additional input is needed
+    before the request can be completed.
+
+    At least one of `inputRequests` or `requestState` MUST be present.
+    """
+
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    inputRequests: InputRequests | None = None
+    requestState: str | None = None
+    resultType: str
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+
+
+class CallToolResultResponse(WireModel):
+    """
+    A successful response from the server for a `tools/call` request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: InputRequiredResult | CallToolResult
+
+
+ClientRequest = TypeAliasType(
+    "ClientRequest",
+    Annotated[
+        Union[
+            "DiscoverRequest",
+            "ListResourcesRequest",
+            "ListResourceTemplatesRequest",
+            "ReadResourceRequest",
+            "SubscriptionsListenRequest",
+            "ListPromptsRequest",
+            "GetPromptRequest",
+            "ListToolsRequest",
+            CallToolRequest,
+            "CompleteRequest",
+        ],
+        Field(discriminator="method"),
+    ],
+)
+
+
+class CompleteRequestParams(WireModel):
+    """
+    Parameters for a `completion/complete` request.
+    """
+
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    argument: CompleteRequestParamsArgument
+    context: CompleteRequestParamsContext | None = None
+    ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
+
+
+class CompleteRequest(WireModel):
+    """
+    A request from the client to the server, to ask for completion options.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["completion/complete"]
+    params: CompleteRequestParams
+
+
+class RequestParams(WireModel):
+    """
+    Common params for any request.
+    """
+
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
 
 
 class DiscoverRequest(WireModel):
@@ -2354,7 +2572,38 @@ class DiscoverRequest(WireModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
     method: Literal["server/discover"]
-    params: "RequestParams"
+    params: RequestParams
+
+
+class ServerCapabilities(WireModel):
+    """
+    Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
+    """
+
+    completions: JSONObject | None = None
+    """
+    Present if the server supports argument autocompletion suggestions.
+    """
+    experimental: dict[str, JSONObject] | None = None
+    """
+    Experimental, non-standard capabilities that the server supports.
+    """
+    extensions: dict[str, JSONObject] | None = None
+    """
+    Optional MCP extensions that the server supports. Keys are extension identifiers
+    (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
+    objects. An empty object indicates support with no settings.
+
+    Keys MUST follow the `_meta` key naming rules, with a
+    mandatory prefix.
+    """
+    logging: JSONObject | None = None
+    """
+    Present if the server supports sending log messages to the client.
+    """
+    prompts: ServerCapabilitiesPrompts | None = None
+    resources: ServerCapabilitiesResources | None = None
+    tools: ServerCapabilitiesTools | None = None
 
 
 class DiscoverResult(WireModel):
@@ -2376,7 +2625,7 @@ class DiscoverResult(WireModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    capabilities: "ServerCapabilities"
+    capabilities: ServerCapabilities
     """
     The capabilities of the server.
     """
@@ -2442,6 +2691,24 @@ class Error(WireModel):
     """
 
 
+class GetPromptRequestParams(WireModel):
+    """
+    Parameters for a `prompts/get` request.
+    """
+
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    arguments: dict[str, str] | None = None
+    """
+    Arguments to use for templating the prompt.
+    """
+    inputResponses: InputResponses | None = None
+    name: str
+    """
+    The name of the prompt or prompt template.
+    """
+    requestState: str | None = None
+
+
 class GetPromptRequest(WireModel):
     """
     Used by the client to get a prompt provided by the server.
@@ -2450,25 +2717,7 @@ class GetPromptRequest(WireModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
     method: Literal["prompts/get"]
-    params: "GetPromptRequestParams"
-
-
-class GetPromptRequestParams(WireModel):
-    """
-    Parameters for a `prompts/get` request.
-    """
-
-    meta: "Annotated[RequestMetaObject, Field(alias='_meta')]"
-    arguments: dict[str, str] | None = None
-    """
-    Arguments to use for templating the prompt.
-    """
-    inputResponses: "InputResponses | None" = None
-    name: str
-    """
-    The name of the prompt or prompt template.
-    """
-    requestState: str | None = None
+    params: GetPromptRequestParams
 
 
 class GetPromptResultResponse(WireModel):
@@ -2478,20 +2727,7 @@ class GetPromptResultResponse(WireModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"]
-    result: "InputRequiredResult | GetPromptResult"
-
-
-class HeaderMismatchError(WireModel):
-    """
-    Returned when a server rejects a request because the values in the HTTP
-    headers do not match the corresponding values in the request body, or
-    because required headers are missing or malformed. For HTTP, the response
-    status code MUST be `400 Bad Request`.
-    """
-
-    error: "HeaderMismatchErrorError"
-    id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    result: InputRequiredResult | GetPromptResult
 
 
 class HeaderMismatchErrorError(WireModel):
@@ -2506,59 +2742,23 @@ class HeaderMismatchErrorError(WireModel):
     """
 
 
-InputRequest = TypeAliasType(
-    "InputRequest",
-    Annotated[
-        CreateMessageRequest | ListRootsRequest | ElicitRequest, Field(discriminator="method")
-    ],
-)
-
-
-InputRequests = TypeAliasType("InputRequests", dict[str, InputRequest])
-"""
-A map of server-initiated requests that the client must fulfill.
-Keys are server-assigned identifiers; values are the request objects.
-"""
-
-
-class InputRequiredResult(WireModel):
+class HeaderMismatchError(WireModel):
     """
-    An InputRequiredResult sent by the server to indicate that additional input is needed
-    before the request can be completed.
-
-    At least one of `inputRequests` or `requestState` MUST be present.
+    Returned when a server rejects a request because the values in the HTTP
+    headers do not match the corresponding values in the request body, or
+    because required headers are missing or malformed. For HTTP, the response
+    status code MUST be `400 Bad Request`.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    inputRequests: InputRequests | None = None
-    requestState: str | None = None
-    resultType: str
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-
-
-InputResponse = TypeAliasType("InputResponse", CreateMessageResult | ListRootsResult | ElicitResult)
+    error: HeaderMismatchErrorError
+    id: RequestId | None = None
+    jsonrpc: Literal["2.0"]
 
 
 class InputResponseRequestParams(WireModel):
-    meta: "Annotated[RequestMetaObject, Field(alias='_meta')]"
-    inputResponses: "InputResponses | None" = None
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    inputResponses: InputResponses | None = None
     requestState: str | None = None
-
-
-InputResponses = TypeAliasType("InputResponses", dict[str, InputResponse])
-"""
-A map of client responses to server-initiated requests.
-Keys correspond to the keys in the `InputRequests` map;
-values are the client's result for each request.
-"""
 
 
 class InternalError(WireModel):
@@ -2630,9 +2830,6 @@ class InvalidRequestError(WireModel):
 JSONArray = TypeAliasType("JSONArray", list[JSONValue])
 
 
-JSONObject = TypeAliasType("JSONObject", dict[str, JSONValue])
-
-
 class JSONRPCErrorResponse(WireModel):
     """
     A response to a request that indicates an error occurred.
@@ -2679,6 +2876,19 @@ A response to a request, containing either the result or error.
 """
 
 
+class PaginatedRequestParams(WireModel):
+    """
+    Common params for paginated requests.
+    """
+
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    cursor: str | None = None
+    """
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
+
+
 class ListPromptsRequest(WireModel):
     """
     Sent from the client to request a list of prompts and prompt templates the server has.
@@ -2687,7 +2897,7 @@ class ListPromptsRequest(WireModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
     method: Literal["prompts/list"]
-    params: "PaginatedRequestParams"
+    params: PaginatedRequestParams
 
 
 class ListResourceTemplatesRequest(WireModel):
@@ -2698,7 +2908,7 @@ class ListResourceTemplatesRequest(WireModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
     method: Literal["resources/templates/list"]
-    params: "PaginatedRequestParams"
+    params: PaginatedRequestParams
 
 
 class ListResourcesRequest(WireModel):
@@ -2709,7 +2919,7 @@ class ListResourcesRequest(WireModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
     method: Literal["resources/list"]
-    params: "PaginatedRequestParams"
+    params: PaginatedRequestParams
 
 
 class ListToolsRequest(WireModel):
@@ -2720,17 +2930,7 @@ class ListToolsRequest(WireModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
     method: Literal["tools/list"]
-    params: "PaginatedRequestParams"
-
-
-class LoggingMessageNotification(WireModel):
-    """
-    JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/message"]
-    params: "LoggingMessageNotificationParams"
+    params: PaginatedRequestParams
 
 
 class LoggingMessageNotificationParams(WireModel):
@@ -2751,6 +2951,16 @@ class LoggingMessageNotificationParams(WireModel):
     """
     An optional name of the logger issuing this message.
     """
+
+
+class LoggingMessageNotification(WireModel):
+    """
+    JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/message"]
+    params: LoggingMessageNotificationParams
 
 
 class MethodNotFoundError(WireModel):
@@ -2776,6 +2986,22 @@ class MethodNotFoundError(WireModel):
     """
 
 
+class MissingRequiredClientCapabilityErrorErrorData(WireModel):
+    requiredCapabilities: ClientCapabilities
+    """
+    The capabilities the server requires from the client to process this request.
+    """
+
+
+class MissingRequiredClientCapabilityErrorError(WireModel):
+    code: Literal[-32021]
+    data: MissingRequiredClientCapabilityErrorErrorData
+    message: str
+    """
+    A short description of the error. The message SHOULD be limited to a concise single sentence.
+    """
+
+
 class MissingRequiredClientCapabilityError(WireModel):
     """
     Returned when processing a request requires a capability the client did not
@@ -2783,25 +3009,9 @@ class MissingRequiredClientCapabilityError(WireModel):
     `400 Bad Request`.
     """
 
-    error: "MissingRequiredClientCapabilityErrorError"
+    error: MissingRequiredClientCapabilityErrorError
     id: RequestId | None = None
     jsonrpc: Literal["2.0"]
-
-
-class MissingRequiredClientCapabilityErrorError(WireModel):
-    code: Literal[-32021]
-    data: "MissingRequiredClientCapabilityErrorErrorData"
-    message: str
-    """
-    A short description of the error. The message SHOULD be limited to a concise single sentence.
-    """
-
-
-class MissingRequiredClientCapabilityErrorErrorData(WireModel):
-    requiredCapabilities: ClientCapabilities
-    """
-    The capabilities the server requires from the client to process this request.
-    """
 
 
 class Notification(WireModel):
@@ -2813,20 +3023,7 @@ class PaginatedRequest(WireModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
     method: str
-    params: "PaginatedRequestParams"
-
-
-class PaginatedRequestParams(WireModel):
-    """
-    Common params for paginated requests.
-    """
-
-    meta: "Annotated[RequestMetaObject, Field(alias='_meta')]"
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
+    params: PaginatedRequestParams
 
 
 class ParseError(WireModel):
@@ -2848,6 +3045,20 @@ class ParseError(WireModel):
     """
 
 
+class ReadResourceRequestParams(WireModel):
+    """
+    Parameters for a `resources/read` request.
+    """
+
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    inputResponses: InputResponses | None = None
+    requestState: str | None = None
+    uri: str
+    """
+    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
+    """
+
+
 class ReadResourceRequest(WireModel):
     """
     Sent from the client to the server, to read a specific resource URI.
@@ -2856,21 +3067,7 @@ class ReadResourceRequest(WireModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
     method: Literal["resources/read"]
-    params: "ReadResourceRequestParams"
-
-
-class ReadResourceRequestParams(WireModel):
-    """
-    Parameters for a `resources/read` request.
-    """
-
-    meta: "Annotated[RequestMetaObject, Field(alias='_meta')]"
-    inputResponses: InputResponses | None = None
-    requestState: str | None = None
-    uri: str
-    """
-    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-    """
+    params: ReadResourceRequestParams
 
 
 class ReadResourceResultResponse(WireModel):
@@ -2888,72 +3085,6 @@ class Request(WireModel):
     params: dict[str, JSONValue] | None = None
 
 
-class RequestMetaObject(WireModel):
-    """
-    Extends `MetaObject` with additional request-specific fields. All key naming rules from `MetaObject` apply.
-    """
-
-    io_modelcontextprotocol_clientCapabilities: Annotated[
-        ClientCapabilities, Field(alias="io.modelcontextprotocol/clientCapabilities")
-    ]
-    """
-    The client's capabilities for this specific request. Required.
-
-    Capabilities are declared per-request rather than once at initialization;
-    an empty object means the client supports no optional capabilities.
-    Servers MUST NOT infer capabilities from prior requests.
-    """
-    io_modelcontextprotocol_clientInfo: Annotated[
-        Implementation | None, Field(alias="io.modelcontextprotocol/clientInfo")
-    ] = None
-    """
-    Identifies the client software making the request. Clients SHOULD
-    include this field on every request unless specifically configured not
-    to do so.
-
-    The `Implementation` schema requires `name` and `version`; other
-    fields are optional.
-
-    The value is self-reported by the client and is not verified by the
-    protocol. It is intended for display, logging, and debugging. Servers
-    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-    security decisions.
-    """
-    io_modelcontextprotocol_logLevel: Annotated[
-        LoggingLevel | None, Field(alias="io.modelcontextprotocol/logLevel")
-    ] = None
-    """
-    The desired log level for this request. Optional.
-
-    If absent, the server MUST NOT send any `notifications/message`
-    notifications for this request. The client opts in to log messages by
-    explicitly setting a level. Replaces the former `logging/setLevel` RPC.
-    """
-    io_modelcontextprotocol_protocolVersion: Annotated[
-        str, Field(alias="io.modelcontextprotocol/protocolVersion")
-    ]
-    """
-    The MCP Protocol Version being used for this request. Required.
-
-    For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
-    header; otherwise the server MUST return a `400 Bad Request`. If the
-    server does not support the requested version, it MUST return an
-    `UnsupportedProtocolVersionError`.
-    """
-    progressToken: ProgressToken | None = None
-    """
-    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by `notifications/progress`). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    """
-
-
-class RequestParams(WireModel):
-    """
-    Common params for any request.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-
-
 class ResourceRequestParams(WireModel):
     """
     Common params for resource-related requests.
@@ -2964,56 +3095,6 @@ class ResourceRequestParams(WireModel):
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
-
-
-class SamplingMessage(WireModel):
-    """
-    Describes a message issued to or received from an LLM API.
-    """
-
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    content: "TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | list[SamplingMessageContentBlock]"
-    role: Role
-
-
-SamplingMessageContentBlock = TypeAliasType(
-    "SamplingMessageContentBlock",
-    Annotated[
-        Union[TextContent, ImageContent, AudioContent, "ToolUseContent", "ToolResultContent"],
-        Field(discriminator="type"),
-    ],
-)
-
-
-class ServerCapabilities(WireModel):
-    """
-    Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-    """
-
-    completions: JSONObject | None = None
-    """
-    Present if the server supports argument autocompletion suggestions.
-    """
-    experimental: dict[str, JSONObject] | None = None
-    """
-    Experimental, non-standard capabilities that the server supports.
-    """
-    extensions: dict[str, JSONObject] | None = None
-    """
-    Optional MCP extensions that the server supports. Keys are extension identifiers
-    (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
-    objects. An empty object indicates support with no settings.
-
-    Keys MUST follow the `_meta` key naming rules, with a
-    mandatory prefix.
-    """
-    logging: JSONObject | None = None
-    """
-    Present if the server supports sending log messages to the client.
-    """
-    prompts: ServerCapabilitiesPrompts | None = None
-    resources: ServerCapabilitiesResources | None = None
-    tools: ServerCapabilitiesTools | None = None
 
 
 ServerNotification = TypeAliasType(
@@ -3049,19 +3130,6 @@ ServerResult = TypeAliasType(
 )
 
 
-class SubscriptionsListenRequest(WireModel):
-    """
-    Sent from the client to open a long-lived channel for receiving notifications
-    outside the context of a specific request. Replaces the previous HTTP GET
-    endpoint and ensures consistent behavior between HTTP and STDIO.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["subscriptions/listen"]
-    params: "SubscriptionsListenRequestParams"
-
-
 class SubscriptionsListenRequestParams(WireModel):
     """
     Parameters for a `subscriptions/listen` request.
@@ -3076,68 +3144,14 @@ class SubscriptionsListenRequestParams(WireModel):
     """
 
 
-class ToolResultContent(WireModel):
+class SubscriptionsListenRequest(WireModel):
     """
-    The result of a tool use, provided by the user back to the assistant.
-    """
-
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    """
-    Optional metadata about the tool result. Clients SHOULD preserve this field when
-    including tool results in subsequent sampling requests to enable caching optimizations.
-    """
-    content: list[ContentBlock]
-    """
-    The unstructured result content of the tool use.
-
-    This has the same format as `CallToolResult.content` and can include text, images,
-    audio, resource links, and embedded resources.
-    """
-    isError: StrictBool | None = None
-    """
-    Whether the tool use resulted in an error.
-
-    If true, the content typically describes the error that occurred.
-    Default: false
-    """
-    structuredContent: JSONValue | None = None
-    """
-    An optional structured result value.
-
-    This can be any JSON value (object, array, string, number, boolean, or null).
-    If the tool defined an `Tool.outputSchema`, this SHOULD conform to that schema.
-    """
-    toolUseId: str
-    """
-    The ID of the tool use this result corresponds to.
-
-    This MUST match the ID from a previous `ToolUseContent`.
-    """
-    type: Literal["tool_result"]
-
-
-class ToolUseContent(WireModel):
-    """
-    A request from the assistant to call a tool.
+    Sent from the client to open a long-lived channel for receiving notifications
+    outside the context of a specific request. Replaces the previous HTTP GET
+    endpoint and ensures consistent behavior between HTTP and STDIO.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    """
-    Optional metadata about the tool use. Clients SHOULD preserve this field when
-    including tool uses in subsequent sampling requests to enable caching optimizations.
-    """
-    id: str
-    """
-    A unique identifier for this tool use.
-
-    This ID is used to match tool results to their corresponding tool uses.
-    """
-    input: dict[str, JSONValue]
-    """
-    The arguments to pass to the tool, conforming to the tool's input schema.
-    """
-    name: str
-    """
-    The name of the tool to call.
-    """
-    type: Literal["tool_use"]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["subscriptions/listen"]
+    params: SubscriptionsListenRequestParams
