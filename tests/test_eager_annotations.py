@@ -6,6 +6,7 @@ as strings only the annotations that cannot be evaluated where they stand (issue
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import types
 import typing
@@ -17,6 +18,7 @@ from pydantic import BaseModel
 import mcp_wire
 from codegen.errors import CodegenError
 from codegen.models import _defined_before_use, _eager_annotations
+from tests.conftest import ROOT
 
 SOURCE = '''from __future__ import annotations
 
@@ -128,7 +130,9 @@ def test_a_definition_used_at_once_is_moved_up_unless_in_a_cycle() -> None:
 
 
 def _described(module: types.ModuleType) -> dict[str, typing.Any]:
+    """What each model of a module is, its module's name left out (dicts compare unordered)."""
     out: dict[str, typing.Any] = {}
+    prefix = f"{module.__name__}."
     for name, cls in sorted(vars(module).items()):
         if not (
             isinstance(cls, type)
@@ -137,20 +141,20 @@ def _described(module: types.ModuleType) -> dict[str, typing.Any]:
         ):
             continue
         cls.model_rebuild()
-        out[name] = (
-            cls.__doc__,
-            {f: repr(info) for f, info in cls.model_fields.items()},
-            {k: repr(v) for k, v in typing.get_type_hints(cls, include_extras=True).items()},
-            cls.model_json_schema(by_alias=True),
-            cls.model_json_schema(by_alias=True, mode="serialization"),
-        )
+        hints = typing.get_type_hints(cls, include_extras=True)
+        out[name] = {
+            "doc": cls.__doc__,
+            "fields": {f: repr(i).replace(prefix, "") for f, i in cls.model_fields.items()},
+            "hints": {k: repr(v).replace(prefix, "") for k, v in hints.items()},
+            "validation": cls.model_json_schema(by_alias=True),
+            "serialization": cls.model_json_schema(by_alias=True, mode="serialization"),
+        }
     return out
 
 
-@pytest.mark.parametrize("rev", mcp_wire.REVISIONS)
-def test_models_are_those_the_future_import_gave(rev: str) -> None:
-    """The generated module, and the same text with every annotation a string again (the
-    future import put back), define the same models: fields, types, aliases, schemas."""
+def compare_with_deferred(rev: str) -> None:
+    """Every model of the revision against the same module text with the future import put
+    back (every annotation a string again): fields, types, aliases, docstrings, schemas."""
     models = mcp_wire.revision(rev).models
     text = Path(models.__file__).read_text(encoding="utf-8")
     assert "from __future__ import annotations" not in text
@@ -160,13 +164,19 @@ def test_models_are_those_the_future_import_gave(rev: str) -> None:
     name = f"_deferred_{models.__name__.replace('.', '_')}"
     deferred = types.ModuleType(name)
     sys.modules[name] = deferred
-    try:
-        exec(compile("from __future__ import annotations\n" + text, name, "exec"), vars(deferred))
-        expected = _described(deferred)
-    finally:
-        del sys.modules[name]
+    exec(compile("from __future__ import annotations\n" + text, name, "exec"), vars(deferred))
+    expected = _described(deferred)
     got = _described(models)
     assert got.keys() == expected.keys()
-    prefix = f"{models.__name__}."
-    for cls in got:  # the same text but for the module's name
-        assert repr(got[cls]).replace(prefix, "") == repr(expected[cls]).replace(f"{name}.", "")
+    for cls in got:
+        assert got[cls] == expected[cls], cls
+
+
+@pytest.mark.parametrize("rev", mcp_wire.REVISIONS)
+def test_models_are_those_the_future_import_gave(rev: str) -> None:
+    """In a fresh interpreter: both modules' models are built the same way, from scratch."""
+    code = f"from tests.test_eager_annotations import compare_with_deferred as c; c({rev!r})"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
