@@ -6,6 +6,8 @@ the output's contract (reviewed diffs depend on them), so change them only on pu
 
 from __future__ import annotations
 
+import ast
+import builtins
 import io
 import json
 import re
@@ -85,7 +87,203 @@ def generate_models(normalized_schema: dict[str, Any], revision: str) -> str:
     # resolves forward references; eager model_rebuild() calls would cost the import that time.
     lines = [line for line in lines if not _REBUILD.match(line)]
     source = "\n".join(lines) + "\n"
-    return _keep_schema_names(source, set(normalized_schema.get("$defs", {})), revision)
+    source = _keep_schema_names(source, set(normalized_schema.get("$defs", {})), revision)
+    return _eager_annotations(_defined_before_use(source, revision), revision)
+
+
+def _defined_before_use(source: str, revision: str) -> str:
+    """Each model and type alias after what its annotations name, where cycles allow.
+
+    datamodel-code-generator orders definitions as `from __future__ import annotations` allows
+    (a class may name one defined further down). A model whose annotations all name what is
+    already defined gets its fields complete when the class is created; one with a forward
+    reference is created incomplete and collects its fields again on first use. So the
+    definitions are put in a stable topological order: the generator's order, except that what
+    a definition names moves up before it (depth first). The members of a cycle keep the
+    generator's order among themselves (it is valid for what is evaluated at once: bases, an
+    alias's value); only such a cycle leaves a forward reference, quoted by _eager_annotations.
+    """
+    tree = ast.parse(source)
+    body = tree.body
+    first = next(
+        (i for i, node in enumerate(body) if not isinstance(node, (ast.Import, ast.ImportFrom))),
+        len(body),
+    )
+    units: list[tuple[str, int, int, set[str], set[str]]] = []  # name, lines, needs (hard, soft)
+    i = first
+    while i < len(body):
+        node = body[i]
+        j = i + 1
+        while j < len(body) and isinstance(body[j], ast.Expr):  # an alias's docstring
+            j += 1
+        if isinstance(node, ast.ClassDef):
+            name = node.name
+            hard = {n.id for e in [*node.bases, *node.keywords] for n in ast.walk(e)
+                    if isinstance(n, ast.Name)}  # fmt: skip
+            soft: set[str] = set()
+            for stmt in node.body:
+                for n in ast.walk(stmt):
+                    if isinstance(n, ast.Name):
+                        in_annotation = isinstance(stmt, ast.AnnAssign) and any(
+                            n is m for m in ast.walk(stmt.annotation)
+                        )
+                        (soft if in_annotation else hard).add(n.id)
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            name = node.targets[0].id
+            hard = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            soft = set()
+        else:
+            raise CodegenError(f"{revision}: unexpected module statement at line {node.lineno}")
+        if i > first:
+            start = body[i - 1].end_lineno
+        else:  # where the first definition (its decorators) begins
+            start = min(d.lineno for d in [node, *getattr(node, "decorator_list", [])]) - 1
+        units.append((name, start or 0, body[j - 1].end_lineno or 0, hard, soft))
+        i = j
+    index = {u[0]: k for k, u in enumerate(units)}
+    needs = [
+        sorted({index[n] for n in u[3] | u[4] if n in index} - {k}) for k, u in enumerate(units)
+    ]
+    # Strongly connected components (Tarjan): a cycle's members keep the generator's order.
+    component: dict[int, int] = {}
+    low: dict[int, int] = {}
+    seen: dict[int, int] = {}
+    stack: list[int] = []
+    members: list[list[int]] = []
+
+    def connect(v: int) -> None:
+        seen[v] = low[v] = len(seen)
+        stack.append(v)
+        for w in needs[v]:
+            if w not in seen:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w not in component and w in stack:
+                low[v] = min(low[v], seen[w])
+        if low[v] == seen[v]:
+            group = []
+            while not group or group[-1] != v:
+                group.append(stack.pop())
+                component[group[-1]] = len(members)
+            members.append(sorted(group))
+
+    for v in range(len(units)):
+        if v not in seen:
+            connect(v)
+    # Each component after the components it names, in the generator's order (depth first).
+    ordered: list[tuple[str, int, int, set[str], set[str]]] = []
+    placed: set[int] = set()
+
+    def place(c: int) -> None:
+        placed.add(c)
+        named = {component[w] for v in members[c] for w in needs[v]} - {c}
+        for d in sorted(named, key=lambda d: members[d][0]):
+            if d not in placed:
+                place(d)
+        ordered.extend(units[v] for v in members[c])
+
+    for v in range(len(units)):
+        if component[v] not in placed:
+            place(component[v])
+    done: set[str] = set()
+    for name, _, _, hard, _ in ordered:
+        missing = sorted((hard & index.keys()) - {name} - done)
+        if missing:
+            raise CodegenError(f"{revision}: {name} needs {', '.join(missing)} defined first")
+        done.add(name)
+    if ordered == units:
+        return source
+    lines = source.splitlines(keepends=True)
+    head = "".join(lines[: units[0][1]]).rstrip("\n")
+    head += "\n\n\n" if head else ""
+    return (
+        head
+        + "\n\n\n".join("".join(lines[start:end]).strip("\n") for _, start, end, _, _ in ordered)
+        + "\n"
+    )
+
+
+def _eager_annotations(source: str, revision: str) -> str:
+    """Annotations that need no string: no `from __future__ import annotations`.
+
+    Under that import every annotation is a string, and pydantic compiles and evaluates each
+    one while it creates the class: most of the time `import mcp_wire.<revision>` took. Instead
+    an annotation is a plain expression, evaluated once by Python, unless it names something
+    not bound yet (a model defined further down, the class itself) or a name the class body
+    binds: that one stays the same string as before, whole, and pydantic resolves it as it did
+    (while it creates the class, or when the model is first built). The models' fields, types
+    and schemas are the same either way.
+    """
+    tree = ast.parse(source)
+    future = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and [a.name for a in node.names] == ["annotations"]
+    ]
+    if not future:
+        return source
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(row: int, col: int) -> int:  # ast columns count UTF-8 bytes
+        line = source[starts[row - 1] : starts[row]]
+        return starts[row - 1] + len(line.encode()[:col].decode())
+
+    bound = set(dir(builtins))
+    edits: list[tuple[int, int, str]] = []
+
+    def quote_unbound(annotation: ast.expr, local: set[str]) -> None:
+        names = {n.id for n in ast.walk(annotation) if isinstance(n, ast.Name)}
+        if names <= bound - local:
+            return
+        text = " ".join(ast.unparse(annotation).split())
+        quote = next((q for q in ('"', "'") if q not in text), None)
+        if quote is None:
+            raise CodegenError(f"{revision}: cannot quote the annotation {text}")
+        start = offset(annotation.lineno, annotation.col_offset)
+        end = offset(annotation.end_lineno or annotation.lineno, annotation.end_col_offset or 0)
+        edits.append((start, end, quote + text + quote))
+
+    for node in tree.body:
+        if node in future:
+            edits.append((offset(node.lineno, 0), offset(node.lineno + 1, 0), ""))
+            continue
+        if isinstance(node, ast.ClassDef):
+            local = {  # every name the class body binds (its members)
+                n.id
+                for stmt in node.body
+                if isinstance(stmt, (ast.AnnAssign, ast.Assign))
+                for n in ast.walk(stmt)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign):
+                    if not isinstance(stmt.annotation, ast.Constant):
+                        quote_unbound(stmt.annotation, local)
+                elif not isinstance(stmt, (ast.Expr, ast.Assign, ast.Pass)):
+                    raise CodegenError(f"{revision}: unexpected statement in class {node.name}")
+            bound.add(node.name)
+            continue
+        if isinstance(node, ast.AnnAssign):
+            quote_unbound(node.annotation, set())
+        elif not isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.Expr)):
+            raise CodegenError(f"{revision}: unexpected module statement {type(node).__name__}")
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.alias):
+                bound.add((sub.asname or sub.name).split(".")[0])
+            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                bound.add(sub.id)
+    out = source
+    for start, end, text in sorted(edits, reverse=True):
+        out = out[:start] + text + out[end:]
+    return out
 
 
 _FROM_IMPORT = re.compile(r"^from [\w.]+ import (?P<names>[\w, ]+)$", re.MULTILINE)

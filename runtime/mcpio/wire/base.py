@@ -20,7 +20,7 @@ allow it by their type.
 
 import types
 import typing
-from typing import TYPE_CHECKING, Any, ClassVar, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic import JsonValue as JSONValue
@@ -100,7 +100,8 @@ class WireModel(BaseModel):
         __pydantic_extra__: dict[str, JSONValue]
 
         # Names and wire names of the members that are absent or set, never null (per class).
-        __wire_not_null__: ClassVar[frozenset[str]] = frozenset()
+        # Not annotated: pydantic evaluates the annotations of every base for each new model.
+        __wire_not_null__ = frozenset()
 
         def __init__(self, /, **data: Any) -> None:
             # `member=None` leaves a not-null member out (it reads as None, and is not written).
