@@ -42,7 +42,6 @@ from mcpio.wire.peek import envelope as envelope_of
 from mcpio.wire.peek import failure as peek_failure
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-MAX_REPORTED_ERRORS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +112,8 @@ class PublicMapping:
 
 
 def _error_list(exc: ValidationError) -> list[dict[str, Any]]:
-    errors = exc.errors(include_url=False, include_context=False, include_input=False)
-    return [
-        {"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"], "type": e["type"]}
-        for e in errors[:MAX_REPORTED_ERRORS]
-    ]
+    errors: Any = exc.errors(include_url=False, include_context=False, include_input=False)
+    return failures.listed(errors, 0)
 
 
 def _clear_extras(value: Any, open_models: frozenset[str]) -> None:
@@ -397,13 +393,6 @@ class Codec:
         except ValueError as exc:
             raise failures.unreadable(str(exc)) from None
 
-    @staticmethod
-    def _check_id(value: Any) -> None:
-        if type(value) is not str and type(value) is not int:
-            raise ProtocolError(
-                INVALID_REQUEST, "id must be a string or an integer", {"field": "id"}
-            )
-
     def _raise_unknown(self, method: str, kind: str) -> Any:
         raise self._unknown_method(method, kind)
 
@@ -427,7 +416,7 @@ class Codec:
         if unknown:
             in_params = method is not None and all(u.startswith("params.") for u in unknown)
             code = INVALID_PARAMS if in_params else INVALID_REQUEST
-            shown = ", ".join(unknown[:MAX_REPORTED_ERRORS])
+            shown = ", ".join(unknown[: failures.MAX_REPORTED_ERRORS])
             raise ProtocolError(
                 code,
                 f"members not defined in revision {self.revision}: {shown}",

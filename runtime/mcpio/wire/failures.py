@@ -221,11 +221,11 @@ def _call(codec: Any, errors: list[Error], drop: int) -> ProtocolError:
             return codec._unknown_method(method, "notification")  # a request's, without id
         return envelope
     if all(len(e["loc"]) > drop and e["loc"][drop] == "params" for e in errors):
-        listed = _listed(errors, drop)
+        reported = listed(errors, drop)
         return ProtocolError(
             INVALID_PARAMS,
-            f"invalid params for {method}: {_where(listed)}{listed[0]['message']}",
-            {"errors": listed},
+            f"invalid params for {method}: {_where(reported)}{reported[0]['message']}",
+            {"errors": reported},
         )
     return _frame(errors, drop)
 
@@ -250,19 +250,21 @@ def _frame(errors: list[Error], drop: int) -> ProtocolError:
     envelope = _envelope(errors, drop)
     if envelope is not None:
         return envelope
-    listed = _listed(errors, drop)
+    reported = listed(errors, drop)
     return ProtocolError(
         INVALID_REQUEST,
-        f"invalid message: {_where(listed)}{listed[0]['message']}",
-        {"errors": listed},
+        f"invalid message: {_where(reported)}{reported[0]['message']}",
+        {"errors": reported},
     )
 
 
-def _where(listed: list[dict[str, Any]]) -> str:
-    return f"{listed[0]['field']}: " if listed[0]["field"] else ""
+def _where(reported: list[dict[str, Any]]) -> str:
+    return f"{reported[0]['field']}: " if reported[0]["field"] else ""
 
 
-def _listed(errors: list[Error], drop: int) -> list[dict[str, Any]]:
+def listed(errors: list[Error], drop: int) -> list[dict[str, Any]]:
+    """The errors as `ProtocolError.data["errors"]` lists them (the first few), fields by wire
+    path after the first `drop` locations."""
     return [
         {"field": ".".join(map(str, e["loc"][drop:])), "message": e["msg"], "type": e["type"]}
         for e in errors[:MAX_REPORTED_ERRORS]
