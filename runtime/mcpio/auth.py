@@ -33,14 +33,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
+from mcpio.wire.peek import NAMED_BY
+
 if TYPE_CHECKING:
     import jwt
 
 log = logging.getLogger("mcpio.auth")
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
-# Named by a method and, for the methods that name what they act on, that name.
-NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from mcpio.negotiate import MODERN, envelope_version
 from mcpio.session import serving
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
+from mcpio.wire.peek import NAMED_BY
 
 if TYPE_CHECKING:
     from mcpio.connection import ServerConnection
@@ -61,7 +62,6 @@ HEADER_MISMATCH = -32020
 UNSUPPORTED_VERSION = -32022
 # JSON-RPC codes the modern era answers with 400 (and 404 for an unknown method).
 BAD_REQUEST_CODES = frozenset({-32700, -32600, -32602, -32020, -32021, -32022})
-NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 KEEPALIVE_SECONDS = 15.0
 
