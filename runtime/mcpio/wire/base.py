@@ -20,23 +20,44 @@ allow it by their type.
 
 import types
 import typing
-from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
-from pydantic import JsonValue as JSONValue
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, JsonValue
 from pydantic.fields import FieldInfo
 from pydantic_core import core_schema
+
+from mcpio.wire.numbers import finite_json
 
 __all__ = ["NULLABLE_MARK", "JSONValue", "WireModel"]
 
 NULLABLE_MARK = "x-nullable"  # generation's mark of an optional member whose schema allows null
 
 
+class _FiniteNumbers:
+    """Reading JSON text, a JSON value is taken as it comes, then its numbers are checked
+    (`finite_json`): pydantic's own `JsonValue` reads 1e400 as infinity there. Data from Python
+    goes through `JsonValue`'s typed union, which refuses infinity by itself."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler, /
+    ) -> core_schema.CoreSchema:
+        return core_schema.json_or_python_schema(
+            json_schema=core_schema.no_info_after_validator_function(
+                finite_json, core_schema.any_schema()
+            ),
+            python_schema=handler(source),
+        )
+
+
+# Any JSON value: pydantic's `JsonValue`, its numbers finite.
+JSONValue = Annotated[JsonValue, _FiniteNumbers()]
+
+
 def _admits_none(annotation: Any) -> bool:
     """Whether a type accepts None by itself (None, a union with None, any JSON value)."""
     if annotation is None or annotation is type(None) or annotation is Any:
         return True
-    if annotation is JSONValue:
+    if annotation is JsonValue:
         return True
     origin = get_origin(annotation)
     if origin is Union or origin is types.UnionType:

@@ -26,7 +26,7 @@ import pydantic_core
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import SchemaValidator
 
-from mcpio.wire import failures, numbers, schemas
+from mcpio.wire import failures, schemas
 from mcpio.wire import peek as peeking
 from mcpio.wire.errors import (
     INTERNAL_ERROR,
@@ -242,10 +242,6 @@ class Codec:
         if message.__pydantic_extra__:
             self._check_members(message)
         self._check_message(message)
-        if (78 in data and b"NaN" in data) or (
-            73 in data and 121 in data and numbers.spells_infinity(data)
-        ):  # N; I, y
-            numbers.refuse_non_finite(message, data, self._in_params(message))
         if strict:
             self._check_strict(message, message.__dict__.get("method"))
         return message
@@ -278,7 +274,7 @@ class Codec:
                 message = reader.validate_json(data)
         except ValidationError as exc:
             raise self._read_failure(exc, data, method) from None
-        self._check_read(message, data)
+        self._check_read(message)
         if strict:
             self._check_strict(message, None)
         if lenient and "result" in message.__dict__:
@@ -309,19 +305,11 @@ class Codec:
         if ("error" in extra and "result" in fields) or ("result" in extra and "error" in fields):
             raise ProtocolError(INVALID_REQUEST, "a response has a result or an error, not both")
 
-    def _check_read(self, message: Any, data: bytes) -> None:
-        """What a message's validation cannot say: members of another kind of message, and
-        numbers JSON cannot hold (NaN, Infinity, beyond a float's range) in JSON values."""
+    def _check_read(self, message: Any) -> None:
+        """What a message's validation cannot say: members of another kind of message."""
         if message.__pydantic_extra__:
             self._check_members(message)
         self._check_message(message)
-        if numbers.may_hold_non_finite(data):
-            numbers.refuse_non_finite(message, data, self._in_params(message))
-
-    @staticmethod
-    def _in_params(message: Any) -> str | None:
-        method = message.__dict__.get("method")
-        return method if type(method) is str else None
 
     def _checked_batch(self, items: list[Any], data: bytes, strict: bool) -> list[Any]:
         if not items:
@@ -341,7 +329,7 @@ class Codec:
                     raise ProtocolError(
                         INVALID_REQUEST, f"{method} must not be part of a batch", {"method": method}
                     )
-                self._check_read(item, data)
+                self._check_read(item)
                 if strict:
                     self._check_strict(item, method)
             except ProtocolError as exc:

@@ -266,6 +266,12 @@ def listed(errors: list[Error], drop: int) -> list[dict[str, Any]]:
     """The errors as `ProtocolError.data["errors"]` lists them (the first few), fields by wire
     path after the first `drop` locations."""
     return [
-        {"field": ".".join(map(str, e["loc"][drop:])), "message": e["msg"], "type": e["type"]}
+        {"field": _field(e, drop), "message": e["msg"], "type": e["type"]}
         for e in errors[:MAX_REPORTED_ERRORS]
     ]
+
+
+def _field(error: Error, drop: int) -> str:
+    field = ".".join(map(str, error["loc"][drop:]))
+    inside = (error.get("ctx") or {}).get("at")  # a number out of range inside a JSON value
+    return f"{field}.{inside}" if inside else field

@@ -1,31 +1,66 @@
 """Numbers JSON cannot carry: NaN and Infinity, and numbers beyond a float's range (1e400).
 
 pydantic-core's JSON reader accepts the NaN and Infinity tokens and reads an overflowing number as
-infinity. Members typed as numbers refuse them by themselves (`allow_inf_nan=False`); members
-that hold any JSON value (tool arguments, `_meta`, unknown members) keep what was read, so a
-message that may hold one is searched after it validated: the same numbers would otherwise be
-written back as null.
+infinity. Members typed as numbers refuse them by themselves (`allow_inf_nan=False`). Members
+that hold any JSON value (tool arguments, `_meta`, unknown members) are read as they come, so
+their values are searched by `finite_json`, the check every JSON value read from JSON text goes
+through: such a number would otherwise be written back as null.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import pydantic_core
-from pydantic import BaseModel
+from pydantic_core import PydanticCustomError
 
-from mcpio.wire.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ProtocolError
+NON_FINITE = "finite_number"  # the error type, pydantic's own for a non-finite number
+
+
+def finite_json(value: Any) -> Any:
+    """`value`, a JSON value just read, if every number in it is finite (a validator)."""
+    kind = type(value)
+    if kind is float:
+        if value - value != 0.0:  # inf - inf and nan - nan are nan
+            raise PydanticCustomError(NON_FINITE, "number out of range")
+    elif (kind is dict or kind is list) and not _all_finite(value):
+        raise PydanticCustomError(NON_FINITE, "number out of range", {"at": _where(value)})
+    return value
+
+
+def _all_finite(value: Any) -> bool:
+    """Whether every number inside `value` (a dict or list read from JSON) is finite."""
+    item: Any
+    for item in value.values() if type(value) is dict else value:
+        kind = type(item)
+        if kind is float:
+            if item - item != 0.0:
+                return False
+        elif (kind is dict or kind is list) and not _all_finite(item):
+            return False
+    return True
+
+
+def _where(value: Any) -> str:
+    """The dotted path to the first non-finite number inside `value` (a failing value only)."""
+    items = value.items() if type(value) is dict else enumerate(value)
+    item: Any
+    for key, item in items:
+        if type(item) is float and item - item != 0.0:
+            return str(key)
+        if type(item) in (dict, list) and not _all_finite(item):
+            return f"{key}.{_where(item)}"
+    return ""
 
 
 def may_hold_non_finite(data: bytes) -> bool:
-    """Whether `data` may spell NaN or Infinity. (Rare bytes of each first: `int in bytes` is a
-    memchr, ten times cheaper than a substring search. "I" is in every modern request's
-    clientInfo and "y" in most results' "type", but seldom both.)"""
-    return (78 in data and b"NaN" in data) or (73 in data and 121 in data and spells_infinity(data))
+    """Whether `data` may spell NaN or Infinity, which are not JSON (a failing frame's path).
+    (Rare bytes of each first: `int in bytes` is a memchr, ten times cheaper than a substring
+    search. "I" is in every modern request's clientInfo and "y" in most results' "type", but
+    seldom both.)"""
+    return (78 in data and b"NaN" in data) or (73 in data and 121 in data and _infinity(data))
 
 
-def spells_infinity(data: bytes) -> bool:
+def _infinity(data: bytes) -> bool:
     """Whether `data` holds "Infinity": each "I" found by memchr (a few at most), then compared,
     costs less than one substring search over the whole frame."""
     at = data.find(b"I")
@@ -34,51 +69,3 @@ def spells_infinity(data: bytes) -> bool:
             return True
         at = data.find(b"I", at + 1)
     return False
-
-
-def refuse_non_finite(message: Any, data: bytes, method: str | None) -> None:
-    """Raise if a validated message holds a non-finite number."""
-    path = _find(message, "")
-    if path is None:
-        return
-    try:
-        pydantic_core.from_json(data, allow_inf_nan=False)
-    except ValueError as exc:
-        raise ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}") from None
-    field = path.rstrip(".")
-    if method is not None and field.startswith("params."):
-        raise ProtocolError(
-            INVALID_PARAMS,
-            f"invalid params for {method}: {field}: number out of range",
-            {"field": field},
-        )
-    raise ProtocolError(INVALID_REQUEST, f"{field}: number out of range", {"field": field})
-
-
-def _find(value: Any, path: str) -> str | None:
-    """The path of the first non-finite number in `value`, if any."""
-    if type(value) is float:
-        return None if math.isfinite(value) else path
-    if isinstance(value, BaseModel):
-        fields = type(value).model_fields
-        for name in value.model_fields_set:
-            field = fields.get(name)
-            wire = field.alias or name if field is not None else name
-            found = _find(value.__dict__.get(name), f"{path}{wire}.")
-            if found is not None:
-                return found
-        for key, item in (value.__pydantic_extra__ or {}).items():
-            found = _find(item, f"{path}{key}.")
-            if found is not None:
-                return found
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            found = _find(item, f"{path}{key}.")
-            if found is not None:
-                return found
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            found = _find(item, f"{path}{index}.")
-            if found is not None:
-                return found
-    return None
