@@ -94,6 +94,13 @@ median (and the runs that meet each are counted). The per-frame table times ``FR
 calls of one frame in a row the same way (each malformed variant on its own, the column their
 mean), median over ``FRAME_ROUNDS`` rounds (``MCPGEN_BENCH_FRAME_ROUNDS``, default 100), once.
 ``MCPGEN_BENCH_SHOW_CORPUS=1`` lists every malformed frame.
+
+Large frames, built here (deterministic), are timed the same way as the per-frame table (decode
+and encode, both sides, and the floors), since their costs are not those of small frames: a
+tools/list result of 100 tools whose input schemas have properties (JSON values), a tools/call
+result whose ``structuredContent`` holds 200 rows, and a resources/read result of 64 KiB of
+text. They check mcp_wire's costs that grow with the size of a frame (reading and checking its
+JSON values, `mcpio.wire.numbers`).
 """
 
 from __future__ import annotations
@@ -294,6 +301,54 @@ def load_frames(root: Path) -> list[Frame]:
         label = type_name if per_type[type_name] == 1 else f"{type_name} ({stem})"
         frames.append(Frame(label, type_name, raw, data, method, frame_kind(data)))
     return frames
+
+
+CACHING = {"ttlMs": 0, "cacheScope": "private"}  # the caching hints of a cacheable result
+
+
+def _result_frame(label: str, method: str, result: dict[str, Any]) -> Frame:
+    result = {"resultType": "complete", **result}
+    data = {"jsonrpc": "2.0", "id": 1, "result": result}
+    type_name = CODEC.responses[method].__name__
+    return Frame(label, type_name, json.dumps(data).encode(), data, method, "result")
+
+
+def large_frames() -> list[Frame]:
+    """Large result frames, the same every run (see the module's docstring)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "location": {"type": "string", "description": "A city name or a postal code"},
+            "units": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "days": {"type": "integer", "minimum": 1, "maximum": 14},
+        },
+        "required": ["location"],
+    }
+    tools = [
+        {"name": f"tool_{i}", "description": f"Tool number {i}.", "inputSchema": schema}
+        for i in range(100)
+    ]
+    rows = [
+        {"id": i, "name": f"row {i}", "score": i * 1.25, "tags": ["a", "b"], "at": {"x": i}}
+        for i in range(200)
+    ]
+    text = "".join(string.ascii_letters[i % 52] for i in range(64 * 1024))
+    return [
+        _result_frame("tools/list, 100 tools", "tools/list", {"tools": tools, **CACHING}),
+        _result_frame(
+            "tools/call, 200 rows of structuredContent",
+            "tools/call",
+            {
+                "content": [{"type": "text", "text": "200 rows"}],
+                "structuredContent": {"rows": rows},
+            },
+        ),
+        _result_frame(
+            "resources/read, 64 KiB of text",
+            "resources/read",
+            {"contents": [{"uri": "file:///a.txt", "text": text}], **CACHING},
+        ),
+    ]
 
 
 # ---------------------------------------------------------------------------- the two sides
@@ -912,17 +967,7 @@ def build_cases(
         except ValueError as exc:
             excluded.append((frame.label, str(exc)))
             continue
-        case = Case(
-            frame=frame,
-            ours_decode=ours_decoder(frame, frame.raw),
-            peer_decode=partial(peer_decode, frame.raw, route),
-            peer_envelope=partial(peer_envelope, frame.raw),
-            json_loads=partial(json.loads, frame.raw),
-            orjson_loads=partial(orjson.loads, frame.raw),
-            ours_peek=partial(PEEK, frame.raw) if PEEK is not None else None,
-            ours_encode=partial(CODEC.encode, message),
-            peer_encode=partial(peer_encode, envelope, body),
-        )
+        case = _case(frame, message, route, envelope, body)
         for bad in variants:
             ours: Call = (
                 partial(_ours_refuse_response, bad.raw, frame.method)
@@ -933,6 +978,35 @@ def build_cases(
             case.bad.append(BadCase(bad, ours, peer, peer_outcome(bad.raw, route)))
         cases.append(case)
     return cases, excluded, corpus_errors
+
+
+def _case(
+    frame: Frame, message: BaseModel, route: PeerRoute, envelope: JSONRPCMessage, body: BaseModel
+) -> Case:
+    return Case(
+        frame=frame,
+        ours_decode=ours_decoder(frame, frame.raw),
+        peer_decode=partial(peer_decode, frame.raw, route),
+        peer_envelope=partial(peer_envelope, frame.raw),
+        json_loads=partial(json.loads, frame.raw),
+        orjson_loads=partial(orjson.loads, frame.raw),
+        ours_peek=partial(PEEK, frame.raw) if PEEK is not None else None,
+        ours_encode=partial(CODEC.encode, message),
+        peer_encode=partial(peer_encode, envelope, body),
+    )
+
+
+def large_cases(frames: Sequence[Frame]) -> list[Case]:
+    """The large frames' cases (no malformed variants); both sides must read each."""
+    cases = []
+    for frame in frames:
+        message = check_ours(frame)
+        try:
+            route, envelope, body = check_peer(frame)
+        except ValueError as exc:
+            raise SystemExit(f"mcp_types cannot decode {frame.label}: {exc}") from None
+        cases.append(_case(frame, message, route, envelope, body))
+    return cases
 
 
 # ---------------------------------------------------------------------------- timing
@@ -1333,6 +1407,27 @@ def print_report(
         )
 
 
+def print_large(cases: Sequence[Case], per_frame: Sequence[dict[str, float]]) -> None:
+    print(
+        "\nLarge frames, built here (µs per message, timed as the per-frame table; speedup = "
+        "mcp_types / mcp_wire):\n"
+    )
+    print(
+        "| frame | bytes | decode ours | decode peer | speedup | json.loads | ours / json "
+        "| encode ours | encode peer | speedup |"
+    )
+    print("|---|" + "---:|" * 9)
+    for case, t in zip(cases, per_frame, strict=True):
+        print(
+            f"| {case.frame.label} | {len(case.frame.raw)} "
+            f"| {t['ours_decode']:.1f} | {t['peer_decode']:.1f} "
+            f"| {t['peer_decode'] / t['ours_decode']:.2f}x "
+            f"| {t['json_loads']:.1f} | {t['ours_decode'] / t['json_loads']:.2f}x "
+            f"| {t['ours_encode']:.1f} | {t['peer_encode']:.1f} "
+            f"| {t['peer_encode'] / t['ours_encode']:.2f}x |"
+        )
+
+
 def main() -> int:
     frames = load_frames(spec_dir())
     cases, excluded, corpus_errors = build_cases(frames)
@@ -1343,6 +1438,7 @@ def main() -> int:
         return 1
     if not cases:
         raise SystemExit("mcp_types decodes none of the frames: nothing to compare")
+    large = large_cases(large_frames())
     plan = make_plan(cases)
     keys = [
         k
@@ -1356,11 +1452,13 @@ def main() -> int:
     try:
         runs = [run_figures(plan, time_groups(plan.groups, ROUNDS)) for _ in range(RUNS)]
         per_frame = time_frames(cases, keys)
+        per_large = time_frames(large, keys)
     finally:
         gc.unfreeze()
         if gc_was_enabled:
             gc.enable()
     print_report(frames, cases, excluded, plan, runs, per_frame)
+    print_large(large, per_large)
     return 0
 
 

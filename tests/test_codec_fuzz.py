@@ -27,6 +27,7 @@ import pytest
 
 import mcp_wire
 from mcp_wire import ProtocolError
+from mcpio.wire import numbers
 from tests.conftest import REVISIONS
 from tests.test_reverse_differential import mutants
 from tests.wire_samples import GOLDEN
@@ -108,6 +109,8 @@ def frames(rev: str) -> Iterator[tuple[bytes, str]]:
         if choice < 5 and structural:
             raw, method = structural[count % len(structural)]
         elif choice < 8:
+            if rng.randrange(4) == 0:  # a large frame (read by `numbers.read_large`)
+                frame = {**frame, "padding": {"text": "p" * numbers.LARGE, "rows": [[1.5, 2]] * 20}}
             raw = _text_mutation(rng, json.dumps(frame).encode())
         elif choice < 9:
             raw = json.dumps(_random_json(rng)).encode()

@@ -13,7 +13,7 @@ import pytest
 
 import mcp_wire
 from mcp_wire import MessageBuildError, ProtocolError
-from mcpio.wire import failures
+from mcpio.wire import failures, numbers
 from mcpio.wire.failures import MAX_DEPTH, MAX_DIGITS
 from mcpio.wire.peek import NAMED_BY, Peek
 from tests.conftest import EXAMPLES, REVISIONS
@@ -180,6 +180,88 @@ def test_a_valid_frame_is_read_once(rev: str, monkeypatch: pytest.MonkeyPatch) -
     raw = b'{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no such method"}}'
     assert codec.decode(raw).error.code == -32601
     assert reads == [raw]
+
+
+def _rows(count: int, number: str = "1.5") -> str:
+    rows = ",".join(f'{{"id":{i},"score":{number},"tags":["a","b"]}}' for i in range(count))
+    return f'{{"rows":[{rows}]}}'
+
+
+def _large_result(structured: str, text: str = "x") -> bytes:
+    """A 2026-07-28 tools/call result of `numbers.LARGE` bytes or more."""
+    frame = '{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":'
+    frame += f'[{{"type":"text","text":"{text}"}}],"structuredContent":{structured}}}}}'
+    raw = frame.encode()
+    assert len(raw) >= numbers.LARGE
+    return raw
+
+
+LARGE_FRAMES = {  # name -> (frame, reads): JSON values that are large, or small in a large frame
+    "large JSON value": (_large_result(_rows(200)), 1),
+    "small JSON value": (_large_result('{"n":2.5}', "x" * 5000), 1),
+    # a large value's bytes are scanned: a 3-digit exponent is a candidate, read again (kept)
+    "large, a 3-digit exponent": (_large_result(_rows(200, "1e100")), 2),
+    # a small value is walked, which tells a finite number apart: read once
+    "small, a 3-digit exponent": (_large_result('{"n":1e100}', "x" * 5000), 1),
+}
+
+
+@pytest.mark.parametrize("name", LARGE_FRAMES)
+def test_a_large_frame_is_read_again_only_when_it_may_hold_a_number_out_of_range(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large frame's JSON values are checked after it is read, at a cost bounded by its size
+    (`numbers.read_large`); only a candidate frame is read again."""
+    raw, expected = LARGE_FRAMES[name]
+    codec = type(mcp_wire.codec(MODERN))()
+    reader = codec._readers().response("tools/call")
+    reads: list[bytes] = []
+
+    class Counted:
+        def validate_json(self, data: bytes) -> Any:
+            reads.append(data)
+            return reader.validate_json(data)
+
+    codec._read_responses["tools/call"] = Counted()  # type: ignore[assignment]
+    monkeypatch.setattr(failures.pydantic_core, "from_json", _never_parse)
+    message = codec.decode_response(raw, "tools/call")
+    assert len(reads) == expected
+    assert codec.decode(codec.encode(message)) == codec.decode(raw)
+
+
+@pytest.mark.parametrize(
+    ("structured", "text"),
+    [  # a large value (its bytes scanned), or a small one in a large frame (walked)
+        (_rows(200, "1e400"), "x"),
+        (_rows(200, "-1E+999"), "x" * 5000),
+        ('{"deep":[[{"n":1e400}]]}', "x" * 5000),
+    ],
+)
+def test_a_large_frame_refuses_a_number_out_of_range_naming_it(structured: str, text: str) -> None:
+    codec = mcp_wire.codec(MODERN)
+    raw = _large_result(structured, text)
+    for read in (codec.decode, lambda r: codec.decode_response(r, "tools/call")):
+        error = fails(read, raw)
+        assert error.code == -32600
+        field = error.data["errors"][0]["field"]  # type: ignore[index]
+        assert field.endswith(("structuredContent.rows.0.score", "structuredContent.deep.0.0.n"))
+
+
+def test_a_large_frame_with_nan_in_a_json_value_is_not_json() -> None:
+    codec = mcp_wire.codec(MODERN)
+    assert fails(codec.decode, _large_result(_rows(200, "NaN"))).code == -32700
+    assert fails(codec.decode, _large_result('{"n":-Infinity}', "x" * 5000)).code == -32700
+
+
+def test_a_failing_large_read_leaves_small_frames_walked() -> None:
+    """The large-frame state is the read's own: after a large frame fails, a small one with an
+    overflowing number is still refused."""
+    codec = mcp_wire.codec(MODERN)
+    fails(codec.decode, _large_result(_rows(200, '"not a number" ]')))
+    small = b'{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[],'
+    small += b'"structuredContent":{"n":[1e400]}}}'
+    assert len(small) < numbers.LARGE
+    assert fails(codec.decode, small).data["errors"][0]["field"] == "result.structuredContent.n.0"  # type: ignore[index]
 
 
 # --- what decode accepts, encode writes back --------------------------------------------------

@@ -35,8 +35,10 @@ NULLABLE_MARK = "x-nullable"  # generation's mark of an optional member whose sc
 
 class _FiniteNumbers:
     """Reading JSON text, a JSON value is taken as it comes, then its numbers are checked
-    (`finite_json`): pydantic's own `JsonValue` reads 1e400 as infinity there. Data from Python
-    goes through `JsonValue`'s typed union, which refuses infinity by itself."""
+    (`mcpio.wire.numbers`): pydantic's own `JsonValue` reads 1e400 as infinity there. Data from
+    Python goes through `JsonValue`'s typed union, which refuses infinity by itself. Writing, a
+    JSON value is serialized by pydantic-core's type inference, in Rust: `JsonValue`'s union
+    calls a Python discriminator for every value (2.3x slower on 200 rows of JSON)."""
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler, /
@@ -46,6 +48,7 @@ class _FiniteNumbers:
                 finite_json, core_schema.any_schema()
             ),
             python_schema=handler(source),
+            serialization=core_schema.simple_ser_schema("any"),
         )
 
 

@@ -26,7 +26,7 @@ import pydantic_core
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import SchemaValidator
 
-from mcpio.wire import failures, schemas
+from mcpio.wire import failures, numbers, schemas
 from mcpio.wire import peek as peeking
 from mcpio.wire.errors import (
     INTERNAL_ERROR,
@@ -233,7 +233,10 @@ class Codec:
         if type(data) is not bytes or len(data) > self.max_bytes:
             data = self._as_bytes(data)
         try:
-            message = self._read_message(data)
+            if len(data) < numbers.LARGE:
+                message = self._read_message(data)
+            else:
+                message = numbers.read_large(self._read_message, data)
         except ValidationError as exc:
             raise self._read_failure(exc, data, None) from None
         if type(message) is list:
@@ -270,8 +273,10 @@ class Codec:
                 obj = self._parse(data)
                 invalid = self._drop_invalid_items(obj, self.methods[method])
                 message = reader.validate_python(obj)
-            else:
+            elif len(data) < numbers.LARGE:
                 message = reader.validate_json(data)
+            else:
+                message = numbers.read_large(reader.validate_json, data)
         except ValidationError as exc:
             raise self._read_failure(exc, data, method) from None
         self._check_read(message)
