@@ -67,22 +67,10 @@ def read_large(read: Callable[[bytes], T], data: bytes) -> T:
 
 def _known_finite(values: list[Any], data: bytes) -> bool:
     """Whether every number in `values` (read from `data`) is known to be finite."""
-    budget = len(data) // _BYTES_PER_ITEM
-    stack = values
-    while stack:
-        value = stack.pop()
-        items = value.values() if type(value) is dict else value
-        budget -= len(items)
-        if budget < 0:  # scanning the bytes costs less than walking on
-            return not (may_hold_non_finite(data) or _may_overflow(data))
-        for item in items:
-            kind = type(item)
-            if kind is float:
-                if item - item != 0.0:
-                    return False
-            elif kind is dict or kind is list:
-                stack.append(item)
-    return True
+    walked = _walk(values, len(data) // _BYTES_PER_ITEM)
+    if walked is None:  # scanning the bytes costs less than walking on
+        return not (may_hold_non_finite(data) or _may_overflow(data))
+    return walked
 
 
 def _may_overflow(data: bytes) -> bool:
@@ -91,7 +79,8 @@ def _may_overflow(data: bytes) -> bool:
 
 
 def _all_finite(value: Any) -> bool:
-    """Whether every number inside `value` (a dict or list read from JSON) is finite."""
+    """Whether every number inside `value` (a dict or list read from JSON) is finite. (Every
+    small frame's path: recursion is 15-20 % faster here than `_walk`'s stack.)"""
     item: Any
     for item in value.values() if type(value) is dict else value:
         kind = type(item)
@@ -100,6 +89,25 @@ def _all_finite(value: Any) -> bool:
                 return False
         elif (kind is dict or kind is list) and not _all_finite(item):
             return False
+    return True
+
+
+def _walk(values: list[Any], budget: int) -> bool | None:
+    """Whether every number inside `values` (dicts and lists read from JSON) is finite; None
+    once more than `budget` items are seen. Empties `values`."""
+    while values:
+        value = values.pop()
+        items = value.values() if type(value) is dict else value
+        budget -= len(items)
+        if budget < 0:
+            return None
+        for item in items:
+            kind = type(item)
+            if kind is float:
+                if item - item != 0.0:
+                    return False
+            elif kind is dict or kind is list:
+                values.append(item)
     return True
 
 
@@ -116,7 +124,7 @@ def _where(value: Any) -> str:
 
 
 def may_hold_non_finite(data: bytes) -> bool:
-    """Whether `data` may spell NaN or Infinity, which are not JSON (a failing frame's path).
+    """Whether `data` may spell NaN or Infinity, which are not JSON.
     (Rare bytes of each first: `int in bytes` is a memchr, ten times cheaper than a substring
     search. "I" is in every modern request's clientInfo and "y" in most results' "type", but
     seldom both.)"""
