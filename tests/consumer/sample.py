@@ -36,6 +36,7 @@ from mcpio import (
     Server,
     TokenVerifier,
 )
+from mcpio.wire import JSONValue
 
 # --- 2026-07-28 (modern): every kind of message, by hand ----------------------------------------
 
@@ -86,6 +87,11 @@ if isinstance(message, modern.CallToolRequest):
     reveal_type(message.params.name)  # expect: str
     reveal_type(codec.envelope(message))  # expect: Envelope[ClientCapabilities, Implementation]
     reveal_type(codec.envelope(message).client_info)  # expect: Implementation | None
+# Tool arguments are JSON values: plain Python data, read back as it was written.
+arguments: dict[str, JSONValue] = {"a": [1, 2.5, None, {"b": True}], "c": "x"}
+typed = modern.CallToolRequestParams(name="add", arguments=arguments, meta=envelope)
+kept: dict[str, JSONValue] | None = typed.arguments
+assert kept == arguments
 notice = codec.decode(codec.encode(progress))
 if isinstance(notice, modern.ProgressNotification):
     reveal_type(notice.params.progressToken)  # expect: str | int
