@@ -179,6 +179,28 @@ def test_overflowing_number_in_a_number_member_is_rejected(rev: str):
     _rejected(lambda: codec.decode(raw), INVALID_PARAMS, "progress")
 
 
+@pytest.mark.parametrize("rev", REVISIONS)
+def test_a_number_member_of_the_wrong_type_is_reported_once_as_a_number(rev: str):
+    """Not as pydantic's two union branches (`progress.int`: "a valid integer", misleading for
+    a number member, and `progress.float`)."""
+    codec = mcp_wire.codec(rev)
+    for text, message in (
+        (b'"50%"', "valid number"),
+        (b"true", "valid number"),
+        (b"1e400", "finite"),
+    ):
+        raw = b'{"jsonrpc":"2.0","method":"notifications/progress","params":'
+        raw += b'{"progressToken":1,"progress":' + text + b"}}"
+        error = _rejected(lambda r=raw: codec.decode(r), INVALID_PARAMS)
+        assert error.data is not None
+        assert [e["field"] for e in error.data["errors"]] == ["params.progress"], error
+        assert message in error.message
+    with pytest.raises(
+        MessageBuildError, match=r"params\.progress: Input should be a valid number"
+    ):
+        codec.notification("notifications/progress", {"progressToken": 1, "progress": "x"})
+
+
 NUMBER = "__number__"  # where a test writes a number's text, which json.dumps cannot write
 OVERFLOWING = [b"1e400", b"-1e400", b"1E+400", b"1.5e309", b"9" * 310 + b".5", b"0.1e310"]
 

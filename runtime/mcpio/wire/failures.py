@@ -267,8 +267,27 @@ def listed(errors: list[Error], drop: int) -> list[dict[str, Any]]:
     path after the first `drop` locations."""
     return [
         {"field": _field(e, drop), "message": e["msg"], "type": e["type"]}
-        for e in errors[:MAX_REPORTED_ERRORS]
+        for e in _as_numbers(errors)[:MAX_REPORTED_ERRORS]
     ]
+
+
+def _as_numbers(errors: list[Error]) -> list[Error]:
+    """The errors, a number member's as one. A JSON Schema number is generated as
+    `StrictInt | StrictFloat` (so that 1 stays 1), and pydantic reports a value of neither type
+    once per branch ("...int: Input should be a valid integer", "...float: ...valid number"):
+    the float branch's error, at the member, is what the schema means."""
+    floats = {e["loc"][:-1] for e in errors if e["loc"][-1:] == ("float",)}
+    if not floats:
+        return errors
+    out: list[Error] = []
+    for error in errors:
+        loc = error["loc"]
+        if loc[:-1] in floats and loc[-1] in ("int", "float"):
+            if loc[-1] == "int":
+                continue
+            error = {**error, "loc": loc[:-1]}
+        out.append(error)
+    return out
 
 
 def _field(error: Error, drop: int) -> str:
