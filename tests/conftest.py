@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -32,3 +34,44 @@ def official_schema(name: str) -> dict:
 @pytest.fixture(params=REVISIONS)
 def revision_name(request: pytest.FixtureRequest) -> str:
     return request.param
+
+
+PEERS = ROOT / "tests" / "peers"
+
+
+def _installed_version(package: str) -> str | None:
+    try:
+        manifest = PEERS / "node_modules" / package / "package.json"
+        return json.loads(manifest.read_text(encoding="utf-8"))["version"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+@pytest.fixture(scope="session")
+def npm_peers() -> Path:
+    """tests/peers/node_modules with every package of tests/peers/package.json at its pinned
+    version (installed with `npm ci` from the lock file when one differs or is missing)."""
+    pinned: dict[str, str] = json.loads((PEERS / "package.json").read_text(encoding="utf-8"))[
+        "dependencies"
+    ]
+    if all(_installed_version(name) == version for name, version in pinned.items()):
+        return PEERS / "node_modules"
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail(f"npm must be on PATH to install the interop peers into {PEERS}")
+    try:
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"],
+            cwd=PEERS,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`npm ci` in {PEERS} did not finish within 600 s")
+    if done.returncode != 0:
+        pytest.fail(f"`npm ci` in {PEERS} failed (exit {done.returncode}):\n{done.stderr}")
+    wrong = {n: _installed_version(n) for n, v in pinned.items() if _installed_version(n) != v}
+    if wrong:
+        pytest.fail(f"`npm ci` left other versions than pinned: {wrong}")
+    return PEERS / "node_modules"

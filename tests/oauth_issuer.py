@@ -3,7 +3,9 @@
 it has no integration for): authorization code with PKCE (S256 required), client credentials,
 RFC 8707 resource indicators (a minimal check: authlib leaves them to the server), JWT access
 tokens per RFC 9068 signed RS256 with a key whose JWKS it publishes, RFC 7662 introspection,
-RFC 8414 metadata and the RFC 9207 `iss` on its redirects.
+RFC 8414 metadata and the RFC 9207 `iss` on its redirects. For the verifier's tests its keys
+can be rotated (`rotate`), its JWKS made slow (`jwks_delay`) and its metadata and JWKS
+unavailable (`down`); it counts the fetches of both.
 
 The resource owner at /authorize is `Issuer.user`, who approves at once (the browser step a
 test's redirect handler drives by following the redirect)."""
@@ -18,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from authlib.oauth2.rfc6749 import (
     AuthorizationServer,
     ClientMixin,
@@ -187,14 +190,14 @@ class AccessTokens(JWTBearerTokenGenerator):
 
     def __init__(self, issuer: Issuer) -> None:
         super().__init__(issuer.url, "RS256", expires_generator=self.lifetime)
-        self.keys = issuer.keys
+        self.owner = issuer  # not `issuer`: authlib's name for the issuer's URL
 
     @staticmethod
     def lifetime(client: Client, grant_type: str) -> int:
         return client.token_lifetime
 
     def get_jwks(self) -> KeySet:
-        return self.keys
+        return self.owner.keys
 
     def get_audiences(self, client: Client, user: User | None, scope: str) -> str:
         return RESOURCE.get()
@@ -205,10 +208,10 @@ class Introspection(JWTIntrospectionEndpoint):
 
     def __init__(self, issuer: Issuer) -> None:
         super().__init__(issuer.url)
-        self.keys = issuer.keys
+        self.owner = issuer  # not `issuer`: authlib's name for the issuer's URL
 
     def get_jwks(self) -> KeySet:
-        return self.keys
+        return self.owner.keys
 
     def check_permission(self, token: Any, client: Client, request: OAuth2Request) -> bool:
         return "introspection" in client.grant_types
@@ -326,10 +329,12 @@ class Issuer:
         self.resources = frozenset(resources)
         self.user = user  # who is signed in at /authorize, and approves
         self.scopes = [self.READ, self.WRITE, "mcp:prompts"]
-        self.key = RSAKey.generate_key(2048, parameters={"kid": "k1", "use": "sig", "alg": "RS256"})
-        self.keys = KeySet([self.key])
-        self.jwks = self.keys.as_dict(private=False)
+        self.rotate("k1")
         self.jwks_fetches = 0
+        self.metadata_fetches = 0
+        self.jwks_delay = 0.0  # seconds the JWKS endpoint takes to answer
+        self.jwks_asked = anyio.Event()  # set by every JWKS request, as it arrives
+        self.down = False  # metadata and JWKS answer 503
         self.introspections = 0
         everything = frozenset(self.scopes)
         code, machine = ("authorization_code",), ("client_credentials",)
@@ -354,6 +359,13 @@ class Issuer:
         self.server.register_endpoint(Introspection(self))
         self.server.register_endpoint(NotAJwt)
         AuthorizationServerMetadata(self.metadata()).validate()
+
+    def rotate(self, kid: str) -> None:
+        """Sign with a new key `kid` from now on, and publish only it: the old one is
+        withdrawn."""
+        self.key = RSAKey.generate_key(2048, parameters={"kid": kid, "use": "sig", "alg": "RS256"})
+        self.keys = KeySet([self.key])
+        self.jwks = self.keys.as_dict(private=False)
 
     def check_resource(self, resource: str | None, redirect_uri: str | None = None) -> str:
         if resource not in self.resources:
@@ -403,10 +415,17 @@ class Issuer:
         server = self.server
 
         async def metadata(request: Request) -> JSONResponse:
+            self.metadata_fetches += 1
+            if self.down:
+                return JSONResponse({"error": "unavailable"}, 503)
             return JSONResponse(self.metadata())
 
         async def jwks(request: Request) -> JSONResponse:
             self.jwks_fetches += 1
+            self.jwks_asked.set()
+            await anyio.sleep(self.jwks_delay)
+            if self.down:
+                return JSONResponse({"error": "unavailable"}, 503)
             return JSONResponse(self.jwks)
 
         async def authorize(request: Request) -> Response:

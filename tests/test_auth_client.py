@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import os
 import socket
 import stat
@@ -520,3 +521,51 @@ async def test_client_credentials_with_private_key_jwt() -> None:
         form["client_assertion"], key.public_key(), algorithms=["ES256"], audience=mock.as_url
     )
     assert claims["iss"] == claims["sub"] == "machine" and claims["exp"] > time.time()
+
+
+async def test_no_secret_in_a_repr_or_a_log_line(caplog: pytest.LogCaptureFixture) -> None:
+    """Client secrets, private keys, tokens, codes and code verifiers stay out of the reprs
+    and of every log line of a flow (a refresh refused included)."""
+    caplog.set_level(logging.DEBUG)
+    pem = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIPrivate\n-----END PRIVATE KEY-----"
+    machine = OAuth(grant="client_credentials", client_id="m", client_secret="m-s3cret")
+    signed = OAuth(grant="client_credentials", client_id="m", private_key=pem)
+    mock = Mock(auth_methods=["client_secret_post"])
+    with anyio.fail_after(DEADLINE):
+        async with serving(mock):
+            oauth = OAuth(redirect=browser, client_id="pre", client_secret="pre-s3cret")
+            async with Client(mock.url, auth=oauth, timeout=10) as client:
+                tokens = await oauth.store.get_tokens(mock.url)
+                assert tokens is not None and tokens.refresh_token == "refresh-1"
+                tokens.refresh_token, tokens.expires_at = "refresh-stale", time.time()
+                await client.list_tools()  # the refresh is refused: a new authorization
+    tokens = await oauth.store.get_tokens(mock.url)
+    assert tokens is not None and len(mock.authorizations) == 2
+    verifiers = [
+        form["code_verifier"] for form, _ in mock.token_requests if "code_verifier" in form
+    ]
+    hidden = [
+        "m-s3cret",
+        "pre-s3cret",
+        "PRIVATE KEY",
+        "code-1",
+        "refresh-1",
+        "refresh-stale",
+        *mock.issued,
+        *verifiers,
+    ]
+    shown = [
+        repr(machine),
+        repr(signed),
+        repr(oauth),
+        repr(tokens),
+        repr(ClientInfo("pre", "pre-s3cret")),
+        repr(Redirect("code-1", "st")),
+        # all but httpcore's wire trace, which shows the test's browser the redirect (the code)
+        *(r.getMessage() for r in caplog.records if not r.name.startswith("httpcore")),
+    ]
+    for text in shown:
+        for secret in hidden:
+            assert secret not in text, (secret, text)
+    assert "client_id='m'" in repr(machine) and "state='st'" in repr(Redirect("code-1", "st"))
+    assert any("refreshing the token failed" in text for text in shown)

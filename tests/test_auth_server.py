@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import secrets
 import subprocess
 import sys
 import time
@@ -21,10 +23,17 @@ import httpx
 import jwt
 import pytest
 import uvicorn
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from mcpio import Client, Context, Server
-from mcpio.auth import IntrospectionVerifier, JwtVerifier, Principal, ResourceServerAuth
+from mcpio.auth import (
+    STRICT_TOKEN_TYPES,
+    IntrospectionVerifier,
+    JwtVerifier,
+    Principal,
+    ResourceServerAuth,
+    VerifierUnavailable,
+)
 from mcpio.auth_client import OAuth, pkce_pair
 from tests.conftest import ROOT
 from tests.oauth_issuer import REDIRECT_URI, Issuer
@@ -68,9 +77,16 @@ def greet() -> str:
     return "hello"
 
 
-def forge(issuer: Issuer, key: Any = None, algorithm: str = "RS256", **claims: Any) -> str:
+def forge(
+    issuer: Issuer,
+    key: Any = None,
+    algorithm: str = "RS256",
+    headers: dict[str, Any] | None = None,
+    **claims: Any,
+) -> str:
     """A token the issuer would not issue (bad claims, another key): minted here with PyJWT,
-    signed with the issuer's key unless told otherwise; a claim given as None is left out."""
+    signed with the issuer's key unless told otherwise; a claim given as None is left out, so
+    is a `typ` in `headers` given as None."""
     now = int(time.time())
     body: dict[str, Any] = {
         "iss": issuer.url,
@@ -86,7 +102,8 @@ def forge(issuer: Issuer, key: Any = None, algorithm: str = "RS256", **claims: A
     body = {k: v for k, v in body.items() if v is not None}
     if key is None:
         key = issuer.key.as_pem(private=True)
-    return jwt.encode(body, key, algorithm=algorithm, headers={"kid": "k1", "typ": "at+jwt"})
+    header = {"kid": issuer.key.kid, "typ": "at+jwt", **(headers or {})}
+    return jwt.encode(body, key, algorithm=algorithm, headers=header)
 
 
 @dataclass
@@ -106,14 +123,19 @@ async def _serve(app: Any, port: int, tasks: anyio.abc.TaskGroup) -> uvicorn.Ser
 
 @asynccontextmanager
 async def stack(
-    leeway: float = 30.0, introspection: bool = False, **auth_options: Any
+    leeway: float = 30.0,
+    introspection: bool = False,
+    verifier_options: dict[str, Any] | None = None,
+    **auth_options: Any,
 ) -> AsyncIterator[Stack]:
-    """The issuer and our server; its verifier `JwtVerifier`, or with `introspection` an
-    `IntrospectionVerifier` asking the issuer."""
+    """The issuer and our server; its verifier `JwtVerifier` (with `verifier_options`), or with
+    `introspection` an `IntrospectionVerifier` asking the issuer."""
     issuer_port, port = free_port(), free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
     issuer = Issuer(issuer_port, [resource])
-    verifier: Any = JwtVerifier(issuer=issuer.url, audience=resource, leeway=leeway)
+    verifier: Any = JwtVerifier(
+        issuer=issuer.url, audience=resource, leeway=leeway, **(verifier_options or {})
+    )
     if introspection:
         verifier = IntrospectionVerifier(
             f"{issuer.url}/introspect",
@@ -368,9 +390,7 @@ async def test_custom_verifier_and_unreachable_keys() -> None:
         response = await post(s.http, modern(2, "tools/call", name="whoami"), "opaque-2")
         assert response.status_code == 401 and challenge(response)["error"] == "invalid_token"
     closed = f"http://127.0.0.1:{free_port()}/jwks"
-    async with stack(
-        verifier=JwtVerifier(issuer="x", audience="y", jwks_uri=closed, timeout=2)
-    ) as s:
+    async with stack(verifier_options={"jwks_uri": closed, "timeout": 2}) as s:
         response = await post(s.http, modern(1, "tools/list"), s.issuer.token())
         assert response.status_code == 503  # not the client's fault: no invalid_token
     with pytest.raises(ValueError):
@@ -600,6 +620,217 @@ async def test_introspection_verifier() -> None:
             async with stack(verifier=refused) as other:
                 response = await post(other.http, modern(1, "tools/list"), good)
                 assert response.status_code == 503
+
+
+async def test_a_withdrawn_key_is_refused_once_the_jwks_is_refreshed() -> None:
+    """Key rotation: a token of key k1 is accepted; the issuer withdraws k1 and signs with k2;
+    once the JWKS's lifetime (here 0.5 s) is over it is fetched again and replaces the old one
+    whole: the k1 token is refused, the k2 one accepted. A kid the cached JWKS lacks has it
+    fetched early, but not again within `refetch_interval` of the last fetch."""
+    async with stack(verifier_options={"cache_seconds": 0.5}) as s:
+        old = s.issuer.token("alice")
+        response = await post(s.http, modern(1, "tools/call", name="whoami"), old)
+        assert response.status_code == 200
+        s.issuer.rotate("k2")
+        new = s.issuer.token("bob")
+        assert jwt.get_unverified_header(new)["kid"] == "k2"
+        await anyio.sleep(0.5)
+        response = await post(s.http, modern(2, "tools/call", name="whoami"), old)
+        assert response.status_code == 401 and challenge(response)["error"] == "invalid_token"
+        response = await post(s.http, modern(3, "tools/call", name="whoami"), new)
+        assert response.json()["result"]["content"][0]["text"] == f"bob {READ}"
+        assert s.issuer.jwks_fetches == 2
+
+        # A key rotated in before the cached JWKS expires: an early fetch, rate-limited.
+        patient = JwtVerifier(issuer=s.issuer.url, audience=s.resource)  # 30 s between
+        eager = JwtVerifier(issuer=s.issuer.url, audience=s.resource, refetch_interval=0)
+        assert await patient(new) is not None and await eager(new) is not None
+        s.issuer.rotate("k3")
+        newest = s.issuer.token("carol")
+        fetches = s.issuer.jwks_fetches
+        assert await patient(newest) is None  # its JWKS was fetched less than 30 s ago
+        assert s.issuer.jwks_fetches == fetches
+        principal = await eager(newest)
+        assert principal is not None and principal.subject == "carol"
+        assert await eager(new) is None  # k2 is not in the refreshed JWKS any more
+        assert s.issuer.jwks_fetches == fetches + 2
+
+
+async def test_a_burst_of_unknown_kids_costs_one_jwks_fetch() -> None:
+    """50 tokens with random kids (plausible claims, another key) against an issuer whose JWKS
+    takes 1 s to answer, with a valid token among them: one JWKS fetch, which all of them
+    wait for and share. With the JWKS cached, a burst fetches nothing (within
+    `refetch_interval`), and when it may (`refetch_interval=0`) it fetches once while valid
+    tokens go on at once."""
+    delay = 1.0
+    async with stack() as s:
+        s.issuer.jwks_delay = delay
+        other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        strangers = [
+            forge(s.issuer, other, headers={"kid": secrets.token_hex(8)}) for _ in range(50)
+        ]
+        good = s.issuer.token("alice")
+
+        async def burst() -> float:
+            """Sends the strangers and the good token at once: the good one's latency."""
+            latency = math.inf
+
+            async def send(token: str) -> None:
+                nonlocal latency
+                started = time.monotonic()
+                response = await post(s.http, modern(1, "tools/call", name="whoami"), token)
+                if token == good:
+                    assert response.status_code == 200
+                    latency = time.monotonic() - started
+                else:
+                    assert response.status_code == 401
+                    assert challenge(response)["error"] == "invalid_token"
+
+            async with anyio.create_task_group() as tasks:
+                for token in [*strangers[:25], good, *strangers[25:]]:
+                    tasks.start_soon(send, token)
+            return latency
+
+        cold = await burst()  # nothing cached yet
+        assert s.issuer.jwks_fetches == 1
+        assert delay <= cold < 2 * delay
+        warm = await burst()
+        assert s.issuer.jwks_fetches == 1
+        assert warm < delay
+
+        eager = JwtVerifier(issuer=s.issuer.url, audience=s.resource, refetch_interval=0)
+        s.issuer.jwks_delay = 0
+        assert await eager(good) is not None
+        s.issuer.jwks_delay = 0.5
+        s.issuer.jwks_asked = anyio.Event()
+        fetches = s.issuer.jwks_fetches
+        refused: list[bool] = []
+
+        async def check(token: str) -> None:
+            refused.append(await eager(token) is None)
+
+        async with anyio.create_task_group() as tasks:
+            for token in strangers:
+                tasks.start_soon(check, token)
+            await s.issuer.jwks_asked.wait()  # the strangers' fetch is under way
+            started = time.monotonic()
+            assert await eager(good) is not None
+            assert time.monotonic() - started < s.issuer.jwks_delay / 2
+        assert refused == [True] * len(strangers)
+        assert s.issuer.jwks_fetches == fetches + 1
+
+
+async def test_token_types() -> None:
+    """The JOSE `typ`: by default `at+jwt` (`application/at+jwt` alike), `JWT` or none; never
+    an ID token's or another type; with `STRICT_TOKEN_TYPES` only `at+jwt`."""
+    async with stack() as s:
+        default = JwtVerifier(issuer=s.issuer.url, audience=s.resource)
+        strict = JwtVerifier(
+            issuer=s.issuer.url, audience=s.resource, accepted_types=STRICT_TOKEN_TYPES
+        )
+        cases: dict[str | None, tuple[bool, bool]] = {  # accepted by default, by strict
+            "at+jwt": (True, True),
+            "application/at+jwt": (True, True),
+            "AT+JWT": (True, True),
+            "JWT": (True, False),
+            None: (True, False),
+            "id_token": (False, False),
+            "id_token+jwt": (False, False),
+            "JWT+id": (False, False),
+            "logout+jwt": (False, False),
+        }
+        for typ, (by_default, by_strict) in cases.items():
+            token = forge(s.issuer, headers={"typ": typ})
+            assert jwt.get_unverified_header(token).get("typ") == typ
+            assert (await default(token) is not None) == by_default, typ
+            assert (await strict(token) is not None) == by_strict, typ
+        id_token = forge(s.issuer, headers={"typ": "id_token"})
+        response = await post(s.http, modern(1, "tools/call", name="whoami"), id_token)
+        assert response.status_code == 401 and challenge(response)["error"] == "invalid_token"
+
+
+async def test_scopes_and_subjects() -> None:
+    """`scope` or `scp`, a space-separated string (Entra ID's `scp`) or a list; a `sub` that
+    is not a non-empty string is refused."""
+    async with stack() as s:
+        for claims in (
+            {"scope": f"{READ} {WRITE}"},
+            {"scope": None, "scp": f"{READ} {WRITE}"},
+            {"scope": None, "scp": [READ, WRITE]},
+        ):
+            token = forge(s.issuer, **claims)
+            response = await post(s.http, modern(1, "tools/call", name="whoami"), token)
+            assert response.json()["result"]["content"][0]["text"] == f"eve {READ} {WRITE}"
+        for subject in ("", 42, ["eve"], None):
+            token = forge(s.issuer, sub=subject)
+            response = await post(s.http, modern(2, "tools/call", name="whoami"), token)
+            assert response.status_code == 401, subject
+
+
+async def test_tokens_that_cannot_be_valid_are_401_while_the_issuer_is_down() -> None:
+    """With the issuer's metadata and keys unavailable, a token that no key could make valid
+    is still 401 `invalid_token`, decided without asking the issuer; a plausible one is 503."""
+    async with stack() as s:
+        s.issuer.down = True
+        now = int(time.time())
+        claims = {"iss": s.issuer.url, "aud": s.resource, "sub": "eve", "exp": now + 60}
+        p521 = ec.generate_private_key(ec.SECP521R1())
+        impossible = {
+            "garbage": "not-a-jwt",
+            "three segments": "abc.def.ghi",
+            "alg none": jwt.encode(claims, None, algorithm="none", headers={"kid": "k1"}),
+            "symmetric": forge(s.issuer, "a-shared-secret-of-32-bytes-long!", "HS256"),
+            "an algorithm not allowed": forge(s.issuer, p521, "ES512"),
+            "expired": forge(s.issuer, exp=now - 3600, iat=now - 7200),
+            "no expiry": forge(s.issuer, exp=None),
+            "wrong audience": forge(s.issuer, aud="http://127.0.0.1:1/other"),
+            "wrong issuer": forge(s.issuer, iss="http://127.0.0.1:1"),
+            "an ID token": forge(s.issuer, headers={"typ": "id_token"}),
+            "empty subject": forge(s.issuer, sub=""),
+        }
+        for why, token in impossible.items():
+            response = await post(s.http, modern(1, "tools/list"), token)
+            assert response.status_code == 401, why
+            assert challenge(response)["error"] == "invalid_token", why
+        assert s.issuer.metadata_fetches == s.issuer.jwks_fetches == 0
+        response = await post(s.http, modern(2, "tools/list"), s.issuer.token())
+        assert response.status_code == 503
+        assert s.issuer.metadata_fetches == 1
+
+
+async def test_a_down_issuer_is_not_asked_on_every_request() -> None:
+    """A failed discovery (or JWKS fetch, or introspection) is not tried again before a
+    backoff (here 0.3 s, doubling): the requests meanwhile are 503 at once."""
+    async with stack(verifier_options={"backoff": 0.3}) as s:
+        s.issuer.down = True
+        token = s.issuer.token()
+        for id in range(10):
+            response = await post(s.http, modern(id, "tools/list"), token)
+            assert response.status_code == 503
+        assert s.issuer.metadata_fetches == 1
+        await anyio.sleep(0.35)
+        assert (await post(s.http, modern(11, "tools/list"), token)).status_code == 503
+        assert s.issuer.metadata_fetches == 2  # tried again, failed again: 0.6 s now
+        await anyio.sleep(0.35)
+        assert (await post(s.http, modern(12, "tools/list"), token)).status_code == 503
+        assert s.issuer.metadata_fetches == 2
+        s.issuer.down = False
+        await anyio.sleep(0.3)
+        assert (await post(s.http, modern(13, "tools/list"), token)).status_code == 200
+        assert (s.issuer.metadata_fetches, s.issuer.jwks_fetches) == (3, 1)
+
+        s.issuer.down = True
+        keys = JwtVerifier(
+            issuer=s.issuer.url, audience=s.resource, jwks_uri=f"{s.issuer.url}/jwks"
+        )
+        introspection = IntrospectionVerifier(
+            f"{s.issuer.url}/introspect", "resource-server", "wrong", audience=s.resource
+        )
+        for _ in range(5):
+            for verifier in (keys, introspection):
+                with pytest.raises(VerifierUnavailable):
+                    await verifier(token)
+        assert (s.issuer.jwks_fetches, s.issuer.introspections) == (2, 1)
 
 
 def test_the_auth_names_are_mcpios_and_load_lazily() -> None:

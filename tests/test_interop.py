@@ -4,8 +4,8 @@
    examples/everything_server.py, in the modes auto, legacy and 2026-07-28.
 2. Our `mcpio.Client` against a server written with that SDK (tests/peers/sdk_server.py).
 3. Our `mcpio.Client` against the npm reference server `@modelcontextprotocol/server-everything`
-   (legacy era only), pinned in tests/peers/package.json + package-lock.json and installed here
-   with `npm ci` when tests/peers/node_modules is missing or holds another version.
+   (legacy era only), pinned in tests/peers/package.json + package-lock.json and installed by
+   the `npm_peers` fixture (tests/conftest.py) when node_modules is missing or out of date.
 
 Every test runs under a deadline, so a silent peer fails the test instead of hanging it.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -320,46 +319,13 @@ async def test_our_client_callbacks_get_the_params_the_server_sent() -> None:
 # ---------------------------------------------------------------------- 3. our client -> npm server
 
 
-def _version(package_json: Path) -> str | None:
-    try:
-        return json.loads(package_json.read_text(encoding="utf-8"))["version"]
-    except (OSError, ValueError, KeyError):
-        return None
-
-
 @pytest.fixture(scope="module")
-def everything_server() -> list[str]:
-    """The command of the pinned npm server-everything, installed with `npm ci` if needed."""
-    pinned = json.loads((PEERS / "package.json").read_text(encoding="utf-8"))["dependencies"][
-        EVERYTHING
-    ]
-    entry = EVERYTHING_DIR / "dist" / "index.js"
+def everything_server(npm_peers: Path) -> list[str]:
+    """The command of the pinned npm server-everything."""
     node = shutil.which("node")
     if node is None:
         pytest.fail(f"node (>= 20) must be on PATH to run {EVERYTHING}")
-    if _version(EVERYTHING_DIR / "package.json") != pinned or not entry.is_file():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail(f"npm must be on PATH to install {EVERYTHING}@{pinned} into {PEERS}")
-        try:
-            done = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund"],
-                cwd=PEERS,
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"`npm ci` in {PEERS} did not finish within 600 s")
-        if done.returncode != 0:
-            pytest.fail(
-                f"`npm ci` in {PEERS} failed (exit {done.returncode}); cannot install "
-                f"{EVERYTHING}@{pinned}:\n{done.stdout}\n{done.stderr}"
-            )
-        installed = _version(EVERYTHING_DIR / "package.json")
-        if installed != pinned or not entry.is_file():
-            pytest.fail(f"`npm ci` left {EVERYTHING} {installed}, not {pinned}, or no {entry}")
-    return [node, str(entry), "stdio"]
+    return [node, str(EVERYTHING_DIR / "dist" / "index.js"), "stdio"]
 
 
 ARCHITECTURE = "demo://resource/static/document/architecture.md"

@@ -495,6 +495,17 @@ async def test_request_state_is_sealed() -> None:
         # An answer that is not an ElicitResult is invalid params, not a crash.
         bad = await peer.call(call(7, {}, inputResponses={"elicitation-0": {"action": "maybe"}}))
         assert bad["error"]["code"] == -32602
+        # Answers sealed in an earlier round stand: the retry cannot replace them.
+        forged = {"elicitation-0": {"action": "accept", "content": {"name": "Eve"}}, **last}
+        done = await peer.call(call(8, {}, inputResponses=forged, requestState=state))
+        assert done["result"]["content"][0]["text"] == "Ann/red"
+        # A MAC that is not even text of the MAC's alphabet: invalid params, never a crash.
+        for id, mangled in enumerate([state[:-4] + "ÿé€😀", "é.é.é", "s1.é.AAAA"], 9):
+            frame = call(id, {}, inputResponses=last, requestState=mangled)
+            answer = await peer.call(frame)
+            assert (
+                answer["error"]["code"] == -32602 and "requestState" in answer["error"]["message"]
+            )
 
 
 async def test_expired_state_is_refused() -> None:

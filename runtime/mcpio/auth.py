@@ -16,16 +16,46 @@ or invalid token is answered 401, a valid one without the scopes the request nee
 the `WWW-Authenticate` challenge of RFC 6750 / RFC 9728 pointing at the protected-resource
 metadata, served at `/.well-known/oauth-protected-resource` (and the path-suffixed form).
 
-The verifier is any `async (token) -> Principal | None`; `JwtVerifier` checks JWT access tokens
-(signature from the issuer's JWKS, issuer, audience = this resource per RFC 8707, expiry) with
-PyJWT (`pip install 'mcpgen[auth]'`); `IntrospectionVerifier` asks the authorization server
-(RFC 7662 token introspection, with httpx). Tokens are never logged.
+The verifier is any `async (token) -> Principal | None`: None (or `InvalidToken`) is 401
+`invalid_token`; `VerifierUnavailable` (or any other exception) is 503, for a token that may be
+valid but cannot be checked now. Tokens are never logged.
+
+`JwtVerifier` checks JWT access tokens with PyJWT (`pip install 'mcpgen[auth]'`):
+
+- the signature, with a key of the issuer's JWKS (`jwks_uri`, else the one its RFC 8414 or
+  OpenID metadata names), by one of `algorithms` (asymmetric only);
+- the JOSE header's `typ`, one of `accepted_types`: by default `DEFAULT_TOKEN_TYPES`, RFC 9068's
+  `at+jwt` (`application/at+jwt` is the same) and the `JWT` or absent `typ` many issuers put on
+  access tokens; anything else (`id_token`, `JWT+id`, ...) is refused. `STRICT_TOKEN_TYPES`
+  accepts `at+jwt` only. ID tokens without a telling `typ` are refused by their `aud`, the
+  client's id and not this resource (no claim is taken as a sign: Keycloak before 25 put
+  `nonce` in access tokens too);
+- `iss` = the issuer, `aud` containing this resource (RFC 8707), `exp` in the future (with a
+  leeway), a `sub` that is a non-empty string;
+- scopes from `scope`, else `scp`: a space-separated string (`"scp": "mcp:read mcp:write"` as
+  Entra ID issues it) or a list of strings.
+
+A token that cannot be valid whatever the keys (not a JWT, an `alg` not allowed or `none`, a
+`typ` not accepted, expired, another issuer or audience) is 401 before any key is fetched, even
+while the issuer is down; a plausible token whose key cannot be had is 503.
+
+The JWKS is trusted `cache_seconds` (300) after it was fetched, then fetched again and replaced
+whole: keys the issuer withdrew are refused from then on. A `kid` it lacks has it fetched early
+(a key rotated in), at most once every `refetch_interval` seconds (30); otherwise the token is
+401. Fetches are async (httpx), one at a time, `timeout` seconds at most; tokens that need one
+while it runs wait for it and share its result. A failed discovery or fetch is not tried again
+for `backoff` seconds (2), doubling up to `max_backoff` (60) while it keeps failing: 503
+meanwhile for tokens the cached keys cannot decide.
+
+`IntrospectionVerifier` asks the authorization server (RFC 7662 token introspection, with
+httpx), with the same subject and scope rules and the same backoff when the endpoint fails.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
@@ -33,9 +63,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
+import anyio
+
 from mcpio.wire.peek import NAMED_BY
 
 if TYPE_CHECKING:
+    import httpx
     import jwt
 
 log = logging.getLogger("mcpio.auth")
@@ -159,15 +192,36 @@ def bearer_token(authorization: str | None) -> str | None:
     return token if scheme.lower() == "bearer" and token else None
 
 
+DEFAULT_TOKEN_TYPES: frozenset[str | None] = frozenset({"at+jwt", "jwt", None})
+"""The JOSE `typ`s `JwtVerifier` accepts by default: RFC 9068's `at+jwt`, and the `JWT` or no
+`typ` at all that many issuers put on access tokens (Auth0, Entra ID, Keycloak by default)."""
+
+STRICT_TOKEN_TYPES: frozenset[str | None] = frozenset({"at+jwt"})
+"""RFC 9068 only: `accepted_types=STRICT_TOKEN_TYPES`."""
+
+
 class JwtVerifier:
     """Verifies JWT access tokens (RFC 9068) with PyJWT: the signature with a key of the
-    issuer's JWKS (fetched over HTTP, cached, `timeout` seconds per fetch), one of `algorithms`
-    (asymmetric only), `iss` = `issuer`, `aud` containing `audience` (this resource, RFC 8707),
-    `exp` in the future (`leeway` seconds of clock skew), and a `sub`. Scopes come from the
-    `scope` claim (space-separated) or `scp` (a list).
+    issuer's JWKS, one of `algorithms` (asymmetric only; a JWK's own `alg`, when it has one,
+    must be the token's), the JOSE header's `typ` one of `accepted_types` (compared as media
+    types: `application/at+jwt` is `at+jwt`; None stands for no `typ`), `iss` = `issuer`,
+    `aud` containing `audience` (this resource, RFC 8707), `exp` in the future (`leeway`
+    seconds of clock skew), and a `sub` that is a non-empty string. Scopes come from `scope`,
+    else `scp`: a space-separated string, or a list of strings.
 
-    `jwks_uri` defaults to the issuer's metadata's (RFC 8414
-    `/.well-known/oauth-authorization-server`, else OpenID discovery), looked up once."""
+    A token that cannot be valid whatever the issuer's keys (not a JWT, an algorithm or `typ`
+    not accepted, failing claims) is refused (None) before any key is fetched, so even while
+    the issuer is down. Only a plausible token whose key cannot be had raises
+    `VerifierUnavailable`.
+
+    Keys: the JWKS at `jwks_uri` (default: the issuer's RFC 8414 metadata's, else its OpenID
+    discovery's, looked up once) is trusted `cache_seconds` after it was fetched, then fetched
+    anew on the next token and replaced whole: a key the issuer withdrew is refused from then
+    on. A token whose `kid` the JWKS lacks has it fetched early, at most once every
+    `refetch_interval` seconds; otherwise the token is refused. One fetch at a time (async,
+    `timeout` seconds at most): tokens needing one meanwhile wait for it. A failed discovery or
+    fetch is not tried again for `backoff` seconds, doubling up to `max_backoff` while it keeps
+    failing."""
 
     def __init__(
         self,
@@ -176,9 +230,13 @@ class JwtVerifier:
         audience: str,
         jwks_uri: str | None = None,
         algorithms: Sequence[str] = ("RS256", "ES256", "PS256", "EdDSA"),
+        accepted_types: Collection[str | None] = DEFAULT_TOKEN_TYPES,
         leeway: float = 30.0,
         timeout: float = 5.0,
         cache_seconds: float = 300.0,
+        refetch_interval: float = 30.0,
+        backoff: float = 2.0,
+        max_backoff: float = 60.0,
     ) -> None:
         import jwt  # the `auth` extra
 
@@ -188,50 +246,139 @@ class JwtVerifier:
         self.issuer = issuer
         self.audience = audience
         self.algorithms = list(algorithms)
+        self.accepted_types = frozenset(_media_type(t) for t in accepted_types)
         self.leeway = leeway
         self.timeout = timeout
-        self._jwks_uri = jwks_uri
-        self._cache_seconds = cache_seconds
-        self._client: jwt.PyJWKClient | None = None
+        self.cache_seconds = cache_seconds
+        self.refetch_interval = refetch_interval
         self._jwt = jwt
+        self._jwks_uri = jwks_uri
+        self._keys: dict[str | None, dict[str, Any]] = {}  # the last JWKS's signing keys by kid
+        self._expires = -math.inf  # (monotonic) when the last JWKS stops being trusted
+        self._fetched = -math.inf  # when the last fetch ended, succeeded or not
+        self._fetches = 0
+        self._backoff = _Backoff(backoff, max_backoff)
+        self._lock = anyio.Lock()
 
     async def __call__(self, token: str) -> Principal | None:
-        import anyio.to_thread
-
         jwt = self._jwt
-        client = await self._jwks()
         try:
-            # PyJWKClient fetches with urllib (blocking): in a worker thread.
-            key = await anyio.to_thread.run_sync(client.get_signing_key_from_jwt, token)
-            claims: dict[str, Any] = jwt.decode(
-                token,
-                key,
-                algorithms=self.algorithms,
-                audience=self.audience,
-                issuer=self.issuer,
-                leeway=self.leeway,
-                options={"require": ["exp", "iss", "aud", "sub"]},
-            )
-        except jwt.PyJWKClientConnectionError as exc:
-            log.warning("the issuer's keys are unreachable (%s)", exc)
-            raise VerifierUnavailable("the issuer's keys are unreachable") from None
+            header = self._plausible(token)
+            jwk = await self._key(header.get("kid"))
+            if jwk is None:
+                raise InvalidToken("no such key")
+            # The JWK's own alg if it has one (PyJWT then requires the token's to match).
+            claims = self._claims(token, jwt.PyJWK(jwk, jwk.get("alg") or header["alg"]))
+        except InvalidToken as exc:
+            log.debug("access token rejected: %s", exc)
+            return None
         except jwt.PyJWTError as exc:
             log.debug("access token rejected: %s", type(exc).__name__)
             return None
-        scope = claims.get("scope")
-        scopes = scope.split() if isinstance(scope, str) else claims.get("scp") or []
         expires_at = float(claims["exp"]) + self.leeway  # as long as decode would accept it
-        return Principal(str(claims["sub"]), frozenset(str(s) for s in scopes), claims, expires_at)
+        return Principal(claims["sub"], _scopes(claims), claims, expires_at)
 
-    async def _jwks(self) -> jwt.PyJWKClient:
-        if self._client is None:
-            uri = self._jwks_uri or await self._discover()
-            self._client = self._jwt.PyJWKClient(
-                uri, cache_keys=True, lifespan=self._cache_seconds, timeout=self.timeout
+    def _plausible(self, token: str) -> dict[str, Any]:
+        """The token's JOSE header, if the token could be valid with some key: well-formed, of
+        an accepted algorithm and `typ`, its claims valid (its signature unchecked)."""
+        header = self._jwt.get_unverified_header(token)
+        if header.get("alg") not in self.algorithms:
+            raise InvalidToken("algorithm")
+        typ = header.get("typ")
+        if not (typ is None or type(typ) is str) or _media_type(typ) not in self.accepted_types:
+            raise InvalidToken("typ")
+        self._claims(token, None)
+        return header
+
+    def _claims(self, token: str, key: jwt.PyJWK | None) -> dict[str, Any]:
+        """The token's claims, checked, and its signature with `key` (None: unchecked)."""
+        claims = self._jwt.decode(
+            token,
+            key if key is not None else "",
+            algorithms=self.algorithms,
+            audience=self.audience,
+            issuer=self.issuer,
+            leeway=self.leeway,
+            options={
+                "verify_signature": key is not None,
+                "verify_exp": True,
+                "verify_nbf": True,
+                "verify_iat": True,
+                "verify_aud": True,
+                "verify_iss": True,
+                "verify_sub": True,
+                "verify_jti": True,
+                "require": ["exp", "iss", "aud", "sub"],
+            },
+        )
+        if type(claims["sub"]) is not str or not claims["sub"]:
+            raise InvalidToken("subject")
+        return claims
+
+    async def _key(self, kid: str | None) -> dict[str, Any] | None:
+        """The JWK named `kid` in a JWKS within its lifetime, fetched if need be (see the
+        class's docstring); None if that JWKS has no such key."""
+        if time.monotonic() < self._expires and kid in self._keys:
+            return self._keys[kid]
+        fetches = self._fetches
+        async with self._lock:
+            now = time.monotonic()
+            due = now >= self._expires or (
+                kid not in self._keys and now >= self._fetched + self.refetch_interval
             )
-        return self._client
+            # Not if a fetch ended while this task waited: concurrent tokens share one.
+            if due and self._fetches == fetches and not self._backoff.waiting():
+                await self._fetch()
+        if time.monotonic() < self._expires:
+            return self._keys.get(kid)
+        raise VerifierUnavailable("the issuer's keys are unreachable")
 
-    async def _discover(self) -> str:
+    async def _fetch(self) -> None:
+        import httpx  # the http extra
+
+        keys = None
+        with anyio.move_on_after(self.timeout) as deadline:
+            async with httpx.AsyncClient(timeout=self.timeout) as http:
+                if self._jwks_uri is None:
+                    self._jwks_uri = await self._discover(http)
+                if self._jwks_uri is not None:
+                    keys = await self._jwks(http, self._jwks_uri)
+        if deadline.cancelled_caught:
+            log.warning("fetching the issuer's keys took more than %s s", self.timeout)
+        self._fetches += 1
+        self._fetched = time.monotonic()
+        if keys is None:
+            self._backoff.failed()
+        else:
+            self._keys, self._expires = keys, self._fetched + self.cache_seconds
+            self._backoff.succeeded()
+
+    async def _jwks(
+        self, http: httpx.AsyncClient, uri: str
+    ) -> dict[str | None, dict[str, Any]] | None:
+        """The signing keys of the JWKS at `uri` by kid; None if it cannot be had."""
+        import httpx
+
+        try:
+            response = await http.get(uri, headers={"accept": "application/json"})
+            document = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError) as exc:
+            log.warning("the issuer's keys are unreachable (%s)", type(exc).__name__)
+            return None
+        found = document.get("keys") if type(document) is dict else None
+        if type(found) is not list:
+            log.warning("no JWKS at %s (HTTP %s)", uri, response.status_code)
+            return None
+        keys: dict[str | None, dict[str, Any]] = {}
+        for jwk in cast(list[Any], found):
+            if type(jwk) is not dict or jwk.get("use", "sig") != "sig" or jwk.get("kty") == "oct":
+                continue
+            kid = jwk.get("kid")
+            if kid is None or type(kid) is str:
+                keys.setdefault(kid, jwk)
+        return keys
+
+    async def _discover(self, http: httpx.AsyncClient) -> str | None:
         import httpx
 
         parts = urlsplit(self.issuer)
@@ -242,31 +389,74 @@ class JwtVerifier:
             f"{base}/.well-known/openid-configuration{path}",
             f"{self.issuer.rstrip('/')}/.well-known/openid-configuration",
         ]
-        async with httpx.AsyncClient(timeout=self.timeout) as http:
-            for url in candidates:
-                try:
-                    response = await http.get(url)
-                    document = response.json() if response.status_code == 200 else {}
-                except (httpx.HTTPError, ValueError):
-                    continue
-                if document.get("issuer") == self.issuer and document.get("jwks_uri"):
-                    return str(document["jwks_uri"])
+        for url in dict.fromkeys(candidates):
+            try:
+                response = await http.get(url, headers={"accept": "application/json"})
+                document = response.json() if response.status_code == 200 else {}
+            except (httpx.HTTPError, ValueError):
+                continue
+            if type(document) is dict and document.get("issuer") == self.issuer:
+                if type(document.get("jwks_uri")) is str:
+                    return document["jwks_uri"]
         log.warning("no authorization-server metadata with a jwks_uri for %s", self.issuer)
-        raise VerifierUnavailable("the issuer's metadata is unreachable")
+        return None
+
+
+def _media_type(typ: str | None) -> str | None:
+    """RFC 7515 4.1.9: `typ` is a media type, compared case-insensitively, `application/`
+    left out."""
+    return typ.lower().removeprefix("application/") if typ is not None else None
+
+
+def _scopes(claims: Mapping[str, Any]) -> frozenset[str]:
+    """`scope` (RFC 9068, RFC 7662), else `scp` (Entra ID, Okta): a space-separated string or
+    a list of strings."""
+    value = claims.get("scope")
+    if value is None:
+        value = claims.get("scp")
+    if isinstance(value, str):
+        return frozenset(value.split())
+    if isinstance(value, list):
+        return frozenset(s for s in cast(list[Any], value) if isinstance(s, str))
+    return frozenset()
+
+
+class _Backoff:
+    """After a failure, no new attempt for `first` seconds, doubling up to `most` while
+    attempts keep failing."""
+
+    def __init__(self, first: float, most: float) -> None:
+        self.first, self.most = first, most
+        self.delay, self.until = first, -math.inf
+
+    def waiting(self) -> bool:
+        return time.monotonic() < self.until
+
+    def failed(self) -> None:
+        if self.waiting():  # an attempt started before the last failure: not a new one
+            return
+        self.until = time.monotonic() + self.delay
+        self.delay = min(2 * self.delay, self.most)
+
+    def succeeded(self) -> None:
+        self.delay, self.until = self.first, -math.inf
 
 
 class IntrospectionVerifier:
     """Verifies access tokens of any format by RFC 7662 introspection: the token is POSTed to
     the authorization server's `introspection_endpoint`, the resource server authenticating as
     `client_id` / `client_secret` (HTTP Basic). A token is accepted when the answer says
-    `active`, names a `sub`, has `audience` in its `aud` (this resource, RFC 8707; None skips
-    the check, for servers whose answers carry no `aud`), `issuer` as its `iss` when given, and
-    an `exp` (if any) in the future (`leeway` seconds of clock skew). Scopes come from `scope`.
+    `active`, names a `sub` (a non-empty string), has `audience` in its `aud` (this resource,
+    RFC 8707; None skips the check, for servers whose answers carry no `aud`), `issuer` as its
+    `iss` when given, and an `exp` (if any) in the future (`leeway` seconds of clock skew).
+    Scopes come from `scope` (space-separated), else `scp`, as for `JwtVerifier`.
 
     Accepted tokens are cached `cache_seconds` (never past their `exp`), at most `cache_size`
     of them, keyed by their SHA-256: a revoked token may be accepted that long. Rejections are
     not cached. An unreachable endpoint or an answer that is not an introspection response
-    (the resource server's credentials refused, say) is `VerifierUnavailable` (503)."""
+    (the resource server's credentials refused, say) is `VerifierUnavailable` (503); the
+    endpoint is then not asked again for `backoff` seconds, doubling up to `max_backoff` while
+    it keeps failing (tokens not in the cache are 503 meanwhile)."""
 
     def __init__(
         self,
@@ -280,6 +470,8 @@ class IntrospectionVerifier:
         timeout: float = 5.0,
         cache_seconds: float = 60.0,
         cache_size: int = 1024,
+        backoff: float = 2.0,
+        max_backoff: float = 60.0,
     ) -> None:
         self.endpoint = introspection_endpoint
         self.audience = audience
@@ -290,6 +482,7 @@ class IntrospectionVerifier:
         self.cache_size = cache_size
         self._credentials = (client_id, client_secret)
         self._cache: OrderedDict[bytes, tuple[Principal, float]] = OrderedDict()
+        self._backoff = _Backoff(backoff, max_backoff)
 
     async def __call__(self, token: str) -> Principal | None:
         key = hashlib.sha256(token.encode()).digest()
@@ -311,6 +504,8 @@ class IntrospectionVerifier:
     async def _introspect(self, token: str) -> dict[str, Any]:
         import httpx  # the http extra
 
+        if self._backoff.waiting():
+            raise VerifierUnavailable("token introspection failed recently")
         try:
             async with httpx.AsyncClient(timeout=self.timeout) as http:
                 response = await http.post(
@@ -322,16 +517,21 @@ class IntrospectionVerifier:
             answer = response.json() if response.status_code == 200 else None
         except (httpx.HTTPError, ValueError) as exc:
             log.warning("token introspection failed: %s", type(exc).__name__)
+            self._backoff.failed()
             raise VerifierUnavailable("token introspection failed") from None
         if type(answer) is not dict or type(answer.get("active")) is not bool:
             log.warning("token introspection answered HTTP %s", response.status_code)
+            self._backoff.failed()
             raise VerifierUnavailable("token introspection failed")
+        self._backoff.succeeded()
         return cast(dict[str, Any], answer)
 
     def _principal(self, answer: dict[str, Any]) -> Principal | None:
-        subject, exp, scope = answer.get("sub"), answer.get("exp"), answer.get("scope")
+        subject, exp = answer.get("sub"), answer.get("exp")
         audience = answer.get("aud")
-        audiences = [audience] if isinstance(audience, str) else audience or []
+        audiences = [audience] if isinstance(audience, str) else audience
+        if not isinstance(audiences, list):
+            audiences = []
         why = None
         if answer["active"] is not True:
             why = "inactive"
@@ -349,6 +549,5 @@ class IntrospectionVerifier:
             log.debug("access token rejected: %s", why)
             return None
         assert isinstance(subject, str)
-        scopes = scope.split() if isinstance(scope, str) else []
         expires_at = float(exp) + self.leeway if isinstance(exp, int | float) else None
-        return Principal(subject, frozenset(scopes), answer, expires_at)
+        return Principal(subject, _scopes(answer), answer, expires_at)

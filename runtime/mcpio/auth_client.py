@@ -112,9 +112,11 @@ def parse_www_authenticate(header: str) -> dict[str, str]:
 
 @dataclass
 class Tokens:
-    access_token: str
+    """An access token and what came with it; the tokens are kept out of the repr."""
+
+    access_token: str = field(repr=False)
     token_type: str = "Bearer"
-    refresh_token: str | None = None
+    refresh_token: str | None = field(default=None, repr=False)
     expires_at: float | None = None  # seconds since the epoch
     scope: str | None = None
     issuer: str | None = None  # the authorization server that issued them
@@ -128,7 +130,7 @@ class ClientInfo:
     """The client's identity at one authorization server."""
 
     client_id: str
-    client_secret: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
     token_endpoint_auth_method: str | None = None
 
 
@@ -225,7 +227,7 @@ class FileTokenStore:
 class Redirect:
     """What came back to the redirect URI."""
 
-    code: str | None
+    code: str | None = field(repr=False)
     state: str | None
     iss: str | None = None
     error: str | None = None
@@ -278,10 +280,11 @@ class OAuth:
     redirect_uri: str = "http://127.0.0.1:33418/callback"
     grant: str = "authorization_code"
     client_id: str | None = None
-    client_secret: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
     token_endpoint_auth_method: str | None = None
     client_metadata_url: str | None = None
-    private_key: str | None = None  # PEM: authenticate with private_key_jwt (needs PyJWT)
+    # PEM: authenticate with private_key_jwt (needs PyJWT)
+    private_key: str | None = field(default=None, repr=False)
     signing_algorithm: str = "RS256"
     client_name: str = "mcpio"
     application_type: str = "native"

@@ -54,28 +54,48 @@ _LIFECYCLE = frozenset({"initialize", "ping", "logging/setLevel"})
 
 
 class Listener:
-    """One modern `subscriptions/listen` stream."""
+    """One modern `subscriptions/listen` stream. Change notifications wait in a bounded queue
+    for the stream's writer (the listen request's own task): a reader that falls `queue`
+    notifications behind is cut off, so one slow client never holds up the others."""
 
     def __init__(
-        self, connection: ServerConnection, codec: Codec, id: RequestId, honoured: dict[str, Any]
+        self,
+        connection: ServerConnection,
+        codec: Codec,
+        id: RequestId,
+        honoured: dict[str, Any],
+        queue: int,
     ):
         self.connection = connection
         self.codec = codec
         self.id = id
         self.honoured = honoured
-        self.ended = anyio.Event()
         self.error: ProtocolError | None = None  # how the server ends it, if not gracefully
+        self.cut_off = False  # its reader fell behind: the stream is dropped, nothing more sent
+        self._send, self.queue = anyio.create_memory_object_stream[tuple[str, dict[str, Any]]](
+            queue
+        )
 
     def end(self, error: ProtocolError | None = None) -> None:
         self.error = self.error or error
-        self.ended.set()
+        self._send.close()
 
     def wants(self, flag: str | None, uri: str | None) -> bool:
         if flag is not None:
             return bool(self.honoured.get(flag))
         return uri in (self.honoured.get("resourceSubscriptions") or ())
 
-    async def deliver(self, method: str, params: dict[str, Any]) -> None:
+    def deliver(self, method: str, params: dict[str, Any]) -> None:
+        try:
+            self._send.send_nowait((method, params))
+        except anyio.WouldBlock:
+            log.info("listen stream %r: its reader fell behind; cut off", self.id)
+            self.cut_off = True
+            self._send.close()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    async def write(self, method: str, params: dict[str, Any]) -> None:
         tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: self.id}}
         await self.connection.send_notification(self.codec, method, tagged)
 
@@ -93,6 +113,11 @@ class ServerConnection:
         self.subscriptions: set[str] = set()
         self.listeners: set[Listener] = set()
         self.principal: Principal | None = None  # set by the HTTP app when it authorizes
+        # Bounds of a listen stream (the HTTP app sets them from its options): when it ends
+        # gracefully (seconds since the epoch), and how many notifications may wait for its
+        # reader before it is cut off (the transport bounds how long one write may take).
+        self.listen_until = math.inf
+        self.listen_queue = 256
 
     @property
     def subject(self) -> str | None:
@@ -177,7 +202,7 @@ class ServerConnection:
         self.server.sessions.discard(self)
         for listener in list(self.listeners):
             self.server.listeners.discard(listener)
-            listener.ended.set()
+            listener.end()
 
     def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
         return error_frame(self.codec, id, error)
@@ -313,7 +338,8 @@ class ServerConnection:
             if params.requestState is not None:
                 digest = request_digest(method, obj["params"])
                 answers, rounds = self.server.sealer.open(params.requestState, digest, self.subject)
-            answers.update(params.inputResponses or {})
+            # Answers sealed in earlier rounds stand: the client cannot replace them.
+            answers = {**(params.inputResponses or {}), **answers}
         inputs = RetriedInputs(answers)
         ctx = Context(
             revision=codec.revision,
@@ -390,8 +416,8 @@ class ServerConnection:
         honoured = {k: v for k, v in wanted.items() if offered.get(k) and v not in (False, None)}
         if not self.server.bus.available:
             raise unavailable()  # at once: the client listens again later
-        listener = Listener(self, codec, id, honoured)
-        await listener.deliver(
+        listener = Listener(self, codec, id, honoured, self.listen_queue)
+        await listener.write(
             "notifications/subscriptions/acknowledged", {"notifications": honoured}
         )
         self.listeners.add(listener)
@@ -399,15 +425,20 @@ class ServerConnection:
         if not self.server.bus.available:  # lost while acknowledging
             listener.end(unavailable())
         expires_at = self.principal.expires_at if self.principal is not None else None
+        until = min(self.listen_until, math.inf if expires_at is None else expires_at)
         try:
-            with anyio.move_on_after(math.inf if expires_at is None else expires_at - time.time()):
-                await listener.ended.wait()
-            if not listener.ended.is_set():
+            with anyio.move_on_after(until - time.time()) as lifetime:
+                async for method, params in listener.queue:
+                    if listener.cut_off:
+                        break
+                    await listener.write(method, params)
+            if lifetime.cancelled_caught and until == expires_at:
                 listener.end(ProtocolError(INVALID_REQUEST, TOKEN_EXPIRED))
         finally:
             self.listeners.discard(listener)
             self.server.listeners.discard(listener)
-        if self.session.closed.is_set():
+            listener.end()
+        if self.session.closed.is_set() or listener.cut_off:
             return None
         if listener.error is not None:
             raise listener.error

@@ -176,6 +176,12 @@ class Context:
     async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
         """Ask several questions at once (one round); answers by key, as public result models."""
         for question in questions.values():
+            if question.method not in self._codec.methods:  # an older revision's client
+                raise ProtocolError(
+                    METHOD_NOT_FOUND,
+                    f"{question.method} is not part of revision {self._codec.revision}",
+                    {"method": question.method},
+                )
             self.require(CAPABILITY_OF[question.method])
         answers = await self._inputs.ask(questions)
         out: dict[str, Any] = {}

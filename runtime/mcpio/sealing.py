@@ -1,8 +1,15 @@
 """Sealed `requestState`: the state a modern server hands the client between the rounds of a
 multi-round-trip request. The client carries it, so it is authenticated (HMAC-SHA256 with the
 server's key), expires, and is bound to the request it was issued for (method and a digest of
-its params), so it cannot be altered, kept, or replayed against another request. With
+its params), so it cannot be altered, kept past its lifetime, or replayed against another request. With
 authorization it is bound to the principal too (its subject), so it is refused for another.
+The answers it carries stand: a retry's `inputResponses` cannot replace them.
+
+What a stateless server cannot do is make it single-use: within its lifetime the same state
+sent again with the same request is accepted again. That gains the sender nothing it could not
+get by answering the same questions again (the handler re-runs with the answers the client
+itself gave); a handler whose effects must happen once should make them idempotent, keyed by
+something of its own in the request.
 
 It is signed, not encrypted: it holds only what the client itself sent (its earlier input
 responses). Instances behind one load balancer share the key (`Server(state_key=...)`).
@@ -48,7 +55,8 @@ class Sealer:
         self.ttl = ttl
 
     def _mac(self, body: str) -> str:
-        return _b64(hmac.new(self._key, body.encode(), hashlib.sha256).digest())
+        data = body.encode("utf-8", "surrogatepass")
+        return _b64(hmac.new(self._key, data, hashlib.sha256).digest())
 
     def seal(
         self, digest: str, responses: dict[str, Any], round: int, subject: str | None = None
@@ -64,10 +72,10 @@ class Sealer:
     ) -> tuple[dict[str, Any], int]:
         """The input responses sealed in `state` and its round; -32602 if it is forged, expired,
         foreign, or issued to another principal (`subject`: who asks now; None without one)."""
-        body, _, mac = state.rpartition(".")
-        if not body.startswith(_VERSION + ".") or not hmac.compare_digest(mac, self._mac(body)):
-            raise _invalid("it was not issued by this server or was altered")
-        payload = json.loads(_unb64(body.split(".", 1)[1]))
+        try:
+            payload = self._payload(state)
+        except (ValueError, TypeError, KeyError, UnicodeError):
+            raise _invalid("it was not issued by this server or was altered") from None
         if payload["x"] < time.time():
             raise _invalid("it has expired; start the request again without it")
         if payload["d"] != digest:
@@ -76,6 +84,17 @@ class Sealer:
             raise _invalid("it was issued to another principal")
         responses: dict[str, Any] = payload["r"]
         return responses, int(payload["n"])
+
+    def _payload(self, state: str) -> dict[str, Any]:
+        """The payload of a state whose MAC is this server's (ValueError otherwise)."""
+        body, _, mac = state.rpartition(".")
+        expected = self._mac(body)
+        if not body.startswith(_VERSION + ".") or not hmac.compare_digest(
+            mac.encode("utf-8", "surrogatepass"), expected.encode()
+        ):
+            raise ValueError("not sealed here")
+        payload: dict[str, Any] = json.loads(_unb64(body.split(".", 1)[1]))
+        return payload
 
 
 def _invalid(why: str) -> ProtocolError:

@@ -375,10 +375,10 @@ class Server:
         """Deliver an event from the bus to every modern listener of this instance that asked
         for it and every legacy session (resource updates: only those subscribed to the URI)."""
         method, params = event.method, event.params
-        targets: list[Callable[[], Awaitable[None]]] = []
         for listener in list(self.listeners) if listeners else ():
             if listener.wants(event.flag, event.uri):
-                targets.append(lambda listener=listener: listener.deliver(method, params))
+                listener.deliver(method, params)  # queued for its stream: never waits
+        targets: list[Callable[[], Awaitable[None]]] = []
         for session in list(self.sessions):
             if session.wants(event.uri):
                 targets.append(lambda session=session: session.notify(method, params))
@@ -444,11 +444,27 @@ class Server:
 
         return http_app(self, **options)
 
-    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-        """Serve Streamable HTTP with uvicorn (loopback unless `host` says otherwise)."""
+    def run_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        header_timeout: float = 10.0,
+        max_connections: int = 2000,
+        **options: Any,
+    ) -> None:
+        """Serve Streamable HTTP with uvicorn (loopback unless `host` says otherwise): the app's
+        `options` (see `HttpOptions`), and the connection bounds of
+        `mcpio.transports.http_serve`."""
         import uvicorn
 
-        uvicorn.run(self.http_app(**options), host=host, port=port, log_level="warning")
+        from mcpio.transports.http_serve import uvicorn_config
+
+        app = self.http_app(**options)
+        config = uvicorn_config(
+            app, host, port, header_timeout=header_timeout, max_connections=max_connections
+        )
+        uvicorn.Server(config).run()
 
 
 def tool_result_error(text: str, structured: Any = None) -> pub.CallToolResult:

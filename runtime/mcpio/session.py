@@ -8,6 +8,7 @@ import asyncio
 import contextvars
 import itertools
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import anyio
@@ -68,6 +69,9 @@ class Session:
         self._serving: dict[RequestId, anyio.CancelScope] = {}
         self._tasks: anyio.abc.TaskGroup | None = None
         self.closed = anyio.Event()
+        # Told when the handler of an incoming request has finished, answered or not (cancelled):
+        # the HTTP transport ends that request's exchange then.
+        self.on_served: Callable[[RequestId], None] | None = None
 
     # -------------------------------------------------------------- outgoing
 
@@ -109,6 +113,10 @@ class Session:
         """Run a task for as long as the session runs."""
         assert self._tasks is not None, "the session is not running"
         self._tasks.start_soon(fn, *args)
+
+    def serves(self, id: RequestId) -> bool:
+        """Whether the handler of an incoming request with this id is still running."""
+        return id in self._serving
 
     def cancel_incoming(self, id: RequestId) -> bool:
         """Cancel the handler of a request being served; False if there is none."""
@@ -187,6 +195,8 @@ class Session:
             pass
         finally:
             self._serving.pop(id, None)
+            if self.on_served is not None:
+                self.on_served(id)
 
     def _settle(self, raw: bytes, obj: dict[str, Any]) -> None:
         id = obj.get("id")

@@ -10,9 +10,20 @@ POST carries one message (a batch on 2025-03-26); what a handler says while it r
 questions to the client, its response) goes back on that POST's stream, anything else on the
 session's GET stream. Sessions expire when idle and end with DELETE.
 
+Every request is answered exactly once, or refused with a documented status: a legacy POST
+waits until each request it carried is done (a request the client cancelled adds nothing; a
+session that ends under it: 404), an id that could not be told apart from another's (not a
+string or integer, repeated in a batch, or still in use in the session) is refused without
+reaching the session. The legacy era answers JSON-RPC responses, errors included, with 200 (its
+clients read a 4xx as a transport failure, and a 404 as "session gone"); the modern era maps
+error codes to statuses (400, 404 for -32601).
+
 Secure by default: Host and Origin must name this machine unless configured otherwise (421 /
-403), bodies are bounded (413), so are sessions and open streams (503), and no response carries
-a traceback.
+403, parsed exactly), bodies are bounded in size (413) and time (408), and so is what one
+client, or all of them, may hold at once: sessions, requests in flight, GET and listen streams
+(429 for one client past its share, 503 when full), bodies being parsed (they wait their turn),
+batch length (413). Streams end after a lifetime; a stream whose reader falls behind is cut
+off. No response carries a traceback.
 
 Authorization (opt-in, `auth=ResourceServerAuth(...)`, see `mcpio.auth`): every request to the
 endpoint needs a valid bearer token (401, 403 `insufficient_scope`), the protected-resource
@@ -27,9 +38,10 @@ import asyncio
 import base64
 import logging
 import math
+import re
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +55,7 @@ from mcpio.auth import Principal, ResourceServerAuth, VerifierUnavailable, beare
 from mcpio.jsonrpc import RequestId, error_frame
 from mcpio.negotiate import MODERN, envelope_version
 from mcpio.session import serving
+from mcpio.transports.admission import ByteBudget, Refused, Slots
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 from mcpio.wire.peek import NAMED_BY
@@ -60,21 +73,40 @@ Send = Callable[[Message], Awaitable[None]]
 
 HEADER_MISMATCH = -32020
 UNSUPPORTED_VERSION = -32022
-# JSON-RPC codes the modern era answers with 400 (and 404 for an unknown method).
+# JSON-RPC codes the modern era answers with 400 (and 404 for an unknown method). The legacy era
+# answers every JSON-RPC response with 200, as its clients expect.
 BAD_REQUEST_CODES = frozenset({-32700, -32600, -32602, -32020, -32021, -32022})
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]"})
 KEEPALIVE_SECONDS = 15.0
+# A Host header (RFC 9110 §7.2): a bracketed IPv6 literal or a name, then an optional port.
+_HOST = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::[0-9]{1,5})?")
+_ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://(.+)")
 
 
 @dataclass
 class HttpOptions:
+    """How the app serves and what it admits (the README's "Limits" lists every bound). A
+    client is the principal with authorization, else the peer's address."""
+
     path: str = "/mcp"
     allowed_hosts: frozenset[str] | None = None  # None: loopback names only; {"*"}: any
     allowed_origins: frozenset[str] | None = None  # host names an Origin may carry
     max_body_bytes: int = MAX_MESSAGE_BYTES
+    body_timeout: float = 30.0  # to receive a whole body: 408 past it
+    max_parsing_bytes: int = 2 * MAX_MESSAGE_BYTES  # bodies held (parsed, served) at once
+    admission_timeout: float = 10.0  # how long a body waits for that budget: 503 past it
+    max_batch_items: int = 256  # 2025-03-26 batches
     max_sessions: int = 1000
-    max_streams: int = 1000
+    max_sessions_per_client: int = 100
+    handshake_seconds: float = 60.0  # a session never used after its initialize ends then
     session_idle_seconds: float = 1800.0
+    max_streams: int = 1000  # requests being answered at once
+    max_streams_per_client: int = 200
+    max_listen_streams: int = 1000  # legacy GET streams and subscriptions/listen streams
+    max_listen_streams_per_client: int = 100
+    stream_lifetime: float = 3600.0  # a GET or listen stream ends then; the client opens another
+    stream_queue: int = 256  # frames waiting for a stream's reader: a slower one is cut off
+    send_timeout: float = 30.0  # a stream whose reader takes no frame this long: cut off
     auth: ResourceServerAuth | None = None  # None: no authorization
 
 
@@ -83,12 +115,32 @@ def http_app(server: Server, **options: Any) -> HttpApp:
     return HttpApp(server, HttpOptions(**options))
 
 
+@dataclass
+class Exchange:
+    """One HTTP request to the endpoint, and the means to answer it."""
+
+    receive: Receive
+    send: Send
+    headers: Headers
+    principal: Principal | None
+    client: str  # whom per-client bounds count
+
+
 class HttpApp:
     def __init__(self, server: Server, options: HttpOptions) -> None:
         self.server = server
         self.options = options
         self.sessions: dict[str, LegacySession] = {}
-        self.streams = 0
+        self.session_slots = Slots(
+            "sessions", options.max_sessions, options.max_sessions_per_client
+        )
+        self.request_slots = Slots(
+            "requests in flight", options.max_streams, options.max_streams_per_client
+        )
+        self.listen_slots = Slots(
+            "open streams", options.max_listen_streams, options.max_listen_streams_per_client
+        )
+        self.parsing = ByteBudget(options.max_parsing_bytes, options.admission_timeout)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -107,15 +159,20 @@ class HttpApp:
                 raise HttpError(404, ProtocolError(INVALID_REQUEST, "not an MCP endpoint"))
             self._check_host_and_origin(headers)
             principal = await self._authenticate(headers)
+            exchange = Exchange(receive, send, headers, principal, _client(scope, principal))
             method = scope["method"]
             if method == "POST":
-                await self._post(scope, receive, send, headers, principal)
+                await self._post(exchange)
             elif method == "GET":
-                await self._get(scope, receive, send, headers, principal)
+                await self._get(exchange)
             elif method == "DELETE":
-                await self._delete(send, headers, principal)
+                await self._delete(exchange)
             else:
                 raise HttpError(405, ProtocolError(INVALID_REQUEST, f"{method} is not allowed"))
+        except Refused as exc:
+            error = ProtocolError(INVALID_REQUEST, exc.reason)
+            retry = {"retry-after": "1"} if exc.status in (429, 503) else None
+            await respond(send, exc.status, error_frame(None, None, error), retry)
         except HttpError as exc:
             await respond(send, exc.status, error_frame(None, None, exc.error), exc.headers)
 
@@ -127,7 +184,7 @@ class HttpApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 for session in list(self.sessions.values()):
-                    await session.close()
+                    self._end(session)
                 await self.server.stop_bus()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
@@ -136,15 +193,23 @@ class HttpApp:
 
     def _check_host_and_origin(self, headers: Headers) -> None:
         allowed = self.options.allowed_hosts
+        hosts = headers.getlist("host")
+        if len(hosts) > 1:
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, "more than one Host header"))
         if allowed is None or "*" not in allowed:
-            host = _hostname(headers.get("host", ""))
-            if host not in (allowed or LOOPBACK):
+            host = _hostname(hosts[0] if hosts else "")
+            if host is None or host not in (allowed or LOOPBACK):
                 raise HttpError(421, ProtocolError(INVALID_REQUEST, "Host not allowed"))
-        origin = headers.get("origin")
-        if origin is not None:
-            origins = self.options.allowed_origins or self.options.allowed_hosts or LOOPBACK
-            if "*" not in origins and _hostname(origin.split("://", 1)[-1]) not in origins:
-                raise HttpError(403, ProtocolError(INVALID_REQUEST, "Origin not allowed"))
+        origins = headers.getlist("origin")
+        if not origins:
+            return
+        allowed = self.options.allowed_origins or self.options.allowed_hosts or LOOPBACK
+        if "*" in allowed:
+            return
+        match = _ORIGIN.fullmatch(origins[0].strip().lower())
+        host = _hostname(match[1]) if match is not None else None
+        if len(origins) > 1 or host is None or host not in allowed:
+            raise HttpError(403, ProtocolError(INVALID_REQUEST, "Origin not allowed"))
 
     # ------------------------------------------------------------------ authorization
 
@@ -197,29 +262,27 @@ class HttpApp:
     async def _body(self, receive: Receive) -> bytes:
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise HttpError(400, ProtocolError(INVALID_REQUEST, "the client went away"))
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.options.max_body_bytes:
-                limit = self.options.max_body_bytes
-                raise HttpError(413, ProtocolError(INVALID_REQUEST, f"body exceeds {limit} bytes"))
-            chunks.append(chunk)
-            if not message.get("more_body"):
-                return b"".join(chunks)
+        limit = self.options.max_body_bytes
+        with anyio.move_on_after(self.options.body_timeout):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise HttpError(400, ProtocolError(INVALID_REQUEST, "the client went away"))
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    reason = f"body exceeds {limit} bytes"
+                    raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
+                chunks.append(chunk)
+                if not message.get("more_body"):
+                    return b"".join(chunks)
+        reason = f"the body did not arrive within {self.options.body_timeout:g} s"
+        raise HttpError(408, ProtocolError(INVALID_REQUEST, reason))
 
     # ------------------------------------------------------------------ POST
 
-    async def _post(
-        self,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        headers: Headers,
-        principal: Principal | None,
-    ) -> None:
+    async def _post(self, exchange: Exchange) -> None:
+        headers = exchange.headers
         if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
             raise HttpError(
                 415, ProtocolError(INVALID_REQUEST, "Content-Type must be application/json")
@@ -230,23 +293,31 @@ class HttpApp:
         ):
             reason = "Accept must list application/json and text/event-stream"
             raise HttpError(406, ProtocolError(INVALID_REQUEST, reason))
-        body = await self._body(receive)
+        body = await self._body(exchange.receive)
+        held = await self.parsing.take(len(body))
         try:
-            obj = pydantic_core.from_json(body, allow_inf_nan=False)
+            await self._route(exchange, body)
+        finally:
+            self.parsing.give(held)
+
+    async def _route(self, exchange: Exchange, body: bytes) -> None:
+        try:
+            obj: Any = pydantic_core.from_json(body, allow_inf_nan=False)
         except ValueError as exc:
             raise HttpError(400, ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}")) from None
-        self._authorize(principal, _messages(obj))
+        self._authorize(exchange.principal, obj if type(obj) is list else [obj])
+        headers = exchange.headers
         session_id = headers.get("mcp-session-id")
-        modern = type(obj) is dict and (
-            headers.get("mcp-protocol-version") in MODERN or envelope_version(obj) is not None
-        )
-        if session_id is None and modern:
-            await self._modern(receive, send, headers, body, obj, principal)
+        if (
+            type(obj) is dict
+            and session_id is None
+            and (headers.get("mcp-protocol-version") in MODERN or envelope_version(obj) is not None)
+        ):
+            await self._modern(exchange, body, obj)
         elif type(obj) is dict and obj.get("method") == "initialize":
-            await self._initialize(receive, send, body, obj, principal)
+            await self._initialize(exchange, body, obj)
         elif session_id is not None:
-            session = self._session(session_id, principal)
-            await self._legacy(receive, send, headers, session, body, obj)
+            await self._legacy(exchange, self._session(session_id, exchange.principal), body, obj)
         elif type(obj) is not dict:
             raise HttpError(
                 400, ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
@@ -255,43 +326,40 @@ class HttpApp:
             reason = "no session: send initialize first, or a request with the 2026-07-28 envelope"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
 
-    async def _modern(
-        self,
-        receive: Receive,
-        send: Send,
-        headers: Headers,
-        body: bytes,
-        obj: dict[str, Any],
-        principal: Principal | None,
-    ) -> None:
+    async def _modern(self, exchange: Exchange, body: bytes, obj: dict[str, Any]) -> None:
         id = obj.get("id")
-        id = id if type(id) is int or type(id) is str else None
         try:
-            _check_headers(headers, obj)
+            _check_headers(exchange.headers, obj)
         except ProtocolError as exc:
-            await respond(send, status_of(exc.code), error_frame(None, id, exc))
+            await respond(
+                exchange.send, status_of(exc.code), error_frame(None, _id_or_none(id), exc)
+            )
             return
-        if "method" not in obj or id is None:
-            await respond(send, 202 if "method" in obj else 400, b"")  # notifications: accepted
+        if "method" not in obj:
+            reason = "a 2026-07-28 server takes requests and notifications, not responses"
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+        if "id" not in obj:
+            await respond(exchange.send, 202, b"")  # a notification: accepted
             return
+        if _id_or_none(id) is None:
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, ID_SHAPE))
         from mcpio.connection import ServerConnection
 
-        if self.streams >= self.options.max_streams:
-            raise HttpError(503, ProtocolError(INVALID_REQUEST, "too many open streams"))
-        self.streams += 1
-        try:
+        listen = obj["method"] == "subscriptions/listen"
+        slots = self.listen_slots if listen else self.request_slots
+        with slots.holding(exchange.client):
             # The handler runs in this task and writes straight into the response: JSON when
             # its first frame is the answer, else an SSE stream. The client going away cancels it.
             async with anyio.create_task_group() as tasks:
-                answer = Answer(send, tasks)
+                answer = Answer(exchange.send, tasks, self.options.send_timeout)
                 connection = ServerConnection(self.server, answer)
                 connection.modern_seen = True  # without its envelope: invalid params
-                connection.principal = principal
-                tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope)
+                connection.principal = exchange.principal
+                connection.listen_until = time.time() + self.options.stream_lifetime
+                connection.listen_queue = self.options.stream_queue
+                tasks.start_soon(_watch_disconnect, exchange.receive, tasks.cancel_scope)
                 await connection.on_request(body, obj)
                 tasks.cancel_scope.cancel()
-        finally:
-            self.streams -= 1
 
     # ------------------------------------------------------------------ legacy sessions
 
@@ -303,98 +371,98 @@ class HttpApp:
         if session is None or _subject(session.principal) != _subject(principal):
             raise HttpError(404, ProtocolError(INVALID_REQUEST, "unknown or expired session"))
         session.last_used = time.monotonic()
+        session.established = True
         session.principal = session.connection.principal = principal  # its latest token's
         return session
 
     def _expire(self) -> None:
-        deadline = time.monotonic() - self.options.session_idle_seconds
-        for key, session in list(self.sessions.items()):
-            if session.last_used < deadline:
-                del self.sessions[key]
-                session.ended.set()
+        now = time.monotonic()
+        idle, handshake = self.options.session_idle_seconds, self.options.handshake_seconds
+        for session in list(self.sessions.values()):
+            if session.last_used + (idle if session.established else handshake) < now:
+                self._end(session)
 
-    async def _initialize(
-        self,
-        receive: Receive,
-        send: Send,
-        body: bytes,
-        obj: dict[str, Any],
-        principal: Principal | None,
-    ) -> None:
+    def _end(self, session: LegacySession) -> None:
+        if self.sessions.pop(session.id, None) is not None:
+            self.session_slots.give(session.client)
+        session.end()
+
+    async def _initialize(self, exchange: Exchange, body: bytes, obj: dict[str, Any]) -> None:
+        id = _id_or_none(obj.get("id"))
+        if id is None:
+            reason = "initialize must be a request whose id is a string or an integer"
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
         self._expire()
-        if len(self.sessions) >= self.options.max_sessions:
-            raise HttpError(503, ProtocolError(INVALID_REQUEST, "too many sessions"))
+        self.session_slots.take(exchange.client)
         from mcpio.connection import ServerConnection
 
-        session = LegacySession(secrets.token_urlsafe(24))
+        session = LegacySession(
+            secrets.token_urlsafe(24), exchange.client, self.options.stream_queue
+        )
         session.connection = ServerConnection(self.server, session)
-        session.principal = session.connection.principal = principal
-        self._start(session)
-        id = obj.get("id")
-        outbox = session.stream_for(id if type(id) is int or type(id) is str else None)
-        await session.deliver(body)
-        frame = await outbox.receive()
-        session.streams.pop(id, None)
-        answer = pydantic_core.from_json(frame)
-        if "result" in answer:
-            self.sessions[session.id] = session
-            await respond(send, 200, frame, {"mcp-session-id": session.id})
-        else:
-            session.ended.set()
-            await respond(send, 400, frame)
-
-    def _start(self, session: LegacySession) -> None:
-        """Sessions outlive the request that opened them: each runs in a task of its own."""
+        session.principal = session.connection.principal = exchange.principal
         session.task = asyncio.get_running_loop().create_task(session.run())
+        opened = False
+        try:
+            outbox = session.exchange([id])
+            await session.deliver(body)
+            answer = await _first_response(outbox)
+            if answer is None:  # the server is shutting down
+                raise HttpError(503, ProtocolError(INVALID_REQUEST, SESSION_ENDED))
+            opened = _has_result(answer)
+            if opened:
+                self.sessions[session.id] = session
+            await respond(
+                exchange.send, 200, answer, {"mcp-session-id": session.id} if opened else None
+            )
+        finally:
+            session.release([id])
+            if not opened:
+                self.session_slots.give(exchange.client)
+                session.end()
 
     async def _legacy(
-        self,
-        receive: Receive,
-        send: Send,
-        headers: Headers,
-        session: LegacySession,
-        body: bytes,
-        obj: Any,
+        self, exchange: Exchange, session: LegacySession, body: bytes, obj: Any
     ) -> None:
         codec = session.connection.codec
-        version = headers.get("mcp-protocol-version")
+        version = exchange.headers.get("mcp-protocol-version")
         if version is not None and codec is not None and version != codec.revision:
             reason = f"MCP-Protocol-Version {version!r} is not this session's ({codec.revision})"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
-        items = obj if type(obj) is list else [obj]
-        if type(obj) is list and (codec is None or not codec.batching or not obj):
+        batch = type(obj) is list
+        if batch and (codec is None or not codec.batching or not obj):
             raise HttpError(
                 400, ProtocolError(INVALID_REQUEST, "batches are not part of this revision")
             )
-        requests: list[RequestId] = []
-        for item in items:
-            if type(item) is not dict:
-                raise HttpError(
-                    400, ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
-                )
-            if "method" in item and type(item.get("id")) in (int, str):
-                requests.append(item["id"])
-        outboxes = [session.stream_for(id) for id in requests]
-        for item in items:
-            await session.deliver(body if item is obj else pydantic_core.to_json(item))
-        if not requests:
-            await respond(send, 202, b"")
-        elif type(obj) is list:
-            answers = [await outbox.receive() for outbox in outboxes]
-            for id in requests:
-                session.streams.pop(id, None)
-            await respond(send, 200, b"[" + b",".join(answers) + b"]")
-        else:
-            await self._stream(receive, send, outboxes[0], None, requests[0], session)
+        if batch and len(obj) > self.options.max_batch_items:
+            reason = f"a batch holds at most {self.options.max_batch_items} messages"
+            raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
+        refused: list[bytes] = []  # answers made here, for items the session must not see
+        ids: list[RequestId] = []
+        accepted: list[Any] = []
+        for item in obj if batch else [obj]:
+            error, id = _refusal(session, item, ids)
+            if error is not None and not batch:
+                raise HttpError(400, error)
+            if error is not None:
+                refused.append(error_frame(codec, id, error))
+                continue
+            accepted.append(item)
+            if id is not None:
+                ids.append(id)
+        outbox = session.exchange(ids)
+        try:
+            for item in accepted:
+                await session.deliver(pydantic_core.to_json(item) if batch else body)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_watch_disconnect, exchange.receive, tasks.cancel_scope)
+                await _relay(exchange.send, outbox, ids, refused, batch)
+                tasks.cancel_scope.cancel()
+        finally:
+            session.release(ids)
 
-    async def _get(
-        self,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        headers: Headers,
-        principal: Principal | None,
-    ) -> None:
+    async def _get(self, exchange: Exchange) -> None:
+        headers = exchange.headers
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             raise HttpError(405, ProtocolError(INVALID_REQUEST, "GET needs a legacy session"))
@@ -402,111 +470,179 @@ class HttpApp:
             raise HttpError(
                 406, ProtocolError(INVALID_REQUEST, "Accept must list text/event-stream")
             )
-        self._authorize(principal, [])
-        session = self._session(session_id, principal)
+        self._authorize(exchange.principal, [])
+        session = self._session(session_id, exchange.principal)
         if session.background is not None:
             raise HttpError(
                 409, ProtocolError(INVALID_REQUEST, "this session's stream is already open")
             )
-        outbox = session.open_background()
-        until = principal.expires_at if principal is not None else None
-        try:
-            await self._stream(receive, send, outbox, None, None, session, until)
-        finally:
-            session.background = None
+        until = time.time() + self.options.stream_lifetime
+        if exchange.principal is not None and exchange.principal.expires_at is not None:
+            until = min(until, exchange.principal.expires_at)
+        with self.listen_slots.holding(exchange.client):
+            outbox = session.open_background()
+            try:
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(_watch_disconnect, exchange.receive, tasks.cancel_scope)
+                    await _stream_until(exchange.send, outbox, until)
+                    tasks.cancel_scope.cancel()
+            finally:
+                session.close_background(outbox)
 
-    async def _delete(self, send: Send, headers: Headers, principal: Principal | None) -> None:
-        session_id = headers.get("mcp-session-id")
+    async def _delete(self, exchange: Exchange) -> None:
+        session_id = exchange.headers.get("mcp-session-id")
         if session_id is None:
             raise HttpError(405, ProtocolError(INVALID_REQUEST, "DELETE needs a legacy session"))
-        self._authorize(principal, [])
-        session = self._session(session_id, principal)
-        del self.sessions[session_id]
-        await session.close()
-        await respond(send, 200, b"")
-
-    # ------------------------------------------------------------------ answers
-
-    async def _stream(
-        self,
-        receive: Receive,
-        send: Send,
-        outbox: MemoryObjectReceiveStream[bytes],
-        run: Callable[[], Coroutine[Any, Any, None]] | None,
-        id: RequestId | None,
-        session: LegacySession | None = None,
-        until: float | None = None,
-    ) -> None:
-        """Answer with the first frame as JSON if it is the response, else as an SSE stream of
-        every frame up to the response (forever, for a GET stream or a listen; a GET stream
-        ends at `until`, when its access token expires). The client going away cancels the
-        work (modern) or just ends the stream (legacy)."""
-        if self.streams >= self.options.max_streams:
-            raise HttpError(503, ProtocolError(INVALID_REQUEST, "too many open streams"))
-        self.streams += 1
-        try:
-            async with anyio.create_task_group() as tasks:
-                if run is not None:
-                    tasks.start_soon(run)
-                tasks.start_soon(_watch_disconnect, receive, tasks.cancel_scope)
-                await _answer(send, outbox, id, session is not None and id is None, until)
-                tasks.cancel_scope.cancel()
-        finally:
-            self.streams -= 1
-            if session is not None and id is not None:
-                session.streams.pop(id, None)
+        self._authorize(exchange.principal, [])
+        self._end(self._session(session_id, exchange.principal))
+        await respond(exchange.send, 200, b"")
 
 
-async def _answer(
-    send: Send,
-    outbox: MemoryObjectReceiveStream[bytes],
-    id: RequestId | None,
-    keepalive: bool,
-    until: float | None = None,
-) -> None:
-    first: bytes | None = b""  # a stream of the session's own (GET): open it at once
-    if id is not None:
-        first = await _next(outbox, keepalive)
-        if first is None:
-            return
-        if _is_response(first):
-            await respond(send, _status_of_frame(first), first)
-            return
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [
-                (b"content-type", b"text/event-stream"),
-                (b"cache-control", b"no-cache"),
-                (b"x-accel-buffering", b"no"),
-            ],
-        }
-    )
-    frame: bytes | None = first
-    while frame is not None:
-        chunk = b": ping\n\n" if frame == b"" else b"event: message\ndata: " + frame + b"\n\n"
-        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        if id is not None and frame and _is_response(frame):
-            break
-        frame = await _next(outbox, True, until)
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
+ID_SHAPE = "id must be a string or an integer"
 
 
-async def _next(
-    outbox: MemoryObjectReceiveStream[bytes], keepalive: bool, until: float | None = None
-) -> bytes | None:
-    """The next frame; b"" when a long-lived stream should say it is still there; None when
-    the stream ends (its outbox closed, or the time `until` reached)."""
+def _id_or_none(id: Any) -> RequestId | None:
+    return id if type(id) is int or type(id) is str else None
+
+
+def _refusal(
+    session: LegacySession, item: Any, taken: list[RequestId]
+) -> tuple[ProtocolError | None, RequestId | None]:
+    """Why a legacy POST's message is answered here rather than by the session (a request whose
+    answer could not be told apart from another's), and the id to answer with; else the id of
+    the request to expect an answer for (None for notifications and responses)."""
+    if type(item) is not dict:
+        return ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object"), None
+    if "method" not in item or "id" not in item:
+        return None, None
+    id = _id_or_none(item["id"])
+    if id is None:
+        return ProtocolError(INVALID_REQUEST, ID_SHAPE), None
+    if id in taken or session.in_use(id):
+        return ProtocolError(INVALID_REQUEST, f"id {id!r} is in use by another request"), id
+    return None, id
+
+
+def _has_result(frame: bytes) -> bool:
+    obj = pydantic_core.from_json(frame)
+    return type(obj) is dict and "result" in obj
+
+
+# ---------------------------------------------------------------------- answers
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The handler of a request finished: its exchange expects nothing more for that id."""
+
+    id: RequestId
+
+
+Outbox = MemoryObjectReceiveStream["bytes | Done"]
+
+
+class Sse:
+    """An SSE response being written: events, keep-alive comments, its end."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+
+    async def open(self) -> Sse:
+        await self._send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        return self
+
+    async def event(self, frame: bytes, last: bool = False) -> None:
+        chunk = b"event: message\ndata: " + frame + b"\n\n"
+        await self._send({"type": "http.response.body", "body": chunk, "more_body": not last})
+
+    async def ping(self) -> None:
+        await self._send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
+
+    async def close(self) -> None:
+        await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _next(outbox: Outbox, until: float = math.inf) -> bytes | Done | None:
+    """The next item; None when a stream should say it is still there. Raises EndOfStream when
+    the outbox ends (its stream cut off, or its session ended) or at the time `until`."""
+    wait = min(KEEPALIVE_SECONDS, until - time.time())
+    if wait <= 0:
+        raise anyio.EndOfStream
+    with anyio.move_on_after(wait):
+        return await outbox.receive()
+    return None
+
+
+async def _first_response(outbox: Outbox) -> bytes | None:
+    """The response a request's handler sent, once it finished (None: it sent none)."""
+    response = None
     try:
-        if not keepalive:
-            return await outbox.receive()
-        wait = KEEPALIVE_SECONDS if until is None else min(KEEPALIVE_SECONDS, until - time.time())
-        with anyio.move_on_after(wait):
-            return await outbox.receive()
-        return b"" if until is None or time.time() < until else None
+        while True:
+            item = await outbox.receive()
+            if isinstance(item, Done):
+                return response
+            if _is_response(item):
+                response = item
     except anyio.EndOfStream:
-        return None
+        return response
+
+
+async def _relay(
+    send: Send, outbox: Outbox, ids: list[RequestId], answers: list[bytes], batch: bool
+) -> None:
+    """Answer a legacy POST once every request it carried is done: as JSON (the response, or
+    the batch's array) while only responses come, as an SSE stream of every frame (responses
+    included) once a handler says something else first (progress, a log, a request). A
+    request cancelled by the client adds nothing; with nothing to answer, 202."""
+    pending = set(ids)
+    sse: Sse | None = None
+    try:
+        while pending:
+            item = await _next(outbox)
+            if item is None:
+                if sse is not None:
+                    await sse.ping()
+            elif isinstance(item, Done):
+                pending.discard(item.id)
+            else:
+                obj = pydantic_core.from_json(item)
+                if type(obj) is dict and "method" not in obj:  # a response
+                    pending.discard(obj.get("id"))
+                    if sse is None:
+                        answers.append(item)
+                        continue
+                elif sse is None:
+                    sse = await Sse(send).open()
+                    for answer in answers:
+                        await sse.event(answer)
+                await sse.event(item)
+    except anyio.EndOfStream:  # the session ended, or this stream's reader fell behind
+        if sse is None and not answers:
+            raise HttpError(404, ProtocolError(INVALID_REQUEST, SESSION_ENDED)) from None
+    if sse is not None:
+        await sse.close()
+    elif not answers:
+        await respond(send, 202, b"")
+    else:
+        await respond(send, 200, b"[" + b",".join(answers) + b"]" if batch else answers[0])
+
+
+SESSION_ENDED = "the session ended"
+
+
+async def _stream_until(send: Send, outbox: Outbox, until: float) -> None:
+    """A session's GET stream: every frame sent to it, keep-alive comments, until `until`
+    (its lifetime, or its access token's expiry) or until it is cut off."""
+    sse = await Sse(send).open()
+    try:
+        while True:
+            item = await _next(outbox, until)
+            if item is None:
+                await sse.ping()
+            elif not isinstance(item, Done):
+                await sse.event(item)
+    except anyio.EndOfStream:
+        await sse.close()
 
 
 async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
@@ -526,6 +662,7 @@ def _status_of_frame(frame: bytes) -> int:
 
 
 def status_of(code: Any) -> int:
+    """The HTTP status of a modern JSON-RPC answer."""
     if code == -32601:
         return 404
     return 400 if code in BAD_REQUEST_CODES else 200
@@ -550,19 +687,22 @@ class HttpError(Exception):
         self.headers = headers
 
 
-def _messages(obj: Any) -> list[Any]:
-    return obj if type(obj) is list else [obj]
+def _client(scope: Scope, principal: Principal | None) -> str:
+    if principal is not None:
+        return "principal:" + principal.subject
+    peer = scope.get("client")
+    return str(peer[0]) if peer else ""
 
 
 def _subject(principal: Principal | None) -> str | None:
     return principal.subject if principal is not None else None
 
 
-def _hostname(host: str) -> str:
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[: host.find("]") + 1]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+def _hostname(host: str) -> str | None:
+    """The host of a Host header (or of an Origin after its scheme), lowercase, without its
+    port; None unless it is exactly a host and an optional port."""
+    match = _HOST.fullmatch(host.strip().lower())
+    return match[1] if match is not None else None
 
 
 def decode_header(value: str) -> str:
@@ -629,12 +769,14 @@ SSE_HEADERS = [
 class Answer:
     """One modern POST's answer as a transport: the response alone as JSON; notifications
     first make it an SSE stream (kept alive with comments while it stays open, as a listen
-    stream does), which the response ends."""
+    stream does), which the response ends. A frame its reader does not take within
+    `send_timeout` ends the exchange, as the client going away does."""
 
-    def __init__(self, send: Send, tasks: anyio.abc.TaskGroup) -> None:
+    def __init__(self, send: Send, tasks: anyio.abc.TaskGroup, send_timeout: float) -> None:
         self._send = send
         self._tasks = tasks
-        self._streaming = False
+        self._send_timeout = send_timeout
+        self._sse: Sse | None = None
         self._done = False
         self._lock = anyio.Lock(fast_acquire=True)
 
@@ -645,76 +787,104 @@ class Answer:
         async with self._lock:
             if self._done:
                 return
-            try:
-                await self._write(data)
-            except OSError:  # the client went away mid-answer: stop the work
+            written = False
+            with anyio.move_on_after(self._send_timeout):
+                try:
+                    await self._write(data)
+                    written = True
+                except OSError:
+                    pass
+            if not written:  # the client went away, or stopped reading: stop the work
                 self._done = True
                 self._tasks.cancel_scope.cancel()
 
     async def _write(self, data: bytes) -> None:
         response = _is_response(data)
-        if not self._streaming:
+        self._done = response
+        if self._sse is None:
             if response:
-                self._done = True
                 await respond(self._send, _status_of_frame(data), data)
                 return
-            self._streaming = True
-            await self._send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+            self._sse = await Sse(self._send).open()
             self._tasks.start_soon(self._keepalive)
-        chunk = b"event: message\ndata: " + data + b"\n\n"
-        await self._send({"type": "http.response.body", "body": chunk, "more_body": not response})
-        self._done = response
+        await self._sse.event(data, last=response)
 
     async def _keepalive(self) -> None:
         while True:
             await anyio.sleep(KEEPALIVE_SECONDS)
             async with self._lock:
-                if self._done:
+                if self._done or self._sse is None:
                     return
-                await self._send(
-                    {"type": "http.response.body", "body": b": ping\n\n", "more_body": True}
-                )
+                await self._sse.ping()
 
     async def aclose(self) -> None:
         pass
 
 
 class LegacySession:
-    """A legacy session's transport: frames in from its POSTs, frames out to the stream of the
-    request whose handler said them, or to the GET stream."""
+    """A legacy session's transport: frames in from its POSTs, frames out to the exchange of
+    the request whose handler said them, or to the GET stream. Every outbox is bounded: a
+    reader that falls `queue` frames behind is cut off (its stream ends)."""
 
-    def __init__(self, id: str) -> None:
+    def __init__(self, id: str, client: str, queue: int) -> None:
         self.id = id
+        self.client = client  # whose share of the session table it takes
+        self.queue = queue
         self.connection: ServerConnection
         self.task: asyncio.Task[None] | None = None
         self.last_used = time.monotonic()
+        self.established = False  # used again after its initialize
         self.ended = anyio.Event()
-        self.streams: dict[RequestId | None, MemoryObjectSendStream[bytes]] = {}
-        self.background: MemoryObjectSendStream[bytes] | None = None
+        self.streams: dict[RequestId, MemoryObjectSendStream[bytes | Done]] = {}
+        self.background: MemoryObjectSendStream[bytes | Done] | None = None
         self.principal: Principal | None = None  # who opened it (with authorization)
         self._send_in, self._receive_in = anyio.create_memory_object_stream[bytes](math.inf)
 
-    def stream_for(self, id: RequestId | None) -> MemoryObjectReceiveStream[bytes]:
-        send, receive = anyio.create_memory_object_stream[bytes](math.inf)
-        self.streams[id] = send
+    def in_use(self, id: RequestId) -> bool:
+        """Whether a request of this session with this id is still awaited or being served."""
+        return id in self.streams or self.connection.session.serves(id)
+
+    def exchange(self, ids: list[RequestId]) -> Outbox:
+        """One outbox for the frames said while serving these requests (one POST's)."""
+        send, receive = anyio.create_memory_object_stream[bytes | Done](self.queue)
+        for id in ids:
+            self.streams[id] = send
+        if self.ended.is_set():
+            send.close()
         return receive
 
-    def open_background(self) -> MemoryObjectReceiveStream[bytes]:
-        send, receive = anyio.create_memory_object_stream[bytes](math.inf)
+    def release(self, ids: list[RequestId]) -> None:
+        for id in ids:
+            stream = self.streams.pop(id, None)
+            if stream is not None:
+                stream.close()
+
+    def open_background(self) -> Outbox:
+        send, receive = anyio.create_memory_object_stream[bytes | Done](self.queue)
         self.background = send
+        if self.ended.is_set():
+            send.close()
         return receive
+
+    def close_background(self, outbox: Outbox) -> None:
+        outbox.close()
+        self.background = None
 
     async def run(self) -> None:
+        self.connection.session.on_served = self._served
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self.connection.run)
             await self.ended.wait()
             tasks.cancel_scope.cancel()
-        for stream in [*self.streams.values(), self.background]:
-            if stream is not None:
-                stream.close()
+
+    def _served(self, id: RequestId) -> None:
+        self._put(self.streams.get(id), Done(id))
 
     async def deliver(self, frame: bytes) -> None:
-        await self._send_in.send(frame)
+        try:
+            await self._send_in.send(frame)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise HttpError(404, ProtocolError(INVALID_REQUEST, SESSION_ENDED)) from None
 
     async def receive(self) -> bytes:
         try:
@@ -732,14 +902,26 @@ class LegacySession:
         if target is None:
             log.debug("session %s: no open stream for a server message; dropped", self.id[:8])
             return
+        self._put(target, data)
+
+    def _put(self, target: MemoryObjectSendStream[bytes | Done] | None, item: bytes | Done) -> None:
+        if target is None:
+            return
         try:
-            target.send_nowait(data)
+            target.send_nowait(item)
+        except anyio.WouldBlock:
+            log.info("session %s: a stream's reader fell behind; cut off", self.id[:8])
+            target.close()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # that stream's client went away (in legacy, not a cancellation)
 
     async def aclose(self) -> None:
         self._send_in.close()
 
-    async def close(self) -> None:
+    def end(self) -> None:
+        """End the session: no more frames in; every exchange and stream waiting on it ends."""
         self._send_in.close()
         self.ended.set()
+        for stream in [*self.streams.values(), self.background]:
+            if stream is not None:
+                stream.close()

@@ -1,0 +1,90 @@
+"""Admission control for the HTTP server: what one client, or all of them together, may hold at
+once. `Slots` counts things held for a while (legacy sessions, streams, requests in flight),
+in all and per client; `ByteBudget` bounds the request bodies held parsed at once, since a JSON
+body costs many times its size in memory while it is parsed and served.
+
+A client is whom a request speaks for: the principal's subject with authorization, else the
+peer's address (behind a proxy, let the ASGI server read it from the forwarding headers, as
+uvicorn does for `--forwarded-allow-ips`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import anyio
+
+
+class Refused(Exception):
+    """Admission refused: `status` (429 for one client past its share, 503 when all are full,
+    408/503 when a wait ran out) and why."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class Slots:
+    """At most `total` held at once, and at most `per_client` by one client."""
+
+    def __init__(self, what: str, total: int, per_client: int | None = None) -> None:
+        self.what = what
+        self.total = total
+        self.per_client = per_client
+        self.count = 0
+        self.held: Counter[str] = Counter()
+
+    def take(self, client: str) -> None:
+        if self.count >= self.total:
+            raise Refused(503, f"too many {self.what}; try again later")
+        if self.per_client is not None and self.held[client] >= self.per_client:
+            raise Refused(429, f"too many {self.what} for one client ({self.per_client})")
+        self.count += 1
+        self.held[client] += 1
+
+    def give(self, client: str) -> None:
+        self.count -= 1
+        self.held[client] -= 1
+        if self.held[client] <= 0:
+            del self.held[client]
+
+    @contextmanager
+    def holding(self, client: str) -> Iterator[None]:
+        self.take(client)
+        try:
+            yield
+        finally:
+            self.give(client)
+
+
+class ByteBudget:
+    """Bytes of request bodies held at once. A body waits (up to `timeout`) until the budget has
+    room for it; a body larger than the whole budget waits until the budget is empty."""
+
+    def __init__(self, limit: int, timeout: float) -> None:
+        self.limit = limit
+        self.timeout = timeout
+        self.used = 0
+        self._freed: anyio.Event | None = None
+
+    async def take(self, size: int) -> int:
+        """Reserve `size` bytes (or the whole budget); returns what to `give` back."""
+        size = min(size, self.limit)
+        try:
+            with anyio.fail_after(self.timeout):
+                while self.used and self.used + size > self.limit:
+                    if self._freed is None:
+                        self._freed = anyio.Event()
+                    await self._freed.wait()
+        except TimeoutError:
+            raise Refused(503, "too many request bodies being served; try again later") from None
+        self.used += size
+        return size
+
+    def give(self, size: int) -> None:
+        self.used -= size
+        if self._freed is not None:
+            self._freed.set()
+            self._freed = None

@@ -1,0 +1,845 @@
+"""The HTTP server under attack and misuse (issue 17), through a real uvicorn on loopback:
+every request answered exactly once or refused with its documented status, whatever its id;
+nothing left behind; one client unable to starve another; bounded memory and event-loop stalls.
+
+Clients that must count as different ones connect from different loopback addresses
+(127.0.0.2, 127.0.0.3, ...): per-client bounds count the peer's address without authorization.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+import uvicorn
+
+from mcpio import Context, Server
+from mcpio.transports.http_serve import uvicorn_config
+from mcpio.transports.http_server import HttpApp
+
+pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parent.parent
+MODERN = "2026-07-28"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+ACCEPT = "application/json, text/event-stream"
+JSON_HEADERS = {"content-type": "application/json", "accept": ACCEPT}
+MISSING = object()
+# Every shape an id may take on the wire; only the last two are ids.
+ID_SHAPES: dict[str, Any] = {
+    "missing": MISSING,
+    "null": None,
+    "true": True,
+    "float": 1.5,
+    "object": {},
+    "array": [],
+    "string": "s-1",
+    "integer": 7,
+}
+BAD_IDS = ("null", "true", "float", "object", "array")
+ANSWER_SECONDS = 5.0  # the time bound on every answer here
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def hardening_server() -> Server:
+    server = Server("hardening")
+    gate = server.gate = anyio.Event()  # type: ignore[attr-defined]
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Echoes."""
+        return text
+
+    @server.tool()
+    async def hold() -> str:
+        """Waits until the test opens the gate."""
+        await gate.wait()
+        return "released"
+
+    @server.tool()
+    async def chatty(ctx: Context, text: str) -> str:
+        """Reports progress and logs before it answers."""
+        await ctx.progress(1, 2)
+        await ctx.log("info", "working")
+        return text
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        """Asks the user something."""
+        answer = await ctx.elicit("who?", {"type": "object", "properties": {}})
+        return answer.action
+
+    @server.tool()
+    async def touch(count: int, size: int) -> str:
+        """Says `count` times that the resource with a `size`-character URI changed."""
+        for _ in range(count):
+            await server.notify_resource_updated(big_uri(size))
+            await anyio.sleep(0.002)  # a publisher that does other work between changes
+        return "touched"
+
+    @server.resource("demo://r", name="r")
+    async def resource() -> str:
+        return "r"
+
+    return server
+
+
+def big_uri(size: int) -> str:
+    return "demo://" + "x" * size
+
+
+@dataclass
+class Running:
+    app: HttpApp
+    web: uvicorn.Server
+    base: str
+
+    def client(self, address: str = "127.0.0.1", timeout: float = 10) -> httpx.AsyncClient:
+        transport = httpx.AsyncHTTPTransport(local_address=address)
+        return httpx.AsyncClient(base_url=self.base, transport=transport, timeout=timeout)
+
+
+@asynccontextmanager
+async def running(
+    server: Server, header_timeout: float = 10.0, **options: Any
+) -> AsyncIterator[Running]:
+    port = free_port()
+    app = server.http_app(**options)
+    web = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, header_timeout=header_timeout))
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(web.serve)
+        while not web.started:
+            await anyio.sleep(0.01)
+        yield Running(app, web, f"http://127.0.0.1:{port}")
+        web.should_exit = True
+
+
+def frame_with(method: str, id: Any, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        frame["params"] = params
+    if id is not MISSING:
+        frame["id"] = id
+    return frame
+
+
+def modern_headers(frame: dict[str, Any]) -> dict[str, str]:
+    headers = {**JSON_HEADERS, "mcp-protocol-version": MODERN}
+    if "id" in frame:
+        headers["mcp-method"] = frame["method"]
+        if frame["method"] == "tools/call":
+            headers["mcp-name"] = frame["params"]["name"]
+    return headers
+
+
+def modern_call(id: Any, name: str = "echo", **arguments: Any) -> dict[str, Any]:
+    params = {"_meta": ENVELOPE, "name": name, "arguments": arguments}
+    return frame_with("tools/call", id, params)
+
+
+def answers_of(response: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC responses in an answer (JSON or SSE), in order."""
+    if response.headers.get("content-type") == "text/event-stream":
+        frames = [
+            json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data:")
+        ]
+    elif response.content:
+        body = response.json()
+        frames = body if isinstance(body, list) else [body]
+    else:
+        frames = []
+    return [f for f in frames if "method" not in f]
+
+
+async def post(http: httpx.AsyncClient, frame: Any, headers: dict[str, str]) -> httpx.Response:
+    with anyio.fail_after(ANSWER_SECONDS):
+        return await http.post("/mcp", content=json.dumps(frame), headers=headers)
+
+
+async def open_session(http: httpx.AsyncClient, version: str = "2025-11-25") -> dict[str, str]:
+    params = {
+        "protocolVersion": version,
+        "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    response = await post(http, frame_with("initialize", 0, params), JSON_HEADERS)
+    assert response.status_code == 200, response.text
+    session = {
+        **JSON_HEADERS,
+        "mcp-session-id": response.headers["mcp-session-id"],
+        "mcp-protocol-version": version,
+    }
+    done = await post(http, frame_with("notifications/initialized", MISSING), session)
+    assert done.status_code == 202
+    return session
+
+
+async def settled(run: Running, baseline: int) -> None:
+    """Nothing is left once every client is gone: no connection, task, slot or body budget."""
+    with anyio.fail_after(ANSWER_SECONDS):
+        while run.web.server_state.connections or len(asyncio.all_tasks()) > baseline:
+            await anyio.sleep(0.02)
+    app = run.app
+    assert app.request_slots.count == 0 and app.listen_slots.count == 0
+    assert app.parsing.used == 0
+    assert app.session_slots.count == len(app.sessions)
+
+
+def legacy_call(id: Any, name: str = "echo", **arguments: Any) -> dict[str, Any]:
+    return frame_with("tools/call", id, {"name": name, "arguments": arguments})
+
+
+# ---------------------------------------------------------------------- every id, one answer
+
+
+async def test_modern_every_id_shape_gets_one_answer_or_a_refusal() -> None:
+    async with running(hardening_server()) as run:
+        baseline = len(asyncio.all_tasks())
+        async with run.client() as http:
+            for shape, id in ID_SHAPES.items():
+                for kind, frame in {
+                    "call": modern_call(id, text="hi"),
+                    "unknown method": frame_with("nope/nope", id, {"_meta": ENVELOPE}),
+                    "invalid params": frame_with(
+                        "tools/call", id, {"_meta": ENVELOPE, "name": "echo", "arguments": 5}
+                    ),
+                }.items():
+                    headers = modern_headers(frame)
+                    response = await post(http, frame, headers)
+                    answers = answers_of(response)
+                    where = (shape, kind, response.status_code, response.text)
+                    if shape == "missing":  # a notification: accepted, never answered
+                        assert response.status_code == 202 and not answers, where
+                    elif shape in BAD_IDS:
+                        assert response.status_code == 400, where
+                        assert len(answers) == 1 and answers[0]["error"]["code"] == -32600, where
+                        assert "id" not in answers[0], where
+                    else:
+                        assert len(answers) == 1 and answers[0].get("id") == id, where
+                        expected = {"call": 200, "unknown method": 404, "invalid params": 400}
+                        assert response.status_code == expected[kind], where
+        await settled(run, baseline)
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
+async def test_legacy_every_id_shape_gets_one_answer_or_a_refusal(version: str) -> None:
+    params = {
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    async with running(hardening_server()) as run:
+        baseline = len(asyncio.all_tasks())
+        async with run.client() as http:
+            for shape, id in ID_SHAPES.items():
+                response = await post(http, frame_with("initialize", id, params), JSON_HEADERS)
+                where = (shape, response.status_code, response.text)
+                if shape in BAD_IDS or shape == "missing":
+                    assert response.status_code == 400, where
+                    assert response.json()["error"]["code"] == -32600, where
+                    assert "mcp-session-id" not in response.headers
+                else:
+                    assert response.status_code == 200 and response.json()["id"] == id, where
+            assert len(run.app.sessions) == 2  # the two initialize requests with real ids
+            session = await open_session(http, version)
+            for shape, id in ID_SHAPES.items():
+                for kind, frame in {
+                    "call": legacy_call(id, text="hi"),
+                    "unknown method": frame_with("nope/nope", id),
+                    "invalid params": frame_with("tools/call", id, {}),
+                }.items():
+                    response = await post(http, frame, session)
+                    answers = answers_of(response)
+                    where = (shape, kind, response.status_code, response.text)
+                    if shape == "missing":
+                        assert response.status_code == 202 and not answers, where
+                    elif shape in BAD_IDS:
+                        assert response.status_code == 400, where
+                        assert len(answers) == 1 and answers[0]["error"]["code"] == -32600, where
+                    else:  # answered, errors included, with 200: the session lives on
+                        assert response.status_code == 200, where
+                        assert len(answers) == 1 and answers[0]["id"] == id, where
+                        expected = {"call": None, "unknown method": -32601}
+                        if kind in expected:
+                            assert answers[0].get("error", {}).get("code") == expected[kind]
+            ping = await post(http, frame_with("ping", 99), session)
+            assert ping.json() == {"jsonrpc": "2.0", "id": 99, "result": {}}
+            for session_id in list(run.app.sessions):
+                gone = await http.delete("/mcp", headers={"mcp-session-id": session_id})
+                assert gone.status_code == 200
+        await settled(run, baseline)
+        assert not run.app.sessions
+
+
+async def test_batch_items_of_every_id_shape_each_get_one_answer() -> None:
+    """2025-03-26: one answer per item that has an id member: a result for a fresh id, an
+    error without id for an id of the wrong type, an error with the id for one repeated."""
+    async with running(hardening_server()) as run:
+        baseline = len(asyncio.all_tasks())
+        async with run.client() as http:
+            session = await open_session(http, "2025-03-26")
+            batch = [legacy_call(id, text=shape) for shape, id in ID_SHAPES.items()]
+            batch.append(legacy_call(7, text="repeated"))
+            batch.append(frame_with("nope/nope", 8))
+            response = await post(http, batch, session)
+            assert response.status_code == 200, response.text
+            answers = answers_of(response)
+            assert len(answers) == len(batch) - 1  # every item but the notification
+            by_text = {a["result"]["content"][0]["text"] for a in answers if "result" in a}
+            assert by_text == {"string", "integer"}
+            errors = [a for a in answers if "error" in a]
+            assert sorted(str(a.get("id")) for a in errors) == sorted(
+                ["None"] * len(BAD_IDS) + ["7", "8"]
+            )
+            assert [a["error"]["code"] for a in errors if a.get("id") == 8] == [-32601]
+            assert (await http.delete("/mcp", headers=session)).status_code == 200
+        await settled(run, baseline)
+
+
+IN_FLIGHT = 5
+
+
+async def test_a_reused_id_in_flight_is_refused_and_the_first_still_answered() -> None:
+    server = hardening_server()
+    async with running(server) as run:
+        async with run.client() as http:
+            session = await open_session(http)
+            async with anyio.create_task_group() as tasks:
+                first: list[httpx.Response] = []
+
+                async def held() -> None:
+                    first.append(await post(http, legacy_call(IN_FLIGHT, "hold"), session))
+
+                tasks.start_soon(held)
+                while not run.app.sessions[session["mcp-session-id"]].in_use(IN_FLIGHT):
+                    await anyio.sleep(0.01)
+                again = await post(http, legacy_call(IN_FLIGHT, text="again"), session)
+                assert again.status_code == 400 and "in use" in again.json()["error"]["message"]
+                server.gate.set()  # type: ignore[attr-defined]
+            assert first[0].json()["result"]["content"][0]["text"] == "released"
+            reused = await post(http, legacy_call(IN_FLIGHT, text="later"), session)
+            assert reused.json()["result"]["content"][0]["text"] == "later"
+
+
+async def test_a_cancelled_legacy_request_ends_its_exchange() -> None:
+    server = hardening_server()
+    async with running(server) as run:
+        async with run.client() as http:
+            session = await open_session(http)
+            async with anyio.create_task_group() as tasks:
+                outcome: list[httpx.Response] = []
+
+                async def held() -> None:
+                    outcome.append(await post(http, legacy_call(IN_FLIGHT, "hold"), session))
+
+                tasks.start_soon(held)
+                while not run.app.sessions[session["mcp-session-id"]].in_use(IN_FLIGHT):
+                    await anyio.sleep(0.01)
+                cancel = frame_with("notifications/cancelled", MISSING, {"requestId": IN_FLIGHT})
+                assert (await post(http, cancel, session)).status_code == 202
+            assert outcome[0].status_code == 202 and not outcome[0].content
+
+
+# ---------------------------------------------------------------------- legacy answers
+
+
+async def test_batch_frames_before_the_responses_make_an_sse_answer() -> None:
+    async with running(hardening_server()) as run:
+        async with run.client() as http:
+            session = await open_session(http, "2025-03-26")
+            call = legacy_call(1, "chatty", text="one")
+            call["params"]["_meta"] = {"progressToken": "p"}
+            batch = [call, legacy_call(2, text="two"), frame_with("ping", 3)]
+            response = await post(http, batch, session)
+            assert response.headers["content-type"] == "text/event-stream"
+            frames = [
+                json.loads(line[6:])
+                for line in response.text.splitlines()
+                if line.startswith("data:")
+            ]
+            methods = [f["method"] for f in frames if "method" in f]
+            assert methods == ["notifications/progress", "notifications/message"]
+            answers = {f["id"]: f for f in frames if "method" not in f}
+            assert sorted(answers) == [1, 2, 3] and len(frames) == 5
+            assert answers[1]["result"]["content"][0]["text"] == "one"
+            assert answers[3]["result"] == {}
+
+
+async def test_legacy_json_rpc_errors_are_200_and_the_session_survives(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with running(hardening_server()) as run:
+        async with run.client() as http:
+            old = await open_session(http, "2025-03-26")
+            # 2025-03-26 has no elicitation: asking is refused as a JSON-RPC error, no traceback.
+            response = await post(http, legacy_call(1, "ask"), old)
+            assert response.status_code == 200
+            error = response.json()["error"]
+            assert error["code"] == -32601 and "2025-03-26" in error["message"]
+            assert not [r for r in caplog.records if r.exc_info]
+            for version in ("2025-06-18", "2025-11-25"):
+                session = await open_session(http, version)
+                response = await post(http, frame_with("nope/nope", 2), session)
+                assert response.status_code == 200
+                assert response.json()["error"]["code"] == -32601
+                response = await post(http, frame_with("tools/call", 3, {"name": 5}), session)
+                assert response.status_code == 200
+                assert response.json()["error"]["code"] == -32602
+                assert (await post(http, frame_with("ping", 4), session)).status_code == 200
+            # Unknown sessions keep 404: the legacy way to say "initialize again".
+            gone = {**old, "mcp-session-id": "nope"}
+            assert (await post(http, frame_with("ping", 5), gone)).status_code == 404
+
+
+async def test_delete_racing_posts_settles_cleanly() -> None:
+    races = int(os.environ.get("MCPGEN_DELETE_RACES", "100"))
+    async with running(hardening_server()) as run:
+        baseline = len(asyncio.all_tasks())
+        statuses: list[tuple[int, int]] = []
+        async with run.client() as http:
+
+            async def call(n: int, session: dict[str, str], result: dict[str, int]) -> None:
+                call = legacy_call(n, "chatty" if n % 2 else "echo", text="x")
+                result["post"] = (await post(http, call, session)).status_code
+
+            async def delete(n: int, session: dict[str, str], result: dict[str, int]) -> None:
+                await anyio.sleep(0.001 * (n % 5))
+                result["delete"] = (await http.delete("/mcp", headers=session)).status_code
+
+            for n in range(races):
+                session = await open_session(http)
+                result: dict[str, int] = {}
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(call, n, session, result)
+                    tasks.start_soon(delete, n, session, result)
+                statuses.append((result["post"], result["delete"]))
+        assert {post for post, _ in statuses} <= {200, 404}, statuses
+        assert {delete for _, delete in statuses} == {200}, statuses
+        await settled(run, baseline)
+        assert not run.app.sessions
+
+
+# ---------------------------------------------------------------------- one client, not all
+
+
+async def test_one_client_cannot_fill_the_session_table() -> None:
+    options = {"max_sessions": 8, "max_sessions_per_client": 3, "handshake_seconds": 0.5}
+    async with running(hardening_server(), **options) as run:
+        async with run.client("127.0.0.2") as flooder, run.client() as other:
+            for _ in range(3):  # initialize and nothing else, as a flood does
+                opened = await post(flooder, frame_with("initialize", 1, INIT), JSON_HEADERS)
+                assert opened.status_code == 200
+            refused = await post(flooder, frame_with("initialize", 1, INIT), JSON_HEADERS)
+            assert refused.status_code == 429 and refused.headers["retry-after"] == "1"
+            session = await open_session(other)
+            echo = await post(other, legacy_call(1, text="still here"), session)
+            assert echo.json()["result"]["content"][0]["text"] == "still here"
+            # Sessions opened and never used again end after the handshake time; a used one
+            # (the other client's) stays.
+            await anyio.sleep(0.6)
+            await open_session(flooder)
+            assert (await post(other, frame_with("ping", 2), session)).status_code == 200
+            # The table as a whole is bounded too: 503 once every slot is taken.
+            clients = [run.client(f"127.0.0.{n}") for n in range(3, 7)]
+            statuses = []
+            for client in clients:
+                for _ in range(3):
+                    reply = await post(client, frame_with("initialize", 1, INIT), JSON_HEADERS)
+                    statuses.append(reply.status_code)
+                await client.aclose()
+            assert 503 in statuses and len(run.app.sessions) == 8
+
+
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "t", "version": "1"},
+}
+
+
+def listen_frame(id: int, **filters: Any) -> dict[str, Any]:
+    return frame_with(
+        "subscriptions/listen", id, {"_meta": ENVELOPE, "notifications": filters or {}}
+    )
+
+
+async def test_idle_streams_of_one_client_leave_requests_and_others_served() -> None:
+    options = {"max_listen_streams_per_client": 2, "max_listen_streams": 4}
+    async with running(hardening_server(), **options) as run:
+        async with run.client("127.0.0.2") as hog, run.client() as other:
+            async with anyio.create_task_group() as tasks:
+                opened = anyio.Semaphore(0)
+
+                async def hold_open(http: httpx.AsyncClient, id: int) -> None:
+                    frame = listen_frame(id, toolsListChanged=True)
+                    async with http.stream(
+                        "POST", "/mcp", content=json.dumps(frame), headers=modern_headers(frame)
+                    ) as stream:
+                        assert stream.status_code == 200
+                        opened.release()
+                        async for _ in stream.aiter_lines():
+                            pass
+
+                for id in (1, 2):
+                    tasks.start_soon(hold_open, hog, id)
+                    await opened.acquire()
+                refused = await post(hog, listen_frame(3), modern_headers(listen_frame(3)))
+                assert refused.status_code == 429
+                call = modern_call(4, text="served")
+                answer = await post(hog, call, modern_headers(call))  # requests: another pool
+                assert answer.json()["result"]["content"][0]["text"] == "served"
+                tasks.start_soon(hold_open, other, 5)
+                await opened.acquire()
+                tasks.cancel_scope.cancel()
+
+
+async def test_streams_end_after_their_lifetime() -> None:
+    async with running(hardening_server(), stream_lifetime=0.5) as run:
+        async with run.client() as http:
+            frame = listen_frame(1, toolsListChanged=True)
+            started = time.monotonic()
+            response = await post(http, frame, modern_headers(frame))
+            assert 0.4 < time.monotonic() - started < ANSWER_SECONDS
+            final = answers_of(response)
+            assert final == [
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "result": {
+                        "resultType": "complete",
+                        "_meta": {
+                            "io.modelcontextprotocol/subscriptionId": 1,
+                            "io.modelcontextprotocol/serverInfo": final[0]["result"]["_meta"][
+                                "io.modelcontextprotocol/serverInfo"
+                            ],
+                        },
+                    },
+                }
+            ]
+            session = await open_session(http)
+            with anyio.fail_after(ANSWER_SECONDS):
+                get = await http.get("/mcp", headers={**session, "accept": "text/event-stream"})
+            assert get.status_code == 200 and get.headers["content-type"] == "text/event-stream"
+
+
+async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> None:
+    """One listener never reads its stream; the server fills its socket, then its queue, and
+    drops it, while the publishing call returns at once and a reading listener gets all."""
+    server = hardening_server()
+    count, size = 300, 64 * 1024
+    options = {"stream_queue": 64, "send_timeout": 1.0}
+    async with running(server, **options) as run:
+        port = int(run.base.rsplit(":", 1)[1])
+        subscribe = {"resourceSubscriptions": [big_uri(size)]}
+        stalled = socket.create_connection(("127.0.0.1", port))
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        frame = listen_frame(1, **subscribe)
+        body = json.dumps(frame).encode()
+        head = "".join(f"{k}: {v}\r\n" for k, v in modern_headers(frame).items())
+        stalled.sendall(
+            f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n{head}content-length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        try:
+            async with run.client("127.0.0.2", timeout=30) as reader, run.client() as caller:
+                while len(server.listeners) < 1:
+                    await anyio.sleep(0.01)
+                heard: list[dict[str, Any]] = []
+                reading = anyio.Event()
+
+                async def read_all() -> None:
+                    frame = listen_frame(2, **subscribe)
+                    async with reader.stream(
+                        "POST", "/mcp", content=json.dumps(frame), headers=modern_headers(frame)
+                    ) as stream:
+                        reading.set()
+                        async for line in stream.aiter_lines():
+                            if line.startswith("data:"):
+                                heard.append(json.loads(line[6:]))
+                                if len(heard) == count + 1:  # the acknowledgement, then all
+                                    return
+
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(read_all)
+                    await reading.wait()
+                    while len(server.listeners) < 2:
+                        await anyio.sleep(0.01)
+                    call = modern_call(3, "touch", count=count, size=size)
+                    started = time.monotonic()
+                    answer = await post(caller, call, modern_headers(call))
+                    publish_seconds = time.monotonic() - started
+                    assert answer.json()["result"]["content"][0]["text"] == "touched"
+                    with anyio.fail_after(20):
+                        while len(server.listeners) > 1:
+                            await anyio.sleep(0.05)
+                    with anyio.fail_after(20):
+                        while len(heard) < count + 1:
+                            await anyio.sleep(0.05)
+                assert publish_seconds < 3.0, publish_seconds
+                assert [f["method"] for f in heard[1:]] == [
+                    "notifications/resources/updated"
+                ] * count
+        finally:
+            stalled.close()
+
+
+async def test_drip_connections_are_closed_and_others_keep_their_latency() -> None:
+    drips = int(os.environ.get("MCPGEN_DRIP_CONNECTIONS", "200"))
+    async with running(hardening_server(), header_timeout=0.5, body_timeout=0.5) as run:
+        port = int(run.base.rsplit(":", 1)[1])
+        sockets = []
+        for n in range(drips):
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.setblocking(False)
+            if n % 2:  # half send half their headers, then drip
+                sock.send(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+            sockets.append(sock)
+        # A body that drips: its request is refused with 408 after the body timeout.
+        body_drip = socket.create_connection(("127.0.0.1", port))
+        body_drip.sendall(
+            b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            b"accept: application/json, text/event-stream\r\ncontent-length: 1000\r\n\r\n{"
+        )
+        latencies: list[float] = []
+        async with run.client() as http:
+            deadline = time.monotonic() + 1.5
+            while time.monotonic() < deadline:
+                for sock in sockets:
+                    try:
+                        sock.send(b"x-drip: 1\r\n")
+                    except OSError:
+                        pass
+                call = modern_call(1, text="on time")
+                started = time.monotonic()
+                response = await post(http, call, modern_headers(call))
+                latencies.append(time.monotonic() - started)
+                assert response.status_code == 200
+                await anyio.sleep(0.05)
+        closed = 0
+        for sock in sockets:
+            sock.setblocking(True)
+            sock.settimeout(1)
+            try:
+                closed += sock.recv(100) == b""
+            except (TimeoutError, ConnectionResetError):
+                closed += isinstance(sys.exc_info()[1], ConnectionResetError)
+            sock.close()
+        body_drip.settimeout(2)
+        answer = body_drip.recv(1000)
+        body_drip.close()
+        assert answer.startswith(b"HTTP/1.1 408"), answer
+        assert closed == drips, f"{drips - closed} drip connections still open"
+        latencies.sort()
+        p99 = latencies[int(len(latencies) * 0.99) - 1 if len(latencies) > 1 else 0]
+        assert p99 < 0.5, (p99, statistics.median(latencies))
+
+
+# ---------------------------------------------------------------------- amplification
+
+
+def _memory_of(pid: int) -> dict[str, int]:
+    values: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            values[key] = int(rest.split()[0]) * 1024
+    return values
+
+
+@asynccontextmanager
+async def limits_server(**options: Any) -> AsyncIterator[tuple[str, int]]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "peers" / "limits_server.py"), str(port)]
+        + [json.dumps(options)],
+        stderr=subprocess.PIPE,
+    )
+    try:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port)).close()
+                    break
+                except OSError:
+                    assert process.poll() is None, process.stderr.read() if process.stderr else ""
+                    await anyio.sleep(0.05)
+        yield f"http://127.0.0.1:{port}", process.pid
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def empty_objects_body(size: int) -> bytes:
+    """A valid modern tools/call of about `size` bytes, its arguments an array of `{}`."""
+    frame = json.dumps(modern_call(1, text="x", a="ARRAY")).encode()
+    return frame.replace(b'"ARRAY"', b"[" + b",".join([b"{}"] * (size // 3)) + b"]")
+
+
+async def test_concurrent_maximum_bodies_and_batches_stay_bounded() -> None:
+    """Six 12 MB bodies of empty objects at once (each costs ~24x its size while parsed) and one
+    16 MiB batch of pings: peak memory stays within the parsing budget's bound, and a client
+    meanwhile keeps being answered."""
+    budget = 16 * 1024 * 1024
+    async with limits_server(max_parsing_bytes=budget) as (base, pid):
+        before = _memory_of(pid)["VmRSS"]
+        big = empty_objects_body(12_000_000)
+        call = modern_call(2, text="small")
+        latencies: list[float] = []
+        async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+            statuses: list[int] = []
+
+            async def heavy() -> None:
+                headers = modern_headers(modern_call(1))
+                statuses.append((await http.post("/mcp", content=big, headers=headers)).status_code)
+
+            async def light() -> None:
+                async with httpx.AsyncClient(base_url=base, timeout=60) as other:
+                    while len(statuses) < 6:
+                        started = time.monotonic()
+                        response = await other.post(
+                            "/mcp", content=json.dumps(call), headers=modern_headers(call)
+                        )
+                        assert response.status_code == 200
+                        latencies.append(time.monotonic() - started)
+                        await anyio.sleep(0.05)
+
+            async with anyio.create_task_group() as tasks:
+                for _ in range(6):
+                    tasks.start_soon(heavy)
+                tasks.start_soon(light)
+            peak = _memory_of(pid)["VmHWM"] - before
+            pings = [{"jsonrpc": "2.0", "id": n, "method": "ping"} for n in range(400_000)]
+            session = await open_session(http, "2025-03-26")
+            started = time.monotonic()
+            refused = await http.post("/mcp", content=json.dumps(pings), headers=session)
+            batch_seconds = time.monotonic() - started
+        print(
+            f"\nsix 12 MB bodies at once: peak +{peak / 2**20:.0f} MiB, statuses {statuses}; "
+            f"a small call meanwhile: max {max(latencies):.3f} s over {len(latencies)}; "
+            f"16 MiB batch of pings: {refused.status_code} in {batch_seconds:.2f} s"
+        )
+        assert statuses == [200] * 6, statuses
+        # One 12 MB body served at a time (~64x its size), never six at once.
+        assert peak < 64 * budget + 100 * 2**20, f"peak grew by {peak / 2**20:.0f} MiB"
+        assert refused.status_code == 413 and batch_seconds < 5, batch_seconds
+        assert latencies and max(latencies) < 5, latencies
+
+
+# ---------------------------------------------------------------------- Host and Origin
+
+
+@pytest.mark.parametrize(
+    ("host", "origin", "status"),
+    [
+        ("[::1]evil.com", None, 421),
+        ("127.0.0.1evil.com", None, 421),
+        ("127.0.0.1:80:80", None, 421),
+        ("localhost:http", None, 421),
+        ("localhost/x", None, 421),
+        ("[::1]:8000", None, 200),
+        ("LOCALHOST:8000", None, 200),
+        ("127.0.0.1", "http://[::1].evil.com", 403),
+        ("127.0.0.1", "http://[::1]evil.com", 403),
+        ("127.0.0.1", "http://localhost.evil.com", 403),
+        ("127.0.0.1", "http://localhost:3000/path", 403),
+        ("127.0.0.1", "http://user@localhost", 403),
+        ("127.0.0.1", "null", 403),
+        ("127.0.0.1", "http://localhost:3000", 200),
+        ("127.0.0.1", "https://[::1]:9", 200),
+    ],
+)
+async def test_host_and_origin_are_parsed_exactly(
+    host: str, origin: str | None, status: int
+) -> None:
+    async with running(hardening_server()) as run:
+        async with run.client() as http:
+            call = modern_call(1, text="x")
+            headers = {**modern_headers(call), "host": host}
+            if origin is not None:
+                headers["origin"] = origin
+            response = await post(http, call, headers)
+            assert response.status_code == status, response.text
+
+
+async def test_repeated_origin_or_host_headers_are_refused() -> None:
+    async with running(hardening_server()) as run:
+        async with run.client() as http:
+            call = modern_call(1, text="x")
+            base = list(modern_headers(call).items())
+            for extra, status in (
+                ([("origin", "http://localhost"), ("origin", "http://evil.example")], 403),
+                ([("origin", "http://evil.example"), ("origin", "http://localhost")], 403),
+            ):
+                with anyio.fail_after(ANSWER_SECONDS):
+                    response = await http.post(
+                        "/mcp", content=json.dumps(call), headers=base + extra
+                    )
+                assert response.status_code == status, (extra, response.text)
+
+
+# ---------------------------------------------------------------------- real clients
+
+
+async def test_ts_sdk_v1_client_reads_legacy_errors_as_json_rpc_errors(npm_peers: Path) -> None:
+    """The TypeScript SDK v1 (1.32.2) reads a 4xx answer as a transport failure: legacy JSON-RPC
+    errors must come with 200 for it to raise `McpError` and keep its session."""
+    node = shutil.which("node")
+    assert node is not None, "node (>= 20) must be on PATH"
+    async with limits_server() as (base, _):
+        script = ROOT / "tests" / "peers" / "ts_legacy_client.mjs"
+        with anyio.fail_after(60):
+            done = await anyio.run_process(
+                [node, str(script), base + "/mcp"], cwd=npm_peers.parent, check=False
+            )
+    assert done.returncode == 0, done.stderr.decode()
+    seen = json.loads(done.stdout.decode().splitlines()[-1])
+    assert seen["protocolVersion"] == "2025-11-25" and seen["sameSession"]
+    assert [(e["what"], e["name"], e["code"]) for e in seen["errors"]] == [
+        ("ask", "McpError", -32601),
+        ("unknown tool", "McpError", -32602),
+    ]
+    assert seen["tools"] == ["ask", "echo"]
+    assert seen["echo"] == [{"type": "text", "text": "still here"}]
+
+
+async def test_fastmcp_client_reads_legacy_errors_as_json_rpc_errors() -> None:
+    from fastmcp import Client as FastMcpClient
+    from mcp.shared.exceptions import MCPError
+
+    async with limits_server() as (base, _):
+        with anyio.fail_after(30):
+            async with FastMcpClient(base + "/mcp", mode="legacy") as client:
+                assert client.protocol_version == "2025-11-25"
+                for name, code in (("ask", -32601), ("nope", -32602)):
+                    with pytest.raises(MCPError) as raised:
+                        await client.call_tool(name, {})
+                    assert raised.value.error.code == code
+                result = await client.call_tool("echo", {"text": "still here"})
+                assert result.content[0].text == "still here"  # type: ignore[union-attr]
