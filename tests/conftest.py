@@ -31,6 +31,12 @@ def official_schema(name: str) -> dict:
     return json.loads((MIRROR / name / "schema.json").read_text(encoding="utf-8"))
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    """The event loop of every async test (anyio's plugin runs them): asyncio, as uvicorn's."""
+    return "asyncio"
+
+
 @pytest.fixture(params=REVISIONS)
 def revision_name(request: pytest.FixtureRequest) -> str:
     return request.param

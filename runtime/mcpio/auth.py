@@ -65,8 +65,6 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from mcpio.wire.peek import NAMED_BY
-
 if TYPE_CHECKING:
     import httpx
     import jwt
@@ -140,18 +138,14 @@ class ResourceServerAuth:
             document["resource_name"] = self.resource_name
         return document
 
-    def needed(self, messages: Iterable[Any] = ()) -> frozenset[str]:
-        """The scopes a request carrying these JSON-RPC messages needs."""
+    def needed(self, routes: Iterable[tuple[str, str | None]] = ()) -> frozenset[str]:
+        """The scopes a request carrying these messages needs, each given by its method and the
+        name it acts on (`params.name` of tools/call and prompts/get, `params.uri` of
+        resources/read)."""
         needed = set(self.required_scopes.get("*", ()))
-        for message in messages:
-            method = message.get("method") if type(message) is dict else None
-            if type(method) is not str:
-                continue
+        for method, name in routes:
             needed.update(self.required_scopes.get(method, ()))
-            key = NAMED_BY.get(method)
-            params = message.get("params")
-            name = params.get(key) if key is not None and type(params) is dict else None
-            if type(name) is str:
+            if name is not None:
                 needed.update(self.required_scopes.get(f"{method}:{name}", ()))
         return frozenset(needed)
 

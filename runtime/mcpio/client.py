@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.abc
+import pydantic_core
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel
 
@@ -28,7 +29,7 @@ from mcpio.errors import ConnectionClosed, McpError, NegotiationError, RequestTi
 from mcpio.jsonrpc import RequestId, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
-from mcpio.negotiate import LEGACY, MODERN, fit
+from mcpio.negotiate import LEGACY, MODERN, fit, peek_any
 from mcpio.session import Session
 from mcpio.transports import Transport
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from mcpio.transports.http_client import Auth
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ProtocolError
+from mcpio.wire.peek import Peek
 
 log = logging.getLogger("mcpio")
 
@@ -307,7 +309,7 @@ class Client:
             }
         frame = codec.request(method, params, id=id, **envelope)
         try:
-            raw, _ = await session.request(id, codec.encode(frame), timeout)
+            raw = await session.request(id, codec.encode(frame), timeout)
         except RequestTimeout:
             if cancel:
                 await self._cancel(codec, id, "timed out")
@@ -570,12 +572,11 @@ class Client:
 
     # ------------------------------------------------------------------ frames from the server
 
-    async def on_request(self, raw: bytes, obj: dict[str, Any]) -> None:
+    async def on_request(self, raw: bytes, env: Peek) -> None:
         codec = self.codec
-        id = obj["id"]
-        if codec is None:
+        id, method = env.id, env.method
+        if codec is None or id is None or method is None:
             return
-        method = obj["method"]
         try:
             message = codec.decode(raw)
             if method == "ping":
@@ -592,7 +593,7 @@ class Client:
             data = self.error_frame(id, ProtocolError(INTERNAL_ERROR, "internal error"))
         await self._send(data)
 
-    async def on_notification(self, raw: bytes, obj: dict[str, Any]) -> None:
+    async def on_notification(self, raw: bytes, env: Peek) -> None:
         codec = self.codec
         if codec is None:
             return
@@ -645,7 +646,8 @@ class Client:
     async def on_batch(self, raw: bytes, items: list[Any]) -> None:
         for item in items:
             if type(item) is dict and "method" in item and "id" not in item:
-                await self.on_notification(b"", item)
+                frame = pydantic_core.to_json(item)
+                await self.on_notification(frame, peek_any(frame))
         log.warning("a batch from the server was read for its notifications only")
 
     def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:

@@ -26,7 +26,6 @@ from mcpio.negotiate import (
     MODERN,
     SUBSCRIPTION_ID_KEY,
     codec_of,
-    envelope_version,
     fit,
     legacy_version,
 )
@@ -40,6 +39,7 @@ from mcpio.wire.errors import (
     METHOD_NOT_FOUND,
     ProtocolError,
 )
+from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
     from mcpio.auth import Principal
@@ -131,17 +131,18 @@ class ServerConnection:
 
     # ------------------------------------------------------------------ frames in
 
-    async def on_request(self, raw: bytes, obj: dict[str, Any]) -> None:
-        id: RequestId = obj["id"]
-        method = obj["method"]
+    async def on_request(self, raw: bytes, env: Peek) -> None:
+        id = env.id
+        method = env.method
+        assert id is not None and method is not None  # a request's envelope
         codec = self.codec
         try:
-            if method == "initialize" and envelope_version(obj) not in MODERN:
-                data = self._initialize(raw, obj)
+            if method == "initialize" and env.protocol_version not in MODERN:
+                data = self._initialize(raw, id)
             elif codec is not None:
-                data = await self._legacy(codec, raw, obj, method)
+                data = await self._legacy(codec, raw, id, env)
             else:
-                data = await self._modern(raw, obj, method)
+                data = await self._modern(raw, id, env)
         except ProtocolError as exc:
             data = self.error_frame(id, exc)
         except Exception:
@@ -150,11 +151,11 @@ class ServerConnection:
         if data is not None:
             await self.session.send(data)
 
-    async def on_notification(self, raw: bytes, obj: dict[str, Any]) -> None:
-        method = obj["method"]
-        params = obj.get("params")
-        if method == "notifications/cancelled" and type(params) is dict:
-            request_id = params.get("requestId")
+    async def on_notification(self, raw: bytes, env: Peek) -> None:
+        method = env.method
+        if method == "notifications/cancelled":
+            params = pydantic_core.from_json(raw).get("params")
+            request_id = params.get("requestId") if type(params) is dict else None
             if type(request_id) is int or type(request_id) is str:
                 self.session.cancel_incoming(request_id)
         elif method == "notifications/initialized" and self.codec is not None:
@@ -172,25 +173,28 @@ class ServerConnection:
         replies: list[bytes] = []
 
         async def one(item: Any) -> None:
-            if type(item) is not dict or "method" not in item:
-                replies.append(
-                    self.error_frame(None, ProtocolError(INVALID_REQUEST, "invalid batch item"))
-                )
-                return
-            if item.get("method") == "initialize":
-                error = ProtocolError(INVALID_REQUEST, "initialize must not be batched")
-                replies.append(self.error_frame(item.get("id"), error))
-                return
             frame = pydantic_core.to_json(item)
-            if "id" not in item:
-                await self.on_notification(frame, item)
-                return
             try:
-                reply = await self._legacy(codec, frame, item, item["method"])
+                env = codec.peek(frame)
             except ProtocolError as exc:
-                reply = self.error_frame(item["id"], exc)
-            if reply is not None:
-                replies.append(reply)
+                replies.append(self.error_frame(None, exc))
+                return
+            if env.kind not in ("request", "notification"):
+                error = ProtocolError(INVALID_REQUEST, "invalid batch item")
+                replies.append(self.error_frame(None, error))
+            elif env.method == "initialize":
+                error = ProtocolError(INVALID_REQUEST, "initialize must not be batched")
+                replies.append(self.error_frame(env.id, error))
+            elif env.kind == "notification":
+                await self.on_notification(frame, env)
+            else:
+                assert env.id is not None  # a request's
+                try:
+                    reply = await self._legacy(codec, frame, env.id, env)
+                except ProtocolError as exc:
+                    reply = self.error_frame(env.id, exc)
+                if reply is not None:
+                    replies.append(reply)
 
         async with anyio.create_task_group() as tasks:
             for item in items:
@@ -209,10 +213,10 @@ class ServerConnection:
 
     # ------------------------------------------------------------------ legacy
 
-    def _initialize(self, raw: bytes, obj: dict[str, Any]) -> bytes:
+    def _initialize(self, raw: bytes, id: RequestId) -> bytes:
         if self.codec is not None:
             raise ProtocolError(INVALID_REQUEST, f"already initialized ({self.codec.revision})")
-        params = obj.get("params")
+        params = pydantic_core.from_json(raw).get("params")  # once a session: its version
         requested = params.get("protocolVersion") if type(params) is dict else None
         version = legacy_version(requested)
         codec = codec_of(version)
@@ -242,18 +246,15 @@ class ServerConnection:
         if self.server.instructions:
             result["instructions"] = self.server.instructions
         self.server.sessions.add(self)
-        return codec.encode(codec.response(obj["id"], "initialize", result))
+        return codec.encode(codec.response(id, "initialize", result))
 
-    async def _legacy(
-        self, codec: Codec, raw: bytes, obj: dict[str, Any], method: str
-    ) -> bytes | None:
-        version = envelope_version(obj)
-        if version is not None and version in MODERN:
+    async def _legacy(self, codec: Codec, raw: bytes, id: RequestId, env: Peek) -> bytes | None:
+        if env.protocol_version in MODERN:
             raise ProtocolError(
                 INVALID_REQUEST, f"this connection is a legacy session of revision {codec.revision}"
             )
         message = codec.decode(raw)
-        id = obj["id"]
+        method = message.method
         if method in _LIFECYCLE or method in ("resources/subscribe", "resources/unsubscribe"):
             return codec.encode(codec.response(id, method, self._lifecycle(method, message.params)))
         params = codec.to_public(
@@ -292,7 +293,7 @@ class ServerConnection:
         assert codec is not None
         id = self.session.next_id()
         frame = codec.request(method, codec.from_public(method, params, "params"), id=id)
-        raw, _ = await self.session.request(id, codec.encode(frame), self.server.request_timeout)
+        raw = await self.session.request(id, codec.encode(frame), self.server.request_timeout)
         response = codec.decode_response(raw, method)
         error = getattr(response, "error", None)
         if error is not None:
@@ -308,8 +309,8 @@ class ServerConnection:
 
     # ------------------------------------------------------------------ modern
 
-    async def _modern(self, raw: bytes, obj: dict[str, Any], method: str) -> bytes | None:
-        version = envelope_version(obj)
+    async def _modern(self, raw: bytes, id: RequestId, env: Peek) -> bytes | None:
+        version = env.protocol_version
         if version is None:
             if not self.modern_seen:
                 raise ProtocolError(
@@ -328,7 +329,7 @@ class ServerConnection:
         self.modern_seen = True
         codec = codec_of(version)
         message = codec.decode(raw)
-        id = obj["id"]
+        method = message.method
         spec = codec.methods[method]
         params = codec.to_public(method, message.params, "params")
         meta = params.meta
@@ -336,7 +337,7 @@ class ServerConnection:
         rounds = 0
         if spec.input_required:
             if params.requestState is not None:
-                digest = request_digest(method, obj["params"])
+                digest = request_digest(method, _params_of(raw))
                 answers, rounds = self.server.sealer.open(params.requestState, digest, self.subject)
             # Answers sealed in earlier rounds stand: the client cannot replace them.
             answers = {**(params.inputResponses or {}), **answers}
@@ -365,7 +366,7 @@ class ServerConnection:
                     raise ProtocolError(
                         INTERNAL_ERROR, f"{method} cannot ask the client for input"
                     ) from None
-                digest = request_digest(method, obj["params"])
+                digest = request_digest(method, _params_of(raw))
                 result = self._input_required(inputs, needed, digest, rounds + 1)
         if result is None:
             return None
@@ -463,3 +464,9 @@ class ServerConnection:
             else codec.from_public(method, params, "params")
         )
         await self.session.send(codec.encode(codec.notification(method, own)))
+
+
+def _params_of(raw: bytes) -> dict[str, Any]:
+    """A request's params as plain data (read again: only a multi-round request needs them)."""
+    params: dict[str, Any] = pydantic_core.from_json(raw)["params"]
+    return params

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 import mcp_wire
 from mcpio.wire.codec import Codec
+from mcpio.wire.peek import Peek
 
 LEGACY: tuple[str, ...] = tuple(r for r in mcp_wire.REVISIONS if mcp_wire.ERAS[r] == "legacy")
 MODERN: tuple[str, ...] = tuple(r for r in mcp_wire.REVISIONS if mcp_wire.ERAS[r] == "modern")
@@ -27,6 +28,13 @@ def codec_of(revision: str) -> Codec:
 
 
 _CODECS: dict[str, Codec] = {}
+
+
+def peek_any(raw: bytes) -> Peek:
+    """The envelope of a frame of any revision, read without its params (the latest modern
+    codec's peek: a legacy frame's protocol version reads as None). Raises the `ProtocolError`
+    a decode would for what is not JSON or not a JSON-RPC message."""
+    return codec_of(MODERN[-1]).peek(raw)
 
 
 def legacy_version(requested: Any) -> str:

@@ -8,6 +8,7 @@ import asyncio
 import contextvars
 import itertools
 import logging
+import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -17,10 +18,13 @@ import pydantic_core
 
 from mcpio.errors import ConnectionClosed, RequestTimeout
 from mcpio.jsonrpc import RequestId
+from mcpio.negotiate import peek_any
 from mcpio.transports import FrameTooLarge, Transport
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
+from mcpio.wire.peek import Peek
 
 log = logging.getLogger("mcpio")
+_BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array: a batch (only its start is read)
 
 
 # The request the current task serves, so that a transport can send what its handler says
@@ -31,12 +35,14 @@ serving: contextvars.ContextVar[tuple[Session, RequestId] | None] = contextvars.
 
 
 class Peer(Protocol):
-    """What a session hands the frames it cannot settle itself to."""
+    """What a session hands the frames it cannot settle itself to. A frame comes as its bytes
+    and its envelope (`Peek`: kind, id, method, routing name, protocol version); the params are
+    read once, by the peer's codec."""
 
-    async def on_request(self, raw: bytes, obj: dict[str, Any]) -> None:
+    async def on_request(self, raw: bytes, env: Peek) -> None:
         """Serve a request (in its own task) and send its response."""
 
-    async def on_notification(self, raw: bytes, obj: dict[str, Any]) -> None:
+    async def on_notification(self, raw: bytes, env: Peek) -> None:
         """Handle a notification (inline, in the reading task: keep it short)."""
 
     async def on_batch(self, raw: bytes, items: list[Any]) -> None:
@@ -65,7 +71,7 @@ class Session:
         self.transport = transport
         self.peer = peer
         self._ids = ids or itertools.count(1)
-        self._pending: dict[RequestId, asyncio.Future[tuple[bytes, dict[str, Any]]]] = {}
+        self._pending: dict[RequestId, asyncio.Future[bytes]] = {}
         self._serving: dict[RequestId, anyio.CancelScope] = {}
         self._tasks: anyio.abc.TaskGroup | None = None
         self.closed = anyio.Event()
@@ -85,17 +91,15 @@ class Session:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise ConnectionClosed("the connection is closed") from exc
 
-    async def request(
-        self, id: RequestId, data: bytes, timeout: float | None
-    ) -> tuple[bytes, dict[str, Any]]:
-        """Send a request frame and wait for its response (raw bytes and parsed object).
+    async def request(self, id: RequestId, data: bytes, timeout: float | None) -> bytes:
+        """Send a request frame and wait for its response (its bytes).
 
         Raises `RequestTimeout` after `timeout` seconds and `ConnectionClosed` when the transport
         ends first; the caller decides whether to tell the peer (cancellation)."""
         if self.closed.is_set():
             raise ConnectionClosed("the connection is closed")
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[tuple[bytes, dict[str, Any]]] = loop.create_future()
+        future: asyncio.Future[bytes] = loop.create_future()
         self._pending[id] = future
         # A timer on the future, not a cancel scope: this is the hot path of every call.
         timer = None if timeout is None else loop.call_later(timeout, _expire, future, timeout)
@@ -151,46 +155,46 @@ class Session:
             except FrameTooLarge as exc:
                 await self._answer_unreadable(ProtocolError(INVALID_REQUEST, str(exc)))
                 continue
-            try:
-                obj = pydantic_core.from_json(raw, allow_inf_nan=False)
-            except ValueError as exc:
-                await self._answer_unreadable(ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}"))
+            if _BATCH.match(raw):
+                await self._batch(raw)
                 continue
-            if type(obj) is dict:
-                await self._dispatch(tasks, raw, obj)
-            elif type(obj) is list:
-                await self.peer.on_batch(raw, obj)
-            else:
-                await self._answer_unreadable(
-                    ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
-                )
+            try:
+                env = peek_any(raw)
+            except ProtocolError as exc:
+                await self._answer_unreadable(exc, raw)
+                continue
+            await self._dispatch(tasks, raw, env)
 
-    async def _dispatch(self, tasks: anyio.abc.TaskGroup, raw: bytes, obj: dict[str, Any]) -> None:
-        method = obj.get("method")
-        if method is None:
-            self._settle(raw, obj)
-        elif "id" in obj:
-            id = obj["id"]
-            if (type(id) is not int and type(id) is not str) or id in self._serving:
-                # Unreadable ids, or one still being served, cannot be answered unambiguously.
-                error = ProtocolError(
-                    INVALID_REQUEST, "id must be a string or an integer not in use"
-                )
-                await self.reply(None if id in self._serving else id, error)
+    async def _batch(self, raw: bytes) -> None:
+        try:
+            items = pydantic_core.from_json(raw, allow_inf_nan=False)
+        except ValueError as exc:
+            await self._answer_unreadable(ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}"))
+            return
+        await self.peer.on_batch(raw, items)
+
+    async def _dispatch(self, tasks: anyio.abc.TaskGroup, raw: bytes, env: Peek) -> None:
+        if env.kind == "notification":
+            await self.peer.on_notification(raw, env)
+        elif env.kind != "request":
+            self._settle(raw, env)
+        else:
+            id = env.id
+            assert id is not None  # a request's id: peek refuses one of another type
+            if id in self._serving:
+                # One still being served: an answer could not be told apart from its.
+                error = ProtocolError(INVALID_REQUEST, "id must not be one in use")
+                await self.reply(None, error)
                 return
             scope = anyio.CancelScope()
             self._serving[id] = scope
-            tasks.start_soon(self._serve, id, scope, raw, obj)
-        else:
-            await self.peer.on_notification(raw, obj)
+            tasks.start_soon(self._serve, id, scope, raw, env)
 
-    async def _serve(
-        self, id: RequestId, scope: anyio.CancelScope, raw: bytes, obj: dict[str, Any]
-    ) -> None:
+    async def _serve(self, id: RequestId, scope: anyio.CancelScope, raw: bytes, env: Peek) -> None:
         serving.set((self, id))
         try:
             with scope:
-                await self.peer.on_request(raw, obj)
+                await self.peer.on_request(raw, env)
         except ConnectionClosed:
             pass
         finally:
@@ -198,20 +202,26 @@ class Session:
             if self.on_served is not None:
                 self.on_served(id)
 
-    def _settle(self, raw: bytes, obj: dict[str, Any]) -> None:
-        id = obj.get("id")
-        future = self._pending.get(id) if type(id) is int or type(id) is str else None
+    def _settle(self, raw: bytes, env: Peek) -> None:
+        future = self._pending.get(env.id) if env.id is not None else None
         if future is None:
-            if "error" in obj and id is None:
-                log.warning("the peer reported an error it could not correlate: %s", obj["error"])
+            if env.kind == "error" and env.id is None:
+                log.warning("the peer reported an error it could not correlate: %s", raw[:200])
             else:
-                log.debug("dropped a response to no pending request (id %r)", id)
+                log.debug("dropped a response to no pending request (id %r)", env.id)
         elif not future.done():
-            future.set_result((raw, obj))
+            future.set_result(raw)
 
-    async def _answer_unreadable(self, error: ProtocolError) -> None:
+    async def _answer_unreadable(self, error: ProtocolError, raw: bytes = b"") -> None:
+        """Answer a frame that is not a JSON-RPC message, with its id when one can be read."""
         log.warning("unreadable frame: %s", error.message)
-        await self.reply(None, error)
+        id = None
+        if error.code == INVALID_REQUEST and raw:
+            obj = pydantic_core.from_json(raw, allow_inf_nan=False)
+            maybe = obj.get("id") if type(obj) is dict else None
+            if (type(maybe) is int or type(maybe) is str) and maybe not in self._serving:
+                id = maybe
+        await self.reply(id, error)
 
     async def reply(self, id: RequestId | None, error: ProtocolError) -> None:
         """Send an error response, ignoring a closed connection (nobody is left to tell)."""

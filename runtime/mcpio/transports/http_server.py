@@ -53,12 +53,12 @@ from starlette.datastructures import Headers
 
 from mcpio.auth import Principal, ResourceServerAuth, VerifierUnavailable, bearer_token
 from mcpio.jsonrpc import RequestId, error_frame
-from mcpio.negotiate import MODERN, envelope_version
+from mcpio.negotiate import MODERN, peek_any
 from mcpio.session import serving
 from mcpio.transports.admission import ByteBudget, Refused, Slots
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
-from mcpio.wire.peek import NAMED_BY
+from mcpio.wire.peek import NAMED_BY, Peek
 
 if TYPE_CHECKING:
     from mcpio.connection import ServerConnection
@@ -81,6 +81,7 @@ KEEPALIVE_SECONDS = 15.0
 # A Host header (RFC 9110 §7.2): a bracketed IPv6 literal or a name, then an optional port.
 _HOST = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::[0-9]{1,5})?")
 _ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://(.+)")
+_BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array (only its start is read)
 
 
 @dataclass
@@ -245,12 +246,12 @@ class HttpApp:
             )
         return principal
 
-    def _authorize(self, principal: Principal | None, messages: list[Any]) -> None:
-        """403 unless the principal holds every scope these messages need."""
+    def _authorize(self, principal: Principal | None, routes: list[tuple[str, str | None]]) -> None:
+        """403 unless the principal holds every scope these messages (method, name) need."""
         auth = self.options.auth
         if auth is None or principal is None:
             return
-        needed = auth.needed(messages)
+        needed = auth.needed(routes)
         if not needed <= principal.scopes:
             missing = " ".join(sorted(needed - principal.scopes))
             raise HttpError(
@@ -301,51 +302,53 @@ class HttpApp:
             self.parsing.give(held)
 
     async def _route(self, exchange: Exchange, body: bytes) -> None:
+        """Route a POST by its envelope alone (`peek`): its params are read once, by the codec
+        of the revision that serves it. A JSON array is a batch, for a 2025-03-26 session."""
+        session_id = exchange.headers.get("mcp-session-id")
+        if _BATCH.match(body):
+            try:
+                items: Any = pydantic_core.from_json(body, allow_inf_nan=False)
+            except ValueError as exc:
+                raise HttpError(400, ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}")) from None
+            self._authorize(exchange.principal, [_route_of(item) for item in items])
+            if session_id is None:
+                reason = "a batch needs a 2025-03-26 session"
+                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+            session = self._session(session_id, exchange.principal)
+            await self._legacy(exchange, session, body, items)
+            return
         try:
-            obj: Any = pydantic_core.from_json(body, allow_inf_nan=False)
-        except ValueError as exc:
-            raise HttpError(400, ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}")) from None
-        self._authorize(exchange.principal, obj if type(obj) is list else [obj])
-        headers = exchange.headers
-        session_id = headers.get("mcp-session-id")
-        if (
-            type(obj) is dict
-            and session_id is None
-            and (headers.get("mcp-protocol-version") in MODERN or envelope_version(obj) is not None)
-        ):
-            await self._modern(exchange, body, obj)
-        elif type(obj) is dict and obj.get("method") == "initialize":
-            await self._initialize(exchange, body, obj)
+            env = peek_any(body)
+        except ProtocolError as exc:
+            raise HttpError(400, exc) from None
+        self._authorize(exchange.principal, [(env.method, env.name)] if env.method else [])
+        version = exchange.headers.get("mcp-protocol-version")
+        if session_id is None and (version in MODERN or env.protocol_version is not None):
+            await self._modern(exchange, body, env)
+        elif env.method == "initialize":
+            await self._initialize(exchange, body, env)
         elif session_id is not None:
-            await self._legacy(exchange, self._session(session_id, exchange.principal), body, obj)
-        elif type(obj) is not dict:
-            raise HttpError(
-                400, ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object")
-            )
+            session = self._session(session_id, exchange.principal)
+            await self._legacy(exchange, session, body, env)
         else:
             reason = "no session: send initialize first, or a request with the 2026-07-28 envelope"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
 
-    async def _modern(self, exchange: Exchange, body: bytes, obj: dict[str, Any]) -> None:
-        id = obj.get("id")
+    async def _modern(self, exchange: Exchange, body: bytes, env: Peek) -> None:
         try:
-            _check_headers(exchange.headers, obj)
+            _check_headers(exchange.headers, env)
         except ProtocolError as exc:
-            await respond(
-                exchange.send, status_of(exc.code), error_frame(None, _id_or_none(id), exc)
-            )
+            await respond(exchange.send, status_of(exc.code), error_frame(None, env.id, exc))
             return
-        if "method" not in obj:
+        if env.kind == "notification":
+            await respond(exchange.send, 202, b"")  # accepted, never answered
+            return
+        if env.kind != "request":
             reason = "a 2026-07-28 server takes requests and notifications, not responses"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
-        if "id" not in obj:
-            await respond(exchange.send, 202, b"")  # a notification: accepted
-            return
-        if _id_or_none(id) is None:
-            raise HttpError(400, ProtocolError(INVALID_REQUEST, ID_SHAPE))
         from mcpio.connection import ServerConnection
 
-        listen = obj["method"] == "subscriptions/listen"
+        listen = env.method == "subscriptions/listen"
         slots = self.listen_slots if listen else self.request_slots
         with slots.holding(exchange.client):
             # The handler runs in this task and writes straight into the response: JSON when
@@ -358,7 +361,7 @@ class HttpApp:
                 connection.listen_until = time.time() + self.options.stream_lifetime
                 connection.listen_queue = self.options.stream_queue
                 tasks.start_soon(_watch_disconnect, exchange.receive, tasks.cancel_scope)
-                await connection.on_request(body, obj)
+                await connection.on_request(body, env)
                 tasks.cancel_scope.cancel()
 
     # ------------------------------------------------------------------ legacy sessions
@@ -387,9 +390,9 @@ class HttpApp:
             self.session_slots.give(session.client)
         session.end()
 
-    async def _initialize(self, exchange: Exchange, body: bytes, obj: dict[str, Any]) -> None:
-        id = _id_or_none(obj.get("id"))
-        if id is None:
+    async def _initialize(self, exchange: Exchange, body: bytes, env: Peek) -> None:
+        id = env.id
+        if env.kind != "request" or id is None:
             reason = "initialize must be a request whose id is a string or an integer"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
         self._expire()
@@ -422,38 +425,50 @@ class HttpApp:
                 session.end()
 
     async def _legacy(
-        self, exchange: Exchange, session: LegacySession, body: bytes, obj: Any
+        self, exchange: Exchange, session: LegacySession, body: bytes, message: Peek | list[Any]
     ) -> None:
+        """One legacy POST: a message (its envelope) or a batch (its items)."""
         codec = session.connection.codec
         version = exchange.headers.get("mcp-protocol-version")
         if version is not None and codec is not None and version != codec.revision:
             reason = f"MCP-Protocol-Version {version!r} is not this session's ({codec.revision})"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
-        batch = type(obj) is list
-        if batch and (codec is None or not codec.batching or not obj):
-            raise HttpError(
-                400, ProtocolError(INVALID_REQUEST, "batches are not part of this revision")
-            )
-        if batch and len(obj) > self.options.max_batch_items:
-            reason = f"a batch holds at most {self.options.max_batch_items} messages"
-            raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
+        batch = isinstance(message, list)
         refused: list[bytes] = []  # answers made here, for items the session must not see
         ids: list[RequestId] = []
-        accepted: list[Any] = []
-        for item in obj if batch else [obj]:
-            error, id = _refusal(session, item, ids)
-            if error is not None and not batch:
-                raise HttpError(400, error)
+        frames: list[bytes] = []
+        if isinstance(message, list):
+            if codec is None or not codec.batching or not message:
+                reason = "batches are not part of this revision"
+                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+            if len(message) > self.options.max_batch_items:
+                reason = f"a batch holds at most {self.options.max_batch_items} messages"
+                raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
+            for item in message:
+                frame = pydantic_core.to_json(item)
+                try:
+                    env = peek_any(frame)
+                except ProtocolError as exc:  # not a message; an id of the wrong type
+                    refused.append(error_frame(codec, None, exc))
+                    continue
+                error = _in_use(session, env, ids)
+                if error is not None:
+                    refused.append(error_frame(codec, env.id, error))
+                    continue
+                frames.append(frame)
+                if env.kind == "request" and env.id is not None:
+                    ids.append(env.id)
+        else:
+            error = _in_use(session, message, ids)
             if error is not None:
-                refused.append(error_frame(codec, id, error))
-                continue
-            accepted.append(item)
-            if id is not None:
-                ids.append(id)
+                raise HttpError(400, error)
+            frames.append(body)
+            if message.kind == "request" and message.id is not None:
+                ids.append(message.id)
         outbox = session.exchange(ids)
         try:
-            for item in accepted:
-                await session.deliver(pydantic_core.to_json(item) if batch else body)
+            for frame in frames:
+                await session.deliver(frame)
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(_watch_disconnect, exchange.receive, tasks.cancel_scope)
                 await _relay(exchange.send, outbox, ids, refused, batch)
@@ -498,29 +513,25 @@ class HttpApp:
         await respond(exchange.send, 200, b"")
 
 
-ID_SHAPE = "id must be a string or an integer"
+def _in_use(session: LegacySession, env: Peek, taken: list[RequestId]) -> ProtocolError | None:
+    """Why a request is answered here rather than by the session: its id is one whose answer
+    could not be told apart from another's (repeated in its POST, or still in use)."""
+    if env.kind != "request" or env.id is None:
+        return None
+    if env.id in taken or session.in_use(env.id):
+        return ProtocolError(INVALID_REQUEST, f"id {env.id!r} is in use by another request")
+    return None
 
 
-def _id_or_none(id: Any) -> RequestId | None:
-    return id if type(id) is int or type(id) is str else None
-
-
-def _refusal(
-    session: LegacySession, item: Any, taken: list[RequestId]
-) -> tuple[ProtocolError | None, RequestId | None]:
-    """Why a legacy POST's message is answered here rather than by the session (a request whose
-    answer could not be told apart from another's), and the id to answer with; else the id of
-    the request to expect an answer for (None for notifications and responses)."""
-    if type(item) is not dict:
-        return ProtocolError(INVALID_REQUEST, "a JSON-RPC message must be an object"), None
-    if "method" not in item or "id" not in item:
-        return None, None
-    id = _id_or_none(item["id"])
-    if id is None:
-        return ProtocolError(INVALID_REQUEST, ID_SHAPE), None
-    if id in taken or session.in_use(id):
-        return ProtocolError(INVALID_REQUEST, f"id {id!r} is in use by another request"), id
-    return None, id
+def _route_of(item: Any) -> tuple[str, str | None]:
+    """A batch item's method and the name it acts on, for the scopes it needs."""
+    method = item.get("method") if type(item) is dict else None
+    if type(method) is not str:
+        return "", None
+    key = NAMED_BY.get(method)
+    params = item.get("params")
+    name = params.get(key) if key is not None and type(params) is dict else None
+    return method, name if type(name) is str else None
 
 
 def _has_result(frame: bytes) -> bool:
@@ -715,10 +726,10 @@ def decode_header(value: str) -> str:
     return value
 
 
-def _check_headers(headers: Headers, obj: dict[str, Any]) -> None:
+def _check_headers(headers: Headers, env: Peek) -> None:
     """A modern POST's routing headers must be present and agree with its body."""
     version = headers.get("mcp-protocol-version")
-    declared = envelope_version(obj)
+    declared = env.protocol_version
     if version is None:
         raise ProtocolError(HEADER_MISMATCH, "the MCP-Protocol-Version header is missing")
     if declared is not None and declared != version:
@@ -733,17 +744,15 @@ def _check_headers(headers: Headers, obj: dict[str, Any]) -> None:
             f"unsupported protocol version {version!r}; supported: {', '.join(reversed(MODERN))}",
             {"supported": list(reversed(MODERN)), "requested": version},
         )
-    if "id" not in obj:
+    if env.kind != "request":
         return
-    method = obj.get("method")
+    method = env.method
     if _single(headers, "mcp-method") != method:
         raise ProtocolError(HEADER_MISMATCH, "Mcp-Method is missing or does not match the body")
-    key = NAMED_BY.get(method) if isinstance(method, str) else None
+    key = NAMED_BY.get(method) if method is not None else None
     if key is not None:
-        params = obj.get("params")
-        value = params.get(key) if type(params) is dict else None
         name = _single(headers, "mcp-name")
-        if name is None or decode_header(name) != value:
+        if name is None or decode_header(name) != env.name:
             raise ProtocolError(
                 HEADER_MISMATCH, f"Mcp-Name is missing or does not match params.{key}"
             )
