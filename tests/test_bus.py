@@ -171,7 +171,7 @@ async def test_an_outage_ends_listen_streams_with_an_error() -> None:
                 await tools.__anext__()
             assert (ended.value.code, ended.value.message) == (-32603, UNAVAILABLE)
             assert tools.error is ended.value
-        assert not server.listeners
+        assert not server.hub.listeners
         # While it is down: requests are served, a new listen is refused at once.
         assert (await client.call_tool("change", {})).content[0].text == "changed"  # type: ignore[union-attr]
         with anyio.fail_after(5), pytest.raises(McpError) as refused:

@@ -686,3 +686,33 @@ async def test_auto_falls_back_when_a_legacy_server_refuses_discover(quirks: Pee
         ("POST", "server/discover", MODERN),
         ("POST", "initialize", None),
     ]
+
+
+@pytest.mark.anyio
+async def test_an_injected_httpx_client_carries_every_request_and_stays_open() -> None:
+    """`Client(url, http=...)`: the transport sends through the given httpx client (here one
+    whose transport is the server's ASGI app, in process), and leaves it open."""
+    from mcpio import Server
+
+    server = Server("injected")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Echoes."""
+        return text
+
+    sent: list[str] = []
+
+    async def record(request: httpx.Request) -> None:
+        sent.append(request.headers.get("mcp-method", request.method))
+
+    http = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=server.http_app()), event_hooks={"request": [record]}
+    )
+    async with http:
+        with anyio.fail_after(10):
+            async with Client("http://127.0.0.1/mcp", mode="2026-07-28", http=http) as client:
+                result = await client.call_tool("echo", {"text": "through the mock"})
+        assert result.content[0].text == "through the mock"  # type: ignore[union-attr]
+        assert "tools/call" in sent
+        assert not http.is_closed

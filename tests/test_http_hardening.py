@@ -209,7 +209,7 @@ async def settled(run: Running, baseline: int) -> None:
     app = run.app
     assert app.request_slots.count == 0 and app.listen_slots.count == 0
     assert app.parsing.used == 0
-    assert app.session_slots.count == len(app.sessions)
+    assert app.legacy.slots.count == len(app.legacy.sessions)
 
 
 def legacy_call(id: Any, name: str = "echo", **arguments: Any) -> dict[str, Any]:
@@ -267,7 +267,7 @@ async def test_legacy_every_id_shape_gets_one_answer_or_a_refusal(version: str) 
                     assert "mcp-session-id" not in response.headers
                 else:
                     assert response.status_code == 200 and response.json()["id"] == id, where
-            assert len(run.app.sessions) == 2  # the two initialize requests with real ids
+            assert len(run.app.legacy.sessions) == 2  # the two initialize requests with real ids
             session = await open_session(http, version)
             for shape, id in ID_SHAPES.items():
                 for kind, frame in {
@@ -291,11 +291,11 @@ async def test_legacy_every_id_shape_gets_one_answer_or_a_refusal(version: str) 
                             assert answers[0].get("error", {}).get("code") == expected[kind]
             ping = await post(http, frame_with("ping", 99), session)
             assert ping.json() == {"jsonrpc": "2.0", "id": 99, "result": {}}
-            for session_id in list(run.app.sessions):
+            for session_id in list(run.app.legacy.sessions):
                 gone = await http.delete("/mcp", headers={"mcp-session-id": session_id})
                 assert gone.status_code == 200
         await settled(run, baseline)
-        assert not run.app.sessions
+        assert not run.app.legacy.sessions
 
 
 async def test_batch_items_of_every_id_shape_each_get_one_answer() -> None:
@@ -339,7 +339,7 @@ async def held_call(
 
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(call)
-        while not run.app.sessions[session["mcp-session-id"]].in_use(IN_FLIGHT):
+        while not run.app.legacy.sessions[session["mcp-session-id"]].in_use(IN_FLIGHT):
             await anyio.sleep(0.01)
         yield answered
 
@@ -442,7 +442,7 @@ async def test_delete_racing_posts_settles_cleanly() -> None:
         assert {post for post, _ in statuses} <= {200, 404}, statuses
         assert {delete for _, delete in statuses} == {200}, statuses
         await settled(run, baseline)
-        assert not run.app.sessions
+        assert not run.app.legacy.sessions
 
 
 # ---------------------------------------------------------------------- one client, not all
@@ -473,7 +473,7 @@ async def test_one_client_cannot_fill_the_session_table() -> None:
                     reply = await post(client, frame_with("initialize", 1, INIT), JSON_HEADERS)
                     statuses.append(reply.status_code)
                 await client.aclose()
-            assert 503 in statuses and len(run.app.sessions) == 8
+            assert 503 in statuses and len(run.app.legacy.sessions) == 8
 
 
 INIT = {
@@ -568,7 +568,7 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
         )
         try:
             async with run.client("127.0.0.2", timeout=30) as reader, run.client() as caller:
-                while len(server.listeners) < 1:
+                while len(server.hub.listeners) < 1:
                     await anyio.sleep(0.01)
                 heard: list[dict[str, Any]] = []
                 reading = anyio.Event()
@@ -588,7 +588,7 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
                 async with anyio.create_task_group() as tasks:
                     tasks.start_soon(read_all)
                     await reading.wait()
-                    while len(server.listeners) < 2:
+                    while len(server.hub.listeners) < 2:
                         await anyio.sleep(0.01)
                     call = modern_call(3, "touch", count=count, size=size)
                     started = time.monotonic()
@@ -596,7 +596,7 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
                     publish_seconds = time.monotonic() - started
                     assert answer.json()["result"]["content"][0]["text"] == "touched"
                     with anyio.fail_after(20):
-                        while len(server.listeners) > 1:
+                        while len(server.hub.listeners) > 1:
                             await anyio.sleep(0.05)
                     with anyio.fail_after(20):
                         while len(heard) < count + 1:
@@ -685,7 +685,7 @@ async def test_graceful_shutdown_ends_with_streams_and_calls_open() -> None:
                 tasks.start_soon(stream, "POST", hold, session)
                 for _ in range(2):
                     await opened.acquire()
-                while not run.app.sessions[session["mcp-session-id"]].in_use(2):
+                while not run.app.legacy.sessions[session["mcp-session-id"]].in_use(2):
                     await anyio.sleep(0.01)
                 started = time.monotonic()
                 run.web.should_exit = True
@@ -694,7 +694,7 @@ async def test_graceful_shutdown_ends_with_streams_and_calls_open() -> None:
                 stopped_after = time.monotonic() - started
                 tasks.cancel_scope.cancel()
         assert stopped_after < 3, stopped_after
-        assert not run.app.sessions
+        assert not run.app.legacy.sessions
 
 
 # ---------------------------------------------------------------------- amplification

@@ -249,7 +249,7 @@ async def test_modern_listen_stream() -> None:
                 assert second["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 42
         # The listener ended with its stream.
         with anyio.fail_after(5):
-            while everything.listeners:
+            while everything.hub.listeners:
                 await anyio.sleep(0.01)
 
 

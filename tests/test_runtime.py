@@ -307,7 +307,7 @@ async def test_modern_listen() -> None:
         assert first.params.meta.io_modelcontextprotocol_subscriptionId == sub.id
         assert second.method == "notifications/resources/updated"
         assert second.params.uri == "test://doc"
-        assert not server.listeners  # ended with the block
+        assert not server.hub.listeners  # ended with the block
         assert (await client.call_tool("add", {"a": 1, "b": 2})).content[0].text == "3"  # type: ignore[union-attr]
 
 

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
         VerifierUnavailable,
     )
     from mcpio.auth_client import (
-        AuthError,
         ClientInfo,
         FileTokenStore,
         MemoryTokenStore,
@@ -37,7 +36,14 @@ if TYPE_CHECKING:
     )
     from mcpio.client import Client, Notice, Subscription
     from mcpio.context import Context, Elicit, ListRoots, Sample
-    from mcpio.errors import ConnectionClosed, McpError, NegotiationError, RequestTimeout, ToolError
+    from mcpio.errors import (
+        AuthError,
+        ConnectionClosed,
+        McpError,
+        NegotiationError,
+        RequestTimeout,
+        ToolError,
+    )
     from mcpio.server import Server
     from mcpio.wire.errors import ProtocolError
 
@@ -49,7 +55,7 @@ _EXPORTS = {
     "ResourceServerAuth": "mcpio.auth",
     "TokenVerifier": "mcpio.auth",
     "VerifierUnavailable": "mcpio.auth",
-    "AuthError": "mcpio.auth_client",
+    "AuthError": "mcpio.errors",
     "ClientInfo": "mcpio.auth_client",
     "FileTokenStore": "mcpio.auth_client",
     "MemoryTokenStore": "mcpio.auth_client",

@@ -65,13 +65,18 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from mcpio.wellknown import (
+    PROTECTED_RESOURCE,
+    inserted,
+    issuer_metadata_urls,
+    resource_metadata_urls,
+)
+
 if TYPE_CHECKING:
     import httpx
     import jwt
 
 log = logging.getLogger("mcpio.auth")
-
-METADATA_PATH = "/.well-known/oauth-protected-resource"
 
 
 @dataclass(frozen=True)
@@ -118,13 +123,12 @@ class ResourceServerAuth:
     @property
     def metadata_url(self) -> str:
         """RFC 9728: the well-known path inserted between the resource's host and path."""
-        parts = urlsplit(self.resource)
-        return f"{parts.scheme}://{parts.netloc}{METADATA_PATH}{parts.path.rstrip('/')}"
+        return inserted(self.resource, PROTECTED_RESOURCE)
 
     @property
     def metadata_paths(self) -> frozenset[str]:
-        path = urlsplit(self.resource).path.rstrip("/")
-        return frozenset({METADATA_PATH, METADATA_PATH + path})
+        """The paths this server answers its metadata at (with and without the resource's)."""
+        return frozenset(urlsplit(url).path for url in resource_metadata_urls(self.resource))
 
     def metadata(self) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -375,15 +379,7 @@ class JwtVerifier:
     async def _discover(self, http: httpx.AsyncClient) -> str | None:
         import httpx
 
-        parts = urlsplit(self.issuer)
-        base = f"{parts.scheme}://{parts.netloc}"
-        path = parts.path.rstrip("/")
-        candidates = [
-            f"{base}/.well-known/oauth-authorization-server{path}",
-            f"{base}/.well-known/openid-configuration{path}",
-            f"{self.issuer.rstrip('/')}/.well-known/openid-configuration",
-        ]
-        for url in dict.fromkeys(candidates):
+        for url in issuer_metadata_urls(self.issuer):
             try:
                 response = await http.get(url, headers={"accept": "application/json"})
                 document = response.json() if response.status_code == 200 else {}

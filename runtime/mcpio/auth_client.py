@@ -58,19 +58,14 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 import anyio
 import httpx
 
+from mcpio.errors import AuthError
+from mcpio.wellknown import issuer_metadata_urls, resource_metadata_urls
+
 log = logging.getLogger("mcpio")
 
-PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
-OAUTH_WELL_KNOWN = "/.well-known/oauth-authorization-server"
-OIDC_WELL_KNOWN = "/.well-known/openid-configuration"
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 REFRESH_MARGIN = 30.0  # seconds before expiry a token is refreshed
 _AUTH_PARAM = re.compile(r'([A-Za-z0-9_\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
-
-
-class AuthError(Exception):
-    """The authorization flow could not complete (refused, misconfigured, or the server's
-    answers break the rules)."""
 
 
 # ---------------------------------------------------------------------- PKCE
@@ -460,13 +455,9 @@ class OAuth:
     async def _protected_resource(
         self, http: httpx.AsyncClient, url: httpx.URL, resource_metadata: str | None
     ) -> dict[str, Any] | None:
-        origin = f"{url.scheme}://{url.netloc.decode('ascii')}"
-        path = url.path.rstrip("/")
         candidates = [resource_metadata] if resource_metadata else []
-        if path:
-            candidates.append(f"{origin}{PRM_WELL_KNOWN}{path}")
-        candidates.append(f"{origin}{PRM_WELL_KNOWN}")
-        for candidate in candidates:
+        candidates += resource_metadata_urls(str(url))
+        for candidate in dict.fromkeys(candidates):
             found = await self._get_json(http, candidate)
             if found is not None:
                 return found
@@ -475,18 +466,7 @@ class OAuth:
     async def _as_metadata(
         self, http: httpx.AsyncClient, issuer: str, legacy: bool = False
     ) -> dict[str, Any]:
-        parts = urlsplit(issuer)
-        origin = f"{parts.scheme}://{parts.netloc}"
-        path = parts.path.rstrip("/")
-        if path:
-            candidates = [
-                f"{origin}{OAUTH_WELL_KNOWN}{path}",
-                f"{origin}{OIDC_WELL_KNOWN}{path}",
-                f"{origin}{path}{OIDC_WELL_KNOWN}",
-            ]
-        else:
-            candidates = [f"{origin}{OAUTH_WELL_KNOWN}", f"{origin}{OIDC_WELL_KNOWN}"]
-        for candidate in candidates:
+        for candidate in issuer_metadata_urls(issuer):
             found = await self._get_json(http, candidate)
             if found is None:
                 continue
@@ -503,6 +483,8 @@ class OAuth:
             return found
         if not legacy:
             raise AuthError(f"no authorization server metadata found for {issuer}")
+        parts = urlsplit(issuer)
+        origin = f"{parts.scheme}://{parts.netloc}"
         return {  # a 2025-03-26 server without metadata: the default endpoints
             "issuer": issuer,
             "authorization_endpoint": f"{origin}/authorize",

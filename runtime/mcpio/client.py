@@ -26,14 +26,17 @@ from pydantic import BaseModel
 
 import mcp_wire
 from mcpio.errors import ConnectionClosed, McpError, NegotiationError, RequestTimeout
-from mcpio.jsonrpc import RequestId, error_frame, plain
+from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
+from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
 from mcpio.negotiate import LEGACY, MODERN, fit, peek_any
 from mcpio.session import Session
 from mcpio.transports import Transport
 
 if TYPE_CHECKING:
+    import httpx
+
     from mcpio.server import Server
     from mcpio.transports.http_client import Auth
 from mcpio.wire.codec import Codec
@@ -42,7 +45,6 @@ from mcpio.wire.peek import Peek
 
 log = logging.getLogger("mcpio")
 
-UNSUPPORTED_VERSION = -32022
 MAX_INPUT_ROUNDS = 10
 
 Elicitation = Callable[[Any], Awaitable[pub.ElicitResult | Mapping[str, Any]]]
@@ -105,6 +107,7 @@ class Client:
         cwd: str | None = None,
         stderr: Any = None,
         auth: Auth | None = None,
+        http: httpx.AsyncClient | None = None,
     ) -> None:
         if mode not in ("auto", "legacy", *mcp_wire.REVISIONS):
             raise ValueError(
@@ -122,6 +125,7 @@ class Client:
         self.probe_timeout = probe_timeout
         self._spawn = {"env": env, "cwd": cwd, "stderr": stderr}
         self._auth = auth
+        self._http = http  # for an http(s) target: the httpx client to use (TLS, proxies, mocks)
         self.codec: Codec | None = None
         self.revision: str | None = None
         self.server_info: pub.Implementation | None = None
@@ -184,7 +188,8 @@ class Client:
         if isinstance(target, str) and target.startswith(("http://", "https://")):
             from mcpio.transports.http_client import HttpTransport
 
-            return await self._stack.enter_async_context(HttpTransport(target, auth=self._auth))
+            transport = HttpTransport(target, auth=self._auth, http=self._http)
+            return await self._stack.enter_async_context(transport)
         if isinstance(target, str) or not isinstance(target, Sequence):
             if hasattr(target, "receive") and hasattr(target, "send"):
                 return cast(Transport, target)
@@ -577,21 +582,19 @@ class Client:
         id, method = env.id, env.method
         if codec is None or id is None or method is None:
             return
-        try:
-            message = codec.decode(raw)
-            if method == "ping":
-                result: Any = {}
-            else:
-                params = codec.to_public(method, message.params, "params")
-                answer = await self._answer(method, params)
-                result = codec.from_public(method, answer, "result")
-            data = codec.encode(codec.response(id, method, result))
-        except ProtocolError as exc:
-            data = self.error_frame(id, exc)
-        except Exception:
-            log.exception("callback for %s failed", method)
-            data = self.error_frame(id, ProtocolError(INTERNAL_ERROR, "internal error"))
-        await self._send(data)
+        data = await answered(id, method, self._respond(codec, raw, id, method), self.error_frame)
+        if data is not None:
+            await self._send(data)
+
+    async def _respond(self, codec: Codec, raw: bytes, id: RequestId, method: str) -> bytes:
+        """The response to the server's request (its callback's answer)."""
+        message = codec.decode(raw)
+        if method == "ping":
+            result: Any = {}
+        else:
+            params = codec.to_public(method, message.params, "params")
+            result = codec.from_public(method, await self._answer(method, params), "result")
+        return codec.encode(codec.response(id, method, result))
 
     async def on_notification(self, raw: bytes, env: Peek) -> None:
         codec = self.codec

@@ -8,7 +8,8 @@ from __future__ import annotations
 import logging
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import pydantic_core
@@ -16,10 +17,12 @@ from pydantic import BaseModel
 
 import mcp_wire
 from mcpio.bus import unavailable
-from mcpio.context import Context, InputRequired, RetriedInputs, SentInputs
+from mcpio.context import Context, InputRequired, MethodHandler, RetriedInputs, SentInputs
 from mcpio.errors import McpError
-from mcpio.jsonrpc import RequestId, error_frame, plain
+from mcpio.hub import LISTEN_FLAGS, Hub
+from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
+from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
 from mcpio.negotiate import (
     LEGACY,
@@ -29,7 +32,7 @@ from mcpio.negotiate import (
     fit,
     legacy_version,
 )
-from mcpio.sealing import request_digest
+from mcpio.sealing import Sealer, request_digest
 from mcpio.session import Session
 from mcpio.transports import Transport
 from mcpio.wire.codec import Codec
@@ -43,11 +46,9 @@ from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
     from mcpio.auth import Principal
-    from mcpio.server import Server
 
 log = logging.getLogger("mcpio")
 
-UNSUPPORTED_VERSION = -32022
 MAX_INPUT_ROUNDS = 10
 TOKEN_EXPIRED = "the access token that opened this stream expired; listen again with a new one"
 _LIFECYCLE = frozenset({"initialize", "ping", "logging/setLevel"})
@@ -100,24 +101,63 @@ class Listener:
         await self.connection.send_notification(self.codec, method, tagged)
 
 
+class Served(Protocol):
+    """What a connection needs of the server it serves (`mcpio.Server`)."""
+
+    @property
+    def info(self) -> pub.Implementation: ...
+
+    @property
+    def instructions(self) -> str | None: ...
+
+    @property
+    def handlers(self) -> Mapping[str, MethodHandler]: ...
+
+    @property
+    def sealer(self) -> Sealer: ...
+
+    @property
+    def request_timeout(self) -> float: ...
+
+    @property
+    def hub(self) -> Hub: ...
+
+    def capabilities(self) -> pub.ServerCapabilities: ...
+
+    def cache_hints(self) -> dict[str, Any]: ...
+
+
 class ServerConnection:
-    def __init__(self, server: Server, transport: Transport) -> None:
+    """One client's connection to a server (see the module's docstring), made by
+    `Server.connect`. `principal`: who the transport authenticated; `modern`: it speaks
+    2026-07-28 from its first request; a listen stream on it ends gracefully at `listen_until`
+    (seconds since the epoch) and is cut off when `listen_queue` notifications wait for its
+    reader."""
+
+    def __init__(
+        self,
+        server: Served,
+        transport: Transport,
+        *,
+        principal: Principal | None = None,
+        modern: bool = False,
+        listen_until: float = math.inf,
+        listen_queue: int = 256,
+    ) -> None:
         self.server = server
+        self.hub = server.hub
         self.session = Session(transport, self)
         self.codec: Codec | None = None  # legacy: the negotiated revision's codec
-        self.modern_seen = False
+        self.modern_seen = modern  # once modern, a request without its envelope: invalid params
         self.client_capabilities = pub.ClientCapabilities()
         self.client_capabilities_data: dict[str, Any] = {}
         self.client_info: pub.Implementation | None = None
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
         self.listeners: set[Listener] = set()
-        self.principal: Principal | None = None  # set by the HTTP app when it authorizes
-        # Bounds of a listen stream (the HTTP app sets them from its options): when it ends
-        # gracefully (seconds since the epoch), and how many notifications may wait for its
-        # reader before it is cut off (the transport bounds how long one write may take).
-        self.listen_until = math.inf
-        self.listen_queue = 256
+        self.principal = principal  # the HTTP app updates it with each request's token
+        self.listen_until = listen_until
+        self.listen_queue = listen_queue
 
     @property
     def subject(self) -> str | None:
@@ -127,7 +167,7 @@ class ServerConnection:
         try:
             await self.session.run()
         finally:
-            self.server.sessions.discard(self)
+            self.hub.sessions.discard(self)
 
     # ------------------------------------------------------------------ frames in
 
@@ -136,18 +176,13 @@ class ServerConnection:
         method = env.method
         assert id is not None and method is not None  # a request's envelope
         codec = self.codec
-        try:
-            if method == "initialize" and env.protocol_version not in MODERN:
-                data = self._initialize(raw, id)
-            elif codec is not None:
-                data = await self._legacy(codec, raw, id, env)
-            else:
-                data = await self._modern(raw, id, env)
-        except ProtocolError as exc:
-            data = self.error_frame(id, exc)
-        except Exception:
-            log.exception("handler of %s failed", method)
-            data = self.error_frame(id, ProtocolError(INTERNAL_ERROR, "internal error"))
+        if method == "initialize" and env.protocol_version not in MODERN:
+            work = self._initialize(raw, id)
+        elif codec is not None:
+            work = self._legacy(codec, raw, id, env)
+        else:
+            work = self._modern(raw, id, env)
+        data = await answered(id, method, work, self.error_frame)
         if data is not None:
             await self.session.send(data)
 
@@ -159,7 +194,7 @@ class ServerConnection:
             if type(request_id) is int or type(request_id) is str:
                 self.session.cancel_incoming(request_id)
         elif method == "notifications/initialized" and self.codec is not None:
-            self.server.sessions.add(self)
+            self.hub.sessions.add(self)
         else:
             log.debug("notification %s ignored", method)
 
@@ -203,9 +238,9 @@ class ServerConnection:
             await self.session.send(b"[" + b",".join(replies) + b"]")
 
     async def on_close(self) -> None:
-        self.server.sessions.discard(self)
+        self.hub.sessions.discard(self)
         for listener in list(self.listeners):
-            self.server.listeners.discard(listener)
+            self.hub.listeners.discard(listener)
             listener.end()
 
     def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
@@ -213,7 +248,7 @@ class ServerConnection:
 
     # ------------------------------------------------------------------ legacy
 
-    def _initialize(self, raw: bytes, id: RequestId) -> bytes:
+    async def _initialize(self, raw: bytes, id: RequestId) -> bytes:
         if self.codec is not None:
             raise ProtocolError(INVALID_REQUEST, f"already initialized ({self.codec.revision})")
         params = pydantic_core.from_json(raw).get("params")  # once a session: its version
@@ -245,7 +280,7 @@ class ServerConnection:
         }
         if self.server.instructions:
             result["instructions"] = self.server.instructions
-        self.server.sessions.add(self)
+        self.hub.sessions.add(self)
         return codec.encode(codec.response(id, "initialize", result))
 
     async def _legacy(self, codec: Codec, raw: bytes, id: RequestId, env: Peek) -> bytes | None:
@@ -261,17 +296,14 @@ class ServerConnection:
             method, message.params, "params", client_capabilities=self.client_capabilities_data
         )
         meta = params.meta if params is not None else None
-        ctx = Context(
-            revision=codec.revision,
-            request_id=id,
-            client_capabilities=self.client_capabilities,
-            client_info=self.client_info,
-            inputs=SentInputs(self._ask_client),
-            notify=lambda m, p: self.send_notification(codec, m, p),
-            codec=codec,
-            progress_token=meta.progressToken if meta is not None else None,
-            log_level=self.log_level,
-            principal=self.principal,
+        ctx = self._context(
+            codec,
+            id,
+            SentInputs(self._ask_client),
+            self.client_capabilities,
+            self.client_info,
+            meta.progressToken if meta is not None else None,
+            self.log_level,
         )
         result = await self._handle(ctx, method, params)
         own = codec.from_public(method, result, "result")
@@ -342,17 +374,14 @@ class ServerConnection:
             # Answers sealed in earlier rounds stand: the client cannot replace them.
             answers = {**(params.inputResponses or {}), **answers}
         inputs = RetriedInputs(answers)
-        ctx = Context(
-            revision=codec.revision,
-            request_id=id,
-            client_capabilities=meta.io_modelcontextprotocol_clientCapabilities,
-            client_info=meta.io_modelcontextprotocol_clientInfo,
-            inputs=inputs,
-            notify=lambda m, p: self.send_notification(codec, m, p),
-            codec=codec,
-            progress_token=meta.progressToken,
-            log_level=meta.io_modelcontextprotocol_logLevel,
-            principal=self.principal,
+        ctx = self._context(
+            codec,
+            id,
+            inputs,
+            meta.io_modelcontextprotocol_clientCapabilities,
+            meta.io_modelcontextprotocol_clientInfo,
+            meta.progressToken,
+            meta.io_modelcontextprotocol_logLevel,
         )
         if method == "server/discover":
             result: Any = self._discover()
@@ -408,22 +437,17 @@ class ServerConnection:
     async def _listen(self, codec: Codec, id: RequestId, params: Any) -> Any:
         wanted = params.notifications.model_dump(exclude_unset=True)
         caps = self.server.capabilities()
-        offered = {
-            "toolsListChanged": caps.tools is not None,
-            "promptsListChanged": caps.prompts is not None,
-            "resourcesListChanged": caps.resources is not None,
-            "resourceSubscriptions": caps.resources is not None,
-        }
+        offered = {flag: getattr(caps, cap) is not None for flag, cap in LISTEN_FLAGS.items()}
         honoured = {k: v for k, v in wanted.items() if offered.get(k) and v not in (False, None)}
-        if not self.server.bus.available:
+        if not self.hub.bus.available:
             raise unavailable()  # at once: the client listens again later
         listener = Listener(self, codec, id, honoured, self.listen_queue)
         await listener.write(
             "notifications/subscriptions/acknowledged", {"notifications": honoured}
         )
         self.listeners.add(listener)
-        self.server.listeners.add(listener)
-        if not self.server.bus.available:  # lost while acknowledging
+        self.hub.listeners.add(listener)
+        if not self.hub.bus.available:  # lost while acknowledging
             listener.end(unavailable())
         expires_at = self.principal.expires_at if self.principal is not None else None
         until = min(self.listen_until, math.inf if expires_at is None else expires_at)
@@ -437,7 +461,7 @@ class ServerConnection:
                 listener.end(ProtocolError(INVALID_REQUEST, TOKEN_EXPIRED))
         finally:
             self.listeners.discard(listener)
-            self.server.listeners.discard(listener)
+            self.hub.listeners.discard(listener)
             listener.end()
         if self.session.closed.is_set() or listener.cut_off:
             return None
@@ -448,6 +472,30 @@ class ServerConnection:
         )
 
     # ------------------------------------------------------------------ both eras
+
+    def _context(
+        self,
+        codec: Codec,
+        id: RequestId,
+        inputs: SentInputs | RetriedInputs,
+        capabilities: pub.ClientCapabilities,
+        client_info: pub.Implementation | None,
+        progress_token: str | int | None,
+        log_level: str | None,
+    ) -> Context:
+        """A handler's context: what its request says (or, legacy, its session) of the client."""
+        return Context(
+            revision=codec.revision,
+            request_id=id,
+            client_capabilities=capabilities,
+            client_info=client_info,
+            inputs=inputs,
+            notify=lambda m, p: self.send_notification(codec, m, p),
+            codec=codec,
+            progress_token=progress_token,
+            log_level=log_level,
+            principal=self.principal,
+        )
 
     async def _handle(self, ctx: Context, method: str, params: Any) -> Any:
         handler = self.server.handlers.get(method)

@@ -19,6 +19,7 @@ import pydantic
 from pydantic import BaseModel
 
 from mcpio.jsonrpc import plain
+from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from mcpio.auth import Principal
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-MISSING_CAPABILITY = -32021  # MissingRequiredClientCapabilityError (2026-07-28)
 METHOD_NOT_FOUND = -32601
 # The client capability each kind of input request needs.
 CAPABILITY_OF = {
@@ -243,3 +243,7 @@ class Context:
         if logger is not None:
             params["logger"] = logger
         await self._notify("notifications/message", params)
+
+
+MethodHandler = Callable[[Context, Any], Awaitable[Any]]
+"""How a server answers a method: `(ctx, params) -> result`, in the public models."""

@@ -34,3 +34,9 @@ class ToolError(Exception):
     def __init__(self, message: str, *, structured: Any = None) -> None:
         super().__init__(message)
         self.structured = structured
+
+
+class AuthError(Exception):
+    """The authorization flow could not complete (refused, misconfigured, or the server's
+    answers break the rules): `mcpio.auth_client` raises it, the HTTP client transport
+    passes it on."""

@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pydantic_core
 from pydantic import BaseModel
 
 from mcpio.wire.codec import Codec
-from mcpio.wire.errors import ProtocolError
+from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
 
 RequestId = str | int
+log = logging.getLogger("mcpio")
+
+
+async def answered(
+    id: RequestId,
+    method: str,
+    work: Awaitable[bytes | None],
+    error_frame: Callable[[RequestId | None, ProtocolError], bytes],
+) -> bytes | None:
+    """The answer to a request: what its `work` gives (None: nothing to send), or the error
+    frame of what it raised, a `ProtocolError` as it is and anything else as -32603 "internal
+    error" (its traceback logged, never sent)."""
+    try:
+        return await work
+    except ProtocolError as exc:
+        return error_frame(id, exc)
+    except Exception:
+        log.exception("handler of %s failed", method)
+        return error_frame(id, ProtocolError(INTERNAL_ERROR, "internal error"))
 
 
 def plain(value: Any) -> Any:

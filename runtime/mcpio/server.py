@@ -4,16 +4,16 @@ serves every revision and both eras; `ServerConnection` does the per-connection 
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import pydantic
 
-from mcpio.bus import Bus, BusUnavailable, Event, LocalBus, unavailable
-from mcpio.context import Context
+from mcpio.bus import Bus
+from mcpio.connection import ServerConnection
+from mcpio.context import Context, MethodHandler
 from mcpio.errors import ToolError
 from mcpio.handlers import (
     CompletionFn,
@@ -29,26 +29,18 @@ from mcpio.handlers import (
     tool_entry,
     tool_result,
 )
+from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED, Hub
 from mcpio.latest import public as pub
 from mcpio.sealing import Sealer
 from mcpio.transports import Transport
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 if TYPE_CHECKING:
-    from mcpio.connection import Listener, ServerConnection
     from mcpio.transports.http_server import HttpApp
 
 log = logging.getLogger("mcpio")
 
 F = TypeVar("F", bound=Callable[..., Any])
-# listen filter flag -> the list-changed notification it selects, and the capability offering it
-LIST_CHANGED = {
-    "toolsListChanged": ("notifications/tools/list_changed", "tools"),
-    "promptsListChanged": ("notifications/prompts/list_changed", "prompts"),
-    "resourcesListChanged": ("notifications/resources/list_changed", "resources"),
-}
-RESOURCE_UPDATED = "notifications/resources/updated"  # selected by URI
-MethodHandler = Callable[[Context, Any], Awaitable[Any]]
 
 
 class Server:
@@ -97,22 +89,18 @@ class Server:
             "prompts/get": self._get_prompt,
             "completion/complete": self._complete,
         }
-        self.listeners: set[Listener] = set()
-        self.sessions: set[ServerConnection] = set()
-        self._bus_task: asyncio.Task[None] | None = None
-        self.bus = bus or LocalBus()
+        self.hub = Hub(self.info.name, self.capabilities, bus)
 
     @property
     def bus(self) -> Bus:
         """Carries change notifications to the listeners of every instance (`LocalBus`: this
         process only; `RedisBus(url)`: every instance subscribed to its channel). Set it
         before serving."""
-        return self._bus
+        return self.hub.bus
 
     @bus.setter
     def bus(self, bus: Bus) -> None:
-        bus.attach(self._deliver, self._bus_changed, self.info.name)
-        self._bus = bus
+        self.hub.bus = bus
 
     # ------------------------------------------------------------------ registration
 
@@ -361,71 +349,27 @@ class Server:
     async def _publish(
         self, flag: str | None, method: str, params: dict[str, Any], uri: str | None = None
     ) -> None:
-        """Publish a change on the bus; `flag` is the listen filter flag that selects it, or
-        `uri` the resource it updates. While the bus is down, legacy sessions of this instance
-        still get it (their listeners hear of the outage when it ends: see `_bus_changed`)."""
-        event = Event(method, params, flag, uri)
-        try:
-            await self.bus.publish(event)
-        except BusUnavailable:
-            log.debug("notification bus unavailable: %s reaches this instance's sessions", method)
-            await self._deliver(event, listeners=False)
-
-    async def _deliver(self, event: Event, listeners: bool = True) -> None:
-        """Deliver an event from the bus to every modern listener of this instance that asked
-        for it and every legacy session (resource updates: only those subscribed to the URI)."""
-        method, params = event.method, event.params
-        for listener in list(self.listeners) if listeners else ():
-            if listener.wants(event.flag, event.uri):
-                listener.deliver(method, params)  # queued for its stream: never waits
-        targets: list[Callable[[], Awaitable[None]]] = []
-        for session in list(self.sessions):
-            if session.wants(event.uri):
-                targets.append(lambda session=session: session.notify(method, params))
-        for target in targets:
-            try:
-                await target()
-            except Exception as exc:  # one gone peer must not stop the others
-                log.debug("could not deliver %s: %s", method, exc)
-
-    async def _bus_changed(self, up: bool) -> None:
-        """Down: every listen stream ends with `unavailable()` (the client listens again).
-        Up again: legacy sessions, which cannot re-listen, are told that every list may have
-        changed and so may every resource they subscribe to."""
-        if not up:
-            for listener in list(self.listeners):
-                listener.end(unavailable())
-            return
-        caps = self.capabilities()
-        events = [
-            Event(m, {}) for m, cap in LIST_CHANGED.values() if getattr(caps, cap) is not None
-        ]
-        uris = {uri for session in list(self.sessions) for uri in session.subscriptions}
-        events += [Event(RESOURCE_UPDATED, {"uri": uri}, uri=uri) for uri in sorted(uris)]
-        for event in events:
-            await self._deliver(event, listeners=False)
+        await self.hub.publish(flag, method, params, uri)
 
     def start_bus(self) -> None:
-        """Run the bus (connect, subscribe, reconnect) in a task of the running (asyncio) event
-        loop, once per loop. The HTTP app does it at startup (or at its first request), and so
-        does `serve_stdio`; call it yourself before `serve(transport)`."""
-        loop = asyncio.get_running_loop()
-        if self._bus_task is None or self._bus_task.get_loop() is not loop:
-            self._bus_task = loop.create_task(self.bus.run())
+        """Run the bus in a task of the running (asyncio) event loop, once per loop. The HTTP
+        app does it at startup (or at its first request), and so does `serve_stdio`; call it
+        yourself before `serve(transport)`."""
+        self.hub.start_bus()
 
     async def stop_bus(self) -> None:
-        task, self._bus_task = self._bus_task, None
-        if task is not None and task.get_loop() is asyncio.get_running_loop():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await self.hub.stop_bus()
 
     # ------------------------------------------------------------------ serving
 
+    def connect(self, transport: Transport, **options: Any) -> ServerConnection:
+        """A connection of this server over `transport`: `run()` it, or hand it frames (the
+        HTTP app does). `options`: see `ServerConnection`."""
+        return ServerConnection(self, transport, **options)
+
     async def serve(self, transport: Transport) -> None:
         """Serve one connection until it ends."""
-        from mcpio.connection import ServerConnection
-
-        await ServerConnection(self, transport).run()
+        await self.connect(transport).run()
 
     async def serve_stdio(self) -> None:
         from mcpio.transports.stdio import stdio_server_transport

@@ -42,7 +42,6 @@ with -32600 and the reason.
 
 from __future__ import annotations
 
-import base64
 import logging
 import math
 import re
@@ -57,11 +56,22 @@ import anyio.abc
 import httpx
 import pydantic_core
 
-from mcpio.auth_client import AuthError
+from mcpio.errors import AuthError
 from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import envelope_version
+from mcpio.transports.http_rules import (
+    ACCEPT_BOTH,
+    EVENT_STREAM,
+    JSON,
+    NAMED_BY,
+    code_of_status,
+    encode_header_value,
+    media_type,
+    plain_header_value,
+)
+from mcpio.transports.sse import SseEvent, SseParser
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST
 
 log = logging.getLogger("mcpio")
 
@@ -69,23 +79,16 @@ CONNECTION_FAILED = -32000
 """The code of the error that settles a request that got no HTTP answer at all (the code the
 official SDKs give a closed connection)."""
 
-JSON = "application/json"
-EVENT_STREAM = "text/event-stream"
-ACCEPT_BOTH = f"{JSON}, {EVENT_STREAM}"
 MAX_REDIRECTS = 5
 OLD = (400, 404, 405)  # an `initialize` POST refused so may have met a 2024-11-05 server
 MAX_RESUMPTIONS = 3  # reconnections in a row that bring no event
 DEFAULT_RETRY = 1.0  # seconds before reconnecting when the server sent no `retry`
 SESSION_HEADER_VERSION = "2025-06-18"  # the first revision with MCP-Protocol-Version after init
-NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 PARAM_PREFIX = "Mcp-Param-"
 X_MCP_HEADER = "x-mcp-header"
 
-_SENTINEL = re.compile(r"=\?base64\?.*\?=", re.DOTALL)
-_PLAIN = re.compile(r"[\x20-\x7e]*")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _SESSION_ID = re.compile(r"[\x21-\x7e]+")
-_LINE_END = re.compile(rb"\r\n|\r|\n")
 _HEADER_TYPES = frozenset({"string", "integer", "boolean"})
 # JSON Schema keywords whose values are schemas (or lists/maps of them) off the `properties`
 # chain: an `x-mcp-header` found below any of them is misplaced.
@@ -110,22 +113,6 @@ _SUBSCHEMA_MAPS = frozenset({"patternProperties", "dependentSchemas", "$defs", "
 
 
 # ---------------------------------------------------------------------- header values
-
-
-def encode_header_value(value: str) -> str:
-    """`value` as an HTTP header value: verbatim when it is plain visible ASCII (0x20-0x7E)
-    without leading or trailing whitespace and does not itself look like the sentinel, else
-    `=?base64?<base64 of its UTF-8>?=`."""
-    if _PLAIN.fullmatch(value) and value == value.strip() and not _SENTINEL.fullmatch(value):
-        return value
-    return f"=?base64?{base64.b64encode(value.encode('utf-8')).decode('ascii')}?="
-
-
-def _plain_header(value: Any) -> str | None:
-    """A value sent without encoding (protocol version, method), or None if it cannot be."""
-    if type(value) is str and value and _PLAIN.fullmatch(value) and value == value.strip():
-        return value
-    return None
 
 
 def _render(value: Any) -> str | None:
@@ -204,108 +191,6 @@ def _schema_positions(root: Any) -> list[tuple[tuple[str, ...] | None, dict[str,
 # ---------------------------------------------------------------------- server-sent events
 
 
-@dataclass
-class SseEvent:
-    """One dispatched event. `too_large`: its data passed the size limit and was dropped."""
-
-    event: str = "message"
-    data: str = ""
-    id: str | None = None
-    too_large: bool = False
-
-
-class SseParser:
-    """The event-stream format, fed in chunks of bytes: lines end in CRLF, LF or CR; `:` starts a
-    comment (keep-alives); `data` lines join with newlines; a blank line dispatches; an event
-    without data is not dispatched (it may still set the last event id, as a priming event does).
-    An event whose data, or a line, passes `max_bytes` is dispatched as `too_large`, its data
-    discarded as it arrives (never held)."""
-
-    def __init__(self, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
-        self.max_bytes = max_bytes
-        self.last_event_id: str | None = None
-        self.retry: float | None = None  # seconds
-        self._line: list[bytes] = []
-        self._line_size = 0
-        self._skipping_line = False
-        self._skip_lf = False
-        self._first = True
-        self._type = ""
-        self._data: list[str] = []
-        self._data_size = 0
-        self._too_large = False
-
-    def feed(self, chunk: bytes) -> list[SseEvent]:
-        events: list[SseEvent] = []
-        start = 0
-        if self._skip_lf and chunk[:1] == b"\n":
-            start = 1
-        self._skip_lf = False
-        for match in _LINE_END.finditer(chunk, start):
-            self._add(chunk[start : match.start()])
-            if match.group() == b"\r" and match.end() == len(chunk):
-                self._skip_lf = True  # a CRLF split across two chunks
-            event = self._end_line()
-            if event is not None:
-                events.append(event)
-            start = match.end()
-        self._add(chunk[start:])
-        return events
-
-    def _add(self, piece: bytes) -> None:
-        if not piece or self._skipping_line:
-            return
-        self._line.append(piece)
-        self._line_size += len(piece)
-        if self._line_size > self.max_bytes:
-            self._line, self._line_size = [], 0
-            self._skipping_line = True
-            self._too_large = True
-
-    def _end_line(self) -> SseEvent | None:
-        if self._skipping_line:
-            self._skipping_line = False
-            return None
-        line = b"".join(self._line).decode("utf-8", "replace")
-        self._line, self._line_size = [], 0
-        if self._first:
-            self._first = False
-            line = line.removeprefix("\ufeff")
-        if not line:
-            return self._dispatch()
-        if line.startswith(":"):
-            return None
-        name, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            self._data_size += len(value) + 1
-            if self._data_size > self.max_bytes:
-                self._too_large = True
-                self._data = []
-            elif not self._too_large:
-                self._data.append(value)
-        elif name == "event":
-            self._type = value
-        elif name == "id":
-            if "\0" not in value:
-                self.last_event_id = value
-        elif name == "retry":
-            if value.isascii() and value.isdigit():
-                self.retry = int(value) / 1000
-        return None
-
-    def _dispatch(self) -> SseEvent | None:
-        kind, data, too_large = self._type or "message", self._data, self._too_large
-        had_data = self._data_size > 0
-        self._type, self._data, self._data_size, self._too_large = "", [], 0, False
-        if too_large:
-            return SseEvent(kind, "", self.last_event_id, too_large=True)
-        if not had_data:
-            return None
-        return SseEvent(kind, "\n".join(data), self.last_event_id)
-
-
 # ---------------------------------------------------------------------- the transport
 
 
@@ -359,7 +244,10 @@ class HttpTransport:
 
     Use it as an async context manager (it runs a task per POST); `Client("http://...")` does.
     `headers` go on every HTTP request (for example a fixed `Authorization`); `auth` runs an
-    authorization flow when the server asks for one (`mcpio.auth_client.OAuth`)."""
+    authorization flow when the server asks for one (`mcpio.auth_client.OAuth`). `http` is the
+    `httpx.AsyncClient` to use (its TLS, proxies, transport: a mock in tests), left open when
+    the transport closes; it should not follow redirects (a redirect is reported, not
+    followed); by default the transport makes its own."""
 
     def __init__(
         self,
@@ -371,19 +259,22 @@ class HttpTransport:
         endpoint_timeout: float = 10.0,
         max_bytes: int = MAX_MESSAGE_BYTES,
         auth: Auth | None = None,
+        http: httpx.AsyncClient | None = None,
     ) -> None:
         self.url = httpx.URL(url)
         self.auth = auth
         if self.url.scheme not in ("http", "https") or not self.url.host:
             raise ValueError(f"not an http(s) URL: {url!r}")
         self._extra = dict(headers or {})
-        self._connect_timeout = connect_timeout
         self._timeout = timeout  # a POST that answers a notification, the DELETE
         self._endpoint_timeout = endpoint_timeout
+        # streams are read without a deadline: keep-alives and the request's own timeout bound them
+        self._timeouts = httpx.Timeout(timeout, connect=connect_timeout, read=None)
         self.max_bytes = max_bytes
         self._incoming_send, self._incoming = anyio.create_memory_object_stream[bytes](math.inf)
         self._stack = AsyncExitStack()
-        self._http: httpx.AsyncClient | None = None
+        self._http: httpx.AsyncClient | None = http
+        self._own_http = http is None
         self._tasks: anyio.abc.TaskGroup | None = None
         self._scopes: set[anyio.CancelScope] = set()  # one per background task
         self._closed = False
@@ -400,10 +291,10 @@ class HttpTransport:
     # ---------------------------------------------------------------- lifetime
 
     async def __aenter__(self) -> HttpTransport:
-        timeout = httpx.Timeout(self._timeout, connect=self._connect_timeout, read=None)
-        self._http = await self._stack.enter_async_context(
-            httpx.AsyncClient(timeout=timeout, follow_redirects=False, http2=False)
-        )
+        if self._own_http:
+            self._http = await self._stack.enter_async_context(
+                httpx.AsyncClient(follow_redirects=False, http2=False)
+            )
         self._tasks = await self._stack.enter_async_context(anyio.create_task_group())
         return self
 
@@ -439,7 +330,9 @@ class HttpTransport:
                     headers = self._legacy_headers()
                     if self.auth is not None:
                         headers.update(await self.auth.headers(self.url, self._http))
-                    response = await self._http.delete(self.url, headers=headers)
+                    response = await self._http.delete(
+                        self.url, headers=headers, timeout=self._timeouts
+                    )
                     if response.status_code not in (200, 202, 204, 404, 405):
                         log.debug("DELETE of the session: HTTP %s", response.status_code)
                 except httpx.HTTPError as exc:
@@ -526,9 +419,9 @@ class HttpTransport:
         if self.era == "modern":
             version = envelope_version(frame) or self.modern_version
             headers = self._base_headers()
-            if _plain_header(version):
+            if plain_header_value(version):
                 headers["MCP-Protocol-Version"] = cast(str, version)
-            if _plain_header(method):
+            if plain_header_value(method):
                 headers["Mcp-Method"] = method
             await self._post_message(data, method, headers)
             return
@@ -552,12 +445,12 @@ class HttpTransport:
     def _modern_headers(self, frame: dict[str, Any], method: str, version: str) -> dict[str, str]:
         headers = self._base_headers()
         for name, value in (("MCP-Protocol-Version", version), ("Mcp-Method", method)):
-            plain = _plain_header(value)
+            plain = plain_header_value(value)
             if plain is not None:
                 headers[name] = plain
         params = frame.get("params")
         params = cast(dict[str, Any], params) if type(params) is dict else {}
-        named = NAMED.get(method)
+        named = NAMED_BY.get(method)
         if named is not None and type(params.get(named)) is str:
             headers["Mcp-Name"] = encode_header_value(params[named])
         if method == "tools/call" and type(params.get("name")) is str:
@@ -582,7 +475,11 @@ class HttpTransport:
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         version = self.legacy_version
-        if version is not None and version >= SESSION_HEADER_VERSION and _plain_header(version):
+        if (
+            version is not None
+            and version >= SESSION_HEADER_VERSION
+            and plain_header_value(version)
+        ):
             headers["MCP-Protocol-Version"] = version
         return headers
 
@@ -614,7 +511,9 @@ class HttpTransport:
             sent = headers
             if self.auth is not None:
                 sent = {**headers, **await self.auth.headers(self.url, http)}
-            request = http.build_request(method, url, headers=sent, content=content)
+            request = http.build_request(
+                method, url, headers=sent, content=content, timeout=self._timeouts
+            )
             response = await http.send(request, stream=True)
             if self.auth is not None and response.status_code in (401, 403) and not retried:
                 try:
@@ -729,7 +628,7 @@ class HttpTransport:
             return
         if post.method == "initialize" and not post.modern:
             self._learn_session(response)
-        kind = _media_type(response)
+        kind = media_type(response.headers.get("content-type", ""))
         if kind == JSON:
             self._deliver_body(id, post, await self._read_body(response))
         elif kind == EVENT_STREAM:
@@ -768,7 +667,10 @@ class HttpTransport:
             headers.pop("Content-Type", None)
             headers["Last-Event-ID"] = last_id
             async with self._open("GET", self.url, headers) as response:
-                if not response.is_success or _media_type(response) != EVENT_STREAM:
+                if (
+                    not response.is_success
+                    or media_type(response.headers.get("content-type", "")) != EVENT_STREAM
+                ):
                     return
                 new_id, new_retry = await self._read_events(response, id, post)
             idle = 0 if new_id not in (None, last_id) else idle + 1
@@ -811,7 +713,10 @@ class HttpTransport:
                         if response.status_code == 405:
                             log.debug("the server offers no GET stream (405)")
                             return
-                        if not response.is_success or _media_type(response) != EVENT_STREAM:
+                        if (
+                            not response.is_success
+                            or media_type(response.headers.get("content-type", "")) != EVENT_STREAM
+                        ):
                             log.debug("no GET stream: HTTP %s", response.status_code)
                             return
                         new_id, new_retry = await self._read_events(response, None, None)
@@ -847,7 +752,10 @@ class HttpTransport:
         try:
             with scope:
                 async with self._open("GET", self.url, headers) as response:
-                    if not response.is_success or _media_type(response) != EVENT_STREAM:
+                    if (
+                        not response.is_success
+                        or media_type(response.headers.get("content-type", "")) != EVENT_STREAM
+                    ):
                         return
                     parser = SseParser(self.max_bytes)
                     async for chunk in response.aiter_bytes():
@@ -1002,18 +910,10 @@ class HttpTransport:
             if location:
                 reason += f"; the redirect to {location} was not followed"
             return _Failure(INVALID_REQUEST, reason, {"status": status})
-        if status == 404:
-            return _Failure(METHOD_NOT_FOUND, reason, {"status": status})
-        if status >= 500:
-            return _Failure(INTERNAL_ERROR, reason, {"status": status})
-        return _Failure(INVALID_REQUEST, reason, {"status": status})
+        return _Failure(code_of_status(status), reason, {"status": status})
 
     def _too_large(self) -> str:
         return f"the server's message exceeds the {self.max_bytes}-byte limit"
-
-
-def _media_type(response: httpx.Response) -> str:
-    return response.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
 def _describe(exc: BaseException) -> str:

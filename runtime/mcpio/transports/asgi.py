@@ -1,0 +1,66 @@
+"""The ASGI side of the HTTP server that its parts share: one exchange (a request to the
+endpoint and the means to answer it), the one exit for refusals (`HttpError`), and plain
+answers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pydantic_core
+from starlette.datastructures import Headers
+
+from mcpio.wire.errors import ProtocolError
+
+if TYPE_CHECKING:
+    from mcpio.auth import Principal
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+KEEPALIVE_SECONDS = 15.0  # a comment on an SSE stream that has been silent this long
+
+
+@dataclass
+class Exchange:
+    """One HTTP request to the endpoint, and the means to answer it."""
+
+    receive: Receive
+    send: Send
+    headers: Headers
+    principal: Principal | None
+    client: str  # whom per-client bounds count
+
+
+async def respond(
+    send: Send, status: int, body: bytes, headers: dict[str, str] | None = None
+) -> None:
+    raw = [(b"content-length", str(len(body)).encode())]
+    if body:
+        raw.append((b"content-type", b"application/json"))
+    raw += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, error: ProtocolError, headers: dict[str, str] | None = None):
+        super().__init__(error.message)
+        self.status = status
+        self.error = error
+        self.headers = headers
+
+
+async def watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+def is_response(frame: bytes) -> bool:
+    obj = pydantic_core.from_json(frame)
+    return type(obj) is dict and "method" not in obj

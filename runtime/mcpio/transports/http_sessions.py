@@ -1,0 +1,446 @@
+"""Legacy sessions over Streamable HTTP (2025-03-26 .. 2025-11-25): `initialize` opens one,
+named by `Mcp-Session-Id`; each POST carries a message (a batch on 2025-03-26), answered once
+each request it carried is done (JSON while only responses come, else an SSE stream of every
+frame); what a handler says outside a request goes on the session's GET stream. Sessions end
+with DELETE, after an idle time, or (never used after their initialize) after a short one; a
+session ending under a waiting POST answers it 404.
+
+A request whose answer could not be told apart from another's (its id of the wrong type,
+repeated in its batch, or still in use in the session) is refused here and never reaches the
+session. Every outbox is bounded: a reader that falls behind is cut off."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import secrets
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
+import pydantic_core
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from mcpio.jsonrpc import RequestId, error_frame
+from mcpio.negotiate import peek_any
+from mcpio.session import serving
+from mcpio.transports import Transport
+from mcpio.transports.admission import Slots
+from mcpio.transports.asgi import (
+    KEEPALIVE_SECONDS,
+    Exchange,
+    HttpError,
+    Send,
+    is_response,
+    respond,
+    watch_disconnect,
+)
+from mcpio.transports.http_rules import EVENT_STREAM
+from mcpio.transports.sse import SseWriter
+from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
+from mcpio.wire.peek import Peek
+
+if TYPE_CHECKING:
+    from mcpio.auth import Principal
+    from mcpio.connection import ServerConnection
+
+log = logging.getLogger("mcpio")
+
+SESSION_ENDED = "the session ended"
+
+
+class Connecting(Protocol):
+    """What the sessions need of the server: a connection over a transport."""
+
+    def connect(self, transport: Transport, **options: Any) -> ServerConnection: ...
+
+
+@dataclass
+class SessionLimits:
+    """The bounds of legacy sessions (from the app's `HttpOptions`)."""
+
+    idle_seconds: float
+    handshake_seconds: float
+    stream_queue: int
+    stream_lifetime: float
+    max_batch_items: int
+
+
+class LegacySessions:
+    """The session table of one HTTP app, and the legacy exchanges: initialize, POST, GET,
+    DELETE. `slots` bounds sessions (in all and per client), `streams` the GET streams (shared
+    with modern listen streams)."""
+
+    def __init__(
+        self, server: Connecting, limits: SessionLimits, slots: Slots, streams: Slots
+    ) -> None:
+        self.server = server
+        self.limits = limits
+        self.slots = slots
+        self.streams = streams
+        self.sessions: dict[str, LegacySession] = {}
+
+    def lookup(self, session_id: str, principal: Principal | None) -> LegacySession:
+        """The session, if it exists and belongs to this principal (one of another principal's
+        is answered as unknown: 404, telling nothing about it)."""
+        self.expire()
+        session = self.sessions.get(session_id)
+        if session is None or _subject(session.principal) != _subject(principal):
+            raise HttpError(404, ProtocolError(INVALID_REQUEST, "unknown or expired session"))
+        session.last_used = time.monotonic()
+        session.established = True
+        session.principal = session.connection.principal = principal  # its latest token's
+        return session
+
+    def expire(self) -> None:
+        now = time.monotonic()
+        idle, handshake = self.limits.idle_seconds, self.limits.handshake_seconds
+        for session in list(self.sessions.values()):
+            if session.last_used + (idle if session.established else handshake) < now:
+                self.end(session)
+
+    def end(self, session: LegacySession) -> None:
+        if self.sessions.pop(session.id, None) is not None:
+            self.slots.give(session.client)
+        session.end()
+
+    async def initialize(self, exchange: Exchange, body: bytes, env: Peek) -> None:
+        id = env.id
+        if env.kind != "request" or id is None:
+            reason = "initialize must be a request whose id is a string or an integer"
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+        self.expire()
+        self.slots.take(exchange.client)
+        session = LegacySession(
+            secrets.token_urlsafe(24), exchange.client, self.limits.stream_queue
+        )
+        session.connection = self.server.connect(session, principal=exchange.principal)
+        session.principal = exchange.principal
+        session.task = asyncio.get_running_loop().create_task(session.run())
+        opened = False
+        try:
+            outbox = session.exchange([id])
+            await session.deliver(body)
+            answer = await _first_response(outbox)
+            if answer is None:  # the server is shutting down
+                raise HttpError(503, ProtocolError(INVALID_REQUEST, SESSION_ENDED))
+            opened = _has_result(answer)
+            if opened:
+                self.sessions[session.id] = session
+            await respond(
+                exchange.send, 200, answer, {"mcp-session-id": session.id} if opened else None
+            )
+        finally:
+            session.release([id])
+            if not opened:
+                self.slots.give(exchange.client)
+                session.end()
+
+    async def post(
+        self, exchange: Exchange, session: LegacySession, body: bytes, message: Peek | list[Any]
+    ) -> None:
+        """One legacy POST: a message (its envelope) or a batch (its items)."""
+        codec = session.connection.codec
+        version = exchange.headers.get("mcp-protocol-version")
+        if version is not None and codec is not None and version != codec.revision:
+            reason = f"MCP-Protocol-Version {version!r} is not this session's ({codec.revision})"
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+        batch = isinstance(message, list)
+        refused: list[bytes] = []  # answers made here, for items the session must not see
+        ids: list[RequestId] = []
+        frames: list[bytes] = []
+        if isinstance(message, list):
+            if codec is None or not codec.batching or not message:
+                reason = "batches are not part of this revision"
+                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+            if len(message) > self.limits.max_batch_items:
+                reason = f"a batch holds at most {self.limits.max_batch_items} messages"
+                raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
+            for item in message:
+                frame = pydantic_core.to_json(item)
+                try:
+                    env = peek_any(frame)
+                except ProtocolError as exc:  # not a message; an id of the wrong type
+                    refused.append(error_frame(codec, None, exc))
+                    continue
+                error = _in_use(session, env, ids)
+                if error is not None:
+                    refused.append(error_frame(codec, env.id, error))
+                    continue
+                frames.append(frame)
+                if env.kind == "request" and env.id is not None:
+                    ids.append(env.id)
+        else:
+            error = _in_use(session, message, ids)
+            if error is not None:
+                raise HttpError(400, error)
+            frames.append(body)
+            if message.kind == "request" and message.id is not None:
+                ids.append(message.id)
+        outbox = session.exchange(ids)
+        try:
+            for frame in frames:
+                await session.deliver(frame)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(watch_disconnect, exchange.receive, tasks.cancel_scope)
+                await _relay(exchange.send, outbox, ids, refused, batch)
+                tasks.cancel_scope.cancel()
+        finally:
+            session.release(ids)
+
+    async def get(self, exchange: Exchange) -> None:
+        headers = exchange.headers
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            raise HttpError(405, ProtocolError(INVALID_REQUEST, "GET needs a legacy session"))
+        if EVENT_STREAM not in headers.get("accept", ""):
+            raise HttpError(
+                406, ProtocolError(INVALID_REQUEST, "Accept must list text/event-stream")
+            )
+        session = self.lookup(session_id, exchange.principal)
+        if session.background is not None:
+            raise HttpError(
+                409, ProtocolError(INVALID_REQUEST, "this session's stream is already open")
+            )
+        until = time.time() + self.limits.stream_lifetime
+        if exchange.principal is not None and exchange.principal.expires_at is not None:
+            until = min(until, exchange.principal.expires_at)
+        with self.streams.holding(exchange.client):
+            outbox = session.open_background()
+            try:
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(watch_disconnect, exchange.receive, tasks.cancel_scope)
+                    await _stream_until(exchange.send, outbox, until)
+                    tasks.cancel_scope.cancel()
+            finally:
+                session.close_background(outbox)
+
+    async def delete(self, exchange: Exchange) -> None:
+        session_id = exchange.headers.get("mcp-session-id")
+        if session_id is None:
+            raise HttpError(405, ProtocolError(INVALID_REQUEST, "DELETE needs a legacy session"))
+        self.end(self.lookup(session_id, exchange.principal))
+        await respond(exchange.send, 200, b"")
+
+
+def _in_use(session: LegacySession, env: Peek, taken: list[RequestId]) -> ProtocolError | None:
+    """Why a request is answered here rather than by the session: its id is one whose answer
+    could not be told apart from another's (repeated in its POST, or still in use)."""
+    if env.kind != "request" or env.id is None:
+        return None
+    if env.id in taken or session.in_use(env.id):
+        return ProtocolError(INVALID_REQUEST, f"id {env.id!r} is in use by another request")
+    return None
+
+
+def _has_result(frame: bytes) -> bool:
+    obj = pydantic_core.from_json(frame)
+    return type(obj) is dict and "result" in obj
+
+
+# ---------------------------------------------------------------------- answers
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The handler of a request finished: its exchange expects nothing more for that id."""
+
+    id: RequestId
+
+
+Outbox = MemoryObjectReceiveStream["bytes | Done"]
+
+
+async def _next(outbox: Outbox, until: float = math.inf) -> bytes | Done | None:
+    """The next item; None when a stream should say it is still there. Raises EndOfStream when
+    the outbox ends (its stream cut off, or its session ended) or at the time `until`."""
+    wait = min(KEEPALIVE_SECONDS, until - time.time())
+    if wait <= 0:
+        raise anyio.EndOfStream
+    with anyio.move_on_after(wait):
+        return await outbox.receive()
+    return None
+
+
+async def _first_response(outbox: Outbox) -> bytes | None:
+    """The response a request's handler sent, once it finished (None: it sent none)."""
+    response = None
+    try:
+        while True:
+            item = await outbox.receive()
+            if isinstance(item, Done):
+                return response
+            if is_response(item):
+                response = item
+    except anyio.EndOfStream:
+        return response
+
+
+async def _relay(
+    send: Send, outbox: Outbox, ids: list[RequestId], answers: list[bytes], batch: bool
+) -> None:
+    """Answer a legacy POST once every request it carried is done: as JSON (the response, or
+    the batch's array) while only responses come, as an SSE stream of every frame (responses
+    included) once a handler says something else first (progress, a log, a request). A
+    request cancelled by the client adds nothing; with nothing to answer, 202."""
+    pending = set(ids)
+    sse: SseWriter | None = None
+    try:
+        while pending:
+            item = await _next(outbox)
+            if item is None:
+                if sse is not None:
+                    await sse.ping()
+            elif isinstance(item, Done):
+                pending.discard(item.id)
+            else:
+                obj = pydantic_core.from_json(item)
+                if type(obj) is dict and "method" not in obj:  # a response
+                    pending.discard(obj.get("id"))
+                    if sse is None:
+                        answers.append(item)
+                        continue
+                elif sse is None:
+                    sse = await SseWriter(send).open()
+                    for answer in answers:
+                        await sse.event(answer)
+                await sse.event(item)
+    except anyio.EndOfStream:  # the session ended, or this stream's reader fell behind
+        if sse is None and not answers:
+            raise HttpError(404, ProtocolError(INVALID_REQUEST, SESSION_ENDED)) from None
+    if sse is not None:
+        await sse.close()
+    elif not answers:
+        await respond(send, 202, b"")
+    else:
+        await respond(send, 200, b"[" + b",".join(answers) + b"]" if batch else answers[0])
+
+
+SESSION_ENDED = "the session ended"
+
+
+async def _stream_until(send: Send, outbox: Outbox, until: float) -> None:
+    """A session's GET stream: every frame sent to it, keep-alive comments, until `until`
+    (its lifetime, or its access token's expiry) or until it is cut off."""
+    sse = await SseWriter(send).open()
+    try:
+        while True:
+            item = await _next(outbox, until)
+            if item is None:
+                await sse.ping()
+            elif not isinstance(item, Done):
+                await sse.event(item)
+    except anyio.EndOfStream:
+        await sse.close()
+
+
+def _subject(principal: Principal | None) -> str | None:
+    return principal.subject if principal is not None else None
+
+
+class LegacySession:
+    """A legacy session's transport: frames in from its POSTs, frames out to the exchange of
+    the request whose handler said them, or to the GET stream. Every outbox is bounded: a
+    reader that falls `queue` frames behind is cut off (its stream ends)."""
+
+    def __init__(self, id: str, client: str, queue: int) -> None:
+        self.id = id
+        self.client = client  # whose share of the session table it takes
+        self.queue = queue
+        self.connection: ServerConnection
+        self.task: asyncio.Task[None] | None = None
+        self.last_used = time.monotonic()
+        self.established = False  # used again after its initialize
+        self.ended = anyio.Event()
+        self.streams: dict[RequestId, MemoryObjectSendStream[bytes | Done]] = {}
+        self.background: MemoryObjectSendStream[bytes | Done] | None = None
+        self.principal: Principal | None = None  # who opened it (with authorization)
+        self._send_in, self._receive_in = anyio.create_memory_object_stream[bytes](math.inf)
+
+    def in_use(self, id: RequestId) -> bool:
+        """Whether a request of this session with this id is still awaited or being served."""
+        return id in self.streams or self.connection.session.serves(id)
+
+    def exchange(self, ids: list[RequestId]) -> Outbox:
+        """One outbox for the frames said while serving these requests (one POST's)."""
+        send, receive = anyio.create_memory_object_stream[bytes | Done](self.queue)
+        for id in ids:
+            self.streams[id] = send
+        if self.ended.is_set():
+            send.close()
+        return receive
+
+    def release(self, ids: list[RequestId]) -> None:
+        for id in ids:
+            stream = self.streams.pop(id, None)
+            if stream is not None:
+                stream.close()
+
+    def open_background(self) -> Outbox:
+        send, receive = anyio.create_memory_object_stream[bytes | Done](self.queue)
+        self.background = send
+        if self.ended.is_set():
+            send.close()
+        return receive
+
+    def close_background(self, outbox: Outbox) -> None:
+        outbox.close()
+        self.background = None
+
+    async def run(self) -> None:
+        self.connection.session.on_served = self._served
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self.connection.run)
+            await self.ended.wait()
+            tasks.cancel_scope.cancel()
+
+    def _served(self, id: RequestId) -> None:
+        self._put(self.streams.get(id), Done(id))
+
+    async def deliver(self, frame: bytes) -> None:
+        try:
+            await self._send_in.send(frame)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise HttpError(404, ProtocolError(INVALID_REQUEST, SESSION_ENDED)) from None
+
+    async def receive(self) -> bytes:
+        try:
+            return await self._receive_in.receive()
+        except (anyio.ClosedResourceError, anyio.EndOfStream):
+            raise anyio.EndOfStream from None
+
+    async def send(self, data: bytes) -> None:
+        current = serving.get()
+        target = None
+        if current is not None and current[0] is self.connection.session:
+            target = self.streams.get(current[1])
+        if target is None:
+            target = self.background
+        if target is None:
+            log.debug("session %s: no open stream for a server message; dropped", self.id[:8])
+            return
+        self._put(target, data)
+
+    def _put(self, target: MemoryObjectSendStream[bytes | Done] | None, item: bytes | Done) -> None:
+        if target is None:
+            return
+        try:
+            target.send_nowait(item)
+        except anyio.WouldBlock:
+            log.info("session %s: a stream's reader fell behind; cut off", self.id[:8])
+            target.close()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # that stream's client went away (in legacy, not a cancellation)
+
+    async def aclose(self) -> None:
+        self._send_in.close()
+
+    def end(self) -> None:
+        """End the session: no more frames in; every exchange and stream waiting on it ends."""
+        self._send_in.close()
+        self.ended.set()
+        for stream in [*self.streams.values(), self.background]:
+            if stream is not None:
+                stream.close()
