@@ -390,18 +390,6 @@ class ListToolsResultResponse(WireModel):
     result: m.ListToolsResult
 
 
-_PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-_CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-_ENVELOPE_KEYS = frozenset(
-    {
-        "io.modelcontextprotocol/clientCapabilities",
-        "io.modelcontextprotocol/clientInfo",
-        "io.modelcontextprotocol/logLevel",
-        "io.modelcontextprotocol/protocolVersion",
-    }
-)
-
-
 # This revision's messages, as the codec's typed API (below) names them: `decode` returns a
 # MessageFrame, `decode_response(raw, method)` that method's frame in ResultFrame, or an ErrorFrame.
 RequestFrame: TypeAlias = (
@@ -656,6 +644,18 @@ class Codec2024_11_05(Codec):
             result_backfill={"cacheScope": "private", "resultType": "complete", "ttlMs": 0},
         ),
     }
+    public_envelope_keys = {
+        "protocol_version": "io.modelcontextprotocol/protocolVersion",
+        "client_capabilities": "io.modelcontextprotocol/clientCapabilities",
+    }
+    public_only_meta_keys = frozenset(
+        {
+            "io.modelcontextprotocol/clientCapabilities",
+            "io.modelcontextprotocol/clientInfo",
+            "io.modelcontextprotocol/logLevel",
+            "io.modelcontextprotocol/protocolVersion",
+        }
+    )
 
     if TYPE_CHECKING:
         # Declarations for type checkers only: what the methods (Codec's) return in this
@@ -1209,20 +1209,6 @@ class Codec2024_11_05(Codec):
         def error(
             self, id: str | int | None, code: int, message: str, data: Any = None
         ) -> ErrorFrame: ...
-
-    def _public_params(self, data: dict[str, Any], client_capabilities: Any) -> dict[str, Any]:
-        # The public (modern) params carry the per-request envelope a legacy session implies.
-        meta = dict(data.get("_meta") or {})
-        meta.setdefault(_PROTOCOL_VERSION_KEY, self.revision)
-        meta.setdefault(_CLIENT_CAPABILITIES_KEY, client_capabilities or {})
-        return {**data, "_meta": meta}
-
-    def _own_params(self, data: dict[str, Any]) -> dict[str, Any]:
-        meta = {k: v for k, v in (data.get("_meta") or {}).items() if k not in _ENVELOPE_KEYS}
-        out = {k: v for k, v in data.items() if k != "_meta"}
-        if meta:
-            out["_meta"] = meta
-        return out
 
 
 CODEC = Codec2024_11_05()
