@@ -344,466 +344,123 @@ class Codec2026_07_28(ModernCodec):
     if TYPE_CHECKING:
         # Declarations for type checkers only: what the methods (Codec's) return in this
         # revision. A method name outside these literals falls back to the revision's unions.
-
+        # fmt: off
         def decode(self, data: bytes | str, *, strict: bool = False) -> MessageFrame: ...
 
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["completion/complete"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.CompleteResultResponse | ErrorFrame: ...
+        def decode_response(self, data: bytes | str, method: Literal["completion/complete"], *, lenient: Literal[False] = False, strict: bool = False) -> m.CompleteResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["prompts/get"], *, lenient: Literal[False] = False, strict: bool = False) -> GetPromptResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["prompts/list"], *, lenient: Literal[False] = False, strict: bool = False) -> m.ListPromptsResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["prompts/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[m.ListPromptsResultResponse] | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/list"], *, lenient: Literal[False] = False, strict: bool = False) -> m.ListResourcesResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[m.ListResourcesResultResponse] | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/read"], *, lenient: Literal[False] = False, strict: bool = False) -> ReadResourceResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/templates/list"], *, lenient: Literal[False] = False, strict: bool = False) -> m.ListResourceTemplatesResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/templates/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[m.ListResourceTemplatesResultResponse] | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["server/discover"], *, lenient: Literal[False] = False, strict: bool = False) -> m.DiscoverResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["subscriptions/listen"], *, lenient: Literal[False] = False, strict: bool = False) -> m.SubscriptionsListenResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["tools/call"], *, lenient: Literal[False] = False, strict: bool = False) -> CallToolResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["tools/list"], *, lenient: Literal[False] = False, strict: bool = False) -> m.ListToolsResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["tools/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[m.ListToolsResultResponse] | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: str, *, lenient: Literal[False] = False, strict: bool = False) -> ResultFrame | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False) -> ResultFrame | LenientResponse[ResultFrame] | ErrorFrame: ...
+        def decode_response(self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False) -> Any: ...
 
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["prompts/get"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> GetPromptResultResponse | ErrorFrame: ...
+        def request(self, method: Literal["completion/complete"], params: m.CompleteRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.CompleteRequest: ...
+        @overload
+        def request(self, method: Literal["prompts/get"], params: m.GetPromptRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.GetPromptRequest: ...
+        @overload
+        def request(self, method: Literal["prompts/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListPromptsRequest: ...
+        @overload
+        def request(self, method: Literal["resources/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListResourcesRequest: ...
+        @overload
+        def request(self, method: Literal["resources/read"], params: m.ReadResourceRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ReadResourceRequest: ...
+        @overload
+        def request(self, method: Literal["resources/templates/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListResourceTemplatesRequest: ...
+        @overload
+        def request(self, method: Literal["server/discover"], params: m.RequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.DiscoverRequest: ...
+        @overload
+        def request(self, method: Literal["subscriptions/listen"], params: m.SubscriptionsListenRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.SubscriptionsListenRequest: ...
+        @overload
+        def request(self, method: Literal["tools/call"], params: m.CallToolRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.CallToolRequest: ...
+        @overload
+        def request(self, method: Literal["tools/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListToolsRequest: ...
+        @overload
+        def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> RequestFrame: ...
+        def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> Any: ...
 
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["prompts/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.ListPromptsResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/cancelled"], params: m.CancelledNotificationParams | Mapping[str, Any]) -> m.CancelledNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["prompts/list"],
-            *,
-            lenient: Literal[True],
-            strict: bool = False,
-        ) -> LenientResponse[m.ListPromptsResultResponse] | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/message"], params: m.LoggingMessageNotificationParams | Mapping[str, Any]) -> m.LoggingMessageNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.ListResourcesResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/progress"], params: m.ProgressNotificationParams | Mapping[str, Any]) -> m.ProgressNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/list"],
-            *,
-            lenient: Literal[True],
-            strict: bool = False,
-        ) -> LenientResponse[m.ListResourcesResultResponse] | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/prompts/list_changed"], params: m.NotificationParams | Mapping[str, Any] | None = None) -> m.PromptListChangedNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/read"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> ReadResourceResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/resources/list_changed"], params: m.NotificationParams | Mapping[str, Any] | None = None) -> m.ResourceListChangedNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/templates/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.ListResourceTemplatesResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/resources/updated"], params: m.ResourceUpdatedNotificationParams | Mapping[str, Any]) -> m.ResourceUpdatedNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/templates/list"],
-            *,
-            lenient: Literal[True],
-            strict: bool = False,
-        ) -> LenientResponse[m.ListResourceTemplatesResultResponse] | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/subscriptions/acknowledged"], params: m.SubscriptionsAcknowledgedNotificationParams | Mapping[str, Any]) -> m.SubscriptionsAcknowledgedNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["server/discover"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.DiscoverResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["subscriptions/listen"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.SubscriptionsListenResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["tools/call"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> CallToolResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["tools/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.ListToolsResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["tools/list"],
-            *,
-            lenient: Literal[True],
-            strict: bool = False,
-        ) -> LenientResponse[m.ListToolsResultResponse] | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: str,
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> ResultFrame | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False
-        ) -> ResultFrame | LenientResponse[ResultFrame] | ErrorFrame: ...
-
-        def decode_response(
-            self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False
-        ) -> Any: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["completion/complete"],
-            params: m.CompleteRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.CompleteRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["prompts/get"],
-            params: m.GetPromptRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.GetPromptRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["prompts/list"],
-            params: m.PaginatedRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.ListPromptsRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["resources/list"],
-            params: m.PaginatedRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.ListResourcesRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["resources/read"],
-            params: m.ReadResourceRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.ReadResourceRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["resources/templates/list"],
-            params: m.PaginatedRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.ListResourceTemplatesRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["server/discover"],
-            params: m.RequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.DiscoverRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["subscriptions/listen"],
-            params: m.SubscriptionsListenRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.SubscriptionsListenRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["tools/call"],
-            params: m.CallToolRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.CallToolRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["tools/list"],
-            params: m.PaginatedRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.ListToolsRequest: ...
-
-        @overload
-        def request(
-            self, method: str, params: Any = None, *, id: str | int, **envelope: Any
-        ) -> RequestFrame: ...
-
-        def request(
-            self, method: str, params: Any = None, *, id: str | int, **envelope: Any
-        ) -> Any: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/cancelled"],
-            params: m.CancelledNotificationParams | Mapping[str, Any],
-        ) -> m.CancelledNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/message"],
-            params: m.LoggingMessageNotificationParams | Mapping[str, Any],
-        ) -> m.LoggingMessageNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/progress"],
-            params: m.ProgressNotificationParams | Mapping[str, Any],
-        ) -> m.ProgressNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/prompts/list_changed"],
-            params: m.NotificationParams | Mapping[str, Any] | None = None,
-        ) -> m.PromptListChangedNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/resources/list_changed"],
-            params: m.NotificationParams | Mapping[str, Any] | None = None,
-        ) -> m.ResourceListChangedNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/resources/updated"],
-            params: m.ResourceUpdatedNotificationParams | Mapping[str, Any],
-        ) -> m.ResourceUpdatedNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/subscriptions/acknowledged"],
-            params: m.SubscriptionsAcknowledgedNotificationParams | Mapping[str, Any],
-        ) -> m.SubscriptionsAcknowledgedNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/tools/list_changed"],
-            params: m.NotificationParams | Mapping[str, Any] | None = None,
-        ) -> m.ToolListChangedNotification: ...
-
+        def notification(self, method: Literal["notifications/tools/list_changed"], params: m.NotificationParams | Mapping[str, Any] | None = None) -> m.ToolListChangedNotification: ...
         @overload
         def notification(self, method: str, params: Any = None) -> NotificationFrame: ...
-
         def notification(self, method: str, params: Any = None) -> Any: ...
 
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["completion/complete"],
-            result: m.CompleteResult | Mapping[str, Any],
-        ) -> m.CompleteResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["completion/complete"], result: m.CompleteResult | Mapping[str, Any]) -> m.CompleteResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["prompts/get"],
-            result: m.InputRequiredResult | m.GetPromptResult | Mapping[str, Any],
-        ) -> GetPromptResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["prompts/get"], result: m.InputRequiredResult | m.GetPromptResult | Mapping[str, Any]) -> GetPromptResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["prompts/list"],
-            result: m.ListPromptsResult | Mapping[str, Any],
-        ) -> m.ListPromptsResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["prompts/list"], result: m.ListPromptsResult | Mapping[str, Any]) -> m.ListPromptsResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["resources/list"],
-            result: m.ListResourcesResult | Mapping[str, Any],
-        ) -> m.ListResourcesResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["resources/list"], result: m.ListResourcesResult | Mapping[str, Any]) -> m.ListResourcesResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["resources/read"],
-            result: m.InputRequiredResult | m.ReadResourceResult | Mapping[str, Any],
-        ) -> ReadResourceResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["resources/read"], result: m.InputRequiredResult | m.ReadResourceResult | Mapping[str, Any]) -> ReadResourceResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["resources/templates/list"],
-            result: m.ListResourceTemplatesResult | Mapping[str, Any],
-        ) -> m.ListResourceTemplatesResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["resources/templates/list"], result: m.ListResourceTemplatesResult | Mapping[str, Any]) -> m.ListResourceTemplatesResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["server/discover"],
-            result: m.DiscoverResult | Mapping[str, Any],
-        ) -> m.DiscoverResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["server/discover"], result: m.DiscoverResult | Mapping[str, Any]) -> m.DiscoverResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["subscriptions/listen"],
-            result: m.SubscriptionsListenResult | Mapping[str, Any],
-        ) -> m.SubscriptionsListenResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["subscriptions/listen"], result: m.SubscriptionsListenResult | Mapping[str, Any]) -> m.SubscriptionsListenResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["tools/call"],
-            result: m.InputRequiredResult | m.CallToolResult | Mapping[str, Any],
-        ) -> CallToolResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["tools/call"], result: m.InputRequiredResult | m.CallToolResult | Mapping[str, Any]) -> CallToolResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["tools/list"],
-            result: m.ListToolsResult | Mapping[str, Any],
-        ) -> m.ListToolsResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["tools/list"], result: m.ListToolsResult | Mapping[str, Any]) -> m.ListToolsResultResponse: ...
         @overload
         def response(self, id: str | int, method: str, result: Any) -> ResultFrame: ...
-
         def response(self, id: str | int, method: str, result: Any) -> Any: ...
 
         @overload
-        def error(
-            self, id: str | int | None, code: Literal[-32022], message: str, data: Any = None
-        ) -> m.UnsupportedProtocolVersionError: ...
-
+        def error(self, id: str | int | None, code: Literal[-32022], message: str, data: Any = None) -> m.UnsupportedProtocolVersionError: ...
         @overload
-        def error(
-            self, id: str | int | None, code: Literal[-32021], message: str, data: Any = None
-        ) -> m.MissingRequiredClientCapabilityError: ...
-
+        def error(self, id: str | int | None, code: Literal[-32021], message: str, data: Any = None) -> m.MissingRequiredClientCapabilityError: ...
         @overload
-        def error(
-            self, id: str | int | None, code: Literal[-32020], message: str, data: Any = None
-        ) -> m.HeaderMismatchError: ...
-
+        def error(self, id: str | int | None, code: Literal[-32020], message: str, data: Any = None) -> m.HeaderMismatchError: ...
         @overload
-        def error(
-            self, id: str | int | None, code: int, message: str, data: Any = None
-        ) -> ErrorFrame: ...
-
+        def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> ErrorFrame: ...
         def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> Any: ...
 
         def envelope(self, message: Any) -> Envelope[m.ClientCapabilities, m.Implementation]: ...
+        # fmt: on
 
 
 CODEC = Codec2026_07_28()
