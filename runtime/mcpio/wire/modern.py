@@ -38,12 +38,8 @@ def result_discriminator(complete: str, interim: str) -> Discriminator:
     string is an extension's value (`with_result_types`) or one the codec refuses before or
     after the model (`_check_result_type`): a final result either way. Not a string: no branch."""
 
-    def tag(value: Any) -> str | None:
-        kind = (
-            value.get("resultType")
-            if isinstance(value, dict)
-            else getattr(value, "resultType", None)
-        )
+    def tag(v: Any) -> str | None:
+        kind = v.get("resultType") if isinstance(v, dict) else getattr(v, "resultType", None)
         return kind if kind == interim else complete if type(kind) is str else None
 
     return Discriminator(
