@@ -8,11 +8,10 @@ subpackage and is imported only when first used, so ``import mcp_wire`` stays ch
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Literal, overload
 
 from mcpio.wire.errors import MessageBuildError, ProtocolError
+from mcpio.wire.registry import Era, Registry, module_name
 
 if TYPE_CHECKING:
     from mcp_wire.v2024_11_05.codec import Codec2024_11_05
@@ -20,11 +19,9 @@ if TYPE_CHECKING:
     from mcp_wire.v2025_06_18.codec import Codec2025_06_18
     from mcp_wire.v2025_11_25.codec import Codec2025_11_25
     from mcp_wire.v2026_07_28.codec import Codec2026_07_28
-    from mcpio.wire.codec import Codec, Envelope
+    from mcpio.wire.codec import Codec
 
     __version__: str  # the distribution's (module __getattr__)
-
-Era = Literal["legacy", "modern"]
 
 #: Pinned revisions, oldest first.
 REVISIONS: tuple[str, ...] = (
@@ -51,25 +48,10 @@ SHA256: dict[str, str] = {
     "2025-11-25": "268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7",
     "2026-07-28": "ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203",
 }
-_MODULES: dict[str, str] = {
-    "v2024_11_05": "2024-11-05",
-    "v2025_03_26": "2025-03-26",
-    "v2025_06_18": "2025-06-18",
-    "v2025_11_25": "2025-11-25",
-    "v2026_07_28": "2026-07-28",
-}
-
-
-def module_name(revision: str) -> str:
-    """The subpackage name of a revision: "2025-11-25" -> "v2025_11_25"."""
-    return "v" + revision.replace("-", "_")
-
-
-def revision(name: str) -> ModuleType:
-    """The generated package of one revision; ``LookupError`` for a revision that is not pinned."""
-    if name not in ERAS:
-        raise LookupError(f"unknown MCP revision {name!r}; known: {', '.join(REVISIONS)}")
-    return importlib.import_module(f"{__name__}.{module_name(name)}")
+_REGISTRY = Registry(__name__, ERAS)
+revision = _REGISTRY.revision
+envelope = _REGISTRY.envelope
+__getattr__ = _REGISTRY.attribute
 
 
 @overload
@@ -87,41 +69,8 @@ def codec(name: str) -> Codec: ...
 
 
 def codec(name: str) -> Codec:
-    """The wire codec of one revision; ``LookupError`` for a revision that is not pinned.
-
-    Typed by revision: ``codec("2026-07-28").decode(raw)`` is that revision's message union,
-    ``decode_response(raw, "tools/call")`` that method's response, the builders their frames.
-    """
-    revision(name)
-    return importlib.import_module(f"{__name__}.{module_name(name)}.codec").CODEC
-
-
-def envelope(message: object) -> Envelope[Any, Any] | None:
-    """The per-request ``_meta`` envelope of a modern-era request (or of its params, or of the
-    ``_meta`` object itself) by plain names: ``protocol_version``, ``client_capabilities``,
-    ``client_info``, ``log_level``. None when it carries none (a legacy revision's request, a
-    notification). The wire form is unchanged; ``codec(rev).envelope(...)`` is the typed form.
-    """
-    parts = type(message).__module__.split(".")
-    if len(parts) < 2 or parts[0] != __name__ or parts[1] not in _MODULES:
-        raise TypeError(f"{type(message).__qualname__} is not a message of a pinned MCP revision")
-    name = _MODULES[parts[1]]
-    if ERAS[name] != "modern":
-        return None
-    try:
-        return codec(name).envelope(message)
-    except ValueError:
-        return None
-
-
-def __getattr__(attr: str) -> ModuleType | str:
-    if attr in _MODULES:
-        return revision(_MODULES[attr])
-    if attr == "__version__":  # the distribution's, read on first use
-        from mcpio._version import __version__
-
-        return __version__
-    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+    """The wire codec of one revision, typed by revision (``LookupError`` if it is not pinned)."""
+    return _REGISTRY.codec(name)
 
 
 __all__ = [

@@ -390,18 +390,6 @@ class ListToolsResultResponse(WireModel):
     result: m.ListToolsResult
 
 
-_PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-_CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-_ENVELOPE_KEYS = frozenset(
-    {
-        "io.modelcontextprotocol/clientCapabilities",
-        "io.modelcontextprotocol/clientInfo",
-        "io.modelcontextprotocol/logLevel",
-        "io.modelcontextprotocol/protocolVersion",
-    }
-)
-
-
 # This revision's messages, as the codec's typed API (below) names them: `decode` returns a
 # MessageFrame, `decode_response(raw, method)` that method's frame in ResultFrame, or an ErrorFrame.
 RequestFrame: TypeAlias = (
@@ -658,575 +646,161 @@ class Codec2025_03_26(Codec):
             result_backfill={"cacheScope": "private", "resultType": "complete", "ttlMs": 0},
         ),
     }
+    public_envelope_keys = {
+        "protocol_version": "io.modelcontextprotocol/protocolVersion",
+        "client_capabilities": "io.modelcontextprotocol/clientCapabilities",
+    }
+    public_only_meta_keys = frozenset(
+        {
+            "io.modelcontextprotocol/clientCapabilities",
+            "io.modelcontextprotocol/clientInfo",
+            "io.modelcontextprotocol/logLevel",
+            "io.modelcontextprotocol/protocolVersion",
+        }
+    )
 
     if TYPE_CHECKING:
         # Declarations for type checkers only: what the methods (Codec's) return in this
         # revision. A method name outside these literals falls back to the revision's unions.
-
-        def decode(
-            self, data: bytes | str, *, strict: bool = False
-        ) -> MessageFrame | list[MessageFrame]: ...
+        # fmt: off
+        def decode(self, data: bytes | str, *, strict: bool = False) -> MessageFrame | list[MessageFrame]: ...
 
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["completion/complete"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> CompleteResultResponse | ErrorFrame: ...
+        def decode_response(self, data: bytes | str, method: Literal["completion/complete"], *, lenient: Literal[False] = False, strict: bool = False) -> CompleteResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["initialize"], *, lenient: Literal[False] = False, strict: bool = False) -> InitializeResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["logging/setLevel"], *, lenient: Literal[False] = False, strict: bool = False) -> SetLevelResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["ping"], *, lenient: Literal[False] = False, strict: bool = False) -> PingResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["prompts/get"], *, lenient: Literal[False] = False, strict: bool = False) -> GetPromptResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["prompts/list"], *, lenient: Literal[False] = False, strict: bool = False) -> ListPromptsResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["prompts/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[ListPromptsResultResponse] | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/list"], *, lenient: Literal[False] = False, strict: bool = False) -> ListResourcesResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[ListResourcesResultResponse] | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/read"], *, lenient: Literal[False] = False, strict: bool = False) -> ReadResourceResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/subscribe"], *, lenient: Literal[False] = False, strict: bool = False) -> SubscribeResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/templates/list"], *, lenient: Literal[False] = False, strict: bool = False) -> ListResourceTemplatesResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/templates/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[ListResourceTemplatesResultResponse] | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/unsubscribe"], *, lenient: Literal[False] = False, strict: bool = False) -> UnsubscribeResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["roots/list"], *, lenient: Literal[False] = False, strict: bool = False) -> ListRootsResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["sampling/createMessage"], *, lenient: Literal[False] = False, strict: bool = False) -> CreateMessageResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["tools/call"], *, lenient: Literal[False] = False, strict: bool = False) -> CallToolResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["tools/list"], *, lenient: Literal[False] = False, strict: bool = False) -> ListToolsResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["tools/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[ListToolsResultResponse] | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: str, *, lenient: Literal[False] = False, strict: bool = False) -> ResultFrame | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False) -> ResultFrame | LenientResponse[ResultFrame] | ErrorFrame: ...
+        def decode_response(self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False) -> Any: ...
 
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["initialize"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> InitializeResultResponse | ErrorFrame: ...
+        def request(self, method: Literal["completion/complete"], params: m.CompleteRequestParams | Mapping[str, Any], *, id: str | int) -> CompleteRequestFrame: ...
+        @overload
+        def request(self, method: Literal["initialize"], params: m.InitializeRequestParams | Mapping[str, Any], *, id: str | int) -> InitializeRequestFrame: ...
+        @overload
+        def request(self, method: Literal["logging/setLevel"], params: m.SetLevelRequestParams | Mapping[str, Any], *, id: str | int) -> SetLevelRequestFrame: ...
+        @overload
+        def request(self, method: Literal["ping"], params: m.PingRequestParams | Mapping[str, Any] | None = None, *, id: str | int) -> PingRequestFrame: ...
+        @overload
+        def request(self, method: Literal["prompts/get"], params: m.GetPromptRequestParams | Mapping[str, Any], *, id: str | int) -> GetPromptRequestFrame: ...
+        @overload
+        def request(self, method: Literal["prompts/list"], params: m.ListPromptsRequestParams | Mapping[str, Any] | None = None, *, id: str | int) -> ListPromptsRequestFrame: ...
+        @overload
+        def request(self, method: Literal["resources/list"], params: m.ListResourcesRequestParams | Mapping[str, Any] | None = None, *, id: str | int) -> ListResourcesRequestFrame: ...
+        @overload
+        def request(self, method: Literal["resources/read"], params: m.ReadResourceRequestParams | Mapping[str, Any], *, id: str | int) -> ReadResourceRequestFrame: ...
+        @overload
+        def request(self, method: Literal["resources/subscribe"], params: m.SubscribeRequestParams | Mapping[str, Any], *, id: str | int) -> SubscribeRequestFrame: ...
+        @overload
+        def request(self, method: Literal["resources/templates/list"], params: m.ListResourceTemplatesRequestParams | Mapping[str, Any] | None = None, *, id: str | int) -> ListResourceTemplatesRequestFrame: ...
+        @overload
+        def request(self, method: Literal["resources/unsubscribe"], params: m.UnsubscribeRequestParams | Mapping[str, Any], *, id: str | int) -> UnsubscribeRequestFrame: ...
+        @overload
+        def request(self, method: Literal["roots/list"], params: m.ListRootsRequestParams | Mapping[str, Any] | None = None, *, id: str | int) -> ListRootsRequestFrame: ...
+        @overload
+        def request(self, method: Literal["sampling/createMessage"], params: m.CreateMessageRequestParams | Mapping[str, Any], *, id: str | int) -> CreateMessageRequestFrame: ...
+        @overload
+        def request(self, method: Literal["tools/call"], params: m.CallToolRequestParams | Mapping[str, Any], *, id: str | int) -> CallToolRequestFrame: ...
+        @overload
+        def request(self, method: Literal["tools/list"], params: m.ListToolsRequestParams | Mapping[str, Any] | None = None, *, id: str | int) -> ListToolsRequestFrame: ...
+        @overload
+        def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> RequestFrame: ...
+        def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> Any: ...
 
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["logging/setLevel"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> SetLevelResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/cancelled"], params: m.CancelledNotificationParams | Mapping[str, Any]) -> CancelledNotificationFrame: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["ping"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> PingResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/initialized"], params: m.InitializedNotificationParams | Mapping[str, Any] | None = None) -> InitializedNotificationFrame: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["prompts/get"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> GetPromptResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/message"], params: m.LoggingMessageNotificationParams | Mapping[str, Any]) -> LoggingMessageNotificationFrame: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["prompts/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> ListPromptsResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/progress"], params: m.ProgressNotificationParams | Mapping[str, Any]) -> ProgressNotificationFrame: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["prompts/list"],
-            *,
-            lenient: Literal[True],
-            strict: bool = False,
-        ) -> LenientResponse[ListPromptsResultResponse] | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/prompts/list_changed"], params: m.PromptListChangedNotificationParams | Mapping[str, Any] | None = None) -> PromptListChangedNotificationFrame: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> ListResourcesResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/resources/list_changed"], params: m.ResourceListChangedNotificationParams | Mapping[str, Any] | None = None) -> ResourceListChangedNotificationFrame: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/list"],
-            *,
-            lenient: Literal[True],
-            strict: bool = False,
-        ) -> LenientResponse[ListResourcesResultResponse] | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/resources/updated"], params: m.ResourceUpdatedNotificationParams | Mapping[str, Any]) -> ResourceUpdatedNotificationFrame: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/read"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> ReadResourceResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/roots/list_changed"], params: m.RootsListChangedNotificationParams | Mapping[str, Any] | None = None) -> RootsListChangedNotificationFrame: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/subscribe"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> SubscribeResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/templates/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> ListResourceTemplatesResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/templates/list"],
-            *,
-            lenient: Literal[True],
-            strict: bool = False,
-        ) -> LenientResponse[ListResourceTemplatesResultResponse] | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/unsubscribe"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> UnsubscribeResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["roots/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> ListRootsResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["sampling/createMessage"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> CreateMessageResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["tools/call"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> CallToolResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["tools/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> ListToolsResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["tools/list"],
-            *,
-            lenient: Literal[True],
-            strict: bool = False,
-        ) -> LenientResponse[ListToolsResultResponse] | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: str,
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> ResultFrame | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False
-        ) -> ResultFrame | LenientResponse[ResultFrame] | ErrorFrame: ...
-
-        def decode_response(
-            self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False
-        ) -> Any: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["completion/complete"],
-            params: m.CompleteRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-        ) -> CompleteRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["initialize"],
-            params: m.InitializeRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-        ) -> InitializeRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["logging/setLevel"],
-            params: m.SetLevelRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-        ) -> SetLevelRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["ping"],
-            params: m.PingRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-        ) -> PingRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["prompts/get"],
-            params: m.GetPromptRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-        ) -> GetPromptRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["prompts/list"],
-            params: m.ListPromptsRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-        ) -> ListPromptsRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["resources/list"],
-            params: m.ListResourcesRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-        ) -> ListResourcesRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["resources/read"],
-            params: m.ReadResourceRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-        ) -> ReadResourceRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["resources/subscribe"],
-            params: m.SubscribeRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-        ) -> SubscribeRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["resources/templates/list"],
-            params: m.ListResourceTemplatesRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-        ) -> ListResourceTemplatesRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["resources/unsubscribe"],
-            params: m.UnsubscribeRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-        ) -> UnsubscribeRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["roots/list"],
-            params: m.ListRootsRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-        ) -> ListRootsRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["sampling/createMessage"],
-            params: m.CreateMessageRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-        ) -> CreateMessageRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["tools/call"],
-            params: m.CallToolRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-        ) -> CallToolRequestFrame: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["tools/list"],
-            params: m.ListToolsRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-        ) -> ListToolsRequestFrame: ...
-
-        @overload
-        def request(
-            self, method: str, params: Any = None, *, id: str | int, **envelope: Any
-        ) -> RequestFrame: ...
-
-        def request(
-            self, method: str, params: Any = None, *, id: str | int, **envelope: Any
-        ) -> Any: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/cancelled"],
-            params: m.CancelledNotificationParams | Mapping[str, Any],
-        ) -> CancelledNotificationFrame: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/initialized"],
-            params: m.InitializedNotificationParams | Mapping[str, Any] | None = None,
-        ) -> InitializedNotificationFrame: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/message"],
-            params: m.LoggingMessageNotificationParams | Mapping[str, Any],
-        ) -> LoggingMessageNotificationFrame: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/progress"],
-            params: m.ProgressNotificationParams | Mapping[str, Any],
-        ) -> ProgressNotificationFrame: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/prompts/list_changed"],
-            params: m.PromptListChangedNotificationParams | Mapping[str, Any] | None = None,
-        ) -> PromptListChangedNotificationFrame: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/resources/list_changed"],
-            params: m.ResourceListChangedNotificationParams | Mapping[str, Any] | None = None,
-        ) -> ResourceListChangedNotificationFrame: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/resources/updated"],
-            params: m.ResourceUpdatedNotificationParams | Mapping[str, Any],
-        ) -> ResourceUpdatedNotificationFrame: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/roots/list_changed"],
-            params: m.RootsListChangedNotificationParams | Mapping[str, Any] | None = None,
-        ) -> RootsListChangedNotificationFrame: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/tools/list_changed"],
-            params: m.ToolListChangedNotificationParams | Mapping[str, Any] | None = None,
-        ) -> ToolListChangedNotificationFrame: ...
-
+        def notification(self, method: Literal["notifications/tools/list_changed"], params: m.ToolListChangedNotificationParams | Mapping[str, Any] | None = None) -> ToolListChangedNotificationFrame: ...
         @overload
         def notification(self, method: str, params: Any = None) -> NotificationFrame: ...
-
         def notification(self, method: str, params: Any = None) -> Any: ...
 
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["completion/complete"],
-            result: m.CompleteResult | Mapping[str, Any],
-        ) -> CompleteResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["completion/complete"], result: m.CompleteResult | Mapping[str, Any]) -> CompleteResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["initialize"],
-            result: m.InitializeResult | Mapping[str, Any],
-        ) -> InitializeResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["initialize"], result: m.InitializeResult | Mapping[str, Any]) -> InitializeResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["logging/setLevel"],
-            result: m.EmptyResult | Mapping[str, Any],
-        ) -> SetLevelResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["logging/setLevel"], result: m.EmptyResult | Mapping[str, Any]) -> SetLevelResultResponse: ...
         @overload
-        def response(
-            self, id: str | int, method: Literal["ping"], result: m.EmptyResult | Mapping[str, Any]
-        ) -> PingResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["ping"], result: m.EmptyResult | Mapping[str, Any]) -> PingResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["prompts/get"],
-            result: m.GetPromptResult | Mapping[str, Any],
-        ) -> GetPromptResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["prompts/get"], result: m.GetPromptResult | Mapping[str, Any]) -> GetPromptResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["prompts/list"],
-            result: m.ListPromptsResult | Mapping[str, Any],
-        ) -> ListPromptsResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["prompts/list"], result: m.ListPromptsResult | Mapping[str, Any]) -> ListPromptsResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["resources/list"],
-            result: m.ListResourcesResult | Mapping[str, Any],
-        ) -> ListResourcesResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["resources/list"], result: m.ListResourcesResult | Mapping[str, Any]) -> ListResourcesResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["resources/read"],
-            result: m.ReadResourceResult | Mapping[str, Any],
-        ) -> ReadResourceResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["resources/read"], result: m.ReadResourceResult | Mapping[str, Any]) -> ReadResourceResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["resources/subscribe"],
-            result: m.EmptyResult | Mapping[str, Any],
-        ) -> SubscribeResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["resources/subscribe"], result: m.EmptyResult | Mapping[str, Any]) -> SubscribeResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["resources/templates/list"],
-            result: m.ListResourceTemplatesResult | Mapping[str, Any],
-        ) -> ListResourceTemplatesResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["resources/templates/list"], result: m.ListResourceTemplatesResult | Mapping[str, Any]) -> ListResourceTemplatesResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["resources/unsubscribe"],
-            result: m.EmptyResult | Mapping[str, Any],
-        ) -> UnsubscribeResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["resources/unsubscribe"], result: m.EmptyResult | Mapping[str, Any]) -> UnsubscribeResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["roots/list"],
-            result: m.ListRootsResult | Mapping[str, Any],
-        ) -> ListRootsResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["roots/list"], result: m.ListRootsResult | Mapping[str, Any]) -> ListRootsResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["sampling/createMessage"],
-            result: m.CreateMessageResult | Mapping[str, Any],
-        ) -> CreateMessageResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["sampling/createMessage"], result: m.CreateMessageResult | Mapping[str, Any]) -> CreateMessageResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["tools/call"],
-            result: m.CallToolResult | Mapping[str, Any],
-        ) -> CallToolResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["tools/call"], result: m.CallToolResult | Mapping[str, Any]) -> CallToolResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["tools/list"],
-            result: m.ListToolsResult | Mapping[str, Any],
-        ) -> ListToolsResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["tools/list"], result: m.ListToolsResult | Mapping[str, Any]) -> ListToolsResultResponse: ...
         @overload
         def response(self, id: str | int, method: str, result: Any) -> ResultFrame: ...
-
         def response(self, id: str | int, method: str, result: Any) -> Any: ...
 
-        def error(
-            self, id: str | int | None, code: int, message: str, data: Any = None
-        ) -> ErrorFrame: ...
-
-    def _public_params(self, data: dict[str, Any], client_capabilities: Any) -> dict[str, Any]:
-        # The public (modern) params carry the per-request envelope a legacy session implies.
-        meta = dict(data.get("_meta") or {})
-        meta.setdefault(_PROTOCOL_VERSION_KEY, self.revision)
-        meta.setdefault(_CLIENT_CAPABILITIES_KEY, client_capabilities or {})
-        return {**data, "_meta": meta}
-
-    def _own_params(self, data: dict[str, Any]) -> dict[str, Any]:
-        meta = {k: v for k, v in (data.get("_meta") or {}).items() if k not in _ENVELOPE_KEYS}
-        out = {k: v for k, v in data.items() if k != "_meta"}
-        if meta:
-            out["_meta"] = meta
-        return out
+        def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> ErrorFrame: ...
+        # fmt: on
 
 
 CODEC = Codec2025_03_26()

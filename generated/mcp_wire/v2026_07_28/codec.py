@@ -5,103 +5,20 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, overload
 
-from pydantic import BaseModel, Discriminator, Tag
+from pydantic import Tag
 
-from mcpio.wire import schemas
-from mcpio.wire.codec import Codec, Envelope, LenientResponse, MethodSpec, PublicMapping
-from mcpio.wire.errors import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    MessageBuildError,
-    ProtocolError,
-)
+from mcpio.wire.codec import Envelope, LenientResponse, PublicMapping
+from mcpio.wire.modern import ModernCodec, result_discriminator
 
 from . import dispatch
 from . import models as m
 from . import models as public
 
-_COMPLETE = "complete"
-_INTERIM = "input_required"
-_META = "RequestMetaObject"
-_PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-_CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-_CACHE_DEFAULTS: dict[str, Any] = {"ttlMs": 0, "cacheScope": "private"}
-_INTERIM_ONE_OF: tuple[str, ...] = (
-    "inputRequests",
-    "requestState",
-)
-_CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
-_META_KEY: re.Pattern[str] | None = re.compile(
-    r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*/)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?"
-)
-_RESERVED_LABELS = frozenset(
-    {
-        "modelcontextprotocol",
-        "mcp",
-    }
-)
-_KNOWN_RESERVED_KEYS = frozenset(
-    {
-        "io.modelcontextprotocol/clientCapabilities",
-        "io.modelcontextprotocol/clientInfo",
-        "io.modelcontextprotocol/logLevel",
-        "io.modelcontextprotocol/protocolVersion",
-        "io.modelcontextprotocol/serverInfo",
-        "io.modelcontextprotocol/subscriptionId",
-    }
-)
-
-
-def _result_type(value: Any) -> str | None:
-    """The tag of a result: interim ("input required") or complete. Another string is an
-    extension's value (`with_result_types`) or one the codec refuses before or after this model
-    (`_check_result_type`): a final result either way. Not a string: None, no branch."""
-    kind = (
-        value.get("resultType") if isinstance(value, dict) else getattr(value, "resultType", None)
-    )
-    return kind if kind == _INTERIM else _COMPLETE if type(kind) is str else None
-
-
-@functools.cache
-def _required_names(model: type[Any]) -> frozenset[str]:
-    fields = getattr(model, "model_fields", {})
-    return frozenset(name for name, field in fields.items() if field.is_required())
-
-
-_GOOD_META_KEYS: set[str] = set()  # keys already checked; bounded, for the hot path
-
-
-def _bad_meta_keys(meta: Any) -> list[str]:
-    if _META_KEY is None or type(meta) is not dict:
-        return []
-    bad = []
-    for key in meta:
-        if key in _GOOD_META_KEYS:
-            continue
-        if _META_KEY.fullmatch(key):
-            if len(_GOOD_META_KEYS) < 4096:
-                _GOOD_META_KEYS.add(key)
-        else:
-            bad.append(key)
-    return bad
-
-
-def _minted_reserved_keys(meta: Any) -> list[str]:
-    """Keys under an MCP-reserved prefix that this revision does not define."""
-    out = []
-    for key in meta if type(meta) is dict else ():
-        prefix, _, _ = key.rpartition("/")
-        labels = prefix.lower().split(".") if prefix else []
-        if len(labels) >= 2 and labels[1] in _RESERVED_LABELS and key not in _KNOWN_RESERVED_KEYS:
-            out.append(key)
-    return out
+_RESULT_TYPE = result_discriminator("complete", "input_required")
 
 
 class GetPromptResultResponse(m.GetPromptResultResponse):
@@ -110,11 +27,7 @@ class GetPromptResultResponse(m.GetPromptResultResponse):
     result: Annotated[
         Annotated[m.InputRequiredResult, Tag("input_required")]
         | Annotated[m.GetPromptResult, Tag("complete")],
-        Discriminator(
-            _result_type,
-            custom_error_type="result_type",
-            custom_error_message="unrecognised resultType",
-        ),
+        _RESULT_TYPE,
     ]
 
 
@@ -124,11 +37,7 @@ class ReadResourceResultResponse(m.ReadResourceResultResponse):
     result: Annotated[
         Annotated[m.InputRequiredResult, Tag("input_required")]
         | Annotated[m.ReadResourceResult, Tag("complete")],
-        Discriminator(
-            _result_type,
-            custom_error_type="result_type",
-            custom_error_message="unrecognised resultType",
-        ),
+        _RESULT_TYPE,
     ]
 
 
@@ -138,11 +47,7 @@ class CallToolResultResponse(m.CallToolResultResponse):
     result: Annotated[
         Annotated[m.InputRequiredResult, Tag("input_required")]
         | Annotated[m.CallToolResult, Tag("complete")],
-        Discriminator(
-            _result_type,
-            custom_error_type="result_type",
-            custom_error_message="unrecognised resultType",
-        ),
+        _RESULT_TYPE,
     ]
 
 
@@ -191,7 +96,7 @@ ErrorFrame: TypeAlias = (
 MessageFrame: TypeAlias = RequestFrame | NotificationFrame | m.JSONRPCResultResponse | ErrorFrame
 
 
-class Codec2026_07_28(Codec):
+class Codec2026_07_28(ModernCodec):
     """Codec of revision 2026-07-28."""
 
     revision: ClassVar[str] = "2026-07-28"
@@ -405,601 +310,157 @@ class Codec2026_07_28(Codec):
         ),
     }
     envelope_keys = {
-        "protocol_version": _PROTOCOL_VERSION_KEY,
-        "client_capabilities": _CLIENT_CAPABILITIES_KEY,
-        "client_info": _CLIENT_INFO_KEY,
-        "log_level": _LOG_LEVEL_KEY,
+        "protocol_version": "io.modelcontextprotocol/protocolVersion",
+        "client_capabilities": "io.modelcontextprotocol/clientCapabilities",
+        "client_info": "io.modelcontextprotocol/clientInfo",
+        "log_level": "io.modelcontextprotocol/logLevel",
     }
+    result_tags = ("complete", "input_required")
+    interim_one_of = (
+        "inputRequests",
+        "requestState",
+    )
+    cache_defaults = {"ttlMs": 0, "cacheScope": "private"}
+    meta_key = re.compile(
+        r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*/)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?"
+    )
+    reserved_labels = frozenset(
+        {
+            "modelcontextprotocol",
+            "mcp",
+        }
+    )
+    known_reserved_keys = frozenset(
+        {
+            "io.modelcontextprotocol/clientCapabilities",
+            "io.modelcontextprotocol/clientInfo",
+            "io.modelcontextprotocol/logLevel",
+            "io.modelcontextprotocol/protocolVersion",
+            "io.modelcontextprotocol/serverInfo",
+            "io.modelcontextprotocol/subscriptionId",
+        }
+    )
 
     if TYPE_CHECKING:
         # Declarations for type checkers only: what the methods (Codec's) return in this
         # revision. A method name outside these literals falls back to the revision's unions.
-
+        # fmt: off
         def decode(self, data: bytes | str, *, strict: bool = False) -> MessageFrame: ...
 
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["completion/complete"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.CompleteResultResponse | ErrorFrame: ...
+        def decode_response(self, data: bytes | str, method: Literal["completion/complete"], *, lenient: Literal[False] = False, strict: bool = False) -> m.CompleteResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["prompts/get"], *, lenient: Literal[False] = False, strict: bool = False) -> GetPromptResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["prompts/list"], *, lenient: Literal[False] = False, strict: bool = False) -> m.ListPromptsResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["prompts/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[m.ListPromptsResultResponse] | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/list"], *, lenient: Literal[False] = False, strict: bool = False) -> m.ListResourcesResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[m.ListResourcesResultResponse] | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/read"], *, lenient: Literal[False] = False, strict: bool = False) -> ReadResourceResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/templates/list"], *, lenient: Literal[False] = False, strict: bool = False) -> m.ListResourceTemplatesResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["resources/templates/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[m.ListResourceTemplatesResultResponse] | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["server/discover"], *, lenient: Literal[False] = False, strict: bool = False) -> m.DiscoverResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["subscriptions/listen"], *, lenient: Literal[False] = False, strict: bool = False) -> m.SubscriptionsListenResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["tools/call"], *, lenient: Literal[False] = False, strict: bool = False) -> CallToolResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["tools/list"], *, lenient: Literal[False] = False, strict: bool = False) -> m.ListToolsResultResponse | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: Literal["tools/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[m.ListToolsResultResponse] | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: str, *, lenient: Literal[False] = False, strict: bool = False) -> ResultFrame | ErrorFrame: ...
+        @overload
+        def decode_response(self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False) -> ResultFrame | LenientResponse[ResultFrame] | ErrorFrame: ...
+        def decode_response(self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False) -> Any: ...
 
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["prompts/get"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> GetPromptResultResponse | ErrorFrame: ...
+        def request(self, method: Literal["completion/complete"], params: m.CompleteRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.CompleteRequest: ...
+        @overload
+        def request(self, method: Literal["prompts/get"], params: m.GetPromptRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.GetPromptRequest: ...
+        @overload
+        def request(self, method: Literal["prompts/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListPromptsRequest: ...
+        @overload
+        def request(self, method: Literal["resources/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListResourcesRequest: ...
+        @overload
+        def request(self, method: Literal["resources/read"], params: m.ReadResourceRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ReadResourceRequest: ...
+        @overload
+        def request(self, method: Literal["resources/templates/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListResourceTemplatesRequest: ...
+        @overload
+        def request(self, method: Literal["server/discover"], params: m.RequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.DiscoverRequest: ...
+        @overload
+        def request(self, method: Literal["subscriptions/listen"], params: m.SubscriptionsListenRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.SubscriptionsListenRequest: ...
+        @overload
+        def request(self, method: Literal["tools/call"], params: m.CallToolRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.CallToolRequest: ...
+        @overload
+        def request(self, method: Literal["tools/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListToolsRequest: ...
+        @overload
+        def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> RequestFrame: ...
+        def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> Any: ...
 
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["prompts/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.ListPromptsResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/cancelled"], params: m.CancelledNotificationParams | Mapping[str, Any]) -> m.CancelledNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["prompts/list"],
-            *,
-            lenient: Literal[True],
-            strict: bool = False,
-        ) -> LenientResponse[m.ListPromptsResultResponse] | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/message"], params: m.LoggingMessageNotificationParams | Mapping[str, Any]) -> m.LoggingMessageNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.ListResourcesResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/progress"], params: m.ProgressNotificationParams | Mapping[str, Any]) -> m.ProgressNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/list"],
-            *,
-            lenient: Literal[True],
-            strict: bool = False,
-        ) -> LenientResponse[m.ListResourcesResultResponse] | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/prompts/list_changed"], params: m.NotificationParams | Mapping[str, Any] | None = None) -> m.PromptListChangedNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/read"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> ReadResourceResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/resources/list_changed"], params: m.NotificationParams | Mapping[str, Any] | None = None) -> m.ResourceListChangedNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/templates/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.ListResourceTemplatesResultResponse | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/resources/updated"], params: m.ResourceUpdatedNotificationParams | Mapping[str, Any]) -> m.ResourceUpdatedNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["resources/templates/list"],
-            *,
-            lenient: Literal[True],
-            strict: bool = False,
-        ) -> LenientResponse[m.ListResourceTemplatesResultResponse] | ErrorFrame: ...
-
+        def notification(self, method: Literal["notifications/subscriptions/acknowledged"], params: m.SubscriptionsAcknowledgedNotificationParams | Mapping[str, Any]) -> m.SubscriptionsAcknowledgedNotification: ...
         @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["server/discover"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.DiscoverResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["subscriptions/listen"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.SubscriptionsListenResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["tools/call"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> CallToolResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["tools/list"],
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> m.ListToolsResultResponse | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: Literal["tools/list"],
-            *,
-            lenient: Literal[True],
-            strict: bool = False,
-        ) -> LenientResponse[m.ListToolsResultResponse] | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self,
-            data: bytes | str,
-            method: str,
-            *,
-            lenient: Literal[False] = False,
-            strict: bool = False,
-        ) -> ResultFrame | ErrorFrame: ...
-
-        @overload
-        def decode_response(
-            self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False
-        ) -> ResultFrame | LenientResponse[ResultFrame] | ErrorFrame: ...
-
-        def decode_response(
-            self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False
-        ) -> Any: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["completion/complete"],
-            params: m.CompleteRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.CompleteRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["prompts/get"],
-            params: m.GetPromptRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.GetPromptRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["prompts/list"],
-            params: m.PaginatedRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.ListPromptsRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["resources/list"],
-            params: m.PaginatedRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.ListResourcesRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["resources/read"],
-            params: m.ReadResourceRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.ReadResourceRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["resources/templates/list"],
-            params: m.PaginatedRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.ListResourceTemplatesRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["server/discover"],
-            params: m.RequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.DiscoverRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["subscriptions/listen"],
-            params: m.SubscriptionsListenRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.SubscriptionsListenRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["tools/call"],
-            params: m.CallToolRequestParams | Mapping[str, Any],
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.CallToolRequest: ...
-
-        @overload
-        def request(
-            self,
-            method: Literal["tools/list"],
-            params: m.PaginatedRequestParams | Mapping[str, Any] | None = None,
-            *,
-            id: str | int,
-            protocol_version: str = ...,
-            client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ...,
-            client_info: m.Implementation | Mapping[str, Any] | None = ...,
-        ) -> m.ListToolsRequest: ...
-
-        @overload
-        def request(
-            self, method: str, params: Any = None, *, id: str | int, **envelope: Any
-        ) -> RequestFrame: ...
-
-        def request(
-            self, method: str, params: Any = None, *, id: str | int, **envelope: Any
-        ) -> Any: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/cancelled"],
-            params: m.CancelledNotificationParams | Mapping[str, Any],
-        ) -> m.CancelledNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/message"],
-            params: m.LoggingMessageNotificationParams | Mapping[str, Any],
-        ) -> m.LoggingMessageNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/progress"],
-            params: m.ProgressNotificationParams | Mapping[str, Any],
-        ) -> m.ProgressNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/prompts/list_changed"],
-            params: m.NotificationParams | Mapping[str, Any] | None = None,
-        ) -> m.PromptListChangedNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/resources/list_changed"],
-            params: m.NotificationParams | Mapping[str, Any] | None = None,
-        ) -> m.ResourceListChangedNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/resources/updated"],
-            params: m.ResourceUpdatedNotificationParams | Mapping[str, Any],
-        ) -> m.ResourceUpdatedNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/subscriptions/acknowledged"],
-            params: m.SubscriptionsAcknowledgedNotificationParams | Mapping[str, Any],
-        ) -> m.SubscriptionsAcknowledgedNotification: ...
-
-        @overload
-        def notification(
-            self,
-            method: Literal["notifications/tools/list_changed"],
-            params: m.NotificationParams | Mapping[str, Any] | None = None,
-        ) -> m.ToolListChangedNotification: ...
-
+        def notification(self, method: Literal["notifications/tools/list_changed"], params: m.NotificationParams | Mapping[str, Any] | None = None) -> m.ToolListChangedNotification: ...
         @overload
         def notification(self, method: str, params: Any = None) -> NotificationFrame: ...
-
         def notification(self, method: str, params: Any = None) -> Any: ...
 
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["completion/complete"],
-            result: m.CompleteResult | Mapping[str, Any],
-        ) -> m.CompleteResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["completion/complete"], result: m.CompleteResult | Mapping[str, Any]) -> m.CompleteResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["prompts/get"],
-            result: m.InputRequiredResult | m.GetPromptResult | Mapping[str, Any],
-        ) -> GetPromptResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["prompts/get"], result: m.InputRequiredResult | m.GetPromptResult | Mapping[str, Any]) -> GetPromptResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["prompts/list"],
-            result: m.ListPromptsResult | Mapping[str, Any],
-        ) -> m.ListPromptsResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["prompts/list"], result: m.ListPromptsResult | Mapping[str, Any]) -> m.ListPromptsResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["resources/list"],
-            result: m.ListResourcesResult | Mapping[str, Any],
-        ) -> m.ListResourcesResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["resources/list"], result: m.ListResourcesResult | Mapping[str, Any]) -> m.ListResourcesResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["resources/read"],
-            result: m.InputRequiredResult | m.ReadResourceResult | Mapping[str, Any],
-        ) -> ReadResourceResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["resources/read"], result: m.InputRequiredResult | m.ReadResourceResult | Mapping[str, Any]) -> ReadResourceResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["resources/templates/list"],
-            result: m.ListResourceTemplatesResult | Mapping[str, Any],
-        ) -> m.ListResourceTemplatesResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["resources/templates/list"], result: m.ListResourceTemplatesResult | Mapping[str, Any]) -> m.ListResourceTemplatesResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["server/discover"],
-            result: m.DiscoverResult | Mapping[str, Any],
-        ) -> m.DiscoverResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["server/discover"], result: m.DiscoverResult | Mapping[str, Any]) -> m.DiscoverResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["subscriptions/listen"],
-            result: m.SubscriptionsListenResult | Mapping[str, Any],
-        ) -> m.SubscriptionsListenResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["subscriptions/listen"], result: m.SubscriptionsListenResult | Mapping[str, Any]) -> m.SubscriptionsListenResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["tools/call"],
-            result: m.InputRequiredResult | m.CallToolResult | Mapping[str, Any],
-        ) -> CallToolResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["tools/call"], result: m.InputRequiredResult | m.CallToolResult | Mapping[str, Any]) -> CallToolResultResponse: ...
         @overload
-        def response(
-            self,
-            id: str | int,
-            method: Literal["tools/list"],
-            result: m.ListToolsResult | Mapping[str, Any],
-        ) -> m.ListToolsResultResponse: ...
-
+        def response(self, id: str | int, method: Literal["tools/list"], result: m.ListToolsResult | Mapping[str, Any]) -> m.ListToolsResultResponse: ...
         @overload
         def response(self, id: str | int, method: str, result: Any) -> ResultFrame: ...
-
         def response(self, id: str | int, method: str, result: Any) -> Any: ...
 
         @overload
-        def error(
-            self, id: str | int | None, code: Literal[-32022], message: str, data: Any = None
-        ) -> m.UnsupportedProtocolVersionError: ...
-
+        def error(self, id: str | int | None, code: Literal[-32022], message: str, data: Any = None) -> m.UnsupportedProtocolVersionError: ...
         @overload
-        def error(
-            self, id: str | int | None, code: Literal[-32021], message: str, data: Any = None
-        ) -> m.MissingRequiredClientCapabilityError: ...
-
+        def error(self, id: str | int | None, code: Literal[-32021], message: str, data: Any = None) -> m.MissingRequiredClientCapabilityError: ...
         @overload
-        def error(
-            self, id: str | int | None, code: Literal[-32020], message: str, data: Any = None
-        ) -> m.HeaderMismatchError: ...
-
+        def error(self, id: str | int | None, code: Literal[-32020], message: str, data: Any = None) -> m.HeaderMismatchError: ...
         @overload
-        def error(
-            self, id: str | int | None, code: int, message: str, data: Any = None
-        ) -> ErrorFrame: ...
-
+        def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> ErrorFrame: ...
         def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> Any: ...
 
         def envelope(self, message: Any) -> Envelope[m.ClientCapabilities, m.Implementation]: ...
-
-    result_tags = (_COMPLETE, _INTERIM)
-
-    def _check_message(self, message: Any) -> None:
-        # Every frame's path: attribute reads only (isinstance on a model class is an ABC check).
-        fields = message.__dict__
-        params = fields.get("params")
-        if params is not None:
-            extra = getattr(getattr(params, "meta", None), "__pydantic_extra__", None)
-            if extra:
-                bad = _bad_meta_keys(extra)
-                if bad:
-                    method = fields.get("method")
-                    raise ProtocolError(
-                        INVALID_PARAMS,
-                        f"invalid _meta key {bad[0]!r} in {method}",
-                        {"field": "params._meta", "keys": bad},
-                    )
-            return
-        result = fields.get("result")
-        if result is not None and getattr(result, "resultType", None) == _INTERIM:
-            self._check_result_type(_INTERIM, result)
-
-    def _result_changes(self, spec: MethodSpec | None, tag: str | None) -> Mapping[str, Any]:
-        # A result from a peer of an earlier revision has no resultType: it reads as complete.
-        # Absent caching hints read as their defaults (ttlMs 0: stale at once). Both stay unset.
-        if tag == _INTERIM:
-            return {"resultType": schemas.only([_INTERIM])}
-        recognised = [
-            _COMPLETE,
-            *([_INTERIM] if spec is None else []),
-            *sorted(self.extra_result_types),
-        ]
-        changes = {"resultType": schemas.defaulted(_COMPLETE, recognised)}
-        if spec is not None and spec.cacheable:
-            changes.update(
-                {key: schemas.defaulted(value) for key, value in _CACHE_DEFAULTS.items()}
-            )
-        return changes
-
-    def _prepare_result(self, obj: dict[str, Any], spec: MethodSpec | None) -> tuple[str, ...]:
-        # A result from a peer of an earlier revision has no resultType: it reads as complete.
-        # Absent caching hints read as their defaults (ttlMs 0: stale at once) and stay absent.
-        result = obj.get("result")
-        if type(result) is not dict:
-            return ()
-        if "resultType" not in result:
-            result = obj["result"] = {**result, "resultType": _COMPLETE}
-        self._check_result_type(result.get("resultType"), result)
-        if spec is None or not spec.cacheable or result["resultType"] == _INTERIM:
-            return ()
-        missing = tuple(k for k in _CACHE_DEFAULTS if k not in result)
-        if missing:
-            obj["result"] = {**{k: _CACHE_DEFAULTS[k] for k in missing}, **result}
-        return missing
-
-    def _check_result_type(self, kind: Any, result: Any) -> None:
-        if kind == _COMPLETE or (type(kind) is str and kind in self.extra_result_types):
-            return
-        if kind != _INTERIM:
-            raise ProtocolError(
-                INVALID_REQUEST,
-                (
-                    f"unrecognised resultType {kind!r}"
-                    if type(kind) is str
-                    else "resultType must be a string"
-                ),
-                {
-                    "field": "result.resultType",
-                    "recognised": [_COMPLETE, _INTERIM, *sorted(self.extra_result_types)],
-                },
-            )
-        get = result.get if type(result) is dict else result.__dict__.get
-        if _INTERIM_ONE_OF and all(get(k) is None for k in _INTERIM_ONE_OF):
-            raise ProtocolError(
-                INVALID_REQUEST,
-                f"an {_INTERIM} result needs at least one of {', '.join(_INTERIM_ONE_OF)}",
-                {"field": "result", "one_of": list(_INTERIM_ONE_OF)},
-            )
-
-    def _outgoing(self, message: Any) -> Any:
-        # A result read without the members earlier revisions lacked holds them as defaults:
-        # they are written, so that what is sent is a valid frame of this revision.
-        result = message.__dict__.get("result")
-        required = _required_names(type(result))
-        if not required or required <= result.__pydantic_fields_set__:
-            return message
-        unset = required - result.__pydantic_fields_set__
-        missing = [name for name in unset if name not in result.__dict__]
-        if missing:
-            raise ProtocolError(
-                INTERNAL_ERROR, f"a result of this revision must carry {missing[0]}"
-            )
-        filled = result.model_copy()
-        filled.__pydantic_fields_set__.update(unset)
-        return message.model_copy(update={"result": filled})
-
-    def _check_built(self, message: Any) -> None:
-        params = message.__dict__.get("params")
-        meta = params.__dict__.get("meta") if isinstance(params, BaseModel) else None
-        if isinstance(meta, BaseModel) and meta.__pydantic_extra__:
-            # Declared keys are this revision's own; only extra ones can be minted. (A message
-            # read from a peer is written back as it came: only the builders refuse them.)
-            minted = _minted_reserved_keys(meta.__pydantic_extra__)
-            if minted:
-                raise MessageBuildError(
-                    f"_meta key {minted[0]!r} is reserved for MCP and not defined in {self.revision}"
-                )
-
-    def _stamp(
-        self, params: dict[str, Any] | None, method: str, envelope: Mapping[str, Any]
-    ) -> dict[str, Any] | None:
-        """Fill the per-request `_meta` envelope: protocol version, client capabilities, client info."""
-        spec = self.methods[method]
-        if spec.params is None:
-            return params
-        data = dict(params or {})
-        meta = dict(data.get("_meta") or {})
-        meta.setdefault(_PROTOCOL_VERSION_KEY, envelope.get("protocol_version", self.revision))
-        meta.setdefault(
-            _CLIENT_CAPABILITIES_KEY, self._as_data(envelope.get("client_capabilities")) or {}
-        )
-        if _CLIENT_INFO_KEY and envelope.get("client_info") is not None:
-            meta.setdefault(_CLIENT_INFO_KEY, self._as_data(envelope["client_info"]))
-        data["_meta"] = meta
-        return data
+        # fmt: on
 
 
 CODEC = Codec2026_07_28()

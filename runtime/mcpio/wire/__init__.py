@@ -1,8 +1,9 @@
 """What every revision's generated code shares: hand-written shared runtime machinery.
 
 Generated modules import it: each revision's `models.py` subclasses `WireModel`, its `codec.py`
-subclasses `Codec` and supplies only tables, and `mcp_wire` re-exports `ProtocolError` and
-`MessageBuildError`.
+subclasses `Codec` (`modern.ModernCodec` in the modern era) and supplies only tables, and
+`mcp_wire` re-exports `ProtocolError` and `MessageBuildError` and keeps its revisions in a
+`registry.Registry`.
 
 `ProtocolError`, `MessageBuildError` and the error codes are plain Python; the pydantic-based
 names (`WireModel`, `JSONValue`, `Codec`, ...) load on first use, so importing this package (and

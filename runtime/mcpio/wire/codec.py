@@ -1,7 +1,8 @@
 """The wire codec machinery every revision's codec shares: hand-written shared runtime code.
 
 Each revision's generated `mcp_wire.<revision>.codec` subclasses `Codec` and supplies only its
-tables (frames, methods, public mappings), which come from the IR; everything else lives here.
+tables (frames, methods, public mappings) and constants, which come from the IR; everything else
+lives here (the modern era's rules: `mcpio.wire.modern.ModernCodec`, a subclass).
 
 A codec turns bytes into one typed, validated message of its revision (parse once, pick the
 frame type structurally and by `method`, validate once) and back. Every failure to read is a
@@ -179,10 +180,16 @@ class Codec:
     open_models: ClassVar[frozenset[str]]  # models whose schema declares extra members
     own_modules: ClassVar[frozenset[str]]
     public: ClassVar[Mapping[str, PublicMapping]]
-    # Modern era: Envelope field -> its `_meta` key (none: the revision has no envelope).
+    # Modern era: Envelope field -> its `_meta` key (none: the revision has no envelope);
+    # the resultType of a final result and of an "input required" one (none: results untagged).
     envelope_keys: ClassVar[Mapping[str, str | None]] = {}
+    result_tags: ClassVar[tuple[str, ...]] = ()
     # Methods that are never part of a JSON-RPC batch (the legacy handshake).
     unbatchable: ClassVar[frozenset[str]] = frozenset()
+    # A revision without a per-request envelope, where the public one has it: that envelope's
+    # keys ("protocol_version", "client_capabilities"), and those this revision's `_meta` lacks.
+    public_envelope_keys: ClassVar[Mapping[str, str]] = {}
+    public_only_meta_keys: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
         self, max_bytes: int = MAX_MESSAGE_BYTES, *, result_types: Iterable[str] = ()
@@ -482,6 +489,15 @@ class Codec:
         """Fill what this era requires in outgoing request params."""
         return params
 
+    def _unrecognised_result_type(self, kind: Any) -> ProtocolError:
+        """The error of a result whose `resultType` (`kind`) this codec does not recognise."""
+        recognised = [*self.result_tags, *sorted(self.extra_result_types)]
+        text = "resultType must be a string"
+        if type(kind) is str:
+            text = f"unrecognised resultType {kind!r}"
+        where = {"field": "result.resultType", "recognised": recognised}
+        return ProtocolError(INVALID_REQUEST, text, where)
+
     # ------------------------------------------------------------------ encoding
 
     def encode(self, message: BaseModel | list[BaseModel]) -> bytes:
@@ -699,7 +715,20 @@ class Codec:
         return own
 
     def _public_params(self, data: dict[str, Any], client_capabilities: Any) -> dict[str, Any]:
-        return data
+        keys = self.public_envelope_keys
+        if not keys:
+            return data
+        meta = dict(data.get("_meta") or {})
+        meta.setdefault(keys["protocol_version"], self.revision)
+        meta.setdefault(keys["client_capabilities"], client_capabilities or {})
+        return {**data, "_meta": meta}
 
     def _own_params(self, data: dict[str, Any]) -> dict[str, Any]:
-        return data
+        if not self.public_envelope_keys:
+            return data
+        dropped = self.public_only_meta_keys
+        meta = {k: v for k, v in (data.get("_meta") or {}).items() if k not in dropped}
+        out = {k: v for k, v in data.items() if k != "_meta"}
+        if meta:
+            out["_meta"] = meta
+        return out

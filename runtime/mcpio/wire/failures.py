@@ -192,16 +192,7 @@ def _result_type(codec: Any, exc: ValidationError) -> ProtocolError:
         (e["input"] for e in exc.errors(include_url=False) if e["loc"][-1:] == ("resultType",)),
         None,
     )
-    recognised = [*getattr(codec, "result_tags", ()), *sorted(codec.extra_result_types)]
-    return ProtocolError(
-        INVALID_REQUEST,
-        (
-            f"unrecognised resultType {value!r}"
-            if type(value) is str
-            else "resultType must be a string"
-        ),
-        {"field": "result.resultType", "recognised": recognised},
-    )
+    return codec._unrecognised_result_type(value)
 
 
 def _missing(errors: Sequence[Error], drop: int, member: str) -> bool:

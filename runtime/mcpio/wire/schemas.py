@@ -239,7 +239,7 @@ class Readers:
         schema = self._set.resolve(_inner(schema))
         if schema["type"] != "tagged-union":
             return self._changed(schema, self._changes(spec, None))
-        order = list(getattr(self._codec, "result_tags", ()))
+        order = list(self._codec.result_tags)
         tags = sorted(schema["choices"], key=lambda t: order.index(t) if t in order else len(order))
         return labelled_union(
             [(self._changed(schema["choices"][t], self._changes(spec, t)), str(t)) for t in tags]
