@@ -601,6 +601,10 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
                     with anyio.fail_after(20):
                         while len(heard) < count + 1:
                             await anyio.sleep(0.05)
+                print(
+                    f"\n{count} changes of {size // 1024} KiB with one stalled listener: "
+                    f"published in {publish_seconds:.2f} s, the reading listener got all"
+                )
                 assert publish_seconds < 3.0, publish_seconds
                 assert [f["method"] for f in heard[1:]] == [
                     "notifications/resources/updated"
@@ -657,6 +661,11 @@ async def test_drip_connections_are_closed_and_others_keep_their_latency() -> No
         assert closed == drips, f"{drips - closed} drip connections still open"
         latencies.sort()
         p99 = latencies[int(len(latencies) * 0.99) - 1 if len(latencies) > 1 else 0]
+        print(
+            f"\n{drips} drip connections: {closed} closed by the header timeout; another "
+            f"client's calls meanwhile: median {statistics.median(latencies) * 1000:.1f} ms, "
+            f"p99 {p99 * 1000:.1f} ms over {len(latencies)}"
+        )
         assert p99 < 0.5, (p99, statistics.median(latencies))
 
 
