@@ -889,3 +889,86 @@ async def test_fastmcp_client_reads_legacy_errors_as_json_rpc_errors() -> None:
                     assert raised.value.error.code == code
                 result = await client.call_tool("echo", {"text": "still here"})
                 assert result.content[0].text == "still here"  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------------- the same on stdio
+
+
+class RawStdio:
+    """A peer writing raw frames to a server connection (the session stdio runs on, without
+    its line framing)."""
+
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+        self.sentinels = 0
+
+    async def send(self, frame: Any) -> None:
+        await self.transport.send(json.dumps(frame).encode())
+
+    async def next(self) -> Any:
+        with anyio.fail_after(ANSWER_SECONDS):
+            return json.loads(await self.transport.receive())
+
+    async def nothing_answered(self, sentinel: dict[str, Any]) -> None:
+        """The next answer is the sentinel's: nothing was answered before it."""
+        self.sentinels += 1
+        sentinel = {**sentinel, "id": f"sentinel-{self.sentinels}"}
+        await self.send(sentinel)
+        assert (await self.next())["id"] == sentinel["id"]
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-11-25", MODERN])
+async def test_stdio_every_id_shape_gets_one_answer_or_a_refusal(version: str) -> None:
+    from mcpio.transports.memory import memory_pair
+
+    server = hardening_server()
+    modern = version == MODERN
+    mine, theirs = memory_pair()
+    baseline = len(asyncio.all_tasks())
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(server.serve, theirs)
+            peer = RawStdio(mine)
+            meta: dict[str, Any] = {"_meta": ENVELOPE} if modern else {}
+            sentinel = frame_with("tools/list", 0, dict(meta))
+            if not modern:
+                await peer.send(frame_with("initialize", 0, {**INIT, "protocolVersion": version}))
+                assert (await peer.next())["result"]["protocolVersion"] == version
+                await peer.send(frame_with("notifications/initialized", MISSING))
+            for shape, id in ID_SHAPES.items():
+                for frame in (
+                    frame_with(
+                        "tools/call", id, {**meta, "name": "echo", "arguments": {"text": "x"}}
+                    ),
+                    frame_with("nope/nope", id, dict(meta)),
+                    frame_with("tools/call", id, {**meta, "name": "echo", "arguments": 5}),
+                ):
+                    await peer.send(frame)
+                    if shape == "missing":
+                        await peer.nothing_answered(sentinel)
+                        continue
+                    answer = await peer.next()
+                    where = (shape, frame["method"], answer)
+                    if shape in BAD_IDS:
+                        assert answer["error"]["code"] == -32600 and answer.get("id") is None, where
+                    else:
+                        assert answer["id"] == id, where
+                    await peer.nothing_answered(sentinel)  # and exactly one answer
+            # An id reused while its request is in flight: refused, the first still answered.
+            held = frame_with("tools/call", "held", {**meta, "name": "hold", "arguments": {}})
+            await peer.send(held)
+            await peer.send({**held, "params": {**held["params"], "name": "echo"}})
+            refused = await peer.next()
+            assert refused["error"]["code"] == -32600 and refused.get("id") is None
+            server.gate.set()  # type: ignore[attr-defined]
+            answer = await peer.next()
+            assert answer["id"] == "held" and answer["result"]["content"][0]["text"] == "released"
+            if version == "2025-03-26":  # a batch repeating an id: one answer per request
+                batch = [frame_with("ping", 1), frame_with("ping", 1), frame_with("ping", 2)]
+                await peer.send(batch)
+                answers = await peer.next()
+                assert sorted(a["id"] for a in answers) == [1, 1, 2]
+            await mine.aclose()
+    with anyio.fail_after(ANSWER_SECONDS):
+        while len(asyncio.all_tasks()) > baseline:
+            await anyio.sleep(0.02)
