@@ -56,11 +56,6 @@ RECONNECT_SECONDS = 15.0
 STEP_SECONDS = 20.0
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # ---------------------------------------------------------------------- in process
 
 

@@ -31,7 +31,7 @@ from codegen.atomic import write_atomic
 from codegen.cli import main
 from codegen.errors import CodegenError
 from codegen.pins import Pin, read_pins, render_pins
-from tests.conftest import MIRROR, PROJECT, REVISIONS, ROOT
+from tests.support import MIRROR, PROJECT, REVISIONS, ROOT
 
 PINS = PROJECT.pins()
 ERROR_PREFIX = "mcp-codegen: error:"

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 CONSUMER = ROOT / "tests" / "consumer"
 SAMPLE = CONSUMER / "sample.py"

@@ -38,9 +38,8 @@ from mcpio.transports.http_client import (
     x_mcp_header_problem,
     x_mcp_headers,
 )
+from tests.support import PEERS, first, free_port, text_of
 
-ROOT = Path(__file__).resolve().parent.parent
-PEERS = ROOT / "tests" / "peers"
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 DEADLINE = 30  # seconds for one whole test
@@ -51,11 +50,6 @@ ENVELOPE = {
 }
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 # ---------------------------------------------------------------------- peers
@@ -144,28 +138,6 @@ def quirks() -> Iterator[Peer]:
     peer = Peer("http_quirks_server.py")
     yield peer
     peer.stop()
-
-
-def free_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def text_of(result: Any) -> str:
-    content = result.content
-    if isinstance(content, list):
-        assert len(content) == 1, content
-        content = content[0]
-    assert content.type == "text", content
-    return content.text
-
-
-async def first(stream: Any) -> Any:
-    async for item in stream:
-        return item
-    raise AssertionError("the stream ended before its first item")
 
 
 class Elicitation:

@@ -26,21 +26,12 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import uvicorn
 
 from mcpio import Context, Server
-from mcpio.transports.http_serve import uvicorn_config
 from mcpio.transports.http_server import HttpApp
-from tests.cluster import free_port
+from tests.support import ACCEPT, ENVELOPE, MODERN, ROOT, Served, free_port, serve_app
 
 pytestmark = pytest.mark.anyio
-ROOT = Path(__file__).resolve().parent.parent
-MODERN = "2026-07-28"
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-ACCEPT = "application/json, text/event-stream"
 JSON_HEADERS = {"content-type": "application/json", "accept": ACCEPT}
 MISSING = object()
 # Every shape an id may take on the wire; only the last two are ids.
@@ -108,37 +99,21 @@ def big_uri(size: int) -> str:
 @dataclass
 class Running:
     app: HttpApp
-    web: uvicorn.Server
-    base: str
-    stopped: anyio.Event
+    served: Served
 
     def client(self, address: str = "127.0.0.1", timeout: float = 10) -> httpx.AsyncClient:
         transport = httpx.AsyncHTTPTransport(local_address=address)
-        return httpx.AsyncClient(base_url=self.base, transport=transport, timeout=timeout)
+        return httpx.AsyncClient(base_url=self.served.url, transport=transport, timeout=timeout)
 
 
 @asynccontextmanager
 async def running(
     server: Server, header_timeout: float = 10.0, shutdown_timeout: int = 5, **options: Any
 ) -> AsyncIterator[Running]:
-    port = free_port()
     app = server.http_app(**options)
-    config = uvicorn_config(
-        app, "127.0.0.1", port, header_timeout=header_timeout, shutdown_timeout=shutdown_timeout
-    )
-    web = uvicorn.Server(config)
-    stopped = anyio.Event()
-
-    async def serve() -> None:
-        await web.serve()
-        stopped.set()
-
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(serve)
-        while not web.started:
-            await anyio.sleep(0.01)
-        yield Running(app, web, f"http://127.0.0.1:{port}", stopped)
-        web.should_exit = True
+    bounds = {"header_timeout": header_timeout, "shutdown_timeout": shutdown_timeout}
+    async with serve_app(app, **bounds) as served:
+        yield Running(app, served)
 
 
 def frame_with(method: str, id: Any, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -204,7 +179,7 @@ async def open_session(http: httpx.AsyncClient, version: str = "2025-11-25") -> 
 async def settled(run: Running, baseline: int) -> None:
     """Nothing is left once every client is gone: no connection, task, slot or body budget."""
     with anyio.fail_after(ANSWER_SECONDS):
-        while run.web.server_state.connections or len(asyncio.all_tasks()) > baseline:
+        while run.served.web.server_state.connections or len(asyncio.all_tasks()) > baseline:
             await anyio.sleep(0.02)
     app = run.app
     assert app.request_slots.count == 0 and app.listen_slots.count == 0
@@ -555,7 +530,7 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
     count, size = 300, 64 * 1024
     options = {"stream_queue": 64, "send_timeout": 1.0}
     async with running(server, **options) as run:
-        port = int(run.base.rsplit(":", 1)[1])
+        port = run.served.port
         subscribe = {"resourceSubscriptions": [big_uri(size)]}
         stalled = socket.create_connection(("127.0.0.1", port))
         stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -612,7 +587,7 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
 async def test_drip_connections_are_closed_and_others_keep_their_latency() -> None:
     drips = int(os.environ.get("MCPGEN_DRIP_CONNECTIONS", "200"))
     async with running(hardening_server(), header_timeout=0.5, body_timeout=0.5) as run:
-        port = int(run.base.rsplit(":", 1)[1])
+        port = run.served.port
         sockets = []
         for n in range(drips):
             sock = socket.create_connection(("127.0.0.1", port))
@@ -688,9 +663,9 @@ async def test_graceful_shutdown_ends_with_streams_and_calls_open() -> None:
                 while not run.app.sessions[session["mcp-session-id"]].in_use(2):
                     await anyio.sleep(0.01)
                 started = time.monotonic()
-                run.web.should_exit = True
+                run.served.web.should_exit = True
                 with anyio.fail_after(ANSWER_SECONDS):
-                    await run.stopped.wait()
+                    await run.served.stopped.wait()
                 stopped_after = time.monotonic() - started
                 tasks.cancel_scope.cancel()
         assert stopped_after < 3, stopped_after

@@ -33,11 +33,6 @@ ENVELOPE = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 pytestmark = pytest.mark.anyio
 
 

@@ -224,11 +224,6 @@ def test_without_a_shared_key_the_other_instance_refuses_the_state(cluster: Clus
     assert error["code"] == -32602 and "requestState" in error["message"], error
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_load_spreads_over_both_instances(cluster: Cluster) -> None:
     """200 calls, 16 in flight; each answer echoes its own request (the elicitation's message)."""
