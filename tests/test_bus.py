@@ -38,7 +38,7 @@ from mcpio import Client, McpError, Server
 from mcpio.bus import UNAVAILABLE, Bus, BusUnavailable, Event, LocalBus, RedisBus
 from tests.cluster import Process, free_port, start_instances, start_nginx, start_redis
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.services]
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"

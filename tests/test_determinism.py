@@ -24,6 +24,8 @@ from codegen.pins import Pin, render_pins
 from codegen.pipeline import render_package
 from tests.support import MIRROR, PROJECT, REVISIONS, ROOT
 
+pytestmark = pytest.mark.slow
+
 CODEGEN = Path(sys.executable).with_name("mcp-codegen")
 
 

@@ -39,6 +39,8 @@ from tests import oracle as oracle_module
 from tests.oracle import adapter, dump, first_difference, json_equal, official_definitions, oracle
 from tests.support import REVISIONS, official_schema
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = int(os.environ.get("MCPGEN_DIFF_EXAMPLES", "50"))
 SEED = os.environ.get("MCPGEN_DIFF_SEED")
 EXCEPTIONS_FILE = Path(__file__).with_name("differential_exceptions.toml")

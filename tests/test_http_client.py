@@ -280,6 +280,7 @@ async def test_receive_ends_after_aclose(quirks: Peer) -> None:
 # ---------------------------------------------------------------------- 1. the SDK server
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize(
     ("mode", "revision"), [("auto", MODERN), ("legacy", LEGACY), ("2025-06-18", "2025-06-18")]
 )
@@ -363,6 +364,7 @@ async def test_our_client_over_http_against_sdk_server(sdk: Peer, mode: str, rev
             assert text_of(await client.call_tool("echo", {"text": "after"})) == "echo: after"
 
 
+@pytest.mark.peers
 async def test_progress_on_2025_06_18(sdk: Peer) -> None:
     with anyio.fail_after(DEADLINE):
         async with Client(sdk.url("/mcp"), mode="2025-06-18", timeout=CALL_TIMEOUT) as client:
@@ -373,6 +375,7 @@ async def test_progress_on_2025_06_18(sdk: Peer) -> None:
             assert seen == [(1, 2, "step 1 of 2"), (2, 2, "step 2 of 2")]
 
 
+@pytest.mark.peers
 async def test_sdk_server_checks_the_param_header_we_send(sdk: Peer) -> None:
     """The control for the Mcp-Param test above: without the header the SDK refuses the call."""
     frame = {
@@ -403,6 +406,7 @@ async def test_sdk_server_checks_the_param_header_we_send(sdk: Peer) -> None:
             assert accepted.status_code == 200
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("mode", ["auto", "legacy", "2025-06-18"])
 async def test_a_timeout_closes_the_request_on_the_server(
     sdk: Peer, cancel_log: Path, mode: str
@@ -439,6 +443,7 @@ async def test_refused_connection_is_a_clear_error(mode: str) -> None:
     assert "Traceback" not in failed.value.message and "\n" not in failed.value.message
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a_path_that_404s(sdk: Peer, mode: str) -> None:
     with anyio.fail_after(DEADLINE):

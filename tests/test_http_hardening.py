@@ -713,6 +713,7 @@ def empty_objects_body(size: int) -> bytes:
     return frame.replace(b'"ARRAY"', b"[" + b"{}," * (size // 3) + b"{}]")
 
 
+@pytest.mark.slow
 async def test_concurrent_maximum_bodies_and_batches_stay_bounded() -> None:
     """Six 12 MB bodies of empty objects at once (each costs ~24x its size while parsed) and one
     16 MiB batch of pings: peak memory stays within the parsing budget's bound, and a client
@@ -819,6 +820,7 @@ async def test_repeated_origin_or_host_headers_are_refused() -> None:
 # ---------------------------------------------------------------------- real clients
 
 
+@pytest.mark.peers
 async def test_ts_sdk_v1_client_reads_legacy_errors_as_json_rpc_errors(npm_peers: Path) -> None:
     """The TypeScript SDK v1 (1.32.2) reads a 4xx answer as a transport failure: legacy JSON-RPC
     errors must come with 200 for it to raise `McpError` and keep its session."""
@@ -841,6 +843,7 @@ async def test_ts_sdk_v1_client_reads_legacy_errors_as_json_rpc_errors(npm_peers
     assert seen["echo"] == [{"type": "text", "text": "still here"}]
 
 
+@pytest.mark.peers
 async def test_fastmcp_client_reads_legacy_errors_as_json_rpc_errors() -> None:
     from fastmcp import Client as FastMcpClient
     from mcp.shared.exceptions import MCPError

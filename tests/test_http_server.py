@@ -315,6 +315,7 @@ async def test_legacy_background_stream_and_batches() -> None:
         assert (await post(http, batch, **session)).status_code == 400  # not in 2025-11-25
 
 
+@pytest.mark.slow
 async def test_many_concurrent_clients() -> None:
     clients = int(os.environ.get("MCPGEN_HTTP_CLIENTS", "50"))
     requests = int(os.environ.get("MCPGEN_HTTP_REQUESTS", "200"))

@@ -39,7 +39,7 @@ LEGACY = "2025-11-25"
 DEADLINE = 30  # seconds for one whole test: spawn, handshake and every call
 CALL_TIMEOUT = 10  # seconds for one request
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.peers]
 
 
 # ---------------------------------------------------------------------- 1. SDK client -> our server

@@ -48,6 +48,8 @@ from tests.test_differential import (
     load_exceptions,
 )
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = int(os.environ.get("MCPGEN_REVERSE_EXAMPLES", "3"))
 MAX_MUTANTS = int(os.environ.get("MCPGEN_REVERSE_MUTANTS", "150"))
 EXCEPTIONS = {

@@ -38,6 +38,8 @@ import pytest
 
 from tests.cluster import Process, start_instances, start_nginx
 
+pytestmark = pytest.mark.services
+
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"
