@@ -44,6 +44,7 @@ from tests.support import (
     initialize,
     modern,
     serve_app,
+    until,
 )
 
 pytestmark = pytest.mark.anyio
@@ -863,13 +864,14 @@ async def test_the_everything_server_with_auth() -> None:
     async with serve_app(issuer.app(), issuer_port), await anyio.open_process(command) as process:
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-                with anyio.fail_after(20):
-                    while True:
-                        try:
-                            response = await post(http, modern(1, "tools/list"), None)
-                            break
-                        except httpx.ConnectError:
-                            await anyio.sleep(0.1)
+
+                async def answered() -> httpx.Response | None:
+                    try:
+                        return await post(http, modern(1, "tools/list"), None)
+                    except httpx.ConnectError:
+                        return None  # not listening yet
+
+                response = await until(answered, 20, interval=0.1)
                 assert response.status_code == 401
                 assert challenge(response)["scope"] == READ
                 metadata = (await http.get("/.well-known/oauth-protected-resource/mcp")).json()

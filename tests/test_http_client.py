@@ -38,7 +38,7 @@ from mcpio.transports.http_client import (
     x_mcp_header_problem,
     x_mcp_headers,
 )
-from tests.support import PEERS, first, free_port, text_of
+from tests.support import PEERS, first, free_port, text_of, until
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -419,10 +419,12 @@ async def test_a_timeout_closes_the_request_on_the_server(
                 await client.call_tool("slow", {"label": label}, timeout=0.5)
             assert time.monotonic() - started < 5
             # modern: the POST was closed; legacy: notifications/cancelled was POSTed.
-            while f"cancelled {label}" not in (
-                cancel_log.read_text() if cancel_log.exists() else ""
-            ):
-                await anyio.sleep(0.05)
+            await until(
+                lambda: f"cancelled {label}"
+                in (cancel_log.read_text() if cancel_log.exists() else ""),
+                DEADLINE,
+                interval=0.05,
+            )
             assert text_of(await client.call_tool("echo", {"text": "still"})) == "echo: still"
 
 
@@ -599,12 +601,20 @@ async def test_routing_headers_and_invalid_annotations(quirks: Peer) -> None:
 
 async def test_legacy_session_headers_get_stream_and_delete(quirks: Peer) -> None:
     with anyio.fail_after(DEADLINE):
-        async with Client(quirks.url("/legacy/plain"), mode="2025-06-18") as client:
-            assert client.revision == "2025-06-18"
-            assert text_of(await client.call_tool("x", {})) == "called x"
-            await anyio.sleep(0.2)  # the GET stream attempt runs in the background
         async with httpx.AsyncClient() as http:
-            log = (await http.get(quirks.url("/log/plain"))).json()
+
+            async def seen() -> list[dict[str, Any]]:
+                return (await http.get(quirks.url("/log/plain"))).json()
+
+            async def get_attempted() -> bool:
+                return any(entry["http"] == "GET" for entry in await seen())
+
+            async with Client(quirks.url("/legacy/plain"), mode="2025-06-18") as client:
+                assert client.revision == "2025-06-18"
+                assert text_of(await client.call_tool("x", {})) == "called x"
+                # The GET stream attempt runs in the background: until the server has it.
+                await until(get_attempted, DEADLINE, interval=0.05)
+            log = await seen()
     session = "plain-session-1"
     assert [(e["http"], e.get("rpc"), e["session"], e["version"]) for e in log] == [
         ("POST", "initialize", None, None),

@@ -29,7 +29,7 @@ import pytest
 
 from mcpio import Context, Server
 from mcpio.transports.http_server import HttpApp
-from tests.support import ACCEPT, ENVELOPE, MODERN, ROOT, Served, free_port, serve_app
+from tests.support import ACCEPT, ENVELOPE, MODERN, ROOT, Served, free_port, serve_app, until
 
 pytestmark = pytest.mark.anyio
 JSON_HEADERS = {"content-type": "application/json", "accept": ACCEPT}
@@ -178,9 +178,12 @@ async def open_session(http: httpx.AsyncClient, version: str = "2025-11-25") -> 
 
 async def settled(run: Running, baseline: int) -> None:
     """Nothing is left once every client is gone: no connection, task, slot or body budget."""
-    with anyio.fail_after(ANSWER_SECONDS):
-        while run.served.web.server_state.connections or len(asyncio.all_tasks()) > baseline:
-            await anyio.sleep(0.02)
+    web = run.served.web
+    await until(
+        lambda: not web.server_state.connections and len(asyncio.all_tasks()) <= baseline,
+        ANSWER_SECONDS,
+        interval=0.02,
+    )
     app = run.app
     assert app.request_slots.count == 0 and app.listen_slots.count == 0
     assert app.parsing.used == 0
@@ -314,8 +317,7 @@ async def held_call(
 
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(call)
-        while not run.app.sessions[session["mcp-session-id"]].in_use(IN_FLIGHT):
-            await anyio.sleep(0.01)
+        await until(lambda: run.app.sessions[session["mcp-session-id"]].in_use(IN_FLIGHT))
         yield answered
 
 
@@ -543,8 +545,7 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
         )
         try:
             async with run.client("127.0.0.2", timeout=30) as reader, run.client() as caller:
-                while len(server.listeners) < 1:
-                    await anyio.sleep(0.01)
+                await until(lambda: len(server.listeners) >= 1)
                 heard: list[dict[str, Any]] = []
                 reading = anyio.Event()
 
@@ -563,19 +564,14 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
                 async with anyio.create_task_group() as tasks:
                     tasks.start_soon(read_all)
                     await reading.wait()
-                    while len(server.listeners) < 2:
-                        await anyio.sleep(0.01)
+                    await until(lambda: len(server.listeners) >= 2)
                     call = modern_call(3, "touch", count=count, size=size)
                     started = time.monotonic()
                     answer = await post(caller, call, modern_headers(call))
                     publish_seconds = time.monotonic() - started
                     assert answer.json()["result"]["content"][0]["text"] == "touched"
-                    with anyio.fail_after(20):
-                        while len(server.listeners) > 1:
-                            await anyio.sleep(0.05)
-                    with anyio.fail_after(20):
-                        while len(heard) < count + 1:
-                            await anyio.sleep(0.05)
+                    await until(lambda: len(server.listeners) <= 1, 20, interval=0.05)
+                    await until(lambda: len(heard) >= count + 1, 20, interval=0.05)
                 assert publish_seconds < 3.0, publish_seconds
                 assert [f["method"] for f in heard[1:]] == [
                     "notifications/resources/updated"
@@ -660,8 +656,7 @@ async def test_graceful_shutdown_ends_with_streams_and_calls_open() -> None:
                 tasks.start_soon(stream, "POST", hold, session)
                 for _ in range(2):
                     await opened.acquire()
-                while not run.app.sessions[session["mcp-session-id"]].in_use(2):
-                    await anyio.sleep(0.01)
+                await until(lambda: run.app.sessions[session["mcp-session-id"]].in_use(2))
                 started = time.monotonic()
                 run.served.web.should_exit = True
                 with anyio.fail_after(ANSWER_SECONDS):
@@ -692,15 +687,17 @@ async def limits_server(**options: Any) -> AsyncIterator[tuple[str, int]]:
         + [json.dumps(options)],
         stderr=subprocess.PIPE,
     )
+
+    def listening() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port)).close()
+            return True
+        except OSError:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            return False
+
     try:
-        with anyio.fail_after(30):
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port)).close()
-                    break
-                except OSError:
-                    assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                    await anyio.sleep(0.05)
+        await until(listening, 30, interval=0.05)
         yield f"http://127.0.0.1:{port}", process.pid
     finally:
         process.terminate()

@@ -26,6 +26,7 @@ from tests.support import (
     initialize,
     modern,
     serve_app,
+    until,
 )
 
 sys.path.insert(0, str(ROOT / "examples"))
@@ -205,9 +206,7 @@ async def test_modern_listen_stream() -> None:
                 assert second["method"] == "notifications/tools/list_changed"
                 assert second["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 42
         # The listener ended with its stream.
-        with anyio.fail_after(5):
-            while everything.listeners:
-                await anyio.sleep(0.01)
+        await until(lambda: not everything.listeners, 5)
 
 
 async def _next_data(lines: AsyncIterator[str]) -> Any:

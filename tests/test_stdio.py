@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from mcpio import Client, ConnectionClosed, RequestTimeout
-from tests.support import ROOT
+from tests.support import ROOT, until
 
 EVERYTHING = [sys.executable, str(ROOT / "examples" / "everything_server.py"), "stdio"]
 SLEEPY = [sys.executable, str(ROOT / "tests" / "peers" / "sleepy_server.py")]
@@ -107,7 +107,7 @@ async def test_a_dying_server_fails_pending_requests() -> None:
                         failures.append(exc)
 
                 tasks.start_soon(pending)
-                await anyio.sleep(0.2)
+                await until(lambda: client._session._pending)  # type: ignore[union-attr]
                 with pytest.raises(ConnectionClosed):
                     await client.call_tool("die", {})
         assert len(failures) == 1
