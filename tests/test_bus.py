@@ -38,17 +38,11 @@ import pytest
 from mcpio import Client, McpError, Server
 from mcpio.bus import UNAVAILABLE, Bus, BusUnavailable, Event, LocalBus, RedisBus
 from tests.cluster import Process, start_instances, start_nginx, start_redis
-from tests.support import free_port, until
+from tests.support import ACCEPT, ENVELOPE, MODERN, free_port, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.services]
 
-MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
-ACCEPT = "application/json, text/event-stream"
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 TOOLS_CHANGED = "notifications/tools/list_changed"
 PROMPTS_CHANGED = "notifications/prompts/list_changed"

@@ -38,16 +38,11 @@ from mcpio.transports.http_client import (
     x_mcp_header_problem,
     x_mcp_headers,
 )
-from tests.support import PEERS, first, free_port, text_of, until
+from tests.support import ENVELOPE, MODERN, PEERS, first, free_port, text_of, until
 
-MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 DEADLINE = 30  # seconds for one whole test
 CALL_TIMEOUT = 10  # seconds for one request
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 pytestmark = pytest.mark.anyio
 

@@ -37,12 +37,11 @@ import httpx
 import pytest
 
 from tests.cluster import Process, start_instances, start_nginx
+from tests.support import ACCEPT, MODERN
 
 pytestmark = pytest.mark.services
 
-MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
-ACCEPT = "application/json, text/event-stream"
 CAPABILITIES = {"elicitation": {}}
 HTTP_TIMEOUT = 10.0
 MULTI_ROUND = "test_input_required_result_multi_round"
