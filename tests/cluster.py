@@ -22,17 +22,12 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import ROOT, free_port
+
 EVERYTHING = ROOT / "examples" / "everything_server.py"
 STARTUP_SECONDS = 20.0
 STOP_SECONDS = 5.0
 SBIN = "/usr/sbin:/usr/local/sbin:/sbin"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def binary(name: str) -> str:

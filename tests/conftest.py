@@ -1,8 +1,8 @@
-"""Shared fixtures: the project, the local mirror of official inputs, and each revision's IR."""
+"""The fixtures every test module may ask for: the event loop of async tests, each revision, the
+npm peers. Plain helpers and constants are in tests/support.py (import them from there)."""
 
 from __future__ import annotations
 
-import functools
 import json
 import shutil
 import subprocess
@@ -10,39 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from codegen.ir import Revision
-from codegen.pipeline import Project, load_revision
-
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-MIRROR = SHARED / "mcp-spec" / "schema"
-EXAMPLES = SHARED / "mcp-spec" / "examples"
-PROJECT = Project(ROOT)
-REVISIONS = tuple(PROJECT.pins())
+from tests.support import PEERS, REVISIONS
 
 
-@functools.cache
-def revision_ir(name: str) -> Revision:
-    return load_revision(PROJECT, PROJECT.pins()[name])[0]
-
-
-@functools.cache
-def official_schema(name: str) -> dict:
-    return json.loads((MIRROR / name / "schema.json").read_text(encoding="utf-8"))
-
-
-@pytest.fixture
+@pytest.fixture(scope="session")
 def anyio_backend() -> str:
-    """The event loop of every async test (anyio's plugin runs them): asyncio, as uvicorn's."""
+    """The event loop of every async test (anyio's plugin runs them): asyncio, as uvicorn's.
+    Session-scoped, so module-scoped fixtures may depend on it too."""
     return "asyncio"
 
 
 @pytest.fixture(params=REVISIONS)
 def revision_name(request: pytest.FixtureRequest) -> str:
     return request.param
-
-
-PEERS = ROOT / "tests" / "peers"
 
 
 def _installed_version(package: str) -> str | None:

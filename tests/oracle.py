@@ -13,7 +13,7 @@ import pydantic
 from jsonschema.protocols import Validator
 
 import mcp_wire
-from tests.conftest import official_schema
+from tests.support import official_schema
 
 
 def defs_key(revision: str) -> str:

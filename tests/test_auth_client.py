@@ -10,7 +10,6 @@ import base64
 import hashlib
 import logging
 import os
-import socket
 import stat
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -23,7 +22,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import anyio
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -42,20 +40,10 @@ from mcpio.auth_client import (
     pkce_pair,
     s256,
 )
+from tests.support import free_port, serve_app
 
 pytestmark = pytest.mark.anyio
 DEADLINE = 30
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # ---------------------------------------------------------------------- PKCE, challenges
@@ -272,18 +260,8 @@ def tool_server() -> Server:
 @asynccontextmanager
 async def serving(mock: Mock) -> AsyncIterator[Mock]:
     mock.port = free_port()
-    config = uvicorn.Config(
-        mock.app(tool_server().http_app()), host="127.0.0.1", port=mock.port, log_level="warning"
-    )
-    web = uvicorn.Server(config)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(web.serve)
-        while not web.started:
-            await anyio.sleep(0.01)
-        try:
-            yield mock
-        finally:
-            web.should_exit = True
+    async with serve_app(mock.app(tool_server().http_app()), mock.port):
+        yield mock
 
 
 async def browser(url: str) -> Redirect:

@@ -22,7 +22,6 @@ import anyio
 import httpx
 import jwt
 import pytest
-import uvicorn
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from mcpio import Client, Context, Server
@@ -35,18 +34,21 @@ from mcpio.auth import (
     VerifierUnavailable,
 )
 from mcpio.auth_client import OAuth, pkce_pair
-from tests.conftest import ROOT
 from tests.oauth_issuer import REDIRECT_URI, Issuer
-from tests.test_http_server import ACCEPT, free_port, headers_for, initialize, modern
+from tests.support import (
+    ACCEPT,
+    MODERN,
+    ROOT,
+    free_port,
+    headers_for,
+    initialize,
+    modern,
+    serve_app,
+    until,
+)
 
 pytestmark = pytest.mark.anyio
-MODERN = "2026-07-28"
 READ, WRITE = "mcp:read", "mcp:write"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 server = Server("auth-demo", "1.0")
@@ -113,14 +115,6 @@ class Stack:
     resource: str
 
 
-async def _serve(app: Any, port: int, tasks: anyio.abc.TaskGroup) -> uvicorn.Server:
-    web = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    tasks.start_soon(web.serve)
-    while not web.started:
-        await anyio.sleep(0.01)
-    return web
-
-
 @asynccontextmanager
 async def stack(
     leeway: float = 30.0,
@@ -158,12 +152,9 @@ async def stack(
         **auth_options,
     }
     app = server.http_app(auth=ResourceServerAuth(**options))
-    async with anyio.create_task_group() as tasks:
-        webs = [await _serve(issuer.app(), issuer_port, tasks), await _serve(app, port, tasks)]
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+    async with serve_app(issuer.app(), issuer_port), serve_app(app, port) as served:
+        async with httpx.AsyncClient(base_url=served.url, timeout=10) as http:
             yield Stack(issuer, http, resource)
-        for web in webs:
-            web.should_exit = True
 
 
 async def post(
@@ -870,17 +861,17 @@ async def test_the_everything_server_with_auth() -> None:
     example = ROOT / "examples" / "everything_server.py"
     command = [sys.executable, str(example), "http", "--port", str(port)]
     command += ["--auth-issuer", issuer.url, "--resource", resource, "--scope", READ]
-    async with anyio.create_task_group() as tasks, await anyio.open_process(command) as process:
-        web = await _serve(issuer.app(), issuer_port, tasks)
+    async with serve_app(issuer.app(), issuer_port), await anyio.open_process(command) as process:
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-                with anyio.fail_after(20):
-                    while True:
-                        try:
-                            response = await post(http, modern(1, "tools/list"), None)
-                            break
-                        except httpx.ConnectError:
-                            await anyio.sleep(0.1)
+
+                async def answered() -> httpx.Response | None:
+                    try:
+                        return await post(http, modern(1, "tools/list"), None)
+                    except httpx.ConnectError:
+                        return None  # not listening yet
+
+                response = await until(answered, 20, interval=0.1)
                 assert response.status_code == 401
                 assert challenge(response)["scope"] == READ
                 metadata = (await http.get("/.well-known/oauth-protected-resource/mcp")).json()
@@ -892,4 +883,3 @@ async def test_the_everything_server_with_auth() -> None:
             assert issuer.issued == [("client_credentials", "machine")]
         finally:
             process.terminate()
-            web.should_exit = True

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,17 +37,12 @@ import pytest
 
 from mcpio import Client, McpError, Server
 from mcpio.bus import UNAVAILABLE, Bus, BusUnavailable, Event, LocalBus, RedisBus
-from tests.cluster import Process, free_port, start_instances, start_nginx, start_redis
+from tests.cluster import Process, start_instances, start_nginx, start_redis
+from tests.support import ACCEPT, ENVELOPE, MODERN, free_port, until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.services]
 
-MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
-ACCEPT = "application/json, text/event-stream"
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 TOOLS_CHANGED = "notifications/tools/list_changed"
 PROMPTS_CHANGED = "notifications/prompts/list_changed"
@@ -54,11 +50,6 @@ INSTANCES = 3
 LISTENERS = 200
 RECONNECT_SECONDS = 15.0
 STEP_SECONDS = 20.0
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 # ---------------------------------------------------------------------- in process
@@ -208,10 +199,14 @@ async def test_redis_unreachable_at_start(caplog: pytest.LogCaptureFixture) -> N
     bus = RedisBus(f"redis://127.0.0.1:{free_port()}/0", backoff=0.01, max_backoff=0.02)
     server = make_server(bus)
     caplog.set_level(logging.DEBUG, logger="mcpio")
+
+    def retried() -> bool:
+        return sum("still unavailable" in r.getMessage() for r in caplog.records) >= 3
+
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(bus.run)
         async with Client(server) as client:
-            await anyio.sleep(0.3)  # some reconnection attempts
+            await until(retried, 5)  # some reconnection attempts
             assert (await client.call_tool("change", {})).content[0].text == "changed"  # type: ignore[union-attr]
             with anyio.fail_after(5), pytest.raises(McpError) as refused:
                 async with client.listen(tools=True):
@@ -236,16 +231,14 @@ async def test_a_stalled_redis_is_an_outage(tmp_path: Path) -> None:
         async with anyio.create_task_group() as tasks, Client(server) as client:
             tasks.start_soon(bus.run)
             with anyio.fail_after(5):
-                while not bus.available:
-                    await anyio.sleep(0.02)
+                await until(lambda: bus.available, interval=0.02)
                 async with client.listen(tools=True) as tools:
                     os.kill(redis.popen.pid, signal.SIGSTOP)
                     with pytest.raises(McpError) as ended:
                         await tools.__anext__()
                     assert ended.value.message == UNAVAILABLE
                 os.kill(redis.popen.pid, signal.SIGCONT)
-                while not bus.available:
-                    await anyio.sleep(0.02)
+                await until(lambda: bus.available, interval=0.02)
                 async with client.listen(tools=True) as tools:
                     await client.call_tool("change", {})
                     [notice] = await notices(tools, 1)
@@ -404,12 +397,14 @@ async def wait_until_listening(http: httpx.AsyncClient, cluster: Cluster) -> Non
     """Until a listen succeeds on every instance (each has subscribed to Redis)."""
     with anyio.fail_after(RECONNECT_SECONDS):
         for n, process in enumerate(cluster.instances):
-            while True:
-                url = f"http://{upstream(process)}/mcp"
-                async with listen(http, 900 + n, url, toolsListChanged=True) as stream:
-                    if acknowledged(await stream.next(), 900 + n):
-                        break
-                await anyio.sleep(0.05)
+            url = f"http://{upstream(process)}/mcp"
+            await until(partial(subscribed, http, 900 + n, url), RECONNECT_SECONDS, interval=0.05)
+
+
+async def subscribed(http: httpx.AsyncClient, id: int, url: str) -> bool:
+    """Whether a listen on `url` is acknowledged (its instance has subscribed to Redis)."""
+    async with listen(http, id, url, toolsListChanged=True) as stream:
+        return acknowledged(await stream.next(), id)
 
 
 async def test_trigger_tool_change(cluster: Cluster) -> None:

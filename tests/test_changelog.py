@@ -15,7 +15,7 @@ from codegen.changelog import changelog
 from codegen.cli import main
 from codegen.ir import Definition, Direction, ErrorCode, Field, Kind, Revision
 from codegen.normalize import JSON_VALUE
-from tests.conftest import REVISIONS, ROOT, revision_ir
+from tests.support import REVISIONS, ROOT, revision_ir
 from tests.test_ir import inventory_churn, inventory_methods
 
 PAIRS = list(zip(REVISIONS, REVISIONS[1:], strict=False))

@@ -31,7 +31,7 @@ from codegen.atomic import write_atomic
 from codegen.cli import main
 from codegen.errors import CodegenError
 from codegen.pins import Pin, read_pins, render_pins
-from tests.conftest import MIRROR, PROJECT, REVISIONS, ROOT
+from tests.support import MIRROR, PROJECT, REVISIONS, ROOT
 
 PINS = PROJECT.pins()
 ERROR_PREFIX = "mcp-codegen: error:"
@@ -847,6 +847,7 @@ def test_generate_writes_every_revision_package(generated_project: Path) -> None
     assert temp_files(generated_project) == []
 
 
+@pytest.mark.slow
 def test_check_passes_on_a_fresh_generation(generated_project: Path) -> None:
     before = snapshot(generated_project)
 
@@ -861,6 +862,7 @@ def test_check_passes_on_a_fresh_generation(generated_project: Path) -> None:
     assert snapshot(generated_project) == before
 
 
+@pytest.mark.slow
 def test_check_fails_with_a_short_diff_after_a_hand_edit(project_copy: Path) -> None:
     pkg = project_copy / "generated" / "mcp_wire"
     models = pkg / "v2025_11_25" / "models.py"
@@ -889,6 +891,7 @@ def test_check_fails_with_a_short_diff_after_a_hand_edit(project_copy: Path) -> 
     assert snapshot(project_copy) == before  # check never writes
 
 
+@pytest.mark.slow
 def test_generate_prunes_and_restores(project_copy: Path, generated_project: Path) -> None:
     pkg = project_copy / "generated" / "mcp_wire"
     (pkg / "v2099_01_01").mkdir()

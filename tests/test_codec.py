@@ -19,7 +19,7 @@ import mcp_wire
 from codegen.ir import Era, Kind, Revision
 from mcp_wire import MessageBuildError, ProtocolError
 from mcpio.wire import LenientResponse
-from tests.conftest import REVISIONS, revision_ir
+from tests.support import REVISIONS, revision_ir
 from tests.wire_samples import GOLDEN, file_name
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (

@@ -17,7 +17,7 @@ import mcp_wire
 from codegen.ir import Kind
 from mcp_wire import MessageBuildError, ProtocolError
 from mcpio.wire.codec import Codec, Envelope
-from tests.conftest import REVISIONS, revision_ir
+from tests.support import REVISIONS, revision_ir
 
 MODERN = [r for r in REVISIONS if revision_ir(r).era == "modern"]
 LEGACY = [r for r in REVISIONS if revision_ir(r).era == "legacy"]

@@ -28,7 +28,7 @@ import pytest
 import mcp_wire
 from mcp_wire import ProtocolError
 from mcpio.wire import numbers
-from tests.conftest import REVISIONS
+from tests.support import REVISIONS
 from tests.test_reverse_differential import mutants
 from tests.wire_samples import GOLDEN
 

@@ -14,7 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT
+import pytest
+
+from tests.support import ROOT
+
+pytestmark = pytest.mark.slow
 
 CONSUMER = ROOT / "tests" / "consumer"
 SAMPLE = CONSUMER / "sample.py"

@@ -22,7 +22,9 @@ import pytest
 
 from codegen.pins import Pin, render_pins
 from codegen.pipeline import render_package
-from tests.conftest import MIRROR, PROJECT, REVISIONS, ROOT
+from tests.support import MIRROR, PROJECT, REVISIONS, ROOT
+
+pytestmark = pytest.mark.slow
 
 CODEGEN = Path(sys.executable).with_name("mcp-codegen")
 

@@ -36,8 +36,10 @@ from hypothesis_jsonschema import from_schema
 from hypothesis_jsonschema._canonicalise import HypothesisRefResolutionError
 
 from tests import oracle as oracle_module
-from tests.conftest import REVISIONS, official_schema
 from tests.oracle import adapter, dump, first_difference, json_equal, official_definitions, oracle
+from tests.support import REVISIONS, official_schema
+
+pytestmark = pytest.mark.slow
 
 EXAMPLES = int(os.environ.get("MCPGEN_DIFF_EXAMPLES", "50"))
 SEED = os.environ.get("MCPGEN_DIFF_SEED")

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 import mcp_wire
 from codegen.errors import CodegenError
 from codegen.models import _defined_before_use, _eager_annotations
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 SOURCE = '''from __future__ import annotations
 

@@ -16,8 +16,8 @@ from typing import Any
 import pydantic
 import pytest
 
-from tests.conftest import EXAMPLES
 from tests.oracle import adapter, dump, first_difference, json_equal, official_definitions, oracle
+from tests.support import EXAMPLES
 
 REVISION = "2026-07-28"
 EXAMPLE_FILES = sorted((EXAMPLES / REVISION).glob("*/*.json"))

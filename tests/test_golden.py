@@ -10,8 +10,8 @@ from pydantic import TypeAdapter
 
 import mcp_wire
 from codegen.ir import Kind
-from tests.conftest import REVISIONS, official_schema, revision_ir
 from tests.oracle import json_equal
+from tests.support import REVISIONS, official_schema, revision_ir
 from tests.wire_samples import GOLDEN, file_name, render
 
 CASES = [

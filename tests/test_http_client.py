@@ -38,24 +38,13 @@ from mcpio.transports.http_client import (
     x_mcp_header_problem,
     x_mcp_headers,
 )
+from tests.support import ENVELOPE, MODERN, PEERS, first, free_port, text_of, until
 
-ROOT = Path(__file__).resolve().parent.parent
-PEERS = ROOT / "tests" / "peers"
-MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 DEADLINE = 30  # seconds for one whole test
 CALL_TIMEOUT = 10  # seconds for one request
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 # ---------------------------------------------------------------------- peers
@@ -144,28 +133,6 @@ def quirks() -> Iterator[Peer]:
     peer = Peer("http_quirks_server.py")
     yield peer
     peer.stop()
-
-
-def free_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def text_of(result: Any) -> str:
-    content = result.content
-    if isinstance(content, list):
-        assert len(content) == 1, content
-        content = content[0]
-    assert content.type == "text", content
-    return content.text
-
-
-async def first(stream: Any) -> Any:
-    async for item in stream:
-        return item
-    raise AssertionError("the stream ended before its first item")
 
 
 class Elicitation:
@@ -308,6 +275,7 @@ async def test_receive_ends_after_aclose(quirks: Peer) -> None:
 # ---------------------------------------------------------------------- 1. the SDK server
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize(
     ("mode", "revision"), [("auto", MODERN), ("legacy", LEGACY), ("2025-06-18", "2025-06-18")]
 )
@@ -391,6 +359,7 @@ async def test_our_client_over_http_against_sdk_server(sdk: Peer, mode: str, rev
             assert text_of(await client.call_tool("echo", {"text": "after"})) == "echo: after"
 
 
+@pytest.mark.peers
 async def test_progress_on_2025_06_18(sdk: Peer) -> None:
     with anyio.fail_after(DEADLINE):
         async with Client(sdk.url("/mcp"), mode="2025-06-18", timeout=CALL_TIMEOUT) as client:
@@ -401,6 +370,7 @@ async def test_progress_on_2025_06_18(sdk: Peer) -> None:
             assert seen == [(1, 2, "step 1 of 2"), (2, 2, "step 2 of 2")]
 
 
+@pytest.mark.peers
 async def test_sdk_server_checks_the_param_header_we_send(sdk: Peer) -> None:
     """The control for the Mcp-Param test above: without the header the SDK refuses the call."""
     frame = {
@@ -431,6 +401,7 @@ async def test_sdk_server_checks_the_param_header_we_send(sdk: Peer) -> None:
             assert accepted.status_code == 200
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("mode", ["auto", "legacy", "2025-06-18"])
 async def test_a_timeout_closes_the_request_on_the_server(
     sdk: Peer, cancel_log: Path, mode: str
@@ -443,10 +414,12 @@ async def test_a_timeout_closes_the_request_on_the_server(
                 await client.call_tool("slow", {"label": label}, timeout=0.5)
             assert time.monotonic() - started < 5
             # modern: the POST was closed; legacy: notifications/cancelled was POSTed.
-            while f"cancelled {label}" not in (
-                cancel_log.read_text() if cancel_log.exists() else ""
-            ):
-                await anyio.sleep(0.05)
+            await until(
+                lambda: f"cancelled {label}"
+                in (cancel_log.read_text() if cancel_log.exists() else ""),
+                DEADLINE,
+                interval=0.05,
+            )
             assert text_of(await client.call_tool("echo", {"text": "still"})) == "echo: still"
 
 
@@ -467,6 +440,7 @@ async def test_refused_connection_is_a_clear_error(mode: str) -> None:
     assert "Traceback" not in failed.value.message and "\n" not in failed.value.message
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a_path_that_404s(sdk: Peer, mode: str) -> None:
     with anyio.fail_after(DEADLINE):
@@ -622,12 +596,20 @@ async def test_routing_headers_and_invalid_annotations(quirks: Peer) -> None:
 
 async def test_legacy_session_headers_get_stream_and_delete(quirks: Peer) -> None:
     with anyio.fail_after(DEADLINE):
-        async with Client(quirks.url("/legacy/plain"), mode="2025-06-18") as client:
-            assert client.revision == "2025-06-18"
-            assert text_of(await client.call_tool("x", {})) == "called x"
-            await anyio.sleep(0.2)  # the GET stream attempt runs in the background
         async with httpx.AsyncClient() as http:
-            log = (await http.get(quirks.url("/log/plain"))).json()
+
+            async def seen() -> list[dict[str, Any]]:
+                return (await http.get(quirks.url("/log/plain"))).json()
+
+            async def get_attempted() -> bool:
+                return any(entry["http"] == "GET" for entry in await seen())
+
+            async with Client(quirks.url("/legacy/plain"), mode="2025-06-18") as client:
+                assert client.revision == "2025-06-18"
+                assert text_of(await client.call_tool("x", {})) == "called x"
+                # The GET stream attempt runs in the background: until the server has it.
+                await until(get_attempted, DEADLINE, interval=0.05)
+            log = await seen()
     session = "plain-session-1"
     assert [(e["http"], e.get("rpc"), e["session"], e["version"]) for e in log] == [
         ("POST", "initialize", None, None),

@@ -26,21 +26,12 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import uvicorn
 
 from mcpio import Context, Server
-from mcpio.transports.http_serve import uvicorn_config
 from mcpio.transports.http_server import HttpApp
-from tests.cluster import free_port
+from tests.support import ACCEPT, ENVELOPE, MODERN, ROOT, Served, free_port, serve_app, until
 
 pytestmark = pytest.mark.anyio
-ROOT = Path(__file__).resolve().parent.parent
-MODERN = "2026-07-28"
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-ACCEPT = "application/json, text/event-stream"
 JSON_HEADERS = {"content-type": "application/json", "accept": ACCEPT}
 MISSING = object()
 # Every shape an id may take on the wire; only the last two are ids.
@@ -108,37 +99,21 @@ def big_uri(size: int) -> str:
 @dataclass
 class Running:
     app: HttpApp
-    web: uvicorn.Server
-    base: str
-    stopped: anyio.Event
+    served: Served
 
     def client(self, address: str = "127.0.0.1", timeout: float = 10) -> httpx.AsyncClient:
         transport = httpx.AsyncHTTPTransport(local_address=address)
-        return httpx.AsyncClient(base_url=self.base, transport=transport, timeout=timeout)
+        return httpx.AsyncClient(base_url=self.served.url, transport=transport, timeout=timeout)
 
 
 @asynccontextmanager
 async def running(
     server: Server, header_timeout: float = 10.0, shutdown_timeout: int = 5, **options: Any
 ) -> AsyncIterator[Running]:
-    port = free_port()
     app = server.http_app(**options)
-    config = uvicorn_config(
-        app, "127.0.0.1", port, header_timeout=header_timeout, shutdown_timeout=shutdown_timeout
-    )
-    web = uvicorn.Server(config)
-    stopped = anyio.Event()
-
-    async def serve() -> None:
-        await web.serve()
-        stopped.set()
-
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(serve)
-        while not web.started:
-            await anyio.sleep(0.01)
-        yield Running(app, web, f"http://127.0.0.1:{port}", stopped)
-        web.should_exit = True
+    bounds = {"header_timeout": header_timeout, "shutdown_timeout": shutdown_timeout}
+    async with serve_app(app, **bounds) as served:
+        yield Running(app, served)
 
 
 def frame_with(method: str, id: Any, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -203,9 +178,12 @@ async def open_session(http: httpx.AsyncClient, version: str = "2025-11-25") -> 
 
 async def settled(run: Running, baseline: int) -> None:
     """Nothing is left once every client is gone: no connection, task, slot or body budget."""
-    with anyio.fail_after(ANSWER_SECONDS):
-        while run.web.server_state.connections or len(asyncio.all_tasks()) > baseline:
-            await anyio.sleep(0.02)
+    web = run.served.web
+    await until(
+        lambda: not web.server_state.connections and len(asyncio.all_tasks()) <= baseline,
+        ANSWER_SECONDS,
+        interval=0.02,
+    )
     app = run.app
     assert app.request_slots.count == 0 and app.listen_slots.count == 0
     assert app.parsing.used == 0
@@ -339,8 +317,7 @@ async def held_call(
 
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(call)
-        while not run.app.legacy.sessions[session["mcp-session-id"]].in_use(IN_FLIGHT):
-            await anyio.sleep(0.01)
+        await until(lambda: run.app.legacy.sessions[session["mcp-session-id"]].in_use(IN_FLIGHT))
         yield answered
 
 
@@ -555,7 +532,7 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
     count, size = 300, 64 * 1024
     options = {"stream_queue": 64, "send_timeout": 1.0}
     async with running(server, **options) as run:
-        port = int(run.base.rsplit(":", 1)[1])
+        port = run.served.port
         subscribe = {"resourceSubscriptions": [big_uri(size)]}
         stalled = socket.create_connection(("127.0.0.1", port))
         stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -568,8 +545,7 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
         )
         try:
             async with run.client("127.0.0.2", timeout=30) as reader, run.client() as caller:
-                while len(server.hub.listeners) < 1:
-                    await anyio.sleep(0.01)
+                await until(lambda: len(server.hub.listeners) >= 1)
                 heard: list[dict[str, Any]] = []
                 reading = anyio.Event()
 
@@ -588,19 +564,14 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
                 async with anyio.create_task_group() as tasks:
                     tasks.start_soon(read_all)
                     await reading.wait()
-                    while len(server.hub.listeners) < 2:
-                        await anyio.sleep(0.01)
+                    await until(lambda: len(server.hub.listeners) >= 2)
                     call = modern_call(3, "touch", count=count, size=size)
                     started = time.monotonic()
                     answer = await post(caller, call, modern_headers(call))
                     publish_seconds = time.monotonic() - started
                     assert answer.json()["result"]["content"][0]["text"] == "touched"
-                    with anyio.fail_after(20):
-                        while len(server.hub.listeners) > 1:
-                            await anyio.sleep(0.05)
-                    with anyio.fail_after(20):
-                        while len(heard) < count + 1:
-                            await anyio.sleep(0.05)
+                    await until(lambda: len(server.hub.listeners) <= 1, 20, interval=0.05)
+                    await until(lambda: len(heard) >= count + 1, 20, interval=0.05)
                 print(
                     f"\n{count} changes of {size // 1024} KiB with one stalled listener: "
                     f"published in {publish_seconds:.2f} s, the reading listener got all"
@@ -616,7 +587,7 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
 async def test_drip_connections_are_closed_and_others_keep_their_latency() -> None:
     drips = int(os.environ.get("MCPGEN_DRIP_CONNECTIONS", "200"))
     async with running(hardening_server(), header_timeout=0.5, body_timeout=0.5) as run:
-        port = int(run.base.rsplit(":", 1)[1])
+        port = run.served.port
         sockets = []
         for n in range(drips):
             sock = socket.create_connection(("127.0.0.1", port))
@@ -694,12 +665,11 @@ async def test_graceful_shutdown_ends_with_streams_and_calls_open() -> None:
                 tasks.start_soon(stream, "POST", hold, session)
                 for _ in range(2):
                     await opened.acquire()
-                while not run.app.legacy.sessions[session["mcp-session-id"]].in_use(2):
-                    await anyio.sleep(0.01)
+                await until(lambda: run.app.legacy.sessions[session["mcp-session-id"]].in_use(2))
                 started = time.monotonic()
-                run.web.should_exit = True
+                run.served.web.should_exit = True
                 with anyio.fail_after(ANSWER_SECONDS):
-                    await run.stopped.wait()
+                    await run.served.stopped.wait()
                 stopped_after = time.monotonic() - started
                 tasks.cancel_scope.cancel()
         assert stopped_after < 3, stopped_after
@@ -726,15 +696,17 @@ async def limits_server(**options: Any) -> AsyncIterator[tuple[str, int]]:
         + [json.dumps(options)],
         stderr=subprocess.PIPE,
     )
+
+    def listening() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port)).close()
+            return True
+        except OSError:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            return False
+
     try:
-        with anyio.fail_after(30):
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port)).close()
-                    break
-                except OSError:
-                    assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                    await anyio.sleep(0.05)
+        await until(listening, 30, interval=0.05)
         yield f"http://127.0.0.1:{port}", process.pid
     finally:
         process.terminate()
@@ -747,6 +719,7 @@ def empty_objects_body(size: int) -> bytes:
     return frame.replace(b'"ARRAY"', b"[" + b"{}," * (size // 3) + b"{}]")
 
 
+@pytest.mark.slow
 async def test_concurrent_maximum_bodies_and_batches_stay_bounded() -> None:
     """Six 12 MB bodies of empty objects at once (each costs ~24x its size while parsed) and one
     16 MiB batch of pings: peak memory stays within the parsing budget's bound, and a client
@@ -853,6 +826,7 @@ async def test_repeated_origin_or_host_headers_are_refused() -> None:
 # ---------------------------------------------------------------------- real clients
 
 
+@pytest.mark.peers
 async def test_ts_sdk_v1_client_reads_legacy_errors_as_json_rpc_errors(npm_peers: Path) -> None:
     """The TypeScript SDK v1 (1.32.2) reads a 4xx answer as a transport failure: legacy JSON-RPC
     errors must come with 200 for it to raise `McpError` and keep its session."""
@@ -875,6 +849,7 @@ async def test_ts_sdk_v1_client_reads_legacy_errors_as_json_rpc_errors(npm_peers
     assert seen["echo"] == [{"type": "text", "text": "still here"}]
 
 
+@pytest.mark.peers
 async def test_fastmcp_client_reads_legacy_errors_as_json_rpc_errors() -> None:
     from fastmcp import Client as FastMcpClient
     from mcp.shared.exceptions import MCPError

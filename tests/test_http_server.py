@@ -6,82 +6,40 @@ import gc
 import json
 import os
 import random
-import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-import uvicorn
 
 from mcpio import Context, Server
 from mcpio.connection import ServerConnection
+from tests.support import (
+    ACCEPT,
+    ENVELOPE,
+    MODERN,
+    ROOT,
+    headers_for,
+    initialize,
+    modern,
+    serve_app,
+    until,
+)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+sys.path.insert(0, str(ROOT / "examples"))
 from everything_server import server as everything  # noqa: E402
 
 pytestmark = pytest.mark.anyio
-MODERN = "2026-07-28"
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-ACCEPT = "application/json, text/event-stream"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @asynccontextmanager
 async def serving(server: Server, **options: Any) -> AsyncIterator[httpx.AsyncClient]:
-    port = free_port()
-    config = uvicorn.Config(
-        server.http_app(**options), host="127.0.0.1", port=port, log_level="warning"
-    )
-    web = uvicorn.Server(config)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(web.serve)
-        while not web.started:
-            await anyio.sleep(0.01)
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+    async with serve_app(server.http_app(**options)) as served:
+        async with httpx.AsyncClient(base_url=served.url, timeout=10) as http:
             yield http
-        web.should_exit = True
-
-
-def modern(id: int | None, method: str, **params: Any) -> dict[str, Any]:
-    frame: dict[str, Any] = {
-        "jsonrpc": "2.0",
-        "method": method,
-        "params": {"_meta": ENVELOPE, **params},
-    }
-    if id is not None:
-        frame["id"] = id
-    return frame
-
-
-def headers_for(frame: dict[str, Any], **extra: str) -> dict[str, str]:
-    headers = {"content-type": "application/json", "accept": ACCEPT, "mcp-protocol-version": MODERN}
-    if "id" in frame:
-        headers["mcp-method"] = frame["method"]
-        params = frame.get("params", {})
-        if frame["method"] in ("tools/call", "prompts/get"):
-            headers["mcp-name"] = params["name"]
-        elif frame["method"] == "resources/read":
-            headers["mcp-name"] = params["uri"]
-    headers.update(extra)
-    return headers
 
 
 async def post(http: httpx.AsyncClient, frame: Any, **headers: str) -> httpx.Response:
@@ -248,9 +206,7 @@ async def test_modern_listen_stream() -> None:
                 assert second["method"] == "notifications/tools/list_changed"
                 assert second["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 42
         # The listener ended with its stream.
-        with anyio.fail_after(5):
-            while everything.hub.listeners:
-                await anyio.sleep(0.01)
+        await until(lambda: not everything.hub.listeners, 5)
 
 
 async def _next_data(lines: AsyncIterator[str]) -> Any:
@@ -258,15 +214,6 @@ async def _next_data(lines: AsyncIterator[str]) -> Any:
         if line.startswith("data: "):
             return json.loads(line[6:])
     raise AssertionError("the stream ended")
-
-
-def initialize(version: str = "2025-11-25") -> dict[str, Any]:
-    params = {
-        "protocolVersion": version,
-        "capabilities": {"elicitation": {}},
-        "clientInfo": {"name": "t", "version": "1"},
-    }
-    return {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
 
 
 async def open_session(http: httpx.AsyncClient, version: str = "2025-11-25") -> dict[str, str]:
@@ -367,6 +314,7 @@ async def test_legacy_background_stream_and_batches() -> None:
         assert (await post(http, batch, **session)).status_code == 400  # not in 2025-11-25
 
 
+@pytest.mark.slow
 async def test_many_concurrent_clients() -> None:
     clients = int(os.environ.get("MCPGEN_HTTP_CLIENTS", "50"))
     requests = int(os.environ.get("MCPGEN_HTTP_REQUESTS", "200"))

@@ -27,9 +27,8 @@ from mcp.shared.subscriptions import ToolsListChanged
 from mcp.types import ElicitRequestParams, ElicitResult
 
 from mcpio import Client, McpError
+from tests.support import PEERS, ROOT, first, text_of
 
-ROOT = Path(__file__).resolve().parent.parent
-PEERS = ROOT / "tests" / "peers"
 FIXTURE_SERVER = [sys.executable, str(ROOT / "examples" / "everything_server.py"), "stdio"]
 SDK_SERVER = [sys.executable, str(PEERS / "sdk_server.py")]
 EVERYTHING = "@modelcontextprotocol/server-everything"
@@ -40,29 +39,7 @@ LEGACY = "2025-11-25"
 DEADLINE = 30  # seconds for one whole test: spawn, handshake and every call
 CALL_TIMEOUT = 10  # seconds for one request
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-async def first(stream: Any) -> Any:
-    """The first item of an async iterator (a subscription)."""
-    async for item in stream:
-        return item
-    raise AssertionError("the stream ended before its first item")
-
-
-def text_of(result: Any) -> str:
-    """The text of a result's only content block (a tool result or a prompt message)."""
-    content = result.content
-    if isinstance(content, list):
-        assert len(content) == 1, content
-        content = content[0]
-    assert content.type == "text", content
-    return content.text
+pytestmark = [pytest.mark.anyio, pytest.mark.peers]
 
 
 # ---------------------------------------------------------------------- 1. SDK client -> our server

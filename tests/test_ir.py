@@ -20,7 +20,7 @@ import pytest
 from codegen.errors import CodegenError
 from codegen.ir import Direction, Era, Kind, Revision, build_revision
 from codegen.normalize import JSON_VALUE, definitions_of, normalize
-from tests.conftest import REVISIONS, SHARED, official_schema, revision_ir
+from tests.support import REVISIONS, SHARED, official_schema, revision_ir
 
 INVENTORY = SHARED / "schema-inventory.md"
 IGNORED = {"draft"}

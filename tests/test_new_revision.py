@@ -32,7 +32,9 @@ from codegen.cli import main
 from codegen.ir import Direction, Era, Kind
 from codegen.pins import Pin, render_pins
 from codegen.pipeline import Project, load_revision
-from tests.conftest import MIRROR, PROJECT, REVISIONS, ROOT, revision_ir
+from tests.support import MIRROR, PROJECT, REVISIONS, ROOT, revision_ir
+
+pytestmark = pytest.mark.slow
 
 BIN = Path(sys.executable).parent
 # The hand-written runtime the generated code imports (mcpio.wire): the checkout's, not copied.

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import mcp_wire
-from tests.conftest import EXAMPLES
 from tests.oracle import json_equal
+from tests.support import EXAMPLES
 
 FRAMES = sorted(
     path

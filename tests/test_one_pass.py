@@ -16,7 +16,7 @@ from mcp_wire import MessageBuildError, ProtocolError
 from mcpio.wire import failures, numbers
 from mcpio.wire.failures import MAX_DEPTH, MAX_DIGITS
 from mcpio.wire.peek import NAMED_BY, Peek
-from tests.conftest import EXAMPLES, REVISIONS
+from tests.support import EXAMPLES, REVISIONS
 from tests.test_codec import message
 
 FRAMES = sorted(

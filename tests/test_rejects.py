@@ -16,7 +16,7 @@ from pydantic import ValidationError
 import mcp_wire
 from codegen.ir import Era, Revision
 from mcp_wire import MessageBuildError, ProtocolError
-from tests.conftest import REVISIONS, revision_ir
+from tests.support import REVISIONS, revision_ir
 from tests.wire_samples import GOLDEN, file_name
 
 INVALID_REQUEST, INVALID_PARAMS = -32600, -32602

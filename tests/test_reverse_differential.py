@@ -38,8 +38,8 @@ from hypothesis_jsonschema._canonicalise import HypothesisRefResolutionError
 
 from codegen.normalize import definitions_of
 from codegen.patches import apply_patches
-from tests.conftest import official_schema
 from tests.oracle import _validator_class, adapter, defs_key, oracle
+from tests.support import official_schema
 from tests.test_differential import (
     CASES,
     SEED,
@@ -47,6 +47,8 @@ from tests.test_differential import (
     generation_schema,
     load_exceptions,
 )
+
+pytestmark = pytest.mark.slow
 
 EXAMPLES = int(os.environ.get("MCPGEN_REVERSE_EXAMPLES", "3"))
 MAX_MUTANTS = int(os.environ.get("MCPGEN_REVERSE_MUTANTS", "150"))

@@ -24,6 +24,7 @@ from mcpio import (
     ToolError,
 )
 from mcpio.transports.memory import MemoryTransport, memory_pair
+from tests.support import until
 
 LEGACY = [r for r in mcp_wire.REVISIONS if mcp_wire.ERAS[r] == "legacy"]
 MODERN = [r for r in mcp_wire.REVISIONS if mcp_wire.ERAS[r] == "modern"]
@@ -31,11 +32,6 @@ ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": MODERN[-1],
     "io.modelcontextprotocol/clientCapabilities": {},
 }
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 pytestmark = pytest.mark.anyio
@@ -694,7 +690,7 @@ async def test_a_vanished_server_fails_pending_requests() -> None:
         async with Client(fake.client_side, mode="legacy") as client:
 
             async def vanish() -> None:
-                await anyio.sleep(0.1)
+                await until(lambda: "tools/call" in fake.methods)  # the request is pending
                 await fake.server_side.aclose()
 
             tasks.start_soon(vanish)

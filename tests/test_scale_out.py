@@ -37,10 +37,11 @@ import httpx
 import pytest
 
 from tests.cluster import Process, start_instances, start_nginx
+from tests.support import ACCEPT, MODERN
 
-MODERN = "2026-07-28"
+pytestmark = pytest.mark.services
+
 LEGACY = "2025-11-25"
-ACCEPT = "application/json, text/event-stream"
 CAPABILITIES = {"elicitation": {}}
 HTTP_TIMEOUT = 10.0
 MULTI_ROUND = "test_input_required_result_multi_round"
@@ -222,11 +223,6 @@ def test_without_a_shared_key_the_other_instance_refuses_the_state(cluster: Clus
     assert second.status_code == 400, second.text
     error = second.json()["error"]
     assert error["code"] == -32602 and "requestState" in error["message"], error
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.mark.anyio

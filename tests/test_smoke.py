@@ -6,7 +6,7 @@ import pydantic
 import typing_extensions
 
 import mcp_wire
-from tests.conftest import REVISIONS, revision_ir
+from tests.support import REVISIONS, revision_ir
 
 
 def test_registry_lists_every_pinned_revision_with_its_derived_era():

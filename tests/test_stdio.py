@@ -6,26 +6,20 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
 from mcpio import Client, ConnectionClosed, RequestTimeout
+from tests.support import ROOT, until
 
-ROOT = Path(__file__).resolve().parent.parent
 EVERYTHING = [sys.executable, str(ROOT / "examples" / "everything_server.py"), "stdio"]
 SLEEPY = [sys.executable, str(ROOT / "tests" / "peers" / "sleepy_server.py")]
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
 }
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def exchange(lines: list[bytes], timeout: float = 20) -> list[Any]:
@@ -113,7 +107,7 @@ async def test_a_dying_server_fails_pending_requests() -> None:
                         failures.append(exc)
 
                 tasks.start_soon(pending)
-                await anyio.sleep(0.2)
+                await until(lambda: client._session._pending)  # type: ignore[union-attr]
                 with pytest.raises(ConnectionClosed):
                     await client.call_tool("die", {})
         assert len(failures) == 1

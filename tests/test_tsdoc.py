@@ -6,7 +6,7 @@ import pytest
 
 from codegen.normalize import normalize
 from codegen.tsdoc import plain_text
-from tests.conftest import REVISIONS, ROOT, official_schema
+from tests.support import REVISIONS, ROOT, official_schema
 
 NAMES = {"CallToolRequest", "Tool", "MetaObject", "ClientCapabilities", "Root"}
 

@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.support import ROOT
+
+pytestmark = pytest.mark.slow
 
 VERSION = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]  # type: ignore[index]
 RUNTIME_DEPENDENCIES = {"anyio", "pydantic", "typing-extensions"}

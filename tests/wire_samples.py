@@ -134,7 +134,7 @@ def render(schema: dict[str, Any], rev: Revision) -> dict[str, str]:
 
 
 def main() -> None:
-    from tests.conftest import REVISIONS, official_schema, revision_ir
+    from tests.support import REVISIONS, official_schema, revision_ir
 
     for name in REVISIONS:
         folder = GOLDEN / name
