@@ -161,3 +161,20 @@ async def test_prints_of_a_handler_go_to_stderr(
     assert result.content[0].text == "done"  # type: ignore[union-attr]
     assert "unreadable frame" not in caplog.text
     assert "hello from the handler" in errors.read_text()
+
+
+@pytest.mark.parametrize("revision", ["2025-06-18", "2025-11-25"])
+def test_an_error_after_initialize_follows_its_answer(revision: str) -> None:
+    params = {
+        "protocolVersion": revision,
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    answers = exchange([json.dumps(initialize).encode(), b"garbage"])
+    error_members = {"error", "jsonrpc", "id"} if revision == "2025-06-18" else {"error", "jsonrpc"}
+    assert [set(a) for a in answers] == [{"id", "jsonrpc", "result"}, error_members]
+    assert answers[0]["result"]["protocolVersion"] == revision
+    assert answers[1]["error"]["code"] == -32700
+    if revision == "2025-06-18":
+        assert answers[1]["id"] is None  # the schema requires an id: JSON-RPC's null
