@@ -103,9 +103,17 @@ def main(ctx: click.Context, root: Path) -> None:
     ctx.obj = Project(root.resolve())
 
 
+def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    # An empty path would be the current folder, which lacks the schemas: every fetch would go
+    # to the network without a word.
+    if value == "":
+        raise click.BadParameter("must not be empty", ctx, param)
+    return None if value is None else Path(value)
+
+
 def _mirror_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--mirror", type=click.Path(path_type=Path), default=None,
+        "--mirror", type=click.Path(), default=None, callback=_not_empty,
         help="Folder with <rev>/schema.json (env MCP_SCHEMA_MIRROR; default ../shared/mcp-spec/schema).",
     )(fn)  # fmt: skip
 
@@ -263,7 +271,8 @@ def diff_cmd(project: Project, old: str, new: str) -> None:
 @click.pass_obj
 @one_line_errors
 def list_cmd(project: Project) -> None:
-    """The pinned revisions: era, sha256, fetched or not."""
+    """The pinned revisions: era, sha256, fetched or not (exit 1 unless every one is usable)."""
+    unusable: list[str] = []
     for rev, pin in project.pins().items():
         fetched = schema_path(project.schema_dir, rev)
         state = "missing"
@@ -278,3 +287,7 @@ def list_cmd(project: Project) -> None:
                 except CodegenError as exc:  # list every revision even if one cannot be read
                     state = f"fetched, unusable: {str(exc).splitlines()[0]}"
         click.echo(f"{rev}  {era:<6}  {pin.sha256}  {state}")
+        if state != "fetched":
+            unusable.append(f"{rev} {state.partition(':')[0].lower()}")
+    if unusable:
+        _fail(f"not every pinned schema is usable ({', '.join(unusable)}); run `mcp-codegen fetch`")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import shutil
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -134,42 +135,79 @@ def render_package(
     return out
 
 
-def _present(project: Project) -> set[str]:
-    """Every file now under generated/mcp_wire (relative paths), bytecode caches aside."""
-    if not project.package_dir.exists():
+def _present(package: Path) -> set[str]:
+    """Every file now under `package` (relative paths), bytecode caches aside."""
+    if not package.exists():
         return set()
     return {
-        str(p.relative_to(project.package_dir))
-        for p in project.package_dir.rglob("*")
+        str(p.relative_to(package))
+        for p in package.rglob("*")
         if p.is_file() and "__pycache__" not in p.parts
     }
 
 
 def write_package(project: Project, files: dict[str, str], prune: bool) -> list[str]:
-    """Write files atomically; with prune, remove revision packages no longer generated and
-    every other file the generator no longer produces (what `check` would call stale)."""
+    """Replace generated/mcp_wire as a whole: a copy of it next to it gets `files` (and, with
+    prune, loses what the generator no longer produces), then takes its place. A failure on
+    the way leaves the old tree as it was."""
+    package = project.package_dir
+    package.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{PACKAGE}-", dir=package.parent))
+    staging.chmod(0o755)  # mkdtemp's 0o700; a copy of the old tree takes the old tree's mode
+    try:
+        if package.exists():
+            shutil.copytree(
+                package, staging, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+            )
+        changed = _write_tree(staging, files, prune)
+        if changed or not package.exists():
+            _swap(staging, package)
+    except OSError as exc:
+        raise CodegenError(f"cannot write generated/{PACKAGE} (left as it was): {exc}") from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return changed
+
+
+def _write_tree(package: Path, files: dict[str, str], prune: bool) -> list[str]:
     changed = []
     for path, text in files.items():
-        target = project.package_dir / path
+        target = package / path
         if _read(target) != text.encode("utf-8"):
             write_atomic(target, text)
             changed.append(path)
     if prune:
         keep = {p.split("/")[0] for p in files}
-        for child in sorted(project.package_dir.iterdir()):
+        for child in sorted(package.iterdir()):
             if child.is_dir() and child.name.startswith("v") and child.name not in keep:
                 shutil.rmtree(child)
                 changed.append(child.name + "/")
-        for path in sorted(_present(project) - files.keys()):
-            (project.package_dir / path).unlink()
+        for path in sorted(_present(package) - files.keys()):
+            (package / path).unlink()
             changed.append(path)
     return changed
+
+
+def _swap(new: Path, old: Path) -> None:
+    """Put the tree `new` in place of `old` (two renames; the old tree is back if the second
+    fails)."""
+    if not old.exists():
+        new.rename(old)
+        return
+    backup = new.with_name(new.name + "-old")
+    old.rename(backup)
+    try:
+        new.rename(old)
+    except OSError:
+        backup.rename(old)
+        raise
+    shutil.rmtree(backup, ignore_errors=True)
 
 
 def stale_files(project: Project, files: dict[str, str]) -> list[str]:
     """A short unified diff per file that differs from what generation produces now."""
     report = []
-    for path in sorted(_present(project) | files.keys()):
+    for path in sorted(_present(project.package_dir) | files.keys()):
         target = project.package_dir / path
         if path not in files:
             report.append(f"generated/{PACKAGE}/{path}: not produced by the generator (stale)")

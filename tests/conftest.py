@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,8 +34,15 @@ def _installed_version(package: str) -> str | None:
         return None
 
 
+def _say(config: pytest.Config, line: str) -> None:
+    """A line on the terminal now, through pytest's output capture."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(line, file=sys.stderr, flush=True)
+
+
 @pytest.fixture(scope="session")
-def npm_peers() -> Path:
+def npm_peers(pytestconfig: pytest.Config) -> Path:
     """tests/peers/node_modules with every package of tests/peers/package.json at its pinned
     version (installed with `npm ci` from the lock file when one differs or is missing)."""
     pinned: dict[str, str] = json.loads((PEERS / "package.json").read_text(encoding="utf-8"))[
@@ -45,6 +53,11 @@ def npm_peers() -> Path:
     npm = shutil.which("npm")
     if npm is None:
         pytest.fail(f"npm must be on PATH to install the interop peers into {PEERS}")
+    _say(
+        pytestconfig,
+        f"npm_peers: installing the npm packages of {PEERS}/package.json and their dependencies"
+        " with `npm ci` (part of the about 270 MB of npm packages `make test` installs)",
+    )
     try:
         done = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund"],

@@ -819,8 +819,9 @@ def test_list_shows_era_sha256_and_state(tmp_path: Path) -> None:
 
     result = run("--root", project, "list")
 
-    assert result.exit_code == 0, result.output
-    assert result.stderr == ""
+    assert_one_line_error(
+        result, "2025-03-26 missing, 2025-06-18 checksum mismatch, 2025-11-25 missing", status=1
+    )
     rows = [line.split() for line in result.stdout.splitlines()]
     assert rows == [
         ["2024-11-05", "legacy", PINS["2024-11-05"].sha256, "fetched"],
@@ -940,3 +941,94 @@ def test_python_dash_m_codegen_error_is_one_line(tmp_path: Path) -> None:
     assert proc.stderr.splitlines() == [
         f"{ERROR_PREFIX} {tmp_path / 'schema' / 'revisions.toml'}: no such file"
     ]
+
+
+FAIL_ON_THIRD_WRITE = """
+import sys
+
+import codegen.pipeline
+from codegen.cli import main
+
+real = codegen.pipeline.write_atomic
+calls = []
+
+
+def failing(path, data):
+    calls.append(path)
+    if len(calls) == 3:
+        raise OSError(28, "No space left on device", str(path))
+    real(path, data)
+
+
+codegen.pipeline.write_atomic = failing
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("revisions", [(), ("2025-06-18",)])
+def test_generate_failing_part_way_leaves_the_old_tree(
+    project_copy: Path, revisions: tuple[str, ...]
+) -> None:
+    pkg = project_copy / "generated" / "mcp_wire"
+    for path in pkg.rglob("*.py"):  # every file differs from what generate writes
+        path.write_bytes(path.read_bytes() + b"# old\n")
+    before = snapshot(project_copy / "generated")
+
+    done = subprocess.run(
+        [sys.executable, "-c", FAIL_ON_THIRD_WRITE, "--root", project_copy, "generate", *revisions],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+    assert snapshot(project_copy / "generated") == before
+    assert done.returncode == 1, done.stdout + done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(
+        "mcp-codegen: error: cannot write generated/mcp_wire (left as it was): [Errno 28] No space"
+    )
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """`python -m codegen ARGS` in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-m", "codegen", *map(str, args)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        env={k: v for k, v in os.environ.items() if k != "MCP_SCHEMA_MIRROR"},
+    )  # fmt: skip
+
+
+def test_list_fails_on_a_checksum_mismatch_or_a_missing_schema(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p")
+    assert cli("--root", project, "list").returncode == 0
+
+    (project / "schema" / "2025-03-26" / "schema.json").unlink()
+    proc = cli("--root", project, "list")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        f"{ERROR_PREFIX} not every pinned schema is usable (2025-03-26 missing); "
+        "run `mcp-codegen fetch`"
+    ]
+
+    (project / "schema" / "2025-11-25" / "schema.json").write_bytes(b"{}")
+    proc = cli("--root", project, "list")
+    assert proc.returncode == 1
+    assert "2025-11-25  ?       " in proc.stdout and "CHECKSUM MISMATCH" in proc.stdout
+    assert proc.stderr.splitlines() == [
+        f"{ERROR_PREFIX} not every pinned schema is usable (2025-03-26 missing, 2025-11-25 "
+        "checksum mismatch); run `mcp-codegen fetch`"
+    ]
+
+
+def test_fetch_with_an_empty_mirror_is_an_error(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", fetched=())
+    before = snapshot(project)
+
+    proc = cli("--root", project, "fetch", "--mirror", "")
+
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f"{ERROR_PREFIX} Invalid value for '--mirror': must not be empty; "
+        "see `python -m codegen fetch --help`"
+    ]
+    assert snapshot(project) == before

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -123,3 +124,52 @@ async def test_a_server_that_ignores_eof_is_terminated() -> None:
         async with Client(hang, mode="legacy", timeout=0.3):
             pass
     assert time.monotonic() - started < 8  # grace 2 s, then SIGTERM
+
+
+PRINTING = """
+from mcpio import Server
+
+server = Server("printing", "1.0")
+
+
+@server.tool()
+async def chatty() -> str:
+    print("hello from the handler")
+    return "done"
+
+
+server.run_stdio()
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_prints_of_a_handler_go_to_stderr(
+    mode: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = tmp_path / "printing.py"
+    script.write_text(PRINTING)
+    errors = tmp_path / "stderr.txt"
+    with errors.open("wb") as stderr:
+        async with Client([sys.executable, str(script)], mode=mode, stderr=stderr) as client:
+            result = await client.call_tool("chatty", {})
+    assert result.content[0].text == "done"  # type: ignore[union-attr]
+    assert "unreadable frame" not in caplog.text
+    assert "hello from the handler" in errors.read_text()
+
+
+@pytest.mark.parametrize("revision", ["2025-06-18", "2025-11-25"])
+def test_an_error_after_initialize_follows_its_answer(revision: str) -> None:
+    params = {
+        "protocolVersion": revision,
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    answers = exchange([json.dumps(initialize).encode(), b"garbage"])
+    error_members = {"error", "jsonrpc", "id"} if revision == "2025-06-18" else {"error", "jsonrpc"}
+    assert [set(a) for a in answers] == [{"id", "jsonrpc", "result"}, error_members]
+    assert answers[0]["result"]["protocolVersion"] == revision
+    assert answers[1]["error"]["code"] == -32700
+    if revision == "2025-06-18":
+        assert answers[1]["id"] is None  # the schema requires an id: JSON-RPC's null

@@ -86,6 +86,11 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'mcpio' has no attribute {name!r}")
+    if module == "mcpio.auth_client":  # httpx at its top
+        from mcpio.extras import needs
+
+        with needs("http", "mcpio's OAuth client"):
+            return getattr(importlib.import_module(module), name)
     return getattr(importlib.import_module(module), name)
 
 

@@ -65,6 +65,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from mcpio.extras import needs
 from mcpio.wellknown import (
     PROTECTED_RESOURCE,
     inserted,
@@ -236,7 +237,8 @@ class JwtVerifier:
         backoff: float = 2.0,
         max_backoff: float = 60.0,
     ) -> None:
-        import jwt  # the `auth` extra
+        with needs("auth", "JwtVerifier"):
+            import jwt
 
         weak = [a for a in algorithms if a == "none" or a.upper().startswith("HS")]
         if weak or not algorithms:

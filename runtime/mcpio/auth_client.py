@@ -59,6 +59,7 @@ import anyio
 import httpx
 
 from mcpio.errors import AuthError
+from mcpio.extras import needs
 from mcpio.wellknown import issuer_metadata_urls, resource_metadata_urls
 
 log = logging.getLogger("mcpio")
@@ -687,10 +688,8 @@ class OAuth:
     def _client_assertion(self, client: ClientInfo, issuer: str) -> str:
         """A client assertion JWT (RFC 7523): the client as issuer and subject, the
         authorization server's issuer as audience, valid for five minutes."""
-        try:
+        with needs("auth", "private_key_jwt"):
             import jwt
-        except ImportError as exc:  # pragma: no cover - the auth extra is missing
-            raise AuthError("private_key_jwt needs PyJWT: pip install 'mcpgen[auth]'") from exc
         now = int(time.time())
         claims = {
             "iss": client.client_id,

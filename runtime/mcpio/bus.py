@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import anyio
 import pydantic_core
 
+from mcpio.extras import needs
 from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
 
 if TYPE_CHECKING:
@@ -122,9 +123,10 @@ class RedisBus(Bus):
         timeout: float = 2.0,
         health: float = 5.0,
     ) -> None:
-        from redis.asyncio import ConnectionPool
+        with needs("redis", "RedisBus"):
+            from redis.asyncio import ConnectionPool
 
-        ConnectionPool.from_url(url)  # a malformed URL (or no redis-py) fails here, not later
+        ConnectionPool.from_url(url)  # a malformed URL fails here, not later
         self.url = url
         self.channel = channel or ""  # set by `attach` when not given
         self.backoff = backoff

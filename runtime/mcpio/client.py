@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 import mcp_wire
 from mcpio.errors import ConnectionClosed, McpError, NegotiationError, RequestTimeout
+from mcpio.extras import needs
 from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import UNSUPPORTED_VERSION
@@ -186,7 +187,8 @@ class Client:
             tasks.start_soon(target.serve, theirs)
             return mine
         if isinstance(target, str) and target.startswith(("http://", "https://")):
-            from mcpio.transports.http_client import HttpTransport
+            with needs("http", "mcpio's HTTP transport"):
+                from mcpio.transports.http_client import HttpTransport
 
             transport = HttpTransport(target, auth=self._auth, http=self._http)
             return await self._stack.enter_async_context(transport)

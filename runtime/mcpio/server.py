@@ -15,6 +15,7 @@ from mcpio.bus import Bus
 from mcpio.connection import ServerConnection
 from mcpio.context import Context, MethodHandler
 from mcpio.errors import ToolError
+from mcpio.extras import needs
 from mcpio.handlers import (
     CompletionFn,
     PromptEntry,
@@ -372,19 +373,23 @@ class Server:
         await self.connect(transport).run()
 
     async def serve_stdio(self) -> None:
-        from mcpio.transports.stdio import stdio_server_transport
+        """Serve stdin/stdout until stdin ends. Meanwhile stdout is for protocol frames only:
+        `print()` (and anything else written to it) goes to stderr."""
+        from mcpio.transports.stdio import protocol_stdout, stdio_server_transport
 
         self.start_bus()
-        await self.serve(await stdio_server_transport())
+        with protocol_stdout() as stdout:
+            await self.serve(await stdio_server_transport(stdout=stdout))
 
     def run_stdio(self) -> None:
-        """Serve stdin/stdout until stdin ends (logs go to stderr)."""
+        """Serve stdin/stdout until stdin ends (logs and prints go to stderr)."""
         anyio.run(self.serve_stdio)
 
     def http_app(self, **options: Any) -> HttpApp:
         """An ASGI app serving this server over Streamable HTTP, both eras, at `path` (default
         `/mcp`); options: see `mcpio.transports.http_server.HttpOptions`."""
-        from mcpio.transports.http_server import http_app
+        with needs("http", "mcpio's HTTP transport"):
+            from mcpio.transports.http_server import http_app
 
         return http_app(self, **options)
 
@@ -400,9 +405,10 @@ class Server:
         """Serve Streamable HTTP with uvicorn (loopback unless `host` says otherwise): the app's
         `options` (see `HttpOptions`), and the connection bounds of
         `mcpio.transports.http_serve`."""
-        import uvicorn
+        with needs("http", "mcpio's HTTP transport"):
+            import uvicorn
 
-        from mcpio.transports.http_serve import uvicorn_config
+            from mcpio.transports.http_serve import uvicorn_config
 
         app = self.http_app(**options)
         config = uvicorn_config(

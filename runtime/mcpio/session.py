@@ -188,16 +188,22 @@ class Session:
                 return
             scope = anyio.CancelScope()
             self._serving[id] = scope
-            tasks.start_soon(self._serve, id, scope, raw, env)
+            if env.method == "initialize":
+                # The lifecycle keeps the order of arrival: the frames that follow initialize
+                # are read once it is answered, and answered in the revision it chose.
+                await self._serve(id, scope, raw, env)
+            else:
+                tasks.start_soon(self._serve, id, scope, raw, env)
 
     async def _serve(self, id: RequestId, scope: anyio.CancelScope, raw: bytes, env: Peek) -> None:
-        serving.set((self, id))
+        token = serving.set((self, id))
         try:
             with scope:
                 await self.peer.on_request(raw, env)
         except ConnectionClosed:
             pass
         finally:
+            serving.reset(token)
             self._serving.pop(id, None)
             if self.on_served is not None:
                 self.on_served(id)

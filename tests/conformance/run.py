@@ -65,6 +65,13 @@ EXTRA_NOT_RUN = {
 def install() -> Path:
     bin_dir = HERE / "node_modules" / ".bin"
     if not (bin_dir / "conformance").exists() or not (bin_dir / "node").exists():
+        print(
+            f"conformance: installing the npm packages of {HERE}/package.json (the conformance"
+            " suite and Node 22) with `npm ci`: part of the about 270 MB of npm packages"
+            " `make test` installs",
+            file=sys.stderr,
+            flush=True,
+        )
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True)
     return bin_dir
 

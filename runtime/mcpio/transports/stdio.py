@@ -1,15 +1,19 @@
 """stdio: the server reads its stdin and writes its stdout; the client spawns the server process.
 
-stdout carries protocol messages only: everything else a server says goes to stderr.
+stdout carries protocol messages only: everything else a server says goes to stderr. While a
+server serves its own stdio (`protocol_stdout`), `print()` and whatever else is written to file
+descriptor 1 (by C code, or by a child process) goes to stderr; the protocol writes to a
+duplicate of the real stdout.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import IO
 
 import anyio
@@ -58,6 +62,23 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+@contextlib.contextmanager
+def protocol_stdout() -> Iterator[IO[bytes]]:
+    """Take stdout over for protocol frames: yields the real stdout (a duplicate of its file
+    descriptor) while descriptor 1 and `sys.stdout` point to stderr; restores both after."""
+    sys.stdout.flush()
+    real = os.dup(1)
+    os.dup2(2, 1)
+    previous, sys.stdout = sys.stdout, sys.stderr
+    out = open(real, "wb", buffering=0)
+    try:
+        yield out
+    finally:
+        sys.stdout = previous
+        os.dup2(real, 1)
+        out.close()
 
 
 async def stdio_server_transport(

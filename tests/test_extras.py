@@ -1,0 +1,49 @@
+"""Using a part of mcpio whose extra is not installed: one line naming the extra, in a process
+where the extra's modules cannot be imported."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+RUN_HTTP = "from mcpio import Server; Server('s', '1').run_http()"
+HTTP_APP = "from mcpio import Server; Server('s', '1').http_app()"
+CLIENT = """
+import anyio
+from mcpio import Client
+
+async def main() -> None:
+    async with Client("http://127.0.0.1:9/mcp"):
+        pass
+
+anyio.run(main)
+"""
+JWT = "from mcpio import JwtVerifier; JwtVerifier(issuer='https://a', audience='https://b')"
+REDIS = "from mcpio.bus import RedisBus; RedisBus('redis://127.0.0.1:9')"
+OAUTH = "from mcpio import OAuth"
+
+
+@pytest.mark.parametrize(
+    ("blocked", "code", "extra"),
+    [
+        ("uvicorn", RUN_HTTP, "http"),
+        ("starlette", HTTP_APP, "http"),
+        ("httpx", CLIENT, "http"),
+        ("httpx", OAUTH, "http"),
+        ("jwt", JWT, "auth"),
+        ("redis", REDIS, "redis"),
+    ],
+)
+def test_a_missing_extra_is_named(blocked: str, code: str, extra: str) -> None:
+    block = f"import sys; sys.modules[{blocked!r}] = None\n"
+    done = subprocess.run(
+        [sys.executable, "-c", block + code], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("mcpio.extras.MissingExtra: "), done.stderr
+    assert f"needs the '{extra}' extra (no module named '{blocked}')" in last
+    assert "pip install 'path/to/mcpgen-" in last and f"-py3-none-any.whl[{extra}]'" in last
+    assert "ModuleNotFoundError" not in done.stderr
