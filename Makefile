@@ -72,7 +72,7 @@ help:
 	@echo "make typecheck    pyright on generated/, codegen/, runtime/, examples/"
 	@echo "make services     the Debian packages the HTTP scale-out test and benchmarks need"
 	@echo "make pytest       every test"
-	@echo "make test-fast    the tests not marked slow, peers or services (under 3 min on 2 cores)"
+	@echo "make test-fast    pytest -m \"not slow and not peers and not services\" (under 3 min on 2 cores)"
 	@echo "make conformance  the official MCP conformance suite against examples/everything_server.py"
 	@echo "make test         lint, check, typecheck, pytest, conformance (about 12-15 min on 2 cores)"
 	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages"

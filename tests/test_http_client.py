@@ -413,13 +413,12 @@ async def test_a_timeout_closes_the_request_on_the_server(
             with pytest.raises(RequestTimeout):
                 await client.call_tool("slow", {"label": label}, timeout=0.5)
             assert time.monotonic() - started < 5
+
             # modern: the POST was closed; legacy: notifications/cancelled was POSTed.
-            await until(
-                lambda: f"cancelled {label}"
-                in (cancel_log.read_text() if cancel_log.exists() else ""),
-                DEADLINE,
-                interval=0.05,
-            )
+            def cancelled() -> bool:
+                return cancel_log.exists() and f"cancelled {label}" in cancel_log.read_text()
+
+            await until(cancelled, DEADLINE, interval=0.05)
             assert text_of(await client.call_tool("echo", {"text": "still"})) == "echo: still"
 
 
