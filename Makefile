@@ -74,7 +74,7 @@ help:
 	@echo "make pytest       every test"
 	@echo "make test-fast    pytest -m \"not slow and not peers and not services\" (under 3 min on 2 cores)"
 	@echo "make conformance  the official MCP conformance suite against examples/everything_server.py"
-	@echo "make test         lint, check, typecheck, pytest, conformance (about 12-15 min on 2 cores)"
+	@echo "make test         lint, check, typecheck, pytest, conformance (about 12 min on 2 cores)"
 	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages"
 	@echo "make wheel        dist/mcpgen-<version>-py3-none-any.whl: mcp_wire and mcpio"
 	@echo "make clean        remove .venv and the caches"
