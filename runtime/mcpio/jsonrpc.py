@@ -7,9 +7,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pydantic_core
-from pydantic import BaseModel
 
 from mcpio.wire.codec import Codec
+from mcpio.wire.codec import plain as plain  # re-exported: the runtime names it here
 from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
 
 RequestId = str | int
@@ -32,13 +32,6 @@ async def answered(
     except Exception:
         log.exception("handler of %s failed", method)
         return error_frame(id, ProtocolError(INTERNAL_ERROR, "internal error"))
-
-
-def plain(value: Any) -> Any:
-    """A model as the JSON data it stands for (wire names, unset members left out)."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return value
 
 
 def error_frame(codec: Codec | None, id: RequestId | None, error: ProtocolError) -> bytes:

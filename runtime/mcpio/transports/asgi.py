@@ -12,7 +12,9 @@ import anyio
 import pydantic_core
 from starlette.datastructures import Headers
 
+from mcpio.negotiate import peek_any
 from mcpio.wire.errors import ProtocolError
+from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
     from mcpio.auth import Principal
@@ -61,6 +63,13 @@ async def watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
     scope.cancel()
 
 
-def is_response(frame: bytes) -> bool:
-    obj = pydantic_core.from_json(frame)
-    return type(obj) is dict and "method" not in obj
+def sent_kind(frame: bytes) -> Peek:
+    """The envelope of a frame this server sends (its own, so valid), read without its params
+    or result: whether it is a response (`kind` result or error), and to which id."""
+    return peek_any(frame)
+
+
+def error_code(frame: bytes) -> Any:
+    """The code of an error response (read in full: error frames are small)."""
+    error = pydantic_core.from_json(frame).get("error")
+    return error.get("code") if type(error) is dict else None

@@ -52,8 +52,9 @@ from mcpio.transports.asgi import (
     Receive,
     Scope,
     Send,
-    is_response,
+    error_code,
     respond,
+    sent_kind,
     watch_disconnect,
 )
 from mcpio.transports.http_rules import (
@@ -374,11 +375,6 @@ class HttpApp:
                 tasks.cancel_scope.cancel()
 
 
-def _status_of_frame(frame: bytes) -> int:
-    error = pydantic_core.from_json(frame).get("error")
-    return status_of(error.get("code")) if type(error) is dict else 200
-
-
 def _client(scope: Scope, principal: Principal | None) -> str:
     if principal is not None:
         return "principal:" + principal.subject
@@ -468,11 +464,13 @@ class Answer:
                 self._tasks.cancel_scope.cancel()
 
     async def _write(self, data: bytes) -> None:
-        response = is_response(data)
+        kind = sent_kind(data).kind
+        response = kind in ("result", "error")
         self._done = response
         if self._sse is None:
             if response:
-                await respond(self._send, _status_of_frame(data), data)
+                status = status_of(error_code(data)) if kind == "error" else 200
+                await respond(self._send, status, data)
                 return
             self._sse = await SseWriter(self._send).open()
             self._tasks.start_soon(self._keepalive)

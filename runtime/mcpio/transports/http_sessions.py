@@ -33,8 +33,8 @@ from mcpio.transports.asgi import (
     Exchange,
     HttpError,
     Send,
-    is_response,
     respond,
+    sent_kind,
     watch_disconnect,
 )
 from mcpio.transports.http_rules import EVENT_STREAM
@@ -236,8 +236,7 @@ def _in_use(session: LegacySession, env: Peek, taken: list[RequestId]) -> Protoc
 
 
 def _has_result(frame: bytes) -> bool:
-    obj = pydantic_core.from_json(frame)
-    return type(obj) is dict and "result" in obj
+    return sent_kind(frame).kind == "result"
 
 
 # ---------------------------------------------------------------------- answers
@@ -272,7 +271,7 @@ async def _first_response(outbox: Outbox) -> bytes | None:
             item = await outbox.receive()
             if isinstance(item, Done):
                 return response
-            if is_response(item):
+            if sent_kind(item).kind in ("result", "error"):
                 response = item
     except anyio.EndOfStream:
         return response
@@ -296,9 +295,9 @@ async def _relay(
             elif isinstance(item, Done):
                 pending.discard(item.id)
             else:
-                obj = pydantic_core.from_json(item)
-                if type(obj) is dict and "method" not in obj:  # a response
-                    pending.discard(obj.get("id"))
+                env = sent_kind(item)
+                if env.kind in ("result", "error"):
+                    pending.discard(env.id)
                     if sse is None:
                         answers.append(item)
                         continue

@@ -164,6 +164,13 @@ def _needs_envelope(target: Any) -> bool:
     return meta is not None and meta.is_required()
 
 
+def plain(value: Any) -> Any:
+    """A model as the JSON data it stands for (wire names, unset members left out)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return value
+
+
 class Codec:
     """Encode/decode the JSON-RPC frames of one MCP revision. Subclassed per revision."""
 
@@ -638,11 +645,7 @@ class Codec:
             log_level=value("log_level"),
         )
 
-    @staticmethod
-    def _as_data(value: Any) -> Any:
-        if isinstance(value, BaseModel):
-            return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        return value
+    _as_data = staticmethod(plain)
 
     # ------------------------------------------------------------------ the public layer
 
