@@ -1,0 +1,164 @@
+"""Where tasks live: the store any instance reads, so that a task outlives the request that
+started it, the connection that polls it and (with a durable store) the process that runs it.
+
+A store keeps `TaskRecord`s. It knows no wire format and no method: the runtime turns records
+into `Task` / `CreateTaskResult` / `GetTaskResult` of the negotiated revision. The rules every
+store keeps (the tests of tests/test_task_stores.py hold each implementation to them):
+
+- `create` returns only once the task is stored (durably, for a durable store): a client never
+  holds a task id that a restart could lose.
+- A terminal status (completed, failed, cancelled) is final: `save` over a terminal task
+  changes nothing and returns the stored, terminal record.
+- A task is visible only to its owner (the principal that created it; `None` when the server
+  has no authorization): another owner reads `None`, exactly as for an unknown id.
+- A task past its TTL (`created_at + ttl_ms`) reads `None` and may be purged at any time.
+- A non-terminal task whose lease ran out (`lease_until < now`: the instance running it
+  stopped renewing, i.e. it died) reads `failed` with `LEASE_LOST` as its status message, and is
+  stored so from then on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+LEASE_LOST = "the server running this task stopped before it finished"
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    """One task, as stored. Times are seconds since the epoch."""
+
+    task_id: str
+    owner: str | None  # the principal that created it; None without authorization
+    method: str  # the request it runs, e.g. "tools/call"
+    status: TaskStatus
+    created_at: float
+    updated_at: float
+    ttl_ms: int | None  # kept this long after creation; None: until deleted
+    poll_interval_ms: int | None = None
+    status_message: str | None = None
+    result: dict[str, Any] | None = None  # the request's result, once completed
+    error: dict[str, Any] | None = None  # the JSON-RPC error object, once failed
+    input_requests: dict[str, Any] | None = None  # questions open while input_required
+    lease_holder: str | None = None  # the instance running it
+    lease_until: float | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    def expired(self, now: float) -> bool:
+        return self.ttl_ms is not None and now >= self.created_at + self.ttl_ms / 1000
+
+    def lease_lost(self, now: float) -> bool:
+        return not self.terminal and self.lease_until is not None and self.lease_until < now
+
+    def failed_for_lost_lease(self, now: float) -> TaskRecord:
+        return dataclasses.replace(
+            self,
+            status="failed",
+            status_message=LEASE_LOST,
+            error={"code": -32603, "message": LEASE_LOST},
+            input_requests=None,
+            updated_at=now,
+            lease_holder=None,
+            lease_until=None,
+        )
+
+
+class TaskStore(Protocol):
+    """What the runtime needs of a task store (see the module's rules)."""
+
+    async def create(self, task: TaskRecord) -> None:
+        """Store a new task; return once it is stored. Ids are unique (the runtime makes them)."""
+        ...
+
+    async def get(self, task_id: str, owner: str | None) -> TaskRecord | None:
+        """The task as it stands, or None: unknown, expired, or another owner's."""
+        ...
+
+    async def save(self, task: TaskRecord) -> TaskRecord | None:
+        """Store `task` over its previous state unless that state is terminal (or gone);
+        return what is stored now (None: unknown or expired)."""
+        ...
+
+    async def renew(self, task_id: str, holder: str, until: float) -> bool:
+        """Extend the lease of a non-terminal task held by `holder` (or by no one); False when
+        the task is gone, terminal, or held by another instance."""
+        ...
+
+    async def list(
+        self, owner: str | None, cursor: str | None, limit: int
+    ) -> tuple[list[TaskRecord], str | None]:
+        """The owner's live tasks, oldest first, `limit` at most, and the cursor of the rest.
+        An unknown cursor raises ValueError (the runtime answers it as invalid params)."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class MemoryTaskStore:
+    """The default store: one process, nothing survives it."""
+
+    def __init__(self, clock: Clock = time.time) -> None:
+        self._tasks: dict[str, TaskRecord] = {}
+        self._clock = clock
+
+    async def create(self, task: TaskRecord) -> None:
+        self._tasks[task.task_id] = task
+
+    def _live(self, task_id: str) -> TaskRecord | None:
+        now = self._clock()
+        task = self._tasks.get(task_id)
+        if task is None:
+            return None
+        if task.expired(now):
+            del self._tasks[task_id]
+            return None
+        if task.lease_lost(now):
+            task = self._tasks[task_id] = task.failed_for_lost_lease(now)
+        return task
+
+    async def get(self, task_id: str, owner: str | None) -> TaskRecord | None:
+        task = self._live(task_id)
+        return task if task is not None and task.owner == owner else None
+
+    async def save(self, task: TaskRecord) -> TaskRecord | None:
+        stored = self._live(task.task_id)
+        if stored is None or stored.terminal:
+            return stored
+        self._tasks[task.task_id] = task
+        return task
+
+    async def renew(self, task_id: str, holder: str, until: float) -> bool:
+        task = self._live(task_id)
+        if task is None or task.terminal or task.lease_holder not in (None, holder):
+            return False
+        self._tasks[task_id] = dataclasses.replace(task, lease_holder=holder, lease_until=until)
+        return True
+
+    async def list(
+        self, owner: str | None, cursor: str | None, limit: int
+    ) -> tuple[list[TaskRecord], str | None]:
+        ids = [
+            i for i in list(self._tasks) if (t := self._live(i)) is not None and t.owner == owner
+        ]
+        start = 0
+        if cursor is not None:
+            if cursor not in ids:
+                raise ValueError(f"unknown cursor {cursor!r}")
+            start = ids.index(cursor)
+        page = ids[start : start + limit]
+        rest = ids[start + limit] if start + limit < len(ids) else None
+        return [self._tasks[i] for i in page], rest
+
+    async def close(self) -> None:
+        self._tasks.clear()
