@@ -291,6 +291,16 @@ class Client:
         assert self._session is not None
         await self._session.send(data)
 
+    def _envelope(self, codec: Codec) -> dict[str, Any]:
+        """What a modern request's `_meta` envelope says of this client (nothing, legacy)."""
+        if codec.era != "modern":
+            return {}
+        return {
+            "client_capabilities": self.capabilities(True),
+            "client_info": self.info,
+            "protocol_version": codec.revision,
+        }
+
     async def _exchange(
         self,
         codec: Codec,
@@ -307,14 +317,7 @@ class Client:
         if session is None:
             raise ConnectionClosed("the client is not connected")
         id = id if id is not None else session.next_id()
-        envelope = {}
-        if codec.era == "modern":
-            envelope = {
-                "client_capabilities": self.capabilities(True),
-                "client_info": self.info,
-                "protocol_version": codec.revision,
-            }
-        frame = codec.request(method, params, id=id, **envelope)
+        frame = codec.request(method, params, id=id, **self._envelope(codec))
         try:
             raw = await session.request(id, codec.encode(frame), timeout)
         except RequestTimeout:
@@ -363,7 +366,9 @@ class Client:
                 meta["io.modelcontextprotocol/logLevel"] = self.log_level
             payload = {**data, "_meta": meta} if meta else data
             if codec.revision != PUBLIC_REVISION and method in codec.public:
-                payload = plain(codec.from_public(method, payload, "params"))
+                payload = plain(
+                    codec.from_public(method, payload, "params", envelope=self._envelope(codec))
+                )
             try:
                 raw = await self._exchange(codec, method, payload or None, timeout, id)
             finally:

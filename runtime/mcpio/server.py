@@ -404,17 +404,16 @@ class Server:
     ) -> None:
         """Serve Streamable HTTP with uvicorn (loopback unless `host` says otherwise): the app's
         `options` (see `HttpOptions`), and the connection bounds of
-        `mcpio.transports.http_serve`."""
+        `mcpio.transports.http_serve`. Once listening, one line on stderr gives the endpoint's
+        URL (`http://127.0.0.1:8000/mcp`)."""
         with needs("http", "mcpio's HTTP transport"):
-            import uvicorn
-
-            from mcpio.transports.http_serve import uvicorn_config
+            from mcpio.transports.http_serve import AnnouncingServer, uvicorn_config
 
         app = self.http_app(**options)
         config = uvicorn_config(
             app, host, port, header_timeout=header_timeout, max_connections=max_connections
         )
-        uvicorn.Server(config).run()
+        AnnouncingServer(config, app.options.path).run()
 
 
 def tool_result_error(text: str, structured: Any = None) -> pub.CallToolResult:

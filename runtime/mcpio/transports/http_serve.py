@@ -13,6 +13,7 @@ Under another ASGI server, give it the same bounds (or put a proxy such as nginx
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import uvicorn
@@ -72,3 +73,27 @@ def uvicorn_config(
         timeout_graceful_shutdown=shutdown_timeout,
         **uvicorn_options,
     )
+
+
+class AnnouncingServer(uvicorn.Server):
+    """uvicorn's server, saying once it listens where its MCP endpoint is (on stderr: uvicorn's
+    own startup lines are below `run_http`'s default log level)."""
+
+    def __init__(self, config: uvicorn.Config, path: str) -> None:
+        super().__init__(config)
+        self.path = path
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        for url in self.urls():
+            print(f"mcpio: serving MCP (Streamable HTTP) at {url}", file=sys.stderr, flush=True)
+
+    def urls(self) -> list[str]:
+        """The endpoint URL of each listening socket (the port it really got, for port 0)."""
+        found = []
+        for server in self.servers:
+            for sock in server.sockets:
+                host, port = sock.getsockname()[:2]
+                host = f"[{host}]" if ":" in host else host
+                found.append(f"http://{host}:{port}{self.path}")
+        return found
