@@ -13,54 +13,23 @@ port, and says where it serves.
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import subprocess
 import sys
-import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 import pytest
 
 from mcpio import Client
-from tests.support import ROOT, free_port
+from tests.support import Snippet, free_port, readme_snippets
 
 pytestmark = pytest.mark.slow
 
-README = ROOT / "README.md"
-FENCE = re.compile(r"^( *)```python\n(.*?)^\1```", re.MULTILINE | re.DOTALL)
-MARKER = re.compile(r"<!-- readme-check: (file (\S+)|define\b[^>]*) -->\s*$")
 TIMEOUT = 60
 
 
-@dataclass(frozen=True)
-class Snippet:
-    line: int  # where its fence opens in README.md
-    code: str
-    file: str | None  # written as this file, not run
-    define: bool  # run as a module, not as __main__
-
-
-def snippets() -> list[Snippet]:
-    text = README.read_text(encoding="utf-8")
-    found = []
-    for match in FENCE.finditer(text):
-        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        marker = MARKER.search(before)
-        found.append(
-            Snippet(
-                line=text.count("\n", 0, match.start()) + 1,
-                code=textwrap.dedent(match.group(2)),
-                file=marker.group(2) if marker else None,
-                define=bool(marker and marker.group(1).startswith("define")),
-            )
-        )
-    return found
-
-
-SNIPPETS = snippets()
+SNIPPETS = readme_snippets()
 
 
 def test_the_readme_has_its_snippets() -> None:
