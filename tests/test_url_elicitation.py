@@ -19,7 +19,7 @@ from mcp import StdioServerParameters
 from mcp.client import ClientRequestContext
 from mcp.types import ElicitRequestParams, ElicitRequestURLParams, ElicitResult
 
-from mcpio import Client, ElicitUrl, McpError, Notice
+from mcpio import Client, Context, ElicitUrl, McpError, Notice, Server
 from tests.peers.structured_server import server
 from tests.support import PEERS, serve_app
 
@@ -68,6 +68,23 @@ def test_the_capability_is_declared_with_the_callback_only() -> None:
     assert Client(server, on_elicit_url=answer).capabilities(True)["elicitation"] == {"url": {}}
     both = Client(server, elicitation=answer, on_elicit_url=answer).capabilities(False)
     assert both["elicitation"] == {"form": {}, "url": {}}
+
+
+async def test_url_mode_alone_declares_no_elicitation_before_2025_11_25() -> None:
+    async def answer(_: Any) -> dict[str, Any]:
+        return {"action": "accept"}
+
+    own = Server("caps")
+
+    @own.tool()
+    def elicitation(ctx: Context) -> dict[str, Any]:
+        declared = ctx.client_capabilities.elicitation
+        return {"declared": None if declared is None else declared.model_dump(exclude_unset=True)}
+
+    for mode, declared in (("2025-06-18", None), (LEGACY, {"url": {}}), (MODERN, {"url": {}})):
+        async with Client(own, mode=mode, on_elicit_url=answer) as client:
+            result = await client.call_tool("elicitation", {})
+        assert result.structuredContent == {"declared": declared}, mode
 
 
 @pytest.mark.parametrize("transport", ["memory", "stdio", "http"])

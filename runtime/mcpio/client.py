@@ -26,7 +26,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import BaseModel
 
 import mcp_wire
-from mcpio.context import URL_ELICITATION_REQUIRED, ElicitUrl
+from mcpio.context import URL_ELICITATION_REQUIRED, URL_ELICITATION_SINCE, ElicitUrl
 from mcpio.errors import (
     ConnectionClosed,
     InvalidOutput,
@@ -275,9 +275,12 @@ class Client:
         self._use(version)
         codec = mcp_wire.codec(version)
         models = mcp_wire.revision(version)
+        capabilities = self.capabilities(False)
+        if version < URL_ELICITATION_SINCE and self._elicitation is None:
+            capabilities.pop("elicitation", None)  # URL mode alone: nothing to offer there
         params = {
             "protocolVersion": version,
-            "capabilities": fit(models.ClientCapabilities, self.capabilities(False)),
+            "capabilities": fit(models.ClientCapabilities, capabilities),
             "clientInfo": fit(models.Implementation, self.info.model_dump(exclude_unset=True)),
         }
         raw = await self._exchange(codec, "initialize", params, self.timeout)
