@@ -130,15 +130,15 @@ def test_registration_options() -> None:
 
 # ---------------------------------------------------------------------- end to end
 
-EXPECTED: dict[str, tuple[Any, str]] = {
-    # tool: (structuredContent, the text block)
-    "weather": ({"city": "Oslo", "celsius": 21.5}, '{"city": "Oslo", "celsius": 21.5}'),
-    "point": ({"x": 1, "y": 2}, '{"x": 1, "y": 2}'),
-    "box": ({"width": 3, "height": 4}, '{"width": 3, "height": 4}'),
-    "count": ({"result": 7}, "7"),
-    "word": ({"result": "hello"}, "hello"),
-    "numbers": ({"result": [1, 2, 3]}, "[1, 2, 3]"),
-    "scores": ({"alice": 1.5}, '{"alice": 1.5}'),
+EXPECTED: dict[str, tuple[Any, list[str]]] = {
+    # tool: (structuredContent, the text blocks: as without structured output, one per item)
+    "weather": ({"city": "Oslo", "celsius": 21.5}, ['{"city": "Oslo", "celsius": 21.5}']),
+    "point": ({"x": 1, "y": 2}, ['{"x": 1, "y": 2}']),
+    "box": ({"width": 3, "height": 4}, ['{"width": 3, "height": 4}']),
+    "count": ({"result": 7}, ["7"]),
+    "word": ({"result": "hello"}, ["hello"]),
+    "numbers": ({"result": [1, 2, 3]}, ["1", "2", "3"]),
+    "scores": ({"alice": 1.5}, ['{"alice": 1.5}']),
 }
 ARGS = {"weather": {"city": "Oslo"}}
 
@@ -157,9 +157,9 @@ async def connected(transport: str, mode: str, **options: Any) -> AsyncIterator[
                 yield client
 
 
-def text(result: pub.CallToolResult) -> str:
-    assert len(result.content) == 1 and isinstance(result.content[0], pub.TextContent)
-    return result.content[0].text
+def texts(result: pub.CallToolResult) -> list[str]:
+    assert all(isinstance(block, pub.TextContent) for block in result.content)
+    return [block.text for block in result.content]  # type: ignore[union-attr]
 
 
 @pytest.mark.anyio
@@ -177,10 +177,10 @@ async def test_structured_results_end_to_end(transport: str, mode: str) -> None:
                 )
                 result = await client.call_tool(name, ARGS.get(name, {}))
                 assert result.structuredContent == structured, name
-                assert text(result) == shown
+                assert texts(result) == shown
             assert tools["plain_count"].outputSchema is None
             unstructured = await client.call_tool("plain_count", {})
-            assert unstructured.structuredContent is None and text(unstructured) == "7"
+            assert unstructured.structuredContent is None and texts(unstructured) == ["7"]
 
 
 def schema_of(schema: Any, mode: str) -> dict[str, Any]:
@@ -202,7 +202,7 @@ async def test_older_revisions_get_the_text_only(transport: str) -> None:
             for name, (_, shown) in EXPECTED.items():
                 result = await client.call_tool(name, ARGS.get(name, {}))
                 assert result.structuredContent is None
-                assert text(result) == shown
+                assert texts(result) == shown
             with pytest.raises(InvalidOutput):  # no structured content to read it from
                 await client.call_tool("weather", {"city": "Oslo"}, result_type=Weather)
 
@@ -313,10 +313,34 @@ async def test_the_official_sdk_client_reads_and_validates_it(mode: str) -> None
             for name, (structured, shown) in EXPECTED.items():
                 result = await client.call_tool(name, ARGS.get(name, {}))
                 assert result.structured_content == structured
-                assert result.content[0].text == shown  # type: ignore[union-attr]
+                assert [block.text for block in result.content] == shown  # type: ignore[union-attr]
             with pytest.raises(Exception) as caught:
                 await client.call_tool("broken", {})
             assert "does not match its outputSchema" in str(caught.value)
             # the SDK client validates structuredContent itself: the forged tool fails there
             with pytest.raises(Exception, match="(?i)valid"):
                 await client.call_tool("forged", {})
+
+
+@pytest.mark.anyio
+async def test_content_blocks_stay_blocks() -> None:
+    s = Server("t")
+    image = pub.ImageContent(type="image", data="AAAA", mimeType="image/png")
+
+    @s.tool()
+    def blocks() -> list[pub.ContentBlock]:  # content: no schema
+        return [image]
+
+    @s.tool()
+    def anything() -> list[Any]:  # data (the SDK's rule): wrapped, its blocks still blocks
+        return [image, "two"]
+
+    assert s.tools["blocks"].definition.outputSchema is None
+    async with Client(s, mode=MODERN) as client:
+        plain_blocks = await client.call_tool("blocks", {})
+        assert plain_blocks.content == [image] and plain_blocks.structuredContent is None
+        mixed = await client.call_tool("anything", {})
+        assert mixed.content == [image, pub.TextContent(type="text", text="two")]
+        assert mixed.structuredContent == {
+            "result": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}, "two"]
+        }

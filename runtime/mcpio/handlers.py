@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
-from mcpio.structured import Output, output_of, text_of
+from mcpio.structured import Output, output_of
 
 Fn = Callable[..., Any]
 CONTENT_BLOCKS = (
@@ -163,7 +163,9 @@ def tool_result(value: Any) -> pub.CallToolResult:
 
 
 def structured_result(output: Output, value: Any) -> pub.CallToolResult:
-    """A tool's return value as checked structured content and the same data as text; a
+    """A tool's return value as checked structured content, its content blocks what they would
+    be without (as `tool_result` makes them: a string's text, one block per list item, else
+    the JSON text); a
     `CallToolResult` as it is, its structured content checked unless it is an error.
     `pydantic.ValidationError` when the value does not fit."""
     if isinstance(value, pub.CallToolResult):
@@ -171,11 +173,16 @@ def structured_result(output: Output, value: Any) -> pub.CallToolResult:
             output.check(plain(value.structuredContent))
         return value
     structured = output.structure(value)
-    return pub.CallToolResult(
-        content=[pub.TextContent(type="text", text=text_of(value, structured, output.wrapped))],
-        structuredContent=structured,
-        resultType="complete",
-    )
+    data: Any = structured["result"] if output.wrapped else structured
+    content: list[Any] = []
+    if isinstance(value, list | tuple):
+        for item, dumped in zip(
+            value, data, strict=True
+        ):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            content.append(item if isinstance(item, CONTENT_BLOCKS) else _content_block(dumped))
+    elif value is not None:
+        content.append(_content_block(value if isinstance(value, str) else data))
+    return pub.CallToolResult(content=content, structuredContent=structured, resultType="complete")
 
 
 @dataclass

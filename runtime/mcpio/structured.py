@@ -15,7 +15,6 @@ The rules are the official Python SDK's, so a tool declares the same schema on e
 
 from __future__ import annotations
 
-import json
 import sys
 import types
 from dataclasses import dataclass, is_dataclass
@@ -27,6 +26,7 @@ import typing_extensions
 from pydantic import BaseModel, TypeAdapter
 
 from mcpio.latest import public as pub
+from mcpio.wire.base import WireModel
 
 _PRIMITIVES = (str, int, float, bool, bytes, type(None))
 _NOT_DATA = (
@@ -51,7 +51,7 @@ class Output:
     def structure(self, value: Any) -> dict[str, Any]:
         """The `structuredContent` for a tool's return value; `pydantic.ValidationError` if the
         value does not fit the annotation."""
-        data = {"result": value} if self.wrapped else value
+        data = {"result": _wire_as_data(value)} if self.wrapped else _wire_as_data(value)
         dumped: dict[str, Any] = self.adapter.dump_python(
             self.adapter.validate_python(data), mode="json", by_alias=True
         )
@@ -66,13 +66,6 @@ class Output:
         not fit."""
         value = self.adapter.validate_python(structured)
         return value.result if self.wrapped else value
-
-
-def text_of(value: Any, structured: dict[str, Any], wrapped: bool) -> str:
-    """The text block sent beside structured content: a string as it is, else the JSON."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(structured["result"] if wrapped else structured)
 
 
 def output_of(annotation: Any, name: str) -> Output | None:
@@ -113,6 +106,20 @@ def output_of(annotation: Any, name: str) -> Output | None:
     return Output(adapter, schema, wrapped)
 
 
+def _wire_as_data(value: Any) -> Any:
+    """MCP's own models (content blocks, say) inside a value, as the data they stand for: what a
+    Pydantic dump of them would give has nulls where their members are absent."""
+    if isinstance(value, WireModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(value, list | tuple):
+        return [_wire_as_data(item) for item in value]  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, dict):
+        return {
+            k: _wire_as_data(v) for k, v in value.items()
+        }  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
 def _wrapper(annotation: Any, name: str) -> type[BaseModel]:
     model: type[BaseModel] = pydantic.create_model(  # pyright: ignore[reportCallIssue]
         f"{name}Output", result=(annotation, ...)  # pyright: ignore[reportArgumentType]
@@ -125,7 +132,11 @@ def _returns_content(annotation: Any) -> bool:
     `CallToolResult`: values for the model to read, not data."""
     if isinstance(annotation, type) and get_origin(annotation) is None:
         return issubclass(annotation, _NOT_DATA)
+    if isinstance(annotation, typing_extensions.TypeAliasType):
+        return _returns_content(annotation.__value__)
     origin = get_origin(annotation)
+    if origin is typing_extensions.Annotated:
+        return _returns_content(get_args(annotation)[0])
     if origin in (list, tuple, Union, types.UnionType) or str(origin).endswith("Sequence"):
         return any(_returns_content(arg) for arg in get_args(annotation) if arg is not Ellipsis)
     return False
@@ -165,4 +176,4 @@ def summary(exc: pydantic.ValidationError) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["Output", "output_of", "summary", "text_of"]
+__all__ = ["Output", "output_of", "summary"]
