@@ -42,7 +42,7 @@ from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
 from mcpio.negotiate import LEGACY, MODERN, fit, peek_any
 from mcpio.session import Session
-from mcpio.structured import output_of, summary
+from mcpio.structured import output_of, reader, summary
 from mcpio.transports import Transport
 
 if TYPE_CHECKING:
@@ -530,7 +530,10 @@ class Client:
                 )
         if result_type is None:
             return result
-        output = output_of(result_type, name)
+        try:
+            output = reader(result_type)
+        except TypeError:  # unhashable (an Annotated with a dict in it, say)
+            output = output_of(result_type, name)
         if output is None:
             raise TypeError(f"result_type {result_type!r} is not structured output")
         try:

@@ -15,6 +15,7 @@ The rules are the official Python SDK's, so a tool declares the same schema on e
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 from dataclasses import dataclass, is_dataclass
@@ -120,6 +121,12 @@ def _wire_as_data(value: Any) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=256)
+def reader(annotation: Any) -> Output | None:
+    """`output_of` for a client's `result_type`, kept (a TypeAdapter costs a schema build)."""
+    return output_of(annotation, "tool")
+
+
 def _wrapper(annotation: Any, name: str) -> type[BaseModel]:
     model: type[BaseModel] = pydantic.create_model(  # pyright: ignore[reportCallIssue]
         f"{name}Output", result=(annotation, ...)  # pyright: ignore[reportArgumentType]
@@ -176,4 +183,4 @@ def summary(exc: pydantic.ValidationError) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["Output", "output_of", "summary"]
+__all__ = ["Output", "output_of", "reader", "summary"]
