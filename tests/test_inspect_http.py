@@ -1,0 +1,114 @@
+"""`mcpio inspect --upstream URL`: the HTTP relay in front of the example server, both eras,
+JSON and SSE answers, the legacy GET stream and DELETE: our Client works through it, nothing it
+does is flagged, answers pass unchanged, and a request whose headers disagree with its body is
+flagged (and still relayed, to get the upstream's own refusal)."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from mcpio import Client
+from mcpio.inspect.http_proxy import ProxyApp
+from mcpio.inspect.transcript import Recorder
+from tests.support import ACCEPT, ROOT, headers_for, initialize, modern, serve_app, text_of
+
+sys.path.insert(0, str(ROOT / "examples"))
+from everything_server import server as everything  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def through_proxy() -> AsyncIterator[tuple[str, str, Recorder]]:
+    """(proxy URL, upstream URL, recorder) for the example server behind the relay."""
+    recorder = Recorder(io.StringIO())
+    async with serve_app(everything.http_app()) as upstream:
+        async with serve_app(ProxyApp(f"{upstream.url}/mcp", recorder)) as proxy:
+            yield f"{proxy.url}/mcp", f"{upstream.url}/mcp", recorder
+
+
+async def elicit(params: Any) -> dict[str, Any]:
+    return {"action": "accept", "content": {"username": "a", "email": "a@example.com"}}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_our_client_works_through_the_relay_unflagged(mode: str) -> None:
+    async with through_proxy() as (url, _, recorder):
+        with anyio.fail_after(30):
+            async with Client(url, mode=mode, elicitation=elicit) as client:
+                simple = await client.call_tool("test_simple_text", {})
+                assert text_of(simple) == "This is a simple text response for testing."
+                seen: list[float] = []
+                await client.call_tool(
+                    "test_tool_with_progress", {}, progress=lambda p, t, m: seen.append(p)
+                )
+                assert seen == [0, 50, 100]  # an SSE answer
+                await client.call_tool("test_elicitation", {"message": "who?"})
+                await client.read_resource("test://static-text")
+                await client.list_prompts()
+        kinds = {(e.http or {}).get("content_type") for e in recorder.entries}
+        assert {"application/json", "text/event-stream"} <= kinds
+        if mode == "legacy":
+            assert any(e.session for e in recorder.entries)
+        assert recorder.findings() == []
+
+
+async def test_answers_pass_unchanged_and_mismatched_headers_are_flagged() -> None:
+    frame = modern(7, "tools/call", name="test_simple_text", arguments={})
+    async with through_proxy() as (url, upstream, recorder):
+        async with httpx.AsyncClient(timeout=10) as http:
+            body = json.dumps(frame)
+            direct = await http.post(upstream, content=body, headers=headers_for(frame))
+            relayed = await http.post(url, content=body, headers=headers_for(frame))
+            assert (relayed.status_code, relayed.content) == (direct.status_code, direct.content)
+            assert recorder.findings() == []
+            wrong = {**headers_for(frame), "mcp-name": "another_tool"}
+            refused = await http.post(url, content=body, headers=wrong)
+            assert refused.status_code == 400
+            assert refused.json()["error"]["code"] == -32020  # the upstream's own answer
+    (finding,) = recorder.findings()
+    assert (finding.rule, finding.path, finding.severity) == (
+        "http.header-mismatch",
+        "header mcp-name",
+        "error",
+    )
+
+
+async def test_legacy_get_stream_and_delete_are_relayed() -> None:
+    recorder = Recorder(io.StringIO())
+    async with serve_app(everything.http_app()) as upstream:
+        proxy_app = ProxyApp(f"{upstream.url}/mcp", recorder)
+        async with serve_app(proxy_app) as proxy, httpx.AsyncClient(timeout=10) as http:
+            url = f"{proxy.url}/mcp"
+            plain = {"content-type": "application/json", "accept": ACCEPT}
+            opened = await http.post(url, content=json.dumps(initialize()), headers=plain)
+            session = opened.headers["mcp-session-id"]
+            legacy = {**plain, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+            ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert (
+                await http.post(url, content=json.dumps(ready), headers=legacy)
+            ).status_code == 202
+            assert set(proxy_app.sessions) == {session}
+            with anyio.fail_after(10):
+                async with http.stream(
+                    "GET", url, headers={**legacy, "accept": "text/event-stream"}
+                ) as get:
+                    assert get.status_code == 200
+                    assert get.headers["content-type"].startswith("text/event-stream")
+            deleted = await http.delete(url, headers=legacy)
+            assert deleted.status_code in (200, 204)
+            assert proxy_app.sessions == {}
+            gone = await http.post(url, content=json.dumps(ready), headers=legacy)
+            assert gone.status_code == 404  # the upstream's answer, relayed
+    assert [e.session for e in recorder.entries][:3] == [None, session, session]
+    assert {e.session for e in recorder.entries[1:]} == {session}
+    assert recorder.findings() == []
