@@ -1,0 +1,73 @@
+"""Added latency per frame through `mcpio inspect`: `tools/call` round trips (two frames each)
+of our Client against examples/everything_server.py, direct and through the inspector, over
+stdio and over Streamable HTTP (2026-07-28), each the median of MCPGEN_BENCH_CALLS calls.
+
+    .venv/bin/python bench/inspect.py
+"""
+
+from __future__ import annotations
+
+import sys
+
+# This file is named inspect.py: its folder must not shadow the standard library's `inspect`.
+sys.path[:] = [p for p in sys.path if not p.endswith("bench")]
+
+import io  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import anyio  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "examples"))
+
+from everything_server import server as everything  # noqa: E402
+
+from mcpio import Client  # noqa: E402
+from mcpio.inspect.http_proxy import ProxyApp  # noqa: E402
+from mcpio.inspect.transcript import Recorder  # noqa: E402
+from tests.support import serve_app  # noqa: E402
+
+CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "300"))
+SERVER = [sys.executable, str(ROOT / "examples" / "everything_server.py"), "stdio"]
+INSPECT = [sys.executable, "-m", "mcpio", "inspect", "--log", os.devnull, "--"]
+
+
+async def round_trips(target: str | list[str]) -> list[float]:
+    async with Client(target, mode="2026-07-28") as client:
+        for _ in range(20):  # warm up
+            await client.call_tool("test_simple_text", {})
+        times: list[float] = []
+        for _ in range(CALLS):
+            start = time.perf_counter()
+            await client.call_tool("test_simple_text", {})
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def line(name: str, direct: list[float], proxied: list[float]) -> str:
+    d, p = statistics.median(direct) * 1e6, statistics.median(proxied) * 1e6
+    return (
+        f"{name:<6} direct {d:8.1f} us   through inspect {p:8.1f} us   "
+        f"added {p - d:7.1f} us per call, {(p - d) / 2:7.1f} us per frame"
+    )
+
+
+async def main() -> None:
+    print(f"tools/call round trips, median of {CALLS} (2 frames per call)")
+    direct = await round_trips(SERVER)
+    proxied = await round_trips([*INSPECT, *SERVER])
+    print(line("stdio", direct, proxied))
+    async with serve_app(everything.http_app()) as upstream:
+        url = f"{upstream.url}/mcp"
+        direct = await round_trips(url)
+        async with serve_app(ProxyApp(url, Recorder(io.StringIO()))) as proxy:
+            proxied = await round_trips(f"{proxy.url}/mcp")
+    print(line("http", direct, proxied))
+
+
+if __name__ == "__main__":
+    anyio.run(main)
