@@ -112,3 +112,24 @@ async def test_legacy_get_stream_and_delete_are_relayed() -> None:
     assert [e.session for e in recorder.entries][:3] == [None, session, session]
     assert {e.session for e in recorder.entries[1:]} == {session}
     assert recorder.findings() == []
+
+
+async def test_modern_exchanges_are_checked_apart() -> None:
+    """Two clients may use the same id at once on 2026-07-28: not an id reused. What the last
+    server/discover declared is what later exchanges are held to."""
+    frame = modern(1, "tools/call", name="test_simple_text", arguments={})
+    recorder = Recorder(io.StringIO())
+    async with serve_app(everything.http_app()) as upstream:
+        proxy_app = ProxyApp(f"{upstream.url}/mcp", recorder)
+        async with serve_app(proxy_app) as proxy, httpx.AsyncClient(timeout=10) as http:
+            url = f"{proxy.url}/mcp"
+            body, headers = json.dumps(frame), headers_for(frame)
+            async with anyio.create_task_group() as group:
+                for _ in range(3):
+                    group.start_soon(lambda: http.post(url, content=body, headers=headers))
+            assert proxy_app.discovered is None
+            discover = modern(2, "server/discover")
+            await http.post(url, content=json.dumps(discover), headers=headers_for(discover))
+            assert proxy_app.discovered is not None and "tools" in proxy_app.discovered
+            assert recorder.findings() == []
+    assert len(recorder.entries) == 8

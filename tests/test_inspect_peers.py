@@ -6,6 +6,7 @@ are strict mode's warnings for members a revision does not define, asserted one 
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import sys
@@ -123,3 +124,34 @@ async def test_our_client_and_npm_server_everything(npm_peers: Path, tmp_path: P
     assert extra and all(p.endswith("outputSchema.additionalProperties") for _, _, p in extra)
     assert {f[0] for f in extra} == {"warning"}
     assert findings(transcript) == extra
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_our_client_and_the_sdk_server_over_http(mode: str) -> None:
+    from mcpio.inspect.http_proxy import ProxyApp
+    from mcpio.inspect.transcript import Recorder
+    from tests.support import serve_app
+    from tests.test_http_client import Peer
+
+    peer = Peer("http_sdk_server.py")
+    recorder = Recorder(io.StringIO())
+    try:
+        async with serve_app(ProxyApp(peer.url("/mcp"), recorder)) as proxy:
+            with anyio.fail_after(DEADLINE):
+                async with Client(f"{proxy.url}/mcp", mode=mode, elicitation=elicit) as c:
+                    assert c.revision == (MODERN if mode == "auto" else LEGACY)
+                    assert text_of(await c.call_tool("echo", {"text": "hi"})) == "echo: hi"
+                    assert text_of(await c.call_tool("greet", {})) == "Hello, Alice!"
+                    seen: list[float] = []
+                    await c.call_tool(
+                        "count", {"steps": 3}, progress=lambda p, t, m: seen.append(p)
+                    )
+                    assert seen == [1, 2, 3]
+                    await c.list_resources()
+    finally:
+        peer.stop()
+    found = [(f.severity, f.rule, f.path) for f in recorder.findings()]
+    # the same true warning as over stdio (see test_our_client_and_the_sdk_server)
+    title = ("warning", "frame.unknown-member", "$.params.requestedSchema.title")
+    assert found == ([title] if mode == "legacy" else [])
+    assert len(recorder.entries) > 8

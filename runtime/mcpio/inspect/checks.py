@@ -185,22 +185,18 @@ class Checker:
     def _decode(
         self, direction: Direction, codec: Codec, raw: bytes, method: str | None = None
     ) -> Iterator[Finding]:
-        """The codec's verdict: errors for what it refuses, warnings for unknown members."""
-        try:
-            if method is None:
-                codec.decode(raw)
-            else:
-                codec.decode_response(raw, method)
-        except ProtocolError as exc:
-            yield from self._refusal(direction, exc, codec.revision)
-            return
+        """The codec's verdict: errors for what it refuses, warnings for unknown members (one
+        strict pass: members are checked only once the frame is otherwise valid)."""
         try:
             if method is None:
                 codec.decode(raw, strict=True)
             else:
                 codec.decode_response(raw, method, strict=True)
         except ProtocolError as exc:
-            unknown = exc.data.get("unknown", []) if type(exc.data) is dict else []
+            unknown = exc.data.get("unknown") if type(exc.data) is dict else None
+            if unknown is None:
+                yield from self._refusal(direction, exc, codec.revision)
+                return
             for path in unknown:
                 yield self._finding(
                     "frame.unknown-member",

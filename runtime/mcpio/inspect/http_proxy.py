@@ -3,7 +3,8 @@ DELETE; both eras) to the upstream MCP endpoint and streams its answer back unch
 headers and body bytes as they arrive (JSON or SSE). The client's POSTed frames are checked with
 the request's headers; the answers' frames are read from the JSON body or, through the runtime's
 `SseParser`, from the event stream. Each legacy session (`Mcp-Session-Id`) has its own checker;
-modern requests share one."""
+each modern POST is an exchange of its own (2026-07-28 is stateless: two clients may use the same
+ids at once), checked with the server capabilities the last `server/discover` answered."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ class ProxyApp:
         self.upstream = upstream
         self.recorder = recorder
         self.client = client or httpx.AsyncClient(timeout=None)
-        self.modern = Checker()
+        self.discovered: dict[str, Any] | None = None  # the last server/discover's capabilities
         self.sessions: dict[str, Checker] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -79,13 +80,16 @@ class ProxyApp:
             self.sessions[new_session] = checker
         if method == "DELETE" and session is not None and response.status_code < 300:
             self.sessions.pop(session, None)
+        if session is None and new_session is None:
+            self.discovered = checker.state.server_capabilities
 
     def _checker(self, session: str | None, body: bytes) -> Checker:
         if session is not None:
             return self.sessions.setdefault(session, Checker())
-        if b'"initialize"' in body:
-            return Checker()  # a new legacy session: registered under the id it is given
-        return self.modern
+        checker = Checker()  # a new legacy session (registered under the id it is given), or
+        if b'"initialize"' not in body:  # a modern exchange
+            checker.state.server_capabilities = self.discovered
+        return checker
 
     async def _relay(
         self,
