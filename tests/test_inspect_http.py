@@ -10,6 +10,7 @@ import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,7 +19,8 @@ import pytest
 
 from mcpio import Client
 from mcpio.inspect.http_proxy import ProxyApp
-from mcpio.inspect.transcript import Recorder
+from mcpio.inspect.replay import replay_transcript
+from mcpio.inspect.transcript import Recorder, read_transcript
 from tests.support import ACCEPT, ROOT, headers_for, initialize, modern, serve_app, text_of
 
 sys.path.insert(0, str(ROOT / "examples"))
@@ -133,3 +135,26 @@ async def test_modern_exchanges_are_checked_apart() -> None:
             assert proxy_app.discovered is not None and "tools" in proxy_app.discovered
             assert recorder.findings() == []
     assert len(recorder.entries) == 8
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_recorded_http_session_replays_without_differences(
+    mode: str, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "t.jsonl"
+    with transcript.open("w") as jsonl:
+        recorder = Recorder(io.StringIO(), jsonl)
+        async with serve_app(everything.http_app()) as upstream:
+            async with serve_app(ProxyApp(f"{upstream.url}/mcp", recorder)) as proxy:
+                async with Client(f"{proxy.url}/mcp", mode=mode, elicitation=elicit) as client:
+                    await client.call_tool("test_simple_text", {})
+                    await client.call_tool("test_tool_with_progress", {}, progress=lambda *_: None)
+                    await client.call_tool("test_elicitation", {"message": "who?"})
+                    await client.read_resource("test://static-text")
+    entries = read_transcript(transcript)
+    async with serve_app(everything.http_app()) as again:
+        out = io.StringIO()
+        with anyio.fail_after(30):
+            found = await replay_transcript(entries, f"{again.url}/mcp", 10, out)
+    assert found == [], out.getvalue()
+    assert out.getvalue() == "mcpio replay: 0 differences\n"

@@ -57,8 +57,10 @@ class ProxyApp:
         session = lowered.get(SESSION)
         checker = self._checker(session, body)
         method = scope["method"]
-        exchange = {"method": method}
+        exchange: dict[str, Any] = {"method": method}
         if method == "POST" and body:
+            mcp = {k: v for k, v in lowered.items() if k.startswith("mcp-")}
+            exchange["headers"] = mcp  # replay sends them again
             findings = checker.check(CLIENT, body, lowered)
             self.recorder.record(CLIENT, body, findings, session=session, http=exchange)
         url = self.upstream + (
