@@ -6,6 +6,8 @@ summary say what happened, and bad command lines are one line and exit status 2.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -65,8 +67,15 @@ def run_through_proxy(name: str, tmp_path: Path, *options: str) -> tuple[list[An
     return [json.loads(line) for line in transcript.read_text().splitlines()], err.decode()
 
 
-@pytest.mark.parametrize("name", ["clean-legacy", "frame.schema", "capability.client"])
+FAST = {"clean-legacy", "frame.schema", "capability.client"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [n if n in FAST else pytest.param(n, marks=pytest.mark.slow) for n in sorted(SCENARIOS)],
+)
 def test_the_proxy_flags_what_the_checker_flags(name: str, tmp_path: Path) -> None:
+    """Every scenario played through the real proxy process (three in the fast subset)."""
     entries, err = run_through_proxy(name, tmp_path)
     assert len(entries) == len(SCENARIOS[name])
     found = [(f["rule"], f["path"], f["severity"]) for e in entries for f in e["findings"]]
@@ -212,3 +221,62 @@ def test_replay_of_a_file_that_is_no_transcript_is_one_line(tmp_path: Path) -> N
     )  # fmt: skip
     assert replay.returncode == 2
     assert replay.stderr.startswith(f"mcpio replay: {bad}:1: not a transcript entry")
+
+
+NODE_DOM = """
+const rows = JSON.parse(process.argv[1]);
+const controls = {};
+function control(id) {
+  return controls[id] = controls[id] || {value: '', handlers: [], textContent: '',
+    addEventListener(kind, f) { this.handlers.push(f); }};
+}
+globalThis.document = {
+  getElementById: control,
+  querySelectorAll: (selector) => selector === 'tr.frame' ? rows : [],
+};
+for (const row of rows) row.style = {display: ''};
+const script = require('fs').readFileSync(0, 'utf8');
+eval(script);
+const shown = () => rows.filter(r => r.style.display === '').map(r => r.id);
+const out = {all: shown()};
+for (const [id, value] of [['severity', 'error'], ['severity', 'any'], ['severity', ''],
+                           ['method', 'prompts/list']]) {
+  controls[id].value = value;
+  controls[id].handlers.forEach(f => f());
+  out[id + '=' + value] = shown();
+}
+out.count = controls['shown'].textContent;
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.slow
+def test_the_report_s_filters_run(tmp_path: Path) -> None:
+    """The page's own script, run by node against the page's rows (a minimal DOM: Chromium
+    is not in the package lists this project may install from, so no real browser)."""
+    node = shutil.which("node")
+    assert node is not None, "node must be on PATH"
+    report = tmp_path / "r.html"
+    run_through_proxy("capability.server", tmp_path, "--report", str(report))
+    page = report.read_text()
+    rows = [
+        {"id": m[2], "dataset": {"method": m[0], "severity": m[1]}}
+        for m in re.findall(r'<tr class="frame[^"]*" data-method="([^"]*)" '
+                            r'data-severity="([^"]*)" id="([^"]*)"', page)
+    ]  # fmt: skip
+    script = re.search(r"<script>(.*)</script>", page, re.S)
+    assert script is not None and rows
+    ran = subprocess.run(
+        [node, "-e", NODE_DOM, json.dumps(rows)],
+        input=script[1], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert ran.returncode == 0 and ran.stderr == "", ran.stderr
+    shown = json.loads(ran.stdout)
+    every = [r["id"] for r in rows]
+    errors = [r["id"] for r in rows if "error" in r["dataset"]["severity"].split()]
+    assert shown["all"] == every
+    assert shown["severity=error"] == errors == ["f3"]
+    assert shown["severity=any"] == errors
+    assert shown["severity="] == every
+    assert shown["method=prompts/list"] == ["f3"]
+    assert shown["count"] == 1

@@ -158,3 +158,20 @@ async def test_a_recorded_http_session_replays_without_differences(
             found = await replay_transcript(entries, f"{again.url}/mcp", 10, out)
     assert found == [], out.getvalue()
     assert out.getvalue() == "mcpio replay: 0 differences\n"
+
+
+async def test_a_legacy_request_without_the_negotiated_version_header_is_flagged() -> None:
+    async with through_proxy() as (url, _, recorder):
+        async with httpx.AsyncClient(timeout=10) as http:
+            plain = {"content-type": "application/json", "accept": ACCEPT}
+            opened = await http.post(url, content=json.dumps(initialize()), headers=plain)
+            session = {**plain, "mcp-session-id": opened.headers["mcp-session-id"]}
+            ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            await http.post(url, content=json.dumps(ready), headers=session)
+            listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+            await http.post(url, content=json.dumps(listing), headers=session)
+    found = [(f.rule, f.path, f.severity, f.frame) for f in recorder.findings()]
+    listed = next(e.index for e in recorder.entries if e.summary().get("method") == "tools/list")
+    assert found == [
+        ("http.protocol-version-header", "header mcp-protocol-version", "warning", listed)
+    ]

@@ -87,6 +87,12 @@ class Entry:
         )
 
 
+def excerpt(raw: bytes, size: int, limit: int = 200) -> str:
+    """The beginning of a frame, on one line, for the findings log."""
+    text = raw[:limit].decode("utf-8", "replace").replace("\n", " ").replace("\r", " ")
+    return text + (f"... ({size} bytes)" if size > limit else "")
+
+
 def read_transcript(path: Path) -> list[Entry]:
     """The entries of a `--jsonl` transcript; ValueError naming the line that is not one."""
     entries: list[Entry] = []
@@ -131,6 +137,7 @@ class Recorder:
         for finding in numbered:
             self.log.write(finding.line() + "\n")
         if numbered:
+            self.log.write(f"    frame #{index}: {excerpt(raw, size)}\n")
             self.log.flush()
         if self.jsonl is not None:
             self.jsonl.write(json.dumps(entry.to_json()) + "\n")
