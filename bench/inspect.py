@@ -13,6 +13,7 @@ import sys
 sys.path[:] = [p for p in sys.path if not p.endswith("bench")]
 
 import io  # noqa: E402
+import json  # noqa: E402
 import os  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
@@ -56,7 +57,37 @@ def line(name: str, direct: list[float], proxied: list[float]) -> str:
     )
 
 
+def checker_cost() -> str:
+    """The checker's own CPU time per frame (in process: no pipes, no scheduling)."""
+    from mcpio.inspect.checks import Checker
+
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    request = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "test_simple_text", "arguments": {}, "_meta": meta}}
+    ).encode()  # fmt: skip
+    text = {"type": "text", "text": "This is a simple text response for testing."}
+    answer = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "content": [text]}}
+    ).encode()
+    checker = Checker()
+    rounds = CALLS * 10
+    for _ in range(50):  # build the codec's readers first
+        checker.check("client->server", request)
+        checker.check("server->client", answer)
+    start = time.perf_counter()
+    for _ in range(rounds):
+        checker.check("client->server", request)
+        checker.check("server->client", answer)
+    per_frame = (time.perf_counter() - start) / rounds / 2 * 1e6
+    return f"checker alone: {per_frame:.1f} us CPU per frame (tools/call request and answer)"
+
+
 async def main() -> None:
+    print(checker_cost())
     print(f"tools/call round trips, median of {CALLS} (2 frames per call)")
     direct = await round_trips(SERVER)
     proxied = await round_trips([*INSPECT, *SERVER])

@@ -119,6 +119,31 @@ SCENARIOS: dict[str, list[Step]] = {
         ("s", note("notifications/progress", {"progressToken": "nope", "progress": 1})),
     ],
     "result.type": [("c", modern(1, "tools/list")), ("s", res(1, {"tools": []}))],
+    "input.request-state": [
+        ("c", modern(1, "tools/call", {"name": "ask"})),
+        ("s", res(1, {"resultType": "input_required", "requestState": "issued"})),
+        ("c", modern(2, "tools/call", {"name": "ask", "requestState": "forged"})),
+    ],
+    "clean-retry": [
+        ("c", modern(1, "tools/call", {"name": "ask"})),
+        ("s", res(1, {"resultType": "input_required", "requestState": "issued"})),
+        ("c", modern(2, "tools/call", {"name": "ask", "requestState": "issued"})),
+        ("s", res(2, {"resultType": "complete", "content": []})),
+    ],
+    "revision.unknown": [
+        HANDSHAKE[0],
+        (
+            "s",
+            res(
+                0,
+                {
+                    "protocolVersion": "2099-01-01",
+                    "capabilities": {},
+                    "serverInfo": {"name": "s", "version": "1"},
+                },
+            ),
+        ),
+    ],
     "result.input-required": [
         ("c", modern(1, "tools/list")),
         ("s", res(1, {"resultType": "input_required", "requestState": "x"})),
@@ -147,6 +172,9 @@ EXPECTED: dict[str, tuple[str, str, str] | None] = {
     ),
     "progress.unknown-token": ("progress.unknown-token", "$.params.progressToken", "error"),
     "result.type": ("result.type", "$.result", "error"),
+    "input.request-state": ("input.request-state", "$.params.requestState", "error"),
+    "clean-retry": None,
+    "revision.unknown": ("revision.unknown", "$.result.protocolVersion", "warning"),
     "result.input-required": ("result.input-required", "$.result.resultType", "error"),
 }
 # What else a scenario's one broken rule makes the codec say.

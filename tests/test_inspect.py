@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from mcpio.inspect.checks import Checker
+from mcpio.inspect.rules import RULES
 from mcpio.inspect.transcript import read_transcript
 from tests.inspect_scenarios import ALSO, EXPECTED, SCENARIOS, wire
 from tests.support import ROOT
@@ -46,6 +47,14 @@ def assert_expected(name: str, found: list[tuple[str, str, str]]) -> None:
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_each_rule_is_flagged_with_its_path_and_severity(name: str) -> None:
     assert_expected(name, findings_of(name))
+
+
+def test_every_rule_has_a_test() -> None:
+    scripted = {expected[0] for expected in EXPECTED.values() if expected is not None}
+    # the others: test_bytes_pass_through_unchanged_both_ways (frame.too-large), and
+    # tests/test_inspect_http.py (the two HTTP header rules)
+    elsewhere = {"frame.too-large", "http.header-mismatch", "http.protocol-version-header"}
+    assert set(RULES) == scripted | elsewhere and not scripted & elsewhere
 
 
 def run_through_proxy(name: str, tmp_path: Path, *options: str) -> tuple[list[Any], str]:

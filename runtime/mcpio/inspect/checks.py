@@ -116,8 +116,11 @@ def capability_defined(revision: str, model: str, name: str) -> bool:
 class Checker:
     """Checks one session's frames in the order they crossed the proxy."""
 
-    def __init__(self) -> None:
+    def __init__(self, issued_states: set[str] | None = None) -> None:
         self.state = SessionState()
+        # The requestState values servers issued (shared by the checkers of one HTTP relay,
+        # whose modern exchanges are checked apart).
+        self.issued_states = issued_states if issued_states is not None else set()
 
     # ------------------------------------------------------------------ entry point
 
@@ -265,6 +268,14 @@ class Checker:
         caps = _obj(meta.get("io.modelcontextprotocol/clientCapabilities")) if modern else None
         state.pending[key] = Pending(method, revision, caps)
         state.answered.discard(key)
+        request_state = params.get("requestState")
+        if modern and type(request_state) is str and request_state not in self.issued_states:
+            yield self._finding(
+                "input.request-state",
+                direction,
+                "$.params.requestState",
+                "never issued by the server in an input_required result",
+            )
         if "progressToken" in meta:
             state.tokens.add((direction, _key(meta["progressToken"])))
         if method == "initialize" and direction == CLIENT:
@@ -418,6 +429,14 @@ class Checker:
         revision = pending.revision
         if pending.method == "initialize" and type(result) is dict:
             revision = self._negotiated(direction, result, revision)
+            if revision != result.get("protocolVersion"):
+                yield self._finding(
+                    "revision.unknown",
+                    direction,
+                    "$.result.protocolVersion",
+                    f"{result.get('protocolVersion')!r} is no pinned legacy revision: "
+                    f"checked as {revision}",
+                )
         if revision is None:
             return  # asked under a revision no codec has: the error the server gave is its own
         yield from self._decode(direction, codec_of(revision), raw, pending.method)
@@ -457,6 +476,8 @@ class Checker:
                 f"{pending.method} may not answer input_required",
             )
         if kind == "input_required":
+            if type(result.get("requestState")) is str:
+                self.issued_states.add(result["requestState"])
             yield from self._input_requests(direction, pending, result)
 
     def _input_requests(

@@ -44,6 +44,7 @@ class ProxyApp:
         self.client = client or httpx.AsyncClient(timeout=None)
         self.discovered: dict[str, Any] | None = None  # the last server/discover's capabilities
         self.sessions: dict[str, Checker] = {}
+        self.issued_states: set[str] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -87,8 +88,10 @@ class ProxyApp:
 
     def _checker(self, session: str | None, body: bytes) -> Checker:
         if session is not None:
-            return self.sessions.setdefault(session, Checker())
-        checker = Checker()  # a new legacy session (registered under the id it is given), or
+            return self.sessions.setdefault(session, Checker(self.issued_states))
+        checker = Checker(
+            self.issued_states
+        )  # a new legacy session (registered under the id it is given), or
         if b'"initialize"' not in body:  # a modern exchange
             checker.state.server_capabilities = self.discovered
         return checker

@@ -67,6 +67,12 @@ RULES: dict[str, Rule] = {
             "input_required answered to a method that may not ask for input",
         ),
         Rule(
+            "input.request-state",
+            "error",
+            "basic/multi-round-trip",
+            "a retry's requestState that the server never issued (it must be echoed exactly)",
+        ),
+        Rule(
             "http.header-mismatch",
             "error",
             f"{_HTTP}#headers",
