@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,7 +22,17 @@ from mcpio import Client
 from mcpio.inspect.http_proxy import ProxyApp
 from mcpio.inspect.replay import replay_transcript
 from mcpio.inspect.transcript import Recorder, read_transcript
-from tests.support import ACCEPT, ROOT, headers_for, initialize, modern, serve_app, text_of
+from tests.support import (
+    ACCEPT,
+    ROOT,
+    free_port,
+    headers_for,
+    initialize,
+    modern,
+    serve_app,
+    text_of,
+    until,
+)
 
 sys.path.insert(0, str(ROOT / "examples"))
 from everything_server import server as everything  # noqa: E402
@@ -175,3 +186,41 @@ async def test_a_legacy_request_without_the_negotiated_version_header_is_flagged
     assert found == [
         ("http.protocol-version-header", "header mcp-protocol-version", "warning", listed)
     ]
+
+
+async def test_the_command_relays_http_and_reports_when_stopped(tmp_path: Path) -> None:
+    """`mcpio inspect --upstream URL --listen HOST:PORT` as a process: it relays until SIGINT,
+    then prints the summary and writes the transcript and the report."""
+    port = free_port()
+    report, transcript = tmp_path / "r.html", tmp_path / "t.jsonl"
+    async with serve_app(everything.http_app()) as upstream:
+        command = [
+            sys.executable, "-m", "mcpio", "inspect", "--upstream", f"{upstream.url}/mcp",
+            "--listen", f"127.0.0.1:{port}", "--jsonl", str(transcript), "--report", str(report),
+        ]  # fmt: skip
+        process = await anyio.open_process(command)
+        try:
+            url = f"http://127.0.0.1:{port}/mcp"
+
+            async def listening() -> bool:
+                try:
+                    async with httpx.AsyncClient() as http:
+                        await http.get(url)
+                    return True
+                except httpx.HTTPError:
+                    return False
+
+            await until(listening, 20)
+            async with Client(url, mode="2026-07-28") as client:
+                await client.call_tool("test_simple_text", {})
+        finally:
+            process.send_signal(signal.SIGINT)
+            with anyio.fail_after(20):
+                await process.wait()
+        assert process.stderr is not None
+        err = (await process.stderr.receive()).decode()
+    assert process.returncode == 0
+    assert "mcpio inspect: " in err and "0 errors, 0 warnings" in err
+    entries = read_transcript(transcript)
+    assert [e.direction for e in entries][-2:] == ["client->server", "server->client"]
+    assert report.read_text().count('<tr class="frame') == len(entries)
