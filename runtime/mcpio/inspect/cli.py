@@ -106,11 +106,15 @@ def inspect(args: argparse.Namespace) -> int:
     return status
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _inspect_stdio(command: list[str], recorder: Recorder) -> int:
     from mcpio.inspect.relay import Observer, relay_stdio
 
     # A host ends the server by closing stdin, or by SIGTERM: end the relay (and the server).
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         return anyio.run(relay_stdio, command, Observer(recorder))
     except KeyboardInterrupt:

@@ -8,6 +8,7 @@ ids at once), checked with the server capabilities the last `server/discover` an
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -89,10 +90,8 @@ class ProxyApp:
     def _checker(self, session: str | None, body: bytes) -> Checker:
         if session is not None:
             return self.sessions.setdefault(session, Checker(self.issued_states))
-        checker = Checker(
-            self.issued_states
-        )  # a new legacy session (registered under the id it is given), or
-        if b'"initialize"' not in body:  # a modern exchange
+        checker = Checker(self.issued_states)
+        if not _initialize(body):  # a modern exchange (else: a new legacy session)
             checker.state.server_capabilities = self.discovered
         return checker
 
@@ -134,6 +133,15 @@ class ProxyApp:
             frame = b"".join(held)
             findings = checker.check(SERVER, frame)
             self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
+
+
+def _initialize(body: bytes) -> bool:
+    """Whether a POST body is a legacy `initialize` request."""
+    try:
+        frame = json.loads(body)
+    except ValueError:
+        return False
+    return type(frame) is dict and frame.get("method") == "initialize"
 
 
 async def _body(receive: Receive) -> bytes:
