@@ -1,6 +1,7 @@
 """Added latency per frame through `mcpio inspect`: `tools/call` round trips (two frames each)
 of our Client against examples/everything_server.py, direct and through the inspector, over
-stdio and over Streamable HTTP (2026-07-28), each the median of MCPGEN_BENCH_CALLS calls.
+stdio and over Streamable HTTP (2026-07-28; server and inspector each a process of its own),
+each the median of MCPGEN_BENCH_CALLS calls, and the checker's own CPU time per frame.
 
     .venv/bin/python bench/inspect.py
 """
@@ -12,25 +13,22 @@ import sys
 # This file is named inspect.py: its folder must not shadow the standard library's `inspect`.
 sys.path[:] = [p for p in sys.path if not p.endswith("bench")]
 
-import io  # noqa: E402
+import contextlib  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
+from collections.abc import AsyncIterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import anyio  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "examples"))
-
-from everything_server import server as everything  # noqa: E402
-
 from mcpio import Client  # noqa: E402
-from mcpio.inspect.http_proxy import ProxyApp  # noqa: E402
-from mcpio.inspect.transcript import Recorder  # noqa: E402
-from tests.support import serve_app  # noqa: E402
+from tests.support import free_port, until  # noqa: E402
 
 CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "300"))
 SERVER = [sys.executable, str(ROOT / "examples" / "everything_server.py"), "stdio"]
@@ -86,17 +84,44 @@ def checker_cost() -> str:
     return f"checker alone: {per_frame:.1f} us CPU per frame (tools/call request and answer)"
 
 
+@contextlib.asynccontextmanager
+async def process(command: list[str], port: int) -> AsyncIterator[str]:
+    """A server process listening on 127.0.0.1:`port`, its URL while the block runs."""
+    proc = await anyio.open_process(command, stdout=None, stderr=None)
+    try:
+        await until(lambda: _listening(port), 30)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        with anyio.move_on_after(10):
+            await proc.wait()
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
 async def main() -> None:
     print(checker_cost())
     print(f"tools/call round trips, median of {CALLS} (2 frames per call)")
     direct = await round_trips(SERVER)
     proxied = await round_trips([*INSPECT, *SERVER])
     print(line("stdio", direct, proxied))
-    async with serve_app(everything.http_app()) as upstream:
-        url = f"{upstream.url}/mcp"
-        direct = await round_trips(url)
-        async with serve_app(ProxyApp(url, Recorder(io.StringIO()))) as proxy:
-            proxied = await round_trips(f"{proxy.url}/mcp")
+    # Over HTTP, the server and the inspector are processes of their own, as in use.
+    upstream_port, proxy_port = free_port(), free_port()
+    http_server = [*SERVER[:2], "http", "--port", str(upstream_port)]
+    async with process(http_server, upstream_port) as upstream:
+        direct = await round_trips(upstream)
+        inspect = [*INSPECT[:-1], "--upstream", upstream, "--listen", f"127.0.0.1:{proxy_port}"]
+        async with process(inspect, proxy_port) as proxy:
+            proxied = await round_trips(proxy)
     print(line("http", direct, proxied))
 
 
