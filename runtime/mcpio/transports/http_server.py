@@ -3,9 +3,10 @@ and routes each request by its envelope (`peek`); the codec of the revision that
 reads its params, once.
 
 Modern (2026-07-28): every POST is a whole, stateless exchange. Its headers must agree with its
-body (`Mcp-Param-*` too, for a tool that declares them: SEP-2243); the answer is JSON, or an SSE stream when notifications (progress, log) precede the
-result; the client closing that stream cancels the handler; `subscriptions/listen` is a stream
-that stays open. No sessions, no GET. Error codes map to statuses (400; 404 for -32601).
+body (`Mcp-Param-*` too, for a tool that declares them: SEP-2243); the answer is JSON, or an SSE
+stream when notifications (progress, log) precede the result; the client closing that stream
+cancels the handler; `subscriptions/listen` is a stream that stays open. No sessions, no GET.
+Error codes map to statuses (400; 404 for -32601).
 
 Legacy (2025-03-26 .. 2025-11-25): sessions, in `mcpio.transports.http_sessions`.
 
