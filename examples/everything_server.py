@@ -373,6 +373,57 @@ async def test_trigger_prompt_change() -> str:
     return "prompt list changed"
 
 
+# ---------------------------------------------------------------------- schema fixtures
+
+# Served verbatim in every revision: $defs with an $anchor, allOf/anyOf, if/then/else.
+JSON_SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+
+@server.tool(description="Tool with JSON Schema 2020-12 features", input_schema=JSON_SCHEMA_2020_12)
+def json_schema_2020_12_tool(**arguments: Any) -> str:
+    return "received " + json.dumps(arguments, sort_keys=True)
+
+
+# Arguments a 2026-07-28 HTTP client mirrors into Mcp-Param-* headers (the server checks them).
+HEADER_PARAMS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "priority": {"type": "integer", "x-mcp-header": "Priority"},
+        "dry_run": {"type": "boolean", "x-mcp-header": "DryRun"},
+    },
+    "required": ["region"],
+}
+
+
+@server.tool(input_schema=HEADER_PARAMS)
+def test_header_params(region: str, priority: int | None = None, dry_run: bool = False) -> str:
+    """Echoes the arguments its Mcp-Param-Region, -Priority and -DryRun headers mirror."""
+    return f"region={region} priority={priority} dry_run={dry_run}"
+
+
 # ---------------------------------------------------------------------- resources
 
 

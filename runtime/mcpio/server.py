@@ -32,10 +32,12 @@ from mcpio.handlers import (
     tool_result,
 )
 from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED, Hub
+from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
 from mcpio.sealing import Sealer
 from mcpio.structured import summary
 from mcpio.transports import Transport
+from mcpio.transports.http_rules import ParamHeaders, param_headers
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 
 if TYPE_CHECKING:
@@ -78,6 +80,7 @@ class Server:
         self.cache_scope = cache_scope
         self.request_timeout = request_timeout  # for the server's own requests (legacy inputs)
         self.tools: dict[str, ToolEntry] = {}
+        self._param_headers: dict[str, tuple[ToolEntry, ParamHeaders]] = {}
         self.resources: dict[str, ResourceEntry] = {}
         self.templates: dict[str, ResourceEntry] = {}
         self.prompts: dict[str, PromptEntry] = {}
@@ -145,6 +148,18 @@ class Server:
 
     def remove_tool(self, name: str) -> None:
         self.tools.pop(name, None)
+
+    def param_headers(self, tool: str) -> ParamHeaders:
+        """The `Mcp-Param-*` headers a 2026-07-28 HTTP call of `tool` must carry (SEP-2243),
+        read from its input schema's `x-mcp-header` annotations (once per registration)."""
+        entry = self.tools.get(tool)
+        if entry is None:
+            return ()
+        known = self._param_headers.get(tool)
+        if known is None or known[0] is not entry:
+            known = (entry, param_headers(plain(entry.definition.inputSchema)))
+            self._param_headers[tool] = known
+        return known[1]
 
     def resource(
         self,
