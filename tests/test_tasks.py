@@ -17,6 +17,7 @@ from mcpio import Client, Context, McpError, ProtocolError, Server, ToolError
 from mcpio.bus import Bus, Event
 from mcpio.tasks.client import TaskCancelled, TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine
+from mcpio.tasks.serve import RELATED_TASK
 from mcpio.tasks.store import LEASE_LOST, MemoryTaskStore
 from mcpio.transports.memory import MemoryTransport, memory_pair
 from tests.support import MODERN, ROOT, until
@@ -239,9 +240,26 @@ async def test_legacy_native_tasks() -> None:
         result = await handle.result()
         assert result.content[0].text == "done 5"  # type: ignore[union-attr]
         await until(lambda: "completed" in statuses)
-        # Questions inside a task are real requests on the session, answered by the callbacks.
-        asked = await client.call_tool("ask", {})
+        # Questions inside a task are real requests on the session, answered by the callbacks,
+        # tagged with the task they serve.
+        related: list[Any] = []
+
+        async def tagged(params: Any) -> dict[str, Any]:
+            related.append(params.model_dump(by_alias=True)["_meta"][RELATED_TASK])
+            return await answer(params)
+
+        client._elicitation = tagged  # pyright: ignore[reportPrivateUsage]
+        asking = await client.start_tool("ask", {})
+        assert isinstance(asking, TaskHandle)
+        asked = await asking.result()
         assert asked.content[0].text == "first/second"  # type: ignore[union-attr]
+        assert related == [{"taskId": asking.task_id}] * 2
+        # 2025-11-25 calls a tool error `failed`; tasks/result gives the tool's result.
+        erring = await client.start_tool("tool_error", {})
+        assert isinstance(erring, TaskHandle)
+        failed_tool = await erring.result()
+        assert erring.status == "failed"
+        assert failed_tool.isError and failed_tool.content[0].text == "bad input"  # type: ignore[union-attr]
         # A tool that is never a task is called plainly.
         plain = await client.start_tool("plain", {"name": "Bo"})
         assert not isinstance(plain, TaskHandle)
@@ -471,3 +489,33 @@ async def test_many_concurrent_tasks_each_complete_once() -> None:
                 group.start_soon(finish, i)
         assert texts == {i: f"computed n{i} after 0.05 s" for i in range(200)}
         assert sorted(completions) == sorted(h.task_id for h in handles.values())
+
+
+async def test_another_principal_s_task_reads_not_found_on_the_wire() -> None:
+    from mcpio.auth import Principal
+
+    server = make_server()
+
+    @asynccontextmanager
+    async def as_principal(subject: str) -> AsyncIterator[RawPeer]:
+        mine, theirs = memory_pair()
+        async with anyio.create_task_group() as tasks:
+            connection = server.connect(theirs, principal=Principal(subject=subject))
+            tasks.start_soon(connection.run)
+            yield RawPeer(mine)
+            await mine.aclose()
+
+    async with as_principal("alice") as alice, as_principal("mallory") as mallory:
+        created = await alice.call("tools/call", name="work", arguments={"n": 1, "seconds": 30})
+        task_id = created["result"]["taskId"]
+        assert (await alice.call("tasks/get", taskId=task_id))["result"]["status"] == "working"
+        for method, extra in (
+            ("tasks/get", {}),
+            ("tasks/cancel", {}),
+            ("tasks/update", {"inputResponses": {}}),
+        ):
+            refused = await mallory.call(method, taskId=task_id, **extra)
+            assert refused["error"]["code"] == -32602, method
+            assert refused["error"]["message"] == "Failed to retrieve task: Task not found"
+        assert (await alice.call("tasks/get", taskId=task_id))["result"]["status"] == "working"
+        assert "result" in await alice.call("tasks/cancel", taskId=task_id)

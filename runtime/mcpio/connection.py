@@ -332,7 +332,7 @@ class ServerConnection:
             ttl = getattr(task, "ttl", None)
             ctx.task_offer = TaskOffer(
                 ttl_ms=ttl if type(ttl) is int else None,
-                ask=SentInputs(self._ask_client),
+                ask=self._task_inputs,
                 watch=lambda record: self._task_status(codec, record),
             )
         result = await self._handle(ctx, method, params)
@@ -360,6 +360,16 @@ class ServerConnection:
             }
             result["_meta"] = meta
         return codec.encode(codec.response(id, method, result))
+
+    def _task_inputs(self, task_id: str) -> SentInputs:
+        """2025-11-25: a task's questions, real requests tagged with the task they serve."""
+        related = {tasks_serve.RELATED_TASK: {"taskId": task_id}}
+
+        async def ask(method: str, params: dict[str, Any]) -> BaseModel:
+            meta = {**(params.get("_meta") or {}), **related}
+            return await self._ask_client(method, {**params, "_meta": meta})
+
+        return SentInputs(ask)
 
     def _mark_task_tools(self, listed: Any) -> None:
         """2025-11-25 tools/list: each task tool's `execution.taskSupport`."""

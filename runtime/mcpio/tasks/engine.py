@@ -16,6 +16,7 @@ and the instance running the task applies them (`on_control`).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import logging
 import secrets
@@ -50,7 +51,7 @@ class TaskOffer:
     told of each change (legacy: `notifications/tasks/status` on its session)."""
 
     ttl_ms: int | None = None
-    ask: Inputs | None = None
+    ask: Callable[[str], Inputs] | None = None  # given the task id
     watch: Watcher | None = None
 
 
@@ -149,7 +150,7 @@ class TaskEngine:
         method: str,
         work: Work,
         ttl_ms: int | None = None,
-        ask: Inputs | None = None,
+        ask: Callable[[str], Inputs] | None = None,
         watch: Watcher | None = None,
     ) -> TaskRecord:
         """Store a new task (returns once stored) and run `work` in the background."""
@@ -174,7 +175,12 @@ class TaskEngine:
         await self.store.create(record)
         run = _Run(record)
         self._runs[record.task_id] = run
-        run.task = asyncio.get_running_loop().create_task(self._drive(run, work, ask, watch))
+        # A context of its own: the task outlives the request (and its transport stream) that
+        # started it, so nothing of that request's context may follow it.
+        run.task = asyncio.get_running_loop().create_task(
+            self._drive(run, work, ask(record.task_id) if ask else None, watch),
+            context=contextvars.Context(),
+        )
         return record
 
     async def _drive(
@@ -365,10 +371,15 @@ def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
 
 
 def legacy_task(record: TaskRecord) -> dict[str, Any]:
-    """2025-11-25's `Task`."""
+    """2025-11-25's `Task`. That revision calls a tool call whose result is an error
+    (`isError`) `failed` (2026-07-28: `completed`); `tasks/result` gives that result all the
+    same."""
+    status = record.status
+    if status == "completed" and (record.result or {}).get("isError") is True:
+        status = "failed"
     task: dict[str, Any] = {
         "taskId": record.task_id,
-        "status": record.status,
+        "status": status,
         "createdAt": iso(record.created_at),
         "lastUpdatedAt": iso(record.updated_at),
         "ttl": record.ttl_ms,
