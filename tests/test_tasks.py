@@ -519,3 +519,37 @@ async def test_another_principal_s_task_reads_not_found_on_the_wire() -> None:
             assert refused["error"]["message"] == "Failed to retrieve task: Task not found"
         assert (await alice.call("tasks/get", taskId=task_id))["result"]["status"] == "working"
         assert "result" in await alice.call("tasks/cancel", taskId=task_id)
+
+
+async def test_answers_and_questions_are_checked() -> None:
+    server = make_server()
+
+    @server.tool(task="optional")
+    async def bad_question(ctx: Context) -> str:
+        await ctx.elicit("No properties?", {"type": "object", "properties": 3})
+        return "unreachable"
+
+    async with raw_server(server) as peer:
+        created = (await peer.call("tools/call", name="ask", arguments={}))["result"]
+        task_id = created["taskId"]
+
+        async def asked() -> str | None:
+            got = (await peer.call("tasks/get", taskId=task_id))["result"]
+            return next(iter(got.get("inputRequests") or {}), None)
+
+        key = await until(asked)
+        # An answer that is no elicitation result is refused; the task keeps waiting.
+        refused = await peer.call("tasks/update", taskId=task_id, inputResponses={key: {"x": 1}})
+        assert refused["error"]["code"] == -32602
+        assert refused["error"]["data"]["field"] == f"inputResponses.{key}"
+        got = (await peer.call("tasks/get", taskId=task_id))["result"]
+        assert got["status"] == "input_required" and key in got["inputRequests"]
+        # A question the schema would not let out fails the task (not tasks/get).
+        bad = (await peer.call("tools/call", name="bad_question", arguments={}))["result"]
+
+        async def failed() -> dict[str, Any] | None:
+            got = (await peer.call("tasks/get", taskId=bad["taskId"]))["result"]
+            return got if got["status"] == "failed" else None
+
+        got = await until(failed)
+        assert got["error"]["code"] == -32603 and "invalid question" in got["error"]["message"]

@@ -26,13 +26,23 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+import pydantic
+from pydantic import BaseModel
+
 from mcpio.context import Inputs, Question
+from mcpio.latest import public as pub
 from mcpio.tasks.store import Clock, MemoryTaskStore, TaskRecord, TaskStore
-from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 
 log = logging.getLogger("mcpio")
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+# What answers each kind of question a task asks.
+ANSWERS: dict[str, type[BaseModel]] = {
+    "elicitation/create": pub.ElicitResult,
+    "sampling/createMessage": pub.CreateMessageResult,
+    "roots/list": pub.ListRootsResult,
+}
 CANCELLED = "cancelled by the client"
 
 Work = Callable[[Inputs, Callable[[str], Awaitable[None]]], Awaitable[dict[str, Any]]]
@@ -101,6 +111,17 @@ class TaskInputs:
         missing = {k: q for k, q in questions.items() if k not in run.answers}
         if missing:
             asked = {k: {"method": q.method, "params": q.params()} for k, q in missing.items()}
+            if self._ask is None:  # they go out in tasks/get: valid ones only (else: failed)
+                try:
+                    pub.InputRequiredResult.model_validate(
+                        {"resultType": "input_required", "inputRequests": asked}
+                    )
+                except pydantic.ValidationError as exc:
+                    first = exc.errors(include_url=False, include_input=False)[0]
+                    where = ".".join(str(p) for p in first["loc"][1:3])
+                    raise ProtocolError(
+                        INTERNAL_ERROR, f"the task asked an invalid question ({where})"
+                    ) from None
             run.open.update(asked)
             run.answered = asyncio.Event()
             await self._engine.save(run, status="input_required", input_requests=dict(run.open))
@@ -270,6 +291,7 @@ class TaskEngine:
         if record is None:
             return None
         if not record.terminal:
+            _check_answers(record.input_requests or {}, responses)
             await self._apply({"op": "update", "taskId": task_id, "responses": dict(responses)})
         return record
 
@@ -341,6 +363,25 @@ class TaskEngine:
                 run.task.cancel()
         tasks = [r.task for r in self._runs.values() if r.task is not None]
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _check_answers(asked: Mapping[str, Any], responses: Mapping[str, Any]) -> None:
+    """Answers to the task's open questions must be results of the methods asked (-32602);
+    answers to other keys are ignored, whatever they hold."""
+    for key, answer in responses.items():
+        question = asked.get(key)
+        method = question.get("method") if isinstance(question, Mapping) else None
+        kind = ANSWERS.get(method) if isinstance(method, str) else None
+        if kind is None:
+            continue
+        try:
+            kind.model_validate(answer)
+        except pydantic.ValidationError as exc:
+            errors = exc.errors(include_url=False, include_input=False)
+            raise ProtocolError(
+                INVALID_PARAMS, f"inputResponses.{key}: not a valid {method} result",
+                {"field": f"inputResponses.{key}", "errors": errors},
+            ) from None  # fmt: skip
 
 
 # ---------------------------------------------------------------------- wire shapes
