@@ -20,7 +20,7 @@ from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine
 from mcpio.tasks.serve import RELATED_TASK
 from mcpio.tasks.store import LEASE_LOST, MemoryTaskStore
 from mcpio.transports.memory import MemoryTransport, memory_pair
-from tests.support import MODERN, ROOT, until
+from tests.support import MODERN, ROOT, serve_app, until
 
 pytestmark = pytest.mark.anyio
 
@@ -553,3 +553,26 @@ async def test_answers_and_questions_are_checked() -> None:
 
         got = await until(failed)
         assert got["error"]["code"] == -32603 and "invalid question" in got["error"]["message"]
+
+
+@pytest.mark.parametrize("mode", [MODERN, LEGACY_TASKS])
+async def test_tasks_over_http(mode: str) -> None:
+    """Over Streamable HTTP (a real uvicorn): a task's question reaches the client (2026-07-28:
+    through tasks/get; 2025-11-25: as a request on the session's GET stream, the task running
+    after its POST was answered) and the task ends with its result."""
+    server = example_server()
+
+    async def confirm(params: Any) -> dict[str, Any]:
+        return {"action": "accept", "content": {"confirm": True}}
+
+    async with serve_app(server.http_app()) as served:
+        url = f"{served.url}/mcp"
+        async with Client(url, mode=mode, tasks=True, elicitation=confirm) as client:
+            await client.list_tools()
+            with anyio.fail_after(20):
+                handle = await client.start_tool("confirm_delete", {"filename": "a.txt"})
+                assert isinstance(handle, TaskHandle)
+                result = await handle.result()
+                assert result.content[0].text == "deleted a.txt"  # type: ignore[union-attr]
+                other = await client.task(handle.task_id).refresh()
+                assert other["status"] == "completed"
