@@ -576,3 +576,25 @@ async def test_tasks_over_http(mode: str) -> None:
                 assert result.content[0].text == "deleted a.txt"  # type: ignore[union-attr]
                 other = await client.task(handle.task_id).refresh()
                 assert other["status"] == "completed"
+
+
+@pytest.mark.parametrize("mode", [MODERN, LEGACY_TASKS])
+async def test_a_deferred_task_asks_first_then_runs_as_a_task(mode: str) -> None:
+    """`defer_task=True`: the questions before `ctx.become_task()` are answered within the
+    request (2026-07-28: an input_required round; 2025-11-25: a request on the session), then
+    the call is answered with a task whose result holds the answer."""
+    server = example_server()
+
+    async def named(params: Any) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Alice"}}
+
+    async with Client(server, mode=mode, tasks=True, elicitation=named) as client:
+        await client.list_tools()
+        handle = await client.start_tool("test_tool_with_task", {})
+        assert isinstance(handle, TaskHandle)
+        result = await handle.result()
+        assert result.content[0].text == "Hello, Alice!"  # type: ignore[union-attr]
+    async with Client(server, mode=mode) as plain_client:  # takes no task: refused
+        with pytest.raises(McpError) as caught:
+            await plain_client.call_tool("test_tool_with_task", {})
+        assert caught.value.code == (-32021 if mode == MODERN else -32601)
