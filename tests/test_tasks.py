@@ -598,3 +598,19 @@ async def test_a_deferred_task_asks_first_then_runs_as_a_task(mode: str) -> None
         with pytest.raises(McpError) as caught:
             await plain_client.call_tool("test_tool_with_task", {})
         assert caught.value.code == (-32021 if mode == MODERN else -32601)
+
+
+async def test_the_modern_handle_follows_notifications_not_the_poll_interval() -> None:
+    """With a 60 s poll interval, `result()` still returns at once: it follows the task's
+    `notifications/tasks` on a listen stream (questions answered as they come)."""
+    server = make_server(TaskEngine(poll_interval_ms=60_000))
+    async with Client(server, mode=MODERN, tasks=True, elicitation=answer) as client:
+        with anyio.fail_after(10):
+            handle = await client.start_tool("work", {"n": 12, "seconds": 0.1})
+            assert isinstance(handle, TaskHandle) and handle.poll_interval == 60
+            result = await handle.result()
+            assert result.content[0].text == "done 12"  # type: ignore[union-attr]
+            asking = await client.start_tool("ask", {})
+            assert isinstance(asking, TaskHandle)
+            asked = await asking.result()
+            assert asked.content[0].text == "first/second"  # type: ignore[union-attr]
