@@ -95,6 +95,7 @@ class _Run:
         self.task: asyncio.Task[None] | None = None
         self.cancelled = False
         self.watch: Watcher | None = None  # told of this task's changes (besides the engine's)
+        self.saving = asyncio.Lock()  # one change at a time, stored in the order made
 
 
 class TaskInputs:
@@ -256,15 +257,16 @@ class TaskEngine:
 
     async def save(self, run: _Run, **changes: Any) -> TaskRecord:
         """Store a change of a task run here and tell the watchers."""
-        record = dataclasses.replace(run.record, updated_at=self.clock(), **changes)
-        stored = await self.store.save(record)
-        run.record = stored if stored is not None else record
-        for watcher in [*self.watchers, *([run.watch] if run.watch is not None else [])]:
-            try:
-                await watcher(run.record)
-            except Exception as exc:  # a watcher gone (its connection closed) stops nothing
-                log.debug("task watcher failed: %s", exc)
-        return run.record
+        async with run.saving:
+            record = dataclasses.replace(run.record, updated_at=self.clock(), **changes)
+            stored = await self.store.save(record)
+            run.record = stored if stored is not None else record
+            for watcher in [*self.watchers, *([run.watch] if run.watch is not None else [])]:
+                try:
+                    await watcher(run.record)
+                except Exception as exc:  # a watcher gone (its connection closed) stops nothing
+                    log.debug("task watcher failed: %s", exc)
+            return run.record
 
     # ------------------------------------------------------------------ requests about a task
 
