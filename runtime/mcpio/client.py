@@ -147,6 +147,7 @@ class Client:
         self._honoured: dict[RequestId, dict[str, Any]] = {}
         self._legacy_listeners: list[tuple[Subscription, MemoryObjectSendStream[Notice]]] = []
         self._task_support: dict[str, str] = {}  # 2025-11-25: tool name -> execution.taskSupport
+        self._tools_listed = False
 
     # ------------------------------------------------------------------ connecting
 
@@ -477,6 +478,7 @@ class Client:
         """2025-11-25 tools/list, keeping each tool's `execution.taskSupport` (the public
         models have none)."""
         listed = await self.task_request("tools/list", _cursor(cursor))
+        self._tools_listed = True
         for tool in listed.get("tools") or ():
             support = (tool.get("execution") or {}).get("taskSupport")
             if isinstance(support, str):
@@ -514,15 +516,24 @@ class Client:
         if arguments is not None:
             params["arguments"] = dict(arguments)
         task = None
-        if self.tasks and not self.modern and self._task_tool(name):
+        if self.tasks and not self.modern and await self._task_tool(name):
             task = {"ttl": ttl_ms} if ttl_ms is not None else {}
         return await self.request(
             "tools/call", params, progress=progress, timeout=timeout, task=task
         )
 
-    def _task_tool(self, name: str) -> bool:
+    async def _task_tool(self, name: str) -> bool:
         """2025-11-25: whether the server runs tool calls as tasks and this tool may be one
-        (its `execution.taskSupport`, from the last `list_tools`)."""
+        (its `execution.taskSupport`, from the last `list_tools`; listed once if unknown)."""
+        if name not in self._task_support and not self._tools_listed:
+            self._tools_listed = True
+            if self.codec is not None and "tasks/get" in self.codec.methods:
+                cursor: str | None = None
+                while True:
+                    listed = await self._list_task_tools(cursor)
+                    cursor = listed.nextCursor
+                    if cursor is None:
+                        break
         return self._task_support.get(name) in ("optional", "required")
 
     async def list_resources(self, cursor: str | None = None) -> pub.ListResourcesResult:
