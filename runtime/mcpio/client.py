@@ -166,7 +166,7 @@ class Client:
         if self.tasks and modern:
             caps["extensions"] = {TASKS_EXTENSION: {}}
         elif self.tasks:
-            caps["tasks"] = {"list": {}, "cancel": {}}
+            caps["tasks"] = {}  # no request of ours runs as a task (nothing to list or cancel)
         return caps
 
     async def __aenter__(self) -> Client:
