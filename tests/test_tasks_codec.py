@@ -188,6 +188,20 @@ def test_tasks_get_results_are_typed_by_status(status: str) -> None:
     refused(lambda: PLAIN.decode_response(raw, "tasks/get"), -32601)
 
 
+def test_a_task_result_is_told_by_its_status_and_read_like_any_result() -> None:
+    # The status picks the variant: the error names what that variant lacks, nothing else.
+    raw = response(3, {"resultType": "complete", **TASK, "status": "completed"})
+    error = refused(lambda: EXT.decode_response(raw, "tasks/get"), -32600)
+    assert [e["field"] for e in error.data["errors"]] == ["result.completed.result"]
+    # As every result of the revision: no resultType (an older peer) reads as complete, unset,
+    # and is written.
+    raw = response(3, {**TASK, "status": "working"})
+    msg = EXT.decode_response(raw, "tasks/get")
+    assert type(msg.result) is tasks.GetTaskResultWorking and msg.result.resultType == "complete"
+    assert "resultType" not in msg.result.model_fields_set
+    assert json.loads(EXT.encode(msg))["result"]["resultType"] == "complete"
+
+
 def test_an_input_required_task_carries_the_core_input_requests() -> None:
     result = {"resultType": "complete", **TASK, **BY_STATUS["input_required"]}
     msg = EXT.decode_response(response(3, result), "tasks/get")
