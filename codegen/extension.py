@@ -313,7 +313,7 @@ def merged_schema(
             _add_member(defs, "ServerResult", result)
         else:
             _add_member(defs, "ServerNotification", name)
-    task_result = _task_result(own, label)
+    task_result = _task_result(own, label) if task_methods else ""
     for method in task_methods:
         response = _response_of(core_defs, method, label)
         result = defs[response].setdefault("properties", {}).get("result")

@@ -102,6 +102,12 @@ def render_package(
     files: dict[str, str] = {}
     ext_pins = project.extension_pins()
     pin_of = dict(pins)
+    # Every extension schema is verified before anything is generated (fail fast, one line).
+    ext_schemas = {
+        ext_id: load_pinned_extension(ext, project.schema_dir)
+        for ext_id, ext in ext_pins.items()
+        if any(ext.applies_to(rev) for rev in wanted)
+    }
     loaded = []
     for name, pin in pins.items():
         progress(f"{name}: load + IR")
@@ -132,7 +138,9 @@ def render_package(
         )
         for ext in extensions:
             progress(f"{name}: extension {ext.id}")
-            files |= extension_files(project, pin_of[name], ext, files[f"{pkg}/models.py"], latest)
+            files |= extension_files(
+                project, pin_of[name], ext, ext_schemas[ext.id], files[f"{pkg}/models.py"], latest
+            )
         if extensions:
             files[f"{pkg}/ext/__init__.py"] = render(
                 "ext_init.py.jinja", what="extensions", revision=revision, extensions=extensions
@@ -175,12 +183,16 @@ def extension_revision(
 
 
 def extension_files(
-    project: Project, pin: Pin, ext_pin: ExtensionPin, core_models: str, latest: Revision
+    project: Project,
+    pin: Pin,
+    ext_pin: ExtensionPin,
+    ext: dict,
+    core_models: str,
+    latest: Revision,
 ) -> dict[str, str]:
     """generated/mcp_wire/<revision>/ext/<name>/: models, dispatch and codec of the revision
     with the extension (its models import every core class they share)."""
     core, _ = load_pinned(pin, project.schema_dir)
-    ext = load_pinned_extension(ext_pin, project.schema_dir)
     revision, normalized, own = extension_revision(core, ext, pin, ext_pin)
     pkg = f"{revision.module}/ext/{ext_pin.name}"
     label = f"{pin.revision} + {ext_pin.id}"

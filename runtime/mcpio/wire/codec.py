@@ -191,6 +191,9 @@ class Codec:
     # Modern era: Envelope field -> its `_meta` key (none: the revision has no envelope);
     # the resultType of a final result and of an "input required" one (none: results untagged).
     envelope_keys: ClassVar[Mapping[str, str | None]] = {}
+    # Modern era: the model of that `_meta` object (what an extension's request whose params do
+    # not declare `_meta` carries as an extra member is read as).
+    envelope_model: ClassVar[type[BaseModel] | None] = None
     result_tags: ClassVar[tuple[str, ...]] = ()
     # Methods that are never part of a JSON-RPC batch (the legacy handshake).
     unbatchable: ClassVar[frozenset[str]] = frozenset()
@@ -455,6 +458,10 @@ class Codec:
     def _check_strict(self, message: BaseModel, method: str | None) -> None:
         unknown: list[str] = []
         self._collect_extras(message, "", unknown)
+        if self.envelope_model is not None and "params._meta" in unknown:
+            # An extension's request whose params do not declare `_meta` still carries the
+            # per-request envelope every request of this revision carries.
+            unknown.remove("params._meta")
         if unknown:
             in_params = method is not None and all(u.startswith("params.") for u in unknown)
             code = INVALID_PARAMS if in_params else INVALID_REQUEST
@@ -659,6 +666,8 @@ class Codec:
         if not keys:
             raise ValueError(f"revision {self.revision} has no per-request _meta envelope")
         meta = _meta_of(message)
+        if isinstance(meta, BaseModel) and "meta" not in type(meta).model_fields:
+            meta = self._extra_meta(meta) or meta
         if not isinstance(meta, BaseModel):
             raise ValueError(f"{type(message).__name__} carries no _meta envelope")
         by_key = {wire: name for name, wire in _wire_names(type(meta)).items()}
@@ -680,6 +689,18 @@ class Codec:
             client_info=value("client_info"),
             log_level=value("log_level"),
         )
+
+    def _extra_meta(self, params: BaseModel) -> BaseModel | None:
+        """The envelope of params that do not declare `_meta` but carry it (an extension's
+        request), as the envelope model; None if there is none."""
+        raw = (params.__pydantic_extra__ or {}).get("_meta")
+        model = self.envelope_model
+        if model is None or not isinstance(raw, dict):
+            return None
+        try:
+            return model.model_validate(raw)
+        except ValidationError:
+            raise ValueError(f"{type(params).__name__} carries an invalid _meta envelope") from None
 
     _as_data = staticmethod(plain)
 

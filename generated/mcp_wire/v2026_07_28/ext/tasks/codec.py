@@ -376,6 +376,7 @@ class Codec2026_07_28Tasks(ModernCodec):
         "client_info": "io.modelcontextprotocol/clientInfo",
         "log_level": "io.modelcontextprotocol/logLevel",
     }
+    envelope_model = m.RequestMetaObject
     result_tags = ("complete", "input_required")
     interim_one_of = (
         "inputRequests",

@@ -192,7 +192,10 @@ class CompletedTask(WireModel):
 
 DetailedTask = TypeAliasType(
     "DetailedTask",
-    Union[WorkingTask, "InputRequiredTask", CompletedTask, "FailedTask", CancelledTask],
+    Annotated[
+        Union[WorkingTask, "InputRequiredTask", CompletedTask, "FailedTask", CancelledTask],
+        Field(discriminator="status"),
+    ],
 )
 
 
@@ -211,12 +214,15 @@ class FailedTask(WireModel):
 
 GetTaskResult = TypeAliasType(
     "GetTaskResult",
-    Union[
-        GetTaskResultWorking,
-        "GetTaskResultInputRequired",
-        "GetTaskResultCompleted",
-        "GetTaskResultFailed",
-        GetTaskResultCancelled,
+    Annotated[
+        Union[
+            GetTaskResultWorking,
+            "GetTaskResultInputRequired",
+            "GetTaskResultCompleted",
+            "GetTaskResultFailed",
+            GetTaskResultCancelled,
+        ],
+        Field(discriminator="status"),
     ],
 )
 
@@ -281,12 +287,15 @@ class InputRequiredTask(WireModel):
 
 TaskStatusNotificationParams = TypeAliasType(
     "TaskStatusNotificationParams",
-    Union[
-        TaskStatusNotificationParamsWorking,
-        "TaskStatusNotificationParamsInputRequired",
-        "TaskStatusNotificationParamsCompleted",
-        "TaskStatusNotificationParamsFailed",
-        TaskStatusNotificationParamsCancelled,
+    Annotated[
+        Union[
+            TaskStatusNotificationParamsWorking,
+            "TaskStatusNotificationParamsInputRequired",
+            "TaskStatusNotificationParamsCompleted",
+            "TaskStatusNotificationParamsFailed",
+            TaskStatusNotificationParamsCancelled,
+        ],
+        Field(discriminator="status"),
     ],
 )
 
