@@ -266,7 +266,7 @@ def _add_discriminators(defs: dict[str, Schema]) -> None:
         for key in _COMPOSITE_KEYS:
             members = node.get(key)
             if isinstance(members, list) and len(members) > 1 and all(ref_name(m) for m in members):
-                for prop in ("method", "type"):
+                for prop in ("method", "type", "status"):
                     values = [tags(m, prop) for m in members]
                     if all(isinstance(v, str) for v in values) and len(set(values)) == len(values):
                         node["discriminator"] = {"propertyName": prop}

@@ -7,8 +7,10 @@ package-lock into tests/conformance/node_modules.
 Server leg: starts `examples/everything_server.py http` on a free loopback port, runs
 `conformance server --requirements <revision>` for 2025-11-25 and 2026-07-28, prints each run's
 scored pass counts, and fails if any scored scenario fails (no expected-failures file). The
-unscored scenarios it runs (pending ones, added after the release, extensions) are judged the
-same way, except those `UNJUDGED` names with its reason (printed on every run).
+unscored scenarios it runs (pending ones, added after the release, and the Tasks extension's
+`tasks-*`) are judged the same way, except those `UNJUDGED` names with its reason (printed on
+every run); the extension scenarios are also listed one by one (a scenario the suite skips, with
+no checks, is printed as such).
 
 Client leg: for each revision, the client scenarios its requirement set scores (`conformance
 list --client --requirements <revision>`), the OAuth ones (`auth/...`, our `mcpio.auth_client`)
@@ -61,7 +63,7 @@ EXTRA_CLIENT = (
     ("2026-07-28", "json-schema-2020-12-preservation"),
 )
 # Unscored server scenarios whose failure does not fail the run, by name prefix, with the reason.
-UNJUDGED = {"tasks-": "the tasks extension (io.modelcontextprotocol/tasks): issue 19, in progress"}
+UNJUDGED: dict[str, str] = {}
 # Unscored auth extensions we do not run, with the reason (printed on every run).
 EXTRA_NOT_RUN = {
     "auth/enterprise-managed-authorization": "the token-exchange / ID-JAG grant is not in mcpio",
@@ -127,6 +129,41 @@ def unjudged(name: str) -> str | None:
     return next((why for prefix, why in UNJUDGED.items() if name.startswith(prefix)), None)
 
 
+def extensions(output: str) -> list[tuple[str, bool, int, int]]:
+    """The extension scenarios of a server run: name, whether the suite marks it passing, and
+    its passed and failed check counts."""
+    summary = output.split("=== SUMMARY ===", 1)[-1]
+    counts = {
+        found.group(2): (int(found.group(3)), int(found.group(4)))
+        for line in summary.splitlines()
+        if (found := SCENARIO.match(line.strip())) is not None
+    }
+    marked = re.findall(r"^\s+([✓✗]) (\S+) \(extension\)", summary, re.MULTILINE)
+    return [(name, mark == "✓", *counts.get(name, (0, 0))) for mark, name in marked]
+
+
+def judge_extensions(output: str, revision: str) -> int:
+    """Print the extension scenarios of a run; 1 if any fails."""
+    found = extensions(output)
+    if not found:
+        return 0
+    failing = [name for name, ok, _, failed in found if not ok or failed]
+    skipped = [name for name, ok, checks, failed in found if ok and not checks and not failed]
+    passed = sum(p for _, _, p, _ in found)
+    print(
+        f"conformance server --requirements {revision}, extension scenarios: "
+        f"{len(found) - len(failing) - len(skipped)}/{len(found)} passed ({passed} checks), "
+        f"{len(skipped)} skipped by the suite"
+        + (f" (failing: {', '.join(failing)})" if failing else "")
+    )
+    for name, ok, checks, failed in found:
+        verdict = "skipped by the suite (no checks)" if ok and not checks and not failed else (
+            f"{checks} passed, {failed} failed"
+        )  # fmt: skip
+        print(f"  {'✓' if ok and not failed else '✗'} {name}: {verdict}")
+    return 1 if failing else 0
+
+
 def server_leg(bin_dir: Path, env: dict[str, str]) -> int:
     port = free_port()
     server = subprocess.Popen(
@@ -167,7 +204,8 @@ def server_leg(bin_dir: Path, env: dict[str, str]) -> int:
             for name in extra_failing:
                 if name not in judged:
                     print(f"  not judged: {name}: {unjudged(name)}")
-            if done.returncode != 0 or failed or not passed or judged:
+            extension_status = judge_extensions(done.stdout, revision)
+            if done.returncode != 0 or failed or not passed or judged or extension_status:
                 print(done.stdout[-6000:], done.stderr[-2000:], sep="\n")
                 status = 1
     finally:
