@@ -40,11 +40,15 @@ from mcpio import (
 )
 from mcpio.latest import public as pub
 from mcpio.sealing import Sealer
+from mcpio.tasks.store import MemoryTaskStore, TaskStore, TaskStoreError
+from mcpio.tasks.stores import open_task_store
 
 IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 
 server = Server("mcp-conformance-test-server", "1.0.0")
+# Where the fixture's tasks live (`--tasks`), for the server's tasks runtime to take.
+TASK_STORE: TaskStore = MemoryTaskStore()
 
 
 def text(value: str) -> pub.TextContent:
@@ -510,7 +514,19 @@ def main(argv: list[str]) -> int:
         default=[],
         help="a scope every request needs (repeatable; with --auth-issuer)",
     )
+    parser.add_argument(
+        "--tasks",
+        metavar="STORE",
+        default="memory",
+        help="where tasks live: memory (this process), sqlite:PATH (a file, kept across "
+        "restarts) or redis://HOST:PORT/DB (shared by instances); default: memory",
+    )
     args = parser.parse_args(argv[1:])
+    global TASK_STORE
+    try:
+        TASK_STORE = open_task_store(args.tasks)
+    except (ValueError, TaskStoreError) as exc:
+        parser.error(str(exc))
     if args.auth_issuer and (not args.resource or args.transport != "http"):
         parser.error("--auth-issuer needs the http transport and --resource")
     if args.redis:
