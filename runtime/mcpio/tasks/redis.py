@@ -172,28 +172,35 @@ class RedisTaskStore:
         self, owner: str | None, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
         place = place_of(cursor) if cursor is not None else None
-        owner_set, _ = self._sets(owner)
-        low = "-inf" if place is None else repr(place[0])
+        owner_set, expiry_set = self._sets(owner)
+        low = None if place is None else place[0]
+        skip = 0  # entries scored `low` already read (ties on created_at)
         live: list[TaskRecord] = []
-        offset = 0
         while len(live) <= limit:
             entries = await cast(
                 "Awaitable[list[tuple[bytes, float]]]",
                 self._redis.zrangebyscore(
-                    owner_set, low, "+inf", start=offset, num=PAGE, withscores=True
+                    owner_set,
+                    "-inf" if low is None else repr(low),
+                    "+inf",
+                    start=skip,
+                    num=PAGE,
+                    withscores=True,
                 ),
             )
-            offset += len(entries)
-            ids = [member.decode() for member, score in entries]
             ids = [
                 i
-                for i, (_, s) in zip(ids, entries, strict=True)
-                if place is None or (s, i) >= place
+                for i, score in ((m.decode(), s) for m, s in entries)
+                if place is None or (score, i) >= place
             ]
             texts = await cast(
                 "Awaitable[list[bytes | None]]",
                 self._redis.mget([self._key(i) for i in ids]) if ids else _nothing(),
             )
+            gone = [i for i, text in zip(ids, texts, strict=True) if text is None]
+            if gone:  # expired keys: their ids leave the owner's sets
+                await cast("Awaitable[int]", self._redis.zrem(owner_set, *gone))
+                await cast("Awaitable[int]", self._redis.zrem(expiry_set, *gone))
             now = self._clock()
             for task_id, text in zip(ids, texts, strict=True):
                 task = None if text is None else self._load(task_id, text)
@@ -203,6 +210,12 @@ class RedisTaskStore:
                     live.append(task)
             if len(entries) < PAGE:
                 break
+            # The next batch starts at the last score read, past the entries still there at it:
+            # an id removed meanwhile shifts nothing but a run of equal scores.
+            last = entries[-1][1]
+            ties = sum(1 for m, score in entries if score == last and m.decode() not in gone)
+            skip = skip + ties if last == low else ties
+            low = last
         return page_of(live, None, limit)
 
     async def close(self) -> None:
