@@ -7,6 +7,7 @@ file / Redis, as another process or instance would."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import sqlite3
@@ -504,6 +505,80 @@ async def test_sqlite_tasks_survive_a_killed_process(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:  # stored so
         (text,) = db.execute("SELECT record FROM mcpio_tasks WHERE task_id = 'running'").fetchone()
     assert record_from_json(text, "row").status == "failed"
+
+
+RACER = """
+import anyio, dataclasses, json, sys
+from mcpio.tasks.sqlite import SqliteTaskStore
+
+async def main(path, name, ids):
+    store = SqliteTaskStore(path)
+    tasks = {i: await store.get(i, None) for i in ids}
+    won = []
+
+    async def complete(task_id, attempt):
+        by = {"by": f"{name}-{attempt}"}
+        mine = dataclasses.replace(tasks[task_id], status="completed", result=by)
+        if await store.save(mine) == mine:
+            won.append(f"{task_id} {name}-{attempt}")
+
+    print("ready", flush=True)
+    sys.stdin.readline()
+    async with anyio.create_task_group() as group:
+        for task_id in ids:
+            for attempt in range(3):
+                group.start_soon(complete, task_id, attempt)
+    await store.close()
+    print(json.dumps(won), flush=True)
+
+anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3].split(","))
+"""
+
+
+async def test_two_sqlite_processes_race_on_one_file(tmp_path: Path, clock: Clock) -> None:
+    """Two processes complete the same 40 tasks at once, 3 tries each: one completion per task
+    wins, across processes, and it is the one stored."""
+    path = tmp_path / "tasks.db"
+    store = SqliteTaskStore(path, clock)
+    made = [record(clock) for _ in range(40)]
+    for task in made:
+        await store.create(task)
+    ids = ",".join(t.task_id for t in made)
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(path), name, ids],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b")
+    ]
+    try:
+        for racer in racers:
+            assert racer.stdout is not None
+            with anyio.fail_after(30):
+                assert await anyio.to_thread.run_sync(racer.stdout.readline) == "ready\n"
+        for racer in racers:  # both go at once
+            assert racer.stdin is not None
+            racer.stdin.write("go\n")
+            racer.stdin.flush()
+        outputs = [
+            await anyio.to_thread.run_sync(lambda r=racer: r.communicate(timeout=60))
+            for racer in racers
+        ]
+    finally:
+        for racer in racers:
+            if racer.poll() is None:
+                racer.kill()
+                racer.wait()
+    assert [r.returncode for r in racers] == [0, 0], outputs
+    won = [line for out, _ in outputs for line in json.loads(out.splitlines()[-1])]
+    winners = dict(line.split() for line in won)
+    assert len(won) == len(winners) == len(made)  # one winner per task, none twice
+    for task in made:
+        stored = await store.get(task.task_id, None)
+        assert stored is not None and stored.result == {"by": winners[task.task_id]}
+    await store.close()
 
 
 @pytest.mark.parametrize(
