@@ -6,8 +6,10 @@ package-lock into tests/conformance/node_modules.
 
 Server leg: starts `examples/everything_server.py http` on a free loopback port, runs
 `conformance server --requirements <revision>` for 2025-11-25 and 2026-07-28, prints each run's
-scored pass counts, and fails if any scored scenario fails (no expected-failures file). Unscored
-scenarios (pending ones, extensions) are listed, not judged.
+scored pass counts, and fails if any scored scenario fails (no expected-failures file). The extension scenarios (the Tasks
+extension's `tasks-*`, unscored by the suite) are printed and judged too: any failing one fails
+the run; a scenario the suite skips (no checks) is printed as such. Other unscored scenarios
+(pending ones) are listed, not judged.
 
 Client leg: for each revision, the client scenarios its requirement set scores (`conformance
 list --client --requirements <revision>`), the OAuth ones (`auth/...`, our `mcpio.auth_client`)
@@ -112,6 +114,41 @@ def scored(output: str) -> tuple[int, int, list[str]]:
     return passed, failed, failing
 
 
+def extensions(output: str) -> list[tuple[str, bool, int, int]]:
+    """The extension scenarios of a server run: name, whether the suite marks it passing, and
+    its passed and failed check counts."""
+    summary = output.split("=== SUMMARY ===", 1)[-1]
+    counts = {
+        found.group(2): (int(found.group(3)), int(found.group(4)))
+        for line in summary.splitlines()
+        if (found := SCENARIO.match(line.strip())) is not None
+    }
+    marked = re.findall(r"^\s+([✓✗]) (\S+) \(extension\)", summary, re.MULTILINE)
+    return [(name, mark == "✓", *counts.get(name, (0, 0))) for mark, name in marked]
+
+
+def judge_extensions(output: str, revision: str) -> int:
+    """Print the extension scenarios of a run; 1 if any fails."""
+    found = extensions(output)
+    if not found:
+        return 0
+    failing = [name for name, ok, _, failed in found if not ok or failed]
+    skipped = [name for name, ok, checks, failed in found if ok and not checks and not failed]
+    passed = sum(p for _, _, p, _ in found)
+    print(
+        f"conformance server --requirements {revision}, extension scenarios: "
+        f"{len(found) - len(failing) - len(skipped)}/{len(found)} passed ({passed} checks), "
+        f"{len(skipped)} skipped by the suite"
+        + (f" (failing: {', '.join(failing)})" if failing else "")
+    )
+    for name, ok, checks, failed in found:
+        verdict = "skipped by the suite (no checks)" if ok and not checks and not failed else (
+            f"{checks} passed, {failed} failed"
+        )  # fmt: skip
+        print(f"  {'✓' if ok and not failed else '✗'} {name}: {verdict}")
+    return 1 if failing else 0
+
+
 def server_leg(bin_dir: Path, env: dict[str, str]) -> int:
     port = free_port()
     server = subprocess.Popen(
@@ -143,7 +180,8 @@ def server_leg(bin_dir: Path, env: dict[str, str]) -> int:
                 f"{passed} passed, {failed} failed in scored scenarios"
                 + (f" (failing: {', '.join(failing)})" if failing else "")
             )
-            if done.returncode != 0 or failed or not passed:
+            extension_status = judge_extensions(done.stdout, revision)
+            if done.returncode != 0 or failed or not passed or extension_status:
                 print(done.stdout[-6000:], done.stderr[-2000:], sep="\n")
                 status = 1
     finally:

@@ -19,6 +19,7 @@ the builders their frames. At run time the methods are these.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Self, TypeVar
@@ -197,6 +198,12 @@ class Codec:
     # keys ("protocol_version", "client_capabilities"), and those this revision's `_meta` lacks.
     public_envelope_keys: ClassVar[Mapping[str, str]] = {}
     public_only_meta_keys: ClassVar[frozenset[str]] = frozenset()
+    # Extensions generated for this revision: id -> the module of the codec with it; and the
+    # ones this codec has (an extension's codec), with the resultType values they add -> the
+    # methods that may answer them.
+    extensions: ClassVar[Mapping[str, str]] = {}
+    extension_ids: ClassVar[frozenset[str]] = frozenset()
+    extension_result_tags: ClassVar[Mapping[str, frozenset[str]]] = {}
 
     def __init__(
         self, max_bytes: int = MAX_MESSAGE_BYTES, *, result_types: Iterable[str] = ()
@@ -214,11 +221,39 @@ class Codec:
         return f"<mcp_wire codec {self.revision} ({self.era} era)>"
 
     def with_result_types(self, *values: str) -> Self:
-        """A codec of this revision that also recognises these `resultType` values (those of
-        negotiated extensions); every other value the revision does not define is refused."""
+        """A codec of this revision that also recognises these `resultType` values on every
+        result, untyped; every other value the revision does not define is refused.
+
+        Deprecated: `with_extensions(id)` reads a negotiated extension's results typed, and
+        only on the methods that may answer them.
+        """
         if not all(isinstance(v, str) for v in values):
             raise TypeError("resultType values are strings")
         return type(self)(self.max_bytes, result_types=self.extra_result_types | set(values))
+
+    def with_extensions(self, *extensions: str) -> Codec:
+        """The codec of this revision with these negotiated extensions (by id, e.g.
+        "io.modelcontextprotocol/tasks"): it also decodes, encodes, builds and types the
+        extensions' messages and results. `LookupError` for an extension this revision has not
+        been generated with."""
+        if not all(isinstance(e, str) for e in extensions):
+            raise TypeError("extension ids are strings")
+        wanted = self.extension_ids | set(extensions)
+        unknown = sorted(wanted - self.extensions.keys())
+        if unknown:
+            known = ", ".join(sorted(self.extensions)) or "none"
+            raise LookupError(
+                f"unknown extension {unknown[0]!r} for revision {self.revision} (known: {known})"
+            )
+        if wanted == self.extension_ids:
+            return type(self)(self.max_bytes, result_types=self.extra_result_types)
+        if len(wanted) > 1:
+            raise LookupError(
+                f"no codec of revision {self.revision} with {', '.join(sorted(wanted))} together"
+            )
+        module = importlib.import_module(self.extensions[next(iter(wanted))])
+        cls: type[Codec] = type(module.CODEC)
+        return cls(self.max_bytes, result_types=self.extra_result_types)
 
     # ------------------------------------------------------------------ decoding
 
@@ -498,7 +533,8 @@ class Codec:
 
     def _unrecognised_result_type(self, kind: Any) -> ProtocolError:
         """The error of a result whose `resultType` (`kind`) this codec does not recognise."""
-        recognised = [*self.result_tags, *sorted(self.extra_result_types)]
+        extra = self.extra_result_types | self.extension_result_tags.keys()
+        recognised = [*self.result_tags, *sorted(extra)]
         text = "resultType must be a string"
         if type(kind) is str:
             text = f"unrecognised resultType {kind!r}"
