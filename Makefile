@@ -55,7 +55,7 @@ bench: fetch services
 	$(BIN)/python bench/http.py
 	$(BIN)/python bench/bus.py
 	$(BIN)/python bench/tasks_store.py
-	$(BIN)/python bench/tasks.py --store memory
+	$(BIN)/python bench/tasks.py
 
 # The wheel other projects install: mcp_wire and mcpio (the generator stays in the checkout).
 wheel: $(STAMP)
