@@ -7,6 +7,7 @@ file / Redis, as another process or instance would."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import signal
@@ -22,6 +23,8 @@ from typing import Any
 import anyio
 import pytest
 
+from mcpio import Client
+from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.redis import RedisTaskStore
 from mcpio.tasks.sqlite import SqliteTaskStore
 from mcpio.tasks.store import (
@@ -450,6 +453,50 @@ async def test_concurrent_renews_one_holder_wins(opener: Open, clock: Clock) -> 
     assert len(won) == 1, won
     held = await stores[1].get(task.task_id, None)
     assert held is not None and held.lease_holder == won[0]
+
+
+# --- through the task engine
+
+
+def example_server() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "everything_server", ROOT / "examples" / "everything_server.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.server
+
+
+@durable_stores
+async def test_200_concurrent_tasks_on_a_durable_store(opener: Open) -> None:
+    """200 tasks at once through the example server's engine on the store: each its own result,
+    as the store keeps it, read through another store object."""
+    server = example_server()
+    server.tasks.store = opener()
+    async with Client(server, mode="2026-07-28", tasks=True) as client:
+        handles: dict[int, TaskHandle] = {}
+
+        async def run(i: int) -> None:
+            answer = await client.start_tool("slow_compute", {"seconds": 0.05, "label": f"n{i}"})
+            assert isinstance(answer, TaskHandle)
+            handles[i] = answer
+            result = await answer.result()
+            assert result.content[0].text == f"computed n{i} after 0.05 s"  # type: ignore
+
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as group:
+                for i in range(200):
+                    group.start_soon(run, i)
+    assert len({h.task_id for h in handles.values()}) == 200
+    other = opener()
+    for i, handle in handles.items():
+        stored = await other.get(handle.task_id, None)
+        assert stored is not None and stored.status == "completed", stored
+        assert stored.result is not None
+        assert stored.result["content"][0]["text"] == f"computed n{i} after 0.05 s"
+        assert (stored.lease_holder, stored.lease_until) == (None, None)
+    await server.tasks.aclose()
 
 
 # --- durability and bad rows
