@@ -196,6 +196,23 @@ async def test_a_terminal_status_is_final(opener: Open, clock: Clock, final: str
     assert not await store.renew(task.task_id, "instance-1", clock() + 30)
 
 
+@every_store
+async def test_a_change_made_elsewhere_is_seen(opener: Open, clock: Clock) -> None:
+    """A store that last saw a task `working` (and a Redis store remembers that) still keeps the
+    rules when another store object changed it meanwhile."""
+    one, two = opener(), opener()
+    task = record(clock)
+    await one.create(task)
+    assert await two.renew(task.task_id, "instance-2", clock() + 5)
+    assert not await one.renew(task.task_id, "instance-1", clock() + 5)
+    held = await one.get(task.task_id, None)
+    assert held is not None and held.lease_holder == "instance-2"
+    done = completed(held)
+    assert await two.save(done) == done
+    assert await one.save(dataclasses.replace(held, status_message="late")) == done
+    assert not await one.renew(task.task_id, "instance-2", clock() + 5)
+
+
 # --- owners
 
 

@@ -8,14 +8,17 @@ Keys, under a prefix (`mcpio:tasks` by default):
 - `expiry:<owner>`: a sorted set of the same ids by expiry time, from which `create` trims both
   sets.
 `save` and `renew` are compare-and-set: read the record, apply the store's rules in Python, and
-write only if the stored JSON is still what was read (a Lua script), else read again.
+write only if the stored JSON is still what was read (a Lua script), else read again. A store
+remembers the JSON it last read or wrote of a task and tries that first, sparing the read when
+no other instance changed the task meanwhile.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Awaitable
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from mcpio.extras import needs
@@ -63,6 +66,7 @@ return 1
 """
 
 PAGE = 100  # owner-set entries read per round trip by `list`
+SEEN = 10_000  # tasks whose last JSON a store remembers, to save a read before each change
 
 
 class RedisTaskStore:
@@ -87,6 +91,7 @@ class RedisTaskStore:
         )
         self._create = self._redis.register_script(CREATE)
         self._swap = self._redis.register_script(SWAP)
+        self._seen: OrderedDict[str, bytes] = OrderedDict()
 
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}:task:{task_id}"
@@ -146,27 +151,61 @@ class RedisTaskStore:
         )
         if created != 1:
             raise TaskStoreError(f"task {task.task_id!r} exists already in {self.url}")
+        self._remember(task, args[0].encode())
 
     async def get(self, task_id: str, owner: str | None) -> TaskRecord | None:
-        task, _ = await self._settled(task_id)
+        task, text = await self._settled(task_id)
+        if task is not None:
+            self._remember(task, text)
         return task if task is not None and task.owner == owner else None
 
     async def save(self, task: TaskRecord) -> TaskRecord | None:
-        while True:
-            stored, text = await self._settled(task.task_id)
-            if stored is None or stored.terminal:
-                return stored
-            if await self._swapped(task.task_id, text, record_json(task)):
-                return task
+        stored, _ = await self._update(task.task_id, lambda now: None if now.terminal else task)
+        return stored
 
     async def renew(self, task_id: str, holder: str, until: float) -> bool:
+        def renewed(now: TaskRecord) -> TaskRecord | None:
+            if now.terminal or now.lease_holder not in (None, holder):
+                return None
+            return dataclasses.replace(now, lease_holder=holder, lease_until=until)
+
+        _, done = await self._update(task_id, renewed)
+        return done
+
+    async def _update(
+        self, task_id: str, change: Callable[[TaskRecord], TaskRecord | None]
+    ) -> tuple[TaskRecord | None, bool]:
+        """`change(live record)` (None: leave it) stored by compare-and-set: the record stored
+        now, and whether it is the change. The JSON this store last saw of the task is tried
+        first: one round trip when no one else changed the task meanwhile."""
+        seen = self._seen.pop(task_id, None)
+        if seen is not None:
+            current, now = self._load(task_id, seen), self._clock()
+            new = None if current.expired(now) or current.lease_lost(now) else change(current)
+            if new is not None:
+                text = record_json(new)
+                if await self._swapped(task_id, seen, text):
+                    self._remember(new, text.encode())
+                    return new, True
         while True:
-            task, text = await self._settled(task_id)
-            if task is None or task.terminal or task.lease_holder not in (None, holder):
-                return False
-            renewed = dataclasses.replace(task, lease_holder=holder, lease_until=until)
-            if await self._swapped(task_id, text, record_json(renewed)):
-                return True
+            stored, seen = await self._settled(task_id)
+            new = None if stored is None else change(stored)
+            if stored is None or new is None:
+                return stored, False
+            text = record_json(new)
+            if await self._swapped(task_id, seen, text):
+                self._remember(new, text.encode())
+                return new, True
+
+    def _remember(self, task: TaskRecord, text: bytes) -> None:
+        """The JSON last seen of a task that may change again (a terminal one cannot)."""
+        if task.terminal:
+            self._seen.pop(task.task_id, None)
+            return
+        self._seen[task.task_id] = text
+        self._seen.move_to_end(task.task_id)
+        if len(self._seen) > SEEN:
+            self._seen.popitem(last=False)
 
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
