@@ -17,9 +17,10 @@ from mcpio import Client, Context, McpError, ProtocolError, Server, ToolError
 from mcpio.bus import Bus, Event
 from mcpio.tasks.client import TaskCancelled, TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine
+from mcpio.tasks.serve import RELATED_TASK
 from mcpio.tasks.store import LEASE_LOST, MemoryTaskStore
 from mcpio.transports.memory import MemoryTransport, memory_pair
-from tests.support import MODERN, ROOT, until
+from tests.support import MODERN, ROOT, serve_app, until
 
 pytestmark = pytest.mark.anyio
 
@@ -239,9 +240,26 @@ async def test_legacy_native_tasks() -> None:
         result = await handle.result()
         assert result.content[0].text == "done 5"  # type: ignore[union-attr]
         await until(lambda: "completed" in statuses)
-        # Questions inside a task are real requests on the session, answered by the callbacks.
-        asked = await client.call_tool("ask", {})
+        # Questions inside a task are real requests on the session, answered by the callbacks,
+        # tagged with the task they serve.
+        related: list[Any] = []
+
+        async def tagged(params: Any) -> dict[str, Any]:
+            related.append(params.model_dump(by_alias=True)["_meta"][RELATED_TASK])
+            return await answer(params)
+
+        client._elicitation = tagged  # pyright: ignore[reportPrivateUsage]
+        asking = await client.start_tool("ask", {})
+        assert isinstance(asking, TaskHandle)
+        asked = await asking.result()
         assert asked.content[0].text == "first/second"  # type: ignore[union-attr]
+        assert related == [{"taskId": asking.task_id}] * 2
+        # 2025-11-25 calls a tool error `failed`; tasks/result gives the tool's result.
+        erring = await client.start_tool("tool_error", {})
+        assert isinstance(erring, TaskHandle)
+        failed_tool = await erring.result()
+        assert erring.status == "failed"
+        assert failed_tool.isError and failed_tool.content[0].text == "bad input"  # type: ignore[union-attr]
         # A tool that is never a task is called plainly.
         plain = await client.start_tool("plain", {"name": "Bo"})
         assert not isinstance(plain, TaskHandle)
@@ -471,3 +489,128 @@ async def test_many_concurrent_tasks_each_complete_once() -> None:
                 group.start_soon(finish, i)
         assert texts == {i: f"computed n{i} after 0.05 s" for i in range(200)}
         assert sorted(completions) == sorted(h.task_id for h in handles.values())
+
+
+async def test_another_principal_s_task_reads_not_found_on_the_wire() -> None:
+    from mcpio.auth import Principal
+
+    server = make_server()
+
+    @asynccontextmanager
+    async def as_principal(subject: str) -> AsyncIterator[RawPeer]:
+        mine, theirs = memory_pair()
+        async with anyio.create_task_group() as tasks:
+            connection = server.connect(theirs, principal=Principal(subject=subject))
+            tasks.start_soon(connection.run)
+            yield RawPeer(mine)
+            await mine.aclose()
+
+    async with as_principal("alice") as alice, as_principal("mallory") as mallory:
+        created = await alice.call("tools/call", name="work", arguments={"n": 1, "seconds": 30})
+        task_id = created["result"]["taskId"]
+        assert (await alice.call("tasks/get", taskId=task_id))["result"]["status"] == "working"
+        for method, extra in (
+            ("tasks/get", {}),
+            ("tasks/cancel", {}),
+            ("tasks/update", {"inputResponses": {}}),
+        ):
+            refused = await mallory.call(method, taskId=task_id, **extra)
+            assert refused["error"]["code"] == -32602, method
+            assert refused["error"]["message"] == "Failed to retrieve task: Task not found"
+        assert (await alice.call("tasks/get", taskId=task_id))["result"]["status"] == "working"
+        assert "result" in await alice.call("tasks/cancel", taskId=task_id)
+
+
+async def test_answers_and_questions_are_checked() -> None:
+    server = make_server()
+
+    @server.tool(task="optional")
+    async def bad_question(ctx: Context) -> str:
+        await ctx.elicit("No properties?", {"type": "object", "properties": 3})
+        return "unreachable"
+
+    async with raw_server(server) as peer:
+        created = (await peer.call("tools/call", name="ask", arguments={}))["result"]
+        task_id = created["taskId"]
+
+        async def asked() -> str | None:
+            got = (await peer.call("tasks/get", taskId=task_id))["result"]
+            return next(iter(got.get("inputRequests") or {}), None)
+
+        key = await until(asked)
+        # An answer that is no elicitation result is refused; the task keeps waiting.
+        refused = await peer.call("tasks/update", taskId=task_id, inputResponses={key: {"x": 1}})
+        assert refused["error"]["code"] == -32602
+        assert refused["error"]["data"]["field"] == f"inputResponses.{key}"
+        got = (await peer.call("tasks/get", taskId=task_id))["result"]
+        assert got["status"] == "input_required" and key in got["inputRequests"]
+        # A question the schema would not let out fails the task (not tasks/get).
+        bad = (await peer.call("tools/call", name="bad_question", arguments={}))["result"]
+
+        async def failed() -> dict[str, Any] | None:
+            got = (await peer.call("tasks/get", taskId=bad["taskId"]))["result"]
+            return got if got["status"] == "failed" else None
+
+        got = await until(failed)
+        assert got["error"]["code"] == -32603 and "invalid question" in got["error"]["message"]
+
+
+@pytest.mark.parametrize("mode", [MODERN, LEGACY_TASKS])
+async def test_tasks_over_http(mode: str) -> None:
+    """Over Streamable HTTP (a real uvicorn): a task's question reaches the client (2026-07-28:
+    through tasks/get; 2025-11-25: as a request on the session's GET stream, the task running
+    after its POST was answered) and the task ends with its result."""
+    server = example_server()
+
+    async def confirm(params: Any) -> dict[str, Any]:
+        return {"action": "accept", "content": {"confirm": True}}
+
+    async with serve_app(server.http_app()) as served:
+        url = f"{served.url}/mcp"
+        async with Client(url, mode=mode, tasks=True, elicitation=confirm) as client:
+            await client.list_tools()
+            with anyio.fail_after(20):
+                handle = await client.start_tool("confirm_delete", {"filename": "a.txt"})
+                assert isinstance(handle, TaskHandle)
+                result = await handle.result()
+                assert result.content[0].text == "deleted a.txt"  # type: ignore[union-attr]
+                other = await client.task(handle.task_id).refresh()
+                assert other["status"] == "completed"
+
+
+@pytest.mark.parametrize("mode", [MODERN, LEGACY_TASKS])
+async def test_a_deferred_task_asks_first_then_runs_as_a_task(mode: str) -> None:
+    """`defer_task=True`: the questions before `ctx.become_task()` are answered within the
+    request (2026-07-28: an input_required round; 2025-11-25: a request on the session), then
+    the call is answered with a task whose result holds the answer."""
+    server = example_server()
+
+    async def named(params: Any) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Alice"}}
+
+    async with Client(server, mode=mode, tasks=True, elicitation=named) as client:
+        await client.list_tools()
+        handle = await client.start_tool("test_tool_with_task", {})
+        assert isinstance(handle, TaskHandle)
+        result = await handle.result()
+        assert result.content[0].text == "Hello, Alice!"  # type: ignore[union-attr]
+    async with Client(server, mode=mode) as plain_client:  # takes no task: refused
+        with pytest.raises(McpError) as caught:
+            await plain_client.call_tool("test_tool_with_task", {})
+        assert caught.value.code == (-32021 if mode == MODERN else -32601)
+
+
+async def test_the_modern_handle_follows_notifications_not_the_poll_interval() -> None:
+    """With a 60 s poll interval, `result()` still returns at once: it follows the task's
+    `notifications/tasks` on a listen stream (questions answered as they come)."""
+    server = make_server(TaskEngine(poll_interval_ms=60_000))
+    async with Client(server, mode=MODERN, tasks=True, elicitation=answer) as client:
+        with anyio.fail_after(10):
+            handle = await client.start_tool("work", {"n": 12, "seconds": 0.1})
+            assert isinstance(handle, TaskHandle) and handle.poll_interval == 60
+            result = await handle.result()
+            assert result.content[0].text == "done 12"  # type: ignore[union-attr]
+            asking = await client.start_tool("ask", {})
+            assert isinstance(asking, TaskHandle)
+            asked = await asking.result()
+            assert asked.content[0].text == "first/second"  # type: ignore[union-attr]

@@ -35,6 +35,7 @@ from mcpio.negotiate import LEGACY, MODERN, SUBSCRIPTION_ID_KEY, fit, peek_any
 from mcpio.session import Session
 from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION
+from mcpio.tasks.serve import tasks_codec
 from mcpio.transports import Transport
 
 if TYPE_CHECKING:
@@ -417,38 +418,17 @@ class Client:
         return await self._answer_all(requests)
 
     async def task_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """A task method (`tasks/get`, ...) and its result as plain data. The 2026-07-28 codec
-        has no models of the Tasks extension: its frames are written and read here."""
+        """A task method (`tasks/get`, ...) and its result as plain data (2026-07-28: through
+        the codec with the Tasks extension)."""
         codec = self.codec
-        session = self._session
-        if codec is None or session is None:
+        if codec is None or self._session is None:
             raise ConnectionClosed("the client is not connected")
-        id = session.next_id()
         if codec.era == "modern":
-            meta = {
-                "io.modelcontextprotocol/protocolVersion": codec.revision,
-                "io.modelcontextprotocol/clientCapabilities": self.capabilities(True),
-                "io.modelcontextprotocol/clientInfo": plain(self.info),
-            }
-            frame = {
-                "jsonrpc": "2.0",
-                "id": id,
-                "method": method,
-                "params": {**params, "_meta": meta},
-            }
-            data = pydantic_core.to_json(frame)
-        else:
-            data = codec.encode(codec.request(method, params, id=id))
-        raw = await session.request(id, data, self.timeout)
-        response = pydantic_core.from_json(raw)
-        error = response.get("error") if type(response) is dict else None
-        if isinstance(error, dict):
-            raise McpError(
-                int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data")
-            )  # fmt: skip
-        result = response.get("result") if type(response) is dict else None
-        if not isinstance(result, dict):
-            raise ProtocolError(INTERNAL_ERROR, f"{method}: the server's answer has no result")
+            codec = tasks_codec(codec.revision)
+        raw = await self._exchange(codec, method, params, self.timeout)
+        response = codec.decode_response(raw, method)
+        _raise_error(response)
+        result = plain(response.result)
         if method == "tasks/result" and codec.revision != PUBLIC_REVISION:
             result.pop("_meta", None)
             result = plain(codec.to_public("tools/call", result, "result"))

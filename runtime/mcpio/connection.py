@@ -106,9 +106,9 @@ class Listener:
 
     async def write(self, method: str, params: dict[str, Any]) -> None:
         tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: self.id}}
-        if method == "notifications/tasks":  # the Tasks extension's: no model in the codec
-            frame = {"jsonrpc": "2.0", "method": method, "params": tagged}
-            await self.connection.session.send(pydantic_core.to_json(frame))
+        if method == "notifications/tasks":  # the Tasks extension's
+            codec = tasks_serve.tasks_codec(self.codec.revision)
+            await self.connection.session.send(codec.encode(codec.notification(method, tagged)))
             return
         await self.connection.send_notification(self.codec, method, tagged)
 
@@ -332,7 +332,7 @@ class ServerConnection:
             ttl = getattr(task, "ttl", None)
             ctx.task_offer = TaskOffer(
                 ttl_ms=ttl if type(ttl) is int else None,
-                ask=SentInputs(self._ask_client),
+                ask=self._task_inputs,
                 watch=lambda record: self._task_status(codec, record),
             )
         result = await self._handle(ctx, method, params)
@@ -360,6 +360,16 @@ class ServerConnection:
             }
             result["_meta"] = meta
         return codec.encode(codec.response(id, method, result))
+
+    def _task_inputs(self, task_id: str) -> SentInputs:
+        """2025-11-25: a task's questions, real requests tagged with the task they serve."""
+        related = {tasks_serve.RELATED_TASK: {"taskId": task_id}}
+
+        async def ask(method: str, params: dict[str, Any]) -> BaseModel:
+            meta = {**(params.get("_meta") or {}), **related}
+            return await self._ask_client(method, {**params, "_meta": meta})
+
+        return SentInputs(ask)
 
     def _mark_task_tools(self, listed: Any) -> None:
         """2025-11-25 tools/list: each task tool's `execution.taskSupport`."""
@@ -426,7 +436,7 @@ class ServerConnection:
         self.modern_seen = True
         codec = codec_of(version)
         if env.method in tasks_serve.MODERN_METHODS:
-            return await self._modern_task_method(id, env.method, raw)
+            return await self._modern_task_method(version, id, env.method, raw)
         message = codec.decode(raw)
         method = message.method
         spec = codec.methods[method]
@@ -470,7 +480,7 @@ class ServerConnection:
             return None
         if isinstance(result, TaskCreated):
             created = {**modern_task(result.record, detailed=False), "resultType": "task"}
-            return self._modern_frame(id, created)
+            return self._modern_frame(version, id, method, created)
         if result.meta is None:
             result.meta = pub.ResultMetaObject(io_modelcontextprotocol_serverInfo=self.server.info)
         elif result.meta.io_modelcontextprotocol_serverInfo is None:
@@ -480,17 +490,24 @@ class ServerConnection:
             codec.responses[method].model_construct(jsonrpc="2.0", id=id, result=own)
         )
 
-    async def _modern_task_method(self, id: RequestId, method: str, raw: bytes) -> bytes:
+    async def _modern_task_method(
+        self, version: str, id: RequestId, method: str, raw: bytes
+    ) -> bytes:
+        if method != "tasks/update":  # its inputResponses are read leniently (unknown keys)
+            tasks_serve.tasks_codec(version).decode(raw)  # the envelope and params, checked
         params = pydantic_core.from_json(raw).get("params")
         result = await tasks_serve.modern(self.server.tasks, method, params, self.subject)
-        return self._modern_frame(id, result)
+        return self._modern_frame(version, id, method, result)
 
-    def _modern_frame(self, id: RequestId, result: dict[str, Any]) -> bytes:
-        """A response the codec has no model for (the Tasks extension's), with the server's
+    def _modern_frame(
+        self, version: str, id: RequestId, method: str, result: dict[str, Any]
+    ) -> bytes:
+        """A result of the Tasks extension (built, so checked, by its codec), with the server's
         info in its `_meta` as on every modern result."""
+        codec = tasks_serve.tasks_codec(version)
         info = self.server.info.model_dump(mode="json", by_alias=True, exclude_unset=True)
         result = {**result, "_meta": {SERVER_INFO: info}}
-        return pydantic_core.to_json({"jsonrpc": "2.0", "id": id, "result": result})
+        return codec.encode(codec.response(id, method, result))
 
     def _input_required(
         self, inputs: RetriedInputs, needed: InputRequired, digest: str, round: int

@@ -7,7 +7,8 @@ process (or the same one after a restart) resumes it: `client.task(task_id)`."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 import anyio
@@ -35,6 +36,10 @@ class TaskCaller(Protocol):
 
     async def answer_inputs(self, requests: Mapping[str, Any]) -> dict[str, Any]:
         """The callbacks' answers to a task's `inputRequests` (public models), by key."""
+        ...
+
+    def listen(self, *, task_ids: Sequence[str] = ()) -> AbstractAsyncContextManager[Any]:
+        """2026-07-28 `subscriptions/listen` for these tasks' `notifications/tasks`."""
         ...
 
 
@@ -101,9 +106,18 @@ class TaskHandle:
 
     async def result(self) -> pub.CallToolResult:
         """The task's result once it is terminal: a `completed` task's result; a `failed`
-        one raises its JSON-RPC error (`McpError`), a `cancelled` one `TaskCancelled`."""
-        async for _ in self.updates():
-            pass
+        one raises its JSON-RPC error (`McpError`), a `cancelled` one `TaskCancelled`.
+        2026-07-28: it follows the task's `notifications/tasks` on a listen stream (reading it
+        again now and then, in case one is lost), and polls where the server refuses that."""
+        followed = False
+        if self._client.modern:
+            try:
+                followed = await self._follow()
+            except McpError:
+                followed = False  # no listening (the server's bus is down, say): poll
+        if not followed:
+            async for _ in self.updates():
+                pass
         task = self.task
         if task.get("status") == "cancelled":
             raise TaskCancelled(task.get("statusMessage") or f"task {self.task_id} was cancelled")
@@ -116,6 +130,27 @@ class TaskHandle:
                 int(error.get("code", -32603)), str(error.get("message", "")), error.get("data")
             )
         return pub.CallToolResult.model_validate({"resultType": "complete", **task["result"]})
+
+    async def _follow(self) -> bool:
+        """Wait for the task's end on a listen stream; False when the server does not follow
+        this task for us (then the caller polls)."""
+        async with self._client.listen(task_ids=[self.task_id]) as changes:
+            if self.task_id not in (changes.honoured.get("taskIds") or ()):
+                return False
+            task = await self.refresh()  # after the acknowledgement: nothing is missed
+            while task.get("status") not in TERMINAL:
+                if task.get("status") == "input_required":
+                    await self._answer(task.get("inputRequests") or {})
+                notice = None
+                with anyio.move_on_after(max(5.0, 10 * self.poll_interval)):
+                    notice = await anext(changes, None)
+                    if notice is None:  # the stream ended: poll the rest
+                        return False
+                if notice is None:
+                    task = await self.refresh()
+                else:
+                    task = self.task = dict(notice.params)
+        return True
 
     async def cancel(self) -> None:
         """`tasks/cancel`: ask the server to stop the task (it may still end otherwise). A

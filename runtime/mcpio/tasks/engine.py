@@ -16,6 +16,7 @@ and the instance running the task applies them (`on_control`).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import logging
 import secrets
@@ -25,13 +26,23 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+import pydantic
+from pydantic import BaseModel
+
 from mcpio.context import Inputs, Question
+from mcpio.latest import public as pub
 from mcpio.tasks.store import Clock, MemoryTaskStore, TaskRecord, TaskStore
-from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 
 log = logging.getLogger("mcpio")
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+# What answers each kind of question a task asks.
+ANSWERS: dict[str, type[BaseModel]] = {
+    "elicitation/create": pub.ElicitResult,
+    "sampling/createMessage": pub.CreateMessageResult,
+    "roots/list": pub.ListRootsResult,
+}
 CANCELLED = "cancelled by the client"
 
 Work = Callable[[Inputs, Callable[[str], Awaitable[None]]], Awaitable[dict[str, Any]]]
@@ -50,7 +61,7 @@ class TaskOffer:
     told of each change (legacy: `notifications/tasks/status` on its session)."""
 
     ttl_ms: int | None = None
-    ask: Inputs | None = None
+    ask: Callable[[str], Inputs] | None = None  # given the task id
     watch: Watcher | None = None
 
 
@@ -100,6 +111,17 @@ class TaskInputs:
         missing = {k: q for k, q in questions.items() if k not in run.answers}
         if missing:
             asked = {k: {"method": q.method, "params": q.params()} for k, q in missing.items()}
+            if self._ask is None:  # they go out in tasks/get: valid ones only (else: failed)
+                try:
+                    pub.InputRequiredResult.model_validate(
+                        {"resultType": "input_required", "inputRequests": asked}
+                    )
+                except pydantic.ValidationError as exc:
+                    first = exc.errors(include_url=False, include_input=False)[0]
+                    where = ".".join(str(p) for p in first["loc"][1:3])
+                    raise ProtocolError(
+                        INTERNAL_ERROR, f"the task asked an invalid question ({where})"
+                    ) from None
             run.open.update(asked)
             run.answered = asyncio.Event()
             await self._engine.save(run, status="input_required", input_requests=dict(run.open))
@@ -149,7 +171,7 @@ class TaskEngine:
         method: str,
         work: Work,
         ttl_ms: int | None = None,
-        ask: Inputs | None = None,
+        ask: Callable[[str], Inputs] | None = None,
         watch: Watcher | None = None,
     ) -> TaskRecord:
         """Store a new task (returns once stored) and run `work` in the background."""
@@ -174,7 +196,12 @@ class TaskEngine:
         await self.store.create(record)
         run = _Run(record)
         self._runs[record.task_id] = run
-        run.task = asyncio.get_running_loop().create_task(self._drive(run, work, ask, watch))
+        # A context of its own: the task outlives the request (and its transport stream) that
+        # started it, so nothing of that request's context may follow it.
+        run.task = asyncio.get_running_loop().create_task(
+            self._drive(run, work, ask(record.task_id) if ask else None, watch),
+            context=contextvars.Context(),
+        )
         return record
 
     async def _drive(
@@ -264,6 +291,7 @@ class TaskEngine:
         if record is None:
             return None
         if not record.terminal:
+            _check_answers(record.input_requests or {}, responses)
             await self._apply({"op": "update", "taskId": task_id, "responses": dict(responses)})
         return record
 
@@ -337,6 +365,25 @@ class TaskEngine:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def _check_answers(asked: Mapping[str, Any], responses: Mapping[str, Any]) -> None:
+    """Answers to the task's open questions must be results of the methods asked (-32602);
+    answers to other keys are ignored, whatever they hold."""
+    for key, answer in responses.items():
+        question = asked.get(key)
+        method = question.get("method") if isinstance(question, Mapping) else None
+        kind = ANSWERS.get(method) if isinstance(method, str) else None
+        if kind is None:
+            continue
+        try:
+            kind.model_validate(answer)
+        except pydantic.ValidationError as exc:
+            errors = exc.errors(include_url=False, include_input=False)
+            raise ProtocolError(
+                INVALID_PARAMS, f"inputResponses.{key}: not a valid {method} result",
+                {"field": f"inputResponses.{key}", "errors": errors},
+            ) from None  # fmt: skip
+
+
 # ---------------------------------------------------------------------- wire shapes
 
 
@@ -365,10 +412,15 @@ def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
 
 
 def legacy_task(record: TaskRecord) -> dict[str, Any]:
-    """2025-11-25's `Task`."""
+    """2025-11-25's `Task`. That revision calls a tool call whose result is an error
+    (`isError`) `failed` (2026-07-28: `completed`); `tasks/result` gives that result all the
+    same."""
+    status = record.status
+    if status == "completed" and (record.result or {}).get("isError") is True:
+        status = "failed"
     task: dict[str, Any] = {
         "taskId": record.task_id,
-        "status": record.status,
+        "status": status,
         "createdAt": iso(record.created_at),
         "lastUpdatedAt": iso(record.updated_at),
         "ttl": record.ttl_ms,

@@ -5,18 +5,27 @@ Results are plain JSON data in the revision's own shape."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
+import mcp_wire
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine, legacy_task, modern_task
 from mcpio.tasks.store import TaskRecord
+from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 MODERN_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 LEGACY_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+
+
+@functools.cache
+def tasks_codec(revision: str) -> Codec:
+    """The codec of a modern revision with the Tasks extension (its frames and results)."""
+    return mcp_wire.codec(revision).with_extensions(TASKS_EXTENSION)
 
 
 def declares_tasks(capabilities: Any) -> bool:
