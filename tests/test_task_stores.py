@@ -408,6 +408,14 @@ async def test_an_unknown_cursor_is_a_value_error(
         await store.list(None, cursor, 10)
 
 
+@every_store
+async def test_a_page_holds_at_least_one_task(store: TaskStore, clock: Clock) -> None:
+    await store.create(record(clock))
+    for limit in (0, -1):
+        with pytest.raises(ValueError, match="at least one"):
+            await store.list(None, None, limit)
+
+
 # --- concurrency
 
 

@@ -150,6 +150,8 @@ def page_of(
     live: list[TaskRecord], cursor: str | None, limit: int
 ) -> tuple[list[TaskRecord], str | None]:
     """One page of `live` (sorted by created_at, task_id) from `cursor`, and the next cursor."""
+    if limit < 1:
+        raise ValueError(f"a page holds at least one task (limit {limit})")
     if cursor is not None:
         place = place_of(cursor)
         live = [t for t in live if (t.created_at, t.task_id) >= place]
