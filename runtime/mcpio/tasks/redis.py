@@ -20,6 +20,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit
 
 from mcpio.extras import needs
 from mcpio.tasks.store import (
@@ -93,6 +94,12 @@ class RedisTaskStore:
         self._swap = self._redis.register_script(SWAP)
         self._seen: OrderedDict[str, bytes] = OrderedDict()
 
+    def where(self) -> str:
+        """The URL without credentials, for messages and logs."""
+        parts = urlsplit(self.url)
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
+
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}:task:{task_id}"
 
@@ -150,7 +157,7 @@ class RedisTaskStore:
             self._create(keys=[self._key(task.task_id), owner_set, expiry_set], args=args),
         )
         if created != 1:
-            raise TaskStoreError(f"task {task.task_id!r} exists already in {self.url}")
+            raise TaskStoreError(f"task {task.task_id!r} exists already in {self.where()}")
         self._remember(task, args[0].encode())
 
     async def get(self, task_id: str, owner: str | None) -> TaskRecord | None:

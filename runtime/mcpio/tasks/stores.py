@@ -25,5 +25,8 @@ def open_task_store(spec: str, clock: Clock = time.time) -> TaskStore:
     if spec.startswith(("redis://", "rediss://", "unix://")):
         from mcpio.tasks.redis import RedisTaskStore
 
-        return RedisTaskStore(spec, clock=clock)
+        try:
+            return RedisTaskStore(spec, clock=clock)
+        except ValueError as exc:  # the URL (not echoed: it may hold a password)
+            raise ValueError(f"task store redis: {exc}") from None
     raise ValueError(f"task store {spec!r}: expected {SPECS}")
