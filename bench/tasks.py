@@ -18,7 +18,10 @@ shared machine falls on both alike); tasks/s; the added cost of a task (create +
 synchronous call. No peer is measured beside it: the official Python SDK (mcp 2.3.0) has no
 tasks runtime.
 
-    .venv/bin/python bench/tasks.py [--store memory | sqlite:PATH | redis://HOST:PORT/DB]
+    .venv/bin/python bench/tasks.py [--store memory | sqlite:PATH | redis://HOST:PORT/DB ...]
+
+Without ``--store``: memory, SQLite (a file in a temporary directory) and Redis (a redis-server
+started on loopback for the run; ``scripts/ensure-services.sh`` installs it), one table.
     MCPGEN_BENCH_TASKS=1000 MCPGEN_BENCH_ROUNDS=5 MCPGEN_BENCH_CONCURRENCY=50
 """
 
@@ -27,8 +30,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
+import socket
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -44,7 +51,8 @@ import anyio  # noqa: E402
 from mcpio import Client, Server  # noqa: E402
 from mcpio.tasks.client import TaskHandle  # noqa: E402
 from mcpio.tasks.engine import TaskEngine  # noqa: E402
-from mcpio.tasks.store import MemoryTaskStore, TaskStore  # noqa: E402
+from mcpio.tasks.store import TaskStore, TaskStoreError  # noqa: E402
+from mcpio.tasks.stores import open_task_store  # noqa: E402
 
 TASKS = int(os.environ.get("MCPGEN_BENCH_TASKS", "1000"))
 ROUNDS = int(os.environ.get("MCPGEN_BENCH_ROUNDS", "5"))
@@ -53,14 +61,36 @@ MODERN = "2026-07-28"
 
 
 def open_store(spec: str) -> TaskStore:
-    """`memory`, or what `open_task_store` (the task stores' module) opens, where present."""
-    if spec == "memory":
-        return MemoryTaskStore()
     try:
-        from mcpio.tasks.stores import open_task_store  # pyright: ignore
-    except ImportError:
-        sys.exit(f"task store {spec!r}: only `memory` is available in this checkout")
-    return open_task_store(spec)  # pyright: ignore
+        return open_task_store(spec)
+    except (ValueError, TaskStoreError) as exc:
+        sys.exit(f"bench/tasks.py: {exc}")
+
+
+def start_redis(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A redis-server on a free loopback port, no persistence; its URL."""
+    found = shutil.which("redis-server") or shutil.which("redis-server", path="/usr/sbin:/sbin")
+    if found is None:
+        sys.exit("bench/tasks.py: redis-server is not installed: run scripts/ensure-services.sh")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    argv = [found, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(tmp)]
+    popen = subprocess.Popen(
+        [*argv, "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return popen, f"redis://127.0.0.1:{port}/0"
+        except OSError:
+            if popen.poll() is not None or time.monotonic() > deadline:
+                popen.kill()
+                sys.exit("bench/tasks.py: redis-server did not start")
+            time.sleep(0.05)
 
 
 def make_server(store: TaskStore) -> Server:
@@ -113,7 +143,8 @@ async def in_parallel(one: Callable[[int], Awaitable[None]], n: int, in_flight: 
             group.start_soon(bounded, i)
 
 
-async def run(spec: str) -> None:
+async def run(name: str, spec: str) -> list[str]:
+    """The table's rows for one store."""
     store = open_store(spec)
     server = make_server(store)
     completed: list[str] = []
@@ -143,26 +174,61 @@ async def run(spec: str) -> None:
     expected = 50 + ROUNDS * per_round * 2
     if len(completed) != expected or len(set(completed)) != expected:
         sys.exit(f"{len(completed)} completions ({len(set(completed))} tasks), expected {expected}")
-    print(f"## Tasks through the runtime, store `{spec}`\n")
-    print(
-        f"{ROUNDS} rounds of {per_round} calls per kind (one in flight, then {CONCURRENCY});"
-        f" Python {platform.python_version()}, {platform.machine()},"
-        f" load average {os.getloadavg()[0]:.1f}; in-memory transport, {MODERN}\n"
-    )
-    print("| in flight | sync call µs | task µs (create + fetch) | tasks/s | added per call µs |")
-    print("|---|---|---|---|---|")
+    rows: list[str] = []
     for in_flight in (1, CONCURRENCY):
         sync = statistics.median(timings[("sync", in_flight)]) * 1e6
         task = statistics.median(timings[("task", in_flight)]) * 1e6
-        print(f"| {in_flight} | {sync:.0f} | {task:.0f} | {1e6 / task:.0f} | {task - sync:+.0f} |")
-    print(f"\nevery task completed exactly once with its own result ({expected} tasks)\n")
+        rows.append(
+            f"| {name} | {in_flight} | {sync:.0f} | {task:.0f} | {1e6 / task:.0f} |"
+            f" {task - sync:+.0f} |"
+        )
+    return rows
+
+
+def report(rows: list[str]) -> None:
+    per_round = max(1, TASKS // ROUNDS)
+    print("## Tasks through the runtime\n")
+    print(
+        f"{ROUNDS} rounds of {per_round} calls per kind and store (one in flight, then"
+        f" {CONCURRENCY}); Python {platform.python_version()}, {platform.machine()},"
+        f" load average {os.getloadavg()[0]:.1f}; in-memory transport, {MODERN}\n"
+    )
+    print(
+        "| store | in flight | sync call µs | task µs (create + fetch) | tasks/s |"
+        " added per call µs |"
+    )
+    print("|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    expected = 50 + ROUNDS * per_round * 2
+    print(f"\nevery task completed exactly once with its own result ({expected} per store)\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--store", default="memory", help="memory | sqlite:PATH | redis://...")
+    parser.add_argument(
+        "--store",
+        action="append",
+        help="memory | sqlite:PATH | redis://... (repeatable; default: all three)",
+    )
     args = parser.parse_args()
-    anyio.run(run, args.store)
+    with tempfile.TemporaryDirectory(prefix="mcpgen-bench-tasks-") as tmp:
+        redis: subprocess.Popen[bytes] | None = None
+        if args.store:
+            stores = [(spec.partition(":")[0], spec) for spec in args.store]
+        else:
+            redis, url = start_redis(Path(tmp))
+            stores = [
+                ("memory", "memory"),
+                ("SQLite", f"sqlite:{Path(tmp) / 'tasks.db'}"),
+                ("Redis", url),
+            ]
+        try:
+            rows = [row for name, spec in stores for row in anyio.run(run, name, spec)]
+        finally:
+            if redis is not None:
+                redis.terminate()
+                redis.wait(10)
+    report(rows)
 
 
 if __name__ == "__main__":

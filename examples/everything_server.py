@@ -41,6 +41,8 @@ from mcpio import (
 )
 from mcpio.latest import public as pub
 from mcpio.sealing import Sealer
+from mcpio.tasks.store import TaskStoreError
+from mcpio.tasks.stores import open_task_store
 
 IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -628,7 +630,26 @@ def main(argv: list[str]) -> int:
         default=[],
         help="a scope every request needs (repeatable; with --auth-issuer)",
     )
+    parser.add_argument(
+        "--tasks",
+        metavar="STORE",
+        default="memory",
+        help="where tasks live: memory (this process), sqlite:PATH (a file, kept across "
+        "restarts) or redis://HOST:PORT/DB (shared by instances); default: memory",
+    )
+    parser.add_argument(
+        "--task-lease",
+        metavar="SECONDS",
+        type=float,
+        default=30.0,
+        help="a task whose instance stopped reads failed after this long (default 30)",
+    )
     args = parser.parse_args(argv[1:])
+    try:
+        server.tasks.store = open_task_store(args.tasks)
+    except (ValueError, TaskStoreError) as exc:
+        parser.error(str(exc))
+    server.tasks.lease_seconds = args.task_lease
     if args.auth_issuer and (not args.resource or args.transport != "http"):
         parser.error("--auth-issuer needs the http transport and --resource")
     if args.redis:
