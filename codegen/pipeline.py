@@ -158,6 +158,9 @@ def render_package(
         inputs=inputs,
         codec_classes={r.name: codec_class(r) for r in revisions},
     )
+    files["latest.py"] = render(
+        "latest.py.jinja", what="latest-revision alias", revision=latest, latest=latest
+    )
     files["py.typed"] = ""
     out = {}
     for path, text in sorted(files.items()):

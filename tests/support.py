@@ -1,7 +1,8 @@
 """Plain helpers the tests share (their fixtures are in conftest.py): where the project and the
 official inputs are, each revision's IR and official schema, a free loopback port, waiting for a
 condition (`until`, instead of sleeping), an ASGI app under a real uvicorn on loopback
-(`serve_app`), 2026-07-28 frames and their HTTP headers, and a result's text."""
+(`serve_app`), 2026-07-28 frames and their HTTP headers, a result's text, and the README's
+Python snippets."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import functools
 import importlib
 import inspect
 import json
+import re
 import socket
+import textwrap
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -193,3 +196,37 @@ async def first(stream: Any) -> Any:
     async for item in stream:
         return item
     raise AssertionError("the stream ended before its first item")
+
+
+# ---------------------------------------------------------------------- the README's snippets
+
+README = ROOT / "README.md"
+_FENCE = re.compile(r"^( *)```python\n(.*?)^\1```", re.MULTILINE | re.DOTALL)
+_MARKER = re.compile(r"<!-- readme-check: (file (\S+)|define\b[^>]*) -->\s*$")
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A fenced `python` block of README.md (see tests/test_readme.py for the markers)."""
+
+    line: int  # where its fence opens in README.md
+    code: str
+    file: str | None  # written as this file, not run
+    define: bool  # run as a module, not as __main__
+
+
+def readme_snippets() -> list[Snippet]:
+    text = README.read_text(encoding="utf-8")
+    found = []
+    for match in _FENCE.finditer(text):
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        marker = _MARKER.search(before)
+        found.append(
+            Snippet(
+                line=text.count("\n", 0, match.start()) + 1,
+                code=textwrap.dedent(match.group(2)),
+                file=marker.group(2) if marker else None,
+                define=bool(marker and marker.group(1).startswith("define")),
+            )
+        )
+    return found

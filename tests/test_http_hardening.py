@@ -584,6 +584,25 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> N
             stalled.close()
 
 
+def _closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server closed the connection (reset it, or closed it after at most an HTTP
+    4xx answer: httptools refuses a line that is no request line at once, h11 waits for the
+    header timeout)."""
+    sock.setblocking(True)
+    sock.settimeout(1)
+    received = b""
+    try:
+        while chunk := sock.recv(1000):
+            received += chunk
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+    finally:
+        sock.close()
+    return received == b"" or received.startswith(b"HTTP/1.1 4")
+
+
 async def test_drip_connections_are_closed_and_others_keep_their_latency() -> None:
     drips = int(os.environ.get("MCPGEN_DRIP_CONNECTIONS", "200"))
     async with running(hardening_server(), header_timeout=0.5, body_timeout=0.5) as run:
@@ -618,13 +637,7 @@ async def test_drip_connections_are_closed_and_others_keep_their_latency() -> No
                 await anyio.sleep(0.05)
         closed = 0
         for sock in sockets:
-            sock.setblocking(True)
-            sock.settimeout(1)
-            try:
-                closed += sock.recv(100) == b""
-            except (TimeoutError, ConnectionResetError):
-                closed += isinstance(sys.exc_info()[1], ConnectionResetError)
-            sock.close()
+            closed += _closed_by_server(sock)
         body_drip.settimeout(2)
         answer = body_drip.recv(1000)
         body_drip.close()
@@ -947,3 +960,29 @@ async def test_stdio_every_id_shape_gets_one_answer_or_a_refusal(version: str) -
     with anyio.fail_after(ANSWER_SECONDS):
         while len(asyncio.all_tasks()) > baseline:
             await anyio.sleep(0.02)
+
+
+@pytest.mark.parametrize("protocol", ["h11", "httptools"])
+async def test_the_header_timeout_holds_on_either_http_protocol(protocol: str) -> None:
+    """A connection whose headers stop coming is closed after `header_timeout`, whichever of
+    uvicorn's protocols serves (httptools by default, from the `http` extra; h11 otherwise);
+    one that answers in time is served."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    from mcpio.transports.http_serve import fast_protocol
+
+    assert fast_protocol() is HttpToolsProtocol  # the extra is installed here
+    http = {"h11": H11Protocol, "httptools": HttpToolsProtocol}[protocol]
+    app = hardening_server().http_app()
+    async with serve_app(app, header_timeout=0.5, http=http) as served:
+        assert issubclass(served.web.config.http, http)  # type: ignore[arg-type]
+        late = socket.create_connection(("127.0.0.1", served.port))
+        late.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+        started = time.monotonic()
+        closed = await anyio.to_thread.run_sync(_closed_by_server, late)
+        assert closed and time.monotonic() - started < 1.0
+        call = modern_call(1, text="on time")
+        async with httpx.AsyncClient(base_url=served.url) as client:
+            response = await post(client, call, modern_headers(call))
+        assert response.status_code == 200

@@ -143,10 +143,8 @@ def _invoke(*args: str | Path) -> str:
     return result.stdout
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The temporary project after `add` x4 and one `generate`."""
-    root = tmp_path_factory.mktemp("new-revision")
+def _official_project(root: Path) -> Path:
+    """A project in `root` pinning the five official revisions, fetched (upstream unreachable)."""
     gone = root.parent / "upstream-gone"
     pins = {r: Pin(r, p.sha256, str(gone / r), p.era) for r, p in PROJECT.pins().items()}
     (root / "schema").mkdir()
@@ -156,6 +154,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         (root / "schema" / rev / "schema.json").write_bytes(
             (MIRROR / rev / "schema.json").read_bytes()
         )
+    return root
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The temporary project after `add` x4 and one `generate`."""
+    root = _official_project(tmp_path_factory.mktemp("new-revision"))
     inputs = root.parent / "new-revision-inputs"
     inputs.mkdir()
     (inputs / "copy.json").write_bytes((MIRROR / "2026-07-28" / "schema.json").read_bytes())
@@ -520,3 +525,101 @@ def test_pyright_is_clean_on_the_generated_tree(project: Path) -> None:
     py_files = list((project / "generated").rglob("*.py"))
     assert len(py_files) >= 2 * (len(REVISIONS) + 2)
     assert report["summary"]["filesAnalyzed"] == len(py_files)
+
+
+# ---------------------------------------------------------------------- the runtime on a new revision
+
+LEGACY_NEXT, MODERN_NEXT = "2025-12-01", "2027-01-01"
+
+RUNTIME_CHECK = textwrap.dedent("""
+    import json, os, sys
+
+    import anyio
+    import mcp_wire
+    from mcpio import Client
+    from mcpio.latest import REVISION
+
+    SERVER = [sys.executable, sys.argv[1], "stdio"]
+
+
+    async def ours() -> dict[str, list[object]]:
+        seen: dict[str, list[object]] = {"latest": [REVISION, mcp_wire.LATEST]}
+        for mode in ("auto", "legacy", *mcp_wire.REVISIONS):
+            async with Client(SERVER, mode=mode) as client:
+                tools = await client.list_tools()
+                call = await client.call_tool("test_simple_text", {})
+                names = {t.name for t in tools.tools}
+                seen[mode] = [client.codec.revision, "test_simple_text" in names, call.content[0].text]
+        return seen
+
+
+    async def sdk() -> dict[str, list[object]]:
+        from mcp import Client as SdkClient, StdioServerParameters
+
+        params = StdioServerParameters(command=SERVER[0], args=SERVER[1:], env=dict(os.environ))
+        seen: dict[str, list[object]] = {}
+        for mode in ("auto", "legacy"):
+            async with SdkClient(params, mode=mode) as client:
+                call = await client.call_tool("test_simple_text", {})
+                seen["sdk " + mode] = [client.protocol_version, call.content[0].text]
+        return seen
+
+
+    async def main() -> None:
+        with anyio.fail_after(240):
+            print(json.dumps({**await ours(), **await sdk()}))
+
+
+    anyio.run(main)
+    """)
+
+
+def _with_generation(schema: dict) -> dict:
+    """A newer revision's small change: `Implementation` gains an optional `generation`."""
+    implementation = schema["$defs"]["Implementation"]
+    assert "generation" not in implementation["properties"]
+    implementation["properties"]["generation"] = {"type": "integer", "minimum": 0}
+    return schema
+
+
+@pytest.fixture(scope="module")
+def runtime_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The five official revisions, then `add` of a legacy revision between the eras (2025-11-25
+    as it is) and of a newer modern one (2026-07-28 with a new optional member), and `generate`."""
+    root = _official_project(tmp_path_factory.mktemp("runtime-on-new-revisions"))
+    newer = _with_generation(json.loads((MIRROR / "2026-07-28" / "schema.json").read_bytes()))
+    (root / "newer.json").write_text(json.dumps(newer, indent=2), encoding="utf-8")
+    out = _invoke(
+        "--root", root, "add", LEGACY_NEXT, "--from", MIRROR / "2025-11-25" / "schema.json"
+    )
+    assert out.startswith(f"{LEGACY_NEXT}: pinned (legacy era, ")
+    out = _invoke("--root", root, "add", MODERN_NEXT, "--from", root / "newer.json")
+    assert out.startswith(f"{MODERN_NEXT}: pinned (modern era, ")
+    _invoke("--root", root, "generate")
+    return root
+
+
+@pytest.mark.peers
+def test_the_runtime_serves_and_calls_the_new_revisions_with_no_hand_edit(
+    runtime_project: Path,
+) -> None:
+    """The checkout's example server and `Client` (and the official SDK's client) on the
+    temporary tree: the new modern revision is the public one, auto picks it, and every pinned
+    mode connects, the two new revisions and the one that is no longer the latest included."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join([str(runtime_project / "generated"), str(RUNTIME)])
+    server = ROOT / "examples" / "everything_server.py"
+    proc = subprocess.run(
+        [sys.executable, "-c", RUNTIME_CHECK, str(server)],
+        capture_output=True, text=True, env=env, cwd=runtime_project, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    text = "This is a simple text response for testing."
+    assert seen.pop("latest") == [MODERN_NEXT, MODERN_NEXT]
+    assert seen.pop("sdk auto") == ["2026-07-28", text]  # the SDK's own newest revision
+    assert seen.pop("sdk legacy") == ["2025-11-25", text]
+    expected = {mode: [mode, True, text] for mode in [*REVISIONS, LEGACY_NEXT, MODERN_NEXT]}
+    expected["auto"] = [MODERN_NEXT, True, text]
+    expected["legacy"] = [LEGACY_NEXT, True, text]  # the newest legacy revision
+    assert seen == expected

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import ROOT, free_port, readme_snippets
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +28,7 @@ VERSION = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text
 RUNTIME_DEPENDENCIES = {"anyio", "pydantic", "typing-extensions"}
 
 CONSUMER = """
-import importlib.util, json, sys, sysconfig
+import importlib.util, json, subprocess, sys, sysconfig
 from pathlib import Path
 
 import mcp_wire
@@ -52,6 +52,10 @@ print(json.dumps({
     "mcp_wire": mcp_wire.__file__,
     "codegen": importlib.util.find_spec("codegen") is not None,
     "script": any(scripts.glob("mcp-codegen*")),
+    "mcpio": subprocess.run(
+        [str(scripts / "mcpio"), "inspect", "--", sys.executable, "-c", ""],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL,
+    ).stderr,
     "server": Server.__name__,
 }))
 """
@@ -79,8 +83,10 @@ def test_the_wheel_holds_mcp_wire_and_mcpio_and_their_runtime_dependencies(wheel
         names = archive.namelist()
         info = f"mcpgen-{VERSION}.dist-info"
         metadata = archive.read(f"{info}/METADATA").decode()
+        entry_points = archive.read(f"{info}/entry_points.txt").decode()
     assert {n.split("/")[0] for n in names} == {"mcp_wire", "mcpio", info}
-    assert f"{info}/entry_points.txt" not in names  # no console script
+    # one console script, `mcpio` (inspect, replay); the generator's stays in the checkout
+    assert entry_points.split() == ["[console_scripts]", "mcpio", "=", "mcpio.inspect.cli:run"]
     assert f"{info}/licenses/LICENSE" in names
     assert {"mcp_wire/py.typed", "mcpio/py.typed", "mcp_wire/v2026_07_28/codec.py"} <= set(names)
     assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
@@ -112,6 +118,7 @@ def test_the_wheel_installs_and_works_without_the_checkout(wheel: Path, tmp_path
     assert Path(report["mcp_wire"]).is_relative_to(target)
     assert report["codegen"] is False  # the generator is the checkout's tool
     assert report["script"] is False
+    assert report["mcpio"].startswith("mcpio inspect: 0 frames")
     assert report["server"] == "Server"
 
 
@@ -136,3 +143,42 @@ def test_make_help_lists_every_target() -> None:
     listed = set(re.findall(r"^make ([a-z][a-z-]*) ", proc.stdout, re.M))
     assert targets - {"help"} <= listed, targets - listed
     assert 'pytest -m "not slow and not peers and not services"' in proc.stdout
+
+
+def test_the_readme_quick_start_runs_from_the_wheel_with_its_http_extra(
+    wheel: Path, tmp_path: Path
+) -> None:
+    """As the quick start says: a fresh venv, `pip install 'mcpgen-...whl[http]'`, the server
+    file, then its client over stdio and the server over HTTP, with that venv's interpreter."""
+    target = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True, clear=True).create(target)
+    python = target / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         f"{wheel}[http]"],
+        check=True, timeout=300, cwd=tmp_path, env=_env(),
+    )  # fmt: skip
+    quick = [s for s in readme_snippets() if "demo_server.py" in (s.file or s.code)]
+    server, client = quick[0], quick[1]
+    assert server.file == "demo_server.py" and client.file is None
+    (tmp_path / "demo_server.py").write_text(server.code, encoding="utf-8")
+    (tmp_path / "demo_client.py").write_text(client.code, encoding="utf-8")
+    proc = subprocess.run(
+        [str(python), "-I", "demo_client.py"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=_env(), check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["2026-07-28", "['add']", "3"]
+
+    port = free_port()
+    http = subprocess.Popen(
+        [str(python), "-I", "demo_server.py", "--http"], cwd=tmp_path,
+        env={**_env(), "PORT": str(port)}, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert http.stderr is not None
+        line = http.stderr.readline()
+        assert line == f"mcpio: serving MCP (Streamable HTTP) at http://127.0.0.1:{port}/mcp\n"
+    finally:
+        http.terminate()
+        http.wait(timeout=60)

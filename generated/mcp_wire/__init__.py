@@ -14,6 +14,13 @@ from mcpio.wire.errors import MessageBuildError, ProtocolError
 from mcpio.wire.registry import Era, Registry, module_name
 
 if TYPE_CHECKING:
+    # What the lazy module attributes give (`mcp_wire.v2026_07_28.TextContent` after
+    # `import mcp_wire`), for type checkers; at run time __getattr__ imports them on first use.
+    from mcp_wire import v2024_11_05 as v2024_11_05
+    from mcp_wire import v2025_03_26 as v2025_03_26
+    from mcp_wire import v2025_06_18 as v2025_06_18
+    from mcp_wire import v2025_11_25 as v2025_11_25
+    from mcp_wire import v2026_07_28 as v2026_07_28
     from mcp_wire.v2024_11_05.codec import Codec2024_11_05
     from mcp_wire.v2025_03_26.codec import Codec2025_03_26
     from mcp_wire.v2025_06_18.codec import Codec2025_06_18

@@ -1,11 +1,10 @@
-"""The public models: those of the latest pinned revision. Every handler and every client call
-sees these, whatever revision the peer speaks; the codecs of older revisions project to and from
-them. When a new revision is pinned, this import moves to it (a test checks it is the latest)."""
+"""The public models: those of the latest pinned revision (`mcp_wire.latest`, generated). Every
+handler and every client call sees these, whatever revision the peer speaks; the codecs of older
+revisions project to and from them."""
 
-from mcp_wire.v2026_07_28 import dispatch as _dispatch
-from mcp_wire.v2026_07_28 import models as public
-
-REVISION = "2026-07-28"
+from mcp_wire.latest import REVISION
+from mcp_wire.latest import dispatch as _dispatch
+from mcp_wire.latest import models as public
 
 # The error codes of the latest revision's schema that the runtime answers with by name.
 HEADER_MISMATCH = _dispatch.HEADER_MISMATCH_ERROR  # -32020

@@ -306,3 +306,17 @@ async def signed_in() -> str:
     machine = OAuth(grant="client_credentials", client_id="batch", client_secret="secret")
     async with Client(RESOURCE, auth=user) as client, Client(RESOURCE, auth=machine) as other:
         return await ask(client) + await ask(other)
+
+
+def lazy_attributes() -> None:
+    """A revision as an attribute of the package, after `import mcp_wire` alone."""
+    block = mcp_wire.v2026_07_28.TextContent(type="text", text="hi")
+    reveal_type(block)  # expect: TextContent
+    reveal_type(mcp_wire.v2024_11_05.REVISION)  # expect: Literal['2024-11-05']
+
+
+def latest_alias() -> None:
+    """The latest pinned revision's models, whichever revision that is."""
+    from mcp_wire.latest import models
+
+    reveal_type(models.TextContent(type="text", text="hi"))  # expect: TextContent

@@ -13,41 +13,73 @@ Under another ASGI server, give it the same bounds (or put a proxy such as nginx
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+if TYPE_CHECKING:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-class TimedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol, closing a connection whose request headers are late."""
 
-    header_timeout = 10.0
-    _header_timer: asyncio.TimerHandle | None = None
+class _HeaderTimer:
+    """Closes a connection that sends no request within `timeout` seconds of opening, or of
+    its previous response (the same rule for either HTTP protocol of uvicorn)."""
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm()
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self._handle: asyncio.TimerHandle | None = None
 
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self._arm()
+    def arm(self, protocol: H11Protocol | HttpToolsProtocol) -> None:
+        self.cancel()
+        self._handle = protocol.loop.call_later(self.timeout, self._late, protocol, protocol.cycle)
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-        super().connection_lost(exc)
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
 
-    def _arm(self) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-        self._header_timer = self.loop.call_later(self.header_timeout, self._late, self.cycle)
-
-    def _late(self, waiting_after: object) -> None:
+    @staticmethod
+    def _late(protocol: H11Protocol | HttpToolsProtocol, waiting_after: object) -> None:
         """No request began since the timer was armed (with the cycle then current)."""
-        idle = self.cycle is waiting_after and (self.cycle is None or self.cycle.response_complete)
-        if idle and not self.transport.is_closing():
-            self.transport.close()
+        cycle = protocol.cycle
+        idle = cycle is waiting_after and (cycle is None or cycle.response_complete)
+        if idle and not protocol.transport.is_closing():
+            protocol.transport.close()
+
+
+HttpProtocol = type[H11Protocol] | type["HttpToolsProtocol"]
+
+
+def timed(base: HttpProtocol, header_timeout: float) -> HttpProtocol:
+    """uvicorn's HTTP protocol `base` (h11, or httptools' fast C parser), closing a connection
+    whose request headers are late."""
+
+    class Timed(base):  # type: ignore[valid-type,misc]  # pyright: ignore[reportGeneralTypeIssues]
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self.header_timer = _HeaderTimer(header_timeout)
+            self.header_timer.arm(self)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self.header_timer.arm(self)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.header_timer.cancel()
+            super().connection_lost(exc)
+
+    Timed.__name__ = Timed.__qualname__ = f"Timed{base.__name__}"
+    return Timed
+
+
+def fast_protocol() -> HttpProtocol:
+    """httptools' protocol when installed (the `http` extra has it), else h11's."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:  # httptools is not installed
+        return H11Protocol
+    return HttpToolsProtocol
 
 
 def uvicorn_config(
@@ -58,10 +90,13 @@ def uvicorn_config(
     header_timeout: float = 10.0,
     max_connections: int = 2000,
     shutdown_timeout: int = 5,
+    http: HttpProtocol | None = None,
     **uvicorn_options: Any,
 ) -> uvicorn.Config:
-    """The uvicorn configuration `run_http` serves with (tests and embedders use it too)."""
-    protocol = type("TimedH11Protocol", (TimedH11Protocol,), {"header_timeout": header_timeout})
+    """The uvicorn configuration `run_http` serves with (tests and embedders use it too): the
+    `http` protocol (default: httptools when installed, else h11) with the header timeout, and
+    uvicorn's default event loop (uvloop when installed)."""
+    protocol = timed(http or fast_protocol(), header_timeout)
     uvicorn_options.setdefault("log_level", "warning")
     return uvicorn.Config(
         app,
@@ -72,3 +107,27 @@ def uvicorn_config(
         timeout_graceful_shutdown=shutdown_timeout,
         **uvicorn_options,
     )
+
+
+class AnnouncingServer(uvicorn.Server):
+    """uvicorn's server, saying once it listens where its MCP endpoint is (on stderr: uvicorn's
+    own startup lines are below `run_http`'s default log level)."""
+
+    def __init__(self, config: uvicorn.Config, path: str) -> None:
+        super().__init__(config)
+        self.path = path
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        for url in self.urls():
+            print(f"mcpio: serving MCP (Streamable HTTP) at {url}", file=sys.stderr, flush=True)
+
+    def urls(self) -> list[str]:
+        """The endpoint URL of each listening socket (the port it really got, for port 0)."""
+        found = []
+        for server in self.servers:
+            for sock in server.sockets:
+                host, port = sock.getsockname()[:2]
+                host = f"[{host}]" if ":" in host else host
+                found.append(f"http://{host}:{port}{self.path}")
+        return found

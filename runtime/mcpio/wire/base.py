@@ -9,7 +9,8 @@ values, and writes them back out unchanged. A message from a newer peer, or an o
 as ``_meta`` or a tool's ``inputSchema``, therefore passes through a decode/encode cycle losslessly.
 A codec's strict decoding reports such members instead of keeping them silently.
 
-Optional members are absent, never null, unless the schema allows null there. An absent member
+Optional members are absent, never null, unless the schema allows null there: `model_dump()` and
+`model_dump_json()` leave out members that were never set (`exclude_unset=True` by default). An absent member
 reads as None in Python (`X | None = None`), but JSON null (or Python None in data being
 validated) is rejected where the schema does not allow it, and `WireModel(member=None)` means
 "leave it out": a model never writes null for such a member. The schema's own nullable members
@@ -138,6 +139,17 @@ class WireModel(BaseModel):
 
         # Not a custom __init__ to pydantic: validation from data (model_validate) never calls it.
         __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+        # Members never set are left out by default, so that what a model writes is valid for
+        # the same model and for the schema (pydantic's default writes them as null). The
+        # codecs serialize with exclude_unset themselves; these only change the defaults.
+        def model_dump(self, /, **options: Any) -> dict[str, Any]:
+            options.setdefault("exclude_unset", True)
+            return super().model_dump(**options)
+
+        def model_dump_json(self, /, **options: Any) -> str:
+            options.setdefault("exclude_unset", True)
+            return super().model_dump_json(**options)
 
     @classmethod
     def _not_null_names(cls) -> frozenset[str]:

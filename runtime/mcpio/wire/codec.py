@@ -742,14 +742,20 @@ class Codec:
                 {"errors": _error_list(exc)},
             ) from None
 
-    def from_public(self, method: str, payload: Any, kind: str) -> Any:
+    def from_public(
+        self, method: str, payload: Any, kind: str, envelope: Mapping[str, Any] | None = None
+    ) -> Any:
         """Public (latest revision) params or result (`kind`) of `method`, in this revision's
-        shape: members this revision does not define are dropped."""
+        shape: members this revision does not define are dropped. A modern request's params get
+        their `_meta` envelope stamped from `envelope` (as `request` does) before they are checked.
+        """
         mapping = self.public.get(method)
         if mapping is None:
             return payload
         data = self._as_data(payload)
         if kind == "params":
+            if envelope is not None:
+                data = self._stamp(data or {}, method, envelope)
             target, data = mapping.own_params, self._own_params(data or {})
         elif kind == "result":
             target = mapping.own_result
