@@ -145,10 +145,14 @@ def render_package(
             files[f"{pkg}/ext/__init__.py"] = render(
                 "ext_init.py.jinja", what="extensions", revision=revision, extensions=extensions
             )
-    inputs = ", ".join(f"{r.name} {r.sha256[:12]}" for r in revisions)
+    inputs = ", ".join(
+        [f"{r.name} {r.sha256[:12]}" for r in revisions]
+        + [f"{e.id} {e.sha256[:12]}" for e in ext_pins.values()]
+    )
     files["__init__.py"] = render(
         "package_init.py.jinja",
         what="registry",
+        extensions=list(ext_pins.values()),
         revisions=revisions,
         latest=latest,
         inputs=inputs,

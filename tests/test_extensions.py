@@ -221,6 +221,8 @@ def test_the_generated_extension_names_its_inputs() -> None:
         assert f"schema.json sha256 {core}" in head[1], path
         assert head[2] == f"# input: MCP extension {TASKS}, schema.json sha256 {PIN.sha256}", path
     assert ext_package.EXTENSIONS == {TASKS: "tasks"}
+    assert mcp_wire.EXTENSIONS == {TASKS: ("2026-07-28",)}
+    assert mcp_wire.EXTENSION_SHA256 == {TASKS: PIN.sha256}
     assert (tasks.REVISION, tasks.EXTENSION, tasks.SHA256) == ("2026-07-28", TASKS, PIN.sha256)
 
 
