@@ -422,6 +422,25 @@ async def test_delete_racing_posts_settles_cleanly() -> None:
         assert not run.app.legacy.sessions
 
 
+async def test_a_post_waiting_when_its_session_is_deleted_gets_404() -> None:
+    """The deterministic case of the race above: the answer's wait ends with the session, and
+    the POST is 404 (it was HTTP 500 when the error left the relay's task group as a group)."""
+    async with running(hardening_server()) as run:
+        async with run.client() as http:
+            session = await open_session(http)
+            result: dict[str, int] = {}
+
+            async def held() -> None:
+                result["post"] = (await post(http, legacy_call(1, "hold"), session)).status_code
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(held)
+                await until(lambda: any(s.in_use(1) for s in run.app.legacy.sessions.values()))
+                deleted = await http.delete("/mcp", headers=session)
+            assert deleted.status_code == 200
+            assert result["post"] == 404
+
+
 # ---------------------------------------------------------------------- one client, not all
 
 

@@ -183,10 +183,16 @@ class LegacySessions:
         try:
             for frame in frames:
                 await session.deliver(frame)
+            ended: HttpError | None = None  # raised outside the task group, not in a group
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(watch_disconnect, exchange.receive, tasks.cancel_scope)
-                await _relay(exchange.send, outbox, ids, refused, batch)
+                try:
+                    await _relay(exchange.send, outbox, ids, refused, batch)
+                except HttpError as exc:  # the session ended under this POST: 404
+                    ended = exc
                 tasks.cancel_scope.cancel()
+            if ended is not None:
+                raise ended
         finally:
             session.release(ids)
 
