@@ -1005,3 +1005,27 @@ async def test_the_header_timeout_holds_on_either_http_protocol(protocol: str) -
         async with httpx.AsyncClient(base_url=served.url) as client:
             response = await post(client, call, modern_headers(call))
         assert response.status_code == 200
+
+
+@pytest.mark.parametrize("protocol", ["h11", "httptools"])
+async def test_whitespace_around_header_values_is_not_part_of_them(protocol: str) -> None:
+    """RFC 9110 5.5: `Mcp-Name:  echo \\t` names `echo`, whichever parser read it (httptools
+    keeps trailing whitespace in values, h11 does not)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    http = {"h11": H11Protocol, "httptools": HttpToolsProtocol}[protocol]
+    call = json.dumps(modern_call(1, text="spaced")).encode()
+    headers = {**modern_headers(modern_call(1)), "content-length": str(len(call))}
+    lines = [f"{k}:  {v} \t" for k, v in headers.items()]
+    request = "\r\n".join(["POST /mcp HTTP/1.1", "host: 127.0.0.1", *lines, "", ""]).encode()
+    async with serve_app(hardening_server().http_app(), http=http) as served:
+        stream = await anyio.connect_tcp("127.0.0.1", served.port)
+        async with stream:
+            await stream.send(request + call)
+            answer = b""
+            with anyio.fail_after(ANSWER_SECONDS):
+                while b"spaced" not in answer and b"error" not in answer:
+                    answer += await stream.receive()
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    assert b'"text":"spaced"' in answer

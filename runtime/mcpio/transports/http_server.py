@@ -170,7 +170,9 @@ class HttpApp:
         if scope["type"] != "http":
             return
         self.server.start_bus()  # once per event loop: a host may not send lifespan events
-        headers = Headers(scope=scope)
+        # A field value without the whitespace around it (RFC 9110 5.5), whichever HTTP parser
+        # served the request: h11 strips it, httptools keeps trailing whitespace.
+        headers = Headers(raw=[(name, value.strip(b" \t")) for name, value in scope["headers"]])
         auth = self.options.auth
         try:
             if auth is not None and scope["path"].rstrip("/") in auth.metadata_paths:
