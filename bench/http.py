@@ -702,7 +702,8 @@ def report(
     print()
 
     print(
-        f"## Scale-out ({STACKS['httptools']}): mcpio instances behind nginx (round-robin, keep-alive upstreams)\n"
+        f"## Scale-out ({STACKS['httptools']}): mcpio instances behind nginx "
+        "(round-robin, keep-alive upstreams)\n"
     )
     print(HEADER.format("setup") + " req/s vs 1 instance direct |")
     print(RULE + "---:|")
