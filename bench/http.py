@@ -44,7 +44,7 @@ slices and the figures wander more). The scale-out section (httptools) is not pi
 is to let two instances use more than one core, which on a 2-CPU machine they share with wrk and
 nginx, so do not expect 2x there.
 
-    MCPGEN_BENCH_SECONDS=10           seconds per timed run (default 10)
+    MCPGEN_BENCH_SECONDS=10           seconds per timed run (default 5)
     MCPGEN_BENCH_CONNECTIONS=32       wrk connections (default 32; 2 threads)
     MCPGEN_BENCH_HTTP_ROUNDS=1        timed runs per setup, medians reported (default 1)
     MCPGEN_BENCH_MEMORY_COUNT=1000    sessions and listen streams held open (default 1000)
@@ -79,7 +79,7 @@ PEERS = Path(__file__).resolve().parent / "peers"
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 TEXT = "hello from wrk"
-SECONDS = float(os.environ.get("MCPGEN_BENCH_SECONDS", "10"))
+SECONDS = float(os.environ.get("MCPGEN_BENCH_SECONDS", "5"))
 CONNECTIONS = int(os.environ.get("MCPGEN_BENCH_CONNECTIONS", "32"))
 ROUNDS = int(os.environ.get("MCPGEN_BENCH_HTTP_ROUNDS", "1"))
 MEMORY_COUNT = int(os.environ.get("MCPGEN_BENCH_MEMORY_COUNT", "1000"))
