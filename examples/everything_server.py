@@ -70,19 +70,19 @@ def test_simple_text() -> str:
 
 
 @server.tool()
-def test_image_content() -> list[Any]:
+def test_image_content() -> list[pub.ContentBlock]:
     """Returns an image (a 1x1 PNG)."""
     return [image()]
 
 
 @server.tool()
-def test_audio_content() -> list[Any]:
+def test_audio_content() -> list[pub.ContentBlock]:
     """Returns audio (a minimal WAV)."""
     return [pub.AudioContent(type="audio", data=AUDIO, mimeType="audio/wav")]
 
 
 @server.tool()
-def test_embedded_resource() -> list[Any]:
+def test_embedded_resource() -> list[pub.ContentBlock]:
     """Returns an embedded text resource."""
     return [
         embedded("test://embedded-resource", "text/plain", "This is an embedded resource content.")
@@ -90,7 +90,7 @@ def test_embedded_resource() -> list[Any]:
 
 
 @server.tool()
-def test_multiple_content_types() -> list[Any]:
+def test_multiple_content_types() -> list[pub.ContentBlock]:
     """Returns text, an image and an embedded resource."""
     data = json.dumps({"test": "data", "value": 123}, separators=(",", ":"))
     return [

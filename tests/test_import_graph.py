@@ -73,3 +73,16 @@ def test_the_graph_is_read() -> None:
 
 def test_no_import_cycle() -> None:
     assert cycles(graph()) == []
+
+
+def test_the_inspector_is_the_top_layer() -> None:
+    """`mcpio.inspect` uses the runtime; no other runtime module imports it."""
+    edges = graph()
+    inspect = {m for m in edges if m.startswith("mcpio.inspect")}
+    assert {"mcpio.inspect.checks", "mcpio.inspect.relay", "mcpio.inspect.cli"} <= inspect
+    assert all(
+        not (deps & inspect) for m, deps in edges.items() if m not in inspect | {"mcpio.__main__"}
+    )
+    assert {
+        m for m in inspect for dep in edges[m] if dep in {"mcpio.server", "mcpio.connection"}
+    } == set()

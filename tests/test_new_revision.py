@@ -143,10 +143,8 @@ def _invoke(*args: str | Path) -> str:
     return result.stdout
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The temporary project after `add` x4 and one `generate`."""
-    root = tmp_path_factory.mktemp("new-revision")
+def _official_project(root: Path) -> Path:
+    """A project in `root` pinning the five official revisions, fetched (upstream unreachable)."""
     gone = root.parent / "upstream-gone"
     pins = {r: Pin(r, p.sha256, str(gone / r), p.era) for r, p in PROJECT.pins().items()}
     (root / "schema").mkdir()
@@ -156,6 +154,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         (root / "schema" / rev / "schema.json").write_bytes(
             (MIRROR / rev / "schema.json").read_bytes()
         )
+    return root
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The temporary project after `add` x4 and one `generate`."""
+    root = _official_project(tmp_path_factory.mktemp("new-revision"))
     inputs = root.parent / "new-revision-inputs"
     inputs.mkdir()
     (inputs / "copy.json").write_bytes((MIRROR / "2026-07-28" / "schema.json").read_bytes())
@@ -581,15 +586,7 @@ def _with_generation(schema: dict) -> dict:
 def runtime_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The five official revisions, then `add` of a legacy revision between the eras (2025-11-25
     as it is) and of a newer modern one (2026-07-28 with a new optional member), and `generate`."""
-    root = tmp_path_factory.mktemp("runtime-on-new-revisions")
-    pins = {r: Pin(r, p.sha256, str(root / "gone" / r), p.era) for r, p in PROJECT.pins().items()}
-    (root / "schema").mkdir()
-    (root / "schema" / "revisions.toml").write_text(render_pins(pins), encoding="utf-8")
-    for rev in REVISIONS:
-        (root / "schema" / rev).mkdir()
-        (root / "schema" / rev / "schema.json").write_bytes(
-            (MIRROR / rev / "schema.json").read_bytes()
-        )
+    root = _official_project(tmp_path_factory.mktemp("runtime-on-new-revisions"))
     newer = _with_generation(json.loads((MIRROR / "2026-07-28" / "schema.json").read_bytes()))
     (root / "newer.json").write_text(json.dumps(newer, indent=2), encoding="utf-8")
     out = _invoke(

@@ -28,7 +28,7 @@ VERSION = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text
 RUNTIME_DEPENDENCIES = {"anyio", "pydantic", "typing-extensions"}
 
 CONSUMER = """
-import importlib.util, json, sys, sysconfig
+import importlib.util, json, subprocess, sys, sysconfig
 from pathlib import Path
 
 import mcp_wire
@@ -52,6 +52,10 @@ print(json.dumps({
     "mcp_wire": mcp_wire.__file__,
     "codegen": importlib.util.find_spec("codegen") is not None,
     "script": any(scripts.glob("mcp-codegen*")),
+    "mcpio": subprocess.run(
+        [str(scripts / "mcpio"), "inspect", "--", sys.executable, "-c", ""],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL,
+    ).stderr,
     "server": Server.__name__,
 }))
 """
@@ -79,8 +83,10 @@ def test_the_wheel_holds_mcp_wire_and_mcpio_and_their_runtime_dependencies(wheel
         names = archive.namelist()
         info = f"mcpgen-{VERSION}.dist-info"
         metadata = archive.read(f"{info}/METADATA").decode()
+        entry_points = archive.read(f"{info}/entry_points.txt").decode()
     assert {n.split("/")[0] for n in names} == {"mcp_wire", "mcpio", info}
-    assert f"{info}/entry_points.txt" not in names  # no console script
+    # one console script, `mcpio` (inspect, replay); the generator's stays in the checkout
+    assert entry_points.split() == ["[console_scripts]", "mcpio", "=", "mcpio.inspect.cli:run"]
     assert f"{info}/licenses/LICENSE" in names
     assert {"mcp_wire/py.typed", "mcpio/py.typed", "mcp_wire/v2026_07_28/codec.py"} <= set(names)
     assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
@@ -112,6 +118,7 @@ def test_the_wheel_installs_and_works_without_the_checkout(wheel: Path, tmp_path
     assert Path(report["mcp_wire"]).is_relative_to(target)
     assert report["codegen"] is False  # the generator is the checkout's tool
     assert report["script"] is False
+    assert report["mcpio"].startswith("mcpio inspect: 0 frames")
     assert report["server"] == "Server"
 
 

@@ -35,10 +35,11 @@ if TYPE_CHECKING:
         TokenStore,
     )
     from mcpio.client import Client, Notice, Subscription
-    from mcpio.context import Context, Elicit, ListRoots, Sample
+    from mcpio.context import Context, Elicit, ElicitUrl, ListRoots, Sample, UrlElicitationRequired
     from mcpio.errors import (
         AuthError,
         ConnectionClosed,
+        InvalidOutput,
         McpError,
         NegotiationError,
         RequestTimeout,
@@ -69,6 +70,9 @@ _EXPORTS = {
     "Subscription": "mcpio.client",
     "Context": "mcpio.context",
     "Elicit": "mcpio.context",
+    "ElicitUrl": "mcpio.context",
+    "UrlElicitationRequired": "mcpio.context",
+    "InvalidOutput": "mcpio.errors",
     "ListRoots": "mcpio.context",
     "Sample": "mcpio.context",
     "ConnectionClosed": "mcpio.errors",
@@ -101,8 +105,10 @@ __all__ = [
     "ConnectionClosed",
     "Context",
     "Elicit",
+    "ElicitUrl",
     "FileTokenStore",
     "IntrospectionVerifier",
+    "InvalidOutput",
     "InvalidToken",
     "JwtVerifier",
     "ListRoots",
@@ -124,5 +130,6 @@ __all__ = [
     "TokenVerifier",
     "Tokens",
     "ToolError",
+    "UrlElicitationRequired",
     "VerifierUnavailable",
 ]

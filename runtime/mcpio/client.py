@@ -16,16 +16,25 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 import anyio
 import anyio.abc
+import pydantic
 import pydantic_core
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel
 
 import mcp_wire
-from mcpio.errors import ConnectionClosed, McpError, NegotiationError, RequestTimeout
+from mcpio.context import URL_ELICITATION_REQUIRED, URL_ELICITATION_SINCE, ElicitUrl
+from mcpio.errors import (
+    ConnectionClosed,
+    InvalidOutput,
+    McpError,
+    NegotiationError,
+    RequestTimeout,
+    ToolError,
+)
 from mcpio.extras import needs
 from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
@@ -33,6 +42,7 @@ from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
 from mcpio.negotiate import LEGACY, MODERN, fit, peek_any
 from mcpio.session import Session
+from mcpio.structured import output_of, reader, summary
 from mcpio.transports import Transport
 
 if TYPE_CHECKING:
@@ -41,14 +51,16 @@ if TYPE_CHECKING:
     from mcpio.server import Server
     from mcpio.transports.http_client import Auth
 from mcpio.wire.codec import Codec
-from mcpio.wire.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ProtocolError
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
 from mcpio.wire.peek import Peek
 
 log = logging.getLogger("mcpio")
 
 MAX_INPUT_ROUNDS = 10
+T = TypeVar("T")
 
 Elicitation = Callable[[Any], Awaitable[pub.ElicitResult | Mapping[str, Any]]]
+ElicitationUrl = Callable[[ElicitUrl], Awaitable[pub.ElicitResult | Mapping[str, Any]]]
 Sampling = Callable[
     [pub.CreateMessageRequestParams], Awaitable[pub.CreateMessageResult | Mapping[str, Any]]
 ]
@@ -98,6 +110,7 @@ class Client:
         name: str = "mcpio",
         version: str = "0.1.0",
         elicitation: Elicitation | None = None,
+        on_elicit_url: ElicitationUrl | None = None,
         sampling: Sampling | None = None,
         roots: Roots | Sequence[Any] | None = None,
         on_log: LogHandler | None = None,
@@ -118,6 +131,7 @@ class Client:
         self.mode = mode
         self.info = pub.Implementation(name=name, version=version)
         self._elicitation = elicitation
+        self._elicit_url = on_elicit_url
         self._sampling = sampling
         self._roots = roots
         self._on_log = on_log
@@ -140,6 +154,7 @@ class Client:
         self._acknowledged: dict[RequestId, anyio.Event] = {}
         self._honoured: dict[RequestId, dict[str, Any]] = {}
         self._legacy_listeners: list[tuple[Subscription, MemoryObjectSendStream[Notice]]] = []
+        self.output_schemas: dict[str, dict[str, Any]] = {}  # by tool name, from tools/list
 
     # ------------------------------------------------------------------ connecting
 
@@ -149,8 +164,9 @@ class Client:
 
     def capabilities(self, modern: bool) -> dict[str, Any]:
         caps: dict[str, Any] = {}
-        if self._elicitation is not None:
-            caps["elicitation"] = {"form": {}}
+        modes = {"form": self._elicitation, "url": self._elicit_url}
+        if any(modes.values()):
+            caps["elicitation"] = {mode: {} for mode, callback in modes.items() if callback}
         if self._sampling is not None:
             caps["sampling"] = {}
         if self._roots is not None:
@@ -259,9 +275,12 @@ class Client:
         self._use(version)
         codec = mcp_wire.codec(version)
         models = mcp_wire.revision(version)
+        capabilities = self.capabilities(False)
+        if version < URL_ELICITATION_SINCE and self._elicitation is None:
+            capabilities.pop("elicitation", None)  # URL mode alone: nothing to offer there
         params = {
             "protocolVersion": version,
-            "capabilities": fit(models.ClientCapabilities, self.capabilities(False)),
+            "capabilities": fit(models.ClientCapabilities, capabilities),
             "clientInfo": fit(models.Implementation, self.info.model_dump(exclude_unset=True)),
         }
         raw = await self._exchange(codec, "initialize", params, self.timeout)
@@ -374,6 +393,7 @@ class Client:
             finally:
                 self._progress.pop(id, None)
             response = codec.decode_response(raw, method)
+            await self._url_elicitations(response)
             _raise_error(response)
             result = response.result
             if codec.revision != PUBLIC_REVISION:
@@ -386,6 +406,18 @@ class Client:
             if result.requestState is not None:
                 data["requestState"] = result.requestState
         raise ProtocolError(INTERNAL_ERROR, f"{method}: more than {MAX_INPUT_ROUNDS} input rounds")
+
+    async def _url_elicitations(self, response: Any) -> None:
+        """A -32042 answer (2025-11-25): its URLs go to `on_elicit_url` (the request still
+        fails with that `McpError`; retry it once the user is done)."""
+        error = getattr(response, "error", None)
+        if error is None or error.code != URL_ELICITATION_REQUIRED or self._elicit_url is None:
+            return
+        data = plain(getattr(error, "data", None)) or {}
+        for item in data.get("elicitations") or []:
+            await self._elicit_url(
+                ElicitUrl(item["message"], item["url"], item.get("elicitationId"))
+            )
 
     async def _answer_all(self, requests: Mapping[str, Any]) -> dict[str, Any]:
         answers: dict[str, Any] = {}
@@ -400,6 +432,14 @@ class Client:
 
     async def _answer(self, method: str, params: Any) -> BaseModel:
         """The callback's answer to what the server asks, as the public result model."""
+        if method == "elicitation/create" and getattr(params, "mode", None) == "url":
+            if self._elicit_url is None:
+                raise ProtocolError(
+                    INVALID_PARAMS, "this client does not take URL-mode elicitation"
+                )
+            extra = params.model_extra or {}
+            asked = ElicitUrl(params.message, params.url, extra.get("elicitationId"))
+            return pub.ElicitResult.model_validate(plain(await self._elicit_url(asked)))
         if method == "elicitation/create" and self._elicitation is not None:
             return pub.ElicitResult.model_validate(plain(await self._elicitation(params)))
         if method == "sampling/createMessage" and self._sampling is not None:
@@ -429,8 +469,15 @@ class Client:
         await self.request("ping")
 
     async def list_tools(self, cursor: str | None = None) -> pub.ListToolsResult:
-        return await self.request("tools/list", _cursor(cursor))
+        result: pub.ListToolsResult = await self.request("tools/list", _cursor(cursor))
+        for tool in result.tools:
+            if tool.outputSchema is not None:
+                self.output_schemas[tool.name] = plain(tool.outputSchema)
+            else:
+                self.output_schemas.pop(tool.name, None)
+        return result
 
+    @overload
     async def call_tool(
         self,
         name: str,
@@ -438,11 +485,66 @@ class Client:
         *,
         progress: Progress | None = None,
         timeout: float | None = None,
-    ) -> pub.CallToolResult:
+    ) -> pub.CallToolResult: ...
+
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        result_type: type[T],
+        progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> T: ...
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        result_type: Any = None,
+        progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """Call a tool. With `result_type` (what the tool's function returns: a model, TypedDict,
+        dataclass, `int`, `list[str]`, ...), the typed value of its `structuredContent`
+        (unwrapped from `{"result": ...}` as the server wrapped it), a failed call raising
+        `ToolError`. A tool whose `outputSchema` `tools/list` gave must send structured content
+        (the object with its required members); `InvalidOutput` if not, or if it does not fit
+        `result_type`."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return await self.request("tools/call", params, progress=progress, timeout=timeout)
+        result: pub.CallToolResult = await self.request(
+            "tools/call", params, progress=progress, timeout=timeout
+        )
+        if result.isError:
+            if result_type is None:
+                return result
+            text = " ".join(b.text for b in result.content if isinstance(b, pub.TextContent))
+            raise ToolError(text or f"tool {name} failed", structured=result.structuredContent)
+        structured = plain(result.structuredContent)
+        schema = self.output_schemas.get(name)
+        if schema is not None:
+            missing = [k for k in schema.get("required", ()) if k not in (structured or {})]
+            if not isinstance(structured, dict) or missing:
+                raise InvalidOutput(
+                    f"tool {name}: the structured content its outputSchema promises is missing "
+                    f"({', '.join(missing) or 'structuredContent'})"
+                )
+        if result_type is None:
+            return result
+        try:
+            output = reader(result_type)
+        except TypeError:  # unhashable (an Annotated with a dict in it, say)
+            output = output_of(result_type, name)
+        if output is None:
+            raise TypeError(f"result_type {result_type!r} is not structured output")
+        try:
+            return output.read(structured)
+        except pydantic.ValidationError as exc:
+            raise InvalidOutput(f"tool {name}: {summary(exc)}") from None
 
     async def list_resources(self, cursor: str | None = None) -> pub.ListResourcesResult:
         return await self.request("resources/list", _cursor(cursor))

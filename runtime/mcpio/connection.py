@@ -17,7 +17,15 @@ from pydantic import BaseModel
 
 import mcp_wire
 from mcpio.bus import unavailable
-from mcpio.context import Context, InputRequired, MethodHandler, RetriedInputs, SentInputs
+from mcpio.context import (
+    Context,
+    ElicitUrl,
+    InputRequired,
+    MethodHandler,
+    RetriedInputs,
+    SentInputs,
+    UrlElicitationRequired,
+)
 from mcpio.errors import McpError
 from mcpio.hub import LISTEN_FLAGS, Hub
 from mcpio.jsonrpc import RequestId, answered, error_frame, plain
@@ -389,7 +397,13 @@ class ServerConnection:
             result = await self._listen(codec, id, params)
         else:
             try:
-                result = await self._handle(ctx, method, params)
+                try:
+                    result = await self._handle(ctx, method, params)
+                except UrlElicitationRequired as error:  # retired in 2026-07-28: asked instead
+                    ctx.require_url_elicitation()
+                    raise InputRequired(
+                        {f"url-{i}": ElicitUrl(e.message, e.url) for i, e in enumerate(error.elicitations)}
+                    ) from None  # fmt: skip
             except InputRequired as needed:
                 if not spec.input_required:
                     raise ProtocolError(

@@ -10,8 +10,9 @@ question (ask first, act after). Questions asked together (`ctx.ask({...})`) tra
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -35,6 +36,9 @@ CAPABILITY_OF = {
     "sampling/createMessage": "sampling",
     "roots/list": "roots",
 }
+URL_ELICITATION_SINCE = "2025-11-25"  # the first revision with URL-mode elicitation
+# URLElicitationRequiredError: 2025-11-25's only; 2026-07-28 retired it (MRTR asks instead).
+URL_ELICITATION_REQUIRED = -32042
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,45 @@ class ListRoots:
         return {}
 
 
-Question = Elicit | Sample | ListRoots
+@dataclass(frozen=True)
+class ElicitUrl:
+    """Ask the user to go to a URL (URL-mode elicitation, 2025-11-25 on): an interaction that
+    must not pass through the client (credentials, payment, consent). `elicitation_id` names
+    it on a legacy session (made up if not given), for `notifications/elicitation/complete`;
+    2026-07-28 has no such id (the request's `requestState` correlates)."""
+
+    message: str
+    url: str
+    elicitation_id: str | None = None
+    method = "elicitation/create"
+
+    def params(self) -> dict[str, Any]:
+        params = {"mode": "url", "message": self.message, "url": self.url}
+        if self.elicitation_id is not None:
+            params["elicitationId"] = self.elicitation_id
+        return params
+
+
+Question = Elicit | Sample | ListRoots | ElicitUrl
+
+
+class UrlElicitationRequired(ProtocolError):
+    """Raise in a handler that cannot go on before the user completes the interactions at these
+    URLs. Legacy: the error -32042 (`URLElicitationRequiredError`) carrying them; the client
+    retries once they are done. 2026-07-28, which retired the error: an `input_required` round
+    asking for them, after which the handler runs again."""
+
+    def __init__(
+        self,
+        elicitations: Sequence[ElicitUrl],
+        message: str = "this request needs the user to complete an interaction at a URL first",
+    ) -> None:
+        self.elicitations = [
+            e if e.elicitation_id else replace(e, elicitation_id=str(uuid.uuid4()))
+            for e in elicitations
+        ]
+        data = {"elicitations": [e.params() for e in self.elicitations]}
+        super().__init__(URL_ELICITATION_REQUIRED, message, data)
 
 
 class InputRequired(Exception):
@@ -173,8 +215,32 @@ class Context:
             METHOD_NOT_FOUND, f"the client did not declare the {capability!r} capability"
         )
 
+    def require_url_elicitation(self) -> None:
+        """Fail the request unless its revision has URL-mode elicitation and the client
+        declared `elicitation.url` (modern: -32021; legacy: -32601)."""
+        if self._codec.revision < URL_ELICITATION_SINCE:
+            raise ProtocolError(
+                METHOD_NOT_FOUND,
+                f"URL-mode elicitation is not part of revision {self._codec.revision}",
+                {"method": "elicitation/create"},
+            )
+        self.require("elicitation")
+        elicitation = self.client_capabilities.elicitation
+        if elicitation is not None and elicitation.url is not None:
+            return
+        if self.modern:
+            raise ProtocolError(
+                MISSING_CAPABILITY,
+                "this request needs the client capability 'elicitation.url'",
+                {"requiredCapabilities": {"elicitation": {"url": {}}}},
+            )
+        raise ProtocolError(
+            METHOD_NOT_FOUND, "the client did not declare the 'elicitation.url' capability"
+        )
+
     async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
         """Ask several questions at once (one round); answers by key, as public result models."""
+        questions = {key: self._fit(q) for key, q in questions.items()}
         for question in questions.values():
             if question.method not in self._codec.methods:  # an older revision's client
                 raise ProtocolError(
@@ -182,7 +248,10 @@ class Context:
                     f"{question.method} is not part of revision {self._codec.revision}",
                     {"method": question.method},
                 )
-            self.require(CAPABILITY_OF[question.method])
+            if isinstance(question, ElicitUrl):
+                self.require_url_elicitation()
+            else:
+                self.require(CAPABILITY_OF[question.method])
         answers = await self._inputs.ask(questions)
         out: dict[str, Any] = {}
         for key, question in questions.items():
@@ -199,6 +268,16 @@ class Context:
                 ) from None  # fmt: skip
         return out
 
+    def _fit(self, question: Question) -> Question:
+        """A URL elicitation as the era has it: an id on a legacy session, none in 2026-07-28."""
+        if not isinstance(question, ElicitUrl):
+            return question
+        if self.modern:
+            return replace(question, elicitation_id=None)
+        if question.elicitation_id is None:
+            return replace(question, elicitation_id=str(uuid.uuid4()))
+        return question
+
     async def _one(self, question: Question, key: str | None) -> Any:
         if key is None:
             key = f"{question.method.split('/')[0]}-{self._questions}"
@@ -209,6 +288,27 @@ class Context:
         self, message: str, requested_schema: Mapping[str, Any], *, key: str | None = None
     ) -> pub.ElicitResult:
         return await self._one(Elicit(message, requested_schema), key)
+
+    async def elicit_url(
+        self,
+        message: str,
+        url: str,
+        *,
+        elicitation_id: str | None = None,
+        key: str | None = None,
+    ) -> pub.ElicitResult:
+        """Ask the user to go to `url` (URL mode; see `ElicitUrl`). The answer says whether they
+        agreed to (`accept`), not that they finished: on a legacy session tell the client with
+        `elicitation_complete(elicitation_id)` when the interaction is done."""
+        return await self._one(ElicitUrl(message, url, elicitation_id), key)
+
+    async def elicitation_complete(self, elicitation_id: str) -> None:
+        """Send `notifications/elicitation/complete` for a URL elicitation, where the revision
+        has it (2025-11-25; 2026-07-28 has not: nothing is sent)."""
+        if "notifications/elicitation/complete" in self._codec.notifications:
+            await self._notify(
+                "notifications/elicitation/complete", {"elicitationId": elicitation_id}
+            )
 
     async def sample(
         self, messages: Sequence[Any], max_tokens: int, *, key: str | None = None, **options: Any

@@ -36,6 +36,11 @@ class ToolError(Exception):
         self.structured = structured
 
 
+class InvalidOutput(ValueError):
+    """A tool's result breaks its declared output: `structuredContent` missing where the tool's
+    `outputSchema` promises it, or not of the type the caller asked for (`result_type`)."""
+
+
 class AuthError(Exception):
     """The authorization flow could not complete (refused, misconfigured, or the server's
     answers break the rules): `mcpio.auth_client` raises it, the HTTP client transport

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
+from mcpio.structured import Output, output_of
 
 Fn = Callable[..., Any]
 CONTENT_BLOCKS = (
@@ -62,6 +63,7 @@ class ToolEntry:
     fn: Fn
     arguments: type[BaseModel] | None  # None: an explicit input schema, arguments passed as-is
     context_param: str | None
+    output: Output | None = None  # derived from the return annotation: checked structured content
 
     def kwargs(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The handler's keyword arguments; `pydantic.ValidationError` if they do not fit."""
@@ -82,9 +84,17 @@ def tool_entry(
     output_schema: Mapping[str, Any] | None = None,
     annotations: Mapping[str, Any] | None = None,
     meta: Mapping[str, Any] | None = None,
+    structured_output: bool | None = None,
 ) -> ToolEntry:
+    """A tool. Without `output_schema`, one is derived from the return annotation (see
+    `mcpio.structured`) unless `structured_output` is False; True makes a return annotation
+    without a schema an error (`TypeError`)."""
     fields, context_param = signature(fn, context_type)
     tool_name = name or fn.__name__
+    output = None
+    if output_schema is None and structured_output is not False:
+        output = _output(fn, tool_name, required=structured_output is True)
+        output_schema = None if output is None else output.schema
     arguments: type[BaseModel] | None = None
     if input_schema is None:
         model: type[BaseModel] = pydantic.create_model(  # pyright: ignore[reportCallIssue]
@@ -106,7 +116,20 @@ def tool_entry(
     ):
         if value is not None:
             definition[key] = value
-    return ToolEntry(pub.Tool.model_validate(definition), fn, arguments, context_param)
+    return ToolEntry(pub.Tool.model_validate(definition), fn, arguments, context_param, output)
+
+
+def _output(fn: Fn, tool_name: str, *, required: bool) -> Output | None:
+    annotation = get_type_hints(fn, include_extras=True).get("return", Any)
+    try:
+        output = output_of(annotation, tool_name)
+    except TypeError:
+        if required:
+            raise
+        return None
+    if output is None and required:
+        raise TypeError(f"tool {tool_name}: its return annotation gives no structured output")
+    return output
 
 
 def _content_block(value: Any) -> Any:
@@ -137,6 +160,29 @@ def tool_result(value: Any) -> pub.CallToolResult:
             resultType="complete",
         )
     return pub.CallToolResult(content=[_content_block(value)], resultType="complete")
+
+
+def structured_result(output: Output, value: Any) -> pub.CallToolResult:
+    """A tool's return value as checked structured content, its content blocks what they would
+    be without (as `tool_result` makes them: a string's text, one block per list item, else
+    the JSON text); a
+    `CallToolResult` as it is, its structured content checked unless it is an error.
+    `pydantic.ValidationError` when the value does not fit."""
+    if isinstance(value, pub.CallToolResult):
+        if not value.isError:
+            output.check(plain(value.structuredContent))
+        return value
+    structured = output.structure(value)
+    data: Any = structured["result"] if output.wrapped else structured
+    content: list[Any] = []
+    if isinstance(value, list | tuple):
+        for item, dumped in zip(
+            value, data, strict=True
+        ):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            content.append(item if isinstance(item, CONTENT_BLOCKS) else _content_block(dumped))
+    elif value is not None:
+        content.append(_content_block(value if isinstance(value, str) else data))
+    return pub.CallToolResult(content=content, structuredContent=structured, resultType="complete")
 
 
 @dataclass

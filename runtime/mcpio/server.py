@@ -27,14 +27,16 @@ from mcpio.handlers import (
     prompt_result,
     resource_entry,
     resource_result,
+    structured_result,
     tool_entry,
     tool_result,
 )
 from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED, Hub
 from mcpio.latest import public as pub
 from mcpio.sealing import Sealer
+from mcpio.structured import summary
 from mcpio.transports import Transport
-from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 
 if TYPE_CHECKING:
     from mcpio.transports.http_server import HttpApp
@@ -115,10 +117,13 @@ class Server:
         output_schema: Mapping[str, Any] | None = None,
         annotations: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
     ) -> Callable[[F], F]:
         """Register a tool. Its input schema comes from the type hints unless given; a parameter
         typed `Context` receives the request context. Return text, content blocks, a mapping
-        (structured content) or a `CallToolResult`; raise `ToolError` for a failed call."""
+        (structured content) or a `CallToolResult`; raise `ToolError` for a failed call.
+        Its output schema comes from the return annotation (`mcpio.structured`) unless given
+        or `structured_output=False`; results are then checked against it."""
 
         def register(fn: F) -> F:
             entry = tool_entry(
@@ -131,6 +136,7 @@ class Server:
                 output_schema=output_schema,
                 annotations=annotations,
                 meta=meta,
+                structured_output=structured_output,
             )
             self.tools[entry.definition.name] = entry
             return fn
@@ -267,9 +273,20 @@ class Server:
         if entry.context_param:
             kwargs[entry.context_param] = ctx
         try:
-            return tool_result(await call(entry.fn, **kwargs))
+            value = await call(entry.fn, **kwargs)
         except ToolError as exc:
             return tool_result_error(str(exc), exc.structured)
+        if entry.output is None:
+            return tool_result(value)
+        try:
+            return structured_result(entry.output, value)
+        except pydantic.ValidationError as exc:
+            log.error(
+                "tool %s: its result does not match its outputSchema: %s", params.name, summary(exc)
+            )
+            raise ProtocolError(
+                INTERNAL_ERROR, f"tool {params.name!r} returned a result that does not match its outputSchema"
+            ) from None  # fmt: skip
 
     async def _list_resources(self, ctx: Context, params: Any) -> pub.ListResourcesResult:
         _no_cursor(params)

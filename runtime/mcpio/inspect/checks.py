@@ -1,0 +1,503 @@
+"""The checker of one MCP session as seen on the wire: every frame, in either direction, is
+decoded by the codec of the revision in use (found from the handshake, the request's `_meta`,
+or, over HTTP, the headers), strictly (members the revision does not define are warnings), and
+held against the session's rules: the direction and kind of each method from the dispatch
+tables, initialization order, request/response correlation, declared capabilities, progress
+tokens, `resultType` and `input_required`, and the modern HTTP headers.
+
+The checker only reads: it never changes, drops or answers a frame.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_wire
+from mcpio.inspect.rules import Direction, Finding, json_path
+from mcpio.negotiate import LEGACY, MODERN, PROTOCOL_VERSION_KEY, codec_of
+from mcpio.transports.http_rules import decode_header_value
+from mcpio.wire.codec import MAX_MESSAGE_BYTES, Codec
+from mcpio.wire.errors import METHOD_NOT_FOUND, PARSE_ERROR, ProtocolError
+from mcpio.wire.peek import NAMED_BY
+
+CLIENT: Direction = "client->server"
+SERVER: Direction = "server->client"
+
+# What each method needs the *receiving* side to have declared (a path into its capabilities).
+# Spec facts the dispatch tables do not carry: basic/lifecycle#capability-negotiation and each
+# feature's "Capabilities" section.
+SERVER_NEEDS: dict[str, tuple[str, ...]] = {
+    "tools/list": ("tools",),
+    "tools/call": ("tools",),
+    "prompts/list": ("prompts",),
+    "prompts/get": ("prompts",),
+    "resources/list": ("resources",),
+    "resources/templates/list": ("resources",),
+    "resources/read": ("resources",),
+    "resources/subscribe": ("resources", "subscribe"),
+    "resources/unsubscribe": ("resources", "subscribe"),
+    "logging/setLevel": ("logging",),
+    "completion/complete": ("completions",),
+    # what a server sends needs its own declaration
+    "notifications/tools/list_changed": ("tools", "listChanged"),
+    "notifications/prompts/list_changed": ("prompts", "listChanged"),
+    "notifications/resources/list_changed": ("resources", "listChanged"),
+    "notifications/resources/updated": ("resources", "subscribe"),
+    "notifications/message": ("logging",),
+}
+CLIENT_NEEDS: dict[str, tuple[str, ...]] = {
+    "sampling/createMessage": ("sampling",),
+    "roots/list": ("roots",),
+    "elicitation/create": ("elicitation",),
+    "notifications/roots/list_changed": ("roots", "listChanged"),
+}
+# Before initialization completes, only these may be sent (basic/lifecycle#initialization).
+EARLY_REQUESTS = frozenset({"initialize", "ping"})
+EARLY_SERVER_REQUESTS = frozenset({"ping"})
+# Legacy revisions whose HTTP requests carry MCP-Protocol-Version after initialize.
+VERSION_HEADER_FROM = "2025-06-18"
+
+
+def opposite(direction: Direction) -> Direction:
+    return SERVER if direction == CLIENT else CLIENT
+
+
+@dataclass
+class Pending:
+    """A request in flight: what it asked, under which revision, with which client
+    capabilities (the modern envelope's, or None)."""
+
+    method: str
+    revision: str | None
+    client_capabilities: dict[str, Any] | None = None
+
+
+@dataclass
+class SessionState:
+    revision: str | None = None  # the revision in use (legacy: negotiated; modern: latest seen)
+    initialize_sent: bool = False
+    initialized: bool = False  # the server answered initialize
+    client_ready: bool = False  # notifications/initialized seen
+    client_capabilities: dict[str, Any] | None = None
+    server_capabilities: dict[str, Any] | None = None
+    pending: dict[tuple[Direction, str], Pending] = field(default_factory=lambda: {})
+    answered: set[tuple[Direction, str]] = field(default_factory=lambda: set())
+    tokens: set[tuple[Direction, str]] = field(default_factory=lambda: set())
+
+
+def _key(value: Any) -> str:
+    """An id or progress token as a key: 1 and "1" are different ids."""
+    return json.dumps(value)
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if type(value) is dict else {}
+
+
+def declared(capabilities: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    """Whether `path` is declared: `("tools",)` present, `("tools", "listChanged")` true."""
+    value: Any = capabilities
+    for name in path:
+        if type(value) is not dict or name not in value:
+            return False
+        value = value[name]
+    return value is not False and value is not None if len(path) > 1 else True
+
+
+def capability_defined(revision: str, model: str, name: str) -> bool:
+    """Whether the revision's `model` (ServerCapabilities, ClientCapabilities) has `name`."""
+    cls = getattr(mcp_wire.revision(revision).models, model)
+    return any((f.alias or n) == name for n, f in cls.model_fields.items())
+
+
+class Checker:
+    """Checks one session's frames in the order they crossed the proxy."""
+
+    def __init__(self, issued_states: set[str] | None = None) -> None:
+        self.state = SessionState()
+        # The requestState values servers issued (shared by the checkers of one HTTP relay,
+        # whose modern exchanges are checked apart).
+        self.issued_states = issued_states if issued_states is not None else set()
+
+    # ------------------------------------------------------------------ entry point
+
+    def check(
+        self, direction: Direction, raw: bytes, headers: Mapping[str, str] | None = None
+    ) -> list[Finding]:
+        """The findings of one frame (`headers`: the HTTP request's, lowercase names, for a
+        frame the client POSTed)."""
+        if len(raw) > MAX_MESSAGE_BYTES:
+            return [self.too_large(direction, len(raw))]
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            return [self._finding("frame.json", direction, "$", f"not JSON: {exc}")]
+        if type(obj) is list:
+            return list(self._batch(direction, obj, raw, headers))
+        if type(obj) is not dict:
+            return [self._finding("frame.json", direction, "$", "not a JSON-RPC message")]
+        return list(self._frame(direction, obj, raw, headers))
+
+    def too_large(self, direction: Direction, size: int) -> Finding:
+        """A frame past the 16 MiB limit, judged by its size alone."""
+        return Finding("frame.too-large", direction, "$", f"{size} bytes, past {MAX_MESSAGE_BYTES}")
+
+    def _finding(self, rule: str, direction: Direction, path: str, message: str) -> Finding:
+        return Finding(rule, direction, path, message)
+
+    def _batch(
+        self,
+        direction: Direction,
+        items: list[Any],
+        raw: bytes,
+        headers: Mapping[str, str] | None,
+    ) -> Iterator[Finding]:
+        revision = self.state.revision or LEGACY[-1]
+        codec = codec_of(revision)
+        if not codec.batching:
+            yield self._finding(
+                "frame.schema", direction, "$", f"a batch: revision {revision} has none"
+            )
+        for index, item in enumerate(items):
+            for finding in self.check(direction, json.dumps(item).encode(), headers):
+                path = "$" + f"[{index}]" + finding.path[1:]
+                yield Finding(finding.rule, finding.direction, path, finding.message)
+
+    def _frame(
+        self,
+        direction: Direction,
+        obj: dict[str, Any],
+        raw: bytes,
+        headers: Mapping[str, str] | None,
+    ) -> Iterator[Finding]:
+        method = obj.get("method")
+        if type(method) is str and "id" in obj:
+            yield from self._request(direction, obj, method, raw, headers)
+        elif type(method) is str:
+            yield from self._notification(direction, obj, method, raw)
+        elif "result" in obj or "error" in obj:
+            yield from self._response(direction, obj, raw)
+        else:
+            yield from self._decode(direction, codec_of(self.state.revision or LEGACY[-1]), raw)
+
+    # ------------------------------------------------------------------ decoding
+
+    def _decode(
+        self, direction: Direction, codec: Codec, raw: bytes, method: str | None = None
+    ) -> Iterator[Finding]:
+        """The codec's verdict: errors for what it refuses, warnings for unknown members (one
+        strict pass: members are checked only once the frame is otherwise valid)."""
+        try:
+            if method is None:
+                codec.decode(raw, strict=True)
+            else:
+                codec.decode_response(raw, method, strict=True)
+        except ProtocolError as exc:
+            unknown = exc.data.get("unknown") if type(exc.data) is dict else None
+            if unknown is None:
+                yield from self._refusal(direction, exc, codec.revision)
+                return
+            for path in unknown:
+                yield self._finding(
+                    "frame.unknown-member",
+                    direction,
+                    json_path(path),
+                    f"not defined in revision {codec.revision}",
+                )
+
+    def _refusal(
+        self, direction: Direction, exc: ProtocolError, revision: str
+    ) -> Iterator[Finding]:
+        if exc.code == PARSE_ERROR:
+            yield self._finding("frame.json", direction, "$", exc.message)
+            return
+        if exc.code == METHOD_NOT_FOUND:
+            yield self._finding("method.unknown", direction, "$.method", exc.message)
+            return
+        errors = exc.data.get("errors") if type(exc.data) is dict else None
+        if not errors:
+            yield self._finding("frame.schema", direction, "$", f"{exc.message} ({revision})")
+            return
+        for error in errors:
+            yield self._finding(
+                "frame.schema",
+                direction,
+                json_path(error.get("field")),
+                f"{error.get('message')} (revision {revision})",
+            )
+
+    # ------------------------------------------------------------------ requests
+
+    def _request_revision(self, obj: dict[str, Any], method: str) -> str | None:
+        params = _obj(obj.get("params"))
+        version = _obj(params.get("_meta")).get(PROTOCOL_VERSION_KEY)
+        if type(version) is str:
+            return version if version in mcp_wire.REVISIONS else None
+        if method == "initialize":
+            requested = params.get("protocolVersion")
+            return requested if requested in LEGACY else LEGACY[-1]
+        return self.state.revision or LEGACY[-1]
+
+    def _request(
+        self,
+        direction: Direction,
+        obj: dict[str, Any],
+        method: str,
+        raw: bytes,
+        headers: Mapping[str, str] | None,
+    ) -> Iterator[Finding]:
+        state = self.state
+        revision = self._request_revision(obj, method)
+        modern = revision in MODERN
+        params = _obj(obj.get("params"))
+        meta = _obj(params.get("_meta"))
+        if revision is not None:
+            codec = codec_of(revision)
+            yield from self._decode(direction, codec, raw)
+            yield from self._direction(direction, codec, method, "$.method")
+            if modern:
+                state.revision = revision
+        if headers is not None and direction == CLIENT:
+            yield from self._headers(obj, method, revision, headers)
+        key = (direction, _key(obj.get("id")))
+        if key in state.pending:
+            yield self._finding("request.id-reused", direction, "$.id", "still in flight")
+        caps = _obj(meta.get("io.modelcontextprotocol/clientCapabilities")) if modern else None
+        state.pending[key] = Pending(method, revision, caps)
+        state.answered.discard(key)
+        request_state = params.get("requestState")
+        if modern and type(request_state) is str and request_state not in self.issued_states:
+            yield self._finding(
+                "input.request-state",
+                direction,
+                "$.params.requestState",
+                "never issued by the server in an input_required result",
+            )
+        if "progressToken" in meta:
+            state.tokens.add((direction, _key(meta["progressToken"])))
+        if method == "initialize" and direction == CLIENT:
+            state.initialize_sent = True
+            state.client_capabilities = _obj(params.get("capabilities"))
+        if not modern:
+            yield from self._early(direction, method)
+        yield from self._capability(direction, method, revision, "$.method")
+
+    def _early(self, direction: Direction, method: str) -> Iterator[Finding]:
+        state = self.state
+        if direction == CLIENT and not state.initialized and method not in EARLY_REQUESTS:
+            yield self._finding(
+                "lifecycle.before-initialize",
+                direction,
+                "$.method",
+                f"{method} before the server answered initialize",
+            )
+        elif direction == SERVER and not state.client_ready and method not in EARLY_SERVER_REQUESTS:
+            yield self._finding(
+                "lifecycle.before-initialize",
+                direction,
+                "$.method",
+                f"{method} before the client sent notifications/initialized",
+            )
+
+    def _direction(
+        self, direction: Direction, codec: Codec, method: str, path: str
+    ) -> Iterator[Finding]:
+        spec = codec.methods.get(method)
+        if spec is None:
+            return  # the decode reported it
+        goes = spec.direction
+        if goes != "both" and goes != direction:
+            yield self._finding(
+                "method.direction",
+                direction,
+                path,
+                f"{method} goes {goes} in revision {codec.revision}",
+            )
+
+    def _capability(
+        self, direction: Direction, method: str, revision: str | None, path: str
+    ) -> Iterator[Finding]:
+        state = self.state
+        if revision is None:
+            return
+        # Client->server requests need the server's declaration; what the server sends needs its
+        # own (list-changed, logging) or, for its requests, the client's.
+        if method in SERVER_NEEDS:
+            caps, model, rule = state.server_capabilities, "ServerCapabilities", "capability.server"
+            need = SERVER_NEEDS[method]
+        elif method in CLIENT_NEEDS:
+            caps, model, rule = state.client_capabilities, "ClientCapabilities", "capability.client"
+            need = CLIENT_NEEDS[method]
+        else:
+            return
+        if caps is None or not capability_defined(revision, model, need[0]):
+            return  # not declared yet (no handshake seen), or not a capability in this revision
+        if not declared(caps, need):
+            side = "server" if rule == "capability.server" else "client"
+            yield self._finding(
+                rule,
+                direction,
+                path,
+                f"{method} needs the {side} capability {'.'.join(need)}, not declared",
+            )
+
+    def _headers(
+        self,
+        obj: dict[str, Any],
+        method: str,
+        revision: str | None,
+        headers: Mapping[str, str],
+    ) -> Iterator[Finding]:
+        version_header = headers.get("mcp-protocol-version")
+        if revision in MODERN:
+            params = _obj(obj.get("params"))
+            expected = {
+                "mcp-protocol-version": _obj(params.get("_meta")).get(PROTOCOL_VERSION_KEY),
+                "mcp-method": method,
+            }
+            if method in NAMED_BY:
+                expected["mcp-name"] = params.get(NAMED_BY[method])
+            for name, value in expected.items():
+                sent = headers.get(name)
+                try:
+                    seen = None if sent is None else decode_header_value(sent)
+                except ProtocolError:
+                    seen = sent
+                if seen != value:
+                    yield self._finding(
+                        "http.header-mismatch",
+                        CLIENT,
+                        f"header {name}",
+                        f"{name}: {sent!r}, the body says {value!r}",
+                    )
+        elif (
+            self.state.initialized
+            and revision is not None
+            and revision >= VERSION_HEADER_FROM
+            and version_header != revision
+        ):
+            yield self._finding(
+                "http.protocol-version-header",
+                CLIENT,
+                "header mcp-protocol-version",
+                f"{version_header!r}, the session negotiated {revision}",
+            )
+
+    # ------------------------------------------------------------------ notifications
+
+    def _notification(
+        self, direction: Direction, obj: dict[str, Any], method: str, raw: bytes
+    ) -> Iterator[Finding]:
+        state = self.state
+        revision = state.revision or LEGACY[-1]
+        codec = codec_of(revision)
+        yield from self._decode(direction, codec, raw)
+        yield from self._direction(direction, codec, method, "$.method")
+        if method == "notifications/initialized" and direction == CLIENT:
+            state.client_ready = True
+        if method == "notifications/progress":
+            token = _obj(obj.get("params")).get("progressToken")
+            if (opposite(direction), _key(token)) not in state.tokens:
+                yield self._finding(
+                    "progress.unknown-token",
+                    direction,
+                    "$.params.progressToken",
+                    f"{token!r} was never issued by a {opposite(direction).split('->')[0]} request",
+                )
+        yield from self._capability(direction, method, revision, "$.method")
+
+    # ------------------------------------------------------------------ responses
+
+    def _response(self, direction: Direction, obj: dict[str, Any], raw: bytes) -> Iterator[Finding]:
+        state = self.state
+        if obj.get("id") is None and "error" in obj:  # an id the peer could not read
+            yield from self._decode(direction, codec_of(state.revision or LEGACY[-1]), raw)
+            return
+        key = (opposite(direction), _key(obj.get("id")))
+        pending = state.pending.pop(key, None)
+        if pending is None:
+            rule = "response.duplicate" if key in state.answered else "response.unknown-id"
+            what = "already answered" if key in state.answered else "no such request in flight"
+            yield self._finding(rule, direction, "$.id", f"id {obj.get('id')!r}: {what}")
+            yield from self._decode(direction, codec_of(state.revision or LEGACY[-1]), raw)
+            return
+        state.answered.add(key)
+        result = obj.get("result")
+        revision = pending.revision
+        if pending.method == "initialize" and type(result) is dict:
+            revision = self._negotiated(direction, result, revision)
+            if revision != result.get("protocolVersion"):
+                yield self._finding(
+                    "revision.unknown",
+                    direction,
+                    "$.result.protocolVersion",
+                    f"{result.get('protocolVersion')!r} is no pinned legacy revision: "
+                    f"checked as {revision}",
+                )
+        if revision is None:
+            return  # asked under a revision no codec has: the error the server gave is its own
+        yield from self._decode(direction, codec_of(revision), raw, pending.method)
+        if type(result) is dict:
+            yield from self._result(direction, pending, revision, result)
+
+    def _negotiated(
+        self, direction: Direction, result: dict[str, Any], asked: str | None
+    ) -> str | None:
+        state = self.state
+        version = result.get("protocolVersion")
+        state.initialized = True
+        state.server_capabilities = _obj(result.get("capabilities"))
+        if version in LEGACY:
+            state.revision = version
+            return version
+        return asked
+
+    def _result(
+        self, direction: Direction, pending: Pending, revision: str, result: dict[str, Any]
+    ) -> Iterator[Finding]:
+        if pending.method == "server/discover":
+            self.state.server_capabilities = _obj(result.get("capabilities"))
+        if revision not in MODERN:
+            return
+        kind = result.get("resultType")
+        if "resultType" not in result:
+            yield self._finding(
+                "result.type", direction, "$.result", f"{pending.method} result lacks resultType"
+            )
+        spec = codec_of(revision).methods.get(pending.method)
+        if kind == "input_required" and spec is not None and not spec.input_required:
+            yield self._finding(
+                "result.input-required",
+                direction,
+                "$.result.resultType",
+                f"{pending.method} may not answer input_required",
+            )
+        if kind == "input_required":
+            if type(result.get("requestState")) is str:
+                self.issued_states.add(result["requestState"])
+            yield from self._input_requests(direction, pending, result)
+
+    def _input_requests(
+        self, direction: Direction, pending: Pending, result: dict[str, Any]
+    ) -> Iterator[Finding]:
+        caps = pending.client_capabilities or {}
+        for name, request in _obj(result.get("inputRequests")).items():
+            method = _obj(request).get("method")
+            need = CLIENT_NEEDS.get(method) if type(method) is str else None
+            if need is not None and not declared(caps, need):
+                yield self._finding(
+                    "capability.client",
+                    direction,
+                    f"$.result.inputRequests.{name}.method",
+                    f"{method} needs the client capability {'.'.join(need)}, "
+                    "not declared in the request's clientCapabilities",
+                )
+
+
+def check_all(frames: Iterable[tuple[Direction, bytes]]) -> list[list[Finding]]:
+    """The findings of a whole session's frames, in order (for tests and replay)."""
+    checker = Checker()
+    return [checker.check(direction, raw) for direction, raw in frames]

@@ -1,0 +1,180 @@
+"""The Streamable HTTP relay: a plain ASGI app that forwards every request (POST, GET streams,
+DELETE; both eras) to the upstream MCP endpoint and streams its answer back unchanged, status,
+headers and body bytes as they arrive (JSON or SSE). The client's POSTed frames are checked with
+the request's headers; the answers' frames are read from the JSON body or, through the runtime's
+`SseParser`, from the event stream. Each legacy session (`Mcp-Session-Id`) has its own checker;
+each modern POST is an exchange of its own (2026-07-28 is stateless: two clients may use the same
+ids at once), checked with the server capabilities the last `server/discover` answered."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from mcpio.extras import needs
+from mcpio.inspect.checks import CLIENT, SERVER, Checker
+from mcpio.inspect.transcript import Recorder
+
+with needs("http", "mcpio inspect --upstream"):
+    import httpx
+
+    from mcpio.transports.http_rules import EVENT_STREAM, JSON, media_type
+    from mcpio.transports.sse import SseParser
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+# Not forwarded: they describe one hop, not the message.
+HOP_BY_HOP = frozenset(
+    {"host", "connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade"}
+    | {"proxy-connection", "proxy-authenticate", "proxy-authorization"}
+)
+SESSION = "mcp-session-id"
+
+
+class ProxyApp:
+    """The relay to `upstream` (an MCP endpoint URL), recording into `recorder`."""
+
+    def __init__(
+        self, upstream: str, recorder: Recorder, client: httpx.AsyncClient | None = None
+    ) -> None:
+        self.upstream = upstream
+        self.recorder = recorder
+        self.client = client or httpx.AsyncClient(timeout=None)
+        self.discovered: dict[str, Any] | None = None  # the last server/discover's capabilities
+        self.sessions: dict[str, Checker] = {}
+        self.issued_states: set[str] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        body = await _body(receive)
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+        lowered = {k.lower(): v for k, v in headers}
+        session = lowered.get(SESSION)
+        checker = self._checker(session, body)
+        method = scope["method"]
+        exchange: dict[str, Any] = {"method": method}
+        if method == "POST" and body:
+            mcp = {k: v for k, v in lowered.items() if k.startswith("mcp-")}
+            exchange["headers"] = mcp  # replay sends them again
+            findings = checker.check(CLIENT, body, lowered)
+            self.recorder.record(CLIENT, body, findings, session=session, http=exchange)
+        url = self.upstream + (
+            f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
+        )
+        forwarded = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
+        request = self.client.build_request(method, url, headers=forwarded, content=body)
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            await _answer(send, 502, f"mcpio inspect: upstream unreachable: {exc}".encode())
+            return
+        try:
+            await self._relay(response, send, checker, session, method)
+        finally:
+            await response.aclose()
+        new_session = response.headers.get(SESSION)
+        if new_session is not None and session is None:
+            self.sessions[new_session] = checker
+        if method == "DELETE" and session is not None and response.status_code < 300:
+            self.sessions.pop(session, None)
+        if session is None and new_session is None:
+            self.discovered = checker.state.server_capabilities
+
+    def _checker(self, session: str | None, body: bytes) -> Checker:
+        if session is not None:
+            return self.sessions.setdefault(session, Checker(self.issued_states))
+        checker = Checker(self.issued_states)
+        if not _initialize(body):  # a modern exchange (else: a new legacy session)
+            checker.state.server_capabilities = self.discovered
+        return checker
+
+    async def _relay(
+        self,
+        response: httpx.Response,
+        send: Send,
+        checker: Checker,
+        session: str | None,
+        method: str,
+    ) -> None:
+        headers = [
+            (k.encode("latin-1"), v.encode("latin-1"))
+            for k, v in response.headers.multi_items()
+            if k.lower() not in HOP_BY_HOP
+        ]
+        await send(
+            {"type": "http.response.start", "status": response.status_code, "headers": headers}
+        )
+        kind = media_type(response.headers.get("content-type", ""))
+        session = session or response.headers.get(SESSION)
+        exchange = {"method": method, "status": response.status_code, "content_type": kind}
+        parser = SseParser() if kind == EVENT_STREAM else None
+        held: list[bytes] = []
+        async for chunk in response.aiter_raw():
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if parser is not None:
+                for event in parser.feed(chunk):
+                    frame = event.data.encode()
+                    if event.too_large:
+                        findings = [checker.too_large(SERVER, parser.max_bytes + 1)]
+                    else:
+                        findings = checker.check(SERVER, frame)
+                    self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
+            elif kind == JSON:
+                held.append(chunk)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        if held:
+            frame = b"".join(held)
+            findings = checker.check(SERVER, frame)
+            self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
+
+
+def _initialize(body: bytes) -> bool:
+    """Whether a POST body is a legacy `initialize` request."""
+    try:
+        frame = json.loads(body)
+    except ValueError:
+        return False
+    return type(frame) is dict and frame.get("method") == "initialize"
+
+
+async def _body(receive: Receive) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        parts.append(message.get("body", b""))
+        if not message.get("more_body"):
+            break
+    return b"".join(parts)
+
+
+async def _answer(send: Send, status: int, text: bytes) -> None:
+    headers = [(b"content-type", b"text/plain; charset=utf-8")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": text})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def serve_proxy(upstream: str, listen: tuple[str, int], recorder: Recorder) -> None:
+    """Serve the relay on `listen` until interrupted (SIGINT or SIGTERM)."""
+    with needs("http", "mcpio inspect --upstream"):
+        import uvicorn
+    host, port = listen
+    uvicorn.run(ProxyApp(upstream, recorder), host=host, port=port, log_level="warning")

@@ -1,0 +1,93 @@
+"""`--report FILE.html`: one static HTML file (no external resources) with the session's
+timeline, each frame with its direction, time, method and id, findings marked; filters by method
+and by severity run in the page's own small script."""
+
+from __future__ import annotations
+
+import html
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from mcpio.inspect.transcript import Entry, summary_table
+
+SHOWN_BYTES = 4096  # of each frame, in the page
+
+STYLE = """
+body{font:14px system-ui,sans-serif;margin:1em;color:#222}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:4px;
+vertical-align:top;text-align:left}pre{margin:0;white-space:pre-wrap;word-break:break-all;
+font-size:12px;max-height:12em;overflow:auto}.error{background:#fde2e2}.warning{background:#fff4d6}
+.finding{font-weight:600}.c2s td.dir{color:#05a}.s2c td.dir{color:#070}#summary{white-space:pre}
+"""
+
+SCRIPT = """
+function applyFilters(){
+  var m=document.getElementById('method').value, s=document.getElementById('severity').value;
+  var shown=0;
+  document.querySelectorAll('tr.frame').forEach(function(row){
+    var ok=(!m||row.dataset.method===m)&&(!s||(s==='any'?row.dataset.severity!=='':row.dataset.severity.split(' ').indexOf(s)>=0));
+    row.style.display=ok?'':'none'; if(ok){shown++;}
+  });
+  document.getElementById('shown').textContent=shown;
+}
+document.getElementById('method').addEventListener('change',applyFilters);
+document.getElementById('severity').addEventListener('change',applyFilters);
+applyFilters();
+"""
+
+
+def _row(entry: Entry, start: float) -> str:
+    info = entry.summary()
+    method = str(info.get("method", ""))
+    severities = " ".join(sorted({f.severity for f in entry.findings}))
+    worst = "error" if "error" in severities else severities
+    text = entry.frame[:SHOWN_BYTES].decode("utf-8", "replace")
+    if entry.size > SHOWN_BYTES:
+        text += f" ... ({entry.size} bytes)"
+    findings = "".join(
+        f'<div class="finding {html.escape(f.severity)}">[{html.escape(f.severity)}] '
+        f"{html.escape(f.rule)} at <code>{html.escape(f.path)}</code>: "
+        f"{html.escape(f.message)} <small>(spec: {html.escape(f.spec)})</small></div>"
+        for f in entry.findings
+    )
+    css = "c2s" if entry.direction == "client->server" else "s2c"
+    return (
+        f'<tr class="frame {css} {worst}" data-method="{html.escape(method)}" '
+        f'data-severity="{html.escape(severities)}" id="f{entry.index}">'
+        f"<td>#{entry.index}</td><td>+{entry.time - start:.3f}s</td>"
+        f'<td class="dir">{html.escape(entry.direction)}</td>'
+        f"<td>{html.escape(method)}</td><td>{html.escape(json.dumps(info.get('id', '')))}</td>"
+        f"<td>{findings}<pre>{html.escape(text)}</pre></td></tr>"
+    )
+
+
+def render(entries: list[Entry]) -> str:
+    start = entries[0].time if entries else 0.0
+    methods = sorted({str(e.summary().get("method")) for e in entries if e.summary().get("method")})
+    options = "".join(
+        f'<option value="{html.escape(m)}">{html.escape(m)}</option>' for m in methods
+    )
+    began = datetime.fromtimestamp(start, UTC).isoformat(timespec="seconds") if entries else "-"
+    rows = "\n".join(_row(e, start) for e in entries)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>mcpio inspect report</title>
+<style>{STYLE}</style></head><body>
+<h1>mcpio inspect report</h1>
+<p>Session started {began}; {len(entries)} frames, <span id="shown">{len(entries)}</span> shown.</p>
+<pre id="summary">{html.escape(summary_table(entries))}</pre>
+<p><label>Method <select id="method"><option value="">all</option>{options}</select></label>
+<label>Severity <select id="severity"><option value="">all frames</option>
+<option value="any">with findings</option><option value="error">error</option>
+<option value="warning">warning</option></select></label></p>
+<table><thead><tr><th>#</th><th>time</th><th>direction</th><th>method</th><th>id</th>
+<th>findings and frame</th></tr></thead><tbody>
+{rows}
+</tbody></table>
+<script>{SCRIPT}</script>
+</body></html>
+"""
+
+
+def write_report(path: Path, entries: list[Entry]) -> None:
+    path.write_text(render(entries), encoding="utf-8")

@@ -1,0 +1,123 @@
+"""The rules `mcpio inspect` checks, each with its severity and the spec section it comes from,
+and `Finding`, one violation seen on one frame."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+Severity = Literal["error", "warning"]
+Direction = Literal["client->server", "server->client"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    severity: Severity
+    spec: str  # the spec section the rule comes from
+    summary: str
+
+
+_BASIC = "basic#messages"
+_LIFECYCLE = "basic/lifecycle"
+_HTTP = "basic/transports#streamable-http"
+
+RULES: dict[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        Rule("frame.json", "error", _BASIC, "a frame that is not a JSON-RPC 2.0 message"),
+        Rule("frame.too-large", "warning", "basic/transports#stdio", "a frame past 16 MiB"),
+        Rule("frame.schema", "error", _BASIC, "the frame does not decode under its revision"),
+        Rule("frame.unknown-member", "warning", _BASIC, "a member the revision does not define"),
+        Rule("method.unknown", "error", _BASIC, "a method the revision does not have"),
+        Rule("method.direction", "error", _BASIC, "a method sent in a direction it does not go"),
+        Rule("revision.unknown", "warning", _LIFECYCLE, "a protocol version no revision names"),
+        Rule(
+            "lifecycle.before-initialize",
+            "warning",
+            f"{_LIFECYCLE}#initialization",
+            "a request before initialization completed (only ping and logging may precede it)",
+        ),
+        Rule("request.id-reused", "error", _BASIC, "a request id already in flight"),
+        Rule("response.unknown-id", "error", _BASIC, "a response to an id never requested"),
+        Rule("response.duplicate", "error", _BASIC, "a request answered twice"),
+        Rule(
+            "capability.server",
+            "error",
+            f"{_LIFECYCLE}#capability-negotiation",
+            "a request or notification the server's declared capabilities do not allow",
+        ),
+        Rule(
+            "capability.client",
+            "error",
+            f"{_LIFECYCLE}#capability-negotiation",
+            "a request or notification the client's declared capabilities do not allow",
+        ),
+        Rule(
+            "progress.unknown-token",
+            "error",
+            "basic/utilities/progress",
+            "a progress notification for a token that was never issued",
+        ),
+        Rule("result.type", "error", "basic#result-type", "a 2026-07-28 result without resultType"),
+        Rule(
+            "result.input-required",
+            "error",
+            "basic/multi-round-trip",
+            "input_required answered to a method that may not ask for input",
+        ),
+        Rule(
+            "input.request-state",
+            "error",
+            "basic/multi-round-trip",
+            "a retry's requestState that the server never issued (it must be echoed exactly)",
+        ),
+        Rule(
+            "http.header-mismatch",
+            "error",
+            f"{_HTTP}#headers",
+            "an MCP-Protocol-Version, Mcp-Method or Mcp-Name header missing or unlike the body",
+        ),
+        Rule(
+            "http.protocol-version-header",
+            "warning",
+            f"{_HTTP}#protocol-version-header",
+            "a legacy request after initialize without the negotiated MCP-Protocol-Version",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One violation: which rule, where in the frame (`path`, `$` for the whole frame), and
+    why; `frame` is the frame's index in the session (set by whoever numbers frames)."""
+
+    rule: str
+    direction: Direction
+    path: str
+    message: str
+    frame: int = -1
+
+    @property
+    def severity(self) -> Severity:
+        return RULES[self.rule].severity
+
+    @property
+    def spec(self) -> str:
+        return RULES[self.rule].spec
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "severity": self.severity, "spec": self.spec}
+
+    def line(self) -> str:
+        """The one-line form written to stderr or the log."""
+        return (
+            f"[{self.severity}] #{self.frame} {self.direction} {self.rule} at {self.path}: "
+            f"{self.message} (spec: {self.spec})"
+        )
+
+
+def json_path(field: str | None) -> str:
+    """A codec's field name (`params.arguments.a.1`) as a JSON path (`$.params.arguments.a.1`)."""
+    return f"$.{field}" if field else "$"

@@ -1,0 +1,129 @@
+"""An mcpio server with a tool for each kind of structured output and the URL-mode elicitation
+tools, for tests/test_structured.py and tests/test_url_elicitation.py: imported in-process (and
+served over HTTP there), or run as a stdio server (`python structured_server.py`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypedDict
+
+from pydantic import BaseModel
+
+from mcpio import Context, Server
+from mcpio.context import ElicitUrl, UrlElicitationRequired
+from mcpio.latest import public as pub
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: float
+
+
+class Point(TypedDict):
+    x: int
+    y: int
+
+
+@dataclass
+class Box:
+    width: int
+    height: int
+
+
+server = Server("structured-fixture", "1.0")
+
+
+@server.tool()
+def weather(city: str) -> Weather:
+    return Weather(city=city, celsius=21.5)
+
+
+@server.tool()
+def point() -> Point:
+    return {"x": 1, "y": 2}
+
+
+@server.tool()
+def box() -> Box:
+    return Box(3, 4)
+
+
+@server.tool()
+def count() -> int:
+    return 7
+
+
+@server.tool()
+def word() -> str:
+    return "hello"
+
+
+@server.tool()
+def numbers() -> list[int]:
+    return [1, 2, 3]
+
+
+@server.tool()
+def scores() -> dict[str, float]:
+    return {"alice": 1.5}
+
+
+@server.tool()
+def broken() -> int:
+    return "not a number"  # type: ignore[return-value]  # the mismatch under test
+
+
+@server.tool(structured_output=False)
+def plain_count() -> int:
+    return 7
+
+
+@server.tool(output_schema=Weather.model_json_schema())
+def forged() -> pub.CallToolResult:
+    """A hand-written schema is not checked by the server: this one lies about its output."""
+    return pub.CallToolResult(
+        content=[pub.TextContent(type="text", text="{}")],
+        structuredContent={"city": 3, "celsius": 1.0},
+        resultType="complete",
+    )
+
+
+@server.tool(output_schema=Weather.model_json_schema())
+def silent() -> str:
+    """Declares an outputSchema, sends no structured content."""
+    return "sunny"
+
+
+# ---------------------------------------------------------------------- URL-mode elicitation
+
+PAID: set[str] = set()  # who completed the payment interaction (a real server: its database)
+
+
+@server.tool()
+async def sign_in(ctx: Context) -> str:
+    answer = await ctx.elicit_url(
+        "Sign in to continue", "https://example.com/sign-in", elicitation_id="sign-in-1"
+    )
+    await ctx.elicitation_complete("sign-in-1")
+    return answer.action
+
+
+@server.tool()
+async def pay(who: str) -> str:
+    if who not in PAID:
+        raise UrlElicitationRequired(
+            [ElicitUrl("Pay first", f"https://example.com/pay/{who}", f"pay-{who}")]
+        )
+    return f"{who} paid"
+
+
+@server.tool()
+async def complete_payment(ctx: Context, who: str) -> str:
+    """What the payment page's backend does once the user paid (here a tool the test calls)."""
+    PAID.add(who)
+    await ctx.elicitation_complete(f"pay-{who}")
+    return "recorded"
+
+
+if __name__ == "__main__":
+    server.run_stdio()

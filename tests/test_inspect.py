@@ -1,0 +1,291 @@
+"""`mcpio inspect` over stdio: bytes pass through unchanged both ways (garbage, oversized and
+unterminated lines included), every rule is flagged with its path and severity by a scripted
+server and client that each break one rule, clean sessions raise nothing, transcripts and the
+summary say what happened, and bad command lines are one line and exit status 2."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpio.inspect.checks import Checker
+from mcpio.inspect.rules import RULES
+from mcpio.inspect.transcript import read_transcript
+from tests.inspect_scenarios import ALSO, EXPECTED, SCENARIOS, wire
+from tests.support import ROOT
+
+PEER = str(ROOT / "tests" / "inspect_peer.py")
+INSPECT = [sys.executable, "-m", "mcpio", "inspect"]
+DIRECTION = {"c": "client->server", "s": "server->client"}
+
+
+def findings_of(name: str) -> list[tuple[str, str, str]]:
+    checker = Checker()
+    return [
+        (f.rule, f.path, f.severity)
+        for who, frame in SCENARIOS[name]
+        for f in checker.check(DIRECTION[who], wire(frame).rstrip(b"\n"))  # type: ignore[arg-type]
+    ]
+
+
+def assert_expected(name: str, found: list[tuple[str, str, str]]) -> None:
+    expected = EXPECTED[name]
+    if expected is None:
+        assert found == []
+        return
+    assert expected in found
+    assert {rule for rule, _, _ in found} <= {expected[0], *ALSO.get(name, set())}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_each_rule_is_flagged_with_its_path_and_severity(name: str) -> None:
+    assert_expected(name, findings_of(name))
+
+
+def test_every_rule_has_a_test() -> None:
+    scripted = {expected[0] for expected in EXPECTED.values() if expected is not None}
+    # the others: test_bytes_pass_through_unchanged_both_ways (frame.too-large), and
+    # tests/test_inspect_http.py (the two HTTP header rules)
+    elsewhere = {"frame.too-large", "http.header-mismatch", "http.protocol-version-header"}
+    assert set(RULES) == scripted | elsewhere and not scripted & elsewhere
+
+
+def run_through_proxy(name: str, tmp_path: Path, *options: str) -> tuple[list[Any], str]:
+    """Play the client's side of a scenario through the proxy to the scripted server."""
+    transcript = tmp_path / "t.jsonl"
+    proxy = subprocess.Popen(
+        [*INSPECT, *options, "--jsonl", str(transcript), "--", sys.executable, PEER, name],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proxy.stdin is not None and proxy.stdout is not None
+    for who, frame in SCENARIOS[name]:
+        if who == "c":
+            proxy.stdin.write(wire(frame))
+            proxy.stdin.flush()
+        else:
+            assert proxy.stdout.readline() == wire(frame)
+    _, err = proxy.communicate(timeout=60)
+    assert proxy.returncode == 0, err
+    return [json.loads(line) for line in transcript.read_text().splitlines()], err.decode()
+
+
+FAST = {"clean-legacy", "frame.schema", "capability.client"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [n if n in FAST else pytest.param(n, marks=pytest.mark.slow) for n in sorted(SCENARIOS)],
+)
+def test_the_proxy_flags_what_the_checker_flags(name: str, tmp_path: Path) -> None:
+    """Every scenario played through the real proxy process (three in the fast subset)."""
+    entries, err = run_through_proxy(name, tmp_path)
+    assert len(entries) == len(SCENARIOS[name])
+    found = [(f["rule"], f["path"], f["severity"]) for e in entries for f in e["findings"]]
+    assert_expected(name, found)
+    assert [e["direction"] for e in entries] == [DIRECTION[who] for who, _ in SCENARIOS[name]]
+    assert all(f["frame"] == e["index"] for e in entries for f in e["findings"])
+    assert f"mcpio inspect: {len(entries)} frames" in err
+    for rule, path, severity in found:
+        assert f"[{severity}]" in err and f"{rule} at {path}" in err
+
+
+def test_bytes_pass_through_unchanged_both_ways(tmp_path: Path) -> None:
+    big = b'{"jsonrpc":"2.0","method":"x","params":{"p":"' + b"a" * (17 << 20) + b'"}}'
+    from_server = (
+        b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}\n'
+        b"garbage \xff\xfe not json\r\n\n   \n" + big + b"\n" + b'{"unterminated": tr'
+    )
+    to_server = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\r\n\x00\x01 junk\n' + big + b"\n{"
+    out_file, in_file = tmp_path / "out", tmp_path / "in"
+    out_file.write_bytes(from_server)
+    transcript = tmp_path / "t.jsonl"
+    proxy = subprocess.run(
+        [*INSPECT, "--jsonl", str(transcript), "--", sys.executable, PEER, "raw",
+         str(out_file), str(in_file)],
+        input=to_server, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert proxy.returncode == 0, proxy.stderr
+    assert proxy.stdout == from_server
+    assert in_file.read_bytes() == to_server
+    entries = read_transcript(transcript)
+    rules = {(e.direction, f.rule) for e in entries for f in e.findings}
+    for direction in ("client->server", "server->client"):
+        assert (direction, "frame.too-large") in rules
+        assert (direction, "frame.json") in rules
+    sizes = [e.size for e in entries if e.truncated]
+    assert sizes == [len(big), len(big)]
+
+
+def test_the_server_exit_status_is_the_proxy_s(tmp_path: Path) -> None:
+    code = "import sys; sys.stdin.read(); sys.exit(3)"
+    proxy = subprocess.run(
+        [*INSPECT, "--", sys.executable, "-c", code], input=b"", capture_output=True, timeout=60
+    )
+    assert proxy.returncode == 3
+    assert b"mcpio inspect: 0 frames" in proxy.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "no server command"),
+        (["--upstream", "http://127.0.0.1:1/mcp"], "needs both"),
+        (["--", "/nonexistent/server"], "cannot run '/nonexistent/server'"),
+        (["--log", "/nonexistent/dir/log", "--", "true"], "cannot write /nonexistent/dir/log"),
+        (["--upstream", "http://x/mcp", "--listen", "nope"], "--listen wants HOST:PORT"),
+    ],
+)
+def test_bad_command_lines_are_one_line_and_status_2(args: list[str], message: str) -> None:
+    proxy = subprocess.run([*INSPECT, *args], capture_output=True, timeout=60, input=b"")
+    assert proxy.returncode == 2
+    lines = proxy.stderr.decode().strip().splitlines()
+    assert message in lines[0] and lines[0].startswith("mcpio inspect: ")
+
+
+def test_the_html_report_marks_findings_and_filters(tmp_path: Path) -> None:
+    report = tmp_path / "r.html"
+    entries, _ = run_through_proxy("capability.server", tmp_path, "--report", str(report))
+    page = report.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert "http://" not in page and "https://" not in page and "src=" not in page
+    assert page.count('<tr class="frame') == len(entries)
+    assert 'data-method="prompts/list" data-severity="error"' in page
+    assert "capability.server at <code>$.method</code>" in page
+    assert '<option value="prompts/list">' in page and '<option value="error">' in page
+
+
+def record(name: str, tmp_path: Path) -> Path:
+    """A transcript of a scenario's session through the proxy."""
+    transcript = tmp_path / f"{name}.jsonl"
+    client = b"".join(wire(frame) for who, frame in SCENARIOS[name] if who == "c")
+    subprocess.run(
+        [*INSPECT, "--jsonl", str(transcript), "--", sys.executable, PEER, name],
+        input=client, capture_output=True, timeout=60, check=True,
+    )  # fmt: skip
+    return transcript
+
+
+def test_replay_against_the_same_server_finds_no_difference(tmp_path: Path) -> None:
+    transcript = record("clean-legacy", tmp_path)
+    replay = subprocess.run(
+        [sys.executable, "-m", "mcpio", "replay", str(transcript),
+         "--server", f"{sys.executable} {PEER} clean-legacy"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert replay.returncode == 0, replay.stderr
+    assert replay.stdout == "mcpio replay: 0 differences\n"
+
+
+def test_replay_reports_what_another_server_answers_differently(tmp_path: Path) -> None:
+    transcript = record("clean-legacy", tmp_path)
+    replay = subprocess.run(
+        [sys.executable, "-m", "mcpio", "replay", str(transcript),
+         "--server", f"{sys.executable} {PEER} frame.unknown-member"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert replay.returncode == 1
+    assert replay.stdout.splitlines() == [
+        '#2 tools/list $.result.bogus: recorded "<absent>", now true',
+        "mcpio replay: 1 differences",
+    ]
+
+
+def test_the_example_server_replays_without_differences(tmp_path: Path) -> None:
+    """A real session (ids, timestamps and sealed state differ from run to run)."""
+    server = f"{sys.executable} {ROOT / 'examples' / 'everything_server.py'} stdio"
+    modern = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    }
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": modern}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "test_simple_text", "arguments": {}, "_meta": modern}},
+    ]  # fmt: skip
+    transcript = tmp_path / "t.jsonl"
+    subprocess.run(
+        [*INSPECT, "--jsonl", str(transcript), "--", *server.split()],
+        input=b"".join(wire(f) for f in frames), capture_output=True, timeout=60, check=True,
+    )  # fmt: skip
+    replay = subprocess.run(
+        [sys.executable, "-m", "mcpio", "replay", str(transcript), "--server", server],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert replay.stdout == "mcpio replay: 0 differences\n", replay.stdout
+
+
+def test_replay_of_a_file_that_is_no_transcript_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not a transcript\n")
+    replay = subprocess.run(
+        [sys.executable, "-m", "mcpio", "replay", str(bad), "--server", "true"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert replay.returncode == 2
+    assert replay.stderr.startswith(f"mcpio replay: {bad}:1: not a transcript entry")
+
+
+NODE_DOM = """
+const rows = JSON.parse(process.argv[1]);
+const controls = {};
+function control(id) {
+  return controls[id] = controls[id] || {value: '', handlers: [], textContent: '',
+    addEventListener(kind, f) { this.handlers.push(f); }};
+}
+globalThis.document = {
+  getElementById: control,
+  querySelectorAll: (selector) => selector === 'tr.frame' ? rows : [],
+};
+for (const row of rows) row.style = {display: ''};
+const script = require('fs').readFileSync(0, 'utf8');
+eval(script);
+const shown = () => rows.filter(r => r.style.display === '').map(r => r.id);
+const out = {all: shown()};
+for (const [id, value] of [['severity', 'error'], ['severity', 'any'], ['severity', ''],
+                           ['method', 'prompts/list']]) {
+  controls[id].value = value;
+  controls[id].handlers.forEach(f => f());
+  out[id + '=' + value] = shown();
+}
+out.count = controls['shown'].textContent;
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.slow
+def test_the_report_s_filters_run(tmp_path: Path) -> None:
+    """The page's own script, run by node against the page's rows (a minimal DOM: Chromium
+    is not in the package lists this project may install from, so no real browser)."""
+    node = shutil.which("node")
+    assert node is not None, "node must be on PATH"
+    report = tmp_path / "r.html"
+    run_through_proxy("capability.server", tmp_path, "--report", str(report))
+    page = report.read_text()
+    rows = [
+        {"id": m[2], "dataset": {"method": m[0], "severity": m[1]}}
+        for m in re.findall(r'<tr class="frame[^"]*" data-method="([^"]*)" '
+                            r'data-severity="([^"]*)" id="([^"]*)"', page)
+    ]  # fmt: skip
+    script = re.search(r"<script>(.*)</script>", page, re.S)
+    assert script is not None and rows
+    ran = subprocess.run(
+        [node, "-e", NODE_DOM, json.dumps(rows)],
+        input=script[1], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert ran.returncode == 0 and ran.stderr == "", ran.stderr
+    shown = json.loads(ran.stdout)
+    every = [r["id"] for r in rows]
+    errors = [r["id"] for r in rows if "error" in r["dataset"]["severity"].split()]
+    assert shown["all"] == every
+    assert shown["severity=error"] == errors == ["f3"]
+    assert shown["severity=any"] == errors
+    assert shown["severity="] == every
+    assert shown["method=prompts/list"] == ["f3"]
+    assert shown["count"] == 1

@@ -1,0 +1,226 @@
+"""`mcpio inspect --upstream URL`: the HTTP relay in front of the example server, both eras,
+JSON and SSE answers, the legacy GET stream and DELETE: our Client works through it, nothing it
+does is flagged, answers pass unchanged, and a request whose headers disagree with its body is
+flagged (and still relayed, to get the upstream's own refusal)."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from mcpio import Client
+from mcpio.inspect.http_proxy import ProxyApp
+from mcpio.inspect.replay import replay_transcript
+from mcpio.inspect.transcript import Recorder, read_transcript
+from tests.support import (
+    ACCEPT,
+    ROOT,
+    free_port,
+    headers_for,
+    initialize,
+    modern,
+    serve_app,
+    text_of,
+    until,
+)
+
+sys.path.insert(0, str(ROOT / "examples"))
+from everything_server import server as everything  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def through_proxy() -> AsyncIterator[tuple[str, str, Recorder]]:
+    """(proxy URL, upstream URL, recorder) for the example server behind the relay."""
+    recorder = Recorder(io.StringIO())
+    async with serve_app(everything.http_app()) as upstream:
+        async with serve_app(ProxyApp(f"{upstream.url}/mcp", recorder)) as proxy:
+            yield f"{proxy.url}/mcp", f"{upstream.url}/mcp", recorder
+
+
+async def elicit(params: Any) -> dict[str, Any]:
+    return {"action": "accept", "content": {"username": "a", "email": "a@example.com"}}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_our_client_works_through_the_relay_unflagged(mode: str) -> None:
+    async with through_proxy() as (url, _, recorder):
+        with anyio.fail_after(30):
+            async with Client(url, mode=mode, elicitation=elicit) as client:
+                simple = await client.call_tool("test_simple_text", {})
+                assert text_of(simple) == "This is a simple text response for testing."
+                seen: list[float] = []
+                await client.call_tool(
+                    "test_tool_with_progress", {}, progress=lambda p, t, m: seen.append(p)
+                )
+                assert seen == [0, 50, 100]  # an SSE answer
+                await client.call_tool("test_elicitation", {"message": "who?"})
+                await client.read_resource("test://static-text")
+                await client.list_prompts()
+        kinds = {(e.http or {}).get("content_type") for e in recorder.entries}
+        assert {"application/json", "text/event-stream"} <= kinds
+        if mode == "legacy":
+            assert any(e.session for e in recorder.entries)
+        assert recorder.findings() == []
+
+
+async def test_answers_pass_unchanged_and_mismatched_headers_are_flagged() -> None:
+    frame = modern(7, "tools/call", name="test_simple_text", arguments={})
+    async with through_proxy() as (url, upstream, recorder):
+        async with httpx.AsyncClient(timeout=10) as http:
+            body = json.dumps(frame)
+            direct = await http.post(upstream, content=body, headers=headers_for(frame))
+            relayed = await http.post(url, content=body, headers=headers_for(frame))
+            assert (relayed.status_code, relayed.content) == (direct.status_code, direct.content)
+            assert recorder.findings() == []
+            wrong = {**headers_for(frame), "mcp-name": "another_tool"}
+            refused = await http.post(url, content=body, headers=wrong)
+            assert refused.status_code == 400
+            assert refused.json()["error"]["code"] == -32020  # the upstream's own answer
+    (finding,) = recorder.findings()
+    assert (finding.rule, finding.path, finding.severity) == (
+        "http.header-mismatch",
+        "header mcp-name",
+        "error",
+    )
+
+
+async def test_legacy_get_stream_and_delete_are_relayed() -> None:
+    recorder = Recorder(io.StringIO())
+    async with serve_app(everything.http_app()) as upstream:
+        proxy_app = ProxyApp(f"{upstream.url}/mcp", recorder)
+        async with serve_app(proxy_app) as proxy, httpx.AsyncClient(timeout=10) as http:
+            url = f"{proxy.url}/mcp"
+            plain = {"content-type": "application/json", "accept": ACCEPT}
+            opened = await http.post(url, content=json.dumps(initialize()), headers=plain)
+            session = opened.headers["mcp-session-id"]
+            legacy = {**plain, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+            ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert (
+                await http.post(url, content=json.dumps(ready), headers=legacy)
+            ).status_code == 202
+            assert set(proxy_app.sessions) == {session}
+            with anyio.fail_after(10):
+                async with http.stream(
+                    "GET", url, headers={**legacy, "accept": "text/event-stream"}
+                ) as get:
+                    assert get.status_code == 200
+                    assert get.headers["content-type"].startswith("text/event-stream")
+            deleted = await http.delete(url, headers=legacy)
+            assert deleted.status_code in (200, 204)
+            assert proxy_app.sessions == {}
+            gone = await http.post(url, content=json.dumps(ready), headers=legacy)
+            assert gone.status_code == 404  # the upstream's answer, relayed
+    assert [e.session for e in recorder.entries][:3] == [None, session, session]
+    assert {e.session for e in recorder.entries[1:]} == {session}
+    assert recorder.findings() == []
+
+
+async def test_modern_exchanges_are_checked_apart() -> None:
+    """Two clients may use the same id at once on 2026-07-28: not an id reused. What the last
+    server/discover declared is what later exchanges are held to."""
+    frame = modern(1, "tools/call", name="test_simple_text", arguments={})
+    recorder = Recorder(io.StringIO())
+    async with serve_app(everything.http_app()) as upstream:
+        proxy_app = ProxyApp(f"{upstream.url}/mcp", recorder)
+        async with serve_app(proxy_app) as proxy, httpx.AsyncClient(timeout=10) as http:
+            url = f"{proxy.url}/mcp"
+            body, headers = json.dumps(frame), headers_for(frame)
+            async with anyio.create_task_group() as group:
+                for _ in range(3):
+                    group.start_soon(lambda: http.post(url, content=body, headers=headers))
+            assert proxy_app.discovered is None
+            discover = modern(2, "server/discover")
+            await http.post(url, content=json.dumps(discover), headers=headers_for(discover))
+            assert proxy_app.discovered is not None and "tools" in proxy_app.discovered
+            assert recorder.findings() == []
+    assert len(recorder.entries) == 8
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_recorded_http_session_replays_without_differences(
+    mode: str, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "t.jsonl"
+    with transcript.open("w") as jsonl:
+        recorder = Recorder(io.StringIO(), jsonl)
+        async with serve_app(everything.http_app()) as upstream:
+            async with serve_app(ProxyApp(f"{upstream.url}/mcp", recorder)) as proxy:
+                async with Client(f"{proxy.url}/mcp", mode=mode, elicitation=elicit) as client:
+                    await client.call_tool("test_simple_text", {})
+                    await client.call_tool("test_tool_with_progress", {}, progress=lambda *_: None)
+                    await client.call_tool("test_elicitation", {"message": "who?"})
+                    await client.read_resource("test://static-text")
+    entries = read_transcript(transcript)
+    async with serve_app(everything.http_app()) as again:
+        out = io.StringIO()
+        with anyio.fail_after(30):
+            found = await replay_transcript(entries, f"{again.url}/mcp", 10, out)
+    assert found == [], out.getvalue()
+    assert out.getvalue() == "mcpio replay: 0 differences\n"
+
+
+async def test_a_legacy_request_without_the_negotiated_version_header_is_flagged() -> None:
+    async with through_proxy() as (url, _, recorder):
+        async with httpx.AsyncClient(timeout=10) as http:
+            plain = {"content-type": "application/json", "accept": ACCEPT}
+            opened = await http.post(url, content=json.dumps(initialize()), headers=plain)
+            session = {**plain, "mcp-session-id": opened.headers["mcp-session-id"]}
+            ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            await http.post(url, content=json.dumps(ready), headers=session)
+            listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+            await http.post(url, content=json.dumps(listing), headers=session)
+    found = [(f.rule, f.path, f.severity, f.frame) for f in recorder.findings()]
+    listed = next(e.index for e in recorder.entries if e.summary().get("method") == "tools/list")
+    assert found == [
+        ("http.protocol-version-header", "header mcp-protocol-version", "warning", listed)
+    ]
+
+
+async def test_the_command_relays_http_and_reports_when_stopped(tmp_path: Path) -> None:
+    """`mcpio inspect --upstream URL --listen HOST:PORT` as a process: it relays until SIGINT,
+    then prints the summary and writes the transcript and the report."""
+    port = free_port()
+    report, transcript = tmp_path / "r.html", tmp_path / "t.jsonl"
+    async with serve_app(everything.http_app()) as upstream:
+        command = [
+            sys.executable, "-m", "mcpio", "inspect", "--upstream", f"{upstream.url}/mcp",
+            "--listen", f"127.0.0.1:{port}", "--jsonl", str(transcript), "--report", str(report),
+        ]  # fmt: skip
+        process = await anyio.open_process(command)
+        try:
+            url = f"http://127.0.0.1:{port}/mcp"
+
+            async def listening() -> bool:
+                try:
+                    async with httpx.AsyncClient() as http:
+                        await http.get(url)
+                    return True
+                except httpx.HTTPError:
+                    return False
+
+            await until(listening, 20)
+            async with Client(url, mode="2026-07-28") as client:
+                await client.call_tool("test_simple_text", {})
+        finally:
+            process.send_signal(signal.SIGINT)
+            with anyio.fail_after(20):
+                await process.wait()
+        assert process.stderr is not None
+        err = (await process.stderr.receive()).decode()
+    assert process.returncode == 0
+    assert "mcpio inspect: " in err and "0 errors, 0 warnings" in err
+    entries = read_transcript(transcript)
+    assert [e.direction for e in entries][-2:] == ["client->server", "server->client"]
+    assert report.read_text().count('<tr class="frame') == len(entries)

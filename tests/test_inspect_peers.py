@@ -1,0 +1,157 @@
+"""Real peers through `mcpio inspect` over stdio, every frame checked: the host side keeps
+working (our Client, the official SDK client) and what the peers do right is not flagged (no
+finding at all on these sessions): examples/everything_server.py in both eras, the official SDK
+server (mcp 2.3.0), and the npm `@modelcontextprotocol/server-everything`. The only findings
+are strict mode's warnings for members a revision does not define, asserted one by one."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client as SdkClient
+from mcp import StdioServerParameters
+
+from mcpio import Client
+from tests.support import PEERS, ROOT, text_of
+
+pytestmark = [pytest.mark.anyio, pytest.mark.peers]
+
+FIXTURE_SERVER = [sys.executable, str(ROOT / "examples" / "everything_server.py"), "stdio"]
+SDK_SERVER = [sys.executable, str(PEERS / "sdk_server.py")]
+EVERYTHING_DIR = PEERS / "node_modules" / "@modelcontextprotocol/server-everything"
+MODERN, LEGACY = "2026-07-28", "2025-11-25"
+DEADLINE = 60
+
+
+def proxied(server: list[str], transcript: Path) -> list[str]:
+    return [sys.executable, "-m", "mcpio", "inspect", "--jsonl", str(transcript), "--", *server]
+
+
+def findings(transcript: Path) -> list[tuple[str, str, str]]:
+    """(severity, rule, path) of each finding of the session."""
+    entries = [json.loads(line) for line in transcript.read_text().splitlines()]
+    assert entries, "nothing was recorded"
+    return [(f["severity"], f["rule"], f["path"]) for e in entries for f in e["findings"]]
+
+
+async def elicit(params: Any) -> dict[str, Any]:
+    properties = set((params.requestedSchema.properties or {}).keys())
+    if properties == {"username", "email"}:
+        return {"action": "accept", "content": {"username": "a", "email": "a@example.com"}}
+    return {"action": "accept", "content": {"name": "Alice"}}
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN, "auto"])
+async def test_our_client_and_the_example_server(mode: str, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    with anyio.fail_after(DEADLINE):
+        async with Client(proxied(FIXTURE_SERVER, transcript), mode=mode, elicitation=elicit) as c:
+            assert c.revision == (LEGACY if mode == "legacy" else MODERN)
+            assert "test_simple_text" in [t.name for t in (await c.list_tools()).tools]
+            simple = await c.call_tool("test_simple_text", {})
+            assert text_of(simple) == "This is a simple text response for testing."
+            seen: list[float] = []
+            await c.call_tool(
+                "test_tool_with_progress", {}, progress=lambda p, t, m: seen.append(p)
+            )
+            assert seen == [0, 50, 100]
+            await c.call_tool("test_tool_with_logging", {})
+            await c.call_tool("test_elicitation", {"message": "who?"})
+            await c.read_resource("test://static-text")
+            await c.get_prompt("test_simple_prompt")
+            await c.list_resources()
+            await c.list_prompts()
+    assert findings(transcript) == []
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_our_client_and_the_sdk_server(mode: str, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    with anyio.fail_after(DEADLINE):
+        async with Client(proxied(SDK_SERVER, transcript), mode=mode, elicitation=elicit) as c:
+            assert text_of(await c.call_tool("echo", {"text": "hi"})) == "echo: hi"
+            assert text_of(await c.call_tool("greet", {})) == "Hello, Alice!"
+            seen: list[float] = []
+            await c.call_tool("count", {"steps": 3}, progress=lambda p, t, m: seen.append(p))
+            assert seen == [1, 2, 3]
+            await c.list_resources()
+    # A true warning: the SDK titles the form it asks for, which 2025-11-25's requestedSchema
+    # does not define (the schema allows other members; strict mode names them).
+    title = ("warning", "frame.unknown-member", "$.params.requestedSchema.title")
+    assert findings(transcript) == ([title] if mode == "legacy" else [])
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_the_sdk_client_and_the_example_server(mode: str, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    command = proxied(FIXTURE_SERVER, transcript)
+    params = StdioServerParameters(command=command[0], args=command[1:])
+    with anyio.fail_after(DEADLINE):
+        async with SdkClient(params, mode=mode, read_timeout_seconds=10) as client:
+            assert "test_simple_text" in [t.name for t in (await client.list_tools()).tools]
+            simple = await client.call_tool("test_simple_text", {})
+            assert not simple.is_error
+            await client.read_resource("test://static-text")
+    assert findings(transcript) == []
+
+
+async def test_our_client_and_npm_server_everything(npm_peers: Path, tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node is not None, "node must be on PATH"
+    server = [node, str(EVERYTHING_DIR / "dist" / "index.js"), "stdio"]
+    transcript = tmp_path / "t.jsonl"
+    with anyio.fail_after(DEADLINE):
+        async with Client(proxied(server, transcript)) as client:
+            assert client.revision == LEGACY  # the probe was refused: it fell back
+            tools = {t.name for t in (await client.list_tools()).tools}
+            assert "echo" in tools
+            echoed = await client.call_tool("echo", {"message": "via the inspector"})
+            assert text_of(echoed) == "Echo: via the inspector"
+            await client.list_resources()
+            await client.list_prompts()
+            await client.get_prompt("simple-prompt")
+            await client.ping()
+    # A true warning: one tool's outputSchema carries additionalProperties, a member
+    # 2025-11-25's outputSchema does not define (it allows others; strict mode names them).
+    extra = [f for f in findings(transcript) if f[1] == "frame.unknown-member"]
+    assert extra and all(p.endswith("outputSchema.additionalProperties") for _, _, p in extra)
+    assert {f[0] for f in extra} == {"warning"}
+    assert findings(transcript) == extra
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_our_client_and_the_sdk_server_over_http(mode: str) -> None:
+    from mcpio.inspect.http_proxy import ProxyApp
+    from mcpio.inspect.transcript import Recorder
+    from tests.support import serve_app
+    from tests.test_http_client import Peer
+
+    peer = Peer("http_sdk_server.py")
+    recorder = Recorder(io.StringIO())
+    try:
+        async with serve_app(ProxyApp(peer.url("/mcp"), recorder)) as proxy:
+            with anyio.fail_after(DEADLINE):
+                async with Client(f"{proxy.url}/mcp", mode=mode, elicitation=elicit) as c:
+                    assert c.revision == (MODERN if mode == "auto" else LEGACY)
+                    assert text_of(await c.call_tool("echo", {"text": "hi"})) == "echo: hi"
+                    assert text_of(await c.call_tool("greet", {})) == "Hello, Alice!"
+                    seen: list[float] = []
+                    await c.call_tool(
+                        "count", {"steps": 3}, progress=lambda p, t, m: seen.append(p)
+                    )
+                    assert seen == [1, 2, 3]
+                    await c.list_resources()
+    finally:
+        peer.stop()
+    found = [(f.severity, f.rule, f.path) for f in recorder.findings()]
+    # the same true warning as over stdio (see test_our_client_and_the_sdk_server)
+    title = ("warning", "frame.unknown-member", "$.params.requestedSchema.title")
+    assert found == ([title] if mode == "legacy" else [])
+    assert len(recorder.entries) > 8
