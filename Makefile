@@ -55,6 +55,8 @@ bench: fetch services
 	$(BIN)/python bench/http.py
 	$(BIN)/python bench/bus.py
 	$(BIN)/python bench/inspector.py
+	$(BIN)/python bench/tasks_store.py
+	$(BIN)/python bench/tasks.py
 
 # The wheel other projects install: mcp_wire and mcpio (the generator stays in the checkout).
 wheel: $(STAMP)
@@ -76,7 +78,7 @@ help:
 	@echo "make test-fast    pytest -m \"not slow and not peers and not services\" (under 3 min on 2 cores)"
 	@echo "make conformance  the official MCP conformance suite against examples/everything_server.py"
 	@echo "make test         lint, check, typecheck, pytest, conformance (about 12 min on 2 cores)"
-	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages"
+	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages; bus, task stores"
 	@echo "make wheel        dist/mcpgen-<version>-py3-none-any.whl: mcp_wire and mcpio"
 	@echo "make clean        remove .venv and the caches"
 	@echo "Each target but help and clean bootstraps .venv (Python 3.11+) first."

@@ -17,6 +17,9 @@ from codegen.errors import CodegenError
 from codegen.fetch import (
     checked_mirror,
     default_mirror,
+    extension_location,
+    extension_path,
+    fetch_extension_verified,
     fetch_verified,
     is_url,
     location_of,
@@ -124,21 +127,31 @@ def _mirror_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.pass_obj
 @one_line_errors
 def fetch_cmd(project: Project, revisions: tuple[str, ...], mirror: Path | None) -> None:
-    """Fetch pinned schemas (all, or REVISIONS) into schema/<rev>/schema.json, sha256-verified."""
+    """Fetch pinned schemas (all, or REVISIONS and extension ids) into schema/<rev>/schema.json
+    and schema/ext/<name>/schema.json, sha256-verified."""
     pins = project.pins()
+    ext_pins = project.extension_pins()
     for rev in revisions:
-        if rev not in pins:
-            raise CodegenError(f"unknown revision {rev}; pinned: {', '.join(pins)}")
+        if rev not in pins and rev not in ext_pins:
+            raise CodegenError(f"unknown revision {rev}; pinned: {', '.join([*pins, *ext_pins])}")
     mirror = checked_mirror(mirror, "--mirror") if mirror else default_mirror(project.root)
     # Verify every requested revision before writing any, so a failure writes nothing.
     verified = {}
-    for rev in revisions or tuple(pins):
+    for rev in [r for r in revisions if r in pins] if revisions else tuple(pins):
         path = schema_path(project.schema_dir, rev)
         verified[rev] = (
             path,
             location_of(pins[rev], mirror, path),
             fetch_verified(pins[rev], mirror, path),
         )
+    mirrored = {rev: str(schema_path(mirror, rev)) for rev in verified} if mirror else {}
+    for ext_id in [r for r in revisions if r in ext_pins] if revisions else tuple(ext_pins):
+        ext = ext_pins[ext_id]
+        path = extension_path(project.schema_dir, ext)
+        location = extension_location(ext, mirror, path)
+        verified[ext_id] = (path, location, fetch_extension_verified(ext, mirror, path))
+        if mirror and not is_url(location) and location != str(path):
+            mirrored[ext_id] = location
     for rev, (path, location, data) in verified.items():
         write_atomic(path, data)
         # Say where it came from unless it is the mirror: a mirror that lacks a revision sends
@@ -146,7 +159,7 @@ def fetch_cmd(project: Project, revisions: tuple[str, ...], mirror: Path | None)
         origin = ""
         if location == str(path):
             origin = " (kept: added from a local file, no source to fetch from)"
-        elif mirror is None or location != str(schema_path(mirror, rev)):
+        elif location != mirrored.get(rev):
             origin = f" (from {location})"
         click.echo(f"{rev}: {path.relative_to(project.root)} ok{origin}")
 
@@ -289,5 +302,14 @@ def list_cmd(project: Project) -> None:
         click.echo(f"{rev}  {era:<6}  {pin.sha256}  {state}")
         if state != "fetched":
             unusable.append(f"{rev} {state.partition(':')[0].lower()}")
+    for ext_id, ext in project.extension_pins().items():
+        fetched = extension_path(project.schema_dir, ext)
+        state = "missing"
+        if fetched.is_file():
+            same = sha256_hex(fetched.read_bytes()) == ext.sha256
+            state = "fetched" if same else "CHECKSUM MISMATCH"
+        click.echo(f"{ext_id}  extension of {ext.since} on  {ext.sha256}  {state}")
+        if state != "fetched":
+            unusable.append(f"{ext_id} {state.lower()}")
     if unusable:
         _fail(f"not every pinned schema is usable ({', '.join(unusable)}); run `mcp-codegen fetch`")

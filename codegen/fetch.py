@@ -16,7 +16,7 @@ from pathlib import Path
 
 from codegen.atomic import write_atomic
 from codegen.errors import CodegenError
-from codegen.pins import Pin
+from codegen.pins import ExtensionPin, Pin
 
 MIRROR_ENV = "MCP_SCHEMA_MIRROR"
 MAX_SCHEMA_BYTES = 32 * 1024 * 1024
@@ -145,3 +145,53 @@ def load_pinned(pin: Pin, schema_dir: Path) -> tuple[dict, bytes]:
             f"{pin.revision}: {path} does not match its pinned sha256; fetch it again"
         )
     return parse_schema(data, str(path)), data
+
+
+# ---------------------------------------------------------------------- extensions
+
+
+def extension_path(schema_dir: Path, pin: ExtensionPin) -> Path:
+    return schema_dir / "ext" / pin.name / "schema.json"
+
+
+def extension_location(pin: ExtensionPin, mirror: Path | None, fetched: Path | None = None) -> str:
+    """Where a pinned extension is fetched from: the mirror's `ext/<name>/schema.json` (in the
+    mirror folder, or beside it as in ../shared/mcp-spec), else its source."""
+    if mirror is not None:
+        for base in (mirror, mirror.parent):
+            candidate = base / "ext" / pin.name / "schema.json"
+            if candidate.is_file():
+                return str(candidate)
+    if pin.source is not None:
+        return pin.source
+    if fetched is not None and fetched.is_file():
+        return str(fetched)
+    raise CodegenError(f"{pin.label}: not in the mirror, and no source to fetch it from")
+
+
+def fetch_extension_verified(
+    pin: ExtensionPin, mirror: Path | None, fetched: Path | None = None
+) -> bytes:
+    location = extension_location(pin, mirror, fetched)
+    data = read_source(location)
+    actual = sha256_hex(data)
+    if actual != pin.sha256:
+        raise CodegenError(
+            f"{pin.label}: sha256 mismatch for {location}: expected {pin.sha256}, got {actual}"
+        )
+    parse_schema(data, location)
+    return data
+
+
+def load_pinned_extension(pin: ExtensionPin, schema_dir: Path) -> dict:
+    """The fetched schema of an extension, verified again (as `load_pinned`)."""
+    path = extension_path(schema_dir, pin)
+    if not path.is_file():
+        raise CodegenError(f"{pin.label}: {path} is missing; run `mcp-codegen fetch`")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CodegenError(f"{pin.label}: cannot read {path}: {exc.strerror or exc}") from None
+    if sha256_hex(data) != pin.sha256:
+        raise CodegenError(f"{pin.label}: {path} does not match its pinned sha256; fetch it again")
+    return parse_schema(data, str(path))

@@ -70,6 +70,7 @@ class Method:
     result_link: str  # "response" | "name" | "empty" | ""
     results_in_union: bool
     task_result: str | None = None  # a task-augmented request may answer with this instead
+    task_result_type: str | None = None  # modern: the task result's own `resultType` value
     cacheable: bool = False
     input_required: bool = False
     list_field: str | None = None  # paginated list results: the one array of items
@@ -481,11 +482,29 @@ def build_revision(
         "server": set(s.members("ServerResult")),
     }
     result_unions["input"] = set(s.members("InputResponse"))
-    interim = next((n for n in sorted(defs) if "inputRequests" in s.properties(defs[n])), None)
+    interim = next(
+        (
+            n
+            for n in sorted(defs)
+            if n.endswith("Result") and "inputRequests" in s.properties(defs[n])
+        ),
+        None,
+    )
+    result_types = _result_types(s, interim)
+    # An extension's result tagged by a `resultType` of its own (a task), by that value.
+    tagged = {
+        n: kind
+        for n, d in defs.items()
+        if n.endswith("Result")
+        and result_types is not None
+        and isinstance(kind := s.const(s.properties(d).get("resultType", {})), str)
+        and kind not in result_types
+    }
     task_results = sorted(
         n
         for n, d in defs.items()
-        if n.endswith("Result") and "task" in s.required(d) and "task" in s.properties(d)
+        if n.endswith("Result")
+        and (("task" in s.required(d) and "task" in s.properties(d)) or n in tagged)
     )
 
     methods = []
@@ -546,6 +565,7 @@ def build_revision(
                     result_link=link,
                     results_in_union=in_union,
                     task_result=task_result,
+                    task_result_type=tagged.get(task_result or ""),
                     cacheable=cacheable,
                     input_required=interim is not None and interim in results,
                     interim_results=(
@@ -585,7 +605,7 @@ def build_revision(
         meta_envelope=_meta_envelope(s),
         interim_result=interim,
         meta_rule=_meta_rule(s),
-        result_types=_result_types(s, interim),
+        result_types=result_types,
         frames=_frames(s, [m.message for m in methods if m.kind is not Kind.INPUT_REQUEST]),
         signals=signals,
         handshake="initialize" if "initialize" in seen else None,

@@ -69,6 +69,72 @@ def _without_open_markers(node: Any) -> Any:
 
 def generate_models(normalized_schema: dict[str, Any], revision: str) -> str:
     """Model source text of one revision (unformatted, no header)."""
+    source = _generated(normalized_schema, revision)
+    source = _keep_schema_names(source, set(normalized_schema.get("$defs", {})), revision)
+    return _eager_annotations(_defined_before_use(source, revision), revision)
+
+
+def module_names(source: str) -> set[str]:
+    """The names a generated models module defines (classes and type aliases)."""
+    out: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign):
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return out
+
+
+def generate_extension_models(
+    merged_schema: dict[str, Any], own: set[str], core_names: set[str], core_module: str, label: str
+) -> str:
+    """Model source text of an extension's own definitions (`own`): `merged_schema` is the core
+    revision's with them; every class the core revision's module defines (`core_names`) is
+    imported from `core_module`, never generated again (all of it: this module names the
+    extended revision's every model)."""
+    source = _generated(merged_schema, label)
+    source = _keep_schema_names(source, set(merged_schema.get("$defs", {})), label)
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    head: list[str] = []
+    kept: list[str] = []
+    defined: set[str] = set()
+    used: set[str] = set()
+    keep = False
+    for node in tree.body:
+        text = "".join(lines[node.lineno - 1 : node.end_lineno])
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            head.append(text)
+            continue
+        if isinstance(node, ast.Expr):  # a docstring of the definition before it
+            if keep:
+                kept.append(text)
+            continue
+        names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+        name = node.name if isinstance(node, ast.ClassDef) else names[0] if names else ""
+        keep = name not in core_names
+        if keep:
+            kept.append("\n\n" + text)
+            defined.add(name)
+            used.update(names)
+    imported = {
+        (a.asname or a.name) for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names
+    }
+    core = sorted((used & core_names) - defined - imported)
+    missing = sorted(own - defined)
+    if missing:
+        raise CodegenError(f"{label}: no model generated for {', '.join(missing)}")
+    # Relative: a star import from a library module is not re-exported to type checkers; the
+    # names this module uses itself are imported by name too, re-exported (`X as X`).
+    imports = [f"from {core_module} import *  # noqa: F403 (the extended revision's models)\n"]
+    if core:
+        imports.append(f"from {core_module} import {', '.join(f'{n} as {n}' for n in core)}\n")
+    source = "".join(head) + "".join(imports) + "".join(kept) + "\n"
+    return _eager_annotations(_defined_before_use(source, label), label)
+
+
+def _generated(normalized_schema: dict[str, Any], revision: str) -> str:
+    """datamodel-code-generator's module, without its header and eager rebuild calls."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -86,9 +152,7 @@ def generate_models(normalized_schema: dict[str, Any], revision: str) -> str:
     # Models build their validators on first use (defer_build in the base class), which also
     # resolves forward references; eager model_rebuild() calls would cost the import that time.
     lines = [line for line in lines if not _REBUILD.match(line)]
-    source = "\n".join(lines) + "\n"
-    source = _keep_schema_names(source, set(normalized_schema.get("$defs", {})), revision)
-    return _eager_annotations(_defined_before_use(source, revision), revision)
+    return "\n".join(lines) + "\n"
 
 
 def _defined_before_use(source: str, revision: str) -> str:

@@ -266,7 +266,7 @@ def _add_discriminators(defs: dict[str, Schema]) -> None:
         for key in _COMPOSITE_KEYS:
             members = node.get(key)
             if isinstance(members, list) and len(members) > 1 and all(ref_name(m) for m in members):
-                for prop in ("method", "type"):
+                for prop in ("method", "type", "status"):
                     values = [tags(m, prop) for m in members]
                     if all(isinstance(v, str) for v in values) and len(set(values)) == len(values):
                         node["discriminator"] = {"propertyName": prop}
@@ -309,6 +309,32 @@ def _mark_nullable_optionals(defs: dict[str, Schema]) -> None:
                 props[name] = {**prop, NULLABLE_MARK: True}
 
 
+def _declare_base_meta(defs: dict[str, Schema]) -> None:
+    """Every request's and notification's params declare the `_meta` of the base `Request` or
+    `Notification` (legacy schemas spell it out there only), so that a progress token is a
+    member of the params, not an unknown one."""
+    for base, unions in (
+        ("Request", ("ClientRequest", "ServerRequest")),
+        ("Notification", ("ClientNotification", "ServerNotification")),
+    ):
+        params = defs.get(ref_name(_member(defs.get(base), "params")) or "")
+        meta = _member(params, "_meta")
+        if meta is None:
+            continue
+        for union in unions:
+            for message in (defs.get(union) or {}).get("anyOf") or ():
+                target = defs.get(
+                    ref_name(_member(defs.get(ref_name(message) or ""), "params")) or ""
+                )
+                if isinstance(target, dict) and _member(target, "_meta") is None:
+                    target.setdefault("properties", {})["_meta"] = copy.deepcopy(meta)
+
+
+def _member(node: Any, name: str) -> Any:
+    props = node.get("properties") if isinstance(node, dict) else None
+    return props.get(name) if isinstance(props, dict) else None
+
+
 def normalize(schema: Schema, revision: str) -> tuple[Schema, dict[str, str]]:
     """Canonical schema for model generation, and the inline objects hoisted (name -> parent)."""
     schema = copy.deepcopy(schema)
@@ -326,6 +352,7 @@ def normalize(schema: Schema, revision: str) -> tuple[Schema, dict[str, str]]:
     defs = {name: _anys_to_json_value(d) if name != JSON_VALUE else d for name, d in defs.items()}
     hoister = _Hoister(defs)
     hoister.run()
+    _declare_base_meta(defs)
     _add_discriminators(defs)
     _mark_nullable_optionals(defs)
     dialect = schema.get("$schema", "https://json-schema.org/draft/2020-12/schema")

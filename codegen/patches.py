@@ -3,7 +3,8 @@
 A patch names a definition and the defective value(s) it knows, each at a path. Where the
 definition exists but none of those values is found, upstream has changed it: generation stops
 and says so, so that the patch is reviewed (most likely deleted) instead of silently rewriting
-a fixed schema.
+a fixed schema. A defect that is a missing member (`ABSENT`) is added where it is missing and
+left alone where a revision declares it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from codegen.errors import CodegenError
 
 Path = tuple[str | int, ...]
+ABSENT = object()  # `expected`: the defect is a member missing (where present, nothing to do)
 _SCALARS_WITHOUT_NUMBER = {"type": ["string", "integer", "boolean"]}
 
 
@@ -44,6 +46,17 @@ PATCHES: tuple[Patch, ...] = (
         {"type": ["string", "integer", "number", "boolean"]},
         "form answers to a NumberSchema field are numbers, which upstream's value type omits",
     ),
+    *(
+        Patch(
+            "Tool",
+            (("properties", member, "additionalProperties"),),
+            ABSENT,
+            {},
+            f"{member} is a JSON Schema (2020-12 by default): its other keywords ($defs, allOf,"
+            " if/then/else, ...) are part of it and are kept; 2026-07-28 declares them so",
+        )
+        for member in ("inputSchema", "outputSchema")
+    ),
 )
 
 
@@ -64,8 +77,13 @@ def apply_patches(defs: dict[str, Any], revision: str) -> list[Patch]:
             continue
         for path in patch.known_defects:
             value, found = _lookup(defs[patch.definition], path)
+            parent, parent_found = _lookup(defs[patch.definition], path[:-1])
+            if patch.expected is ABSENT:
+                if not found and isinstance(parent, dict):
+                    parent[path[-1]] = patch.replacement
+                    applied.append(patch)
+                break  # declared already (or nowhere to declare it): nothing to fix
             if found and value == patch.expected:
-                parent, _ = _lookup(defs[patch.definition], path[:-1])
                 parent[path[-1]] = patch.replacement
                 applied.append(patch)
                 break

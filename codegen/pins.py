@@ -157,3 +157,67 @@ def render_pins(pins: dict[str, Pin], existing: str | None = None) -> str:
             block = comments + _table(pin)
         out += ["", *block] if out else block
     return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------- extensions
+
+EXTENSION_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+_EXTENSION_KEYS = {"name", "sha256", "source", "since", "task_methods"}
+
+
+@dataclass(frozen=True)
+class ExtensionPin:
+    """An extension pinned beside the revisions (schema/extensions.toml)."""
+
+    id: str  # "io.modelcontextprotocol/tasks"
+    name: str  # folder and module name: schema/ext/<name>/, mcp_wire.<revision>.ext.<name>
+    sha256: str
+    source: str | None
+    since: str  # the first revision it applies to; it applies to every later one too
+    task_methods: tuple[str, ...]  # methods its specification lets a server answer with a task
+
+    @property
+    def label(self) -> str:
+        return f"extension {self.id}"
+
+    def applies_to(self, revision: str) -> bool:
+        return revision >= self.since
+
+
+def read_extension_pins(path: Path) -> dict[str, ExtensionPin]:
+    """The pinned extensions; none when the file does not exist."""
+    if not path.exists():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CodegenError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise CodegenError(f"{path}: not valid TOML: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CodegenError(f"{path}: not valid TOML: {exc}") from None
+    pins: dict[str, ExtensionPin] = {}
+    for ext_id, table in data.items():
+        where = f"{path}: [{toml_string(ext_id)}]"
+        if not isinstance(table, dict) or "/" not in ext_id:
+            raise CodegenError(f"{where} is not an extension table (a prefixed id, e.g. a.b/name)")
+        unknown = sorted(set(table) - _EXTENSION_KEYS)
+        if unknown:
+            allowed = ", ".join(sorted(_EXTENSION_KEYS))
+            raise CodegenError(f"{where} unknown key {unknown[0]!r} (allowed: {allowed})")
+        name, sha, source = table.get("name"), table.get("sha256"), table.get("source")
+        since, methods = table.get("since"), table.get("task_methods", [])
+        if not isinstance(name, str) or not EXTENSION_NAME.match(name):
+            raise CodegenError(f"{where} name must be a lowercase Python identifier")
+        if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
+            raise CodegenError(f"{where} sha256 must be 64 lowercase hex digits")
+        if source is not None and (not isinstance(source, str) or not source):
+            raise CodegenError(f"{where} source must be a non-empty string")
+        if not isinstance(since, str) or not is_revision_name(since):
+            raise CodegenError(f"{where} since must be a revision (YYYY-MM-DD)")
+        if not isinstance(methods, list) or not all(isinstance(m, str) for m in methods):
+            raise CodegenError(f"{where} task_methods must be a list of method names")
+        if any(p.name == name for p in pins.values()):
+            raise CodegenError(f"{where} name {name!r} is taken by another extension")
+        pins[ext_id] = ExtensionPin(ext_id, name, sha, source, since, tuple(methods))
+    return dict(sorted(pins.items()))

@@ -10,18 +10,19 @@ import difflib
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
 
 from codegen.atomic import write_atomic
 from codegen.errors import CodegenError
-from codegen.fetch import load_pinned
+from codegen.extension import merged_schema
+from codegen.fetch import load_pinned, load_pinned_extension
 from codegen.format import format_python
 from codegen.ir import Revision, build_revision
-from codegen.models import generate_models
-from codegen.normalize import normalize
-from codegen.pins import Pin, read_pins
+from codegen.models import generate_extension_models, generate_models, module_names
+from codegen.normalize import normalize, pascal
+from codegen.pins import ExtensionPin, Pin, read_extension_pins, read_pins
 from codegen.render import render
 from codegen.wireplan import codec_class, era_template, plan
 
@@ -47,6 +48,13 @@ class Project:
 
     def pins(self) -> dict[str, Pin]:
         return read_pins(self.pins_file)
+
+    @property
+    def extensions_file(self) -> Path:
+        return self.root / "schema" / "extensions.toml"
+
+    def extension_pins(self) -> dict[str, ExtensionPin]:
+        return read_extension_pins(self.extensions_file)
 
 
 def revision_from_schema(
@@ -92,6 +100,14 @@ def render_package(
     if unknown:
         raise CodegenError(f"unknown revision {unknown[0]}; pinned: {', '.join(pins)}")
     files: dict[str, str] = {}
+    ext_pins = project.extension_pins()
+    pin_of = dict(pins)
+    # Every extension schema is verified before anything is generated (fail fast, one line).
+    ext_schemas = {
+        ext_id: load_pinned_extension(ext, project.schema_dir)
+        for ext_id, ext in ext_pins.items()
+        if any(ext.applies_to(rev) for rev in wanted)
+    }
     loaded = []
     for name, pin in pins.items():
         progress(f"{name}: load + IR")
@@ -113,13 +129,30 @@ def render_package(
         wire_plan = plan(revision, latest)
         context = {"revision": revision, "plan": wire_plan, "codec_class": wire_plan.codec_class}
         files[f"{pkg}/dispatch.py"] = render("dispatch.py.jinja", what="dispatch tables", **context)
+        extensions = [p for p in ext_pins.values() if p.applies_to(name)]
         files[f"{pkg}/codec.py"] = render(
-            era_template(revision), what=f"{revision.era} codec", **context
+            era_template(revision),
+            what=f"{revision.era} codec",
+            extensions=extensions,
+            **context,
         )
-    inputs = ", ".join(f"{r.name} {r.sha256[:12]}" for r in revisions)
+        for ext in extensions:
+            progress(f"{name}: extension {ext.id}")
+            files |= extension_files(
+                project, pin_of[name], ext, ext_schemas[ext.id], files[f"{pkg}/models.py"], latest
+            )
+        if extensions:
+            files[f"{pkg}/ext/__init__.py"] = render(
+                "ext_init.py.jinja", what="extensions", revision=revision, extensions=extensions
+            )
+    inputs = ", ".join(
+        [f"{r.name} {r.sha256[:12]}" for r in revisions]
+        + [f"{e.id} {e.sha256[:12]}" for e in ext_pins.values()]
+    )
     files["__init__.py"] = render(
         "package_init.py.jinja",
         what="registry",
+        extensions=list(ext_pins.values()),
         revisions=revisions,
         latest=latest,
         inputs=inputs,
@@ -136,6 +169,62 @@ def render_package(
             text = format_python(text, f"generated/{PACKAGE}/{path}")
         out[path] = text
     return out
+
+
+def extension_revision(
+    core: dict, ext: dict, pin: Pin, ext_pin: ExtensionPin
+) -> tuple[Revision, dict, set[str]]:
+    """IR and normalized schema of a revision with an extension, and the extension's own
+    definitions (what its models define; every other one is the core revision's)."""
+    label = f"{pin.revision} + {ext_pin.id}"
+    merged, _, _ = merged_schema(core, ext, label, ext_pin.task_methods)
+    revision, normalized = revision_from_schema(pin.revision, merged, pin.sha256, pin.era)
+    # The core response class names the method's own results only: the task result is the
+    # method's `task_result`, which the codec's response frame adds (a class of its own).
+    methods = tuple(
+        replace(m, results=tuple(r for r in m.results if r != m.task_result))
+        for m in revision.methods
+    )
+    core_defs = set(normalize(core, pin.revision)[0]["$defs"])
+    return replace(revision, methods=methods), normalized, set(normalized["$defs"]) - core_defs
+
+
+def extension_files(
+    project: Project,
+    pin: Pin,
+    ext_pin: ExtensionPin,
+    ext: dict,
+    core_models: str,
+    latest: Revision,
+) -> dict[str, str]:
+    """generated/mcp_wire/<revision>/ext/<name>/: models, dispatch and codec of the revision
+    with the extension (its models import every core class they share)."""
+    core, _ = load_pinned(pin, project.schema_dir)
+    revision, normalized, own = extension_revision(core, ext, pin, ext_pin)
+    pkg = f"{revision.module}/ext/{ext_pin.name}"
+    label = f"{pin.revision} + {ext_pin.id}"
+    dcg = f"datamodel-code-generator {version('datamodel-code-generator')}"
+    header = render("_header.jinja", what=f"models, {dcg}", revision=revision, extension=ext_pin)
+    core_module = "...models"  # mcp_wire.<revision>.models, from mcp_wire.<revision>.ext.<name>
+    models = generate_extension_models(
+        normalized, own, module_names(core_models), core_module, label
+    )
+    wire_plan = plan(revision, latest)
+    context = {
+        "revision": revision,
+        "plan": wire_plan,
+        "codec_class": wire_plan.codec_class + pascal(ext_pin.name),
+        "extension": ext_pin,
+        "extensions": [ext_pin],
+    }
+    return {
+        f"{pkg}/__init__.py": render(
+            "ext_package_init.py.jinja", what="extension package", **context
+        ),
+        f"{pkg}/models.py": header + models,
+        f"{pkg}/dispatch.py": render("dispatch.py.jinja", what="dispatch tables", **context),
+        f"{pkg}/codec.py": render(era_template(revision), what="modern codec", **context),
+    }
 
 
 def _present(package: Path) -> set[str]:

@@ -7,11 +7,13 @@ from typing import Any
 
 import jinja2
 
+from codegen.normalize import pascal
+
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -19,9 +21,13 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    env.filters["pascal"] = pascal
+    return env
 
 
 def render(template: str, **context: Any) -> str:
     context.setdefault("revision", None)
     context.setdefault("inputs", None)
+    context.setdefault("extension", None)  # an extension's own modules: its pin
+    context.setdefault("extensions", ())  # the extensions of a revision (pins)
     return environment().get_template(template).render(**context)

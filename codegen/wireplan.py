@@ -29,6 +29,7 @@ class Frame:
     # for generated response frames: result models (discriminated: one per resultType tag)
     results: tuple[str, ...] = ()
     discriminated: bool = False  # results tagged by resultType (interim vs complete)
+    tags: tuple[str, ...] = ()  # discriminated: the resultType tag of each of `results`
     widens: str = ""  # the schema's response class, whose `result` this frame's widens
 
 
@@ -110,6 +111,15 @@ class WirePlan:
             return None
         info = f"m.{env.INFO_TYPE}" if env.client_info_key else "Any"
         return f"m.{env.CAPABILITIES_TYPE}", info
+
+    @property
+    def extension_tags(self) -> dict[str, tuple[str, ...]]:
+        """resultType values of an extension's task results -> the methods answering them."""
+        out: dict[str, list[str]] = {}
+        for m in self.revision.methods:
+            if m.task_result_type:
+                out.setdefault(m.task_result_type, []).append(m.name)
+        return {tag: tuple(methods) for tag, methods in sorted(out.items())}
 
     @property
     def cache_defaults(self) -> dict[str, Any]:
@@ -222,14 +232,20 @@ def _response_frame(rev: Revision, m: Method) -> Frame:
     if name in rev.definitions and m.result_link != "response":
         name = f"{base}ResultResponseFrame"
     widens = name if m.result_link == "response" and not schema_class else ""
-    if discriminated:
-        # One branch per tag: the interim result has its own; the final result and a task
-        # result share the complete one, as a union (a second branch with that tag replaced it).
+    tags: tuple[str, ...] = ()
+    if discriminated and rev.result_types is not None:
+        # One branch per tag: the interim result has its own, and so has a task result tagged by
+        # a resultType of its own (an extension's); the final result and a task result without
+        # one share the complete tag, as a union (a second branch with that tag replaced it).
+        complete, interim_tag = rev.result_types
+        own_tag = {f"m.{m.task_result}": m.task_result_type} if m.task_result_type else {}
         interim = {f"m.{r}" for r in m.interim_results}
-        finals = " | ".join(r for r in results if r not in interim)
-        results = tuple(dict.fromkeys(r if r in interim else finals for r in results))
+        tag_of = {r: interim_tag if r in interim else own_tag.get(r, complete) for r in results}
+        finals = " | ".join(r for r in results if tag_of[r] == complete)
+        branches = {(finals if t == complete else r): t for r, t in tag_of.items()}
+        results, tags = tuple(branches), tuple(branches.values())
     return Frame(m.name, name, True, base=f"m.{name}" if schema_class else "", results=results,
-                 discriminated=discriminated, widens=widens)  # fmt: skip
+                 discriminated=discriminated, widens=widens, tags=tags)  # fmt: skip
 
 
 def _public_entry(rev: Revision, latest: Revision, m: Method) -> PublicEntry | None:

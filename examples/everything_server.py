@@ -33,6 +33,7 @@ from mcpio import (
     Elicit,
     JwtVerifier,
     ListRoots,
+    ProtocolError,
     ResourceServerAuth,
     Sample,
     Server,
@@ -40,6 +41,8 @@ from mcpio import (
 )
 from mcpio.latest import public as pub
 from mcpio.sealing import Sealer
+from mcpio.tasks.store import TaskStoreError
+from mcpio.tasks.stores import open_task_store
 
 IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -373,6 +376,123 @@ async def test_trigger_prompt_change() -> str:
     return "prompt list changed"
 
 
+# ---------------------------------------------------------------------- schema fixtures
+
+# Served verbatim in every revision: $defs with an $anchor, allOf/anyOf, if/then/else.
+JSON_SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+
+@server.tool(description="Tool with JSON Schema 2020-12 features", input_schema=JSON_SCHEMA_2020_12)
+def json_schema_2020_12_tool(**arguments: Any) -> str:
+    return "received " + json.dumps(arguments, sort_keys=True)
+
+
+# Arguments a 2026-07-28 HTTP client mirrors into Mcp-Param-* headers (the server checks them).
+HEADER_PARAMS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "priority": {"type": "integer", "x-mcp-header": "Priority"},
+        "dry_run": {"type": "boolean", "x-mcp-header": "DryRun"},
+    },
+    "required": ["region"],
+}
+
+
+@server.tool(input_schema=HEADER_PARAMS)
+def test_header_params(region: str, priority: int | None = None, dry_run: bool = False) -> str:
+    """Echoes the arguments its Mcp-Param-Region, -Priority and -DryRun headers mirror."""
+    return f"region={region} priority={priority} dry_run={dry_run}"
+
+
+# ---------------------------------------------------------------------- tasks (2025-11-25 native
+# tasks and the 2026-07-28 Tasks extension): the fixtures of the suite's tasks-* scenarios
+
+CONFIRM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
+
+
+@server.tool()
+def greet(name: str) -> str:
+    """Greets by name (never a task)."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task="optional")
+async def slow_compute(ctx: Context, seconds: float = 1, label: str = "") -> str:
+    """Sleeps `seconds`, then answers (a task when the client takes tasks)."""
+    await ctx.progress(0, seconds, f"computing {label}".strip())
+    await anyio.sleep(seconds)
+    return f"computed {label} after {seconds} s".replace("  ", " ")
+
+
+@server.tool(task="required")
+async def failing_job() -> str:
+    """Reports a tool error after about a second (only as a task)."""
+    await anyio.sleep(1)
+    raise ToolError("the job failed")
+
+
+@server.tool(task="optional")
+async def protocol_error_job() -> str:
+    """Fails with a JSON-RPC error (the task turns failed)."""
+    raise ProtocolError(-32603, "the job hit an internal error")
+
+
+@server.tool(task="optional")
+async def confirm_delete(ctx: Context, filename: str) -> str:
+    """Asks for confirmation, then deletes (nothing: a fixture)."""
+    answer = await ctx.elicit(f"Delete {filename}?", CONFIRM)
+    if answer.action != "accept" or not (answer.content or {}).get("confirm"):
+        return f"kept {filename}"
+    return f"deleted {filename}"
+
+
+@server.tool(task="optional")
+async def multi_input(ctx: Context) -> str:
+    """Asks two questions at once."""
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}},
+    }
+    answers = await ctx.ask(
+        {"first": Elicit("First input?", schema), "second": Elicit("Second input?", schema)}
+    )
+    names = [str((a.content or {}).get("name")) for a in answers.values()]
+    return "got " + " and ".join(names)
+
+
+@server.tool(task="required", defer_task=True)
+async def test_tool_with_task(ctx: Context) -> str:
+    """Asks for a name within the request, then goes on as a task."""
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    answer = await ctx.elicit("What is your name?", schema, key="user_name")
+    await ctx.become_task()
+    await anyio.sleep(0.2)
+    return f"Hello, {(answer.content or {}).get('name')}!"
+
+
 # ---------------------------------------------------------------------- resources
 
 
@@ -510,7 +630,26 @@ def main(argv: list[str]) -> int:
         default=[],
         help="a scope every request needs (repeatable; with --auth-issuer)",
     )
+    parser.add_argument(
+        "--tasks",
+        metavar="STORE",
+        default="memory",
+        help="where tasks live: memory (this process), sqlite:PATH (a file, kept across "
+        "restarts) or redis://HOST:PORT/DB (shared by instances); default: memory",
+    )
+    parser.add_argument(
+        "--task-lease",
+        metavar="SECONDS",
+        type=float,
+        default=30.0,
+        help="a task whose instance stopped reads failed after this long (default 30)",
+    )
     args = parser.parse_args(argv[1:])
+    try:
+        server.tasks.store = open_task_store(args.tasks)
+    except (ValueError, TaskStoreError) as exc:
+        parser.error(str(exc))
+    server.tasks.lease_seconds = args.task_lease
     if args.auth_issuer and (not args.resource or args.transport != "http"):
         parser.error("--auth-issuer needs the http transport and --resource")
     if args.redis:

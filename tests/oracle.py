@@ -12,8 +12,7 @@ import jsonschema
 import pydantic
 from jsonschema.protocols import Validator
 
-import mcp_wire
-from tests.support import official_schema
+from tests.support import models_module, official_schema
 
 
 def defs_key(revision: str) -> str:
@@ -51,7 +50,7 @@ def oracle(revision: str, name: str) -> Validator:
 @functools.cache
 def adapter(revision: str, name: str) -> pydantic.TypeAdapter[Any]:
     """TypeAdapter of the generated model (or type alias) named like the definition."""
-    return pydantic.TypeAdapter(getattr(mcp_wire.revision(revision), name))
+    return pydantic.TypeAdapter(getattr(models_module(revision), name))
 
 
 def dump(revision: str, name: str, value: Any) -> Any:

@@ -7,6 +7,7 @@ Python snippets."""
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import json
 import re
@@ -16,11 +17,13 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import anyio
 import uvicorn
 
+import mcp_wire
 from codegen.ir import Revision
 from codegen.pipeline import Project, load_revision
 from mcpio.transports.http_serve import uvicorn_config
@@ -46,9 +49,33 @@ def revision_ir(name: str) -> Revision:
     return load_revision(PROJECT, PROJECT.pins()[name])[0]
 
 
+# Each pinned extension on each revision it applies to, as "<revision>+<name>" (its schema is
+# checked like a revision's: the models are mcp_wire.<revision>.ext.<name>).
+EXTENSIONS = {
+    f"{rev}+{pin.name}": (rev, pin)
+    for pin in PROJECT.extension_pins().values()
+    for rev in REVISIONS
+    if pin.applies_to(rev)
+}
+SCHEMAS = (*REVISIONS, *EXTENSIONS)
+
+
 @functools.cache
 def official_schema(name: str) -> dict:
-    return json.loads((MIRROR / name / "schema.json").read_text(encoding="utf-8"))
+    """A revision's official schema, or an extension's ("<revision>+<name>")."""
+    if name in EXTENSIONS:
+        path = SHARED / "mcp-spec" / "ext" / EXTENSIONS[name][1].name / "schema.json"
+    else:
+        path = MIRROR / name / "schema.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def models_module(name: str) -> ModuleType:
+    """The generated models of a revision, or of a revision with an extension ("<rev>+<name>")."""
+    if name in EXTENSIONS:
+        rev, pin = EXTENSIONS[name]
+        return importlib.import_module(f"{mcp_wire.revision(rev).__name__}.ext.{pin.name}")
+    return mcp_wire.revision(name)
 
 
 def free_port() -> int:

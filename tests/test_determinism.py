@@ -22,7 +22,7 @@ import pytest
 
 from codegen.pins import Pin, render_pins
 from codegen.pipeline import render_package
-from tests.support import MIRROR, PROJECT, REVISIONS, ROOT
+from tests.support import MIRROR, PROJECT, REVISIONS, ROOT, SHARED
 
 pytestmark = pytest.mark.slow
 
@@ -40,6 +40,7 @@ def test_two_renders_are_byte_identical(rendered: dict[str, str]) -> None:
     for path, text in rendered.items():
         assert again[path].encode("utf-8") == text.encode("utf-8"), path
     assert {f"v{r.replace('-', '_')}/models.py" for r in REVISIONS} <= rendered.keys()
+    assert "v2026_07_28/ext/tasks/models.py" in rendered
 
 
 def shuffled(node: Any, rng: random.Random) -> Any:
@@ -67,6 +68,7 @@ def test_shuffled_definitions_and_properties_give_the_same_output(
     rng = random.Random(20260728)
     pins = PROJECT.pins()
     new_pins = {}
+    new_ext_shas: dict[str, str] = {}  # pinned sha256 -> the shuffled file's
     for rev, pin in pins.items():
         original = json.loads((MIRROR / rev / "schema.json").read_bytes())
         schema = shuffled(original, rng)
@@ -84,6 +86,24 @@ def test_shuffled_definitions_and_properties_give_the_same_output(
         assert sha != pin.sha256
         new_pins[rev] = Pin(rev, sha, str(target), pin.era)
     (tmp_path / "schema" / "revisions.toml").write_text(render_pins(new_pins), encoding="utf-8")
+    # The extensions too, shuffled the same way.
+    ext_pins = PROJECT.extension_pins()
+    tables = []
+    for ext_id, ext in ext_pins.items():
+        original = json.loads((SHARED / "mcp-spec" / "ext" / ext.name / "schema.json").read_bytes())
+        schema = shuffled(original, rng)
+        assert schema == original and list(_defs(schema)) != list(_defs(original))
+        data = json.dumps(schema, indent=1, ensure_ascii=False).encode("utf-8")
+        target = tmp_path / "schema" / "ext" / ext.name / "schema.json"
+        target.parent.mkdir(parents=True)
+        target.write_bytes(data)
+        sha = hashlib.sha256(data).hexdigest()
+        new_ext_shas[ext.sha256] = sha
+        tables.append(
+            f'["{ext_id}"]\nname = "{ext.name}"\nsha256 = "{sha}"\nsource = "{target}"\n'
+            f'since = "{ext.since}"\ntask_methods = {json.dumps(list(ext.task_methods))}\n'
+        )
+    (tmp_path / "schema" / "extensions.toml").write_text("\n".join(tables), encoding="utf-8")
 
     env = dict(os.environ, PYTHONHASHSEED="4242")
     env.pop("MCP_SCHEMA_MIRROR", None)
@@ -102,6 +122,7 @@ def test_shuffled_definitions_and_properties_give_the_same_output(
 
     # Header lines name the inputs by sha256 (in full, or its first 12 digits in the registry).
     shas = {p.sha256 for p in pins.values()} | {p.sha256 for p in new_pins.values()}
+    shas |= new_ext_shas.keys() | set(new_ext_shas.values())
     needles = shas | {s[:12] for s in shas}
     for path, text in rendered.items():
         assert _without(produced[path], needles) == _without(text, needles), path

@@ -23,6 +23,7 @@ anyio.run(main)
 JWT = "from mcpio import JwtVerifier; JwtVerifier(issuer='https://a', audience='https://b')"
 REDIS = "from mcpio.bus import RedisBus; RedisBus('redis://127.0.0.1:9')"
 OAUTH = "from mcpio import OAuth"
+TASKS = "from mcpio.tasks.stores import open_task_store; open_task_store('redis://127.0.0.1:9')"
 
 
 @pytest.mark.parametrize(
@@ -34,6 +35,7 @@ OAUTH = "from mcpio import OAuth"
         ("httpx", OAUTH, "http"),
         ("jwt", JWT, "auth"),
         ("redis", REDIS, "redis"),
+        ("redis", TASKS, "redis"),
     ],
 )
 def test_a_missing_extra_is_named(blocked: str, code: str, extra: str) -> None:

@@ -70,11 +70,13 @@ def test_the_snippet_runs_as_written(snippet: Snippet, workdir: Path) -> None:
     out = proc.stdout.splitlines()
     if "demo_server.py" in snippet.code:  # the quick start's client
         assert out == ["2026-07-28", "['add']", "3"]
-    if '"deploy"' in snippet.code:  # the runtime section's client, with its elicitation
+    if '"target": "staging"' in snippet.code:  # the runtime section's client, with its elicitation
         assert out[:3] == ["2026-07-28", "server asks: Deploy to staging?", "deployed"]
     if "model_validate_json" in snippet.code:
         assert out[0] == "echo {'text': 'hi'}"
         assert "null" not in out[1]
+    if "start_tool" in snippet.code:  # a task, its question answered, followed to its end
+        assert out == ["working", "built and deployed"]
     if "decode_response" in snippet.code:
         assert out == ["CallToolRequest tools/call 2026-07-28 CallToolResult"]
 

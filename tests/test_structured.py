@@ -172,9 +172,7 @@ async def test_structured_results_end_to_end(transport: str, mode: str) -> None:
             for name, (structured, shown) in EXPECTED.items():
                 schema = tools[name].outputSchema
                 assert schema is not None
-                assert schema_of(schema, mode) == schema_of(
-                    server.tools[name].definition.outputSchema, mode
-                )
+                assert sent(schema) == sent(server.tools[name].definition.outputSchema)
                 result = await client.call_tool(name, ARGS.get(name, {}))
                 assert result.structuredContent == structured, name
                 assert texts(result) == shown
@@ -183,13 +181,9 @@ async def test_structured_results_end_to_end(transport: str, mode: str) -> None:
             assert unstructured.structuredContent is None and texts(unstructured) == ["7"]
 
 
-def schema_of(schema: Any, mode: str) -> dict[str, Any]:
-    """The schema as sent. Legacy projections keep only the members their schema names (type,
-    properties, required): keeping the rest (title, $defs) is issue 20 item 4's part."""
-    data: dict[str, Any] = schema.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    if mode != MODERN:
-        data = {k: v for k, v in data.items() if k in ("type", "properties", "required")}
-    return data
+def sent(schema: Any) -> dict[str, Any]:
+    """The schema as sent: whole, in every revision (title and $defs included)."""
+    return schema.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 @pytest.mark.anyio
@@ -307,9 +301,7 @@ async def test_the_official_sdk_client_reads_and_validates_it(mode: str) -> None
         async with SdkClient(params, mode=mode, read_timeout_seconds=10) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             declared = server.tools["count"].definition.outputSchema
-            assert tools["count"].output_schema == schema_of(
-                declared, MODERN if mode == MODERN else LEGACY
-            )
+            assert tools["count"].output_schema == sent(declared)
             for name, (structured, shown) in EXPECTED.items():
                 result = await client.call_tool(name, ARGS.get(name, {}))
                 assert result.structured_content == structured

@@ -40,9 +40,12 @@ from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
-from mcpio.negotiate import LEGACY, MODERN, fit, peek_any
+from mcpio.negotiate import LEGACY, MODERN, SUBSCRIPTION_ID_KEY, fit, peek_any
 from mcpio.session import Session
 from mcpio.structured import output_of, reader, summary
+from mcpio.tasks.client import TaskHandle
+from mcpio.tasks.engine import TASKS_EXTENSION
+from mcpio.tasks.serve import tasks_codec
 from mcpio.transports import Transport
 
 if TYPE_CHECKING:
@@ -58,6 +61,7 @@ log = logging.getLogger("mcpio")
 
 MAX_INPUT_ROUNDS = 10
 T = TypeVar("T")
+
 
 Elicitation = Callable[[Any], Awaitable[pub.ElicitResult | Mapping[str, Any]]]
 ElicitationUrl = Callable[[ElicitUrl], Awaitable[pub.ElicitResult | Mapping[str, Any]]]
@@ -122,6 +126,7 @@ class Client:
         stderr: Any = None,
         auth: Auth | None = None,
         http: httpx.AsyncClient | None = None,
+        tasks: bool = False,
     ) -> None:
         if mode not in ("auto", "legacy", *mcp_wire.REVISIONS):
             raise ValueError(
@@ -141,6 +146,7 @@ class Client:
         self._spawn = {"env": env, "cwd": cwd, "stderr": stderr}
         self._auth = auth
         self._http = http  # for an http(s) target: the httpx client to use (TLS, proxies, mocks)
+        self.tasks = tasks  # takes tasks: declares the extension (legacy: the tasks capability)
         self.codec: Codec | None = None
         self.revision: str | None = None
         self.server_info: pub.Implementation | None = None
@@ -155,6 +161,8 @@ class Client:
         self._honoured: dict[RequestId, dict[str, Any]] = {}
         self._legacy_listeners: list[tuple[Subscription, MemoryObjectSendStream[Notice]]] = []
         self.output_schemas: dict[str, dict[str, Any]] = {}  # by tool name, from tools/list
+        self._task_support: dict[str, str] = {}  # 2025-11-25: tool name -> execution.taskSupport
+        self._tools_listed = False
 
     # ------------------------------------------------------------------ connecting
 
@@ -171,6 +179,10 @@ class Client:
             caps["sampling"] = {}
         if self._roots is not None:
             caps["roots"] = {} if modern else {"listChanged": True}
+        if self.tasks and modern:
+            caps["extensions"] = {TASKS_EXTENSION: {}}
+        elif self.tasks:
+            caps["tasks"] = {}  # no request of ours runs as a task (nothing to list or cancel)
         return caps
 
     async def __aenter__(self) -> Client:
@@ -365,9 +377,12 @@ class Client:
         *,
         timeout: float | None = None,
         progress: Progress | None = None,
+        task: Mapping[str, Any] | None = None,
     ) -> Any:
         """Any client->server method: public params in, the public result out. A modern server's
-        `input_required` answers are resolved through the callbacks, then retried."""
+        `input_required` answers are resolved through the callbacks, then retried. A task
+        answered instead of a result (with `Client(tasks=True)`) comes back as a `TaskHandle`;
+        `task`: 2025-11-25's task augmentation (`params.task`) to send."""
         codec = self.codec
         session = self._session
         if codec is None or session is None:
@@ -388,10 +403,16 @@ class Client:
                 payload = plain(
                     codec.from_public(method, payload, "params", envelope=self._envelope(codec))
                 )
+            if task is not None and codec.era != "modern":
+                payload = {**payload, "task": dict(task)}
             try:
                 raw = await self._exchange(codec, method, payload or None, timeout, id)
             finally:
                 self._progress.pop(id, None)
+            if self.tasks:
+                created = _created_task(raw)
+                if created is not None:
+                    return TaskHandle(self, created["taskId"], created)
             response = codec.decode_response(raw, method)
             await self._url_elicitations(response)
             _raise_error(response)
@@ -429,6 +450,36 @@ class Client:
             for key, request in requests.items():
                 tasks.start_soon(one, key, request)
         return answers
+
+    async def answer_inputs(self, requests: Mapping[str, Any]) -> dict[str, Any]:
+        """A task's questions answered through the callbacks (see `TaskHandle`)."""
+        return await self._answer_all(requests)
+
+    async def task_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A task method (`tasks/get`, ...) and its result as plain data (2026-07-28: through
+        the codec with the Tasks extension)."""
+        codec = self.codec
+        if codec is None or self._session is None:
+            raise ConnectionClosed("the client is not connected")
+        if codec.era == "modern":
+            codec = tasks_codec(codec.revision)
+        raw = await self._exchange(codec, method, params, self.timeout)
+        response = codec.decode_response(raw, method)
+        _raise_error(response)
+        result = plain(response.result)
+        if method == "tasks/result" and codec.revision != PUBLIC_REVISION:
+            result.pop("_meta", None)
+            result = plain(codec.to_public("tools/call", result, "result"))
+        return cast(dict[str, Any], result)
+
+    async def list_tasks(self, cursor: str | None = None) -> dict[str, Any]:
+        """2025-11-25 `tasks/list`: the tasks the server lets this client see (`tasks`, and
+        `nextCursor`), as plain data. 2026-07-28 has no such method (-32601, raised locally)."""
+        return await self.task_request("tasks/list", _cursor(cursor) or {})
+
+    def task(self, task_id: str) -> TaskHandle:
+        """A handle on a task known by its id (one started earlier, maybe by another process)."""
+        return TaskHandle(self, task_id)
 
     async def _answer(self, method: str, params: Any) -> BaseModel:
         """The callback's answer to what the server asks, as the public result model."""
@@ -469,13 +520,29 @@ class Client:
         await self.request("ping")
 
     async def list_tools(self, cursor: str | None = None) -> pub.ListToolsResult:
-        result: pub.ListToolsResult = await self.request("tools/list", _cursor(cursor))
+        if self.tasks and self.codec is not None and "tasks/get" in self.codec.methods:
+            result = await self._list_task_tools(cursor)
+        else:
+            result = await self.request("tools/list", _cursor(cursor))
         for tool in result.tools:
             if tool.outputSchema is not None:
                 self.output_schemas[tool.name] = plain(tool.outputSchema)
             else:
                 self.output_schemas.pop(tool.name, None)
         return result
+
+    async def _list_task_tools(self, cursor: str | None) -> pub.ListToolsResult:
+        """2025-11-25 tools/list, keeping each tool's `execution.taskSupport` (the public
+        models have none)."""
+        listed = await self.task_request("tools/list", _cursor(cursor))
+        self._tools_listed = True
+        for tool in listed.get("tools") or ():
+            support = (tool.get("execution") or {}).get("taskSupport")
+            if isinstance(support, str):
+                self._task_support[tool.get("name")] = support
+        codec = self.codec
+        assert codec is not None
+        return codec.to_public("tools/list", listed, "result")
 
     @overload
     async def call_tool(
@@ -512,13 +579,10 @@ class Client:
         (unwrapped from `{"result": ...}` as the server wrapped it), a failed call raising
         `ToolError`. A tool whose `outputSchema` `tools/list` gave must send structured content
         (the object with its required members); `InvalidOutput` if not, or if it does not fit
-        `result_type`."""
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        result: pub.CallToolResult = await self.request(
-            "tools/call", params, progress=progress, timeout=timeout
-        )
+        `result_type`. With `Client(tasks=True)` a task the server makes of the call is followed
+        to its end (its result returned, its questions answered through the callbacks)."""
+        answer = await self.start_tool(name, arguments, progress=progress, timeout=timeout)
+        result = await answer.result() if isinstance(answer, TaskHandle) else answer
         if result.isError:
             if result_type is None:
                 return result
@@ -545,6 +609,42 @@ class Client:
             return output.read(structured)
         except pydantic.ValidationError as exc:
             raise InvalidOutput(f"tool {name}: {summary(exc)}") from None
+
+    async def start_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl_ms: int | None = None,
+        progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> pub.CallToolResult | TaskHandle:
+        """Call a tool and return at once what the server answers: its result, or (with
+        `Client(tasks=True)`) a `TaskHandle` when it runs the call as a task. On 2025-11-25 the
+        call asks for a task (`params.task`, with `ttl_ms`) when the tool says it may be one."""
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        task = None
+        if self.tasks and not self.modern and await self._task_tool(name):
+            task = {"ttl": ttl_ms} if ttl_ms is not None else {}
+        return await self.request(
+            "tools/call", params, progress=progress, timeout=timeout, task=task
+        )
+
+    async def _task_tool(self, name: str) -> bool:
+        """2025-11-25: whether the server runs tool calls as tasks and this tool may be one
+        (its `execution.taskSupport`, from the last `list_tools`; listed once if unknown)."""
+        if name not in self._task_support and not self._tools_listed:
+            self._tools_listed = True
+            if self.codec is not None and "tasks/get" in self.codec.methods:
+                cursor: str | None = None
+                while True:
+                    listed = await self._list_task_tools(cursor)
+                    cursor = listed.nextCursor
+                    if cursor is None:
+                        break
+        return self._task_support.get(name) in ("optional", "required")
 
     async def list_resources(self, cursor: str | None = None) -> pub.ListResourcesResult:
         return await self.request("resources/list", _cursor(cursor))
@@ -598,9 +698,12 @@ class Client:
         prompts: bool = False,
         resources: bool = False,
         resource_uris: Sequence[str] = (),
+        task_ids: Sequence[str] = (),
     ) -> AsyncIterator[Subscription]:
         """Change notifications while the block runs: modern `subscriptions/listen`; on a legacy
-        session, `resources/subscribe` plus the session's list-changed notifications."""
+        session, `resources/subscribe` plus the session's list-changed notifications.
+        `task_ids` (2026-07-28, `Client(tasks=True)`): `notifications/tasks` of those tasks,
+        their params plain data (the task as `tasks/get` gives it)."""
         send, receive = anyio.create_memory_object_stream[Notice](math.inf)
         wanted: dict[str, Any] = {}
         for flag, on in (
@@ -612,6 +715,8 @@ class Client:
                 wanted[flag] = True
         if resource_uris:
             wanted["resourceSubscriptions"] = list(resource_uris)
+        if task_ids:
+            wanted["taskIds"] = list(task_ids)
         if self.modern:
             async with self._modern_listen(wanted, send, receive) as subscription:
                 yield subscription
@@ -709,6 +814,9 @@ class Client:
         codec = self.codec
         if codec is None:
             return
+        if env.method == "notifications/tasks":  # the Tasks extension's: no model in the codec
+            self._task_notification(raw)
+            return
         try:
             message = codec.decode(raw)
         except ProtocolError as exc:
@@ -755,6 +863,16 @@ class Client:
             if outcome is not None:
                 await outcome
 
+    def _task_notification(self, raw: bytes) -> None:
+        params = pydantic_core.from_json(raw).get("params")
+        if type(params) is not dict:
+            return
+        meta = params.pop("_meta", None)
+        subscription = meta.get(SUBSCRIPTION_ID_KEY) if type(meta) is dict else None
+        stream = self._subscriptions.get(subscription) if subscription is not None else None
+        if stream is not None:
+            stream.send_nowait(Notice("notifications/tasks", params))
+
     async def on_batch(self, raw: bytes, items: list[Any]) -> None:
         for item in items:
             if type(item) is dict and "method" in item and "id" not in item:
@@ -786,6 +904,23 @@ def _legacy_wants(wanted: Mapping[str, Any], method: str, params: Any) -> bool:
     if method == "notifications/resources/updated":
         return getattr(params, "uri", None) in (wanted.get("resourceSubscriptions") or ())
     return False
+
+
+def _created_task(raw: bytes) -> dict[str, Any] | None:
+    """The task of a response answering with one (2026-07-28 `resultType: "task"`, 2025-11-25
+    `CreateTaskResult`), as plain data; None for any other response."""
+    if b'"task' not in raw:
+        return None
+    frame = pydantic_core.from_json(raw)
+    result = frame.get("result") if type(frame) is dict else None
+    if type(result) is not dict:
+        return None
+    if result.get("resultType") == "task" and type(result.get("taskId")) is str:
+        return {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
+    task = result.get("task")
+    if type(task) is dict and type(task.get("taskId")) is str and "content" not in result:
+        return task
+    return None
 
 
 def _raise_error(response: Any) -> None:

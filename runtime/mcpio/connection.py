@@ -27,7 +27,7 @@ from mcpio.context import (
     UrlElicitationRequired,
 )
 from mcpio.errors import McpError
-from mcpio.hub import LISTEN_FLAGS, Hub
+from mcpio.hub import LISTEN_FLAGS, TASK_IDS, Hub
 from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import UNSUPPORTED_VERSION
@@ -42,6 +42,9 @@ from mcpio.negotiate import (
 )
 from mcpio.sealing import Sealer, request_digest
 from mcpio.session import Session
+from mcpio.tasks import serve as tasks_serve
+from mcpio.tasks.engine import TaskCreated, TaskEngine, TaskOffer, legacy_task, modern_task
+from mcpio.tasks.store import TaskRecord
 from mcpio.transports import Transport
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import (
@@ -60,6 +63,9 @@ log = logging.getLogger("mcpio")
 MAX_INPUT_ROUNDS = 10
 TOKEN_EXPIRED = "the access token that opened this stream expired; listen again with a new one"
 _LIFECYCLE = frozenset({"initialize", "ping", "logging/setLevel"})
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+# What a server with task tools offers a 2025-11-25 client (task-augmented tools/call).
+LEGACY_TASKS_CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 
 
 class Listener:
@@ -90,6 +96,8 @@ class Listener:
         self._send.close()
 
     def wants(self, flag: str | None, uri: str | None) -> bool:
+        if flag == TASK_IDS:
+            return uri in (self.honoured.get(TASK_IDS) or ())
         if flag is not None:
             return bool(self.honoured.get(flag))
         return uri in (self.honoured.get("resourceSubscriptions") or ())
@@ -106,6 +114,10 @@ class Listener:
 
     async def write(self, method: str, params: dict[str, Any]) -> None:
         tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: self.id}}
+        if method == "notifications/tasks":  # the Tasks extension's
+            codec = tasks_serve.tasks_codec(self.codec.revision)
+            await self.connection.session.send(codec.encode(codec.notification(method, tagged)))
+            return
         await self.connection.send_notification(self.codec, method, tagged)
 
 
@@ -129,6 +141,12 @@ class Served(Protocol):
 
     @property
     def hub(self) -> Hub: ...
+
+    @property
+    def tasks(self) -> TaskEngine: ...
+
+    @property
+    def task_support(self) -> Mapping[str, str]: ...
 
     def capabilities(self) -> pub.ServerCapabilities: ...
 
@@ -279,6 +297,8 @@ class ServerConnection:
         server_caps = self.server.capabilities().model_dump(
             mode="json", by_alias=True, exclude_unset=True
         )
+        if self.server.task_support and "tasks" in models.ServerCapabilities.model_fields:
+            server_caps["tasks"] = LEGACY_TASKS_CAPABILITY
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": fit(models.ServerCapabilities, server_caps),
@@ -300,6 +320,9 @@ class ServerConnection:
         method = message.method
         if method in _LIFECYCLE or method in ("resources/subscribe", "resources/unsubscribe"):
             return codec.encode(codec.response(id, method, self._lifecycle(method, message.params)))
+        if method in tasks_serve.LEGACY_METHODS:
+            return await self._legacy_task_method(codec, id, method, message.params)
+        task = getattr(message.params, "task", None)
         params = codec.to_public(
             method, message.params, "params", client_capabilities=self.client_capabilities_data
         )
@@ -313,11 +336,63 @@ class ServerConnection:
             meta.progressToken if meta is not None else None,
             self.log_level,
         )
+        if task is not None:
+            ttl = getattr(task, "ttl", None)
+            ctx.task_offer = TaskOffer(
+                ttl_ms=ttl if type(ttl) is int else None,
+                ask=self._task_inputs,
+                watch=lambda record: self._task_status(codec, record),
+            )
         result = await self._handle(ctx, method, params)
+        if isinstance(result, TaskCreated):
+            task_result = {"task": legacy_task(result.record)}
+            return codec.encode(codec.response(id, method, task_result))
         own = codec.from_public(method, result, "result")
+        if method == "tools/list" and "tasks/get" in codec.methods:
+            self._mark_task_tools(own)
         return codec.encode(
             codec.responses[method].model_construct(jsonrpc="2.0", id=id, result=own)
         )
+
+    async def _legacy_task_method(
+        self, codec: Codec, id: RequestId, method: str, params: Any
+    ) -> bytes:
+        data = params.model_dump(mode="json", by_alias=True, exclude_unset=True) if params else {}
+        result, record = await tasks_serve.legacy(self.server.tasks, method, data, self.subject)
+        if result is None:
+            assert record is not None  # tasks/result of a completed task
+            result = plain(codec.from_public(record.method, record.result or {}, "result"))
+            meta = {
+                **(result.get("_meta") or {}),
+                tasks_serve.RELATED_TASK: {"taskId": record.task_id},
+            }
+            result["_meta"] = meta
+        return codec.encode(codec.response(id, method, result))
+
+    def _task_inputs(self, task_id: str) -> SentInputs:
+        """2025-11-25: a task's questions, real requests tagged with the task they serve."""
+        related = {tasks_serve.RELATED_TASK: {"taskId": task_id}}
+
+        async def ask(method: str, params: dict[str, Any]) -> BaseModel:
+            meta = {**(params.get("_meta") or {}), **related}
+            return await self._ask_client(method, {**params, "_meta": meta})
+
+        return SentInputs(ask)
+
+    def _mark_task_tools(self, listed: Any) -> None:
+        """2025-11-25 tools/list: each task tool's `execution.taskSupport`."""
+        execution = mcp_wire.revision(self.codec.revision if self.codec else "").ToolExecution
+        for tool in getattr(listed, "tools", None) or ():
+            support = self.server.task_support.get(tool.name)
+            if support is not None:
+                tool.execution = execution.model_validate({"taskSupport": support})
+
+    async def _task_status(self, codec: Codec, record: TaskRecord) -> None:
+        """2025-11-25: a task's status changes, told to the session that created it."""
+        if self.session.closed.is_set():
+            return
+        frame = codec.notification("notifications/tasks/status", legacy_task(record))
+        await self.session.send(codec.encode(frame))
 
     def _lifecycle(self, method: str, params: Any) -> dict[str, Any]:
         if method == "logging/setLevel":
@@ -368,6 +443,8 @@ class ServerConnection:
             )
         self.modern_seen = True
         codec = codec_of(version)
+        if env.method in tasks_serve.MODERN_METHODS:
+            return await self._modern_task_method(version, id, env.method, raw)
         message = codec.decode(raw)
         method = message.method
         spec = codec.methods[method]
@@ -391,6 +468,8 @@ class ServerConnection:
             meta.progressToken,
             meta.io_modelcontextprotocol_logLevel,
         )
+        if tasks_serve.declares_tasks(meta.io_modelcontextprotocol_clientCapabilities):
+            ctx.task_offer = TaskOffer()
         if method == "server/discover":
             result: Any = self._discover()
         elif method == "subscriptions/listen":
@@ -413,6 +492,9 @@ class ServerConnection:
                 result = self._input_required(inputs, needed, digest, rounds + 1)
         if result is None:
             return None
+        if isinstance(result, TaskCreated):
+            created = {**modern_task(result.record, detailed=False), "resultType": "task"}
+            return self._modern_frame(version, id, method, created)
         if result.meta is None:
             result.meta = pub.ResultMetaObject(io_modelcontextprotocol_serverInfo=self.server.info)
         elif result.meta.io_modelcontextprotocol_serverInfo is None:
@@ -421,6 +503,25 @@ class ServerConnection:
         return codec.encode(
             codec.responses[method].model_construct(jsonrpc="2.0", id=id, result=own)
         )
+
+    async def _modern_task_method(
+        self, version: str, id: RequestId, method: str, raw: bytes
+    ) -> bytes:
+        if method != "tasks/update":  # its inputResponses are read leniently (unknown keys)
+            tasks_serve.tasks_codec(version).decode(raw)  # the envelope and params, checked
+        params = pydantic_core.from_json(raw).get("params")
+        result = await tasks_serve.modern(self.server.tasks, method, params, self.subject)
+        return self._modern_frame(version, id, method, result)
+
+    def _modern_frame(
+        self, version: str, id: RequestId, method: str, result: dict[str, Any]
+    ) -> bytes:
+        """A result of the Tasks extension (built, so checked, by its codec), with the server's
+        info in its `_meta` as on every modern result."""
+        codec = tasks_serve.tasks_codec(version)
+        info = self.server.info.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        result = {**result, "_meta": {SERVER_INFO: info}}
+        return codec.encode(codec.response(id, method, result))
 
     def _input_required(
         self, inputs: RetriedInputs, needed: InputRequired, digest: str, round: int
@@ -453,6 +554,15 @@ class ServerConnection:
         caps = self.server.capabilities()
         offered = {flag: getattr(caps, cap) is not None for flag, cap in LISTEN_FLAGS.items()}
         honoured = {k: v for k, v in wanted.items() if offered.get(k) and v not in (False, None)}
+        task_ids = wanted.get(TASK_IDS)
+        if task_ids is not None:
+            if not tasks_serve.declares_tasks(
+                params.meta.io_modelcontextprotocol_clientCapabilities
+            ):
+                raise tasks_serve.missing_extension("listening to task status notifications")
+            ids = [t for t in task_ids if type(t) is str] if type(task_ids) is list else []
+            owned = [t for t in ids if await self.server.tasks.get(t, self.subject) is not None]
+            honoured[TASK_IDS] = owned
         if not self.hub.bus.available:
             raise unavailable()  # at once: the client listens again later
         listener = Listener(self, codec, id, honoured, self.listen_queue)

@@ -10,6 +10,7 @@ question (ask first, act after). Questions asked together (`ctx.ask({...})`) tra
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -199,6 +200,33 @@ class Context:
         self._log_level = log_level
         self._questions = 0
         self.modern = isinstance(inputs, RetriedInputs)
+        # Tasks: set by the connection when the client accepts a task as the answer
+        # (`mcpio.tasks.engine.TaskOffer`), and by the server for a deferred task tool.
+        self.task_offer: Any = None
+        self._become_task: Callable[[], Awaitable[None]] | None = None
+
+    def for_task(self, inputs: Inputs, status: Callable[[str], Awaitable[None]]) -> Context:
+        """This context inside a task: questions go to the task's inputs, a progress message
+        becomes its status message, logs are dropped (tasks carry none)."""
+        clone = copy.copy(self)
+        clone.switch_to_task(inputs, status)
+        return clone
+
+    def switch_to_task(self, inputs: Inputs, status: Callable[[str], Awaitable[None]]) -> None:
+        async def notify(method: str, params: dict[str, Any]) -> None:
+            if method == "notifications/progress" and isinstance(params.get("message"), str):
+                await status(params["message"])
+
+        self._inputs, self._notify, self._become_task = inputs, notify, None
+        if self.progress_token is None:
+            self.progress_token = "task"  # progress messages reach the status message
+
+    async def become_task(self) -> None:
+        """In a tool registered with `defer_task=True`: answer the request with a task from
+        here on (after the questions asked so far were answered in the request itself); the
+        handler goes on in the background. Nothing happens when the client takes no task."""
+        if self._become_task is not None:
+            await self._become_task()
 
     def require(self, capability: str) -> None:
         """Fail the request unless the client declared `capability` (for this request, in the

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from mcpio.bus import Bus, BusUnavailable, Event, LocalBus, unavailable
@@ -24,6 +24,10 @@ LIST_CHANGED = {
 }
 RESOURCE_UPDATED = "notifications/resources/updated"  # selected by URI
 RESOURCE_SUBSCRIPTIONS = "resourceSubscriptions"  # the listen filter member naming URIs
+# Tasks: the listen filter member naming task ids (its events carry the id as `uri`), and the
+# flag of an update or cancel for the instance running a task (handed to `on_task_control`).
+TASK_IDS = "taskIds"
+TASK_CONTROL = "task-control"
 # listen filter member -> the capability that lets the server honour it
 LISTEN_FLAGS = {
     **{f: cap for f, (_, cap) in LIST_CHANGED.items()},
@@ -65,6 +69,7 @@ class Hub:
         self._offered = offered
         self._bus_task: asyncio.Task[None] | None = None
         self.bus = bus or LocalBus()
+        self.on_task_control: Callable[[dict[str, Any]], Awaitable[None]] | None = None
 
     @property
     def bus(self) -> Bus:
@@ -92,10 +97,14 @@ class Hub:
         """Deliver an event from the bus to every modern listener of this instance that asked
         for it and every legacy session (resource updates: only those subscribed to the URI)."""
         method, params = event.method, event.params
+        if event.flag == TASK_CONTROL:
+            if self.on_task_control is not None:
+                await self.on_task_control(params)
+            return
         for listener in list(self.listeners) if listeners else ():
             if listener.wants(event.flag, event.uri):
                 listener.deliver(method, params)  # queued for its stream: never waits
-        for session in list(self.sessions):
+        for session in list(self.sessions) if event.flag != TASK_IDS else ():
             if not session.wants(event.uri):
                 continue
             try:

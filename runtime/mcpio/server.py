@@ -4,8 +4,9 @@ serves every revision and both eras; `ServerConnection` does the per-connection 
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -13,7 +14,7 @@ import pydantic
 
 from mcpio.bus import Bus
 from mcpio.connection import ServerConnection
-from mcpio.context import Context, MethodHandler
+from mcpio.context import Context, Inputs, MethodHandler
 from mcpio.errors import ToolError
 from mcpio.extras import needs
 from mcpio.handlers import (
@@ -31,12 +32,24 @@ from mcpio.handlers import (
     tool_entry,
     tool_result,
 )
-from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED, Hub
+from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED, TASK_CONTROL, TASK_IDS, Hub
+from mcpio.jsonrpc import plain
+from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.sealing import Sealer
 from mcpio.structured import summary
+from mcpio.tasks.engine import (
+    TASKS_EXTENSION,
+    TaskCreated,
+    TaskEngine,
+    TaskOffer,
+    TaskSupport,
+    modern_task,
+)
+from mcpio.tasks.store import TaskRecord, TaskStore
 from mcpio.transports import Transport
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
+from mcpio.transports.http_rules import ParamHeaders, param_headers
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
 
 if TYPE_CHECKING:
     from mcpio.transports.http_server import HttpApp
@@ -67,6 +80,7 @@ class Server:
         cache_scope: str = "private",
         request_timeout: float = 300.0,
         bus: Bus | None = None,
+        tasks: TaskEngine | TaskStore | None = None,
     ) -> None:
         info: dict[str, Any] = {"name": name, "version": version}
         if title:
@@ -78,6 +92,7 @@ class Server:
         self.cache_scope = cache_scope
         self.request_timeout = request_timeout  # for the server's own requests (legacy inputs)
         self.tools: dict[str, ToolEntry] = {}
+        self._param_headers: dict[str, tuple[ToolEntry, ParamHeaders]] = {}
         self.resources: dict[str, ResourceEntry] = {}
         self.templates: dict[str, ResourceEntry] = {}
         self.prompts: dict[str, PromptEntry] = {}
@@ -93,6 +108,13 @@ class Server:
             "completion/complete": self._complete,
         }
         self.hub = Hub(self.info.name, self.capabilities, bus)
+        # Tasks: the engine (its store: memory unless given) and each task tool's support.
+        self.tasks = tasks if isinstance(tasks, TaskEngine) else TaskEngine(tasks)
+        self.task_support: dict[str, TaskSupport] = {}
+        self.deferred_tasks: set[str] = set()
+        self.tasks.control = lambda order: self.hub.publish(TASK_CONTROL, "tasks/control", order)
+        self.tasks.watchers.append(self._task_changed)
+        self.hub.on_task_control = self.tasks.on_control
 
     @property
     def bus(self) -> Bus:
@@ -118,12 +140,19 @@ class Server:
         annotations: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        task: TaskSupport = "forbidden",
+        defer_task: bool = False,
     ) -> Callable[[F], F]:
         """Register a tool. Its input schema comes from the type hints unless given; a parameter
         typed `Context` receives the request context. Return text, content blocks, a mapping
         (structured content) or a `CallToolResult`; raise `ToolError` for a failed call.
         Its output schema comes from the return annotation (`mcpio.structured`) unless given
-        or `structured_output=False`; results are then checked against it."""
+        or `structured_output=False`; results are then checked against it.
+
+        `task`: whether a call may run as a task (the spec's `taskSupport`): "forbidden" (never),
+        "optional" (when the client takes tasks), "required" (a client that does not is
+        refused). `defer_task`: the handler first runs within the request (its questions are
+        answered there) and becomes a task when it calls `await ctx.become_task()`."""
 
         def register(fn: F) -> F:
             entry = tool_entry(
@@ -139,12 +168,30 @@ class Server:
                 structured_output=structured_output,
             )
             self.tools[entry.definition.name] = entry
+            self.task_support.pop(entry.definition.name, None)
+            self.deferred_tasks.discard(entry.definition.name)
+            if task != "forbidden":
+                self.task_support[entry.definition.name] = task
+            if defer_task:
+                self.deferred_tasks.add(entry.definition.name)
             return fn
 
         return register
 
     def remove_tool(self, name: str) -> None:
         self.tools.pop(name, None)
+
+    def param_headers(self, tool: str) -> ParamHeaders:
+        """The `Mcp-Param-*` headers a 2026-07-28 HTTP call of `tool` must carry (SEP-2243),
+        read from its input schema's `x-mcp-header` annotations (once per registration)."""
+        entry = self.tools.get(tool)
+        if entry is None:
+            return ()
+        known = self._param_headers.get(tool)
+        if known is None or known[0] is not entry:
+            known = (entry, param_headers(plain(entry.definition.inputSchema)))
+            self._param_headers[tool] = known
+        return known[1]
 
     def resource(
         self,
@@ -241,6 +288,8 @@ class Server:
             caps["prompts"] = {"listChanged": True}
         if self.completion is not None:
             caps["completions"] = {}
+        if self.task_support:
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         return pub.ServerCapabilities.model_validate(caps)
 
     def cache_hints(self) -> dict[str, Any]:
@@ -263,6 +312,14 @@ class Server:
             raise ProtocolError(
                 INVALID_PARAMS, f"unknown tool {params.name!r}", {"name": params.name}
             )
+        support = self.task_support.get(params.name, "forbidden")
+        offer: TaskOffer | None = ctx.task_offer
+        if offer is None and support == "required":
+            raise task_required(params.name, ctx.modern)
+        if offer is not None and support == "forbidden" and not ctx.modern:
+            raise ProtocolError(
+                METHOD_NOT_FOUND, f"tool {params.name!r} does not run as a task", {"name": params.name}
+            )  # fmt: skip
         try:
             kwargs = entry.kwargs(params.arguments or {})
         except pydantic.ValidationError as exc:
@@ -270,23 +327,70 @@ class Server:
             where = ".".join(str(p) for p in first["loc"])
             text = f"invalid arguments for {params.name}: {where}: {first['msg']}"
             return tool_result_error(text)
+        if offer is not None and support != "forbidden":
+            return await self._start_task(entry, kwargs, ctx, offer)
         if entry.context_param:
             kwargs[entry.context_param] = ctx
+        return await _run_tool(entry, kwargs)
+
+    async def _start_task(
+        self, entry: ToolEntry, kwargs: dict[str, Any], ctx: Context, offer: TaskOffer
+    ) -> Any:
+        owner = ctx.principal.subject if ctx.principal is not None else None
+        name = entry.definition.name
+        if name not in self.deferred_tasks:
+
+            async def work(inputs: Inputs, status: Callable[[str], Awaitable[None]]) -> Any:
+                if entry.context_param:
+                    kwargs[entry.context_param] = ctx.for_task(inputs, status)
+                return plain(await _run_tool(entry, kwargs))
+
+            record = await self.tasks.start(
+                owner=owner, method="tools/call", work=work, ttl_ms=offer.ttl_ms,
+                ask=offer.ask, watch=offer.watch,
+            )  # fmt: skip
+            return TaskCreated(record)
+        # Deferred: the handler runs here until it calls ctx.become_task().
+        asked, released = asyncio.Event(), asyncio.Event()
+
+        async def become() -> None:
+            asked.set()
+            await released.wait()
+
+        ctx._become_task = become  # pyright: ignore[reportPrivateUsage]
+        if entry.context_param:
+            kwargs[entry.context_param] = ctx
+        handler = asyncio.ensure_future(_run_tool(entry, kwargs))
+        waiter = asyncio.ensure_future(asked.wait())
         try:
-            value = await call(entry.fn, **kwargs)
-        except ToolError as exc:
-            return tool_result_error(str(exc), exc.structured)
-        if entry.output is None:
-            return tool_result(value)
+            await asyncio.wait({handler, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            if not asked.is_set():
+                handler.cancel()
+        if not asked.is_set():
+            return handler.result()
+
+        async def resume(inputs: Inputs, status: Callable[[str], Awaitable[None]]) -> Any:
+            ctx.switch_to_task(inputs, status)
+            released.set()
+            return plain(await handler)
+
         try:
-            return structured_result(entry.output, value)
-        except pydantic.ValidationError as exc:
-            log.error(
-                "tool %s: its result does not match its outputSchema: %s", params.name, summary(exc)
-            )
-            raise ProtocolError(
-                INTERNAL_ERROR, f"tool {params.name!r} returned a result that does not match its outputSchema"
-            ) from None  # fmt: skip
+            record = await self.tasks.start(
+                owner=owner, method="tools/call", work=resume, ttl_ms=offer.ttl_ms,
+                ask=offer.ask, watch=offer.watch,
+            )  # fmt: skip
+        except BaseException:
+            handler.cancel()
+            raise
+        return TaskCreated(record)
+
+    async def _task_changed(self, record: TaskRecord) -> None:
+        """Every change of a task run here, to the modern listen streams following it."""
+        await self.hub.publish(
+            TASK_IDS, "notifications/tasks", modern_task(record, detailed=True), record.task_id
+        )
 
     async def _list_resources(self, ctx: Context, params: Any) -> pub.ListResourcesResult:
         _no_cursor(params)
@@ -431,6 +535,36 @@ class Server:
             app, host, port, header_timeout=header_timeout, max_connections=max_connections
         )
         AnnouncingServer(config, app.options.path).run()
+
+
+async def _run_tool(entry: ToolEntry, kwargs: dict[str, Any]) -> pub.CallToolResult:
+    try:
+        value = await call(entry.fn, **kwargs)
+    except ToolError as exc:
+        return tool_result_error(str(exc), exc.structured)
+    if entry.output is None:
+        return tool_result(value)
+    name = entry.definition.name
+    try:
+        return structured_result(entry.output, value)
+    except pydantic.ValidationError as exc:
+        log.error("tool %s: its result does not match its outputSchema: %s", name, summary(exc))
+        raise ProtocolError(
+            INTERNAL_ERROR, f"tool {name!r} returned a result that does not match its outputSchema"
+        ) from None
+
+
+def task_required(name: str, modern: bool) -> ProtocolError:
+    """A tool that only runs as a task, called by a client that takes no task."""
+    if modern:
+        return ProtocolError(
+            MISSING_CAPABILITY,
+            f"tool {name!r} runs only as a task: declare the {TASKS_EXTENSION} extension",
+            {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+        )
+    return ProtocolError(
+        METHOD_NOT_FOUND, f"tool {name!r} must be called as a task (params.task)", {"name": name}
+    )
 
 
 def tool_result_error(text: str, structured: Any = None) -> pub.CallToolResult:

@@ -6,8 +6,11 @@ package-lock into tests/conformance/node_modules.
 
 Server leg: starts `examples/everything_server.py http` on a free loopback port, runs
 `conformance server --requirements <revision>` for 2025-11-25 and 2026-07-28, prints each run's
-scored pass counts, and fails if any scored scenario fails (no expected-failures file). Unscored
-scenarios (pending ones, extensions) are listed, not judged.
+scored pass counts, and fails if any scored scenario fails (no expected-failures file). The
+unscored scenarios it runs (pending ones, added after the release, and the Tasks extension's
+`tasks-*`) are judged the same way, except those `UNJUDGED` names with its reason (printed on
+every run); the extension scenarios are also listed one by one (a scenario the suite skips, with
+no checks, is printed as such).
 
 Client leg: for each revision, the client scenarios its requirement set scores (`conformance
 list --client --requirements <revision>`), the OAuth ones (`auth/...`, our `mcpio.auth_client`)
@@ -16,9 +19,10 @@ included, run one by one against `tests/conformance/client.py` (an `mcpio.Client
 how `--requirements` runs each of them (the CLI does not combine `--requirements` with
 `--scenario`). `NOT_RUN` lists the scored scenarios still left out, each with its reason; they
 are printed with the counts, never skipped silently. Then the unscored auth scenarios we
-support (`EXTRA_AUTH`: the 2025-03-26 back-compat ones, client credentials), judged the same
-way; the other auth extensions are printed as not run, with the reason (`EXTRA_NOT_RUN`). One at a time, so
-the timing check of sse-retry is not starved of CPU. A scenario fails on any FAILURE check, and
+support (`EXTRA_AUTH`: the 2025-03-26 back-compat ones, client credentials) and those added
+after the release (`EXTRA_CLIENT`: JSON Schema 2020-12 kept as served), judged the same way;
+the other auth extensions are printed as not run, with the reason (`EXTRA_NOT_RUN`). One at a
+time, so the timing check of sse-retry is not starved of CPU. A scenario fails on any FAILURE check, and
 also on a warning, a client error or a timeout (the CLI's own verdict for a single scenario).
 """
 
@@ -53,6 +57,13 @@ EXTRA_AUTH = (
     ("2025-11-25", "auth/client-credentials-jwt"),
     ("2026-07-28", "auth/client-credentials-jwt"),
 )
+# Unscored client scenarios we run too (revision, name): added after the release; they must pass.
+EXTRA_CLIENT = (
+    ("2025-11-25", "json-schema-2020-12-preservation"),
+    ("2026-07-28", "json-schema-2020-12-preservation"),
+)
+# Unscored server scenarios whose failure does not fail the run, by name prefix, with the reason.
+UNJUDGED: dict[str, str] = {}
 # Unscored auth extensions we do not run, with the reason (printed on every run).
 EXTRA_NOT_RUN = {
     "auth/enterprise-managed-authorization": "the token-exchange / ID-JAG grant is not in mcpio",
@@ -95,21 +106,62 @@ def wait_until_listening(port: int, process: subprocess.Popen[bytes]) -> None:
     sys.exit("the fixture server did not start listening within 30 s")
 
 
-def scored(output: str) -> tuple[int, int, list[str]]:
-    """Passed and failed checks of the scored scenarios, and the failing scenarios' names."""
+def scored(output: str, unscored_too: bool = False) -> tuple[int, int, list[str]]:
+    """Passed and failed checks of the scored scenarios (with `unscored_too`: of the unscored
+    ones instead), and the failing scenarios' names."""
     summary = output.split("=== SUMMARY ===", 1)[-1]
     unscored = set(re.findall(r"^\s+[✓✗] (\S+) \(", summary, re.MULTILINE))
     passed = failed = 0
     failing = []
     for line in summary.splitlines():
         found = SCENARIO.match(line.strip())
-        if found is None or found.group(2) in unscored:
+        if found is None or (found.group(2) in unscored) != unscored_too:
             continue
         passed += int(found.group(3))
         failed += int(found.group(4))
         if found.group(1) == "✗":
             failing.append(found.group(2))
     return passed, failed, failing
+
+
+def unjudged(name: str) -> str | None:
+    """Why an unscored scenario's failure does not fail the run, or None."""
+    return next((why for prefix, why in UNJUDGED.items() if name.startswith(prefix)), None)
+
+
+def extensions(output: str) -> list[tuple[str, bool, int, int]]:
+    """The extension scenarios of a server run: name, whether the suite marks it passing, and
+    its passed and failed check counts."""
+    summary = output.split("=== SUMMARY ===", 1)[-1]
+    counts = {
+        found.group(2): (int(found.group(3)), int(found.group(4)))
+        for line in summary.splitlines()
+        if (found := SCENARIO.match(line.strip())) is not None
+    }
+    marked = re.findall(r"^\s+([✓✗]) (\S+) \(extension\)", summary, re.MULTILINE)
+    return [(name, mark == "✓", *counts.get(name, (0, 0))) for mark, name in marked]
+
+
+def judge_extensions(output: str, revision: str) -> int:
+    """Print the extension scenarios of a run; 1 if any fails."""
+    found = extensions(output)
+    if not found:
+        return 0
+    failing = [name for name, ok, _, failed in found if not ok or failed]
+    skipped = [name for name, ok, checks, failed in found if ok and not checks and not failed]
+    passed = sum(p for _, _, p, _ in found)
+    print(
+        f"conformance server --requirements {revision}, extension scenarios: "
+        f"{len(found) - len(failing) - len(skipped)}/{len(found)} passed ({passed} checks), "
+        f"{len(skipped)} skipped by the suite"
+        + (f" (failing: {', '.join(failing)})" if failing else "")
+    )
+    for name, ok, checks, failed in found:
+        verdict = "skipped by the suite (no checks)" if ok and not checks and not failed else (
+            f"{checks} passed, {failed} failed"
+        )  # fmt: skip
+        print(f"  {'✓' if ok and not failed else '✗'} {name}: {verdict}")
+    return 1 if failing else 0
 
 
 def server_leg(bin_dir: Path, env: dict[str, str]) -> int:
@@ -143,7 +195,17 @@ def server_leg(bin_dir: Path, env: dict[str, str]) -> int:
                 f"{passed} passed, {failed} failed in scored scenarios"
                 + (f" (failing: {', '.join(failing)})" if failing else "")
             )
-            if done.returncode != 0 or failed or not passed:
+            extra_passed, extra_failed, extra_failing = scored(done.stdout, unscored_too=True)
+            judged = [name for name in extra_failing if unjudged(name) is None]
+            print(
+                f"  unscored scenarios: {extra_passed} passed, {extra_failed} failed"
+                + (f" (failing: {', '.join(extra_failing)})" if extra_failing else "")
+            )
+            for name in extra_failing:
+                if name not in judged:
+                    print(f"  not judged: {name}: {unjudged(name)}")
+            extension_status = judge_extensions(done.stdout, revision)
+            if done.returncode != 0 or failed or not passed or judged or extension_status:
                 print(done.stdout[-6000:], done.stderr[-2000:], sep="\n")
                 status = 1
     finally:
@@ -239,13 +301,17 @@ def client_leg(bin_dir: Path, env: dict[str, str]) -> int:
         if failing or not passed:
             status = 1
     ok_extra = 0
-    for revision, name in EXTRA_AUTH:
+    for revision, name in (*EXTRA_AUTH, *EXTRA_CLIENT):
         ok, bad, warned, broken, output = run_client_scenario(bin_dir, env, revision, name)
         ok_extra += not broken
         if broken:
             status = 1
             print(f"--- client scenario {name} at {revision}:\n{output}")
-    print(f"unscored auth scenarios (back-compat, extensions): {ok_extra}/{len(EXTRA_AUTH)} passed")
+    extras = len(EXTRA_AUTH) + len(EXTRA_CLIENT)
+    print(
+        "unscored client scenarios (auth back-compat and extensions, added after the release):"
+        f" {ok_extra}/{extras} passed"
+    )
     for name, reason in EXTRA_NOT_RUN.items():
         print(f"  not run: {name}: {reason}")
     print(f"client leg: {time.monotonic() - started:.1f} s")

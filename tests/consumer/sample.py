@@ -23,6 +23,7 @@ from mcp_wire import v2025_11_25 as legacy
 from mcp_wire import v2026_07_28 as modern
 from mcp_wire.v2025_11_25.codec import InitializeResultResponse
 from mcp_wire.v2026_07_28.codec import ErrorFrame
+from mcp_wire.v2026_07_28.ext import tasks
 from mcpio import (
     Client,
     Context,
@@ -120,6 +121,45 @@ reveal_type(codec.response(4, "tools/call", {"content": []}))  # expect: CallToo
 refused = codec.error(4, -32022, "no", {"requested": "x", "supported": []})
 reveal_type(refused)  # expect: UnsupportedProtocolVersionError
 reveal_type(mcp_wire.envelope(built))  # expect: Envelope[Any, Any] | None
+
+# --- 2026-07-28 with the Tasks extension: its methods and task results, typed ----------------
+
+with_tasks = codec.with_extensions("io.modelcontextprotocol/tasks")
+reveal_type(with_tasks)  # expect: Codec2026_07_28Tasks
+poll = with_tasks.request("tasks/get", {"taskId": "t-1"}, id=8, client_capabilities={})
+reveal_type(poll)  # expect: GetTaskRequest
+reveal_type(poll.params.taskId)  # expect: str
+update = with_tasks.request(
+    "tasks/update", {"taskId": "t-1", "inputResponses": {"q": {"action": "decline"}}}, id=9
+)
+reveal_type(update)  # expect: UpdateTaskRequest
+cancel = with_tasks.request("tasks/cancel", {"taskId": "t-1"}, id=10)
+reveal_type(cancel)  # expect: CancelTaskRequest
+task = {"resultType": "task", "taskId": "t-1", "status": "working", "createdAt": "now",
+        "lastUpdatedAt": "now", "ttlMs": None}  # fmt: skip
+created = with_tasks.decode_response(
+    with_tasks.encode(with_tasks.response(8, "tools/call", task)), "tools/call"
+)
+if not isinstance(created, ErrorFrame):
+    reveal_type(created.result)  # expect: InputRequiredResult | CallToolResult | CreateTaskResult
+    if isinstance(created.result, tasks.CreateTaskResult):
+        # expect: Literal['working', 'input_required', 'completed', 'failed', 'cancelled']
+        reveal_type(created.result.status)
+        reveal_type(created.result.ttlMs)  # expect: int | None
+state = {
+    **task,
+    "resultType": "complete",
+    "status": "completed",
+    "result": {"content": [{"type": "text", "text": "done"}]},
+}
+got = with_tasks.decode_response(
+    with_tasks.encode(with_tasks.response(8, "tasks/get", state)), "tasks/get"
+)
+if not isinstance(got, ErrorFrame):
+    if isinstance(got.result, tasks.GetTaskResultCompleted):
+        reveal_type(got.result.status)  # expect: Literal['completed']
+status = with_tasks.notification("notifications/tasks", {**task, "status": "cancelled"})
+reveal_type(status)  # expect: TaskStatusNotification
 
 # --- 2025-11-25 (legacy): the same, with the handshake -------------------------------------------
 

@@ -518,6 +518,7 @@ class Codec2024_11_05(Codec):
             "RootsListChangedNotificationParams",
             "ServerCapabilitiesExperimentalValue",
             "ServerCapabilitiesLogging",
+            "ToolInputSchema",
             "ToolInputSchemaPropertiesValue",
             "ToolListChangedNotificationParams",
         }

@@ -87,17 +87,6 @@ An opaque token used to represent a cursor for pagination.
 """
 
 
-class GetPromptRequestParams(WireModel):
-    arguments: dict[str, str] | None = None
-    """
-    Arguments to use for templating the prompt.
-    """
-    name: str
-    """
-    The name of the prompt or prompt template.
-    """
-
-
 class Implementation(WireModel):
     """
     Describes the name and version of an MCP implementation.
@@ -105,38 +94,6 @@ class Implementation(WireModel):
 
     name: str
     version: str
-
-
-class ListPromptsRequestParams(WireModel):
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
-
-
-class ListResourceTemplatesRequestParams(WireModel):
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
-
-
-class ListResourcesRequestParams(WireModel):
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
-
-
-class ListToolsRequestParams(WireModel):
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
 
 
 LoggingLevel = TypeAliasType(
@@ -152,6 +109,10 @@ https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 
 
 class LoggingMessageNotificationParams(WireModel):
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    """
+    This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    """
     data: JSONValue
     """
     The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
@@ -304,13 +265,6 @@ class PromptReference(WireModel):
     type: Literal["ref/prompt"]
 
 
-class ReadResourceRequestParams(WireModel):
-    uri: str
-    """
-    The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
-    """
-
-
 RequestId = TypeAliasType("RequestId", str | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
@@ -359,6 +313,10 @@ class ResourceReference(WireModel):
 
 
 class ResourceUpdatedNotificationParams(WireModel):
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    """
+    This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    """
     uri: str
     """
     The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
@@ -452,6 +410,7 @@ class ServerCapabilitiesTools(WireModel):
 
 
 class SetLevelRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     level: LoggingLevel
     """
     The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
@@ -459,6 +418,7 @@ class SetLevelRequestParams(WireModel):
 
 
 class SubscribeRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     uri: str
     """
     The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
@@ -509,6 +469,7 @@ class ToolListChangedNotificationParams(WireModel):
 
 
 class UnsubscribeRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     uri: str
     """
     The URI of the resource to unsubscribe from.
@@ -533,11 +494,16 @@ class AnnotatedAnnotations(WireModel):
 
 
 class CallToolRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     arguments: dict[str, JSONValue] | None = None
     name: str
 
 
 class CancelledNotificationParams(WireModel):
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    """
+    This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    """
     reason: str | None = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
@@ -564,6 +530,7 @@ class ClientCapabilities(WireModel):
 
 
 class CompleteRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     argument: CompleteRequestParamsArgument
     ref: _Annotated[PromptReference | ResourceReference, Field(discriminator="type")]
 
@@ -600,13 +567,16 @@ class EmbeddedResourceAnnotations(WireModel):
 EmptyResult = TypeAliasType("EmptyResult", Result)
 
 
-class GetPromptRequest(WireModel):
+class GetPromptRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    arguments: dict[str, str] | None = None
     """
-    Used by the client to get a prompt provided by the server.
+    Arguments to use for templating the prompt.
     """
-
-    method: Literal["prompts/get"]
-    params: GetPromptRequestParams
+    name: str
+    """
+    The name of the prompt or prompt template.
+    """
 
 
 class ImageContentAnnotations(WireModel):
@@ -627,6 +597,7 @@ class ImageContentAnnotations(WireModel):
 
 
 class InitializeRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     capabilities: ClientCapabilities
     clientInfo: Implementation
     protocolVersion: str
@@ -681,31 +652,31 @@ class JSONRPCResponse(WireModel):
     result: Result
 
 
-class ListPromptsRequest(WireModel):
+class ListPromptsRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    cursor: str | None = None
     """
-    Sent from the client to request a list of prompts and prompt templates the server has.
-    """
-
-    method: Literal["prompts/list"]
-    params: ListPromptsRequestParams | None = None
-
-
-class ListResourceTemplatesRequest(WireModel):
-    """
-    Sent from the client to request a list of resource templates the server has.
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
     """
 
-    method: Literal["resources/templates/list"]
-    params: ListResourceTemplatesRequestParams | None = None
 
-
-class ListResourcesRequest(WireModel):
+class ListResourceTemplatesRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    cursor: str | None = None
     """
-    Sent from the client to request a list of resources the server has.
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
     """
 
-    method: Literal["resources/list"]
-    params: ListResourcesRequestParams | None = None
+
+class ListResourcesRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    cursor: str | None = None
+    """
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
 
 
 class ListRootsRequestParamsMeta(WireModel):
@@ -729,13 +700,13 @@ class ListRootsResult(WireModel):
     roots: list[Root]
 
 
-class ListToolsRequest(WireModel):
+class ListToolsRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    cursor: str | None = None
     """
-    Sent from the client to request a list of tools the server has.
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
     """
-
-    method: Literal["tools/list"]
-    params: ListToolsRequestParams | None = None
 
 
 class LoggingMessageNotification(WireModel):
@@ -765,6 +736,10 @@ class PingRequestParamsMeta(WireModel):
 
 
 class ProgressNotificationParams(WireModel):
+    meta: _Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    """
+    This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    """
     progress: StrictInt | StrictFloat
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
@@ -807,13 +782,12 @@ class PromptListChangedNotification(WireModel):
     params: PromptListChangedNotificationParams | None = None
 
 
-class ReadResourceRequest(WireModel):
+class ReadResourceRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    uri: str
     """
-    Sent from the client to the server, to read a specific resource URI.
+    The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
     """
-
-    method: Literal["resources/read"]
-    params: ReadResourceRequestParams
 
 
 class ReadResourceResult(WireModel):
@@ -1023,6 +997,15 @@ class EmbeddedResource(WireModel):
     type: Literal["resource"]
 
 
+class GetPromptRequest(WireModel):
+    """
+    Used by the client to get a prompt provided by the server.
+    """
+
+    method: Literal["prompts/get"]
+    params: GetPromptRequestParams
+
+
 class ImageContent(WireModel):
     """
     An image provided to or from an LLM.
@@ -1105,6 +1088,15 @@ class JSONRPCRequestParams(WireModel):
     meta: _Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
 
 
+class ListPromptsRequest(WireModel):
+    """
+    Sent from the client to request a list of prompts and prompt templates the server has.
+    """
+
+    method: Literal["prompts/list"]
+    params: ListPromptsRequestParams | None = None
+
+
 class ListPromptsResult(WireModel):
     """
     The server's response to a prompts/list request from the client.
@@ -1122,8 +1114,35 @@ class ListPromptsResult(WireModel):
     prompts: list[Prompt]
 
 
+class ListResourceTemplatesRequest(WireModel):
+    """
+    Sent from the client to request a list of resource templates the server has.
+    """
+
+    method: Literal["resources/templates/list"]
+    params: ListResourceTemplatesRequestParams | None = None
+
+
+class ListResourcesRequest(WireModel):
+    """
+    Sent from the client to request a list of resources the server has.
+    """
+
+    method: Literal["resources/list"]
+    params: ListResourcesRequestParams | None = None
+
+
 class ListRootsRequestParams(WireModel):
     meta: _Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
+
+
+class ListToolsRequest(WireModel):
+    """
+    Sent from the client to request a list of tools the server has.
+    """
+
+    method: Literal["tools/list"]
+    params: ListToolsRequestParams | None = None
 
 
 class PingRequestParams(WireModel):
@@ -1149,6 +1168,15 @@ class PromptMessage(WireModel):
 
     content: _Annotated[TextContent | ImageContent | EmbeddedResource, Field(discriminator="type")]
     role: Role
+
+
+class ReadResourceRequest(WireModel):
+    """
+    Sent from the client to the server, to read a specific resource URI.
+    """
+
+    method: Literal["resources/read"]
+    params: ReadResourceRequestParams
 
 
 class Request(WireModel):
@@ -1304,6 +1332,7 @@ ClientNotification = TypeAliasType(
 
 
 class CreateMessageRequestParams(WireModel):
+    meta: _Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     includeContext: Literal["allServers", "none", "thisServer"] | None = None
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.

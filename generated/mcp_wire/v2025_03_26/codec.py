@@ -520,6 +520,7 @@ class Codec2025_03_26(Codec):
             "ServerCapabilitiesCompletions",
             "ServerCapabilitiesExperimentalValue",
             "ServerCapabilitiesLogging",
+            "ToolInputSchema",
             "ToolInputSchemaPropertiesValue",
             "ToolListChangedNotificationParams",
         }

@@ -543,8 +543,10 @@ class Codec2025_06_18(Codec):
             "ServerCapabilitiesCompletions",
             "ServerCapabilitiesExperimentalValue",
             "ServerCapabilitiesLogging",
+            "ToolInputSchema",
             "ToolInputSchemaPropertiesValue",
             "ToolListChangedNotificationParams",
+            "ToolOutputSchema",
             "ToolOutputSchemaPropertiesValue",
         }
     )

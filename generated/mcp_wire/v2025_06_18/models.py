@@ -123,17 +123,6 @@ class EnumSchema(WireModel):
     type: Literal["string"]
 
 
-class GetPromptRequestParams(WireModel):
-    arguments: dict[str, str] | None = None
-    """
-    Arguments to use for templating the prompt.
-    """
-    name: str
-    """
-    The name of the prompt or prompt template.
-    """
-
-
 class Implementation(WireModel):
     """
     Describes the name and version of an MCP implementation, with an optional title for UI representation.
@@ -155,38 +144,6 @@ class Implementation(WireModel):
     version: str
 
 
-class ListPromptsRequestParams(WireModel):
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
-
-
-class ListResourceTemplatesRequestParams(WireModel):
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
-
-
-class ListResourcesRequestParams(WireModel):
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
-
-
-class ListToolsRequestParams(WireModel):
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
-
-
 LoggingLevel = TypeAliasType(
     "LoggingLevel",
     Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"],
@@ -200,6 +157,10 @@ https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 
 
 class LoggingMessageNotificationParams(WireModel):
+    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
     data: JSONValue
     """
     The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
@@ -378,13 +339,6 @@ class PromptReference(WireModel):
     type: Literal["ref/prompt"]
 
 
-class ReadResourceRequestParams(WireModel):
-    uri: str
-    """
-    The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
-    """
-
-
 RequestId = TypeAliasType("RequestId", str | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
@@ -441,6 +395,10 @@ class ResourceTemplateReference(WireModel):
 
 
 class ResourceUpdatedNotificationParams(WireModel):
+    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
     uri: str
     """
     The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
@@ -544,6 +502,7 @@ class ServerCapabilitiesTools(WireModel):
 
 
 class SetLevelRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     level: LoggingLevel
     """
     The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
@@ -560,6 +519,7 @@ class StringSchema(WireModel):
 
 
 class SubscribeRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     uri: str
     """
     The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
@@ -652,6 +612,7 @@ class ToolOutputSchemaPropertiesValue(WireModel):
 
 
 class UnsubscribeRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     uri: str
     """
     The URI of the resource to unsubscribe from.
@@ -732,11 +693,16 @@ class BlobResourceContents(WireModel):
 
 
 class CallToolRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     arguments: dict[str, JSONValue] | None = None
     name: str
 
 
 class CancelledNotificationParams(WireModel):
+    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
     reason: str | None = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
@@ -764,6 +730,7 @@ class ClientCapabilities(WireModel):
 
 
 class CompleteRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     argument: CompleteRequestParamsArgument
     context: CompleteRequestParamsContext | None = None
     ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
@@ -827,13 +794,16 @@ class EmbeddedResource(WireModel):
 EmptyResult = TypeAliasType("EmptyResult", Result)
 
 
-class GetPromptRequest(WireModel):
+class GetPromptRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    arguments: dict[str, str] | None = None
     """
-    Used by the client to get a prompt provided by the server.
+    Arguments to use for templating the prompt.
     """
-
-    method: Literal["prompts/get"]
-    params: GetPromptRequestParams
+    name: str
+    """
+    The name of the prompt or prompt template.
+    """
 
 
 class ImageContent(WireModel):
@@ -861,6 +831,7 @@ class ImageContent(WireModel):
 
 
 class InitializeRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     capabilities: ClientCapabilities
     clientInfo: Implementation
     protocolVersion: str
@@ -919,31 +890,31 @@ class JSONRPCResponse(WireModel):
     result: Result
 
 
-class ListPromptsRequest(WireModel):
+class ListPromptsRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    cursor: str | None = None
     """
-    Sent from the client to request a list of prompts and prompt templates the server has.
-    """
-
-    method: Literal["prompts/list"]
-    params: ListPromptsRequestParams | None = None
-
-
-class ListResourceTemplatesRequest(WireModel):
-    """
-    Sent from the client to request a list of resource templates the server has.
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
     """
 
-    method: Literal["resources/templates/list"]
-    params: ListResourceTemplatesRequestParams | None = None
 
-
-class ListResourcesRequest(WireModel):
+class ListResourceTemplatesRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    cursor: str | None = None
     """
-    Sent from the client to request a list of resources the server has.
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
     """
 
-    method: Literal["resources/list"]
-    params: ListResourcesRequestParams | None = None
+
+class ListResourcesRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    cursor: str | None = None
+    """
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
 
 
 class ListRootsRequestParamsMeta(WireModel):
@@ -971,13 +942,13 @@ class ListRootsResult(WireModel):
     roots: list[Root]
 
 
-class ListToolsRequest(WireModel):
+class ListToolsRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    cursor: str | None = None
     """
-    Sent from the client to request a list of tools the server has.
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
     """
-
-    method: Literal["tools/list"]
-    params: ListToolsRequestParams | None = None
 
 
 class LoggingMessageNotification(WireModel):
@@ -1020,6 +991,10 @@ without nested objects or arrays.
 
 
 class ProgressNotificationParams(WireModel):
+    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
     message: str | None = None
     """
     An optional message describing the current progress.
@@ -1079,13 +1054,12 @@ class PromptListChangedNotification(WireModel):
     params: PromptListChangedNotificationParams | None = None
 
 
-class ReadResourceRequest(WireModel):
+class ReadResourceRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    uri: str
     """
-    Sent from the client to the server, to read a specific resource URI.
+    The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
     """
-
-    method: Literal["resources/read"]
-    params: ReadResourceRequestParams
 
 
 class ReadResourceResult(WireModel):
@@ -1441,6 +1415,15 @@ class ElicitRequestParamsRequestedSchema(WireModel):
     type: Literal["object"]
 
 
+class GetPromptRequest(WireModel):
+    """
+    Used by the client to get a prompt provided by the server.
+    """
+
+    method: Literal["prompts/get"]
+    params: GetPromptRequestParams
+
+
 class InitializeRequest(WireModel):
     """
     This request is sent from the client to the server when it first connects, asking it to begin initialization.
@@ -1506,6 +1489,15 @@ class JSONRPCRequestParams(WireModel):
     meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
 
 
+class ListPromptsRequest(WireModel):
+    """
+    Sent from the client to request a list of prompts and prompt templates the server has.
+    """
+
+    method: Literal["prompts/list"]
+    params: ListPromptsRequestParams | None = None
+
+
 class ListPromptsResult(WireModel):
     """
     The server's response to a prompts/list request from the client.
@@ -1523,6 +1515,15 @@ class ListPromptsResult(WireModel):
     prompts: list[Prompt]
 
 
+class ListResourceTemplatesRequest(WireModel):
+    """
+    Sent from the client to request a list of resource templates the server has.
+    """
+
+    method: Literal["resources/templates/list"]
+    params: ListResourceTemplatesRequestParams | None = None
+
+
 class ListResourceTemplatesResult(WireModel):
     """
     The server's response to a resources/templates/list request from the client.
@@ -1538,6 +1539,15 @@ class ListResourceTemplatesResult(WireModel):
     If present, there may be more results available.
     """
     resourceTemplates: list[ResourceTemplate]
+
+
+class ListResourcesRequest(WireModel):
+    """
+    Sent from the client to request a list of resources the server has.
+    """
+
+    method: Literal["resources/list"]
+    params: ListResourcesRequestParams | None = None
 
 
 class ListResourcesResult(WireModel):
@@ -1559,6 +1569,15 @@ class ListResourcesResult(WireModel):
 
 class ListRootsRequestParams(WireModel):
     meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
+
+
+class ListToolsRequest(WireModel):
+    """
+    Sent from the client to request a list of tools the server has.
+    """
+
+    method: Literal["tools/list"]
+    params: ListToolsRequestParams | None = None
 
 
 class PingRequestParams(WireModel):
@@ -1584,6 +1603,15 @@ class PromptMessage(WireModel):
 
     content: ContentBlock
     role: Role
+
+
+class ReadResourceRequest(WireModel):
+    """
+    Sent from the client to the server, to read a specific resource URI.
+    """
+
+    method: Literal["resources/read"]
+    params: ReadResourceRequestParams
 
 
 class Request(WireModel):
@@ -1705,6 +1733,7 @@ ClientResult = TypeAliasType(
 
 
 class CreateMessageRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     includeContext: Literal["allServers", "none", "thisServer"] | None = None
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
@@ -1730,6 +1759,7 @@ class CreateMessageRequestParams(WireModel):
 
 
 class ElicitRequestParams(WireModel):
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
     message: str
     """
     The message to present to the user.

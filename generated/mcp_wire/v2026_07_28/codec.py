@@ -11,8 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, 
 
 from pydantic import Tag
 
-from mcpio.wire.codec import Envelope, LenientResponse, PublicMapping
+from mcpio.wire.codec import Codec, Envelope, LenientResponse, PublicMapping
 from mcpio.wire.modern import ModernCodec, result_discriminator
+
+if TYPE_CHECKING:
+    from .ext.tasks.codec import Codec2026_07_28Tasks
 
 from . import dispatch
 from . import models as m
@@ -315,12 +318,16 @@ class Codec2026_07_28(ModernCodec):
         "client_info": "io.modelcontextprotocol/clientInfo",
         "log_level": "io.modelcontextprotocol/logLevel",
     }
+    envelope_model = m.RequestMetaObject
     result_tags = ("complete", "input_required")
     interim_one_of = (
         "inputRequests",
         "requestState",
     )
     cache_defaults = {"ttlMs": 0, "cacheScope": "private"}
+    extensions = {
+        "io.modelcontextprotocol/tasks": "mcp_wire.v2026_07_28.ext.tasks.codec",
+    }
     meta_key = re.compile(
         r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*/)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?"
     )
@@ -458,6 +465,12 @@ class Codec2026_07_28(ModernCodec):
         @overload
         def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> ErrorFrame: ...
         def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> Any: ...
+
+        @overload
+        def with_extensions(self, *extensions: Literal["io.modelcontextprotocol/tasks"]) -> Codec2026_07_28Tasks: ...
+        @overload
+        def with_extensions(self, *extensions: str) -> Codec: ...
+        def with_extensions(self, *extensions: str) -> Any: ...
 
         def envelope(self, message: Any) -> Envelope[m.ClientCapabilities, m.Implementation]: ...
         # fmt: on

@@ -19,11 +19,14 @@ store keeps (the tests of tests/test_task_stores.py hold each implementation to 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
@@ -74,6 +77,88 @@ class TaskRecord:
         )
 
 
+class TaskStoreError(Exception):
+    """A store holds something it cannot read (a corrupt row or value): an internal error."""
+
+
+_NUMBER = (int, float)
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "task_id": (str,),
+    "owner": (str, type(None)),
+    "method": (str,),
+    "status": (str,),
+    "created_at": _NUMBER,
+    "updated_at": _NUMBER,
+    "ttl_ms": (int, type(None)),
+    "poll_interval_ms": (int, type(None)),
+    "status_message": (str, type(None)),
+    "result": (dict, type(None)),
+    "error": (dict, type(None)),
+    "input_requests": (dict, type(None)),
+    "lease_holder": (str, type(None)),
+    "lease_until": (*_NUMBER, type(None)),
+}
+
+
+def record_json(task: TaskRecord) -> str:
+    """A record as the durable stores keep it (JSON text)."""
+    return json.dumps(dataclasses.asdict(task), separators=(",", ":"))
+
+
+def record_from_json(text: str | bytes, where: str) -> TaskRecord:
+    """The record of `record_json`; a `TaskStoreError` naming `where` for anything else."""
+    try:
+        obj = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise TaskStoreError(f"{where}: not a task record ({exc})") from None
+    if type(obj) is not dict or set(obj) != set(
+        _FIELDS
+    ):  # pyright: ignore[reportUnknownArgumentType]
+        raise TaskStoreError(f"{where}: not a task record (wrong fields)")
+    fields: dict[str, Any] = obj  # pyright: ignore[reportUnknownVariableType]
+    for name, types in _FIELDS.items():
+        value = fields[name]
+        if type(value) not in types or (name == "status" and value not in get_args(TaskStatus)):
+            raise TaskStoreError(f"{where}: not a task record (bad {name}: {value!r})")
+    return TaskRecord(**fields)
+
+
+def cursor_of(task: TaskRecord) -> str:
+    """The list cursor that resumes at `task`: its place in the order (created_at, task_id),
+    so that it stays valid when that task is gone by the time the cursor comes back."""
+    place = json.dumps([task.created_at, task.task_id], separators=(",", ":"))
+    return base64.urlsafe_b64encode(place.encode()).decode()
+
+
+def place_of(cursor: str) -> tuple[float, str]:
+    """The (created_at, task_id) a cursor of `cursor_of` resumes at; ValueError for others."""
+    try:
+        place = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
+    except (ValueError, binascii.Error):
+        place = None
+    if (
+        type(place) is not list
+        or len(place) != 2  # pyright: ignore[reportUnknownArgumentType]
+        or type(place[0]) not in _NUMBER
+        or type(place[1]) is not str
+    ):
+        raise ValueError(f"unknown cursor {cursor!r}")
+    return float(place[0]), place[1]  # pyright: ignore[reportUnknownArgumentType]
+
+
+def page_of(
+    live: list[TaskRecord], cursor: str | None, limit: int
+) -> tuple[list[TaskRecord], str | None]:
+    """One page of `live` (sorted by created_at, task_id) from `cursor`, and the next cursor."""
+    if limit < 1:
+        raise ValueError(f"a page holds at least one task (limit {limit})")
+    if cursor is not None:
+        place = place_of(cursor)
+        live = [t for t in live if (t.created_at, t.task_id) >= place]
+    rest = cursor_of(live[limit]) if len(live) > limit else None
+    return live[:limit], rest
+
+
 class TaskStore(Protocol):
     """What the runtime needs of a task store (see the module's rules)."""
 
@@ -113,6 +198,8 @@ class MemoryTaskStore:
         self._clock = clock
 
     async def create(self, task: TaskRecord) -> None:
+        if task.task_id in self._tasks:
+            raise TaskStoreError(f"task {task.task_id!r} exists already")
         self._tasks[task.task_id] = task
 
     def _live(self, task_id: str) -> TaskRecord | None:
@@ -148,17 +235,11 @@ class MemoryTaskStore:
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
-        ids = [
-            i for i in list(self._tasks) if (t := self._live(i)) is not None and t.owner == owner
-        ]
-        start = 0
-        if cursor is not None:
-            if cursor not in ids:
-                raise ValueError(f"unknown cursor {cursor!r}")
-            start = ids.index(cursor)
-        page = ids[start : start + limit]
-        rest = ids[start + limit] if start + limit < len(ids) else None
-        return [self._tasks[i] for i in page], rest
+        live = [t for i in list(self._tasks) if (t := self._live(i)) is not None]
+        mine = sorted(
+            (t for t in live if t.owner == owner), key=lambda t: (t.created_at, t.task_id)
+        )
+        return page_of(mine, cursor, limit)
 
     async def close(self) -> None:
         self._tasks.clear()

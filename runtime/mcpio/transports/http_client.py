@@ -64,10 +64,15 @@ from mcpio.transports.http_rules import (
     EVENT_STREAM,
     JSON,
     NAMED_BY,
+    ParamHeaders,
     code_of_status,
     encode_header_value,
     media_type,
+    mirror_params,
+    param_headers,
     plain_header_value,
+    x_mcp_header_problem,
+    x_mcp_headers,
 )
 from mcpio.transports.sse import SseEvent, SseParser
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
@@ -84,111 +89,7 @@ OLD = (400, 404, 405)  # an `initialize` POST refused so may have met a 2024-11-
 MAX_RESUMPTIONS = 3  # reconnections in a row that bring no event
 DEFAULT_RETRY = 1.0  # seconds before reconnecting when the server sent no `retry`
 SESSION_HEADER_VERSION = "2025-06-18"  # the first revision with MCP-Protocol-Version after init
-PARAM_PREFIX = "Mcp-Param-"
-X_MCP_HEADER = "x-mcp-header"
-
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _SESSION_ID = re.compile(r"[\x21-\x7e]+")
-_HEADER_TYPES = frozenset({"string", "integer", "boolean"})
-# JSON Schema keywords whose values are schemas (or lists/maps of them) off the `properties`
-# chain: an `x-mcp-header` found below any of them is misplaced.
-_SUBSCHEMA = frozenset(
-    {
-        "items",
-        "contains",
-        "additionalItems",
-        "unevaluatedItems",
-        "additionalProperties",
-        "propertyNames",
-        "unevaluatedProperties",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contentSchema",
-    }
-)
-_SUBSCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-_SUBSCHEMA_MAPS = frozenset({"patternProperties", "dependentSchemas", "$defs", "definitions"})
-
-
-# ---------------------------------------------------------------------- header values
-
-
-def _render(value: Any) -> str | None:
-    """A tool argument as an `Mcp-Param-*` value: strings as they are, integers in decimal,
-    booleans `true`/`false`; None (no header) for anything else."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and math.isfinite(value):
-        return str(int(value)) if value.is_integer() else repr(value)
-    if isinstance(value, str):
-        return value
-    return None
-
-
-def x_mcp_header_problem(schema: Any) -> str | None:
-    """Why the `x-mcp-header` annotations of a tool's input schema are invalid, or None.
-
-    Valid: a non-empty RFC 9110 token, on a `string`, `integer` or `boolean` property reached
-    from the root through `properties` keys only, unique (case-insensitively) in the schema."""
-    seen: dict[str, str] = {}
-    for path, node in _schema_positions(schema):
-        if X_MCP_HEADER not in node:
-            continue
-        if not path:
-            return f"{X_MCP_HEADER} outside a chain of `properties` from the root"
-        where = ".".join(path)
-        header = node[X_MCP_HEADER]
-        if type(header) is not str or not _TOKEN.fullmatch(header):
-            return f"property {where!r}: {X_MCP_HEADER} is not an HTTP token"
-        kind = node.get("type")
-        if type(kind) is not str or kind not in _HEADER_TYPES:
-            return f"property {where!r}: {X_MCP_HEADER} on a type other than string/integer/boolean"
-        if header.lower() in seen:
-            return f"property {where!r}: {X_MCP_HEADER} {header!r} repeats {seen[header.lower()]!r}"
-        seen[header.lower()] = where
-    return None
-
-
-def x_mcp_headers(schema: Any) -> list[tuple[str, tuple[str, ...]]]:
-    """(header name, property path) of each annotation in a schema `x_mcp_header_problem`
-    accepts."""
-    return [
-        (f"{PARAM_PREFIX}{node[X_MCP_HEADER]}", path)
-        for path, node in _schema_positions(schema)
-        if path and type(node.get(X_MCP_HEADER)) is str
-    ]
-
-
-def _schema_positions(root: Any) -> list[tuple[tuple[str, ...] | None, dict[str, Any]]]:
-    """Every schema object in `root` with its chain of `properties` keys (None once the walk
-    left that chain); instance data (`default`, `enum`, ...) is not entered, `$ref` not
-    followed."""
-    found: list[tuple[tuple[str, ...] | None, dict[str, Any]]] = []
-    stack: list[tuple[tuple[str, ...] | None, Any]] = [((), root)]
-    while stack:
-        path, node = stack.pop()
-        if type(node) is not dict:
-            continue
-        schema = cast(dict[str, Any], node)
-        found.append((path, schema))
-        for key, value in schema.items():
-            if key == "properties" and type(value) is dict:
-                for name, sub in cast(dict[str, Any], value).items():
-                    stack.append(((*path, name) if path is not None else None, sub))
-            elif key in _SUBSCHEMA:
-                stack.append((None, value))
-            elif key in _SUBSCHEMA_LISTS and type(value) is list:
-                stack.extend((None, sub) for sub in cast(list[Any], value))
-            elif key in _SUBSCHEMA_MAPS and type(value) is dict:
-                stack.extend((None, sub) for sub in cast(dict[str, Any], value).values())
-    return found
-
-
-# ---------------------------------------------------------------------- server-sent events
 
 
 # ---------------------------------------------------------------------- the transport
@@ -286,7 +187,7 @@ class HttpTransport:
         self._endpoint: httpx.URL | None = None  # 2024-11-05: where to POST
         self._get_scope: anyio.CancelScope | None = None
         self._sse_scope: anyio.CancelScope | None = None
-        self.tool_headers: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        self.tool_headers: dict[str, ParamHeaders] = {}
 
     # ---------------------------------------------------------------- lifetime
 
@@ -456,18 +357,8 @@ class HttpTransport:
         if method == "tools/call" and type(params.get("name")) is str:
             arguments = params.get("arguments")
             if type(arguments) is dict:
-                headers.update(self._param_headers(params["name"], arguments))
-        return headers
-
-    def _param_headers(self, tool: str, arguments: dict[str, Any]) -> dict[str, str]:
-        headers: dict[str, str] = {}
-        for header, path in self.tool_headers.get(tool, ()):
-            value: Any = arguments
-            for key in path:
-                value = cast(dict[str, Any], value).get(key) if type(value) is dict else None
-            rendered = _render(value) if value is not None else None
-            if rendered is not None:
-                headers[header] = encode_header_value(rendered)
+                spec = self.tool_headers.get(params["name"], ())
+                headers.update(mirror_params(spec, cast(dict[str, Any], arguments)))
         return headers
 
     def _legacy_headers(self, accept: str = ACCEPT_BOTH) -> dict[str, str]:
@@ -843,7 +734,7 @@ class HttpTransport:
                     log.warning("dropped tool %r from tools/list: %s", name, problem)
                     continue
             else:
-                headers = x_mcp_headers(schema)
+                headers = param_headers(schema)
                 if headers:
                     self.tool_headers[name] = headers
                 else:

@@ -1,13 +1,17 @@
 """The rules of MCP over HTTP that client and server share: media types, the `Mcp-*` headers and
-how their values are written, which member of a request names what it acts on, and which HTTP
-status answers a JSON-RPC error (2026-07-28; legacy sessions answer every JSON-RPC response with
-200)."""
+how their values are written, which member of a request names what it acts on, which tool
+arguments a `tools/call` mirrors into `Mcp-Param-*` headers (SEP-2243: the client writes them,
+the server checks them against the body) and which HTTP status answers a JSON-RPC error
+(2026-07-28; legacy sessions answer every JSON-RPC response with 200)."""
 
 from __future__ import annotations
 
 import base64
+import decimal
+import math
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from mcpio.latest import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
 from mcpio.wire.errors import (
@@ -32,6 +36,35 @@ BAD_REQUEST_CODES = frozenset(
 
 _SENTINEL = re.compile(r"=\?base64\?.*\?=", re.DOTALL)
 _PLAIN = re.compile(r"[\x20-\x7e]*")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")  # what a received header value may hold
+
+PARAM_PREFIX = "Mcp-Param-"
+X_MCP_HEADER = "x-mcp-header"
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_TYPES = frozenset({"string", "integer", "boolean"})
+# JSON Schema keywords whose values are schemas (or lists/maps of them) off the `properties`
+# chain: an `x-mcp-header` found below any of them is misplaced.
+_SUBSCHEMA = frozenset(
+    {
+        "items",
+        "contains",
+        "additionalItems",
+        "unevaluatedItems",
+        "additionalProperties",
+        "propertyNames",
+        "unevaluatedProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contentSchema",
+    }
+)
+_SUBSCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SUBSCHEMA_MAPS = frozenset({"patternProperties", "dependentSchemas", "$defs", "definitions"})
+
+ParamHeaders = tuple[tuple[str, tuple[str, ...]], ...]
+"""(header name, property path) of each `x-mcp-header` annotation of a tool's input schema."""
 
 
 def media_type(content_type: str) -> str:
@@ -72,6 +105,143 @@ def decode_header_value(value: str) -> str:
     return value
 
 
+# ---------------------------------------------------------------------- Mcp-Param-* (SEP-2243)
+
+
+def x_mcp_header_problem(schema: Any) -> str | None:
+    """Why the `x-mcp-header` annotations of a tool's input schema are invalid, or None.
+
+    Valid: a non-empty RFC 9110 token, on a `string`, `integer` or `boolean` property reached
+    from the root through `properties` keys only, unique (case-insensitively) in the schema."""
+    seen: dict[str, str] = {}
+    for path, node in _schema_positions(schema):
+        if X_MCP_HEADER not in node:
+            continue
+        if not path:
+            return f"{X_MCP_HEADER} outside a chain of `properties` from the root"
+        where = ".".join(path)
+        header = node[X_MCP_HEADER]
+        if type(header) is not str or not _TOKEN.fullmatch(header):
+            return f"property {where!r}: {X_MCP_HEADER} is not an HTTP token"
+        kind = node.get("type")
+        if type(kind) is not str or kind not in _HEADER_TYPES:
+            return f"property {where!r}: {X_MCP_HEADER} on a type other than string/integer/boolean"
+        if header.lower() in seen:
+            return f"property {where!r}: {X_MCP_HEADER} {header!r} repeats {seen[header.lower()]!r}"
+        seen[header.lower()] = where
+    return None
+
+
+def x_mcp_headers(schema: Any) -> list[tuple[str, tuple[str, ...]]]:
+    """(header name, property path) of each annotation in a schema `x_mcp_header_problem`
+    accepts."""
+    return [
+        (f"{PARAM_PREFIX}{node[X_MCP_HEADER]}", path)
+        for path, node in _schema_positions(schema)
+        if path and type(node.get(X_MCP_HEADER)) is str
+    ]
+
+
+def param_headers(schema: Any) -> ParamHeaders:
+    """The `Mcp-Param-*` headers of a tool with this input schema: none when its annotations
+    break the rules (an HTTP client drops such a tool, so no call of it carries them)."""
+    if x_mcp_header_problem(schema) is not None:
+        return ()
+    return tuple(sorted(x_mcp_headers(schema)))
+
+
+def _schema_positions(root: Any) -> list[tuple[tuple[str, ...] | None, dict[str, Any]]]:
+    """Every schema object in `root` with its chain of `properties` keys (None once the walk
+    left that chain); instance data (`default`, `enum`, ...) is not entered, `$ref` not
+    followed."""
+    found: list[tuple[tuple[str, ...] | None, dict[str, Any]]] = []
+    stack: list[tuple[tuple[str, ...] | None, Any]] = [((), root)]
+    while stack:
+        path, node = stack.pop()
+        if type(node) is not dict:
+            continue
+        schema = cast(dict[str, Any], node)
+        found.append((path, schema))
+        for key, value in schema.items():
+            if key == "properties" and type(value) is dict:
+                for name, sub in cast(dict[str, Any], value).items():
+                    stack.append(((*path, name) if path is not None else None, sub))
+            elif key in _SUBSCHEMA:
+                stack.append((None, value))
+            elif key in _SUBSCHEMA_LISTS and type(value) is list:
+                stack.extend((None, sub) for sub in cast(list[Any], value))
+            elif key in _SUBSCHEMA_MAPS and type(value) is dict:
+                stack.extend((None, sub) for sub in cast(dict[str, Any], value).values())
+    return found
+
+
+def _argument(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The argument at a property path (None when absent)."""
+    value: Any = arguments
+    for key in path:
+        value = cast(dict[str, Any], value).get(key) if type(value) is dict else None
+    return value
+
+
+def param_text(value: Any) -> str | None:
+    """A tool argument as an `Mcp-Param-*` value (before encoding): strings as they are,
+    integers in decimal, booleans `true`/`false`; None (no header) for null and anything else."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, str):
+        return value
+    return None
+
+
+def mirror_params(headers: ParamHeaders, arguments: Mapping[str, Any]) -> dict[str, str]:
+    """The `Mcp-Param-*` headers (encoded) a client sends with these arguments."""
+    out: dict[str, str] = {}
+    for header, path in headers:
+        text = param_text(_argument(arguments, path))
+        if text is not None:
+            out[header] = encode_header_value(text)
+    return out
+
+
+def check_params(
+    headers: ParamHeaders, arguments: Mapping[str, Any], received: Callable[[str], list[str]]
+) -> None:
+    """A server's check of a `tools/call`'s `Mcp-Param-*` headers (`received(name)`: that
+    header's values) against its arguments: an argument with a value needs its header, a
+    header needs the argument it mirrors, its value (decoded) must be plain visible ASCII and
+    equal the argument's (integers compared as numbers); -32020 HeaderMismatch otherwise."""
+    for header, path in headers:
+        where = "params.arguments." + ".".join(path)
+        values = received(header)
+        value = _argument(arguments, path)
+        if len(values) > 1:
+            raise ProtocolError(HEADER_MISMATCH, f"{header} appears more than once")
+        if not values:
+            if param_text(value) is not None:
+                raise ProtocolError(HEADER_MISMATCH, f"{header} is missing; {where} has a value")
+            continue
+        raw = values[0].strip(" \t")
+        if not _FIELD_VALUE.fullmatch(raw):
+            raise ProtocolError(HEADER_MISMATCH, f"{header} holds characters a header may not")
+        if not _same(decode_header_value(raw), value):
+            raise ProtocolError(HEADER_MISMATCH, f"{header} does not match {where}")
+
+
+def _same(text: str, value: Any) -> bool:
+    if isinstance(value, bool) or type(value) is str:
+        return text == param_text(value)
+    if isinstance(value, int | float):
+        try:
+            return decimal.Decimal(text) == decimal.Decimal(value)
+        except (decimal.InvalidOperation, ValueError):
+            return False
+    return False  # the argument is absent, null, or not a value a header carries
+
+
 def status_of(code: Any) -> int:
     """The HTTP status of a modern JSON-RPC answer with this error code (None: a result)."""
     if code == METHOD_NOT_FOUND:
@@ -91,11 +261,20 @@ __all__ = [
     "EVENT_STREAM",
     "JSON",
     "NAMED_BY",
+    "PARAM_PREFIX",
+    "X_MCP_HEADER",
+    "ParamHeaders",
     "accepts_both",
+    "check_params",
     "code_of_status",
     "decode_header_value",
     "encode_header_value",
     "media_type",
+    "mirror_params",
+    "param_headers",
+    "param_text",
     "plain_header_value",
     "status_of",
+    "x_mcp_header_problem",
+    "x_mcp_headers",
 ]

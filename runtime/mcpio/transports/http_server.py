@@ -3,9 +3,10 @@ and routes each request by its envelope (`peek`); the codec of the revision that
 reads its params, once.
 
 Modern (2026-07-28): every POST is a whole, stateless exchange. Its headers must agree with its
-body; the answer is JSON, or an SSE stream when notifications (progress, log) precede the
-result; the client closing that stream cancels the handler; `subscriptions/listen` is a stream
-that stays open. No sessions, no GET. Error codes map to statuses (400; 404 for -32601).
+body (`Mcp-Param-*` too, for a tool that declares them: SEP-2243); the answer is JSON, or an SSE
+stream when notifications (progress, log) precede the result; the client closing that stream
+cancels the handler; `subscriptions/listen` is a stream that stays open. No sessions, no GET.
+Error codes map to statuses (400; 404 for -32601).
 
 Legacy (2025-03-26 .. 2025-11-25): sessions, in `mcpio.transports.http_sessions`.
 
@@ -60,7 +61,9 @@ from mcpio.transports.asgi import (
 from mcpio.transports.http_rules import (
     JSON,
     NAMED_BY,
+    ParamHeaders,
     accepts_both,
+    check_params,
     decode_header_value,
     media_type,
     status_of,
@@ -115,6 +118,8 @@ class Hosting(Protocol):
     """What the app needs of the server it serves (`mcpio.Server`)."""
 
     def connect(self, transport: Transport, **options: Any) -> ServerConnection: ...
+
+    def param_headers(self, tool: str) -> ParamHeaders: ...
 
     def start_bus(self) -> None: ...
 
@@ -348,6 +353,10 @@ class HttpApp:
     async def _modern(self, exchange: Exchange, body: bytes, env: Peek) -> None:
         try:
             _check_headers(exchange.headers, env)
+            if env.method == "tools/call" and env.name is not None:
+                spec = self.server.param_headers(env.name)
+                if spec:
+                    _check_params(exchange.headers, spec, body)
         except ProtocolError as exc:
             await respond(exchange.send, status_of(exc.code), error_frame(None, env.id, exc))
             return
@@ -419,6 +428,15 @@ def _check_headers(headers: Headers, env: Peek) -> None:
             raise ProtocolError(
                 HEADER_MISMATCH, f"Mcp-Name is missing or does not match params.{key}"
             )
+
+
+def _check_params(headers: Headers, spec: ParamHeaders, body: bytes) -> None:
+    """The `Mcp-Param-*` headers of a tools/call against its arguments (its body is read
+    again here, only for a tool that declares such headers)."""
+    frame = pydantic_core.from_json(body)
+    params = frame.get("params") if type(frame) is dict else None
+    arguments = params.get("arguments") if type(params) is dict else None
+    check_params(spec, arguments if type(arguments) is dict else {}, headers.getlist)
 
 
 def _single(headers: Headers, name: str) -> str | None:

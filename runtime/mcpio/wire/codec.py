@@ -19,6 +19,7 @@ the builders their frames. At run time the methods are these.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Self, TypeVar
@@ -190,6 +191,9 @@ class Codec:
     # Modern era: Envelope field -> its `_meta` key (none: the revision has no envelope);
     # the resultType of a final result and of an "input required" one (none: results untagged).
     envelope_keys: ClassVar[Mapping[str, str | None]] = {}
+    # Modern era: the model of that `_meta` object (what an extension's request whose params do
+    # not declare `_meta` carries as an extra member is read as).
+    envelope_model: ClassVar[type[BaseModel] | None] = None
     result_tags: ClassVar[tuple[str, ...]] = ()
     # Methods that are never part of a JSON-RPC batch (the legacy handshake).
     unbatchable: ClassVar[frozenset[str]] = frozenset()
@@ -197,6 +201,12 @@ class Codec:
     # keys ("protocol_version", "client_capabilities"), and those this revision's `_meta` lacks.
     public_envelope_keys: ClassVar[Mapping[str, str]] = {}
     public_only_meta_keys: ClassVar[frozenset[str]] = frozenset()
+    # Extensions generated for this revision: id -> the module of the codec with it; and the
+    # ones this codec has (an extension's codec), with the resultType values they add -> the
+    # methods that may answer them.
+    extensions: ClassVar[Mapping[str, str]] = {}
+    extension_ids: ClassVar[frozenset[str]] = frozenset()
+    extension_result_tags: ClassVar[Mapping[str, frozenset[str]]] = {}
 
     def __init__(
         self, max_bytes: int = MAX_MESSAGE_BYTES, *, result_types: Iterable[str] = ()
@@ -214,11 +224,39 @@ class Codec:
         return f"<mcp_wire codec {self.revision} ({self.era} era)>"
 
     def with_result_types(self, *values: str) -> Self:
-        """A codec of this revision that also recognises these `resultType` values (those of
-        negotiated extensions); every other value the revision does not define is refused."""
+        """A codec of this revision that also recognises these `resultType` values on every
+        result, untyped; every other value the revision does not define is refused.
+
+        Deprecated: `with_extensions(id)` reads a negotiated extension's results typed, and
+        only on the methods that may answer them.
+        """
         if not all(isinstance(v, str) for v in values):
             raise TypeError("resultType values are strings")
         return type(self)(self.max_bytes, result_types=self.extra_result_types | set(values))
+
+    def with_extensions(self, *extensions: str) -> Codec:
+        """The codec of this revision with these negotiated extensions (by id, e.g.
+        "io.modelcontextprotocol/tasks"): it also decodes, encodes, builds and types the
+        extensions' messages and results. `LookupError` for an extension this revision has not
+        been generated with."""
+        if not all(isinstance(e, str) for e in extensions):
+            raise TypeError("extension ids are strings")
+        wanted = self.extension_ids | set(extensions)
+        unknown = sorted(wanted - self.extensions.keys())
+        if unknown:
+            known = ", ".join(sorted(self.extensions)) or "none"
+            raise LookupError(
+                f"unknown extension {unknown[0]!r} for revision {self.revision} (known: {known})"
+            )
+        if wanted == self.extension_ids:
+            return type(self)(self.max_bytes, result_types=self.extra_result_types)
+        if len(wanted) > 1:
+            raise LookupError(
+                f"no codec of revision {self.revision} with {', '.join(sorted(wanted))} together"
+            )
+        module = importlib.import_module(self.extensions[next(iter(wanted))])
+        cls: type[Codec] = type(module.CODEC)
+        return cls(self.max_bytes, result_types=self.extra_result_types)
 
     # ------------------------------------------------------------------ decoding
 
@@ -420,6 +458,10 @@ class Codec:
     def _check_strict(self, message: BaseModel, method: str | None) -> None:
         unknown: list[str] = []
         self._collect_extras(message, "", unknown)
+        if self.envelope_model is not None and "params._meta" in unknown:
+            # An extension's request whose params do not declare `_meta` still carries the
+            # per-request envelope every request of this revision carries.
+            unknown.remove("params._meta")
         if unknown:
             in_params = method is not None and all(u.startswith("params.") for u in unknown)
             code = INVALID_PARAMS if in_params else INVALID_REQUEST
@@ -498,7 +540,8 @@ class Codec:
 
     def _unrecognised_result_type(self, kind: Any) -> ProtocolError:
         """The error of a result whose `resultType` (`kind`) this codec does not recognise."""
-        recognised = [*self.result_tags, *sorted(self.extra_result_types)]
+        extra = self.extra_result_types | self.extension_result_tags.keys()
+        recognised = [*self.result_tags, *sorted(extra)]
         text = "resultType must be a string"
         if type(kind) is str:
             text = f"unrecognised resultType {kind!r}"
@@ -623,6 +666,8 @@ class Codec:
         if not keys:
             raise ValueError(f"revision {self.revision} has no per-request _meta envelope")
         meta = _meta_of(message)
+        if isinstance(meta, BaseModel) and "meta" not in type(meta).model_fields:
+            meta = self._extra_meta(meta) or meta
         if not isinstance(meta, BaseModel):
             raise ValueError(f"{type(message).__name__} carries no _meta envelope")
         by_key = {wire: name for name, wire in _wire_names(type(meta)).items()}
@@ -644,6 +689,18 @@ class Codec:
             client_info=value("client_info"),
             log_level=value("log_level"),
         )
+
+    def _extra_meta(self, params: BaseModel) -> BaseModel | None:
+        """The envelope of params that do not declare `_meta` but carry it (an extension's
+        request), as the envelope model; None if there is none."""
+        raw = (params.__pydantic_extra__ or {}).get("_meta")
+        model = self.envelope_model
+        if model is None or not isinstance(raw, dict):
+            return None
+        try:
+            return model.model_validate(raw)
+        except ValidationError:
+            raise ValueError(f"{type(params).__name__} carries an invalid _meta envelope") from None
 
     _as_data = staticmethod(plain)
 

@@ -33,14 +33,16 @@ from mcpio.wire.errors import (
 )
 
 
-def result_discriminator(complete: str, interim: str) -> Discriminator:
-    """The discriminator of a result tagged by `resultType`: `interim` or `complete`. Another
-    string is an extension's value (`with_result_types`) or one the codec refuses before or
-    after the model (`_check_result_type`): a final result either way. Not a string: no branch."""
+def result_discriminator(complete: str, interim: str, *own: str) -> Discriminator:
+    """The discriminator of a result tagged by `resultType`: `interim`, one of an extension's
+    `own` values (a task), or `complete`. Another string is a value of `with_result_types` or
+    one the codec refuses before or after the model (`_check_result_type`): a final result
+    either way. Not a string: no branch."""
+    tagged = frozenset((interim, *own))
 
     def tag(v: Any) -> str | None:
         kind = v.get("resultType") if isinstance(v, dict) else getattr(v, "resultType", None)
-        return kind if kind == interim else complete if type(kind) is str else None
+        return kind if kind in tagged else complete if type(kind) is str else None
 
     return Discriminator(
         tag, custom_error_type="result_type", custom_error_message="unrecognised resultType"
@@ -103,10 +105,11 @@ class ModernCodec(Codec):
 
     def _result_changes(self, spec: MethodSpec | None, tag: str | None) -> Mapping[str, Any]:
         complete, interim = self.result_tags
-        if tag == interim:
-            return {"resultType": schemas.only([interim])}
+        if tag == interim or tag in self.extension_result_tags:
+            return {"resultType": schemas.only([tag])}
         extra = sorted(self.extra_result_types)
-        recognised = [complete, *([interim] if spec is None else []), *extra]
+        own = sorted(self.extension_result_tags) if spec is None else []
+        recognised = [complete, *([interim] if spec is None else []), *own, *extra]
         changes = {"resultType": schemas.defaulted(complete, recognised)}
         if spec is not None and spec.cacheable:
             changes.update({k: schemas.defaulted(v) for k, v in self.cache_defaults.items()})
@@ -118,7 +121,11 @@ class ModernCodec(Codec):
             return ()
         if "resultType" not in result:
             result = obj["result"] = {**result, "resultType": self.result_tags[0]}
-        self._check_result_type(result.get("resultType"), result)
+        kind = result.get("resultType")
+        methods = self.extension_result_tags.get(kind) if type(kind) is str else None
+        if methods is not None and (spec is None or spec.name in methods):
+            return ()  # an extension's result (a task): not the method's own, no caching hints
+        self._check_result_type(kind, result)
         if spec is None or not spec.cacheable or result["resultType"] == self.result_tags[1]:
             return ()
         defaults = self.cache_defaults

@@ -16,8 +16,16 @@ from pydantic_core import core_schema as cs
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 from mcpio.wire.failures import unreadable
 
-# The request member each named method is routed by (the `Mcp-Name` header of 2026-07-28).
-NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# The request member each named method is routed by (the `Mcp-Name` header of 2026-07-28; the
+# Tasks extension routes its methods by task id).
+NAMED_BY = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 Kind = Literal["request", "notification", "result", "error"]
 
@@ -57,6 +65,7 @@ def peek_validator(protocol_version_key: str | None) -> SchemaValidator:
         "method": cs.typed_dict_field(cs.str_schema(strict=True), required=False),
         "name": _routing(["params", "name"]),
         "uri": _routing(["params", "uri"]),
+        "taskId": _routing(["params", "taskId"]),
         "result": cs.typed_dict_field(some_object, required=False),
         "error": cs.typed_dict_field(some_object, required=False),
     }

@@ -237,7 +237,7 @@ class Readers:
 
     def _relaxed(self, schema: Schema, spec: Any) -> Schema:
         schema = self._set.resolve(_inner(schema))
-        if schema["type"] != "tagged-union":
+        if not _by_result_type(schema):  # one model, or a union of them (tagged otherwise)
             return self._changed(schema, self._changes(spec, None))
         order = list(self._codec.result_tags)
         tags = sorted(schema["choices"], key=lambda t: order.index(t) if t in order else len(order))
@@ -260,4 +260,16 @@ class Readers:
                 for c in schema["choices"]
             ]
             return {**schema, "choices": choices}
+        if schema["type"] == "tagged-union":  # by a member of the result (an extension's status)
+            tagged = {t: self._changed(c, changes) for t, c in schema["choices"].items()}
+            return {**schema, "choices": tagged}
         return schema
+
+
+def _by_result_type(schema: Schema) -> bool:
+    """A union tagged by `resultType` (its discriminator is a function of the value: the
+    generated codecs' `result_discriminator`), not by a plain member such as `status`."""
+    if schema["type"] != "tagged-union":
+        return False
+    discriminator = schema.get("discriminator")
+    return callable(discriminator) or discriminator == "resultType"

@@ -1,0 +1,165 @@
+"""The client's side of tasks: a handle on a task a server runs, in either era. It polls the
+task at the server's `pollIntervalMs`, answers the questions the task asks (2026-07-28:
+`inputRequests` on `tasks/get`, answered through the client's callbacks by `tasks/update`;
+2025-11-25: the server asks them as ordinary requests, which the client's callbacks answer
+anyway), cancels it, and gives its result. A handle is made from a task id alone, so another
+process (or the same one after a restart) resumes it: `client.task(task_id)`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+import anyio
+
+from mcpio.errors import McpError
+from mcpio.latest import public as pub
+from mcpio.tasks.store import TERMINAL
+
+DEFAULT_POLL_MS = 1000
+
+
+class TaskCancelled(Exception):
+    """The task ended `cancelled`: it has no result."""
+
+
+class TaskCaller(Protocol):
+    """What a handle needs of its client."""
+
+    @property
+    def modern(self) -> bool: ...
+
+    async def task_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A task method's result as plain data (`McpError` for the server's error)."""
+        ...
+
+    async def answer_inputs(self, requests: Mapping[str, Any]) -> dict[str, Any]:
+        """The callbacks' answers to a task's `inputRequests` (public models), by key."""
+        ...
+
+    def listen(self, *, task_ids: Sequence[str] = ()) -> AbstractAsyncContextManager[Any]:
+        """2026-07-28 `subscriptions/listen` for these tasks' `notifications/tasks`."""
+        ...
+
+
+class TaskHandle:
+    """A task on the server. `status` and `task` are as last seen (`refresh()` reads again)."""
+
+    def __init__(self, client: TaskCaller, task_id: str, task: Mapping[str, Any] | None = None):
+        self._client = client
+        self.task_id = task_id
+        self.task: dict[str, Any] = dict(task or {"taskId": task_id})
+        self._answered: set[str] = set()
+
+    @property
+    def status(self) -> str | None:
+        return self.task.get("status")
+
+    @property
+    def poll_interval(self) -> float:
+        """Seconds between polls: the server's `pollIntervalMs` (`pollInterval` in 2025-11-25)."""
+        ms = self.task.get("pollIntervalMs", self.task.get("pollInterval"))
+        return (ms if isinstance(ms, int) and ms > 0 else DEFAULT_POLL_MS) / 1000
+
+    def __repr__(self) -> str:
+        return f"TaskHandle({self.task_id!r}, status={self.status!r})"
+
+    async def refresh(self) -> dict[str, Any]:
+        """`tasks/get`: the task as it stands now (modern: with its result, error or questions)."""
+        task = await self._client.task_request("tasks/get", {"taskId": self.task_id})
+        task.pop("resultType", None)
+        task.pop("_meta", None)
+        self.task = task
+        return task
+
+    async def updates(self) -> AsyncIterator[dict[str, Any]]:
+        """Each change of the task (status or status message), polled at its poll interval,
+        until it is terminal; questions it asks meanwhile are answered through the callbacks."""
+        seen: tuple[Any, Any] | None = None
+        while True:
+            task = await self.refresh()
+            now = (task.get("status"), task.get("statusMessage"))
+            if now != seen:
+                seen = now
+                yield task
+            if task.get("status") in TERMINAL:
+                return
+            if task.get("status") == "input_required" and self._client.modern:
+                await self._answer(task.get("inputRequests") or {})
+                continue
+            await anyio.sleep(self.poll_interval)
+
+    async def _answer(self, requests: Mapping[str, Any]) -> None:
+        fresh = {k: v for k, v in requests.items() if k not in self._answered}
+        if not fresh:
+            await anyio.sleep(self.poll_interval)
+            return
+        parsed = pub.InputRequiredResult.model_validate(
+            {"resultType": "input_required", "inputRequests": fresh}
+        )
+        answers = await self._client.answer_inputs(parsed.inputRequests or {})
+        self._answered.update(answers)
+        await self._client.task_request(
+            "tasks/update", {"taskId": self.task_id, "inputResponses": answers}
+        )
+
+    async def result(self) -> pub.CallToolResult:
+        """The task's result once it is terminal: a `completed` task's result; a `failed`
+        one raises its JSON-RPC error (`McpError`), a `cancelled` one `TaskCancelled`.
+        2026-07-28: it follows the task's `notifications/tasks` on a listen stream (reading it
+        again now and then, in case one is lost), and polls where the server refuses that."""
+        followed = False
+        if self._client.modern:
+            try:
+                followed = await self._follow()
+            except McpError:
+                followed = False  # no listening (the server's bus is down, say): poll
+        if not followed:
+            async for _ in self.updates():
+                pass
+        task = self.task
+        if task.get("status") == "cancelled":
+            raise TaskCancelled(task.get("statusMessage") or f"task {self.task_id} was cancelled")
+        if not self._client.modern:  # 2025-11-25: the payload comes from tasks/result
+            payload = await self._client.task_request("tasks/result", {"taskId": self.task_id})
+            return pub.CallToolResult.model_validate({"resultType": "complete", **payload})
+        if task.get("status") == "failed":
+            error = task.get("error") or {}
+            raise McpError(
+                int(error.get("code", -32603)), str(error.get("message", "")), error.get("data")
+            )
+        return pub.CallToolResult.model_validate({"resultType": "complete", **task["result"]})
+
+    async def _follow(self) -> bool:
+        """Wait for the task's end on a listen stream; False when the server does not follow
+        this task for us (then the caller polls)."""
+        async with self._client.listen(task_ids=[self.task_id]) as changes:
+            if self.task_id not in (changes.honoured.get("taskIds") or ()):
+                return False
+            task = await self.refresh()  # after the acknowledgement: nothing is missed
+            while task.get("status") not in TERMINAL:
+                if task.get("status") == "input_required":
+                    await self._answer(task.get("inputRequests") or {})
+                notice = None
+                with anyio.move_on_after(max(5.0, 10 * self.poll_interval)):
+                    notice = await anext(changes, None)
+                    if notice is None:  # the stream ended: poll the rest
+                        return False
+                if notice is None:
+                    task = await self.refresh()
+                else:
+                    task = self.task = dict(notice.params)
+        return True
+
+    async def cancel(self) -> None:
+        """`tasks/cancel`: ask the server to stop the task (it may still end otherwise). A
+        task already terminal is left as it is."""
+        try:
+            await self._client.task_request("tasks/cancel", {"taskId": self.task_id})
+        except McpError:
+            if self._client.modern:
+                raise
+            await self.refresh()  # 2025-11-25 refuses to cancel a terminal task
+            if self.status not in TERMINAL:
+                raise

@@ -1,0 +1,434 @@
+"""The task engine: a request that becomes a task is stored first, then run in the background by
+this instance, which holds a lease on it and renews it while the handler works.
+
+The handler is an ordinary handler. What it asks the client (`ctx.elicit`, ...) becomes the
+task's `input_required` status with the questions in its `inputRequests`, answered by
+`tasks/update` (modern) or, on a legacy session, by the client's answers to real requests;
+its progress messages become the task's status message; `tasks/cancel` cancels it (anyio
+cancellation: cooperative at the handler's next await); a `ProtocolError` it raises makes the
+task `failed` with that JSON-RPC error, anything else `failed` with -32603 (traceback logged).
+
+`tasks/update` and `tasks/cancel` may reach another instance than the one running the task
+(a shared store behind a load balancer): the engine then hands them to the bus (`control`),
+and the instance running the task applies them (`on_control`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import pydantic
+from pydantic import BaseModel
+
+from mcpio.context import Inputs, Question
+from mcpio.latest import public as pub
+from mcpio.tasks.store import Clock, MemoryTaskStore, TaskRecord, TaskStore
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
+
+log = logging.getLogger("mcpio")
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+# What answers each kind of question a task asks.
+ANSWERS: dict[str, type[BaseModel]] = {
+    "elicitation/create": pub.ElicitResult,
+    "sampling/createMessage": pub.CreateMessageResult,
+    "roots/list": pub.ListRootsResult,
+}
+CANCELLED = "cancelled by the client"
+
+Work = Callable[[Inputs, Callable[[str], Awaitable[None]]], Awaitable[dict[str, Any]]]
+"""What a task runs: given the task's inputs (questions to the client) and a function that sets
+its status message, the request's result as plain JSON data."""
+Watcher = Callable[[TaskRecord], Awaitable[None]]
+Control = Callable[[dict[str, Any]], Awaitable[None]]
+TaskSupport = Literal["forbidden", "optional", "required"]
+
+
+@dataclass(frozen=True)
+class TaskOffer:
+    """The request's client accepts a task as its answer (modern: it declared the extension;
+    legacy: a task-augmented request). `ttl_ms`: the TTL it asked for; `ask`: how questions
+    reach the client (legacy: real requests on its session; None: `tasks/update`); `watch`:
+    told of each change (legacy: `notifications/tasks/status` on its session)."""
+
+    ttl_ms: int | None = None
+    ask: Callable[[str], Inputs] | None = None  # given the task id
+    watch: Watcher | None = None
+
+
+@dataclass(frozen=True)
+class TaskCreated:
+    """What a handler returns when its request became a task: the connection answers it with
+    its revision's `CreateTaskResult`."""
+
+    record: TaskRecord
+
+
+def iso(t: float) -> str:
+    """An ISO 8601 UTC timestamp (what `createdAt` / `lastUpdatedAt` carry)."""
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_task_id() -> str:
+    """An unguessable task id (192 random bits): task ids act as bearer references."""
+    return secrets.token_urlsafe(24)
+
+
+class _Run:
+    """A task this instance is running."""
+
+    def __init__(self, record: TaskRecord) -> None:
+        self.record = record
+        self.open: dict[str, dict[str, Any]] = {}  # questions waiting for an answer, by key
+        self.answers: dict[str, Any] = {}
+        self.answered = asyncio.Event()
+        self.done = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+        self.cancelled = False
+        self.watch: Watcher | None = None  # told of this task's changes (besides the engine's)
+        self.saving = asyncio.Lock()  # one change at a time, stored in the order made
+
+
+class TaskInputs:
+    """The inputs of a task: unanswered questions park it in `input_required` until
+    `tasks/update` (or `ask`, a legacy session's real requests) answers all of them."""
+
+    def __init__(self, engine: TaskEngine, run: _Run, ask: Inputs | None = None) -> None:
+        self._engine = engine
+        self._run = run
+        self._ask = ask
+
+    async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
+        run = self._run
+        missing = {k: q for k, q in questions.items() if k not in run.answers}
+        if missing:
+            asked = {k: {"method": q.method, "params": q.params()} for k, q in missing.items()}
+            if self._ask is None:  # they go out in tasks/get: valid ones only (else: failed)
+                try:
+                    pub.InputRequiredResult.model_validate(
+                        {"resultType": "input_required", "inputRequests": asked}
+                    )
+                except pydantic.ValidationError as exc:
+                    first = exc.errors(include_url=False, include_input=False)[0]
+                    where = ".".join(str(p) for p in first["loc"][1:3])
+                    raise ProtocolError(
+                        INTERNAL_ERROR, f"the task asked an invalid question ({where})"
+                    ) from None
+            run.open.update(asked)
+            run.answered = asyncio.Event()
+            await self._engine.save(run, status="input_required", input_requests=dict(run.open))
+            if self._ask is not None:  # legacy: real requests on the session
+                answers = await self._ask.ask(missing)
+                run.answers.update(answers)
+                run.open.clear()
+                await self._engine.save(run, status="working", input_requests=None)
+            else:
+                await run.answered.wait()
+        return {key: run.answers[key] for key in questions}
+
+
+class TaskEngine:
+    """Creates, runs, updates and cancels tasks over a `TaskStore` (default: `MemoryTaskStore`).
+
+    `ttl_ms`: how long a task is kept after its creation (None: until deleted); a client may
+    ask for less. `poll_interval_ms`: the polling interval clients are told. `lease_seconds`:
+    how long a task survives this instance's silence (renewed every third of it)."""
+
+    def __init__(
+        self,
+        store: TaskStore | None = None,
+        *,
+        ttl_ms: int | None = 3_600_000,
+        poll_interval_ms: int = 500,
+        lease_seconds: float = 30.0,
+        instance: str | None = None,
+        clock: Clock = time.time,
+    ) -> None:
+        self.store: TaskStore = store if store is not None else MemoryTaskStore(clock)
+        self.ttl_ms = ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self.lease_seconds = lease_seconds
+        self.instance = instance or secrets.token_hex(8)
+        self.clock = clock
+        self.watchers: list[Watcher] = []  # told of every change of a task run here
+        self.control: Control | None = None  # sends update/cancel to the instance running a task
+        self._runs: dict[str, _Run] = {}
+
+    # ------------------------------------------------------------------ running
+
+    async def start(
+        self,
+        *,
+        owner: str | None,
+        method: str,
+        work: Work,
+        ttl_ms: int | None = None,
+        ask: Callable[[str], Inputs] | None = None,
+        watch: Watcher | None = None,
+    ) -> TaskRecord:
+        """Store a new task (returns once stored) and run `work` in the background."""
+        now = self.clock()
+        ttl = (
+            self.ttl_ms
+            if ttl_ms is None
+            else (ttl_ms if self.ttl_ms is None else min(ttl_ms, self.ttl_ms))
+        )
+        record = TaskRecord(
+            task_id=new_task_id(),
+            owner=owner,
+            method=method,
+            status="working",
+            created_at=now,
+            updated_at=now,
+            ttl_ms=ttl,
+            poll_interval_ms=self.poll_interval_ms,
+            lease_holder=self.instance,
+            lease_until=now + self.lease_seconds,
+        )
+        await self.store.create(record)
+        run = _Run(record)
+        self._runs[record.task_id] = run
+        # A context of its own: the task outlives the request (and its transport stream) that
+        # started it, so nothing of that request's context may follow it.
+        run.task = asyncio.get_running_loop().create_task(
+            self._drive(run, work, ask(record.task_id) if ask else None, watch),
+            context=contextvars.Context(),
+        )
+        return record
+
+    async def _drive(
+        self, run: _Run, work: Work, ask: Inputs | None, watch: Watcher | None
+    ) -> None:
+        renewer = asyncio.get_running_loop().create_task(self._renew(run))
+        changes: dict[str, Any]
+        run.watch = watch
+
+        async def status(message: str) -> None:
+            await self.save(run, status_message=message)
+
+        try:
+            result = await work(TaskInputs(self, run, ask), status)
+            changes = {"status": "completed", "result": result}
+        except asyncio.CancelledError:
+            changes = {"status": "cancelled", "status_message": CANCELLED}
+            if not run.cancelled:
+                raise  # the engine itself is shutting down: the lease will run out
+        except ProtocolError as exc:
+            changes = {"status": "failed", "status_message": exc.message, "error": exc.to_error()}
+        except Exception:
+            log.exception("task %s failed", run.record.task_id)
+            error = ProtocolError(INTERNAL_ERROR, "internal error")
+            changes = {
+                "status": "failed",
+                "status_message": error.message,
+                "error": error.to_error(),
+            }
+        finally:
+            renewer.cancel()
+            self._runs.pop(run.record.task_id, None)
+        try:
+            await self.save(
+                run, input_requests=None, lease_holder=None, lease_until=None, **changes
+            )
+        finally:
+            run.done.set()
+
+    async def _renew(self, run: _Run) -> None:
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            until = self.clock() + self.lease_seconds
+            if not await self.store.renew(run.record.task_id, self.instance, until):
+                log.info(
+                    "task %s: lease lost or task ended elsewhere; stopping", run.record.task_id
+                )
+                run.cancelled = True
+                if run.task is not None:
+                    run.task.cancel()
+                return
+
+    async def save(self, run: _Run, **changes: Any) -> TaskRecord:
+        """Store a change of a task run here and tell the watchers."""
+        async with run.saving:
+            record = dataclasses.replace(run.record, updated_at=self.clock(), **changes)
+            stored = await self.store.save(record)
+            run.record = stored if stored is not None else record
+            for watcher in [*self.watchers, *([run.watch] if run.watch is not None else [])]:
+                try:
+                    await watcher(run.record)
+                except Exception as exc:  # a watcher gone (its connection closed) stops nothing
+                    log.debug("task watcher failed: %s", exc)
+            return run.record
+
+    # ------------------------------------------------------------------ requests about a task
+
+    async def get(self, task_id: str, owner: str | None) -> TaskRecord | None:
+        return await self.store.get(task_id, owner)
+
+    async def wait(self, task_id: str, owner: str | None) -> TaskRecord | None:
+        """The task once terminal (None: unknown, expired, another owner's)."""
+        while True:
+            run = self._runs.get(task_id)
+            if run is not None and run.record.owner == owner:
+                await run.done.wait()
+            record = await self.store.get(task_id, owner)
+            if record is None or record.terminal:
+                return record
+            if task_id not in self._runs:  # run by another instance: poll the store
+                await asyncio.sleep((record.poll_interval_ms or self.poll_interval_ms) / 1000)
+
+    async def update(
+        self, task_id: str, owner: str | None, responses: Mapping[str, Any]
+    ) -> TaskRecord | None:
+        """Answer open questions of a task (keys not open are ignored); None: no such task."""
+        record = await self.store.get(task_id, owner)
+        if record is None:
+            return None
+        if not record.terminal:
+            _check_answers(record.input_requests or {}, responses)
+            await self._apply({"op": "update", "taskId": task_id, "responses": dict(responses)})
+        return record
+
+    async def cancel(
+        self, task_id: str, owner: str | None, wait: bool = False
+    ) -> TaskRecord | None:
+        """Ask a task to stop (cooperative); the task as it stands after (None: no such task).
+        `wait`: until it is terminal, if it runs here."""
+        record = await self.store.get(task_id, owner)
+        if record is None or record.terminal:
+            return record
+        run = self._runs.get(task_id)
+        if run is None and record.lease_holder in (None, self.instance):
+            # Nobody runs it (a store that outlived its instance): settle it here.
+            done = dataclasses.replace(
+                record, status="cancelled", status_message=CANCELLED, input_requests=None,
+                lease_holder=None, lease_until=None, updated_at=self.clock(),
+            )  # fmt: skip
+            return await self.store.save(done) or done
+        await self._apply({"op": "cancel", "taskId": task_id})
+        if run is not None and wait:
+            await run.done.wait()
+        return await self.store.get(task_id, owner) or record
+
+    async def list(
+        self, owner: str | None, cursor: str | None, limit: int = 100
+    ) -> tuple[list[TaskRecord], str | None]:
+        return await self.store.list(owner, cursor, limit)
+
+    async def _apply(self, order: dict[str, Any]) -> None:
+        """Apply an update or cancel to a task run here, else send it to the one running it."""
+        if order["taskId"] in self._runs:
+            await self.on_control(order)
+        elif self.control is not None:
+            await self.control(order)
+        else:
+            log.debug("task %s: not running here and no bus to reach its instance", order["taskId"])
+
+    async def on_control(self, order: dict[str, Any]) -> None:
+        """An update or cancel for a task, from this instance or another (through the bus)."""
+        run = self._runs.get(order.get("taskId", ""))
+        if run is None:
+            return
+        if order.get("op") == "cancel":
+            run.cancelled = True
+            if run.task is not None:
+                run.task.cancel()
+            return
+        responses = order.get("responses")
+        if type(responses) is not dict:
+            return
+        fresh = {k: v for k, v in responses.items() if k in run.open}
+        if not fresh:
+            return
+        run.answers.update(fresh)
+        for key in fresh:
+            del run.open[key]
+        if run.open:
+            await self.save(run, input_requests=dict(run.open))
+        else:
+            await self.save(run, status="working", input_requests=None)
+            run.answered.set()
+
+    async def aclose(self) -> None:
+        """Stop the tasks running here (they turn `failed` for others once their lease runs
+        out). The store stays open (it may be shared): close it yourself."""
+        for run in list(self._runs.values()):
+            if run.task is not None:
+                run.task.cancel()
+        tasks = [r.task for r in self._runs.values() if r.task is not None]
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _check_answers(asked: Mapping[str, Any], responses: Mapping[str, Any]) -> None:
+    """Answers to the task's open questions must be results of the methods asked (-32602);
+    answers to other keys are ignored, whatever they hold."""
+    for key, answer in responses.items():
+        question = asked.get(key)
+        method = question.get("method") if isinstance(question, Mapping) else None
+        kind = ANSWERS.get(method) if isinstance(method, str) else None
+        if kind is None:
+            continue
+        try:
+            kind.model_validate(answer)
+        except pydantic.ValidationError as exc:
+            errors = exc.errors(include_url=False, include_input=False)
+            raise ProtocolError(
+                INVALID_PARAMS, f"inputResponses.{key}: not a valid {method} result",
+                {"field": f"inputResponses.{key}", "errors": errors},
+            ) from None  # fmt: skip
+
+
+# ---------------------------------------------------------------------- wire shapes
+
+
+def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
+    """The 2026-07-28 extension's `Task` (a `DetailedTask` when `detailed`: with its
+    `inputRequests`, `result` or `error`)."""
+    task: dict[str, Any] = {
+        "taskId": record.task_id,
+        "status": record.status,
+        "createdAt": iso(record.created_at),
+        "lastUpdatedAt": iso(record.updated_at),
+        "ttlMs": record.ttl_ms,
+    }
+    if record.status_message is not None:
+        task["statusMessage"] = record.status_message
+    if record.poll_interval_ms is not None:
+        task["pollIntervalMs"] = record.poll_interval_ms
+    if detailed:
+        if record.status == "input_required":
+            task["inputRequests"] = record.input_requests or {}
+        elif record.status == "completed":
+            task["result"] = record.result or {}
+        elif record.status == "failed":
+            task["error"] = record.error or {"code": INTERNAL_ERROR, "message": "failed"}
+    return task
+
+
+def legacy_task(record: TaskRecord) -> dict[str, Any]:
+    """2025-11-25's `Task`. That revision calls a tool call whose result is an error
+    (`isError`) `failed` (2026-07-28: `completed`); `tasks/result` gives that result all the
+    same."""
+    status = record.status
+    if status == "completed" and (record.result or {}).get("isError") is True:
+        status = "failed"
+    task: dict[str, Any] = {
+        "taskId": record.task_id,
+        "status": status,
+        "createdAt": iso(record.created_at),
+        "lastUpdatedAt": iso(record.updated_at),
+        "ttl": record.ttl_ms,
+    }
+    if record.status_message is not None:
+        task["statusMessage"] = record.status_message
+    if record.poll_interval_ms is not None:
+        task["pollInterval"] = record.poll_interval_ms
+    return task

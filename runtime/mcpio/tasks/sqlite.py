@@ -1,0 +1,203 @@
+"""`SqliteTaskStore`: tasks in one SQLite file (standard library `sqlite3`), so that a task's state
+and result survive a restart of the server, and several processes on one machine can share it.
+
+The file is in WAL mode with `synchronous=FULL`: a committed task is on disk before `create`
+returns. Every change runs in a `BEGIN IMMEDIATE` transaction (the file's write lock, with a busy
+timeout for the other processes): it reads the stored record, applies the store's rules (see
+`mcpio.tasks.store`) in Python, and writes, so that `save` and `renew` are compare-and-set across
+processes. The blocking calls run in a worker thread, one at a time per store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
+
+from mcpio.tasks.store import (
+    Clock,
+    TaskRecord,
+    TaskStoreError,
+    page_of,
+    place_of,
+    record_from_json,
+    record_json,
+)
+
+T = TypeVar("T")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS mcpio_tasks (
+    task_id TEXT PRIMARY KEY,
+    owner TEXT,
+    created_at REAL NOT NULL,
+    expires_at REAL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS mcpio_tasks_by_owner ON mcpio_tasks (owner, created_at, task_id);
+CREATE INDEX IF NOT EXISTS mcpio_tasks_by_expiry ON mcpio_tasks (expires_at)
+    WHERE expires_at IS NOT NULL;
+"""
+
+
+def _expires_at(task: TaskRecord) -> float | None:
+    return None if task.ttl_ms is None else task.created_at + task.ttl_ms / 1000
+
+
+class SqliteTaskStore:
+    """Tasks in the SQLite file at `path` (created if missing)."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], clock: Clock = time.time, busy_timeout: float = 10.0
+    ) -> None:
+        self.path = os.fspath(path)
+        self._clock = clock
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise TaskStoreError(f"{self.path}: cannot open a task store ({exc})") from None
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(SCHEMA)
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise TaskStoreError(f"{self.path}: not a usable task store ({exc})") from None
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(1)
+        return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
+
+    # The blocking side: called in the worker thread only.
+
+    def _write(self, fn: Callable[[float], T]) -> T:
+        """`fn(now)` in one write transaction."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            out = fn(self._clock())
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+        return out
+
+    def _read(self, task_id: str) -> TaskRecord | None:
+        row = self._db.execute(
+            "SELECT record FROM mcpio_tasks WHERE task_id = ?", (task_id,)
+        ).fetchone()
+        return None if row is None else self._load(task_id, row[0])
+
+    def _load(self, task_id: str, text: object) -> TaskRecord:
+        where = f"task {task_id!r} in {self.path}"
+        if not isinstance(text, str):
+            raise TaskStoreError(f"{where}: not a task record (not text)")
+        task = record_from_json(text, where)
+        if task.task_id != task_id:
+            raise TaskStoreError(f"{where}: not a task record (it is {task.task_id!r})")
+        return task
+
+    def _put(self, task: TaskRecord) -> None:
+        self._db.execute(
+            "UPDATE mcpio_tasks SET owner = ?, created_at = ?, expires_at = ?, record = ? "
+            "WHERE task_id = ?",
+            (task.owner, task.created_at, _expires_at(task), record_json(task), task.task_id),
+        )
+
+    def _settled(self, task_id: str, now: float) -> TaskRecord | None:
+        """The live record, the rules applied and stored (in a write transaction)."""
+        task = self._read(task_id)
+        if task is None:
+            return None
+        if task.expired(now):
+            self._db.execute("DELETE FROM mcpio_tasks WHERE task_id = ?", (task_id,))
+            return None
+        if task.lease_lost(now):
+            task = task.failed_for_lost_lease(now)
+            self._put(task)
+        return task
+
+    def _live(self, task_id: str) -> TaskRecord | None:
+        task = self._read(task_id)
+        now = self._clock()
+        if task is not None and (task.expired(now) or task.lease_lost(now)):
+            return self._write(partial(self._settled, task_id))
+        return task
+
+    def _create(self, task: TaskRecord, now: float) -> None:
+        self._db.execute("DELETE FROM mcpio_tasks WHERE expires_at <= ?", (now,))
+        try:
+            self._db.execute(
+                "INSERT INTO mcpio_tasks (task_id, owner, created_at, expires_at, record) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (task.task_id, task.owner, task.created_at, _expires_at(task), record_json(task)),
+            )
+        except sqlite3.IntegrityError:
+            raise TaskStoreError(f"task {task.task_id!r} exists already in {self.path}") from None
+
+    def _save(self, task: TaskRecord, now: float) -> TaskRecord | None:
+        stored = self._settled(task.task_id, now)
+        if stored is None or stored.terminal:
+            return stored
+        self._put(task)
+        return task
+
+    def _renew(self, task_id: str, holder: str, until: float, now: float) -> bool:
+        task = self._settled(task_id, now)
+        if task is None or task.terminal or task.lease_holder not in (None, holder):
+            return False
+        self._put(dataclasses.replace(task, lease_holder=holder, lease_until=until))
+        return True
+
+    def _list(
+        self, owner: str | None, cursor: str | None, limit: int
+    ) -> tuple[list[TaskRecord], str | None]:
+        created_at, task_id = place_of(cursor) if cursor is not None else (float("-inf"), "")
+        now = self._clock()
+        rows = self._db.execute(
+            "SELECT task_id, record FROM mcpio_tasks WHERE owner IS ? "
+            "AND (expires_at IS NULL OR expires_at > ?) AND (created_at, task_id) >= (?, ?) "
+            "ORDER BY created_at, task_id LIMIT ?",
+            (owner, now, created_at, task_id, limit + 1),
+        ).fetchall()
+        live: list[TaskRecord] = []
+        for row_id, text in rows:
+            task = self._load(row_id, text)
+            if task.lease_lost(now):
+                task = self._write(partial(self._settled, task.task_id))
+            if task is not None:
+                live.append(task)
+        return page_of(live, None, limit)
+
+    # The store.
+
+    async def create(self, task: TaskRecord) -> None:
+        await self._run(partial(self._write, partial(self._create, task)))
+
+    async def get(self, task_id: str, owner: str | None) -> TaskRecord | None:
+        task = await self._run(partial(self._live, task_id))
+        return task if task is not None and task.owner == owner else None
+
+    async def save(self, task: TaskRecord) -> TaskRecord | None:
+        return await self._run(partial(self._write, partial(self._save, task)))
+
+    async def renew(self, task_id: str, holder: str, until: float) -> bool:
+        return await self._run(partial(self._write, partial(self._renew, task_id, holder, until)))
+
+    async def list(
+        self, owner: str | None, cursor: str | None, limit: int
+    ) -> tuple[list[TaskRecord], str | None]:
+        return await self._run(partial(self._list, owner, cursor, limit))
+
+    async def close(self) -> None:
+        await self._run(self._db.close)

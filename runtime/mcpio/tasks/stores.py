@@ -1,0 +1,32 @@
+"""`open_task_store`: a task store from its one-string description (a command-line option)."""
+
+from __future__ import annotations
+
+import time
+
+from mcpio.tasks.store import Clock, MemoryTaskStore, TaskStore
+
+SPECS = "memory, sqlite:PATH or redis://HOST:PORT/DB"
+
+
+def open_task_store(spec: str, clock: Clock = time.time) -> TaskStore:
+    """`memory` (one process), `sqlite:PATH` (a file, survives restarts) or `redis://...`
+    (shared by instances). ValueError (one line) for anything else; `TaskStoreError` when the
+    SQLite file cannot be used."""
+    if spec == "memory":
+        return MemoryTaskStore(clock)
+    if spec.startswith("sqlite:"):
+        path = spec.removeprefix("sqlite:")
+        if not path:
+            raise ValueError(f"task store {spec!r}: sqlite: needs a file path")
+        from mcpio.tasks.sqlite import SqliteTaskStore
+
+        return SqliteTaskStore(path, clock)
+    if spec.startswith(("redis://", "rediss://", "unix://")):
+        from mcpio.tasks.redis import RedisTaskStore
+
+        try:
+            return RedisTaskStore(spec, clock=clock)
+        except ValueError as exc:  # the URL (not echoed: it may hold a password)
+            raise ValueError(f"task store redis: {exc}") from None
+    raise ValueError(f"task store {spec!r}: expected {SPECS}")

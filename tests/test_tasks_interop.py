@@ -1,0 +1,82 @@
+"""Task tools and clients that do not take tasks: the official Python SDK client (mcp 2.3.0,
+over stdio, both eras) and the TypeScript SDK v1 client (legacy Streamable HTTP) call the
+example server's task tools and get plain results."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client as SdkClient
+from mcp import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from tests.support import PEERS, ROOT, free_port, text_of, until
+
+EXAMPLE = ROOT / "examples" / "everything_server.py"
+DEADLINE = 30
+
+pytestmark = [pytest.mark.anyio, pytest.mark.peers]
+
+
+@pytest.mark.parametrize(("mode", "revision"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+async def test_sdk_client_gets_plain_results_from_task_tools(mode: str, revision: str) -> None:
+    params = StdioServerParameters(command=sys.executable, args=[str(EXAMPLE), "stdio"])
+    with anyio.fail_after(DEADLINE):
+        async with SdkClient(params, mode=mode, read_timeout_seconds=10) as client:
+            assert client.protocol_version == revision
+            computed = await client.call_tool("slow_compute", {"seconds": 0.1, "label": "sdk"})
+            assert text_of(computed) == "computed sdk after 0.1 s" and not computed.is_error
+            greeted = await client.call_tool("greet", {"name": "SDK"})
+            assert text_of(greeted) == "Hello, SDK!"
+            # A tool that only runs as a task is refused: modern names the extension.
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("failing_job", {})
+            expected = -32021 if revision == "2026-07-28" else -32601
+            assert refused.value.error.code == expected
+
+
+async def test_ts_sdk_client_gets_plain_results_from_task_tools(npm_peers: Path) -> None:
+    node = shutil.which("node")
+    assert node is not None, "node (>= 20) must be on PATH"
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, str(EXAMPLE), "http", "--port", str(port)], stderr=subprocess.DEVNULL
+    )
+    try:
+
+        async def listening() -> bool:
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                return False
+            await stream.aclose()
+            return True
+
+        await until(listening, timeout=20, interval=0.05)
+        with anyio.fail_after(60):
+            done = await anyio.run_process(
+                [node, str(PEERS / "ts_tasks_client.mjs"), f"http://127.0.0.1:{port}/mcp"],
+                cwd=npm_peers.parent,
+                check=False,
+            )
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert done.returncode == 0, done.stderr.decode()
+    seen = json.loads(done.stdout.decode().splitlines()[-1])
+    assert seen["protocolVersion"] == "2025-11-25"
+    # It reads each tool's execution.taskSupport ...
+    assert seen["taskSupport"]["slow_compute"] == "optional"
+    assert seen["taskSupport"]["failing_job"] == "required"
+    # ... and, asking for no task, gets the plain result.
+    assert seen["computed"] == [{"type": "text", "text": "computed ts after 0.1 s"}]
+    assert seen["computedKeys"] == ["content"]
+    assert seen["greet"] == [{"type": "text", "text": "Hello, TS!"}]
+    # A required task tool: this SDK refuses it itself (-32600) before asking our server.
+    assert seen["required"]["code"] == -32600
