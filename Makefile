@@ -54,7 +54,7 @@ bench: fetch services
 	$(BIN)/python bench/stdio.py
 	$(BIN)/python bench/http.py
 	$(BIN)/python bench/bus.py
-	$(BIN)/python bench/inspect.py
+	$(BIN)/python bench/inspector.py
 	$(BIN)/python bench/tasks_store.py
 	$(BIN)/python bench/tasks.py
 

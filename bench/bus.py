@@ -5,7 +5,8 @@ A benchmark, not a test: it prints figures (Markdown) and exits 0. It exits non-
 is missing (nginx, redis-server: ``scripts/ensure-services.sh`` installs them), a process does
 not start, or a delivery is wrong: every listener must receive every notification exactly once.
 
-The servers are examples/everything_server.py over HTTP (one uvicorn worker each); in the Redis
+The servers are examples/everything_server.py over HTTP (one uvicorn worker each, admitting
+``LISTENERS`` listen streams from one client: ``bench/peers/bus_server.py``); in the Redis
 setup they share ``MCPIO_STATE_KEY`` and ``--redis``, and nginx (one worker, round-robin) is in
 front of them. ``LISTENERS`` modern ``subscriptions/listen`` streams (``toolsListChanged``) are
 opened through the front (so spread over the instances); the trigger is the
@@ -52,7 +53,8 @@ import anyio  # noqa: E402
 import httpx  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-EVERYTHING = ROOT / "examples" / "everything_server.py"
+# examples/everything_server.py, admitting LISTENERS streams from one client
+BUS_SERVER = ROOT / "bench" / "peers" / "bus_server.py"
 MODERN = "2026-07-28"
 LISTENERS = int(os.environ.get("MCPGEN_BENCH_LISTENERS", "200"))
 TRIGGERS = int(os.environ.get("MCPGEN_BENCH_TRIGGERS", "30"))
@@ -166,7 +168,8 @@ class Processes:
 
     def instance(self, name: str, extra: list[str], key: str) -> Process:
         port = free_port()
-        argv = [sys.executable, str(EVERYTHING), "http", "--port", str(port), *extra]
+        argv = [sys.executable, str(BUS_SERVER), str(LISTENERS), "http", "--port", str(port)]
+        argv += extra
         return self.start(name, argv, port, {**os.environ, "MCPIO_STATE_KEY": key})
 
     def redis(self) -> Process:

@@ -1,41 +1,59 @@
-"""Streamable HTTP ``tools/call`` throughput and latency under ``wrk``: mcpio against the official
-Python SDK (mcp==2.3.0), then one mcpio instance against two behind nginx.
+"""Streamable HTTP ``tools/call`` throughput, latency and server CPU per request under ``wrk``:
+mcpio against the floor (a bare ASGI app), the official Python SDK (mcp==2.3.0) and FastMCP, on
+both of uvicorn's server stacks; server memory per idle session and per open listen stream; then
+one mcpio instance against two behind nginx.
 
-A benchmark, not a test: it prints figures (Markdown) and exits 0 whether or not the goal is met.
+A benchmark, not a test: it prints figures (Markdown) and exits 0 whether or not a goal is met.
 It exits non-zero when a tool is missing (wrk, nginx: ``scripts/ensure-services.sh`` installs
 them), a server does not start, or an answer is wrong: before timing, every setup must echo a
 request's text back (through nginx, from each instance), and a timed run must see no non-2xx
 answer.
 
-The request is a 2026-07-28 (modern, stateless) ``tools/call`` of a trivial ``echo(text)`` tool,
-the same bytes every time: a POST with ``Content-Type``, ``Accept``, ``MCP-Protocol-Version``,
-``Mcp-Method`` and ``Mcp-Name`` headers and the ``_meta`` envelope in its params. The servers:
-``bench/peers/http_mcpio_server.py`` (ours) and ``bench/peers/http_sdk_server.py`` (the SDK in
-JSON-response, stateless mode), each one uvicorn worker with the same settings; both answer with
-JSON. ``wrk`` (one Lua script for all, written to a temporary file) runs ``THREADS`` threads and
-``CONNECTIONS`` connections for ``SECONDS`` seconds after a 1 s warm-up; its latency distribution
-gives p50 and p99 (closed loop: a connection sends its next request when the answer arrives, so
-at a fixed number of connections latency is about connections / rate).
+The servers (``bench/peers/``, each one uvicorn worker with the same settings, ``uvicorn_peer.py``,
+and each answering with JSON): ``http_floor_server.py``, a bare ASGI app answering fixed bytes
+(what the server stack costs) or, with ``--json``, ``json.loads`` of the call and ``json.dumps``
+of its echo (the least a JSON-RPC server does); ``http_mcpio_server.py`` (ours);
+``http_sdk_server.py`` (the SDK) and ``http_fastmcp_server.py`` (FastMCP), each in its JSON
+response mode, stateless, or with ``--stateful`` its session mode. Each stack is measured in
+turn, every server on it in the same run: ``h11`` with asyncio's loop, and ``httptools`` with
+uvloop (``--http`` of every peer).
+
+Two requests, each a trivial ``echo(text)`` tool call: a 2026-07-28 (modern, stateless) one, the
+same bytes every time: a POST with ``Content-Type``, ``Accept``, ``MCP-Protocol-Version``,
+``Mcp-Method`` and ``Mcp-Name`` headers and the ``_meta`` envelope in its params; and a legacy
+session's (2025-11-25, after one ``initialize``: ``Mcp-Session-Id`` and ``MCP-Protocol-Version``
+headers, a new id per request, since a session refuses an id still in flight). ``wrk`` (a Lua
+script written to a temporary file) runs ``THREADS`` threads and ``CONNECTIONS`` connections for
+``SECONDS`` seconds after a 1 s warm-up; its latency distribution gives p50 and p99 (closed loop:
+a connection sends its next request when the answer arrives, so at a fixed number of
+connections latency is about connections / rate).
 
 Besides the rates, the server side's CPU time per request is measured (user + system time of the
 server processes, nginx's included, over the timed run, from /proc): it is what a request costs,
 and it hardly moves when other work on the machine takes CPU from the servers, which rates and
-latencies do.
+latencies do. The ratios (mcpio / json floor, SDK / mcpio, FastMCP / mcpio) are of these.
+
+Memory (on httptools): each server in its session mode opens ``MEMORY_COUNT`` idle legacy
+sessions (initialize + initialized, kept), and mcpio holds ``MEMORY_COUNT`` modern
+``subscriptions/listen`` streams open (each acknowledged); the figure is the growth of the
+server's VmRSS (/proc/PID/status) over them, per session or stream, after 20 opened first.
 
 On a machine with two CPUs or more, the server comparison pins wrk to one CPU and the server to
 another (wrk needs most of a core to load a Python server; unpinned, they take each other's time
-slices and the figures wander more). The scale-out section is not pinned: its point is to let
-two instances use more than one core, which on a 2-CPU machine they share with wrk and nginx, so
-do not expect 2x there.
+slices and the figures wander more). The scale-out section (httptools) is not pinned: its point
+is to let two instances use more than one core, which on a 2-CPU machine they share with wrk and
+nginx, so do not expect 2x there.
 
-    MCPGEN_BENCH_SECONDS=10       seconds per timed run (default 10)
-    MCPGEN_BENCH_CONNECTIONS=32   wrk connections (default 32; 2 threads)
-    MCPGEN_BENCH_HTTP_ROUNDS=1    timed runs per setup, medians reported (default 1)
-    MCPGEN_BENCH_PIN=0            pin nothing (default: pin when there are 2 CPUs or more)
+    MCPGEN_BENCH_SECONDS=10           seconds per timed run (default 5)
+    MCPGEN_BENCH_CONNECTIONS=32       wrk connections (default 32; 2 threads)
+    MCPGEN_BENCH_HTTP_ROUNDS=1        timed runs per setup, medians reported (default 1)
+    MCPGEN_BENCH_MEMORY_COUNT=1000    sessions and listen streams held open (default 1000)
+    MCPGEN_BENCH_PIN=0                pin nothing (default: pin when there are 2 CPUs or more)
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import platform
@@ -50,6 +68,7 @@ import time
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 # Run as a script, this file's folder comes first on sys.path, and its name would hide the
 # standard library's `http` package, which httpx needs (imported in `check`, after this).
@@ -58,13 +77,15 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 
 PEERS = Path(__file__).resolve().parent / "peers"
 MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
 TEXT = "hello from wrk"
-SECONDS = float(os.environ.get("MCPGEN_BENCH_SECONDS", "10"))
+SECONDS = float(os.environ.get("MCPGEN_BENCH_SECONDS", "5"))
 CONNECTIONS = int(os.environ.get("MCPGEN_BENCH_CONNECTIONS", "32"))
 ROUNDS = int(os.environ.get("MCPGEN_BENCH_HTTP_ROUNDS", "1"))
+MEMORY_COUNT = int(os.environ.get("MCPGEN_BENCH_MEMORY_COUNT", "1000"))
+MEMORY_WARMUP = 20
 THREADS = 2
 WARMUP_SECONDS = 1.0
-GOAL = 2.0  # ours/SDK, at least
 STARTUP_SECONDS = 20.0
 CPUS = sorted(os.sched_getaffinity(0))
 PIN = os.environ.get("MCPGEN_BENCH_PIN", "1") != "0" and len(CPUS) >= 2
@@ -95,6 +116,7 @@ LUA = """\
 wrk.method = "POST"
 wrk.body = {body}
 {headers}
+{requests}
 done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format("WRK-RESULT %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f\\n",
@@ -104,11 +126,46 @@ end
 """
 
 
-def lua_script() -> str:
-    headers = "\n".join(
-        f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in HEADERS.items()
-    )
-    return LUA.format(body=json.dumps(body(TEXT)), headers=headers)
+# A legacy session refuses a request id still in flight on it: each request gets its own id.
+UNIQUE_IDS = """\
+local threads = 0
+setup = function(thread)
+  threads = threads + 1
+  thread:set("base", threads * 1000000000)
+end
+local sent = 0
+request = function()
+  sent = sent + 1
+  return wrk.format(nil, nil, nil, {before} .. (base + sent) .. {after})
+end
+"""
+
+
+def legacy_body(text: str, id: int = 1) -> str:
+    params = {"name": "echo", "arguments": {"text": text}}
+    frame = {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+    return json.dumps(frame, separators=(",", ":"))
+
+
+def legacy_headers(session: str) -> dict[str, str]:
+    return {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": LEGACY,
+        "Mcp-Session-Id": session,
+    }
+
+
+def lua_script(session: str | None = None) -> str:
+    """wrk's script: the modern call, the same bytes every time; or, with a legacy `session`,
+    its call with a new id each time."""
+    sent = HEADERS if session is None else legacy_headers(session)
+    headers = "\n".join(f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in sent.items())
+    if session is None:
+        return LUA.format(body=json.dumps(body(TEXT)), headers=headers, requests="")
+    before, after = legacy_body(TEXT, id=1).split('"id":1', 1)
+    requests = UNIQUE_IDS.format(before=json.dumps(before + '"id":'), after=json.dumps(after))
+    return LUA.format(body=json.dumps(legacy_body(TEXT)), headers=headers, requests=requests)
 
 
 class BenchError(Exception):
@@ -196,6 +253,7 @@ class Setup:
     servers: list[Process]  # whose CPU time counts (nginx: its workers too)
     cpus: set[int]  # where the servers run
     wrk_cpus: set[int]
+    script: Path | None = None  # wrk's Lua script: None for the modern call's
 
 
 class Bench:
@@ -211,12 +269,12 @@ class Bench:
         for process in reversed(self.processes):
             process.stop()
 
-    def peer(self, name: str, script: str) -> Process:
+    def peer(self, name: str, script: str, *args: str) -> Process:
         """Start a peer; it prints its port on its first line once it listens."""
         out = self.tmp / f"{name}.out"
         with out.open("wb") as sink:
             popen = subprocess.Popen(
-                [sys.executable, str(PEERS / script)],
+                [sys.executable, str(PEERS / script), *args],
                 stdin=subprocess.DEVNULL,
                 stdout=sink,
                 stderr=subprocess.STDOUT,
@@ -302,7 +360,7 @@ http {{
         pids = [pid for server in setup.servers for pid in with_children(server.pid)]
         pin(pids, setup.cpus)
         command = [self.wrk, f"-t{THREADS}", f"-c{CONNECTIONS}", f"-d{seconds:g}s"]
-        command += ["--timeout", "5s", "-s", str(self.script), setup.url]
+        command += ["--timeout", "5s", "-s", str(setup.script or self.script), setup.url]
         cpus = setup.wrk_cpus
         before = cpu_seconds(pids)
         done = subprocess.run(
@@ -358,31 +416,129 @@ def listening(port: int) -> bool:
         return False
 
 
-def check(url: str, upstreams: int = 1) -> None:
-    """Requests that must each echo their own text back, from `upstreams` distinct instances."""
+def echoed(response: Any, id: int, text: str) -> bool:
+    """Whether `response` is the echo tool's answer to request `id` sending `text`."""
+    try:
+        answer = response.json()
+        return (
+            response.status_code == 200
+            and answer["id"] == id
+            and answer["result"]["content"] == [{"type": "text", "text": text}]
+            and answer["result"].get("resultType", "complete") == "complete"
+            and not answer["result"].get("isError")
+        )
+    except (ValueError, KeyError, TypeError):
+        return False
+
+
+def check(url: str, upstreams: int = 1, fixed: bool = False) -> None:
+    """Requests that must each echo their own text back, from `upstreams` distinct instances
+    (a `fixed` answer: the benchmark's own request, answered)."""
     import httpx
 
     seen: set[str] = set()
     with httpx.Client(timeout=10, trust_env=False) as http:
         for n in range(2 * upstreams):
-            text = f"check {n} {url}"
-            response = http.post(url, content=body(text, id=7 + n), headers=HEADERS)
-            try:
-                answer = response.json()
-                ok = (
-                    response.status_code == 200
-                    and answer["id"] == 7 + n
-                    and answer["result"]["content"] == [{"type": "text", "text": text}]
-                    and answer["result"].get("resultType", "complete") == "complete"
-                    and not answer["result"].get("isError")
-                )
-            except (ValueError, KeyError, TypeError):
-                ok = False
-            if not ok:
+            text, id = (TEXT, 1) if fixed else (f"check {n} {url}", 7 + n)
+            response = http.post(url, content=body(text, id=id), headers=HEADERS)
+            if not echoed(response, id, text):
                 raise BenchError(f"{url} answered wrongly: {response.status_code} {response.text}")
             seen.add(response.headers.get("x-upstream", url))
     if len(seen) != upstreams:
         raise BenchError(f"{url}: expected answers from {upstreams} instances, got {sorted(seen)}")
+
+
+def open_session(http: Any, url: str) -> str:
+    """A legacy (2025-11-25) session: initialize, then notifications/initialized; its id."""
+    init = {
+        "protocolVersion": LEGACY,
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1.0"},
+    }
+    frame = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    response = http.post(url, json=frame, headers=headers)
+    session = response.headers.get("mcp-session-id")
+    if response.status_code != 200 or not session:
+        raise BenchError(f"{url}: initialize answered {response.status_code} {response.text}")
+    done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    response = http.post(url, json=done, headers=legacy_headers(session))
+    if response.status_code != 202:
+        raise BenchError(f"{url}: initialized answered {response.status_code} {response.text}")
+    return str(session)
+
+
+def session_for(url: str) -> str:
+    """A legacy session on `url` whose tools/call echoes, for wrk to call."""
+    import httpx
+
+    with httpx.Client(timeout=10, trust_env=False) as http:
+        session = open_session(http, url)
+        for n in range(2):
+            text = f"legacy check {n}"
+            response = http.post(
+                url, content=legacy_body(text, id=5 + n), headers=legacy_headers(session)
+            )
+            if not echoed(response, 5 + n, text):
+                raise BenchError(f"{url} answered wrongly: {response.status_code} {response.text}")
+    return session
+
+
+def rss(pid: int) -> int:
+    """A process's resident set size in bytes (VmRSS of /proc/PID/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise BenchError(f"no VmRSS for process {pid}")
+
+
+def session_bytes(server: Process, count: int) -> float:
+    """The server's RSS growth per idle legacy session, over `count` of them (after a few
+    opened first, so that what the first session loads is not counted)."""
+    import httpx
+
+    url = f"http://127.0.0.1:{server.port}/mcp"
+    with httpx.Client(timeout=10, trust_env=False) as http:
+        for _ in range(MEMORY_WARMUP):
+            open_session(http, url)
+        before = rss(server.pid)
+        for _ in range(count):
+            open_session(http, url)
+        return (rss(server.pid) - before) / count
+
+
+async def open_listen(port: int, id: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A modern subscriptions/listen stream, open once the server acknowledged it."""
+    params = {"_meta": json.loads(body(TEXT))["params"]["_meta"]}
+    params["notifications"] = {"toolsListChanged": True}
+    frame = {"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params}
+    payload = json.dumps(frame).encode()
+    headers = {**HEADERS, "Mcp-Method": "subscriptions/listen"}
+    del headers["Mcp-Name"]
+    lines = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", f"Content-Length: {len(payload)}"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
+    seen = b""
+    while b"notifications/subscriptions/acknowledged" not in seen:
+        chunk = await asyncio.wait_for(reader.read(65536), 10)
+        if not chunk:
+            raise BenchError(f"listen stream {id} ended before its acknowledgement: {seen!r}")
+        seen += chunk
+    if not seen.startswith(b"HTTP/1.1 200"):
+        raise BenchError(f"listen stream {id} answered {seen[:200]!r}")
+    return reader, writer
+
+
+async def listen_bytes(server: Process, count: int) -> float:
+    """The server's RSS growth per open listen stream, over `count` of them."""
+    streams = [await open_listen(server.port, id) for id in range(MEMORY_WARMUP)]
+    before = rss(server.pid)
+    streams += [await open_listen(server.port, MEMORY_WARMUP + id) for id in range(count)]
+    grown = rss(server.pid) - before
+    for _, writer in streams:
+        writer.close()
+    return grown / count
 
 
 # ---------------------------------------------------------------------- report
@@ -423,19 +579,97 @@ def row(name: str, results: list[Result]) -> str:
     )
 
 
-def verdict(ratio: float) -> str:
-    return "met" if ratio >= GOAL else "missed"
+SDK = f"mcp {package('mcp')}"
+FASTMCP = f"FastMCP {package('fastmcp')}"
+FIXED = "bare ASGI, fixed answer"
+FLOOR = "bare ASGI, json.loads + json.dumps"
+STACKS = {"h11": "h11 + asyncio loop", "httptools": "httptools + uvloop"}
+MODERN_NAMES = (FIXED, FLOOR, "mcpio", SDK, FASTMCP)
+LEGACY_NAMES = ("mcpio", SDK, FASTMCP)
+HEADER = "| {} | req/s | p50 ms | p99 ms | max ms | CPU µs/req | socket errors |"
+RULE = "|---|---:|---:|---:|---:|---:|---:|"
 
 
-def report(servers: dict[str, list[Result]], scale: dict[str, list[Result]], before: str) -> None:
-    sdk = f"mcp {package('mcp')}"
+def legacy_name(name: str) -> str:
+    return f"{name}, legacy session"
+
+
+def ratio_table(rows: list[tuple[str, float, str]]) -> None:
+    print("| ratio | value | goal |")
+    print("|---|---:|---|")
+    for name, ratio, goal in rows:
+        print(f"| {name} | {ratio:.2f}x | {goal} |")
+    print()
+
+
+def goal(ratio: float, at_least: float | None = None, at_most: float | None = None) -> str:
+    if at_least is not None:
+        return f">= {at_least:g}x: {'met' if ratio >= at_least else 'missed'}"
+    if at_most is not None:
+        return f"<= {at_most:g}x: {'met' if ratio <= at_most else 'missed'}"
+    return "none"
+
+
+def stack_report(stack: str, runs: dict[str, list[Result]]) -> None:
+    print(f"## {STACKS[stack]}: modern tools/call (stateless), one uvicorn worker each\n")
+    print(HEADER.format("server"))
+    print(RULE)
+    for name in MODERN_NAMES:
+        print(row(name, runs[name]))
+    print()
+    cpu = {name: med(runs[name], "cpu") for name in runs}
+    ratio_table(
+        [
+            (
+                "CPU per request, mcpio / json floor",
+                cpu["mcpio"] / cpu[FLOOR],
+                goal(cpu["mcpio"] / cpu[FLOOR], at_most=2.0) if stack == "httptools" else "none",
+            ),
+            ("CPU per request, mcpio / fixed-answer floor", cpu["mcpio"] / cpu[FIXED], "none"),
+            (
+                "CPU per request, SDK / mcpio",
+                cpu[SDK] / cpu["mcpio"],
+                goal(cpu[SDK] / cpu["mcpio"], 2.5),
+            ),
+            ("CPU per request, FastMCP / mcpio", cpu[FASTMCP] / cpu["mcpio"], "none"),
+            (
+                "requests/s, mcpio / SDK",
+                med(runs["mcpio"], "rate") / med(runs[SDK], "rate"),
+                "none",
+            ),
+        ]
+    )
+    print(f"## {STACKS[stack]}: legacy session tools/call ({LEGACY}, stateful modes)\n")
+    print(HEADER.format("server"))
+    print(RULE)
+    for name in LEGACY_NAMES:
+        print(row(name, runs[legacy_name(name)]))
+    print()
+    ours = cpu[legacy_name("mcpio")]
+    sdk, fastmcp = cpu[legacy_name(SDK)], cpu[legacy_name(FASTMCP)]
+    ratio_table(
+        [
+            ("CPU per request, SDK / mcpio", sdk / ours, goal(sdk / ours, 2.0)),
+            ("CPU per request, FastMCP / mcpio", fastmcp / ours, "none"),
+        ]
+    )
+
+
+def report(
+    stacks: dict[str, dict[str, list[Result]]],
+    memory: list[tuple[str, str, float]],
+    scale: dict[str, list[Result]],
+    before: str,
+) -> None:
     nginx = subprocess.run([tool("nginx"), "-v"], capture_output=True, text=True).stderr
     wrk = subprocess.run([tool("wrk"), "-v"], capture_output=True, text=True).stdout
-    print("# Streamable HTTP tools/call under wrk: mcpio vs the official Python SDK\n")
+    print(
+        "# Streamable HTTP tools/call under wrk: mcpio vs the bare ASGI floor, the SDK, FastMCP\n"
+    )
     print(
         f"Python {platform.python_version()} ({platform.python_implementation()}), "
         f"uvicorn {package('uvicorn')} (h11 {package('h11')}, httptools {package('httptools')}, "
-        f"uvloop {package('uvloop')}), starlette {package('starlette')}, {sdk}, "
+        f"uvloop {package('uvloop')}), starlette {package('starlette')}, {SDK}, {FASTMCP}, "
         f"{nginx.strip().removeprefix('nginx version: ')}, {wrk.split(' Copyright')[0].strip()}; "
         f"{platform.system()} {platform.machine()}, {len(CPUS)} CPUs.  "
     )
@@ -443,7 +677,8 @@ def report(servers: dict[str, list[Result]], scale: dict[str, list[Result]], bef
     print(
         f"wrk: {THREADS} threads, {CONNECTIONS} connections, {SECONDS:g} s per run after a "
         f"{WARMUP_SECONDS:g} s warm-up, {ROUNDS} run(s) per setup (median, min..max); the "
-        "request: one modern (2026-07-28) tools/call of echo, answered with JSON.  "
+        "request: one modern (2026-07-28) tools/call of echo, or a legacy session's "
+        "(2025-11-25, a new id each time), answered with JSON.  "
     )
     pinned = (
         f"wrk on CPU {min(WRK_CPUS)}, the server on CPU {min(SERVER_CPUS)}"
@@ -452,36 +687,87 @@ def report(servers: dict[str, list[Result]], scale: dict[str, list[Result]], bef
     )
     print(
         f"Server comparison: {pinned}; scale-out: nothing pinned. CPU µs/req: the server "
-        "processes' user + system time per request (nginx's included).\n"
+        "processes' user + system time per request (nginx's included). Compare CPU µs/req "
+        "and the ratios of one run: rates move with the machine's load.\n"
     )
+    for stack, runs in stacks.items():
+        stack_report(stack, runs)
 
-    header = "| {} | req/s | p50 ms | p99 ms | max ms | CPU µs/req | socket errors |"
-    print("## Server: mcpio vs the SDK (one uvicorn worker each)\n")
-    print(header.format("server"))
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, results in servers.items():
-        print(row(name, results))
-    print()
-    ours, theirs = servers["mcpio"], servers[sdk]
-    ratios = [
-        ("requests/s (mcpio / SDK)", med(ours, "rate") / med(theirs, "rate")),
-        ("p50 latency (SDK / mcpio)", med(theirs, "p50") / med(ours, "p50")),
-        ("p99 latency (SDK / mcpio)", med(theirs, "p99") / med(ours, "p99")),
-        ("CPU per request (SDK / mcpio)", med(theirs, "cpu") / med(ours, "cpu")),
-    ]
-    print(f"| ours vs SDK | ratio | goal >= {GOAL:g}x |")
-    print("|---|---:|---|")
-    for name, ratio in ratios:
-        print(f"| {name} | {ratio:.2f}x | {verdict(ratio)} |")
+    print(f"## Memory ({STACKS['httptools']}): server RSS growth over {MEMORY_COUNT:,} held open\n")
+    print(f"After {MEMORY_WARMUP} opened first and kept; VmRSS from /proc/PID/status.\n")
+    print("| server | what | bytes each |")
+    print("|---|---|---:|")
+    for name, what, size in memory:
+        print(f"| {name} | {what} | {size:,.0f} |")
     print()
 
-    print("## Scale-out: mcpio instances behind nginx (round-robin, keep-alive upstreams)\n")
-    print(header.format("setup") + " req/s vs 1 instance direct |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"## Scale-out ({STACKS['httptools']}): mcpio instances behind nginx "
+        "(round-robin, keep-alive upstreams)\n"
+    )
+    print(HEADER.format("setup") + " req/s vs 1 instance direct |")
+    print(RULE + "---:|")
     base = med(next(iter(scale.values())), "rate")
     for name, results in scale.items():
         print(row(name, results) + f" {med(results, 'rate') / base:.2f}x |")
     print()
+
+
+def url_of(process: Process) -> str:
+    return f"http://127.0.0.1:{process.port}/mcp"
+
+
+def stack_runs(bench: Bench, stack: str) -> dict[str, list[Result]]:
+    """Every server on `stack` (each its own process), checked, then timed in one round."""
+    http = ("--http", stack)
+    fixed = bench.peer(f"fixed-{stack}", "http_floor_server.py", *http)
+    floor = bench.peer(f"floor-{stack}", "http_floor_server.py", "--json", *http)
+    mcpio = bench.peer(f"mcpio-{stack}", "http_mcpio_server.py", *http)
+    sdk = bench.peer(f"sdk-{stack}", "http_sdk_server.py", *http)
+    fastmcp = bench.peer(f"fastmcp-{stack}", "http_fastmcp_server.py", *http)
+    sdk_s = bench.peer(f"sdk-stateful-{stack}", "http_sdk_server.py", "--stateful", *http)
+    fastmcp_s = bench.peer(
+        f"fastmcp-stateful-{stack}", "http_fastmcp_server.py", "--stateful", *http
+    )
+    check(url_of(fixed), fixed=True)
+    modern = {FIXED: fixed, FLOOR: floor, "mcpio": mcpio, SDK: sdk, FASTMCP: fastmcp}
+    for process in modern.values():
+        if process is not fixed:
+            check(url_of(process))
+    setups = [Setup(name, url_of(p), [p], SERVER_CPUS, WRK_CPUS) for name, p in modern.items()]
+    for name, process in (("mcpio", mcpio), (SDK, sdk_s), (FASTMCP, fastmcp_s)):
+        script = bench.tmp / f"legacy-{process.name}.lua"
+        script.write_text(lua_script(session_for(url_of(process))), encoding="utf-8")
+        setups.append(
+            Setup(legacy_name(name), url_of(process), [process], SERVER_CPUS, WRK_CPUS, script)
+        )
+    runs = bench.measure(setups)
+    for process in (fixed, floor, mcpio, sdk, fastmcp, sdk_s, fastmcp_s):
+        process.stop()
+    return runs
+
+
+def memory_runs(bench: Bench) -> list[tuple[str, str, float]]:
+    """RSS per idle legacy session (mcpio, the SDK, FastMCP) and per open listen stream."""
+    capacity = ("--http", "httptools", "--capacity", str(MEMORY_COUNT + 2 * MEMORY_WARMUP))
+    sizes: list[tuple[str, str, float]] = []
+    peers = (("mcpio", "http_mcpio_server.py"), (SDK, "http_sdk_server.py"))
+    for name, script in (*peers, (FASTMCP, "http_fastmcp_server.py")):
+        print(f"opening {MEMORY_COUNT} legacy sessions on {name} ...", file=sys.stderr)
+        server = bench.peer(f"memory-{script}", script, "--stateful", *capacity)
+        sizes.append((name, "idle legacy session", session_bytes(server, MEMORY_COUNT)))
+        server.stop()
+    print(f"opening {MEMORY_COUNT} listen streams on mcpio ...", file=sys.stderr)
+    server = bench.peer("memory-listen", "http_mcpio_server.py", *capacity)
+    sizes.append(
+        (
+            "mcpio",
+            "open subscriptions/listen stream",
+            asyncio.run(listen_bytes(server, MEMORY_COUNT)),
+        )
+    )
+    server.stop()
+    return sizes
 
 
 def main() -> int:
@@ -493,26 +779,19 @@ def main() -> int:
             return 1
         before = load()
         try:
-            mcpio = bench.peer("mcpio", "http_mcpio_server.py")
-            sdk = bench.peer("sdk", "http_sdk_server.py")
-            direct = {p.name: f"http://127.0.0.1:{p.port}/mcp" for p in (mcpio, sdk)}
-            for url in direct.values():
-                check(url)
-            servers = bench.measure(
-                [
-                    Setup("mcpio", direct["mcpio"], [mcpio], SERVER_CPUS, WRK_CPUS),
-                    Setup(f"mcp {package('mcp')}", direct["sdk"], [sdk], SERVER_CPUS, WRK_CPUS),
-                ]
-            )
-            sdk.stop()
-            second = bench.peer("mcpio-2", "http_mcpio_server.py")
+            stacks = {stack: stack_runs(bench, stack) for stack in STACKS}
+            memory = memory_runs(bench)
+            fast = ("--http", "httptools")
+            mcpio = bench.peer("mcpio", "http_mcpio_server.py", *fast)
+            second = bench.peer("mcpio-2", "http_mcpio_server.py", *fast)
             nginx = bench.balancer(mcpio, [mcpio, second])
             base = f"http://127.0.0.1:{nginx.port}"
+            check(url_of(mcpio))
             check(f"{base}/one/mcp")
             check(f"{base}/mcp", upstreams=2)
             scale = bench.measure(
                 [
-                    Setup("1 instance, direct", direct["mcpio"], [mcpio], ALL_CPUS, ALL_CPUS),
+                    Setup("1 instance, direct", url_of(mcpio), [mcpio], ALL_CPUS, ALL_CPUS),
                     Setup(
                         "1 instance via nginx",
                         f"{base}/one/mcp",
@@ -534,7 +813,7 @@ def main() -> int:
             return 1
         finally:
             bench.stop()
-        report(servers, scale, before)
+        report(stacks, memory, scale, before)
     return 0
 
 

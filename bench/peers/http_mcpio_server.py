@@ -1,19 +1,17 @@
 """The HTTP benchmark's echo server on our runtime (mcpio): Streamable HTTP under uvicorn.
 
-    python bench/peers/http_mcpio_server.py [--port N]
+    python bench/peers/http_mcpio_server.py [--port N] [--http h11|httptools] [--capacity N]
 
-It binds 127.0.0.1 (port 0, the default, lets the OS choose), prints the port on its first stdout
-line, then serves `/mcp` on that already listening socket: one uvicorn worker, `log_level`
-warning, no access log (the same uvicorn settings as ``http_sdk_server.py``). The tool is the one
-of ``mcpio_server.py``: ``echo(text: str) -> str``, one text block, no structured content.
+Served as every HTTP peer is (``uvicorn_peer.py``). The app serves both eras (stateless modern
+requests and legacy sessions), so ``--stateful`` changes nothing. The tool is the one of
+``mcpio_server.py``: ``echo(text: str) -> str``, one text block, no structured content.
 """
 
 from __future__ import annotations
 
-import argparse
-import socket
+from typing import Any
 
-import uvicorn
+from uvicorn_peer import arguments, serve
 
 from mcpio import Server
 
@@ -27,21 +25,18 @@ async def echo(text: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
-    # without it Nagle's algorithm holds each answer's last write for the client's delayed ACK
-    # (40 ms on Linux).
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", args.port))
-    sock.listen(1024)
-    print(sock.getsockname()[1], flush=True)
-    config = uvicorn.Config(
-        server.http_app(), log_level="warning", access_log=False, lifespan="on", backlog=1024
-    )
-    uvicorn.Server(config).run(sockets=[sock])
+    args = arguments("the HTTP benchmark's mcpio server")
+    options: dict[str, Any] = {}
+    if args.capacity:
+        n = args.capacity
+        options = {
+            "max_sessions": n,
+            "max_sessions_per_client": n,
+            "max_listen_streams": n,
+            "max_listen_streams_per_client": n,
+            "handshake_seconds": 3600.0,
+        }
+    serve(server.http_app(**options), args)
 
 
 if __name__ == "__main__":

@@ -1,22 +1,18 @@
 """The HTTP benchmark's echo server on the official Python SDK (``mcp``): Streamable HTTP.
 
-    python bench/peers/http_sdk_server.py [--port N]
+    python bench/peers/http_sdk_server.py [--port N] [--http h11|httptools] [--stateful]
 
-Like ``http_mcpio_server.py``: binds 127.0.0.1, prints the port on its first stdout line, serves
-`/mcp` with one uvicorn worker, `log_level` warning, no access log. The SDK app runs in its
-fastest modes: ``json_response=True`` (a 2026-07-28 request is handled in the ASGI task and
-answered with JSON, no SSE) and ``stateless_http=True`` (no session tracking). The tool gives the
+Served as every HTTP peer is (``uvicorn_peer.py``). The SDK app runs in its fastest modes:
+``json_response=True`` (a request is handled in the ASGI task and answered with JSON, no SSE)
+and, unless ``--stateful``, ``stateless_http=True`` (no session tracking). The tool gives the
 same answer on the wire as ours: one text block, no structured content
 (``structured_output=False``), and it is a coroutine like ours.
 """
 
 from __future__ import annotations
 
-import argparse
-import socket
-
-import uvicorn
 from mcp.server import MCPServer
+from uvicorn_peer import arguments, serve
 
 mcp = MCPServer("bench", version="1.0")
 
@@ -28,20 +24,11 @@ async def echo(text: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
-    # without it Nagle's algorithm holds each answer's last write for the client's delayed ACK
-    # (40 ms on Linux).
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", args.port))
-    sock.listen(1024)
-    print(sock.getsockname()[1], flush=True)
-    app = mcp.streamable_http_app(json_response=True, stateless_http=True, host="127.0.0.1")
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", backlog=1024)
-    uvicorn.Server(config).run(sockets=[sock])
+    args = arguments("the HTTP benchmark's SDK server")
+    app = mcp.streamable_http_app(
+        json_response=True, stateless_http=not args.stateful, host="127.0.0.1"
+    )
+    serve(app, args)
 
 
 if __name__ == "__main__":

@@ -4,14 +4,14 @@ stdio and over Streamable HTTP (2026-07-28; server and inspector each a process 
 each the median and the 10th percentile of MCPGEN_BENCH_CALLS calls, and the checker's own CPU
 time per frame.
 
-    .venv/bin/python bench/inspect.py
+    .venv/bin/python bench/inspector.py
 """
 
 from __future__ import annotations
 
 import sys
 
-# This file is named inspect.py: its folder must not shadow the standard library's `inspect`.
+# Its folder must not shadow the standard library (bench/http.py would hide `http`).
 sys.path[:] = [p for p in sys.path if not p.endswith("bench")]
 
 import contextlib  # noqa: E402
