@@ -1,5 +1,6 @@
 """Task tools and clients that do not take tasks: the official Python SDK client (mcp 2.3.0,
-over stdio, both eras) and the TypeScript SDK v1 client (legacy Streamable HTTP) call the
+over stdio, both eras), the TypeScript SDK v1 client (legacy Streamable HTTP) and the TypeScript
+SDK v2 client (@modelcontextprotocol/client 2.4.0, stdio and Streamable HTTP, both eras) call the
 example server's task tools and get plain results."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -49,16 +51,7 @@ async def test_ts_sdk_client_gets_plain_results_from_task_tools(npm_peers: Path)
         [sys.executable, str(EXAMPLE), "http", "--port", str(port)], stderr=subprocess.DEVNULL
     )
     try:
-
-        async def listening() -> bool:
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                return False
-            await stream.aclose()
-            return True
-
-        await until(listening, timeout=20, interval=0.05)
+        await until(_listening(port), timeout=20, interval=0.05)
         with anyio.fail_after(60):
             done = await anyio.run_process(
                 [node, str(PEERS / "ts_tasks_client.mjs"), f"http://127.0.0.1:{port}/mcp"],
@@ -76,7 +69,76 @@ async def test_ts_sdk_client_gets_plain_results_from_task_tools(npm_peers: Path)
     assert seen["taskSupport"]["failing_job"] == "required"
     # ... and, asking for no task, gets the plain result.
     assert seen["computed"] == [{"type": "text", "text": "computed ts after 0.1 s"}]
-    assert seen["computedKeys"] == ["content"]
+    # The str return type gives an output schema, hence structuredContent; no task member.
+    assert seen["computedKeys"] == ["content", "structuredContent"]
     assert seen["greet"] == [{"type": "text", "text": "Hello, TS!"}]
     # A required task tool: this SDK refuses it itself (-32600) before asking our server.
     assert seen["required"]["code"] == -32600
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize(("mode", "revision"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+async def test_ts_sdk_v2_client_gets_plain_results_from_task_tools(
+    npm_peers: Path, transport: str, mode: str, revision: str
+) -> None:
+    """The v2 client with `versionNegotiation: {mode: "auto"}` probes with server/discover and
+    negotiates 2026-07-28 (modern era) over both transports; with its default `legacy` mode it
+    runs initialize and negotiates 2025-11-25. It never declares the tasks extension."""
+    node = shutil.which("node")
+    assert node is not None, "node (>= 20) must be on PATH"
+    script = [node, str(PEERS / "ts_v2_tasks_client.mjs"), mode]
+    server: subprocess.Popen[bytes] | None = None
+    port = free_port()
+    if transport == "stdio":
+        script += ["stdio", sys.executable, str(EXAMPLE), "stdio"]
+    else:
+        server = subprocess.Popen(
+            [sys.executable, str(EXAMPLE), "http", "--port", str(port)], stderr=subprocess.DEVNULL
+        )
+        script.append(f"http://127.0.0.1:{port}/mcp")
+    try:
+        if server is not None:
+            await until(_listening(port), timeout=20, interval=0.05)
+        with anyio.fail_after(60):
+            done = await anyio.run_process(script, cwd=npm_peers.parent, check=False)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=10)
+    assert done.returncode == 0, done.stderr.decode()
+    seen = json.loads(done.stdout.decode().splitlines()[-1])
+    assert seen["protocolVersion"] == revision
+    assert seen["era"] == ("modern" if revision == "2026-07-28" else "legacy")
+    if revision == "2026-07-28":
+        # server/discover advertises the extension; core 2026-07-28 tools carry no taskSupport.
+        assert seen["extensions"] == ["io.modelcontextprotocol/tasks"]
+        assert seen["taskSupport"] == {}
+    else:
+        assert seen["taskSupport"]["slow_compute"] == "optional"
+        assert seen["taskSupport"]["failing_job"] == "required"
+    # Not declaring the extension, it gets the plain result of the optional task tool.
+    assert seen["computed"] == [{"type": "text", "text": "computed v2 after 0.1 s"}]
+    assert seen["computedStructured"] == {"result": "computed v2 after 0.1 s"}
+    assert "task" not in seen["computedKeys"] and not seen["computedIsError"]
+    assert seen["greet"] == [{"type": "text", "text": "Hello, TSv2!"}]
+    # Unlike v1, this client sends the required task tool's call; our server refuses it.
+    required = seen["required"]
+    if revision == "2026-07-28":
+        assert required["code"] == -32021
+        assert required["data"]["requiredCapabilities"] == {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        }
+    else:
+        assert required["code"] == -32601
+
+
+def _listening(port: int) -> Callable[[], Awaitable[bool]]:
+    async def listening() -> bool:
+        try:
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+        except OSError:
+            return False
+        await stream.aclose()
+        return True
+
+    return listening
