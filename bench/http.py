@@ -426,6 +426,8 @@ def echoed(response: Any, id: int, text: str) -> bool:
             and answer["result"]["content"] == [{"type": "text", "text": text}]
             and answer["result"].get("resultType", "complete") == "complete"
             and not answer["result"].get("isError")
+            # the same answer from every peer: one text block, no structured content
+            and "structuredContent" not in answer["result"]
         )
     except (ValueError, KeyError, TypeError):
         return False

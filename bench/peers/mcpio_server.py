@@ -15,7 +15,7 @@ from mcpio import Server
 server = Server("bench", "1.0")
 
 
-@server.tool()
+@server.tool(structured_output=False)
 async def echo(text: str) -> str:
     """Echo the text back."""
     return text

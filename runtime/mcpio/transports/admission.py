@@ -72,14 +72,17 @@ class ByteBudget:
     async def take(self, size: int) -> int:
         """Reserve `size` bytes (or the whole budget); returns what to `give` back."""
         size = min(size, self.limit)
-        try:
-            with anyio.fail_after(self.timeout):
-                while self.used and self.used + size > self.limit:
-                    if self._freed is None:
-                        self._freed = anyio.Event()
-                    await self._freed.wait()
-        except TimeoutError:
-            raise Refused(503, "too many request bodies being served; try again later") from None
+        if self.used and self.used + size > self.limit:  # else no wait, and no timeout to set
+            try:
+                with anyio.fail_after(self.timeout):
+                    while self.used and self.used + size > self.limit:
+                        if self._freed is None:
+                            self._freed = anyio.Event()
+                        await self._freed.wait()
+            except TimeoutError:
+                raise Refused(
+                    503, "too many request bodies being served; try again later"
+                ) from None
         self.used += size
         return size
 
