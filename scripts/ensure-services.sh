@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that the HTTP scale-out test and benchmark need, if missing:
 # nginx (the load balancer of tests/test_scale_out.py and bench/http.py), wrk (bench/http.py's
-# load generator) and redis-server (for later). Idempotent and quiet when all is there.
+# load generator), redis-server (the bus and task store tests) and chromium (the headless browser
+# that renders `mcpio inspect`'s HTML report in tests/test_inspect.py). Idempotent and quiet when
+# all is there.
 #
 # It starts no service: the tests run their own nginx with their own config, as a child process.
 # While it installs, a policy-rc.d forbids the packages' maintainer scripts to start their
@@ -10,18 +12,20 @@
 set -euo pipefail
 
 # command -> Debian package
-declare -A PACKAGES=([nginx]=nginx [wrk]=wrk [redis-server]=redis-server)
+declare -A PACKAGES=([nginx]=nginx [wrk]=wrk [redis-server]=redis-server [chromium]=chromium)
+COMMANDS=(nginx wrk redis-server chromium)
 
 # nginx and redis-server live in /usr/sbin, which a non-login PATH may lack.
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 missing=()
-for cmd in nginx wrk redis-server; do
+for cmd in "${COMMANDS[@]}"; do
     command -v "$cmd" >/dev/null 2>&1 || missing+=("${PACKAGES[$cmd]}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "ensure-services: installing the Debian packages ${missing[*]} with apt-get, as root" \
-    "(about 15 MB for all three; no service is started)" >&2
+    "(about 15 MB for nginx, wrk and redis-server, about 100 MB for chromium without its" \
+    "recommends; no service is started)" >&2
 
 die() {
     echo "ensure-services: $*" >&2
@@ -80,6 +84,6 @@ for pidfile in "${PIDFILES[@]}"; do
     fi
 done
 
-for cmd in nginx wrk redis-server; do
+for cmd in "${COMMANDS[@]}"; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after installing ${missing[*]}"
 done

@@ -261,8 +261,8 @@ console.log(JSON.stringify(out));
 
 @pytest.mark.slow
 def test_the_report_s_filters_run(tmp_path: Path) -> None:
-    """The page's own script, run by node against the page's rows (a minimal DOM: Chromium
-    is not in the package lists this project may install from, so no real browser)."""
+    """The page's own script, run by node against the page's rows (a minimal DOM; the next
+    test renders the page in a real browser)."""
     node = shutil.which("node")
     assert node is not None, "node must be on PATH"
     report = tmp_path / "r.html"
@@ -289,3 +289,50 @@ def test_the_report_s_filters_run(tmp_path: Path) -> None:
     assert shown["severity="] == every
     assert shown["method=prompts/list"] == ["f3"]
     assert shown["count"] == 1
+
+
+def chromium_render(page: Path, profile: Path) -> tuple[str, list[str]]:
+    """The DOM headless Chromium (Debian's, from `make services`) has after loading `page`, and
+    the console lines it logged (script errors among them)."""
+    chromium = shutil.which("chromium")
+    assert chromium is not None, "chromium must be on PATH (scripts/ensure-services.sh)"
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"]
+    done = subprocess.run(
+        [chromium, *flags, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout, [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+
+
+@pytest.mark.slow
+def test_the_report_renders_in_headless_chromium_without_script_errors(tmp_path: Path) -> None:
+    """The HTML report in a real browser: it loads without a script error, shows the session's
+    findings, and its severity filter hides what it should when used."""
+    report = tmp_path / "r.html"
+    entries, _ = run_through_proxy("capability.server", tmp_path, "--report", str(report))
+    page = report.read_text()
+    dom, console = chromium_render(report, tmp_path / "profile")
+    assert [line for line in console if "Uncaught" in line or "Error" in line] == [], console
+    assert dom.count('<tr class="frame') == len(entries)
+    assert "capability.server at <code>$.method</code>" in dom
+    assert f'<span id="shown">{len(entries)}</span>' in dom  # the filters ran at load
+
+    # Using the severity filter as a user would: only the frame with an error stays shown.
+    choose = (
+        "<script>var s=document.getElementById('severity');s.value='error';"
+        "s.dispatchEvent(new Event('change'));</script></body>"
+    )
+    filtered = tmp_path / "filtered.html"
+    filtered.write_text(page.replace("</body>", choose, 1))
+    dom, console = chromium_render(filtered, tmp_path / "profile")
+    assert [line for line in console if "Uncaught" in line] == [], console
+    assert '<span id="shown">1</span>' in dom
+    hidden = re.findall(r'<tr class="frame[^"]*"[^>]*style="display: none;"', dom)
+    assert len(hidden) == len(entries) - 1
+
+    # The error check itself: a page whose script fails is caught.
+    broken = tmp_path / "broken.html"
+    broken.write_text(page.replace("<script>", "<script>undefinedFunction();", 1))
+    _, console = chromium_render(broken, tmp_path / "profile")
+    assert any("Uncaught ReferenceError" in line for line in console), console
