@@ -210,12 +210,18 @@ def extension_files(
         normalized, own, module_names(core_models), core_module, label
     )
     wire_plan = plan(revision, latest)
+    core_revision = revision_from_schema(pin.revision, core, pin.sha256, pin.era)[0]
+    core_plan = plan(core_revision, latest)
     context = {
         "revision": revision,
         "plan": wire_plan,
         "codec_class": wire_plan.codec_class + pascal(ext_pin.name),
         "extension": ext_pin,
         "extensions": [ext_pin],
+        # What the codec shares with the core revision's (imported, not written again).
+        "core_codec_class": core_plan.codec_class,
+        "own_public": [p for p in wire_plan.public if p not in core_plan.public],
+        "own_methods": [m for m in revision.methods if m not in core_revision.methods],
     }
     return {
         f"{pkg}/__init__.py": render(

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, 
 
 from pydantic import Tag
 
+from mcp_wire.v2026_07_28 import codec as _core
 from mcpio.wire.base import WireModel
-from mcpio.wire.codec import Codec, Envelope, LenientResponse, PublicMapping
+from mcpio.wire.codec import Codec, Envelope, LenientResponse
 from mcpio.wire.modern import ModernCodec, result_discriminator
 
 from . import dispatch
 from . import models as m
-from . import models as public
 
 _RESULT_TYPE = result_discriminator("complete", "input_required", "task")
 
@@ -222,153 +222,7 @@ class Codec2026_07_28Tasks(ModernCodec):
     )
     own_modules = frozenset({m.__name__, __name__, "mcp_wire.v2026_07_28.models"})
     public = {
-        "completion/complete": PublicMapping(
-            own_params=m.CompleteRequestParams,
-            public_params=public.CompleteRequestParams,
-            own_result=m.CompleteResult,
-            public_result=public.CompleteResult,
-            result_backfill={},
-        ),
-        "elicitation/create": PublicMapping(
-            own_params=m.ElicitRequestParams,
-            public_params=public.ElicitRequestParams,
-            own_result=m.ElicitResult,
-            public_result=public.ElicitResult,
-            result_backfill={},
-        ),
-        "notifications/cancelled": PublicMapping(
-            own_params=m.CancelledNotificationParams,
-            public_params=public.CancelledNotificationParams,
-            own_result=None,
-            public_result=None,
-            result_backfill={},
-        ),
-        "notifications/message": PublicMapping(
-            own_params=m.LoggingMessageNotificationParams,
-            public_params=public.LoggingMessageNotificationParams,
-            own_result=None,
-            public_result=None,
-            result_backfill={},
-        ),
-        "notifications/progress": PublicMapping(
-            own_params=m.ProgressNotificationParams,
-            public_params=public.ProgressNotificationParams,
-            own_result=None,
-            public_result=None,
-            result_backfill={},
-        ),
-        "notifications/prompts/list_changed": PublicMapping(
-            own_params=m.NotificationParams,
-            public_params=public.NotificationParams,
-            own_result=None,
-            public_result=None,
-            result_backfill={},
-        ),
-        "notifications/resources/list_changed": PublicMapping(
-            own_params=m.NotificationParams,
-            public_params=public.NotificationParams,
-            own_result=None,
-            public_result=None,
-            result_backfill={},
-        ),
-        "notifications/resources/updated": PublicMapping(
-            own_params=m.ResourceUpdatedNotificationParams,
-            public_params=public.ResourceUpdatedNotificationParams,
-            own_result=None,
-            public_result=None,
-            result_backfill={},
-        ),
-        "notifications/subscriptions/acknowledged": PublicMapping(
-            own_params=m.SubscriptionsAcknowledgedNotificationParams,
-            public_params=public.SubscriptionsAcknowledgedNotificationParams,
-            own_result=None,
-            public_result=None,
-            result_backfill={},
-        ),
-        "notifications/tools/list_changed": PublicMapping(
-            own_params=m.NotificationParams,
-            public_params=public.NotificationParams,
-            own_result=None,
-            public_result=None,
-            result_backfill={},
-        ),
-        "prompts/get": PublicMapping(
-            own_params=m.GetPromptRequestParams,
-            public_params=public.GetPromptRequestParams,
-            own_result=m.GetPromptResult,
-            public_result=public.GetPromptResult,
-            result_backfill={},
-        ),
-        "prompts/list": PublicMapping(
-            own_params=m.PaginatedRequestParams,
-            public_params=public.PaginatedRequestParams,
-            own_result=m.ListPromptsResult,
-            public_result=public.ListPromptsResult,
-            result_backfill={},
-        ),
-        "resources/list": PublicMapping(
-            own_params=m.PaginatedRequestParams,
-            public_params=public.PaginatedRequestParams,
-            own_result=m.ListResourcesResult,
-            public_result=public.ListResourcesResult,
-            result_backfill={},
-        ),
-        "resources/read": PublicMapping(
-            own_params=m.ReadResourceRequestParams,
-            public_params=public.ReadResourceRequestParams,
-            own_result=m.ReadResourceResult,
-            public_result=public.ReadResourceResult,
-            result_backfill={},
-        ),
-        "resources/templates/list": PublicMapping(
-            own_params=m.PaginatedRequestParams,
-            public_params=public.PaginatedRequestParams,
-            own_result=m.ListResourceTemplatesResult,
-            public_result=public.ListResourceTemplatesResult,
-            result_backfill={},
-        ),
-        "roots/list": PublicMapping(
-            own_params=m.ListRootsRequestParams,
-            public_params=public.ListRootsRequestParams,
-            own_result=m.ListRootsResult,
-            public_result=public.ListRootsResult,
-            result_backfill={},
-        ),
-        "sampling/createMessage": PublicMapping(
-            own_params=m.CreateMessageRequestParams,
-            public_params=public.CreateMessageRequestParams,
-            own_result=m.CreateMessageResult,
-            public_result=public.CreateMessageResult,
-            result_backfill={},
-        ),
-        "server/discover": PublicMapping(
-            own_params=m.RequestParams,
-            public_params=public.RequestParams,
-            own_result=m.DiscoverResult,
-            public_result=public.DiscoverResult,
-            result_backfill={},
-        ),
-        "subscriptions/listen": PublicMapping(
-            own_params=m.SubscriptionsListenRequestParams,
-            public_params=public.SubscriptionsListenRequestParams,
-            own_result=m.SubscriptionsListenResult,
-            public_result=public.SubscriptionsListenResult,
-            result_backfill={},
-        ),
-        "tools/call": PublicMapping(
-            own_params=m.CallToolRequestParams,
-            public_params=public.CallToolRequestParams,
-            own_result=m.CallToolResult,
-            public_result=public.CallToolResult,
-            result_backfill={},
-        ),
-        "tools/list": PublicMapping(
-            own_params=m.PaginatedRequestParams,
-            public_params=public.PaginatedRequestParams,
-            own_result=m.ListToolsResult,
-            public_result=public.ListToolsResult,
-            result_backfill={},
-        ),
+        **_core.Codec2026_07_28.public,
     }
     envelope_keys = {
         "protocol_version": "io.modelcontextprotocol/protocolVersion",
