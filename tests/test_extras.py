@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from mcpio.extras import EXTRAS
+
 RUN_HTTP = "from mcpio import Server; Server('s', '1').run_http()"
 HTTP_APP = "from mcpio import Server; Server('s', '1').http_app()"
 CLIENT = """
@@ -30,7 +32,6 @@ TASKS = "from mcpio.tasks.stores import open_task_store; open_task_store('redis:
     ("blocked", "code", "extra"),
     [
         ("uvicorn", RUN_HTTP, "http"),
-        ("starlette", HTTP_APP, "http"),
         ("httpx", CLIENT, "http"),
         ("httpx", OAUTH, "http"),
         ("jwt", JWT, "auth"),
@@ -49,3 +50,11 @@ def test_a_missing_extra_is_named(blocked: str, code: str, extra: str) -> None:
     assert f"needs the '{extra}' extra (no module named '{blocked}')" in last
     assert "pip install 'path/to/mcpgen-" in last and f"-py3-none-any.whl[{extra}]'" in last
     assert "ModuleNotFoundError" not in done.stderr
+
+
+def test_the_http_app_needs_no_extra() -> None:
+    """The ASGI app is plain Python: it builds where no module of the http extra imports."""
+    block = "".join(f"sys.modules[{name!r}] = None; " for name in sorted(EXTRAS["http"]))
+    code = f"import sys; {block}\n{HTTP_APP}; print('built')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "built", done.stderr

@@ -198,6 +198,13 @@ class ServerConnection:
     # ------------------------------------------------------------------ frames in
 
     async def on_request(self, raw: bytes, env: Peek) -> None:
+        data = await self.answer(raw, env)
+        if data is not None:
+            await self.session.send(data)
+
+    async def answer(self, raw: bytes, env: Peek) -> bytes | None:
+        """The response to a request, as bytes (None: none to send): `on_request` sends it, the
+        HTTP app writes it itself."""
         id = env.id
         method = env.method
         assert id is not None and method is not None  # a request's envelope
@@ -208,9 +215,7 @@ class ServerConnection:
             work = self._legacy(codec, raw, id, env)
         else:
             work = self._modern(raw, id, env)
-        data = await answered(id, method, work, self.error_frame)
-        if data is not None:
-            await self.session.send(data)
+        return await answered(id, method, work, self.error_frame)
 
     async def on_notification(self, raw: bytes, env: Peek) -> None:
         method = env.method

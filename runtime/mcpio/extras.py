@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 # What each extra brings that mcpio imports (top-level module names).
 EXTRAS: dict[str, frozenset[str]] = {
-    "http": frozenset({"starlette", "uvicorn", "httpx", "h11"}),
+    "http": frozenset({"uvicorn", "httpx", "h11"}),
     "auth": frozenset({"jwt", "cryptography"}),
     "redis": frozenset({"redis"}),
 }

@@ -165,6 +165,15 @@ class Session:
                 continue
             await self._dispatch(tasks, raw, env)
 
+    async def dispatch(self, raw: bytes, env: Peek) -> bool:
+        """Handle a frame read and peeked elsewhere (an HTTP legacy session's POST) as the read
+        loop would; False (nothing done) until `run` has started or once it has ended."""
+        tasks = self._tasks
+        if tasks is None or self.closed.is_set():
+            return False
+        await self._dispatch(tasks, raw, env)
+        return True
+
     async def _batch(self, raw: bytes) -> None:
         try:
             items = pydantic_core.from_json(raw, allow_inf_nan=False)

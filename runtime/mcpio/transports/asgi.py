@@ -4,13 +4,12 @@ answers."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import anyio
 import pydantic_core
-from starlette.datastructures import Headers
 
 from mcpio.negotiate import peek_any
 from mcpio.wire.errors import ProtocolError
@@ -27,24 +26,62 @@ Send = Callable[[Message], Awaitable[None]]
 KEEPALIVE_SECONDS = 15.0  # a comment on an SSE stream that has been silent this long
 
 
-@dataclass
+class RequestHeaders:
+    """A request's header fields, read in one pass: each value without the whitespace around it
+    (RFC 9110 5.5; h11 strips it, httptools keeps trailing whitespace), every value of a name
+    that repeats kept in order. Names are looked up case-insensitively (ASGI gives them
+    lowercase)."""
+
+    __slots__ = ("_fields",)
+
+    def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
+        fields: dict[str, list[str]] = {}
+        for name, value in raw:
+            key = name.decode("latin-1")
+            text = value.strip(b" \t").decode("latin-1")
+            values = fields.get(key)
+            if values is None:
+                fields[key] = [text]
+            else:
+                values.append(text)
+        self._fields = fields
+
+    @overload
+    def get(self, name: str) -> str | None: ...
+
+    @overload
+    def get(self, name: str, default: str) -> str: ...
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        values = self._fields.get(name) or self._fields.get(name.lower())
+        return values[0] if values else default
+
+    def getlist(self, name: str) -> list[str]:
+        return self._fields.get(name) or self._fields.get(name.lower()) or []
+
+
+@dataclass(slots=True)
 class Exchange:
     """One HTTP request to the endpoint, and the means to answer it."""
 
     receive: Receive
     send: Send
-    headers: Headers
+    headers: RequestHeaders
     principal: Principal | None
     client: str  # whom per-client bounds count
+
+
+_JSON_TYPE = (b"content-type", b"application/json")
 
 
 async def respond(
     send: Send, status: int, body: bytes, headers: dict[str, str] | None = None
 ) -> None:
-    raw = [(b"content-length", str(len(body)).encode())]
+    raw = [(b"content-length", b"%d" % len(body))]
     if body:
-        raw.append((b"content-type", b"application/json"))
-    raw += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+        raw.append(_JSON_TYPE)
+    if headers:
+        raw += [(k.encode(), v.encode()) for k, v in headers.items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
 

@@ -29,16 +29,18 @@ unknown session).
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import math
 import re
 import time
+from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
-import anyio.abc
+import anyio.lowlevel
 import pydantic_core
-from starlette.datastructures import Headers
 
 from mcpio.auth import Principal, ResourceServerAuth, VerifierUnavailable, bearer_token
 from mcpio.jsonrpc import error_frame
@@ -51,6 +53,7 @@ from mcpio.transports.asgi import (
     Exchange,
     HttpError,
     Receive,
+    RequestHeaders,
     Scope,
     Send,
     error_code,
@@ -85,6 +88,7 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]"})
 _HOST = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::[0-9]{1,5})?")
 _ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://(.+)")
 _BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array (only its start is read)
+LARGE_BODY = 256 * 1024  # bytes: a body whose parse takes the event loop for a while
 
 
 @dataclass
@@ -170,9 +174,7 @@ class HttpApp:
         if scope["type"] != "http":
             return
         self.server.start_bus()  # once per event loop: a host may not send lifespan events
-        # A field value without the whitespace around it (RFC 9110 5.5), whichever HTTP parser
-        # served the request: h11 strips it, httptools keeps trailing whitespace.
-        headers = Headers(raw=[(name, value.strip(b" \t")) for name, value in scope["headers"]])
+        headers = RequestHeaders(scope["headers"])
         auth = self.options.auth
         try:
             if auth is not None and scope["path"].rstrip("/") in auth.metadata_paths:
@@ -213,7 +215,7 @@ class HttpApp:
 
     # ------------------------------------------------------------------ checks
 
-    def _check_host_and_origin(self, headers: Headers) -> None:
+    def _check_host_and_origin(self, headers: RequestHeaders) -> None:
         allowed = self.options.allowed_hosts
         hosts = headers.getlist("host")
         if len(hosts) > 1:
@@ -236,16 +238,17 @@ class HttpApp:
     # ------------------------------------------------------------------ authorization
 
     async def _metadata(
-        self, send: Send, headers: Headers, auth: ResourceServerAuth, method: str
+        self, send: Send, headers: RequestHeaders, auth: ResourceServerAuth, method: str
     ) -> None:
         """RFC 9728's document: public, so any Origin may read it (no credentials involved)."""
-        self._check_host_and_origin(Headers({"host": headers.get("host", "")}))
+        host = (headers.get("host") or "").encode("latin-1")
+        self._check_host_and_origin(RequestHeaders([(b"host", host)]))
         if method not in ("GET", "HEAD"):
             raise HttpError(405, ProtocolError(INVALID_REQUEST, f"{method} is not allowed"))
         body = pydantic_core.to_json(auth.metadata())
         await respond(send, 200, body, {"access-control-allow-origin": "*"})
 
-    async def _authenticate(self, headers: Headers) -> Principal | None:
+    async def _authenticate(self, headers: RequestHeaders) -> Principal | None:
         auth = self.options.auth
         if auth is None:
             return None
@@ -282,24 +285,25 @@ class HttpApp:
             )
 
     async def _body(self, receive: Receive) -> bytes:
+        """The whole body (its time bounded by the POST's `Guard`)."""
         chunks: list[bytes] = []
         size = 0
         limit = self.options.max_body_bytes
-        with anyio.move_on_after(self.options.body_timeout):
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    raise HttpError(400, ProtocolError(INVALID_REQUEST, "the client went away"))
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > limit:
-                    reason = f"body exceeds {limit} bytes"
-                    raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise HttpError(400, ProtocolError(INVALID_REQUEST, "the client went away"))
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                reason = f"body exceeds {limit} bytes"
+                raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
+            if not message.get("more_body"):
+                if not chunks:
+                    return chunk
                 chunks.append(chunk)
-                if not message.get("more_body"):
-                    return b"".join(chunks)
-        reason = f"the body did not arrive within {self.options.body_timeout:g} s"
-        raise HttpError(408, ProtocolError(INVALID_REQUEST, reason))
+                return b"".join(chunks)
+            chunks.append(chunk)
 
     # ------------------------------------------------------------------ POST
 
@@ -312,14 +316,25 @@ class HttpApp:
         if not accepts_both(headers.get("accept", "")):
             reason = "Accept must list application/json and text/event-stream"
             raise HttpError(406, ProtocolError(INVALID_REQUEST, reason))
-        body = await self._body(exchange.receive)
-        held = await self.parsing.take(len(body))
+        guard = Guard(exchange.receive, self.options.body_timeout)
         try:
-            await self._route(exchange, body)
+            with guard.scope:
+                body = await self._body(exchange.receive)
+                guard.read()
+                held = await self.parsing.take(len(body))
+                if len(body) > LARGE_BODY:  # its parse holds the loop: let ready I/O go first
+                    await anyio.lowlevel.checkpoint()
+                try:
+                    await self._route(exchange, body, guard)
+                finally:
+                    self.parsing.give(held)
         finally:
-            self.parsing.give(held)
+            await guard.close()
+        if guard.timed_out:
+            reason = f"the body did not arrive within {self.options.body_timeout:g} s"
+            raise HttpError(408, ProtocolError(INVALID_REQUEST, reason))
 
-    async def _route(self, exchange: Exchange, body: bytes) -> None:
+    async def _route(self, exchange: Exchange, body: bytes, guard: Guard) -> None:
         """Route a POST by its envelope alone (`peek`): its params are read once, by the codec
         of the revision that serves it. A JSON array is a batch, for a 2025-03-26 session."""
         session_id = exchange.headers.get("mcp-session-id")
@@ -333,7 +348,7 @@ class HttpApp:
                 reason = "a batch needs a 2025-03-26 session"
                 raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
             session = self.legacy.lookup(session_id, exchange.principal)
-            await self.legacy.post(exchange, session, body, items)
+            await self.legacy.post(exchange, session, body, items, guard)
             return
         try:
             env = peek_any(body)
@@ -342,17 +357,17 @@ class HttpApp:
         self._authorize(exchange.principal, [(env.method, env.name)] if env.method else [])
         version = exchange.headers.get("mcp-protocol-version")
         if session_id is None and (version in MODERN or env.protocol_version is not None):
-            await self._modern(exchange, body, env)
+            await self._modern(exchange, body, env, guard)
         elif env.method == "initialize":
             await self.legacy.initialize(exchange, body, env)
         elif session_id is not None:
             session = self.legacy.lookup(session_id, exchange.principal)
-            await self.legacy.post(exchange, session, body, env)
+            await self.legacy.post(exchange, session, body, env, guard)
         else:
             reason = "no session: send initialize first, or a request with the 2026-07-28 envelope"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
 
-    async def _modern(self, exchange: Exchange, body: bytes, env: Peek) -> None:
+    async def _modern(self, exchange: Exchange, body: bytes, env: Peek, guard: Guard) -> None:
         try:
             _check_headers(exchange.headers, env)
             if env.method == "tools/call" and env.name is not None:
@@ -370,20 +385,20 @@ class HttpApp:
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
         listen = env.method == "subscriptions/listen"
         slots = self.listen_slots if listen else self.request_slots
-        with slots.holding(exchange.client):
-            # The handler runs in this task and writes straight into the response: JSON when
-            # its first frame is the answer, else an SSE stream. The client going away cancels it.
-            async with anyio.create_task_group() as tasks:
-                connection = self.server.connect(
-                    Answer(exchange.send, tasks, self.options.send_timeout),
-                    principal=exchange.principal,
-                    modern=True,
-                    listen_until=time.time() + self.options.stream_lifetime,
-                    listen_queue=self.options.stream_queue,
-                )
-                tasks.start_soon(watch_disconnect, exchange.receive, tasks.cancel_scope)
-                await connection.on_request(body, env)
-                tasks.cancel_scope.cancel()
+        client = exchange.client
+        slots.take(client)
+        try:
+            answer = Answer(exchange.send, guard, self.options.send_timeout)
+            connection = self.server.connect(
+                answer,
+                principal=exchange.principal,
+                modern=True,
+                listen_until=time.time() + self.options.stream_lifetime,
+                listen_queue=self.options.stream_queue,
+            )
+            await answer.serve(connection, body, env)
+        finally:
+            slots.give(client)
 
 
 def _client(scope: Scope, principal: Principal | None) -> str:
@@ -400,7 +415,7 @@ def _hostname(host: str) -> str | None:
     return match[1] if match is not None else None
 
 
-def _check_headers(headers: Headers, env: Peek) -> None:
+def _check_headers(headers: RequestHeaders, env: Peek) -> None:
     """A modern POST's routing headers must be present and agree with its body."""
     version = headers.get("mcp-protocol-version")
     declared = env.protocol_version
@@ -432,7 +447,7 @@ def _check_headers(headers: Headers, env: Peek) -> None:
             )
 
 
-def _check_params(headers: Headers, spec: ParamHeaders, body: bytes) -> None:
+def _check_params(headers: RequestHeaders, spec: ParamHeaders, body: bytes) -> None:
     """The `Mcp-Param-*` headers of a tools/call against its arguments (its body is read
     again here, only for a tool that declares such headers)."""
     frame = pydantic_core.from_json(body)
@@ -441,7 +456,7 @@ def _check_params(headers: Headers, spec: ParamHeaders, body: bytes) -> None:
     check_params(spec, arguments if type(arguments) is dict else {}, headers.getlist)
 
 
-def _single(headers: Headers, name: str) -> str | None:
+def _single(headers: RequestHeaders, name: str) -> str | None:
     values = headers.getlist(name)
     if len(values) > 1:
         raise ProtocolError(HEADER_MISMATCH, f"{name} appears more than once")
@@ -451,37 +466,77 @@ def _single(headers: Headers, name: str) -> str | None:
 # ---------------------------------------------------------------------- transports
 
 
-class Answer:
-    """One modern POST's answer as a transport: the response alone as JSON; notifications
-    first make it an SSE stream (kept alive with comments while it stays open, as a listen
-    stream does), which the response ends. A frame its reader does not take within
-    `send_timeout` ends the exchange, as the client going away does."""
+def _status(answer: bytes) -> int:
+    """The status of a modern answer: an error frame's is read from its code (parsed only
+    when the bytes could be an error's)."""
+    return status_of(error_code(answer)) if b'"error"' in answer else 200
 
-    def __init__(self, send: Send, tasks: anyio.abc.TaskGroup, send_timeout: float) -> None:
+
+class Answer:
+    """One modern POST's answer as a transport. The handler runs in the POST's task and its
+    answer is written as JSON, unless notifications come first: they make it an SSE stream
+    (kept alive with comments while it stays open, as a listen stream does), which the answer
+    ends. The client going away cancels the handler: watched for once the stream opens or the
+    handler has run `WATCH_AFTER` seconds, so that a quick answer costs no task. A frame its
+    reader does not take within `send_timeout` ends the exchange, as the client going away
+    does."""
+
+    def __init__(self, send: Send, guard: Guard, send_timeout: float) -> None:
         self._send = send
-        self._tasks = tasks
+        self._guard = guard
         self._send_timeout = send_timeout
         self._sse: SseWriter | None = None
         self._done = False
-        self._lock = anyio.Lock(fast_acquire=True)
+        self._lock: anyio.Lock | None = None  # once anything but the answer is sent
+
+    async def serve(self, connection: ServerConnection, body: bytes, env: Peek) -> None:
+        """Serve the request in this task (inside the POST's guard scope)."""
+        self._guard.watch_after(WATCH_AFTER)
+        data = await connection.answer(body, env)
+        if data is not None:
+            await self._final(data)
+
+    async def _final(self, data: bytes) -> None:
+        if self._lock is None:  # nothing else was sent: the answer alone, as JSON
+            self._done = True
+            # A reader that takes nothing (its buffer full) ends the exchange: a plain timer
+            # on the guard's scope costs less than a scope of its own.
+            timer = asyncio.get_running_loop().call_later(
+                self._send_timeout, self._guard.scope.cancel
+            )
+            try:
+                await respond(self._send, _status(data), data)
+            except OSError:
+                pass
+            finally:
+                timer.cancel()
+            return
+        await self.send(data)
 
     async def receive(self) -> bytes:
         raise anyio.EndOfStream  # the request arrived with the POST; nothing else comes
 
     async def send(self, data: bytes) -> None:
+        if self._done:
+            return
+        if self._lock is None:
+            self._lock = anyio.Lock(fast_acquire=True)
         async with self._lock:
             if self._done:
                 return
-            written = False
-            with anyio.move_on_after(self._send_timeout):
-                try:
-                    await self._write(data)
-                    written = True
-                except OSError:
-                    pass
-            if not written:  # the client went away, or stopped reading: stop the work
-                self._done = True
-                self._tasks.cancel_scope.cancel()
+            await self._guarded(self._write(data))
+
+    async def _guarded(self, writing: Awaitable[None]) -> None:
+        written = False
+        with anyio.move_on_after(self._send_timeout):
+            try:
+                await writing
+                written = True
+            except OSError:
+                pass
+        if not written:  # the client went away, or stopped reading: stop the work
+            self._done = True
+            self._guard.scope.cancel()
 
     async def _write(self, data: bytes) -> None:
         kind = sent_kind(data).kind
@@ -489,14 +544,15 @@ class Answer:
         self._done = response
         if self._sse is None:
             if response:
-                status = status_of(error_code(data)) if kind == "error" else 200
-                await respond(self._send, status, data)
+                await respond(self._send, _status(data), data)
                 return
             self._sse = await SseWriter(self._send).open()
-            self._tasks.start_soon(self._keepalive)
+            self._guard.spawn(self._keepalive())
+            self._guard.watch()
         await self._sse.event(data, last=response)
 
     async def _keepalive(self) -> None:
+        assert self._lock is not None  # made before the stream opened
         while True:
             await anyio.sleep(KEEPALIVE_SECONDS)
             async with self._lock:
@@ -506,3 +562,71 @@ class Answer:
 
     async def aclose(self) -> None:
         pass
+
+
+WATCH_AFTER = 0.02  # seconds a request is served before the client going away is watched for
+
+
+class Guard:
+    """One POST's time bound and cancellation, at the cost of one cancel scope and one timer:
+    its body must arrive within `body_timeout` (else `scope` is cancelled and `timed_out`
+    set), and once `watch_after` a delay (a request still being served then) or `watch()` (a
+    stream opened), the client going away cancels `scope`: a quick answer needs no task."""
+
+    def __init__(self, receive: Receive, body_timeout: float) -> None:
+        self.scope = anyio.CancelScope()
+        self.timed_out = False
+        self._receive = receive
+        self._loop = asyncio.get_running_loop()
+        self._deadline = self._loop.time() + body_timeout
+        self._reading = True
+        self._watch_at = math.inf  # when to start watching, once the body is in
+        self._timer = self._loop.call_later(WATCH_AFTER, self._tick)
+        self._timing = True  # the timer is set
+        self._tasks: list[asyncio.Task[None]] = []  # the disconnect watcher, a keepalive
+        self._watching = False
+
+    def _tick(self) -> None:
+        self._timing = False
+        now = self._loop.time()
+        if self._reading:
+            if now >= self._deadline:
+                self.timed_out = True
+                self.scope.cancel()
+            else:
+                self._set(self._deadline)
+        elif now >= self._watch_at:
+            self.watch()
+        elif self._watch_at < math.inf:
+            self._set(self._watch_at)
+
+    def _set(self, when: float) -> None:
+        self._timer = self._loop.call_at(when, self._tick)
+        self._timing = True
+
+    def read(self) -> None:
+        """The body is in: its deadline no longer applies."""
+        self._reading = False
+
+    def watch_after(self, delay: float) -> None:
+        """Watch for the client going away once this request has been served `delay` s."""
+        self._watch_at = self._loop.time() + delay
+        if not self._timing or self._timer.when() > self._watch_at:
+            self._timer.cancel()
+            self._set(self._watch_at)
+
+    def watch(self) -> None:
+        if not self._watching:
+            self._watching = True
+            self.spawn(watch_disconnect(self._receive, self.scope))
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` in a task until the POST ends."""
+        self._tasks.append(self._loop.create_task(work))
+
+    async def close(self) -> None:
+        self._timer.cancel()
+        if self._tasks:
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.wait(self._tasks)

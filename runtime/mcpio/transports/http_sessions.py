@@ -51,6 +51,15 @@ log = logging.getLogger("mcpio")
 SESSION_ENDED = "the session ended"
 
 
+WATCH_AFTER = 0.02  # seconds a POST waits for its answers before the client going away is watched
+
+
+class Guarding(Protocol):
+    """The POST's guard (`mcpio.transports.http_server.Guard`)."""
+
+    def watch_after(self, delay: float) -> None: ...
+
+
 class Connecting(Protocol):
     """What the sessions need of the server: a connection over a transport."""
 
@@ -139,9 +148,16 @@ class LegacySessions:
                 session.end()
 
     async def post(
-        self, exchange: Exchange, session: LegacySession, body: bytes, message: Peek | list[Any]
+        self,
+        exchange: Exchange,
+        session: LegacySession,
+        body: bytes,
+        message: Peek | list[Any],
+        guard: Guarding,
     ) -> None:
-        """One legacy POST: a message (its envelope) or a batch (its items)."""
+        """One legacy POST: a message (its envelope) or a batch (its items). It runs in the
+        guard's scope, which the client going away cancels (the handlers go on: in legacy,
+        that is not a cancellation)."""
         codec = session.connection.codec
         version = exchange.headers.get("mcp-protocol-version")
         if version is not None and codec is not None and version != codec.revision:
@@ -150,7 +166,7 @@ class LegacySessions:
         batch = isinstance(message, list)
         refused: list[bytes] = []  # answers made here, for items the session must not see
         ids: list[RequestId] = []
-        frames: list[bytes] = []
+        frames: list[tuple[bytes, Peek]] = []
         if isinstance(message, list):
             if codec is None or not codec.batching or not message:
                 reason = "batches are not part of this revision"
@@ -169,30 +185,22 @@ class LegacySessions:
                 if error is not None:
                     refused.append(error_frame(codec, env.id, error))
                     continue
-                frames.append(frame)
+                frames.append((frame, env))
                 if env.kind == "request" and env.id is not None:
                     ids.append(env.id)
         else:
             error = _in_use(session, message, ids)
             if error is not None:
                 raise HttpError(400, error)
-            frames.append(body)
+            frames.append((body, message))
             if message.kind == "request" and message.id is not None:
                 ids.append(message.id)
         outbox = session.exchange(ids)
         try:
-            for frame in frames:
-                await session.deliver(frame)
-            ended: HttpError | None = None  # raised outside the task group, not in a group
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(watch_disconnect, exchange.receive, tasks.cancel_scope)
-                try:
-                    await _relay(exchange.send, outbox, ids, refused, batch)
-                except HttpError as exc:  # the session ended under this POST: 404
-                    ended = exc
-                tasks.cancel_scope.cancel()
-            if ended is not None:
-                raise ended
+            for frame, env in frames:
+                await session.deliver(frame, env)
+            guard.watch_after(WATCH_AFTER)
+            await _relay(exchange.send, outbox, ids, refused, batch)
         finally:
             session.release(ids)
 
@@ -294,7 +302,8 @@ async def _relay(
     sse: SseWriter | None = None
     try:
         while pending:
-            item = await _next(outbox)
+            # Keep-alive comments only once it is a stream: a JSON answer needs no timer.
+            item = await (outbox.receive() if sse is None else _next(outbox))
             if item is None:
                 if sse is not None:
                     await sse.ping()
@@ -404,7 +413,12 @@ class LegacySession:
     def _served(self, id: RequestId) -> None:
         self._put(self.streams.get(id), Done(id))
 
-    async def deliver(self, frame: bytes) -> None:
+    async def deliver(self, frame: bytes, env: Peek | None = None) -> None:
+        """Hand a frame to the session: with its envelope (`env`), straight to its dispatch
+        once the session runs; else through its inbox, read in order by its read loop."""
+        if env is not None and not self.ended.is_set():
+            if await self.connection.session.dispatch(frame, env):
+                return
         try:
             await self._send_in.send(frame)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
