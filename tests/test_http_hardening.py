@@ -472,6 +472,21 @@ async def test_one_client_cannot_fill_the_session_table() -> None:
             assert 503 in statuses and len(run.app.legacy.sessions) == 8
 
 
+async def test_sessions_end_after_their_idle_time_and_used_ones_stay() -> None:
+    # An idle time shorter than the handshake time: a session's end moves earlier once used.
+    options = {"session_idle_seconds": 1.0, "handshake_seconds": 30.0}
+    async with running(hardening_server(), **options) as run:
+        async with run.client() as http:
+            kept = await open_session(http)
+            dropped = await open_session(http)
+            assert len(run.app.legacy.sessions) == 2
+            for n in range(8):  # 1.6 s: the session in use stays, the other one ends
+                await anyio.sleep(0.2)
+                assert (await post(http, frame_with("ping", n), kept)).status_code == 200
+            assert list(run.app.legacy.sessions) == [kept["mcp-session-id"]]
+            assert (await post(http, frame_with("ping", 9), dropped)).status_code == 404
+
+
 INIT = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},

@@ -90,6 +90,7 @@ class LegacySessions:
         self.slots = slots
         self.streams = streams
         self.sessions: dict[str, LegacySession] = {}
+        self._next_expiry = math.inf  # no session ends before then: `expire` has nothing to do
 
     def lookup(self, session_id: str, principal: Principal | None) -> LegacySession:
         """The session, if it exists and belongs to this principal (one of another principal's
@@ -98,17 +99,27 @@ class LegacySessions:
         session = self.sessions.get(session_id)
         if session is None or _subject(session.principal) != _subject(principal):
             raise HttpError(404, ProtocolError(INVALID_REQUEST, "unknown or expired session"))
-        session.last_used = time.monotonic()
-        session.established = True
+        session.last_used = now = time.monotonic()
+        if not session.established:
+            session.established = True
+            self._next_expiry = min(self._next_expiry, now + self.limits.idle_seconds)
         session.principal = session.connection.principal = principal  # its latest token's
         return session
 
     def expire(self) -> None:
+        """End the sessions past their time; a table walk only once one may be."""
         now = time.monotonic()
+        if now <= self._next_expiry:
+            return
         idle, handshake = self.limits.idle_seconds, self.limits.handshake_seconds
+        soonest = math.inf
         for session in list(self.sessions.values()):
-            if session.last_used + (idle if session.established else handshake) < now:
+            due = session.last_used + (idle if session.established else handshake)
+            if due < now:
                 self.end(session)
+            else:
+                soonest = min(soonest, due)
+        self._next_expiry = soonest
 
     def end(self, session: LegacySession) -> None:
         if self.sessions.pop(session.id, None) is not None:
@@ -138,6 +149,8 @@ class LegacySessions:
             opened = _has_result(answer)
             if opened:
                 self.sessions[session.id] = session
+                due = session.last_used + self.limits.handshake_seconds
+                self._next_expiry = min(self._next_expiry, due)
             await respond(
                 exchange.send, 200, answer, {"mcp-session-id": session.id} if opened else None
             )
