@@ -559,6 +559,38 @@ async def test_streams_end_after_their_lifetime() -> None:
             assert get.status_code == 200 and get.headers["content-type"] == "text/event-stream"
 
 
+async def test_a_json_answer_its_reader_does_not_take_ends_after_the_send_timeout() -> None:
+    """A client that pipelines two calls and reads nothing: the first (large) answer fills the
+    connection's buffer, so the second answer's write waits for the reader; after
+    `send_timeout` that exchange ends and its request slot is free again."""
+    server = Server("big")
+
+    @server.tool(structured_output=False)
+    async def big(size: int) -> str:
+        """A text of `size` characters."""
+        return "x" * size
+
+    def request(frame: dict[str, Any]) -> bytes:
+        body = json.dumps(frame).encode()
+        head = "".join(f"{k}: {v}\r\n" for k, v in modern_headers(frame).items())
+        start = f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n{head}content-length: {len(body)}"
+        return f"{start}\r\n\r\n".encode() + body
+
+    async with running(server, send_timeout=1.0) as run:
+        stalled = socket.create_connection(("127.0.0.1", run.served.port))
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.sendall(
+            request(modern_call(1, "big", size=8_000_000)) + request(modern_call(2, text="hi"))
+        )
+        try:
+            await until(lambda: run.app.request_slots.count == 1)
+            started = time.monotonic()
+            await until(lambda: run.app.request_slots.count == 0, 20)
+            assert time.monotonic() - started >= 0.5  # it waited for the reader first
+        finally:
+            stalled.close()
+
+
 async def test_a_listener_that_stops_reading_is_cut_off_and_stalls_nobody() -> None:
     """One listener never reads its stream; the server fills its socket, then its queue, and
     drops it, while the publishing call returns at once and a reading listener gets all."""

@@ -499,17 +499,15 @@ class Answer:
     async def _final(self, data: bytes) -> None:
         if self._lock is None:  # nothing else was sent: the answer alone, as JSON
             self._done = True
-            # A reader that takes nothing (its buffer full) ends the exchange: a plain timer
-            # on the guard's scope costs less than a scope of its own.
-            timer = asyncio.get_running_loop().call_later(
-                self._send_timeout, self._guard.scope.cancel
-            )
+            # A reader that takes nothing (its buffer full) ends the exchange, timed by the
+            # guard's timer (cheaper than a scope of its own).
+            self._guard.write_by(self._send_timeout)
             try:
                 await respond(self._send, _status(data), data)
             except OSError:
                 pass
             finally:
-                timer.cancel()
+                self._guard.write_by(None)
             return
         await self.send(data)
 
@@ -571,7 +569,8 @@ class Guard:
     """One POST's time bound and cancellation, at the cost of one cancel scope and one timer:
     its body must arrive within `body_timeout` (else `scope` is cancelled and `timed_out`
     set), and once `watch_after` a delay (a request still being served then) or `watch()` (a
-    stream opened), the client going away cancels `scope`: a quick answer needs no task."""
+    stream opened), the client going away cancels `scope`: a quick answer needs no task. A
+    write that does not end by the time given to `write_by` cancels `scope` too."""
 
     def __init__(self, receive: Receive, body_timeout: float) -> None:
         self.scope = anyio.CancelScope()
@@ -581,6 +580,7 @@ class Guard:
         self._deadline = self._loop.time() + body_timeout
         self._reading = True
         self._watch_at = math.inf  # when to start watching, once the body is in
+        self._write_by = math.inf  # when the write under way must have ended
         self._timer = self._loop.call_later(WATCH_AFTER, self._tick)
         self._timing = True  # the timer is set
         self._tasks: list[asyncio.Task[None]] = []  # the disconnect watcher, a keepalive
@@ -595,10 +595,15 @@ class Guard:
                 self.scope.cancel()
             else:
                 self._set(self._deadline)
-        elif now >= self._watch_at:
-            self.watch()
-        elif self._watch_at < math.inf:
-            self._set(self._watch_at)
+        elif now >= self._write_by:
+            self.scope.cancel()
+        else:
+            if now >= self._watch_at:
+                self.watch()
+                self._watch_at = math.inf
+            soonest = min(self._watch_at, self._write_by)
+            if soonest < math.inf:
+                self._set(soonest)
 
     def _set(self, when: float) -> None:
         self._timer = self._loop.call_at(when, self._tick)
@@ -614,6 +619,16 @@ class Guard:
         if not self._timing or self._timer.when() > self._watch_at:
             self._timer.cancel()
             self._set(self._watch_at)
+
+    def write_by(self, delay: float | None) -> None:
+        """A write must end within `delay` s (None: it has ended)."""
+        if delay is None:
+            self._write_by = math.inf
+            return
+        self._write_by = self._loop.time() + delay
+        if not self._timing or self._timer.when() > self._write_by:
+            self._timer.cancel()
+            self._set(self._write_by)
 
     def watch(self) -> None:
         if not self._watching:
