@@ -51,6 +51,7 @@ test: lint check typecheck pytest conformance
 
 bench: fetch services
 	$(BIN)/python bench/codec.py
+	$(BIN)/python bench/dispatch.py
 	$(BIN)/python bench/stdio.py
 	$(BIN)/python bench/http.py
 	$(BIN)/python bench/bus.py

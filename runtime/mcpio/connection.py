@@ -66,6 +66,7 @@ _LIFECYCLE = frozenset({"initialize", "ping", "logging/setLevel"})
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 # What a server with task tools offers a 2025-11-25 client (task-augmented tools/call).
 LEGACY_TASKS_CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+_NO_CAPABILITIES = pub.ClientCapabilities()  # a connection's before initialize (shared)
 
 
 class Listener:
@@ -148,6 +149,9 @@ class Served(Protocol):
     @property
     def task_support(self) -> Mapping[str, str]: ...
 
+    @property
+    def result_meta(self) -> pub.ResultMetaObject: ...
+
     def capabilities(self) -> pub.ServerCapabilities: ...
 
     def cache_hints(self) -> dict[str, Any]: ...
@@ -175,7 +179,7 @@ class ServerConnection:
         self.session = Session(transport, self)
         self.codec: Codec | None = None  # legacy: the negotiated revision's codec
         self.modern_seen = modern  # once modern, a request without its envelope: invalid params
-        self.client_capabilities = pub.ClientCapabilities()
+        self.client_capabilities = _NO_CAPABILITIES  # replaced by initialize, never changed
         self.client_capabilities_data: dict[str, Any] = {}
         self.client_info: pub.Implementation | None = None
         self.log_level: str | None = None
@@ -350,9 +354,7 @@ class ServerConnection:
         own = codec.from_public(method, result, "result")
         if method == "tools/list" and "tasks/get" in codec.methods:
             self._mark_task_tools(own)
-        return codec.encode(
-            codec.responses[method].model_construct(jsonrpc="2.0", id=id, result=own)
-        )
+        return codec.encode_result(id, own)
 
     async def _legacy_task_method(
         self, codec: Codec, id: RequestId, method: str, params: Any
@@ -495,14 +497,13 @@ class ServerConnection:
         if isinstance(result, TaskCreated):
             created = {**modern_task(result.record, detailed=False), "resultType": "task"}
             return self._modern_frame(version, id, method, created)
-        if result.meta is None:
-            result.meta = pub.ResultMetaObject(io_modelcontextprotocol_serverInfo=self.server.info)
-        elif result.meta.io_modelcontextprotocol_serverInfo is None:
-            result.meta.io_modelcontextprotocol_serverInfo = self.server.info
+        meta = result.meta
+        if meta is None:
+            result.meta = self.server.result_meta
+        elif meta.io_modelcontextprotocol_serverInfo is None:
+            meta.io_modelcontextprotocol_serverInfo = self.server.info
         own = result if version == PUBLIC_REVISION else codec.from_public(method, result, "result")
-        return codec.encode(
-            codec.responses[method].model_construct(jsonrpc="2.0", id=id, result=own)
-        )
+        return codec.encode_result(id, own)
 
     async def _modern_task_method(
         self, version: str, id: RequestId, method: str, raw: bytes

@@ -86,6 +86,7 @@ class Server:
         if title:
             info["title"] = title
         self.info = pub.Implementation.model_validate(info)
+        self._result_meta: pub.ResultMetaObject | None = None
         self.instructions = instructions
         self.sealer = Sealer(state_key)
         self.cache_ttl_ms = cache_ttl_ms
@@ -291,6 +292,17 @@ class Server:
         if self.task_support:
             caps["extensions"] = {TASKS_EXTENSION: {}}
         return pub.ServerCapabilities.model_validate(caps)
+
+    @property
+    def result_meta(self) -> pub.ResultMetaObject:
+        """The `_meta` of a modern result that sets none: the server's info (made once, shared:
+        never changed in place)."""
+        meta = self._result_meta
+        if meta is None or meta.io_modelcontextprotocol_serverInfo is not self.info:
+            meta = self._result_meta = pub.ResultMetaObject(
+                io_modelcontextprotocol_serverInfo=self.info
+            )
+        return meta
 
     def cache_hints(self) -> dict[str, Any]:
         return {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import itertools
 import logging
 import re
@@ -72,9 +73,11 @@ class Session:
         self.peer = peer
         self._ids = ids or itertools.count(1)
         self._pending: dict[RequestId, asyncio.Future[bytes]] = {}
-        self._serving: dict[RequestId, anyio.CancelScope] = {}
+        # The handlers of incoming requests: each a plain asyncio task (cheaper than a task
+        # group's, on every request's path), or the scope of one served inline (initialize).
+        self._serving: dict[RequestId, asyncio.Task[None] | anyio.CancelScope] = {}
         self._tasks: anyio.abc.TaskGroup | None = None
-        self.closed = anyio.Event()
+        self.closed = asyncio.Event()
         # Told when the handler of an incoming request has finished, answered or not (cancelled):
         # the HTTP transport ends that request's exchange then.
         self.on_served: Callable[[RequestId], None] | None = None
@@ -124,29 +127,41 @@ class Session:
 
     def cancel_incoming(self, id: RequestId) -> bool:
         """Cancel the handler of a request being served; False if there is none."""
-        scope = self._serving.get(id)
-        if scope is None:
+        handler = self._serving.get(id)
+        if handler is None:
             return False
-        scope.cancel()
+        handler.cancel()
         return True
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED):
         """Read frames until the transport ends; then fail what is pending and wait for the
-        handlers still running."""
+        handlers still running (cancelled instead when the session itself is)."""
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
             task_status.started()
             try:
-                await self._read_loop(tasks)
+                try:
+                    await self._read_loop()
+                finally:
+                    self.closed.set()
+                    for future in self._pending.values():
+                        if not future.done():
+                            future.set_exception(ConnectionClosed("the peer closed the connection"))
+                    with anyio.CancelScope(shield=True):
+                        await self.peer.on_close()
+                while running := self._handlers():
+                    await asyncio.wait(running)
             finally:
-                self.closed.set()
-                for future in self._pending.values():
-                    if not future.done():
-                        future.set_exception(ConnectionClosed("the peer closed the connection"))
-                with anyio.CancelScope(shield=True):
-                    await self.peer.on_close()
+                if running := self._handlers():
+                    for handler in running:
+                        handler.cancel()
+                    with anyio.CancelScope(shield=True):
+                        await asyncio.wait(running)
 
-    async def _read_loop(self, tasks: anyio.abc.TaskGroup) -> None:
+    def _handlers(self) -> list[asyncio.Task[None]]:
+        return [h for h in self._serving.values() if isinstance(h, asyncio.Task)]
+
+    async def _read_loop(self) -> None:
         while True:
             try:
                 raw = await self.transport.receive()
@@ -163,7 +178,7 @@ class Session:
             except ProtocolError as exc:
                 await self._answer_unreadable(exc, raw)
                 continue
-            await self._dispatch(tasks, raw, env)
+            await self._dispatch(raw, env)
 
     async def _batch(self, raw: bytes) -> None:
         try:
@@ -173,7 +188,7 @@ class Session:
             return
         await self.peer.on_batch(raw, items)
 
-    async def _dispatch(self, tasks: anyio.abc.TaskGroup, raw: bytes, env: Peek) -> None:
+    async def _dispatch(self, raw: bytes, env: Peek) -> None:
         if env.kind == "notification":
             await self.peer.on_notification(raw, env)
         elif env.kind != "request":
@@ -186,27 +201,39 @@ class Session:
                 error = ProtocolError(INVALID_REQUEST, "id must not be one in use")
                 await self.reply(None, error)
                 return
-            scope = anyio.CancelScope()
-            self._serving[id] = scope
             if env.method == "initialize":
                 # The lifecycle keeps the order of arrival: the frames that follow initialize
                 # are read once it is answered, and answered in the revision it chose.
-                await self._serve(id, scope, raw, env)
+                scope = self._serving[id] = anyio.CancelScope()
+                with scope:
+                    await self._serve(id, raw, env)
             else:
-                tasks.start_soon(self._serve, id, scope, raw, env)
+                task = asyncio.get_running_loop().create_task(self._serve(id, raw, env))
+                self._serving[id] = task
+                task.add_done_callback(functools.partial(self._unstarted, id))
 
-    async def _serve(self, id: RequestId, scope: anyio.CancelScope, raw: bytes, env: Peek) -> None:
+    async def _serve(self, id: RequestId, raw: bytes, env: Peek) -> None:
         token = serving.set((self, id))
         try:
-            with scope:
-                await self.peer.on_request(raw, env)
+            await self.peer.on_request(raw, env)
         except ConnectionClosed:
             pass
+        except Exception:  # a peer's bug: logged; the session goes on
+            log.exception("serving request %r failed", id)
         finally:
             serving.reset(token)
-            self._serving.pop(id, None)
-            if self.on_served is not None:
-                self.on_served(id)
+            self._served(id)
+
+    def _served(self, id: RequestId) -> None:
+        self._serving.pop(id, None)
+        if self.on_served is not None:
+            self.on_served(id)
+
+    def _unstarted(self, id: RequestId, task: asyncio.Task[None]) -> None:
+        """A handler cancelled before it started (its cancellation read right after it) never
+        ran its own `_served`."""
+        if self._serving.get(id) is task:
+            self._served(id)
 
     def _settle(self, raw: bytes, env: Peek) -> None:
         future = self._pending.get(env.id) if env.id is not None else None
