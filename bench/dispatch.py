@@ -11,11 +11,16 @@ the stdio and HTTP benches' peers answer), after ``WARMUP`` calls:
 * ``connection, legacy``: the same on a 2025-11-25 session (initialized first);
 * ``stdio session, modern`` / ``legacy``: the stdio server's whole loop in one process: the
   framing (`LineStream`), the session's read loop, peek, dispatch and the answer's line, one call
-  in flight (the next line is read once the answer was written).
+  in flight (the next line is read once the answer was written);
+* ``stdio process, modern`` / ``legacy``: the stdio bench's server (``peers/mcpio_server.py``,
+  `Server.run_stdio`) in its own process over real pipes, driven by a minimal blocking client
+  (frames prepared beforehand, one call in flight); the server's CPU time from ``/proc``
+  (10 ms ticks: ``CALLS`` of a few thousand make it precise to a few per cent).
 
-Figures are the process's CPU time (``time.process_time``) per call, the median over
-``ROUNDS`` rounds (min..max), so that the load of other processes on the machine counts little.
-``--profile`` prints a cProfile of one round of each path instead.
+Figures are the server's CPU time per call (this process's ``time.process_time``, or the server
+process's), the median over ``ROUNDS`` rounds (min..max), so that the load of other processes on
+the machine counts little. ``--profile`` prints a cProfile of one round of each in-process path
+instead.
 
     MCPGEN_BENCH_CALLS=5000 MCPGEN_BENCH_ROUNDS=5 .venv/bin/python bench/dispatch.py
 """
@@ -28,9 +33,11 @@ import json
 import os
 import pstats
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from mcpio import Server
@@ -194,6 +201,60 @@ async def stdio_path(era: str) -> Round:
     return run
 
 
+SERVER = Path(__file__).resolve().parent / "peers" / "mcpio_server.py"
+
+
+def server_cpu(pid: int) -> float:
+    """A process's user + system CPU seconds so far (Linux /proc)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Process:
+    """The bench's stdio server in its own process, spoken to with blocking reads and writes."""
+
+    def __init__(self, era: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin, self.stdout = self.process.stdin, self.process.stdout
+        if era == "legacy":
+            self.ask(INITIALIZE)
+            self.stdin.write(INITIALIZED + b"\n")
+        self.line = (modern_call(1) if era == "modern" else legacy_call(1)) + b"\n"
+        self.era = era
+
+    def ask(self, frame: bytes) -> bytes:
+        self.stdin.write(frame if frame.endswith(b"\n") else frame + b"\n")
+        self.stdin.flush()
+        return self.stdout.readline()
+
+    def run(self, calls: int) -> float:
+        """The server's CPU µs per call over `calls` calls."""
+        start = server_cpu(self.process.pid)
+        answer = b""
+        for _ in range(calls):
+            answer = self.ask(self.line)
+        used = server_cpu(self.process.pid) - start
+        check(answer, self.era)
+        return used / calls * 1e6
+
+    def close(self) -> None:
+        self.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def measure_process(era: str) -> list[float]:
+    server = Process(era)
+    try:
+        server.run(WARMUP)
+        return [server.run(CALLS) for _ in range(ROUNDS)]
+    finally:
+        server.close()
+
+
 PATHS: dict[str, Callable[[str], Awaitable[Round]]] = {
     "connection": connection_path,
     "stdio session": stdio_path,
@@ -227,9 +288,12 @@ async def main() -> None:
     if not profile:
         print("| path | era | CPU µs per call, median (min..max) |")
         print("|---|---|---:|")
-    for name in PATHS:
+    for name in (*PATHS, "stdio process"):
         for era in ("modern", "legacy"):
-            figures = await measure(name, era, profile)
+            if name == "stdio process":
+                figures = [] if profile else measure_process(era)
+            else:
+                figures = await measure(name, era, profile)
             if figures:
                 median = statistics.median(figures)
                 print(f"| {name} | {era} | {median:.1f} ({min(figures):.1f}..{max(figures):.1f}) |")

@@ -41,7 +41,7 @@ from mcpio.negotiate import (
     legacy_version,
 )
 from mcpio.sealing import Sealer, request_digest
-from mcpio.session import Session
+from mcpio.session import Session, send_frame
 from mcpio.tasks import serve as tasks_serve
 from mcpio.tasks.engine import TaskCreated, TaskEngine, TaskOffer, legacy_task, modern_task
 from mcpio.tasks.store import TaskRecord
@@ -117,7 +117,7 @@ class Listener:
         tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: self.id}}
         if method == "notifications/tasks":  # the Tasks extension's
             codec = tasks_serve.tasks_codec(self.codec.revision)
-            await self.connection.session.send(codec.encode(codec.notification(method, tagged)))
+            await self.connection.send(codec.encode(codec.notification(method, tagged)))
             return
         await self.connection.send_notification(self.codec, method, tagged)
 
@@ -176,7 +176,8 @@ class ServerConnection:
     ) -> None:
         self.server = server
         self.hub = server.hub
-        self.session = Session(transport, self)
+        self.transport = transport
+        self._session: Session | None = None
         self.codec: Codec | None = None  # legacy: the negotiated revision's codec
         self.modern_seen = modern  # once modern, a request without its envelope: invalid params
         self.client_capabilities = _NO_CAPABILITIES  # replaced by initialize, never changed
@@ -188,6 +189,23 @@ class ServerConnection:
         self.principal = principal  # the HTTP app updates it with each request's token
         self.listen_until = listen_until
         self.listen_queue = listen_queue
+
+    @property
+    def session(self) -> Session:
+        """The JSON-RPC session over the transport, made on first use: the connection of one
+        modern HTTP request only answers it, and without a session it is no reference cycle
+        (left to the garbage collector after every request)."""
+        session = self._session
+        if session is None:
+            session = self._session = Session(self.transport, self)
+        return session
+
+    async def send(self, data: bytes) -> None:
+        """Send a frame (`ConnectionClosed` if the transport is gone)."""
+        if self._session is not None:
+            await self._session.send(data)
+        else:
+            await send_frame(self.transport, data)
 
     @property
     def subject(self) -> str | None:
@@ -214,7 +232,7 @@ class ServerConnection:
             work = self._modern(raw, id, env)
         data = await answered(id, method, work, self.error_frame)
         if data is not None:
-            await self.session.send(data)
+            await self.send(data)
 
     async def on_notification(self, raw: bytes, env: Peek) -> None:
         method = env.method
@@ -394,7 +412,7 @@ class ServerConnection:
         if self.session.closed.is_set():
             return
         frame = codec.notification("notifications/tasks/status", legacy_task(record))
-        await self.session.send(codec.encode(frame))
+        await self.send(codec.encode(frame))
 
     def _lifecycle(self, method: str, params: Any) -> dict[str, Any]:
         if method == "logging/setLevel":
@@ -636,7 +654,7 @@ class ServerConnection:
             if codec.revision == PUBLIC_REVISION
             else codec.from_public(method, params, "params")
         )
-        await self.session.send(codec.encode(codec.notification(method, own)))
+        await self.send(codec.encode(codec.notification(method, own)))
 
 
 def _params_of(raw: bytes) -> dict[str, Any]:

@@ -5,6 +5,7 @@ serves every revision and both eras; `ServerConnection` does the per-connection 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -515,8 +516,10 @@ class Server:
             await self.serve(await stdio_server_transport(stdout=stdout))
 
     def run_stdio(self) -> None:
-        """Serve stdin/stdout until stdin ends (logs and prints go to stderr)."""
-        anyio.run(self.serve_stdio)
+        """Serve stdin/stdout until stdin ends (logs and prints go to stderr), on uvloop's event
+        loop where it is installed (the `http` extra brings it), else on asyncio's."""
+        uvloop = importlib.util.find_spec("uvloop") is not None
+        anyio.run(self.serve_stdio, backend_options={"use_uvloop": uvloop})
 
     def http_app(self, **options: Any) -> HttpApp:
         """An ASGI app serving this server over Streamable HTTP, both eras, at `path` (default

@@ -58,6 +58,14 @@ class Peer(Protocol):
         """The transport ended: stop what only made sense while connected."""
 
 
+async def send_frame(transport: Transport, data: bytes) -> None:
+    """Send a frame; a transport that is gone is `ConnectionClosed`."""
+    try:
+        await transport.send(data)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+        raise ConnectionClosed("the connection is closed") from exc
+
+
 def _expire(future: asyncio.Future[Any], timeout: float) -> None:
     if not future.done():
         future.set_exception(RequestTimeout(f"no response within {timeout} s"))
@@ -89,10 +97,7 @@ class Session:
         return next(self._ids)
 
     async def send(self, data: bytes) -> None:
-        try:
-            await self.transport.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise ConnectionClosed("the connection is closed") from exc
+        await send_frame(self.transport, data)
 
     async def request(self, id: RequestId, data: bytes, timeout: float | None) -> bytes:
         """Send a request frame and wait for its response (its bytes).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable
 
@@ -32,7 +33,9 @@ class LineStream:
         self._pending_size = 0
         self._discarding = False
         self._ended = False
-        self._lock = anyio.Lock(fast_acquire=True)
+        # One frame written at a time (`write` may take several steps); asyncio's lock, taken
+        # without a checkpoint when free: this is every answer's path.
+        self._lock = asyncio.Lock()
 
     async def receive(self) -> bytes:
         while True:
@@ -40,7 +43,7 @@ class LineStream:
                 line = self._lines.popleft()
                 if line is None or len(line) > self._max:
                     raise FrameTooLarge(self._max)
-                if line.strip():
+                if line and not line.isspace():
                     return line
             if self._ended:
                 raise anyio.EndOfStream

@@ -118,14 +118,20 @@ def _error_list(exc: ValidationError) -> list[dict[str, Any]]:
     return failures.listed(errors, 0)
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def _clear_extras(value: Any, open_models: frozenset[str]) -> None:
     """Drop, in place, every member a model of this revision does not declare (an open model's
     extra members are part of its contract: they stay)."""
+    if type(value) in _LEAVES:  # most members: no isinstance (an ABC check for models)
+        return
     if isinstance(value, BaseModel):
         if value.__pydantic_extra__ and type(value).__name__ not in open_models:
             value.__pydantic_extra__.clear()
-        for name in value.model_fields_set:
-            _clear_extras(getattr(value, name, None), open_models)
+        fields = value.__dict__
+        for name in value.__pydantic_fields_set__:
+            _clear_extras(fields.get(name), open_models)
     elif isinstance(value, list | tuple):
         for item in value:
             _clear_extras(item, open_models)
