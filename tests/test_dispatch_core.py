@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -262,3 +266,40 @@ async def test_modern_results_carry_the_servers_info_as_it_is_now() -> None:
     info = "io.modelcontextprotocol/serverInfo"
     assert first["result"]["_meta"][info] == {"name": "core", "version": "1.0"}
     assert second["result"]["_meta"][info] == {"name": "core", "version": "2.0"}
+
+
+ECHO_SERVER = """
+from mcpio import Server
+
+server = Server("files", "1.0")
+
+
+@server.tool()
+async def echo(text: str) -> str:
+    return text
+
+
+server.run_stdio()
+"""
+
+
+def test_run_stdio_serves_regular_files_and_devices(tmp_path: Path) -> None:
+    """stdin and stdout redirected from and to regular files, or /dev/null: the event loop
+    (uvloop's too) cannot watch them; they are read and written through a thread."""
+    script = tmp_path / "server.py"
+    script.write_text(ECHO_SERVER)
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "a"}, "_meta": ENVELOPE}},
+        call(2, "echo", {"text": "b"}),
+    ]  # fmt: skip
+    requests = tmp_path / "in.jsonl"
+    requests.write_bytes(b"".join(json.dumps(f).encode() + b"\n" for f in frames))
+    answers = tmp_path / "out.jsonl"
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:
+        done = subprocess.run([sys.executable, str(script)], stdin=stdin, stdout=stdout, timeout=60)
+    assert done.returncode == 0
+    texts = [json.loads(line)["result"]["content"][0]["text"] for line in answers.read_bytes().splitlines()]  # fmt: skip
+    assert sorted(texts) == ["a", "b"]
+    with open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as stdout:
+        done = subprocess.run([sys.executable, str(script)], stdin=stdin, stdout=stdout, timeout=60)
+    assert done.returncode == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -23,12 +24,24 @@ from mcpio.transports.lines import LineStream
 CHUNK = 1 << 16
 
 
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can watch the file: a pipe, socket or terminal, not a regular file
+    nor a device such as /dev/null (which uvloop's pipe transports do not refuse but abort on)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
 async def _pipe_reader(fd: int) -> Callable[[], Awaitable[bytes]]:
     """Read a pipe through the event loop; a regular file (stdin redirected from one) through a
     worker thread, since the loop cannot poll files."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=CHUNK)
     try:
+        if not _pollable(fd):
+            raise ValueError("not a pipe")
         await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0, closefd=False)
         )
@@ -40,6 +53,8 @@ async def _pipe_reader(fd: int) -> Callable[[], Awaitable[bytes]]:
 async def _pipe_writer(fd: int) -> Callable[[bytes], Awaitable[None]]:
     loop = asyncio.get_running_loop()
     try:
+        if not _pollable(fd):
+            raise ValueError("not a pipe")
         transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, os.fdopen(fd, "wb", 0, closefd=False)
         )
