@@ -12,10 +12,11 @@ the stdio and HTTP benches' peers answer), after ``WARMUP`` calls:
 * ``stdio session, modern`` / ``legacy``: the stdio server's whole loop in one process: the
   framing (`LineStream`), the session's read loop, peek, dispatch and the answer's line, one call
   in flight (the next line is read once the answer was written);
-* ``stdio process, modern`` / ``legacy``: the stdio bench's server (``peers/mcpio_server.py``,
-  `Server.run_stdio`) in its own process over real pipes, driven by a minimal blocking client
-  (frames prepared beforehand, one call in flight); the server's CPU time from ``/proc``
-  (10 ms ticks: ``CALLS`` of a few thousand make it precise to a few per cent).
+* the stdio process: the stdio bench's servers, ours (``peers/mcpio_server.py``,
+  `Server.run_stdio`) and the official SDK's (``peers/sdk_server.py``, mcp 2.3.0), each in its
+  own process over real pipes, driven by the same minimal blocking client (frames prepared
+  beforehand, one call in flight); the server's CPU time from ``/proc`` (10 ms ticks: ``CALLS``
+  of a few thousand make it precise to a few per cent), and the ratio SDK / mcpio.
 
 Figures are the server's CPU time per call (this process's ``time.process_time``, or the server
 process's), the median over ``ROUNDS`` rounds (min..max), so that the load of other processes on
@@ -201,7 +202,8 @@ async def stdio_path(era: str) -> Round:
     return run
 
 
-SERVER = Path(__file__).resolve().parent / "peers" / "mcpio_server.py"
+PEERS = Path(__file__).resolve().parent / "peers"
+SERVERS = {"mcpio": PEERS / "mcpio_server.py", "mcp 2.3.0": PEERS / "sdk_server.py"}
 
 
 def server_cpu(pid: int) -> float:
@@ -214,9 +216,9 @@ def server_cpu(pid: int) -> float:
 class Process:
     """The bench's stdio server in its own process, spoken to with blocking reads and writes."""
 
-    def __init__(self, era: str) -> None:
+    def __init__(self, server: str, era: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            [sys.executable, str(SERVERS[server])], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin, self.stdout = self.process.stdin, self.process.stdout
@@ -246,8 +248,8 @@ class Process:
         self.process.wait(timeout=30)
 
 
-def measure_process(era: str) -> list[float]:
-    server = Process(era)
+def measure_process(server_name: str, era: str) -> list[float]:
+    server = Process(server_name, era)
     try:
         server.run(WARMUP)
         return [server.run(CALLS) for _ in range(ROUNDS)]
@@ -288,15 +290,25 @@ async def main() -> None:
     if not profile:
         print("| path | era | CPU µs per call, median (min..max) |")
         print("|---|---|---:|")
-    for name in (*PATHS, "stdio process"):
+    for name in PATHS:
         for era in ("modern", "legacy"):
-            if name == "stdio process":
-                figures = [] if profile else measure_process(era)
-            else:
-                figures = await measure(name, era, profile)
+            figures = await measure(name, era, profile)
             if figures:
                 median = statistics.median(figures)
                 print(f"| {name} | {era} | {median:.1f} ({min(figures):.1f}..{max(figures):.1f}) |")
+    if profile:
+        return
+    print("\n## The stdio server process over real pipes: server CPU µs per call\n")
+    print("| era | mcpio | mcp 2.3.0 | SDK / mcpio |")
+    print("|---|---:|---:|---:|")
+    for era in ("modern", "legacy"):
+        medians: list[float] = []
+        cells: list[str] = []
+        for server in SERVERS:
+            figures = measure_process(server, era)
+            medians.append(statistics.median(figures))
+            cells.append(f"{medians[-1]:.0f} ({min(figures):.0f}..{max(figures):.0f})")
+        print(f"| {era} | {' | '.join(cells)} | {medians[1] / medians[0]:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -488,7 +488,8 @@ class ServerConnection:
             meta.progressToken,
             meta.io_modelcontextprotocol_logLevel,
         )
-        if tasks_serve.declares_tasks(meta.io_modelcontextprotocol_clientCapabilities):
+        capabilities = meta.io_modelcontextprotocol_clientCapabilities
+        if getattr(capabilities, "extensions", None) and tasks_serve.declares_tasks(capabilities):
             ctx.task_offer = TaskOffer()
         if method == "server/discover":
             result: Any = self._discover()
