@@ -392,17 +392,7 @@ def _check_answers(asked: Mapping[str, Any], responses: Mapping[str, Any]) -> No
 def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
     """The 2026-07-28 extension's `Task` (a `DetailedTask` when `detailed`: with its
     `inputRequests`, `result` or `error`)."""
-    task: dict[str, Any] = {
-        "taskId": record.task_id,
-        "status": record.status,
-        "createdAt": iso(record.created_at),
-        "lastUpdatedAt": iso(record.updated_at),
-        "ttlMs": record.ttl_ms,
-    }
-    if record.status_message is not None:
-        task["statusMessage"] = record.status_message
-    if record.poll_interval_ms is not None:
-        task["pollIntervalMs"] = record.poll_interval_ms
+    task = _task(record, record.status, "ttlMs", "pollIntervalMs")
     if detailed:
         if record.status == "input_required":
             task["inputRequests"] = record.input_requests or {}
@@ -420,15 +410,20 @@ def legacy_task(record: TaskRecord) -> dict[str, Any]:
     status = record.status
     if status == "completed" and (record.result or {}).get("isError") is True:
         status = "failed"
+    return _task(record, status, "ttl", "pollInterval")
+
+
+def _task(record: TaskRecord, status: str, ttl: str, poll: str) -> dict[str, Any]:
+    """The fields both revisions' `Task` share; `ttl` and `poll` name the two they spell apart."""
     task: dict[str, Any] = {
         "taskId": record.task_id,
         "status": status,
         "createdAt": iso(record.created_at),
         "lastUpdatedAt": iso(record.updated_at),
-        "ttl": record.ttl_ms,
+        ttl: record.ttl_ms,
     }
     if record.status_message is not None:
         task["statusMessage"] = record.status_message
     if record.poll_interval_ms is not None:
-        task["pollInterval"] = record.poll_interval_ms
+        task[poll] = record.poll_interval_ms
     return task
