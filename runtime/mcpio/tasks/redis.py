@@ -20,8 +20,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit
 
+from mcpio.bus import without_credentials
 from mcpio.extras import needs
 from mcpio.tasks.store import (
     Clock,
@@ -96,9 +96,7 @@ class RedisTaskStore:
 
     def where(self) -> str:
         """The URL without credentials, for messages and logs."""
-        parts = urlsplit(self.url)
-        port = f":{parts.port}" if parts.port else ""
-        return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
+        return without_credentials(self.url)
 
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}:task:{task_id}"
