@@ -52,7 +52,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import anyio
@@ -63,6 +63,7 @@ from mcpio.extras import needs
 from mcpio.wellknown import issuer_metadata_urls, resource_metadata_urls
 
 log = logging.getLogger("mcpio")
+T = TypeVar("T")
 
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 REFRESH_MARGIN = 30.0  # seconds before expiry a token is refreshed
@@ -150,19 +151,21 @@ class MemoryTokenStore:
         return self.tokens.get(resource)
 
     async def set_tokens(self, resource: str, tokens: Tokens | None) -> None:
-        if tokens is None:
-            self.tokens.pop(resource, None)
-        else:
-            self.tokens[resource] = tokens
+        _put(self.tokens, resource, tokens)
 
     async def get_client(self, issuer: str) -> ClientInfo | None:
         return self.clients.get(issuer)
 
     async def set_client(self, issuer: str, client: ClientInfo | None) -> None:
-        if client is None:
-            self.clients.pop(issuer, None)
-        else:
-            self.clients[issuer] = client
+        _put(self.clients, issuer, client)
+
+
+def _put(table: dict[str, T], key: str, value: T | None) -> None:
+    """`value` stored under `key`; None removes the key."""
+    if value is None:
+        table.pop(key, None)
+    else:
+        table[key] = value
 
 
 class FileTokenStore:
@@ -195,10 +198,7 @@ class FileTokenStore:
 
     def _put(self, kind: str, key: str, value: Any) -> None:
         data = self._load()
-        if value is None:
-            data[kind].pop(key, None)
-        else:
-            data[kind][key] = asdict(value)
+        _put(data[kind], key, None if value is None else asdict(value))
         self._save(data)
 
     async def get_tokens(self, resource: str) -> Tokens | None:
