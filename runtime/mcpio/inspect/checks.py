@@ -298,12 +298,8 @@ class Checker:
             return  # the decode reported it
         goes = spec.direction
         if goes != "both" and goes != direction:
-            yield Finding(
-                "method.direction",
-                direction,
-                path,
-                f"{method} goes {goes} in revision {codec.revision}",
-            )
+            what = f"{method} goes {goes} in revision {codec.revision}"
+            yield Finding("method.direction", direction, path, what)
 
     def _capability(
         self, direction: Direction, method: str, revision: str | None, path: str
@@ -314,23 +310,18 @@ class Checker:
         # Client->server requests need the server's declaration; what the server sends needs its
         # own (list-changed, logging) or, for its requests, the client's.
         if method in SERVER_NEEDS:
-            caps, model, rule = state.server_capabilities, "ServerCapabilities", "capability.server"
+            side, caps, model = "server", state.server_capabilities, "ServerCapabilities"
             need = SERVER_NEEDS[method]
         elif method in CLIENT_NEEDS:
-            caps, model, rule = state.client_capabilities, "ClientCapabilities", "capability.client"
+            side, caps, model = "client", state.client_capabilities, "ClientCapabilities"
             need = CLIENT_NEEDS[method]
         else:
             return
         if caps is None or not capability_defined(revision, model, need[0]):
             return  # not declared yet (no handshake seen), or not a capability in this revision
         if not declared(caps, need):
-            side = "server" if rule == "capability.server" else "client"
-            yield Finding(
-                rule,
-                direction,
-                path,
-                f"{method} needs the {side} capability {'.'.join(need)}, not declared",
-            )
+            what = f"{method} needs the {side} capability {'.'.join(need)}, not declared"
+            yield Finding(f"capability.{side}", direction, path, what)
 
     def _headers(
         self,
