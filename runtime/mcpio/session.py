@@ -104,7 +104,10 @@ class Session:
         # A timer on the future, not a cancel scope: this is the hot path of every call.
         timer = None if timeout is None else loop.call_later(timeout, _expire, future, timeout)
         try:
-            await self.send(data)
+            try:
+                await self.transport.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                raise ConnectionClosed("the connection is closed") from exc
             return await future
         finally:
             self._pending.pop(id, None)

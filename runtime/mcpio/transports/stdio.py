@@ -122,6 +122,21 @@ class ProcessTransport(LineStream):
         super().__init__(read, write, self._stop)
         self.process = process
         self._grace = grace
+        self._stdin = stdin
+
+    async def send(self, data: bytes) -> None:
+        # A frame is written whole, synchronously: sends cannot interleave, so no lock; and
+        # drain (an await) only when the pipe did not take it all at once, or broke.
+        stdin = self._stdin
+        pipe = stdin.transport
+        try:
+            if pipe.is_closing():
+                raise ConnectionResetError("the pipe is closed")
+            stdin.write(data + b"\n")
+            if pipe.get_write_buffer_size() or pipe.is_closing():
+                await stdin.drain()
+        except (ConnectionError, OSError, RuntimeError) as exc:
+            raise anyio.BrokenResourceError("the server process is gone") from exc
 
     async def _stop(self) -> None:
         process = self.process
