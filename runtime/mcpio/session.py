@@ -10,7 +10,7 @@ import itertools
 import logging
 import re
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -138,6 +138,8 @@ class Session:
         handlers still running."""
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
+            if hasattr(self.transport, "on_response"):  # it can settle responses as they come
+                cast(Any, self.transport).on_response = self._settle_now
             task_status.started()
             try:
                 await self._read_loop(tasks)
@@ -210,6 +212,22 @@ class Session:
             self._serving.pop(id, None)
             if self.on_served is not None:
                 self.on_served(id)
+
+    def _settle_now(self, raw: bytes) -> bool:
+        """Settle a response to a pending request straight from the transport (called only
+        while the read loop waits with nothing queued, so the order of frames holds); False
+        for any other frame, left to the read loop."""
+        try:
+            env = peek_any(raw)
+        except ProtocolError:
+            return False
+        id = env.id
+        future = self._pending.get(id) if id is not None and env.kind != "request" else None
+        if future is None:
+            return False
+        if not future.done():
+            future.set_result(raw)
+        return True
 
     def _settle(self, raw: bytes, env: Peek) -> None:
         future = self._pending.get(env.id) if env.id is not None else None
