@@ -441,24 +441,13 @@ class Client:
         timeout = self.timeout if timeout is None else timeout
         for _ in range(MAX_INPUT_ROUNDS + 1):
             id = session.next_id()
-            meta = dict(data.get("_meta") or {})
             if progress is not None:
-                meta["progressToken"] = id
                 self._progress[id] = progress
-            if self.log_level is not None and codec.era == "modern":
-                meta[LOG_LEVEL_KEY] = self.log_level
-            payload = {**data, "_meta": meta} if meta else data
             frame = None
             if method == "tools/call" and task is None and type(data) is dict:
                 frame = self._call_frame(codec, id, data, progress is not None)
             if frame is None:
-                if codec.revision != PUBLIC_REVISION and method in codec.public:
-                    envelope = self._envelope(codec)
-                    payload = plain(codec.from_public(method, payload, "params", envelope=envelope))
-                if task is not None and codec.era != "modern":
-                    payload = {**payload, "task": dict(task)}
-                built = codec.request(method, payload or None, id=id, **self._envelope(codec))
-                frame = codec.encode(built)
+                frame = self._frame(codec, method, data, id, progress is not None, task)
             try:
                 raw = await self._round_trip(codec, id, frame, timeout)
             finally:
@@ -469,8 +458,9 @@ class Client:
                 if created is not None:
                     return TaskHandle(self, created["taskId"], created)
             response = codec.decode_response(raw, method)
-            await self._url_elicitations(response)
-            _raise_error(response)
+            if _error_of(response) is not None:
+                await self._url_elicitations(response)
+                _raise_error(response)
             result = response.result
             if codec.revision != PUBLIC_REVISION:
                 result = codec.to_public(method, result, "result")
@@ -482,6 +472,30 @@ class Client:
             if result.requestState is not None:
                 data["requestState"] = result.requestState
         raise ProtocolError(INTERNAL_ERROR, f"{method}: more than {MAX_INPUT_ROUNDS} input rounds")
+
+    def _frame(
+        self,
+        codec: Codec,
+        method: str,
+        data: Any,
+        id: int,
+        progress: bool,
+        task: Mapping[str, Any] | None,
+    ) -> bytes:
+        """A request's bytes, built and checked by the codec (from the public params)."""
+        meta = dict(data.get("_meta") or {})
+        if progress:
+            meta["progressToken"] = id
+        if self.log_level is not None and codec.era == "modern":
+            meta[LOG_LEVEL_KEY] = self.log_level
+        payload = {**data, "_meta": meta} if meta else data
+        if codec.revision != PUBLIC_REVISION and method in codec.public:
+            envelope = self._envelope(codec)
+            payload = plain(codec.from_public(method, payload, "params", envelope=envelope))
+        if task is not None and codec.era != "modern":
+            payload = {**payload, "task": dict(task)}
+        built = codec.request(method, payload or None, id=id, **self._envelope(codec))
+        return codec.encode(built)
 
     async def _url_elicitations(self, response: Any) -> None:
         """A -32042 answer (2025-11-25): its URLs go to `on_elicit_url` (the request still
