@@ -10,8 +10,9 @@ import functools
 import itertools
 import logging
 import re
+import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -26,6 +27,7 @@ from mcpio.wire.peek import Peek
 
 log = logging.getLogger("mcpio")
 _BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array: a batch (only its start is read)
+_RESOLUTION = time.get_clock_info("monotonic").resolution
 
 
 # The request the current task serves, so that a transport can send what its handler says
@@ -66,11 +68,6 @@ async def send_frame(transport: Transport, data: bytes) -> None:
         raise ConnectionClosed("the connection is closed") from exc
 
 
-def _expire(future: asyncio.Future[Any], timeout: float) -> None:
-    if not future.done():
-        future.set_exception(RequestTimeout(f"no response within {timeout} s"))
-
-
 class Session:
     """Correlation, concurrency and cancellation over one transport."""
 
@@ -81,6 +78,10 @@ class Session:
         self.peer = peer
         self._ids = ids or itertools.count(1)
         self._pending: dict[RequestId, asyncio.Future[bytes]] = {}
+        # Request timeouts: id -> (deadline, timeout), swept by one timer set for the earliest
+        # deadline (not a timer per request: this is the hot path of every call).
+        self._deadlines: dict[RequestId, tuple[float, float]] = {}
+        self._timer: asyncio.TimerHandle | None = None
         # The handlers of incoming requests: each a plain asyncio task (cheaper than a task
         # group's, on every request's path), or the scope of one served inline (initialize).
         self._serving: dict[RequestId, asyncio.Task[None] | anyio.CancelScope] = {}
@@ -109,15 +110,37 @@ class Session:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bytes] = loop.create_future()
         self._pending[id] = future
-        # A timer on the future, not a cancel scope: this is the hot path of every call.
-        timer = None if timeout is None else loop.call_later(timeout, _expire, future, timeout)
+        if timeout is not None:
+            deadline = loop.time() + timeout
+            self._deadlines[id] = (deadline, timeout)
+            timer = self._timer
+            if timer is None or deadline < timer.when():
+                if timer is not None:
+                    timer.cancel()
+                self._timer = loop.call_at(deadline, self._expire)
         try:
-            await self.send(data)
+            try:
+                await self.transport.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                raise ConnectionClosed("the connection is closed") from exc
             return await future
         finally:
             self._pending.pop(id, None)
-            if timer is not None:
-                timer.cancel()
+            self._deadlines.pop(id, None)
+
+    def _expire(self) -> None:
+        """Fail the requests past their deadline; set the timer for the next one."""
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for id, (deadline, timeout) in list(self._deadlines.items()):
+            if deadline <= now + _RESOLUTION:  # (the loop may run a timer that much early)
+                del self._deadlines[id]
+                future = self._pending.get(id)
+                if future is not None and not future.done():
+                    future.set_exception(RequestTimeout(f"no response within {timeout} s"))
+        if self._deadlines:
+            self._timer = loop.call_at(min(d for d, _ in self._deadlines.values()), self._expire)
 
     # -------------------------------------------------------------- incoming
 
@@ -143,12 +166,16 @@ class Session:
         handlers still running (cancelled instead when the session itself is)."""
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
+            if hasattr(self.transport, "on_response"):  # it can settle responses as they come
+                cast(Any, self.transport).on_response = self._settle_now
             task_status.started()
             try:
                 try:
                     await self._read_loop()
                 finally:
                     self.closed.set()
+                    if self._timer is not None:
+                        self._timer.cancel()
                     for future in self._pending.values():
                         if not future.done():
                             future.set_exception(ConnectionClosed("the peer closed the connection"))
@@ -239,6 +266,22 @@ class Session:
         ran its own `_served`."""
         if self._serving.get(id) is task:
             self._served(id)
+
+    def _settle_now(self, raw: bytes) -> bool:
+        """Settle a response to a pending request straight from the transport (called only
+        while the read loop waits with nothing queued, so the order of frames holds); False
+        for any other frame, left to the read loop."""
+        try:
+            env = peek_any(raw)
+        except ProtocolError:
+            return False
+        id = env.id
+        future = self._pending.get(id) if id is not None and env.kind != "request" else None
+        if future is None:
+            return False
+        if not future.done():
+            future.set_result(raw)
+        return True
 
     def _settle(self, raw: bytes, env: Peek) -> None:
         future = self._pending.get(env.id) if env.id is not None else None
