@@ -51,8 +51,10 @@ test: lint check typecheck pytest conformance
 
 bench: fetch services
 	$(BIN)/python bench/codec.py
+	$(BIN)/python bench/dispatch.py
 	$(BIN)/python bench/stdio.py
 	$(BIN)/python bench/http.py
+	$(BIN)/python bench/http_client.py
 	$(BIN)/python bench/bus.py
 	$(BIN)/python bench/inspector.py
 	$(BIN)/python bench/tasks_store.py

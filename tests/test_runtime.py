@@ -273,6 +273,32 @@ async def test_timeout_cancels_on_the_wire(mode: str) -> None:
         assert (await client.call_tool("add", {"a": 1, "b": 1})).content[0].text == "2"  # type: ignore[union-attr]
 
 
+async def test_each_request_times_out_at_its_own_deadline() -> None:
+    """Timeouts of calls in flight together, set in any order, each end its own call only, and
+    those within their time get their answer."""
+    server, _ = make_server()
+    outcomes: dict[str, str] = {}
+    async with Client(server) as client:
+
+        async def call(label: str, seconds: float, timeout: float) -> None:
+            try:
+                result = await client.call_tool("slow", {"seconds": seconds}, timeout=timeout)
+                outcomes[label] = result.content[0].text  # type: ignore[union-attr]
+            except RequestTimeout:
+                outcomes[label] = "timed out"
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(call, "long", 30, 1.5)
+                tasks.start_soon(call, "answered", 0.05, 10)
+                await until(lambda: "answered" in outcomes)
+                tasks.start_soon(call, "short", 30, 0.2)
+                await until(lambda: "short" in outcomes)
+                assert "long" not in outcomes  # still waiting: only the short one expired
+        assert outcomes == {"answered": "slept 0.05", "short": "timed out", "long": "timed out"}
+        assert not client._session._deadlines  # type: ignore[union-attr]
+
+
 async def test_cancelled_caller_cancels_the_handler() -> None:
     server, seen = make_server()
     async with Client(server) as client:

@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from mcpio import Client, ConnectionClosed, RequestTimeout
+from mcpio.transports.stdio import BACKLOG, spawn
 from tests.support import ROOT, until
 
 EVERYTHING = [sys.executable, str(ROOT / "examples" / "everything_server.py"), "stdio"]
@@ -173,3 +174,73 @@ def test_an_error_after_initialize_follows_its_answer(revision: str) -> None:
     assert answers[1]["error"]["code"] == -32700
     if revision == "2025-06-18":
         assert answers[1]["id"] is None  # the schema requires an id: JSON-RPC's null
+
+
+ECHO_SERVER = """
+from mcpio import Server
+
+server = Server("echo", "1.0")
+
+
+@server.tool(structured_output=False)
+async def echo(text: str) -> str:
+    return text
+
+
+server.run_stdio()
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_progress_is_told_before_the_call_returns(mode: str) -> None:
+    """A response settled as soon as it is read never overtakes the frames before it."""
+    async with Client(EVERYTHING, mode=mode) as client:
+        seen: list[float] = []
+        for _ in range(5):
+            seen.clear()
+            await client.call_tool(
+                "test_tool_with_progress", {}, progress=lambda p, *_: seen.append(p)
+            )
+            assert seen == [0, 50, 100]
+
+
+@pytest.mark.anyio
+async def test_many_large_answers_in_flight(tmp_path: Path) -> None:
+    """Answers far beyond what the client reads ahead (its pipe paused and resumed), many in
+    flight, each whole and matched to its call."""
+    script = tmp_path / "echo_server.py"
+    script.write_text(ECHO_SERVER)
+    async with Client([sys.executable, str(script)], mode="2026-07-28") as client:
+        texts = [f"{i}:" + "x" * (100_000 + i) for i in range(24)]
+        answers: dict[int, str] = {}
+
+        async def call(i: int) -> None:
+            result = await client.call_tool("echo", {"text": texts[i]})
+            answers[i] = result.content[0].text  # type: ignore[union-attr]
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tasks:
+                for i in range(len(texts)):
+                    tasks.start_soon(call, i)
+        assert answers == dict(enumerate(texts))
+
+
+@pytest.mark.anyio
+async def test_a_process_read_ahead_pauses_its_pipe_until_read() -> None:
+    """Output nobody reads yet fills at most about BACKLOG bytes before the pipe is paused;
+    reading resumes it, and every line comes, in order."""
+    lines = 5_000
+    code = f"import sys\nfor i in range({lines}): sys.stdout.write(f'{{i:09d}}' + 'y' * 90 + '\\n')"
+    transport = await spawn([sys.executable, "-c", code])
+    try:
+        await until(lambda: transport._paused)
+        assert transport._backlog <= BACKLOG + 256 * 1024  # one read of the pipe beyond it
+        with anyio.fail_after(30):
+            got = [int((await transport.receive())[:9]) for _ in range(lines)]
+        assert got == list(range(lines))
+        assert not transport._paused
+        with pytest.raises(anyio.EndOfStream):
+            await transport.receive()
+    finally:
+        await transport.aclose()

@@ -576,7 +576,7 @@ async def test_sqlite_tasks_survive_a_killed_process(tmp_path: Path) -> None:
         await store.close()
     with sqlite3.connect(path) as db:  # stored so
         (text,) = db.execute("SELECT record FROM mcpio_tasks WHERE task_id = 'running'").fetchone()
-    assert record_from_json(text, "row").status == "failed"
+    assert record_from_json(text, "running", "row").status == "failed"
 
 
 RACER = """
@@ -745,11 +745,15 @@ async def test_redis_keys_expire_with_the_ttl(redis_url: str) -> None:
 
 def test_a_record_round_trips_through_json(clock: Clock) -> None:
     task = record(clock, owner="ä", result={"x": [1, None]}, lease_until=clock() + 1.25)
-    assert record_from_json(record_json(task), "here") == task
-    assert record_from_json(record_json(task).encode(), "here") == task
+    assert record_from_json(record_json(task), task.task_id, "here") == task
+    assert record_from_json(record_json(task).encode(), task.task_id, "here") == task
     bad = record_json(task).replace('"working"', '"sleeping"')
     with pytest.raises(TaskStoreError, match="here: not a task record .bad status"):
-        record_from_json(bad, "here")
+        record_from_json(bad, task.task_id, "here")
+    with pytest.raises(TaskStoreError, match="here: not a task record .it is"):
+        record_from_json(record_json(task), "another", "here")
+    with pytest.raises(TaskStoreError, match="here: not a task record .not text"):
+        record_from_json(7, task.task_id, "here")
 
 
 def test_a_cursor_is_a_place(clock: Clock) -> None:

@@ -40,14 +40,19 @@ class WrongAnswer(Exception):
 
 def arguments(client: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=f"stdio tools/call driver: the {client} client")
-    parser.add_argument("--server", required=True, help="the server script (run with python)")
+    parser.add_argument("--server", help="the server script (run with python)")
+    parser.add_argument("--url", help="instead: a running HTTP server's MCP endpoint")
+    parser.add_argument("--server-pid", type=int, help="with --url: its process (for its CPU)")
     parser.add_argument("--mode", required=True, help='"legacy" or a modern revision')
     parser.add_argument("--calls", type=int, default=1000, help="timed calls per round and kind")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=16, help="calls in flight (throughput)")
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--profile", help="write a cProfile (CPU time) of the timed rounds here")
-    return parser.parse_args()
+    args = parser.parse_args()
+    if (args.server is None) == (args.url is None):
+        parser.error("give --server or --url")
+    return args
 
 
 def check(sent: str, got: object) -> None:
@@ -135,14 +140,15 @@ class Meter:
 
 
 async def drive(args: argparse.Namespace, client: str, connect: Connect) -> dict[str, Any]:
-    command = [sys.executable, args.server]
+    # the connect function gets the server's command, or a one-item list holding the URL
+    command = [args.url] if args.url else [sys.executable, args.server]
     rates: dict[str, list[float]] = {kind: [] for kind in KINDS}
     # CPU time, not wall time: waiting for the server is not the client's cost
     profiler = cProfile.Profile(time.process_time) if args.profile else None
     before = set(child_pids())
     async with connect(command, args.mode) as (protocol, echo):
         spawned = [pid for pid in child_pids() if pid not in before]
-        meter = Meter(spawned[0] if len(spawned) == 1 else None)
+        meter = Meter(args.server_pid if args.url else spawned[0] if len(spawned) == 1 else None)
         await sequential(echo, texts("warm-seq", args.warmup // 2))
         await concurrent(echo, texts("warm-conc", args.warmup - args.warmup // 2), args.concurrency)
         if profiler is not None:
@@ -157,7 +163,7 @@ async def drive(args: argparse.Namespace, client: str, connect: Connect) -> dict
             profiler.dump_stats(args.profile)
     return {
         "client": client,
-        "server": args.server,
+        "server": args.server or args.url,
         "mode": args.mode,
         "protocol": protocol,
         "calls": args.calls,

@@ -16,7 +16,8 @@ from mcpio import Client
 
 @asynccontextmanager
 async def connect(command: list[str], mode: str) -> AsyncIterator[tuple[str, Echo]]:
-    async with Client(command, mode=mode) as client:
+    url = command[0] if command[0].startswith("http") else None
+    async with Client(url or command, mode=mode) as client:
 
         async def echo(text: str) -> str:
             result = await client.call_tool("echo", {"text": text})

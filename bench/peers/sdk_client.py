@@ -15,7 +15,8 @@ from mcp import Client, StdioServerParameters
 
 @asynccontextmanager
 async def connect(command: list[str], mode: str) -> AsyncIterator[tuple[str, Echo]]:
-    server = StdioServerParameters(command=command[0], args=command[1:])
+    url = command[0] if command[0].startswith("http") else None
+    server = url or StdioServerParameters(command=command[0], args=command[1:])
     async with Client(server, mode=mode) as client:
 
         async def echo(text: str) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from mcpio.extras import needs
+
 if TYPE_CHECKING:
     from mcpio._version import __version__ as __version__
     from mcpio.auth import (
@@ -90,12 +92,10 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'mcpio' has no attribute {name!r}")
-    if module == "mcpio.auth_client":  # httpx at its top
-        from mcpio.extras import needs
-
-        with needs("http", "mcpio's OAuth client"):
-            return getattr(importlib.import_module(module), name)
-    return getattr(importlib.import_module(module), name)
+    if module != "mcpio.auth_client":
+        return getattr(importlib.import_module(module), name)
+    with needs("http", "mcpio's OAuth client"):  # httpx at its top
+        return getattr(importlib.import_module(module), name)
 
 
 __all__ = [

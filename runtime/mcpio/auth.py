@@ -20,32 +20,9 @@ The verifier is any `async (token) -> Principal | None`: None (or `InvalidToken`
 `invalid_token`; `VerifierUnavailable` (or any other exception) is 503, for a token that may be
 valid but cannot be checked now. Tokens are never logged.
 
-`JwtVerifier` checks JWT access tokens with PyJWT (`pip install 'mcpgen[auth]'`):
-
-- the signature, with a key of the issuer's JWKS (`jwks_uri`, else the one its RFC 8414 or
-  OpenID metadata names), by one of `algorithms` (asymmetric only);
-- the JOSE header's `typ`, one of `accepted_types`: by default `DEFAULT_TOKEN_TYPES`, RFC 9068's
-  `at+jwt` (`application/at+jwt` is the same) and the `JWT` or absent `typ` many issuers put on
-  access tokens; anything else (`id_token`, `JWT+id`, ...) is refused. `STRICT_TOKEN_TYPES`
-  accepts `at+jwt` only. ID tokens without a telling `typ` are refused by their `aud`, the
-  client's id and not this resource (no claim is taken as a sign: Keycloak before 25 put
-  `nonce` in access tokens too);
-- `iss` = the issuer, `aud` containing this resource (RFC 8707), `exp` in the future (with a
-  leeway), a `sub` that is a non-empty string;
-- scopes from `scope`, else `scp`: a space-separated string (`"scp": "mcp:read mcp:write"` as
-  Entra ID issues it) or a list of strings.
-
-A token that cannot be valid whatever the keys (not a JWT, an `alg` not allowed or `none`, a
-`typ` not accepted, expired, another issuer or audience) is 401 before any key is fetched, even
-while the issuer is down; a plausible token whose key cannot be had is 503.
-
-The JWKS is trusted `cache_seconds` (300) after it was fetched, then fetched again and replaced
-whole: keys the issuer withdrew are refused from then on. A `kid` it lacks has it fetched early
-(a key rotated in), at most once every `refetch_interval` seconds (30); otherwise the token is
-401. Fetches are async (httpx), one at a time, `timeout` seconds at most; tokens that need one
-while it runs wait for it and share its result. A failed discovery or fetch is not tried again
-for `backoff` seconds (2), doubling up to `max_backoff` (60) while it keeps failing: 503
-meanwhile for tokens the cached keys cannot decide.
+`JwtVerifier` checks JWT access tokens with PyJWT (`pip install 'mcpgen[auth]'`): the
+signature with a key of the issuer's JWKS, the JOSE `typ`, `iss`, `aud`, `exp` and `sub`, and
+reads the scopes (see the class for the rules, the key cache and the backoff).
 
 `IntrospectionVerifier` asks the authorization server (RFC 7662 token introspection, with
 httpx), with the same subject and scope rules and the same backoff when the endpoint fails.
@@ -200,27 +177,36 @@ STRICT_TOKEN_TYPES: frozenset[str | None] = frozenset({"at+jwt"})
 
 
 class JwtVerifier:
-    """Verifies JWT access tokens (RFC 9068) with PyJWT: the signature with a key of the
-    issuer's JWKS, one of `algorithms` (asymmetric only; a JWK's own `alg`, when it has one,
-    must be the token's), the JOSE header's `typ` one of `accepted_types` (compared as media
-    types: `application/at+jwt` is `at+jwt`; None stands for no `typ`), `iss` = `issuer`,
-    `aud` containing `audience` (this resource, RFC 8707), `exp` in the future (`leeway`
-    seconds of clock skew), and a `sub` that is a non-empty string. Scopes come from `scope`,
-    else `scp`: a space-separated string, or a list of strings.
+    """Verifies JWT access tokens (RFC 9068) with PyJWT:
 
-    A token that cannot be valid whatever the issuer's keys (not a JWT, an algorithm or `typ`
-    not accepted, failing claims) is refused (None) before any key is fetched, so even while
-    the issuer is down. Only a plausible token whose key cannot be had raises
-    `VerifierUnavailable`.
+    - the signature, with a key of the issuer's JWKS, by one of `algorithms` (asymmetric only;
+      a JWK's own `alg`, when it has one, must be the token's);
+    - the JOSE header's `typ`, one of `accepted_types`, compared as media types
+      (`application/at+jwt` is `at+jwt`; None stands for no `typ`): by default
+      `DEFAULT_TOKEN_TYPES`, RFC 9068's `at+jwt` and the `JWT` or absent `typ` many issuers put
+      on access tokens; anything else (`id_token`, `JWT+id`, ...) is refused.
+      `STRICT_TOKEN_TYPES` accepts `at+jwt` only. ID tokens without a telling `typ` are refused
+      by their `aud`, the client's id and not this resource (no claim is taken as a sign:
+      Keycloak before 25 put `nonce` in access tokens too);
+    - `iss` = `issuer`, `aud` containing `audience` (this resource, RFC 8707), `exp` in the
+      future (`leeway` seconds of clock skew), a `sub` that is a non-empty string;
+    - scopes from `scope`, else `scp`: a space-separated string (`"scp": "mcp:read mcp:write"`
+      as Entra ID issues it) or a list of strings.
 
-    Keys: the JWKS at `jwks_uri` (default: the issuer's RFC 8414 metadata's, else its OpenID
-    discovery's, looked up once) is trusted `cache_seconds` after it was fetched, then fetched
-    anew on the next token and replaced whole: a key the issuer withdrew is refused from then
-    on. A token whose `kid` the JWKS lacks has it fetched early, at most once every
-    `refetch_interval` seconds; otherwise the token is refused. One fetch at a time (async,
-    `timeout` seconds at most): tokens needing one meanwhile wait for it. A failed discovery or
-    fetch is not tried again for `backoff` seconds, doubling up to `max_backoff` while it keeps
-    failing."""
+    A token that cannot be valid whatever the issuer's keys (not a JWT, an `alg` not allowed or
+    `none`, a `typ` not accepted, failing claims) is refused (None: 401) before any key is
+    fetched, so even while the issuer is down. Only a plausible token whose key cannot be had
+    raises `VerifierUnavailable` (503).
+
+    Keys: the JWKS at `jwks_uri` (default: the one the issuer's RFC 8414 metadata names, else
+    its OpenID discovery's, looked up once) is trusted `cache_seconds` after it was fetched,
+    then fetched anew on the next token and replaced whole: a key the issuer withdrew is
+    refused from then on. A token whose `kid` the JWKS lacks has it fetched early (a key
+    rotated in), at most once every `refetch_interval` seconds; otherwise the token is refused.
+    One fetch at a time (async, httpx, `timeout` seconds at most): tokens needing one meanwhile
+    wait for it and share its result. A failed discovery or fetch is not tried again for
+    `backoff` seconds, doubling up to `max_backoff` while it keeps failing (503 meanwhile for
+    tokens the cached keys cannot decide)."""
 
     def __init__(
         self,

@@ -50,9 +50,9 @@ import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import anyio
@@ -63,6 +63,7 @@ from mcpio.extras import needs
 from mcpio.wellknown import issuer_metadata_urls, resource_metadata_urls
 
 log = logging.getLogger("mcpio")
+T = TypeVar("T")
 
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 REFRESH_MARGIN = 30.0  # seconds before expiry a token is refreshed
@@ -150,19 +151,21 @@ class MemoryTokenStore:
         return self.tokens.get(resource)
 
     async def set_tokens(self, resource: str, tokens: Tokens | None) -> None:
-        if tokens is None:
-            self.tokens.pop(resource, None)
-        else:
-            self.tokens[resource] = tokens
+        _put(self.tokens, resource, tokens)
 
     async def get_client(self, issuer: str) -> ClientInfo | None:
         return self.clients.get(issuer)
 
     async def set_client(self, issuer: str, client: ClientInfo | None) -> None:
-        if client is None:
-            self.clients.pop(issuer, None)
-        else:
-            self.clients[issuer] = client
+        _put(self.clients, issuer, client)
+
+
+def _put(table: dict[str, T], key: str, value: T | None) -> None:
+    """`value` stored under `key`; None removes the key."""
+    if value is None:
+        table.pop(key, None)
+    else:
+        table[key] = value
 
 
 class FileTokenStore:
@@ -195,10 +198,7 @@ class FileTokenStore:
 
     def _put(self, kind: str, key: str, value: Any) -> None:
         data = self._load()
-        if value is None:
-            data[kind].pop(key, None)
-        else:
-            data[kind][key] = asdict(value)
+        _put(data[kind], key, None if value is None else asdict(value))
         self._save(data)
 
     async def get_tokens(self, resource: str) -> Tokens | None:
@@ -235,13 +235,7 @@ class Redirect:
 
     @classmethod
     def from_params(cls, params: Mapping[str, str]) -> Redirect:
-        return cls(
-            params.get("code"),
-            params.get("state"),
-            params.get("iss"),
-            params.get("error"),
-            params.get("error_description"),
-        )
+        return cls(*(params.get(f.name) for f in fields(cls)))
 
 
 RedirectHandler = Callable[[str], Awaitable[Redirect | Mapping[str, str] | str]]
@@ -425,17 +419,10 @@ class OAuth:
             raise AuthError("the protected resource metadata names no authorization server")
         issuer = cast(str, servers[0])
         scopes = prm.get("scopes_supported")
+        if type(scopes) is list:
+            scopes = [s for s in cast(list[Any], scopes) if type(s) is str]
         metadata = await self._as_metadata(http, issuer)
-        return Discovery(
-            resource,
-            issuer,
-            metadata,
-            (
-                [s for s in cast(list[Any], scopes) if type(s) is str]
-                if type(scopes) is list
-                else None
-            ),
-        )
+        return Discovery(resource, issuer, metadata, scopes if type(scopes) is list else None)
 
     async def _get_json(self, http: httpx.AsyncClient, url: str) -> dict[str, Any] | None:
         try:
@@ -445,13 +432,7 @@ class OAuth:
         except httpx.HTTPError as exc:
             log.debug("GET %s failed: %s", url, exc)
             return None
-        if response.status_code != 200:
-            return None
-        try:
-            data = response.json()
-        except ValueError:
-            return None
-        return cast(dict[str, Any], data) if type(data) is dict else None
+        return _json_object(response) if response.status_code == 200 else None
 
     async def _protected_resource(
         self, http: httpx.AsyncClient, url: httpx.URL, resource_metadata: str | None
@@ -517,8 +498,7 @@ class OAuth:
     async def _register(
         self, http: httpx.AsyncClient, endpoint: str, metadata: Mapping[str, Any]
     ) -> ClientInfo:
-        supported = metadata.get("token_endpoint_auth_methods_supported")
-        supported = supported if type(supported) is list else ["client_secret_basic"]
+        supported = _auth_methods(metadata)
         method = self.token_endpoint_auth_method or next(
             (m for m in ("none", "client_secret_basic", "client_secret_post") if m in supported),
             "client_secret_basic",
@@ -541,7 +521,7 @@ class OAuth:
             response = await http.post(endpoint, json=body, timeout=self.timeout)
         except httpx.HTTPError as exc:
             raise AuthError(f"client registration at {endpoint} failed: {exc}") from exc
-        data = _json_object(response)
+        data = _json_object(response) or {}
         if response.status_code not in (200, 201) or type(data.get("client_id")) is not str:
             raise AuthError(f"client registration at {endpoint}: HTTP {response.status_code}")
         secret = data.get("client_secret")
@@ -669,7 +649,7 @@ class OAuth:
             response = await http.post(endpoint, data=form, headers=headers, timeout=self.timeout)
         except httpx.HTTPError as exc:
             raise AuthError(f"the token request to {endpoint} failed: {exc}") from exc
-        data = _json_object(response)
+        data = _json_object(response) or {}
         if response.status_code != 200 or type(data.get("access_token")) is not str:
             error = data.get("error") or f"HTTP {response.status_code}"
             raise AuthError(f"the token endpoint refused: {error}")
@@ -709,21 +689,23 @@ class OAuth:
             return "none"
         if client.token_endpoint_auth_method in ("client_secret_basic", "client_secret_post"):
             return client.token_endpoint_auth_method
-        supported = metadata.get("token_endpoint_auth_methods_supported")
-        supported = supported if type(supported) is list else ["client_secret_basic"]
-        if "client_secret_basic" in supported:
-            return "client_secret_basic"
-        if "client_secret_post" in supported:
-            return "client_secret_post"
-        return "client_secret_basic"
+        supported = _auth_methods(metadata)
+        only_post = "client_secret_post" in supported and "client_secret_basic" not in supported
+        return "client_secret_post" if only_post else "client_secret_basic"
 
 
-def _json_object(response: httpx.Response) -> dict[str, Any]:
+def _auth_methods(metadata: Mapping[str, Any]) -> list[Any]:
+    """The AS's token endpoint authentication methods (RFC 8414's default: basic)."""
+    supported = metadata.get("token_endpoint_auth_methods_supported")
+    return cast(list[Any], supported) if type(supported) is list else ["client_secret_basic"]
+
+
+def _json_object(response: httpx.Response) -> dict[str, Any] | None:
     try:
         data = response.json()
     except ValueError:
-        return {}
-    return cast(dict[str, Any], data) if type(data) is dict else {}
+        return None
+    return cast(dict[str, Any], data) if type(data) is dict else None
 
 
 def _canonical(url: httpx.URL) -> str:

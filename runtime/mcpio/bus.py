@@ -40,6 +40,13 @@ def unavailable() -> ProtocolError:
     return ProtocolError(INTERNAL_ERROR, UNAVAILABLE)
 
 
+def without_credentials(url: str) -> str:
+    """A Redis URL without its user and password, for messages and logs."""
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """One change, as the bus carries it (JSON on Redis)."""
@@ -144,9 +151,7 @@ class RedisBus(Bus):
 
     def where(self) -> str:
         """The URL without credentials, for logs."""
-        parts = urlsplit(self.url)
-        port = f":{parts.port}" if parts.port else ""
-        return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
+        return without_credentials(self.url)
 
     async def publish(self, event: Event) -> None:
         client = self._client

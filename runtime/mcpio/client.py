@@ -60,6 +60,7 @@ from mcpio.wire.peek import Peek
 log = logging.getLogger("mcpio")
 
 MAX_INPUT_ROUNDS = 10
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 T = TypeVar("T")
 
 
@@ -156,6 +157,7 @@ class Client:
         self._session: Session | None = None
         self._stack = AsyncExitStack()
         self._progress: dict[RequestId, Progress] = {}
+        self._metas: dict[tuple[str, str | None], dict[str, Any]] = {}  # see `_meta_of`
         self._subscriptions: dict[RequestId, MemoryObjectSendStream[Notice]] = {}
         self._acknowledged: dict[RequestId, anyio.Event] = {}
         self._honoured: dict[RequestId, dict[str, Any]] = {}
@@ -349,8 +351,17 @@ class Client:
             raise ConnectionClosed("the client is not connected")
         id = id if id is not None else session.next_id()
         frame = codec.request(method, params, id=id, **self._envelope(codec))
+        return await self._round_trip(codec, id, codec.encode(frame), timeout, cancel)
+
+    async def _round_trip(
+        self, codec: Codec, id: int, data: bytes, timeout: float | None, cancel: bool = True
+    ) -> bytes:
+        """Send a request's bytes and return the raw response (see `_exchange`)."""
+        session = self._session
+        if session is None:
+            raise ConnectionClosed("the client is not connected")
         try:
-            raw = await session.request(id, codec.encode(frame), timeout)
+            return await session.request(id, data, timeout)
         except RequestTimeout:
             if cancel:
                 await self._cancel(codec, id, "timed out")
@@ -359,7 +370,45 @@ class Client:
             with anyio.CancelScope(shield=True):
                 await self._cancel(codec, id, "cancelled by the caller")
             raise
-        return raw
+
+    def _call_frame(
+        self, codec: Codec, id: int, data: Mapping[str, Any], progress: bool
+    ) -> bytes | None:
+        """The bytes of a plain `tools/call` request (a name, JSON arguments, maybe a progress
+        token), built without a model: its `_meta` envelope was built and checked once, and
+        such params are valid in every revision. None for anything else (the general path)."""
+        name = data.get("name")
+        arguments = data.get("arguments")
+        if (
+            type(name) is not str
+            or len(data) > (2 if "arguments" in data else 1)
+            or not (arguments is None or (type(arguments) is dict and _json_plain(arguments)))
+            or not (codec.era == "legacy" or codec.revision == PUBLIC_REVISION)
+        ):
+            return None
+        meta = self._meta_of(codec)
+        if progress:
+            meta = {**meta, "progressToken": id}
+        params = {**data, "_meta": meta} if meta else data
+        frame = {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+        return pydantic_core.to_json(frame)
+
+    def _meta_of(self, codec: Codec) -> dict[str, Any]:
+        """The `_meta` a request of this client carries in `codec`'s revision (the modern
+        envelope, with the log level asked for), as the codec writes it: built once per
+        revision and level."""
+        key = (codec.revision, self.log_level)
+        meta = self._metas.get(key)
+        if meta is None:
+            meta = {}
+            if codec.era == "modern":
+                params: dict[str, Any] = {"name": ""}
+                if self.log_level is not None:
+                    params["_meta"] = {LOG_LEVEL_KEY: self.log_level}
+                frame = codec.request("tools/call", params, id=0, **self._envelope(codec))
+                meta = plain(frame)["params"]["_meta"]
+            self._metas[key] = meta
+        return meta
 
     async def _cancel(self, codec: Codec, id: RequestId, reason: str) -> None:
         if "notifications/cancelled" not in codec.notifications:
@@ -392,30 +441,26 @@ class Client:
         timeout = self.timeout if timeout is None else timeout
         for _ in range(MAX_INPUT_ROUNDS + 1):
             id = session.next_id()
-            meta = dict(data.get("_meta") or {})
             if progress is not None:
-                meta["progressToken"] = id
                 self._progress[id] = progress
-            if self.log_level is not None and codec.era == "modern":
-                meta["io.modelcontextprotocol/logLevel"] = self.log_level
-            payload = {**data, "_meta": meta} if meta else data
-            if codec.revision != PUBLIC_REVISION and method in codec.public:
-                payload = plain(
-                    codec.from_public(method, payload, "params", envelope=self._envelope(codec))
-                )
-            if task is not None and codec.era != "modern":
-                payload = {**payload, "task": dict(task)}
+            frame = None
+            if method == "tools/call" and task is None and type(data) is dict:
+                frame = self._call_frame(codec, id, data, progress is not None)
+            if frame is None:
+                frame = self._frame(codec, method, data, id, progress is not None, task)
             try:
-                raw = await self._exchange(codec, method, payload or None, timeout, id)
+                raw = await self._round_trip(codec, id, frame, timeout)
             finally:
-                self._progress.pop(id, None)
+                if progress is not None:
+                    self._progress.pop(id, None)
             if self.tasks:
                 created = _created_task(raw)
                 if created is not None:
                     return TaskHandle(self, created["taskId"], created)
             response = codec.decode_response(raw, method)
-            await self._url_elicitations(response)
-            _raise_error(response)
+            if _error_of(response) is not None:
+                await self._url_elicitations(response)
+                _raise_error(response)
             result = response.result
             if codec.revision != PUBLIC_REVISION:
                 result = codec.to_public(method, result, "result")
@@ -428,10 +473,34 @@ class Client:
                 data["requestState"] = result.requestState
         raise ProtocolError(INTERNAL_ERROR, f"{method}: more than {MAX_INPUT_ROUNDS} input rounds")
 
+    def _frame(
+        self,
+        codec: Codec,
+        method: str,
+        data: Any,
+        id: int,
+        progress: bool,
+        task: Mapping[str, Any] | None,
+    ) -> bytes:
+        """A request's bytes, built and checked by the codec (from the public params)."""
+        meta = dict(data.get("_meta") or {})
+        if progress:
+            meta["progressToken"] = id
+        if self.log_level is not None and codec.era == "modern":
+            meta[LOG_LEVEL_KEY] = self.log_level
+        payload = {**data, "_meta": meta} if meta else data
+        if codec.revision != PUBLIC_REVISION and method in codec.public:
+            envelope = self._envelope(codec)
+            payload = plain(codec.from_public(method, payload, "params", envelope=envelope))
+        if task is not None and codec.era != "modern":
+            payload = {**payload, "task": dict(task)}
+        built = codec.request(method, payload or None, id=id, **self._envelope(codec))
+        return codec.encode(built)
+
     async def _url_elicitations(self, response: Any) -> None:
         """A -32042 answer (2025-11-25): its URLs go to `on_elicit_url` (the request still
         fails with that `McpError`; retry it once the user is done)."""
-        error = getattr(response, "error", None)
+        error = _error_of(response)
         if error is None or error.code != URL_ELICITATION_REQUIRED or self._elicit_url is None:
             return
         data = plain(getattr(error, "data", None)) or {}
@@ -923,8 +992,32 @@ def _created_task(raw: bytes) -> dict[str, Any] | None:
     return None
 
 
+def _error_of(response: Any) -> Any:
+    """The error of a decoded response, None for a result (read from the model's fields: a
+    missing attribute costs a pydantic `__getattr__` and an exception)."""
+    fields = getattr(response, "__dict__", None)
+    return fields.get("error") if fields is not None else getattr(response, "error", None)
+
+
+def _json_plain(value: Any, depth: int = 0) -> bool:
+    """Whether `value` is JSON data as it is: built-in types only, finite numbers, string keys
+    (what a request may carry unvalidated; anything else takes the validating path)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if depth > 32:
+        return False
+    if kind is dict:
+        return all(type(k) is str and _json_plain(v, depth + 1) for k, v in value.items())
+    if kind is list:
+        return all(_json_plain(v, depth + 1) for v in value)
+    return False
+
+
 def _raise_error(response: Any) -> None:
-    error = getattr(response, "error", None)
+    error = _error_of(response)
     if error is not None:
         raise McpError(error.code, error.message, plain(getattr(error, "data", None)))
 

@@ -41,7 +41,7 @@ from mcpio.negotiate import (
     legacy_version,
 )
 from mcpio.sealing import Sealer, request_digest
-from mcpio.session import Session
+from mcpio.session import Session, send_frame
 from mcpio.tasks import serve as tasks_serve
 from mcpio.tasks.engine import TaskCreated, TaskEngine, TaskOffer, legacy_task, modern_task
 from mcpio.tasks.store import TaskRecord
@@ -66,6 +66,7 @@ _LIFECYCLE = frozenset({"initialize", "ping", "logging/setLevel"})
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 # What a server with task tools offers a 2025-11-25 client (task-augmented tools/call).
 LEGACY_TASKS_CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+_NO_CAPABILITIES = pub.ClientCapabilities()  # a connection's before initialize (shared)
 
 
 class Listener:
@@ -116,7 +117,7 @@ class Listener:
         tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: self.id}}
         if method == "notifications/tasks":  # the Tasks extension's
             codec = tasks_serve.tasks_codec(self.codec.revision)
-            await self.connection.session.send(codec.encode(codec.notification(method, tagged)))
+            await self.connection.send(codec.encode(codec.notification(method, tagged)))
             return
         await self.connection.send_notification(self.codec, method, tagged)
 
@@ -148,6 +149,9 @@ class Served(Protocol):
     @property
     def task_support(self) -> Mapping[str, str]: ...
 
+    @property
+    def result_meta(self) -> pub.ResultMetaObject: ...
+
     def capabilities(self) -> pub.ServerCapabilities: ...
 
     def cache_hints(self) -> dict[str, Any]: ...
@@ -172,10 +176,11 @@ class ServerConnection:
     ) -> None:
         self.server = server
         self.hub = server.hub
-        self.session = Session(transport, self)
+        self.transport = transport
+        self._session: Session | None = None
         self.codec: Codec | None = None  # legacy: the negotiated revision's codec
         self.modern_seen = modern  # once modern, a request without its envelope: invalid params
-        self.client_capabilities = pub.ClientCapabilities()
+        self.client_capabilities = _NO_CAPABILITIES  # replaced by initialize, never changed
         self.client_capabilities_data: dict[str, Any] = {}
         self.client_info: pub.Implementation | None = None
         self.log_level: str | None = None
@@ -184,6 +189,23 @@ class ServerConnection:
         self.principal = principal  # the HTTP app updates it with each request's token
         self.listen_until = listen_until
         self.listen_queue = listen_queue
+
+    @property
+    def session(self) -> Session:
+        """The JSON-RPC session over the transport, made on first use: the connection of one
+        modern HTTP request only answers it, and without a session it is no reference cycle
+        (left to the garbage collector after every request)."""
+        session = self._session
+        if session is None:
+            session = self._session = Session(self.transport, self)
+        return session
+
+    async def send(self, data: bytes) -> None:
+        """Send a frame (`ConnectionClosed` if the transport is gone)."""
+        if self._session is not None:
+            await self._session.send(data)
+        else:
+            await send_frame(self.transport, data)
 
     @property
     def subject(self) -> str | None:
@@ -200,7 +222,7 @@ class ServerConnection:
     async def on_request(self, raw: bytes, env: Peek) -> None:
         data = await self.answer(raw, env)
         if data is not None:
-            await self.session.send(data)
+            await self.send(data)
 
     async def answer(self, raw: bytes, env: Peek) -> bytes | None:
         """The response to a request, as bytes (None: none to send): `on_request` sends it, the
@@ -355,9 +377,7 @@ class ServerConnection:
         own = codec.from_public(method, result, "result")
         if method == "tools/list" and "tasks/get" in codec.methods:
             self._mark_task_tools(own)
-        return codec.encode(
-            codec.responses[method].model_construct(jsonrpc="2.0", id=id, result=own)
-        )
+        return codec.encode_result(id, own)
 
     async def _legacy_task_method(
         self, codec: Codec, id: RequestId, method: str, params: Any
@@ -397,7 +417,7 @@ class ServerConnection:
         if self.session.closed.is_set():
             return
         frame = codec.notification("notifications/tasks/status", legacy_task(record))
-        await self.session.send(codec.encode(frame))
+        await self.send(codec.encode(frame))
 
     def _lifecycle(self, method: str, params: Any) -> dict[str, Any]:
         if method == "logging/setLevel":
@@ -473,7 +493,8 @@ class ServerConnection:
             meta.progressToken,
             meta.io_modelcontextprotocol_logLevel,
         )
-        if tasks_serve.declares_tasks(meta.io_modelcontextprotocol_clientCapabilities):
+        capabilities = meta.io_modelcontextprotocol_clientCapabilities
+        if getattr(capabilities, "extensions", None) and tasks_serve.declares_tasks(capabilities):
             ctx.task_offer = TaskOffer()
         if method == "server/discover":
             result: Any = self._discover()
@@ -500,14 +521,13 @@ class ServerConnection:
         if isinstance(result, TaskCreated):
             created = {**modern_task(result.record, detailed=False), "resultType": "task"}
             return self._modern_frame(version, id, method, created)
-        if result.meta is None:
-            result.meta = pub.ResultMetaObject(io_modelcontextprotocol_serverInfo=self.server.info)
-        elif result.meta.io_modelcontextprotocol_serverInfo is None:
-            result.meta.io_modelcontextprotocol_serverInfo = self.server.info
+        meta = result.meta
+        if meta is None:
+            result.meta = self.server.result_meta
+        elif meta.io_modelcontextprotocol_serverInfo is None:
+            meta.io_modelcontextprotocol_serverInfo = self.server.info
         own = result if version == PUBLIC_REVISION else codec.from_public(method, result, "result")
-        return codec.encode(
-            codec.responses[method].model_construct(jsonrpc="2.0", id=id, result=own)
-        )
+        return codec.encode_result(id, own)
 
     async def _modern_task_method(
         self, version: str, id: RequestId, method: str, raw: bytes
@@ -640,7 +660,7 @@ class ServerConnection:
             if codec.revision == PUBLIC_REVISION
             else codec.from_public(method, params, "params")
         )
-        await self.session.send(codec.encode(codec.notification(method, own)))
+        await self.send(codec.encode(codec.notification(method, own)))
 
 
 def _params_of(raw: bytes) -> dict[str, Any]:

@@ -69,8 +69,7 @@ class ToolEntry:
         """The handler's keyword arguments; `pydantic.ValidationError` if they do not fit."""
         if self.arguments is None:
             return dict(arguments)
-        model = self.arguments.model_validate(arguments)
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        return dict(self.arguments.model_validate(arguments).__dict__)  # its fields' values
 
 
 def tool_entry(
@@ -143,6 +142,10 @@ def _content_block(value: Any) -> Any:
 def tool_result(value: Any) -> pub.CallToolResult:
     """A tool's return value as a tool result: text for strings, content blocks as they are,
     structured content (and its JSON text) for mappings and models."""
+    if type(value) is str:  # the common case, validated in one step
+        return pub.CallToolResult.model_validate(
+            {"content": [{"type": "text", "text": value}], "resultType": "complete"}
+        )
     if isinstance(value, pub.CallToolResult):
         return value
     if value is None:

@@ -5,6 +5,7 @@ serves every revision and both eras; `ServerConnection` does the per-connection 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -86,6 +87,7 @@ class Server:
         if title:
             info["title"] = title
         self.info = pub.Implementation.model_validate(info)
+        self._result_meta: pub.ResultMetaObject | None = None
         self.instructions = instructions
         self.sealer = Sealer(state_key)
         self.cache_ttl_ms = cache_ttl_ms
@@ -291,6 +293,17 @@ class Server:
         if self.task_support:
             caps["extensions"] = {TASKS_EXTENSION: {}}
         return pub.ServerCapabilities.model_validate(caps)
+
+    @property
+    def result_meta(self) -> pub.ResultMetaObject:
+        """The `_meta` of a modern result that sets none: the server's info (made once, shared:
+        never changed in place)."""
+        meta = self._result_meta
+        if meta is None or meta.io_modelcontextprotocol_serverInfo is not self.info:
+            meta = self._result_meta = pub.ResultMetaObject(
+                io_modelcontextprotocol_serverInfo=self.info
+            )
+        return meta
 
     def cache_hints(self) -> dict[str, Any]:
         return {
@@ -503,8 +516,10 @@ class Server:
             await self.serve(await stdio_server_transport(stdout=stdout))
 
     def run_stdio(self) -> None:
-        """Serve stdin/stdout until stdin ends (logs and prints go to stderr)."""
-        anyio.run(self.serve_stdio)
+        """Serve stdin/stdout until stdin ends (logs and prints go to stderr), on uvloop's event
+        loop where it is installed (the `http` extra brings it), else on asyncio's."""
+        uvloop = importlib.util.find_spec("uvloop") is not None
+        anyio.run(self.serve_stdio, backend_options={"use_uvloop": uvloop})
 
     def http_app(self, **options: Any) -> HttpApp:
         """An ASGI app serving this server over Streamable HTTP, both eras, at `path` (default

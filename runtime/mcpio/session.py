@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import itertools
 import logging
 import re
+import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -25,6 +27,7 @@ from mcpio.wire.peek import Peek
 
 log = logging.getLogger("mcpio")
 _BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array: a batch (only its start is read)
+_RESOLUTION = time.get_clock_info("monotonic").resolution
 
 
 # The request the current task serves, so that a transport can send what its handler says
@@ -57,9 +60,12 @@ class Peer(Protocol):
         """The transport ended: stop what only made sense while connected."""
 
 
-def _expire(future: asyncio.Future[Any], timeout: float) -> None:
-    if not future.done():
-        future.set_exception(RequestTimeout(f"no response within {timeout} s"))
+async def send_frame(transport: Transport, data: bytes) -> None:
+    """Send a frame; a transport that is gone is `ConnectionClosed`."""
+    try:
+        await transport.send(data)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+        raise ConnectionClosed("the connection is closed") from exc
 
 
 class Session:
@@ -72,9 +78,15 @@ class Session:
         self.peer = peer
         self._ids = ids or itertools.count(1)
         self._pending: dict[RequestId, asyncio.Future[bytes]] = {}
-        self._serving: dict[RequestId, anyio.CancelScope] = {}
+        # Request timeouts: id -> (deadline, timeout), swept by one timer set for the earliest
+        # deadline (not a timer per request: this is the hot path of every call).
+        self._deadlines: dict[RequestId, tuple[float, float]] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        # The handlers of incoming requests: each a plain asyncio task (cheaper than a task
+        # group's, on every request's path), or the scope of one served inline (initialize).
+        self._serving: dict[RequestId, asyncio.Task[None] | anyio.CancelScope] = {}
         self._tasks: anyio.abc.TaskGroup | None = None
-        self.closed = anyio.Event()
+        self.closed = asyncio.Event()
         # Told when the handler of an incoming request has finished, answered or not (cancelled):
         # the HTTP transport ends that request's exchange then.
         self.on_served: Callable[[RequestId], None] | None = None
@@ -86,10 +98,7 @@ class Session:
         return next(self._ids)
 
     async def send(self, data: bytes) -> None:
-        try:
-            await self.transport.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise ConnectionClosed("the connection is closed") from exc
+        await send_frame(self.transport, data)
 
     async def request(self, id: RequestId, data: bytes, timeout: float | None) -> bytes:
         """Send a request frame and wait for its response (its bytes).
@@ -101,15 +110,37 @@ class Session:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bytes] = loop.create_future()
         self._pending[id] = future
-        # A timer on the future, not a cancel scope: this is the hot path of every call.
-        timer = None if timeout is None else loop.call_later(timeout, _expire, future, timeout)
+        if timeout is not None:
+            deadline = loop.time() + timeout
+            self._deadlines[id] = (deadline, timeout)
+            timer = self._timer
+            if timer is None or deadline < timer.when():
+                if timer is not None:
+                    timer.cancel()
+                self._timer = loop.call_at(deadline, self._expire)
         try:
-            await self.send(data)
+            try:
+                await self.transport.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                raise ConnectionClosed("the connection is closed") from exc
             return await future
         finally:
             self._pending.pop(id, None)
-            if timer is not None:
-                timer.cancel()
+            self._deadlines.pop(id, None)
+
+    def _expire(self) -> None:
+        """Fail the requests past their deadline; set the timer for the next one."""
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for id, (deadline, timeout) in list(self._deadlines.items()):
+            if deadline <= now + _RESOLUTION:  # (the loop may run a timer that much early)
+                del self._deadlines[id]
+                future = self._pending.get(id)
+                if future is not None and not future.done():
+                    future.set_exception(RequestTimeout(f"no response within {timeout} s"))
+        if self._deadlines:
+            self._timer = loop.call_at(min(d for d, _ in self._deadlines.values()), self._expire)
 
     # -------------------------------------------------------------- incoming
 
@@ -124,29 +155,45 @@ class Session:
 
     def cancel_incoming(self, id: RequestId) -> bool:
         """Cancel the handler of a request being served; False if there is none."""
-        scope = self._serving.get(id)
-        if scope is None:
+        handler = self._serving.get(id)
+        if handler is None:
             return False
-        scope.cancel()
+        handler.cancel()
         return True
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED):
         """Read frames until the transport ends; then fail what is pending and wait for the
-        handlers still running."""
+        handlers still running (cancelled instead when the session itself is)."""
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
+            if hasattr(self.transport, "on_response"):  # it can settle responses as they come
+                cast(Any, self.transport).on_response = self._settle_now
             task_status.started()
             try:
-                await self._read_loop(tasks)
+                try:
+                    await self._read_loop()
+                finally:
+                    self.closed.set()
+                    if self._timer is not None:
+                        self._timer.cancel()
+                    for future in self._pending.values():
+                        if not future.done():
+                            future.set_exception(ConnectionClosed("the peer closed the connection"))
+                    with anyio.CancelScope(shield=True):
+                        await self.peer.on_close()
+                while running := self._handlers():
+                    await asyncio.wait(running)
             finally:
-                self.closed.set()
-                for future in self._pending.values():
-                    if not future.done():
-                        future.set_exception(ConnectionClosed("the peer closed the connection"))
-                with anyio.CancelScope(shield=True):
-                    await self.peer.on_close()
+                if running := self._handlers():
+                    for handler in running:
+                        handler.cancel()
+                    with anyio.CancelScope(shield=True):
+                        await asyncio.wait(running)
 
-    async def _read_loop(self, tasks: anyio.abc.TaskGroup) -> None:
+    def _handlers(self) -> list[asyncio.Task[None]]:
+        return [h for h in self._serving.values() if isinstance(h, asyncio.Task)]
+
+    async def _read_loop(self) -> None:
         while True:
             try:
                 raw = await self.transport.receive()
@@ -163,15 +210,14 @@ class Session:
             except ProtocolError as exc:
                 await self._answer_unreadable(exc, raw)
                 continue
-            await self._dispatch(tasks, raw, env)
+            await self._dispatch(raw, env)
 
     async def dispatch(self, raw: bytes, env: Peek) -> bool:
         """Handle a frame read and peeked elsewhere (an HTTP legacy session's POST) as the read
         loop would; False (nothing done) until `run` has started or once it has ended."""
-        tasks = self._tasks
-        if tasks is None or self.closed.is_set():
+        if self._tasks is None or self.closed.is_set():
             return False
-        await self._dispatch(tasks, raw, env)
+        await self._dispatch(raw, env)
         return True
 
     async def _batch(self, raw: bytes) -> None:
@@ -182,7 +228,7 @@ class Session:
             return
         await self.peer.on_batch(raw, items)
 
-    async def _dispatch(self, tasks: anyio.abc.TaskGroup, raw: bytes, env: Peek) -> None:
+    async def _dispatch(self, raw: bytes, env: Peek) -> None:
         if env.kind == "notification":
             await self.peer.on_notification(raw, env)
         elif env.kind != "request":
@@ -195,27 +241,55 @@ class Session:
                 error = ProtocolError(INVALID_REQUEST, "id must not be one in use")
                 await self.reply(None, error)
                 return
-            scope = anyio.CancelScope()
-            self._serving[id] = scope
             if env.method == "initialize":
                 # The lifecycle keeps the order of arrival: the frames that follow initialize
                 # are read once it is answered, and answered in the revision it chose.
-                await self._serve(id, scope, raw, env)
+                scope = self._serving[id] = anyio.CancelScope()
+                with scope:
+                    await self._serve(id, raw, env)
             else:
-                tasks.start_soon(self._serve, id, scope, raw, env)
+                task = asyncio.get_running_loop().create_task(self._serve(id, raw, env))
+                self._serving[id] = task
+                task.add_done_callback(functools.partial(self._unstarted, id))
 
-    async def _serve(self, id: RequestId, scope: anyio.CancelScope, raw: bytes, env: Peek) -> None:
+    async def _serve(self, id: RequestId, raw: bytes, env: Peek) -> None:
         token = serving.set((self, id))
         try:
-            with scope:
-                await self.peer.on_request(raw, env)
+            await self.peer.on_request(raw, env)
         except ConnectionClosed:
             pass
+        except Exception:  # a peer's bug: logged; the session goes on
+            log.exception("serving request %r failed", id)
         finally:
             serving.reset(token)
-            self._serving.pop(id, None)
-            if self.on_served is not None:
-                self.on_served(id)
+            self._served(id)
+
+    def _served(self, id: RequestId) -> None:
+        self._serving.pop(id, None)
+        if self.on_served is not None:
+            self.on_served(id)
+
+    def _unstarted(self, id: RequestId, task: asyncio.Task[None]) -> None:
+        """A handler cancelled before it started (its cancellation read right after it) never
+        ran its own `_served`."""
+        if self._serving.get(id) is task:
+            self._served(id)
+
+    def _settle_now(self, raw: bytes) -> bool:
+        """Settle a response to a pending request straight from the transport (called only
+        while the read loop waits with nothing queued, so the order of frames holds); False
+        for any other frame, left to the read loop."""
+        try:
+            env = peek_any(raw)
+        except ProtocolError:
+            return False
+        id = env.id
+        future = self._pending.get(id) if id is not None and env.kind != "request" else None
+        if future is None:
+            return False
+        if not future.done():
+            future.set_result(raw)
+        return True
 
     def _settle(self, raw: bytes, env: Peek) -> None:
         future = self._pending.get(env.id) if env.id is not None else None

@@ -11,7 +11,7 @@ The checker only reads: it never changes, drops or answers a frame.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,7 +78,6 @@ class Pending:
 @dataclass
 class SessionState:
     revision: str | None = None  # the revision in use (legacy: negotiated; modern: latest seen)
-    initialize_sent: bool = False
     initialized: bool = False  # the server answered initialize
     client_ready: bool = False  # notifications/initialized seen
     client_capabilities: dict[str, Any] | None = None
@@ -134,19 +133,16 @@ class Checker:
         try:
             obj = json.loads(raw)
         except (ValueError, RecursionError) as exc:
-            return [self._finding("frame.json", direction, "$", f"not JSON: {exc}")]
+            return [Finding("frame.json", direction, "$", f"not JSON: {exc}")]
         if type(obj) is list:
             return list(self._batch(direction, obj, raw, headers))
         if type(obj) is not dict:
-            return [self._finding("frame.json", direction, "$", "not a JSON-RPC message")]
+            return [Finding("frame.json", direction, "$", "not a JSON-RPC message")]
         return list(self._frame(direction, obj, raw, headers))
 
     def too_large(self, direction: Direction, size: int) -> Finding:
         """A frame past the 16 MiB limit, judged by its size alone."""
         return Finding("frame.too-large", direction, "$", f"{size} bytes, past {MAX_MESSAGE_BYTES}")
-
-    def _finding(self, rule: str, direction: Direction, path: str, message: str) -> Finding:
-        return Finding(rule, direction, path, message)
 
     def _batch(
         self,
@@ -158,9 +154,7 @@ class Checker:
         revision = self.state.revision or LEGACY[-1]
         codec = codec_of(revision)
         if not codec.batching:
-            yield self._finding(
-                "frame.schema", direction, "$", f"a batch: revision {revision} has none"
-            )
+            yield Finding("frame.schema", direction, "$", f"a batch: revision {revision} has none")
         for index, item in enumerate(items):
             for finding in self.check(direction, json.dumps(item).encode(), headers):
                 path = "$" + f"[{index}]" + finding.path[1:]
@@ -201,7 +195,7 @@ class Checker:
                 yield from self._refusal(direction, exc, codec.revision)
                 return
             for path in unknown:
-                yield self._finding(
+                yield Finding(
                     "frame.unknown-member",
                     direction,
                     json_path(path),
@@ -212,17 +206,17 @@ class Checker:
         self, direction: Direction, exc: ProtocolError, revision: str
     ) -> Iterator[Finding]:
         if exc.code == PARSE_ERROR:
-            yield self._finding("frame.json", direction, "$", exc.message)
+            yield Finding("frame.json", direction, "$", exc.message)
             return
         if exc.code == METHOD_NOT_FOUND:
-            yield self._finding("method.unknown", direction, "$.method", exc.message)
+            yield Finding("method.unknown", direction, "$.method", exc.message)
             return
         errors = exc.data.get("errors") if type(exc.data) is dict else None
         if not errors:
-            yield self._finding("frame.schema", direction, "$", f"{exc.message} ({revision})")
+            yield Finding("frame.schema", direction, "$", f"{exc.message} ({revision})")
             return
         for error in errors:
-            yield self._finding(
+            yield Finding(
                 "frame.schema",
                 direction,
                 json_path(error.get("field")),
@@ -264,13 +258,13 @@ class Checker:
             yield from self._headers(obj, method, revision, headers)
         key = (direction, _key(obj.get("id")))
         if key in state.pending:
-            yield self._finding("request.id-reused", direction, "$.id", "still in flight")
+            yield Finding("request.id-reused", direction, "$.id", "still in flight")
         caps = _obj(meta.get("io.modelcontextprotocol/clientCapabilities")) if modern else None
         state.pending[key] = Pending(method, revision, caps)
         state.answered.discard(key)
         request_state = params.get("requestState")
         if modern and type(request_state) is str and request_state not in self.issued_states:
-            yield self._finding(
+            yield Finding(
                 "input.request-state",
                 direction,
                 "$.params.requestState",
@@ -279,7 +273,6 @@ class Checker:
         if "progressToken" in meta:
             state.tokens.add((direction, _key(meta["progressToken"])))
         if method == "initialize" and direction == CLIENT:
-            state.initialize_sent = True
             state.client_capabilities = _obj(params.get("capabilities"))
         if not modern:
             yield from self._early(direction, method)
@@ -288,19 +281,14 @@ class Checker:
     def _early(self, direction: Direction, method: str) -> Iterator[Finding]:
         state = self.state
         if direction == CLIENT and not state.initialized and method not in EARLY_REQUESTS:
-            yield self._finding(
-                "lifecycle.before-initialize",
-                direction,
-                "$.method",
-                f"{method} before the server answered initialize",
-            )
+            awaited = "the server answered initialize"
         elif direction == SERVER and not state.client_ready and method not in EARLY_SERVER_REQUESTS:
-            yield self._finding(
-                "lifecycle.before-initialize",
-                direction,
-                "$.method",
-                f"{method} before the client sent notifications/initialized",
-            )
+            awaited = "the client sent notifications/initialized"
+        else:
+            return
+        yield Finding(
+            "lifecycle.before-initialize", direction, "$.method", f"{method} before {awaited}"
+        )
 
     def _direction(
         self, direction: Direction, codec: Codec, method: str, path: str
@@ -310,12 +298,8 @@ class Checker:
             return  # the decode reported it
         goes = spec.direction
         if goes != "both" and goes != direction:
-            yield self._finding(
-                "method.direction",
-                direction,
-                path,
-                f"{method} goes {goes} in revision {codec.revision}",
-            )
+            what = f"{method} goes {goes} in revision {codec.revision}"
+            yield Finding("method.direction", direction, path, what)
 
     def _capability(
         self, direction: Direction, method: str, revision: str | None, path: str
@@ -326,23 +310,18 @@ class Checker:
         # Client->server requests need the server's declaration; what the server sends needs its
         # own (list-changed, logging) or, for its requests, the client's.
         if method in SERVER_NEEDS:
-            caps, model, rule = state.server_capabilities, "ServerCapabilities", "capability.server"
+            side, caps, model = "server", state.server_capabilities, "ServerCapabilities"
             need = SERVER_NEEDS[method]
         elif method in CLIENT_NEEDS:
-            caps, model, rule = state.client_capabilities, "ClientCapabilities", "capability.client"
+            side, caps, model = "client", state.client_capabilities, "ClientCapabilities"
             need = CLIENT_NEEDS[method]
         else:
             return
         if caps is None or not capability_defined(revision, model, need[0]):
             return  # not declared yet (no handshake seen), or not a capability in this revision
         if not declared(caps, need):
-            side = "server" if rule == "capability.server" else "client"
-            yield self._finding(
-                rule,
-                direction,
-                path,
-                f"{method} needs the {side} capability {'.'.join(need)}, not declared",
-            )
+            what = f"{method} needs the {side} capability {'.'.join(need)}, not declared"
+            yield Finding(f"capability.{side}", direction, path, what)
 
     def _headers(
         self,
@@ -367,7 +346,7 @@ class Checker:
                 except ProtocolError:
                     seen = sent
                 if seen != value:
-                    yield self._finding(
+                    yield Finding(
                         "http.header-mismatch",
                         CLIENT,
                         f"header {name}",
@@ -379,7 +358,7 @@ class Checker:
             and revision >= VERSION_HEADER_FROM
             and version_header != revision
         ):
-            yield self._finding(
+            yield Finding(
                 "http.protocol-version-header",
                 CLIENT,
                 "header mcp-protocol-version",
@@ -401,7 +380,7 @@ class Checker:
         if method == "notifications/progress":
             token = _obj(obj.get("params")).get("progressToken")
             if (opposite(direction), _key(token)) not in state.tokens:
-                yield self._finding(
+                yield Finding(
                     "progress.unknown-token",
                     direction,
                     "$.params.progressToken",
@@ -421,7 +400,7 @@ class Checker:
         if pending is None:
             rule = "response.duplicate" if key in state.answered else "response.unknown-id"
             what = "already answered" if key in state.answered else "no such request in flight"
-            yield self._finding(rule, direction, "$.id", f"id {obj.get('id')!r}: {what}")
+            yield Finding(rule, direction, "$.id", f"id {obj.get('id')!r}: {what}")
             yield from self._decode(direction, codec_of(state.revision or LEGACY[-1]), raw)
             return
         state.answered.add(key)
@@ -430,7 +409,7 @@ class Checker:
         if pending.method == "initialize" and type(result) is dict:
             revision = self._negotiated(direction, result, revision)
             if revision != result.get("protocolVersion"):
-                yield self._finding(
+                yield Finding(
                     "revision.unknown",
                     direction,
                     "$.result.protocolVersion",
@@ -464,12 +443,12 @@ class Checker:
             return
         kind = result.get("resultType")
         if "resultType" not in result:
-            yield self._finding(
+            yield Finding(
                 "result.type", direction, "$.result", f"{pending.method} result lacks resultType"
             )
         spec = codec_of(revision).methods.get(pending.method)
         if kind == "input_required" and spec is not None and not spec.input_required:
-            yield self._finding(
+            yield Finding(
                 "result.input-required",
                 direction,
                 "$.result.resultType",
@@ -488,16 +467,10 @@ class Checker:
             method = _obj(request).get("method")
             need = CLIENT_NEEDS.get(method) if type(method) is str else None
             if need is not None and not declared(caps, need):
-                yield self._finding(
+                yield Finding(
                     "capability.client",
                     direction,
                     f"$.result.inputRequests.{name}.method",
                     f"{method} needs the client capability {'.'.join(need)}, "
                     "not declared in the request's clientCapabilities",
                 )
-
-
-def check_all(frames: Iterable[tuple[Direction, bytes]]) -> list[list[Finding]]:
-    """The findings of a whole session's frames, in order (for tests and replay)."""
-    checker = Checker()
-    return [checker.check(direction, raw) for direction, raw in frames]

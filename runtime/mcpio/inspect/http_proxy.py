@@ -9,7 +9,6 @@ ids at once), checked with the server capabilities the last `server/discover` an
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from mcpio.extras import needs
@@ -19,12 +18,9 @@ from mcpio.inspect.transcript import Recorder
 with needs("http", "mcpio inspect --upstream"):
     import httpx
 
+    from mcpio.transports.asgi import Receive, Scope, Send
     from mcpio.transports.http_rules import EVENT_STREAM, JSON, media_type
     from mcpio.transports.sse import SseParser
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 # Not forwarded: they describe one hop, not the message.
 HOP_BY_HOP = frozenset(

@@ -177,11 +177,7 @@ class TaskEngine:
     ) -> TaskRecord:
         """Store a new task (returns once stored) and run `work` in the background."""
         now = self.clock()
-        ttl = (
-            self.ttl_ms
-            if ttl_ms is None
-            else (ttl_ms if self.ttl_ms is None else min(ttl_ms, self.ttl_ms))
-        )
+        ttl = min((t for t in (ttl_ms, self.ttl_ms) if t is not None), default=None)
         record = TaskRecord(
             task_id=new_task_id(),
             owner=owner,
@@ -222,16 +218,11 @@ class TaskEngine:
             changes = {"status": "cancelled", "status_message": CANCELLED}
             if not run.cancelled:
                 raise  # the engine itself is shutting down: the lease will run out
-        except ProtocolError as exc:
+        except Exception as exc:
+            if not isinstance(exc, ProtocolError):
+                log.exception("task %s failed", run.record.task_id)
+                exc = ProtocolError(INTERNAL_ERROR, "internal error")
             changes = {"status": "failed", "status_message": exc.message, "error": exc.to_error()}
-        except Exception:
-            log.exception("task %s failed", run.record.task_id)
-            error = ProtocolError(INTERNAL_ERROR, "internal error")
-            changes = {
-                "status": "failed",
-                "status_message": error.message,
-                "error": error.to_error(),
-            }
         finally:
             renewer.cancel()
             self._runs.pop(run.record.task_id, None)
@@ -360,10 +351,9 @@ class TaskEngine:
     async def aclose(self) -> None:
         """Stop the tasks running here (they turn `failed` for others once their lease runs
         out). The store stays open (it may be shared): close it yourself."""
-        for run in list(self._runs.values()):
-            if run.task is not None:
-                run.task.cancel()
         tasks = [r.task for r in self._runs.values() if r.task is not None]
+        for task in tasks:
+            task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
@@ -392,17 +382,7 @@ def _check_answers(asked: Mapping[str, Any], responses: Mapping[str, Any]) -> No
 def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
     """The 2026-07-28 extension's `Task` (a `DetailedTask` when `detailed`: with its
     `inputRequests`, `result` or `error`)."""
-    task: dict[str, Any] = {
-        "taskId": record.task_id,
-        "status": record.status,
-        "createdAt": iso(record.created_at),
-        "lastUpdatedAt": iso(record.updated_at),
-        "ttlMs": record.ttl_ms,
-    }
-    if record.status_message is not None:
-        task["statusMessage"] = record.status_message
-    if record.poll_interval_ms is not None:
-        task["pollIntervalMs"] = record.poll_interval_ms
+    task = _task(record, record.status, "ttlMs", "pollIntervalMs")
     if detailed:
         if record.status == "input_required":
             task["inputRequests"] = record.input_requests or {}
@@ -420,15 +400,20 @@ def legacy_task(record: TaskRecord) -> dict[str, Any]:
     status = record.status
     if status == "completed" and (record.result or {}).get("isError") is True:
         status = "failed"
+    return _task(record, status, "ttl", "pollInterval")
+
+
+def _task(record: TaskRecord, status: str, ttl: str, poll: str) -> dict[str, Any]:
+    """The fields both revisions' `Task` share; `ttl` and `poll` name the two they spell apart."""
     task: dict[str, Any] = {
         "taskId": record.task_id,
         "status": status,
         "createdAt": iso(record.created_at),
         "lastUpdatedAt": iso(record.updated_at),
-        "ttl": record.ttl_ms,
+        ttl: record.ttl_ms,
     }
     if record.status_message is not None:
         task["statusMessage"] = record.status_message
     if record.poll_interval_ms is not None:
-        task["pollInterval"] = record.poll_interval_ms
+        task[poll] = record.poll_interval_ms
     return task

@@ -20,8 +20,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit
 
+from mcpio.bus import without_credentials
 from mcpio.extras import needs
 from mcpio.tasks.store import (
     Clock,
@@ -96,9 +96,7 @@ class RedisTaskStore:
 
     def where(self) -> str:
         """The URL without credentials, for messages and logs."""
-        parts = urlsplit(self.url)
-        port = f":{parts.port}" if parts.port else ""
-        return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
+        return without_credentials(self.url)
 
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}:task:{task_id}"
@@ -108,11 +106,9 @@ class RedisTaskStore:
         return f"{self.prefix}:owner:{who}", f"{self.prefix}:expiry:{who}"
 
     def _load(self, task_id: str, text: bytes) -> TaskRecord:
-        where = f"task {task_id!r} in Redis key {self._key(task_id)!r}"
-        task = record_from_json(text, where)
-        if task.task_id != task_id:
-            raise TaskStoreError(f"{where}: not a task record (it is {task.task_id!r})")
-        return task
+        return record_from_json(
+            text, task_id, f"task {task_id!r} in Redis key {self._key(task_id)!r}"
+        )
 
     async def _get_text(self, task_id: str) -> bytes | None:
         return await cast("Awaitable[bytes | None]", self._redis.get(self._key(task_id)))
@@ -141,7 +137,7 @@ class RedisTaskStore:
 
     async def create(self, task: TaskRecord) -> None:
         now = self._clock()
-        expires = None if task.ttl_ms is None else task.created_at + task.ttl_ms / 1000
+        expires = task.expires_at
         px = "" if expires is None else str(max(1, round((expires - now) * 1000)))
         owner_set, expiry_set = self._sets(task.owner)
         args: list[Any] = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import mcp_wire
 from mcpio.latest import MISSING_CAPABILITY
@@ -52,8 +52,18 @@ def not_found(task_id: str) -> ProtocolError:
     )
 
 
+def _found(record: TaskRecord | None, task_id: str) -> TaskRecord:
+    if record is None:
+        raise not_found(task_id)
+    return record
+
+
+def _object(value: Any) -> Mapping[str, Any] | None:
+    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
+
+
 def _task_id(params: Any) -> str:
-    task_id = params.get("taskId") if isinstance(params, Mapping) else None
+    task_id = (_object(params) or {}).get("taskId")
     if type(task_id) is not str:
         raise ProtocolError(
             INVALID_PARAMS, "params.taskId must be a string", {"field": "params.taskId"}
@@ -64,39 +74,25 @@ def _task_id(params: Any) -> str:
 async def modern(engine: TaskEngine, method: str, params: Any, owner: str | None) -> dict[str, Any]:
     """A 2026-07-28 task method's result (`params` as plain data, its `_meta` envelope
     included)."""
-    if not isinstance(params, Mapping):
+    params = _object(params)
+    if params is None:
         raise ProtocolError(INVALID_PARAMS, "params must be an object", {"field": "params"})
-    meta = params.get(
-        "_meta"
-    )  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    caps = (
-        meta.get(CLIENT_CAPABILITIES) if isinstance(meta, Mapping) else None
-    )  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if not declares_tasks(caps):
+    if not declares_tasks((_object(params.get("_meta")) or {}).get(CLIENT_CAPABILITIES)):
         raise missing_extension(method)
     task_id = _task_id(params)
-    record: TaskRecord | None
     if method == "tasks/get":
-        record = await engine.get(task_id, owner)
-        if record is None:
-            raise not_found(task_id)
+        record = _found(await engine.get(task_id, owner), task_id)
         return {**modern_task(record, detailed=True), "resultType": "complete"}
     if method == "tasks/update":
-        responses = params.get(
-            "inputResponses"
-        )  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        if not isinstance(responses, Mapping):
+        responses = _object(params.get("inputResponses"))
+        if responses is None:
             raise ProtocolError(
                 INVALID_PARAMS, "params.inputResponses must be an object",
                 {"field": "params.inputResponses"},
             )  # fmt: skip
-        record = await engine.update(
-            task_id, owner, dict(responses)
-        )  # pyright: ignore[reportUnknownArgumentType]
+        _found(await engine.update(task_id, owner, dict(responses)), task_id)
     else:
-        record = await engine.cancel(task_id, owner)
-    if record is None:
-        raise not_found(task_id)
+        _found(await engine.cancel(task_id, owner), task_id)
     return {"resultType": "complete"}  # an empty acknowledgement, terminal task or not
 
 
@@ -117,26 +113,16 @@ async def legacy(
         return listed, None
     task_id = _task_id(params)
     if method == "tasks/get":
-        record = await engine.get(task_id, owner)
-        if record is None:
-            raise not_found(task_id)
-        return legacy_task(record), None
+        return legacy_task(_found(await engine.get(task_id, owner), task_id)), None
     if method == "tasks/cancel":
-        record = await engine.get(task_id, owner)
-        if record is None:
-            raise not_found(task_id)
+        record = _found(await engine.get(task_id, owner), task_id)
         if record.terminal:
             raise ProtocolError(
                 INVALID_PARAMS, f"Cannot cancel task: already {record.status}", {"taskId": task_id}
             )
-        record = await engine.cancel(task_id, owner, wait=True)
-        if record is None:
-            raise not_found(task_id)
-        return legacy_task(record), None
+        return legacy_task(_found(await engine.cancel(task_id, owner, wait=True), task_id)), None
     # tasks/result: waits for a terminal status
-    record = await engine.wait(task_id, owner)
-    if record is None:
-        raise not_found(task_id)
+    record = _found(await engine.wait(task_id, owner), task_id)
     if record.status == "failed":
         error = record.error or {}
         raise ProtocolError(

@@ -47,10 +47,6 @@ CREATE INDEX IF NOT EXISTS mcpio_tasks_by_expiry ON mcpio_tasks (expires_at)
 """
 
 
-def _expires_at(task: TaskRecord) -> float | None:
-    return None if task.ttl_ms is None else task.created_at + task.ttl_ms / 1000
-
-
 class SqliteTaskStore:
     """Tasks in the SQLite file at `path` (created if missing)."""
 
@@ -99,19 +95,13 @@ class SqliteTaskStore:
         return None if row is None else self._load(task_id, row[0])
 
     def _load(self, task_id: str, text: object) -> TaskRecord:
-        where = f"task {task_id!r} in {self.path}"
-        if not isinstance(text, str):
-            raise TaskStoreError(f"{where}: not a task record (not text)")
-        task = record_from_json(text, where)
-        if task.task_id != task_id:
-            raise TaskStoreError(f"{where}: not a task record (it is {task.task_id!r})")
-        return task
+        return record_from_json(text, task_id, f"task {task_id!r} in {self.path}")
 
     def _put(self, task: TaskRecord) -> None:
         self._db.execute(
             "UPDATE mcpio_tasks SET owner = ?, created_at = ?, expires_at = ?, record = ? "
             "WHERE task_id = ?",
-            (task.owner, task.created_at, _expires_at(task), record_json(task), task.task_id),
+            (task.owner, task.created_at, task.expires_at, record_json(task), task.task_id),
         )
 
     def _settled(self, task_id: str, now: float) -> TaskRecord | None:
@@ -140,7 +130,7 @@ class SqliteTaskStore:
             self._db.execute(
                 "INSERT INTO mcpio_tasks (task_id, owner, created_at, expires_at, record) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (task.task_id, task.owner, task.created_at, _expires_at(task), record_json(task)),
+                (task.task_id, task.owner, task.created_at, task.expires_at, record_json(task)),
             )
         except sqlite3.IntegrityError:
             raise TaskStoreError(f"task {task.task_id!r} exists already in {self.path}") from None

@@ -58,8 +58,12 @@ class TaskRecord:
     def terminal(self) -> bool:
         return self.status in TERMINAL
 
+    @property
+    def expires_at(self) -> float | None:
+        return None if self.ttl_ms is None else self.created_at + self.ttl_ms / 1000
+
     def expired(self, now: float) -> bool:
-        return self.ttl_ms is not None and now >= self.created_at + self.ttl_ms / 1000
+        return self.expires_at is not None and now >= self.expires_at
 
     def lease_lost(self, now: float) -> bool:
         return not self.terminal and self.lease_until is not None and self.lease_until < now
@@ -105,8 +109,11 @@ def record_json(task: TaskRecord) -> str:
     return json.dumps(dataclasses.asdict(task), separators=(",", ":"))
 
 
-def record_from_json(text: str | bytes, where: str) -> TaskRecord:
-    """The record of `record_json`; a `TaskStoreError` naming `where` for anything else."""
+def record_from_json(text: object, task_id: str, where: str) -> TaskRecord:
+    """The record of task `task_id` stored by `record_json`; a `TaskStoreError` naming `where`
+    for anything else."""
+    if not isinstance(text, str | bytes):
+        raise TaskStoreError(f"{where}: not a task record (not text)")
     try:
         obj = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -120,6 +127,8 @@ def record_from_json(text: str | bytes, where: str) -> TaskRecord:
         value = fields[name]
         if type(value) not in types or (name == "status" and value not in get_args(TaskStatus)):
             raise TaskStoreError(f"{where}: not a task record (bad {name}: {value!r})")
+    if fields["task_id"] != task_id:
+        raise TaskStoreError(f"{where}: not a task record (it is {fields['task_id']!r})")
     return TaskRecord(**fields)
 
 

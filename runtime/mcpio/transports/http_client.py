@@ -58,7 +58,7 @@ import pydantic_core
 
 from mcpio.errors import AuthError
 from mcpio.jsonrpc import RequestId
-from mcpio.negotiate import envelope_version
+from mcpio.negotiate import envelope_version, peek_any
 from mcpio.transports.http_rules import (
     ACCEPT_BOTH,
     EVENT_STREAM,
@@ -76,7 +76,8 @@ from mcpio.transports.http_rules import (
 )
 from mcpio.transports.sse import SseEvent, SseParser
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
+from mcpio.wire.peek import Peek
 
 log = logging.getLogger("mcpio")
 
@@ -260,6 +261,14 @@ class HttpTransport:
         if self._closed or self._tasks is None:
             raise anyio.ClosedResourceError
         try:
+            env = peek_any(data)
+        except ProtocolError:
+            env = None
+        if env is not None and env.kind == "request" and env.method is not None:
+            # A request is carried by its envelope alone (the hot path: no parse of its params).
+            self._request(env, data)
+            return
+        try:
             obj = pydantic_core.from_json(data)
         except ValueError:
             obj = None
@@ -268,8 +277,9 @@ class HttpTransport:
             return
         frame = cast(dict[str, Any], obj)
         method = frame.get("method")
-        if type(method) is str and "id" in frame:
-            self._request(frame, method, data)
+        if type(method) is str and "id" in frame:  # not a valid request: sent as it is
+            id = frame["id"]
+            self._request(Peek("request", id, method, None, envelope_version(frame)), data)
         elif type(method) is str:
             await self._notification(frame, method, data)
         elif self.era == "modern":
@@ -277,14 +287,13 @@ class HttpTransport:
         else:
             await self._post_message(data, "", self._era_headers(None))
 
-    def _request(self, frame: dict[str, Any], method: str, data: bytes) -> None:
-        assert self._tasks is not None
-        id = frame["id"]
-        version = envelope_version(frame)
+    def _request(self, env: Peek, data: bytes) -> None:
+        assert self._tasks is not None and env.method is not None
+        id, method, version = env.id, env.method, env.protocol_version
         if version is not None:
             self.era, self.modern_version = "modern", version
             post = _Post(method, True)
-            headers = self._modern_headers(frame, method, version)
+            headers = self._modern_headers(env, data, method, version)
         else:
             if method == "initialize":
                 self._new_handshake()
@@ -343,21 +352,19 @@ class HttpTransport:
     def _base_headers(self, accept: str = ACCEPT_BOTH) -> dict[str, str]:
         return {**self._extra, "Content-Type": JSON, "Accept": accept}
 
-    def _modern_headers(self, frame: dict[str, Any], method: str, version: str) -> dict[str, str]:
+    def _modern_headers(self, env: Peek, data: bytes, method: str, version: str) -> dict[str, str]:
         headers = self._base_headers()
         for name, value in (("MCP-Protocol-Version", version), ("Mcp-Method", method)):
             plain = plain_header_value(value)
             if plain is not None:
                 headers[name] = plain
-        params = frame.get("params")
-        params = cast(dict[str, Any], params) if type(params) is dict else {}
-        named = NAMED_BY.get(method)
-        if named is not None and type(params.get(named)) is str:
-            headers["Mcp-Name"] = encode_header_value(params[named])
-        if method == "tools/call" and type(params.get("name")) is str:
-            arguments = params.get("arguments")
+        if env.name is not None and method in NAMED_BY:
+            headers["Mcp-Name"] = encode_header_value(env.name)
+        spec = self.tool_headers.get(env.name) if method == "tools/call" and env.name else None
+        if spec:  # the tool's x-mcp-header parameters: only then are the params read
+            params = pydantic_core.from_json(data).get("params")
+            arguments = params.get("arguments") if type(params) is dict else None
             if type(arguments) is dict:
-                spec = self.tool_headers.get(params["name"], ())
                 headers.update(mirror_params(spec, cast(dict[str, Any], arguments)))
         return headers
 
@@ -686,9 +693,37 @@ class HttpTransport:
 
     # ---------------------------------------------------------------- incoming frames
 
-    def _deliver(self, raw: bytes) -> None:
+    def _deliver(self, raw: bytes, env: Peek | None = None) -> None:
         """Hand a frame to the session, learning on the way what the transport needs from it
-        (the negotiated legacy version, the tools' x-mcp-header annotations)."""
+        (the negotiated legacy version, the tools' x-mcp-header annotations). A response is
+        read by its envelope (`env`, peeked when not given); only the results the transport
+        learns from, and frames peek refuses, are parsed whole."""
+        if env is None:
+            try:
+                env = peek_any(raw)
+            except ProtocolError:
+                pass
+        if env is not None and env.kind in ("result", "error"):
+            post = self._post_of(env.id)
+            if post is not None:
+                if post.settled:
+                    return  # an error already stood for it
+                if env.kind == "result" and (
+                    post.method == "tools/list" or (post.method == "initialize" and not post.modern)
+                ):
+                    self._deliver_parsed(raw)
+                    return
+                post.settled = True
+        elif env is None:
+            self._deliver_parsed(raw)
+            return
+        try:
+            self._incoming_send.send_nowait(raw)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    def _deliver_parsed(self, raw: bytes) -> None:
+        """`_deliver`, the frame parsed whole."""
         try:
             obj = pydantic_core.from_json(raw)
         except ValueError:
@@ -745,6 +780,13 @@ class HttpTransport:
         return pydantic_core.to_json({**frame, "result": {**result, "tools": kept}})
 
     def _deliver_body(self, id: RequestId, post: _Post, body: bytes) -> None:
+        try:
+            env = peek_any(body)
+        except ProtocolError:
+            env = None
+        if env is not None and env.kind in ("result", "error") and env.id == id:
+            self._deliver(body, env)  # the answer to this request: its envelope says enough
+            return
         try:
             obj = pydantic_core.from_json(body)
         except ValueError:

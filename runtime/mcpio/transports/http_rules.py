@@ -45,20 +45,8 @@ _HEADER_TYPES = frozenset({"string", "integer", "boolean"})
 # JSON Schema keywords whose values are schemas (or lists/maps of them) off the `properties`
 # chain: an `x-mcp-header` found below any of them is misplaced.
 _SUBSCHEMA = frozenset(
-    {
-        "items",
-        "contains",
-        "additionalItems",
-        "unevaluatedItems",
-        "additionalProperties",
-        "propertyNames",
-        "unevaluatedProperties",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contentSchema",
-    }
+    {"items", "contains", "additionalItems", "unevaluatedItems", "additionalProperties"}
+    | {"propertyNames", "unevaluatedProperties", "not", "if", "then", "else", "contentSchema"}
 )
 _SUBSCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 _SUBSCHEMA_MAPS = frozenset({"patternProperties", "dependentSchemas", "$defs", "definitions"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable
 
@@ -32,24 +33,34 @@ class LineStream:
         self._pending_size = 0
         self._discarding = False
         self._ended = False
-        self._lock = anyio.Lock(fast_acquire=True)
+        # One frame written at a time (`write` may take several steps); asyncio's lock, taken
+        # without a checkpoint when free: this is every answer's path.
+        self._lock = asyncio.Lock()
 
     async def receive(self) -> bytes:
-        while True:
-            while self._lines:
-                line = self._lines.popleft()
-                if line is None or len(line) > self._max:
-                    raise FrameTooLarge(self._max)
-                if line.strip():
-                    return line
-            if self._ended:
-                raise anyio.EndOfStream
-            chunk = await self._read()
-            if chunk:
-                self._split(chunk)
-            else:
-                self._ended = True
-                self._end_line(b"")
+        while (line := self._take()) is None:
+            self._feed(await self._read())
+        return line
+
+    def _take(self) -> bytes | None:
+        """The next complete line (None: none yet); `EndOfStream` once all are taken."""
+        while self._lines:
+            line = self._lines.popleft()
+            if line is None or len(line) > self._max:
+                raise FrameTooLarge(self._max)
+            if line and not line.isspace():
+                return line
+        if self._ended:
+            raise anyio.EndOfStream
+        return None
+
+    def _feed(self, chunk: bytes) -> None:
+        """Take in a chunk read (b"": the end)."""
+        if chunk:
+            self._split(chunk)
+        else:
+            self._ended = True
+            self._end_line(b"")
 
     def _split(self, chunk: bytes) -> None:
         start = 0

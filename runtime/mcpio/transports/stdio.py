@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -21,6 +22,17 @@ import anyio
 from mcpio.transports.lines import LineStream
 
 CHUNK = 1 << 16
+BACKLOG = 2 * CHUNK  # unread bytes of a process's stdout at which its pipe is paused
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can watch the file: a pipe, socket or terminal, not a regular file
+    nor a device such as /dev/null (which uvloop's pipe transports do not refuse but abort on)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
 async def _pipe_reader(fd: int) -> Callable[[], Awaitable[bytes]]:
@@ -29,6 +41,8 @@ async def _pipe_reader(fd: int) -> Callable[[], Awaitable[bytes]]:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=CHUNK)
     try:
+        if not _pollable(fd):
+            raise ValueError("not a pipe")
         await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0, closefd=False)
         )
@@ -40,6 +54,8 @@ async def _pipe_reader(fd: int) -> Callable[[], Awaitable[bytes]]:
 async def _pipe_writer(fd: int) -> Callable[[bytes], Awaitable[None]]:
     loop = asyncio.get_running_loop()
     try:
+        if not _pollable(fd):
+            raise ValueError("not a pipe")
         transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, os.fdopen(fd, "wb", 0, closefd=False)
         )
@@ -96,13 +112,54 @@ async def stdio_server_transport(
     return LineStream(read, write, close)
 
 
+class _ProcessProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's protocol of a spawned process, its stdout handed to `sink` as it comes (kept
+    until there is one) instead of going through a `StreamReader`."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit, loop)
+        self.sink: Callable[[bytes], None] | None = None
+        self.early: list[bytes] = []
+        self.stdout_pipe: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if isinstance(transport, asyncio.SubprocessTransport):
+            self.stdout_pipe = transport.get_pipe_transport(1)
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if fd != 1:
+            super().pipe_data_received(fd, data)
+            return
+        chunk = data if isinstance(data, bytes) else data.encode()
+        if self.sink is not None:
+            self.sink(chunk)
+        else:
+            self.early.append(chunk)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        super().pipe_connection_lost(fd, exc)
+        if fd == 1:  # the end, or a failure to read: the end too
+            self.pipe_data_received(1, b"")
+
+
 class ProcessTransport(LineStream):
     """The client's side: a spawned server process, spoken to over its stdin and stdout.
+
+    Its stdout is split into lines as it arrives; while the reader waits with nothing queued, a
+    line that `on_response` takes (a response to a pending request, settled there and then) is
+    not queued at all: one task switch less per call. Reading pauses while more than
+    `BACKLOG` bytes wait unread.
 
     Closing ends the process: stdin is closed, then after `grace` seconds SIGTERM, then SIGKILL;
     it is always reaped (no zombie)."""
 
-    def __init__(self, process: asyncio.subprocess.Process, grace: float) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        grace: float,
+        protocol: _ProcessProtocol | None = None,
+    ) -> None:
         assert process.stdout is not None and process.stdin is not None
         stdout, stdin = process.stdout, process.stdin
 
@@ -112,16 +169,74 @@ class ProcessTransport(LineStream):
             except (ConnectionError, OSError):
                 return b""
 
-        async def write(data: bytes) -> None:
-            try:
-                stdin.write(data)
-                await stdin.drain()
-            except (ConnectionError, OSError, RuntimeError) as exc:
-                raise anyio.BrokenResourceError("the server process is gone") from exc
+        async def write(data: bytes) -> None:  # (`send` writes without it)
+            await self.send(data.removesuffix(b"\n"))
 
         super().__init__(read, write, self._stop)
         self.process = process
         self._grace = grace
+        self._stdin = stdin
+        self.on_response: Callable[[bytes], bool] | None = None
+        self._protocol = protocol
+        self._waiter: asyncio.Future[None] | None = None
+        self._backlog = 0
+        self._paused = False
+        if protocol is not None:
+            protocol.sink = self._arrived
+            for chunk in protocol.early:
+                self._arrived(chunk)
+            protocol.early.clear()
+
+    def _arrived(self, chunk: bytes) -> None:
+        self._feed(chunk)
+        self._backlog += len(chunk)
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            if self._backlog > BACKLOG and not self._paused:
+                self._pipe(pause=True)
+            return
+        lines, settle = self._lines, self.on_response
+        while settle is not None and lines:
+            line = lines[0]
+            if line is None or len(line) > self._max or not settle(line):
+                break
+            lines.popleft()
+        if lines or self._ended:
+            waiter.set_result(None)
+
+    def _pipe(self, *, pause: bool) -> None:
+        transport = self._protocol.stdout_pipe if self._protocol is not None else None
+        if isinstance(transport, asyncio.ReadTransport) and not transport.is_closing():
+            transport.pause_reading() if pause else transport.resume_reading()
+        self._paused = pause
+
+    async def receive(self) -> bytes:
+        if self._protocol is None:
+            return await super().receive()
+        while (line := self._take()) is None:
+            self._backlog = 0
+            if self._paused:
+                self._pipe(pause=False)
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return line
+
+    async def send(self, data: bytes) -> None:
+        # A frame is written whole, synchronously: sends cannot interleave, so no lock; and
+        # drain (an await) only when the pipe did not take it all at once, or broke.
+        stdin = self._stdin
+        pipe = stdin.transport
+        try:
+            if pipe.is_closing():
+                raise ConnectionResetError("the pipe is closed")
+            stdin.write(data + b"\n")
+            if pipe.get_write_buffer_size() or pipe.is_closing():
+                await stdin.drain()
+        except (ConnectionError, OSError, RuntimeError) as exc:
+            raise anyio.BrokenResourceError("the server process is gone") from exc
 
     async def _stop(self) -> None:
         process = self.process
@@ -148,13 +263,16 @@ async def spawn(
     grace: float = 2.0,
 ) -> ProcessTransport:
     """Start a stdio server; its stderr goes to ours unless `stderr` says otherwise."""
-    process = await asyncio.create_subprocess_exec(
+    loop = asyncio.get_running_loop()
+    # What `asyncio.create_subprocess_exec` does, with a protocol that hands stdout over.
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _ProcessProtocol(CHUNK, loop),
         *command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=stderr,
         env=dict(env) if env is not None else None,
         cwd=cwd,
-        limit=CHUNK,
     )
-    return ProcessTransport(process, grace)
+    process = asyncio.subprocess.Process(transport, protocol, loop)
+    return ProcessTransport(process, grace, protocol)

@@ -118,14 +118,20 @@ def _error_list(exc: ValidationError) -> list[dict[str, Any]]:
     return failures.listed(errors, 0)
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def _clear_extras(value: Any, open_models: frozenset[str]) -> None:
     """Drop, in place, every member a model of this revision does not declare (an open model's
     extra members are part of its contract: they stay)."""
+    if type(value) in _LEAVES:  # most members: no isinstance (an ABC check for models)
+        return
     if isinstance(value, BaseModel):
         if value.__pydantic_extra__ and type(value).__name__ not in open_models:
             value.__pydantic_extra__.clear()
-        for name in value.model_fields_set:
-            _clear_extras(getattr(value, name, None), open_models)
+        fields = value.__dict__
+        for name in value.__pydantic_fields_set__:
+            _clear_extras(fields.get(name), open_models)
     elif isinstance(value, list | tuple):
         for item in value:
             _clear_extras(item, open_models)
@@ -529,6 +535,10 @@ class Codec:
         """The message as it is to be written (an era may fill what its revision requires)."""
         return message
 
+    def _outgoing_result(self, result: Any) -> Any:
+        """A result as it is to be written (what `_outgoing` does to a response's result)."""
+        return result
+
     def _check_built(self, message: Any) -> None:
         """Checks of a message a builder made, beyond its model (what a peer's may hold)."""
 
@@ -569,6 +579,23 @@ class Codec:
             )
         message = self._outgoing(message)
         return serializer.to_json(message, by_alias=True, exclude_unset=True)
+
+    def encode_result(self, id: str | int, result: BaseModel) -> bytes:
+        """JSON bytes of the result response `{"jsonrpc": "2.0", "id": id, "result": result}`,
+        `result` a result model of this revision: what `encode` writes of that response,
+        without building the frame around the result (the server's path for every answer)."""
+        cls = type(result)
+        serializer = cls.__dict__.get("__pydantic_serializer__")
+        if cls.__module__ not in self.own_modules or serializer is None:
+            raise ProtocolError(
+                INTERNAL_ERROR, f"{cls.__qualname__} is not a result of revision {self.revision}"
+            )
+        body = serializer.to_json(self._outgoing_result(result), by_alias=True, exclude_unset=True)
+        if type(id) is int:
+            return b'{"jsonrpc":"2.0","id":%d,"result":%b}' % (id, body)
+        if type(id) is not str:
+            raise MessageBuildError(f"a request id is a string or an integer, not {id!r}")
+        return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (pydantic_core.to_json(id), body)
 
     # ------------------------------------------------------------------ building messages
 

@@ -212,12 +212,7 @@ def _call(codec: Any, errors: list[Error], drop: int) -> ProtocolError:
             return codec._unknown_method(method, "notification")  # a request's, without id
         return envelope
     if all(len(e["loc"]) > drop and e["loc"][drop] == "params" for e in errors):
-        reported = listed(errors, drop)
-        return ProtocolError(
-            INVALID_PARAMS,
-            f"invalid params for {method}: {_where(reported)}{reported[0]['message']}",
-            {"errors": reported},
-        )
+        return _invalid(INVALID_PARAMS, f"invalid params for {method}", errors, drop)
     return _frame(errors, drop)
 
 
@@ -241,16 +236,14 @@ def _frame(errors: list[Error], drop: int) -> ProtocolError:
     envelope = _envelope(errors, drop)
     if envelope is not None:
         return envelope
+    return _invalid(INVALID_REQUEST, "invalid message", errors, drop)
+
+
+def _invalid(code: int, what: str, errors: list[Error], drop: int) -> ProtocolError:
+    """`what`, the first error's field and message, and the errors listed in its data."""
     reported = listed(errors, drop)
-    return ProtocolError(
-        INVALID_REQUEST,
-        f"invalid message: {_where(reported)}{reported[0]['message']}",
-        {"errors": reported},
-    )
-
-
-def _where(reported: list[dict[str, Any]]) -> str:
-    return f"{reported[0]['field']}: " if reported[0]["field"] else ""
+    field = f"{reported[0]['field']}: " if reported[0]["field"] else ""
+    return ProtocolError(code, f"{what}: {field}{reported[0]['message']}", {"errors": reported})
 
 
 def listed(errors: list[Error], drop: int) -> list[dict[str, Any]]:

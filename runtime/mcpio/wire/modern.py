@@ -146,12 +146,16 @@ class ModernCodec(Codec):
             raise ProtocolError(INVALID_REQUEST, text, {"field": "result", "one_of": list(one_of)})
 
     def _outgoing(self, message: Any) -> Any:
+        result = message.__dict__.get("result")
+        filled = self._outgoing_result(result)
+        return message if filled is result else message.model_copy(update={"result": filled})
+
+    def _outgoing_result(self, result: Any) -> Any:
         # A result read without the members earlier revisions lacked holds them as defaults:
         # they are written, so that what is sent is a valid frame of this revision.
-        result = message.__dict__.get("result")
         required = _required_names(type(result))
         if not required or required <= result.__pydantic_fields_set__:
-            return message
+            return result
         unset = required - result.__pydantic_fields_set__
         missing = [name for name in unset if name not in result.__dict__]
         if missing:
@@ -160,7 +164,7 @@ class ModernCodec(Codec):
             )
         filled = result.model_copy()
         filled.__pydantic_fields_set__.update(unset)
-        return message.model_copy(update={"result": filled})
+        return filled
 
     def _check_built(self, message: Any) -> None:
         params = message.__dict__.get("params")

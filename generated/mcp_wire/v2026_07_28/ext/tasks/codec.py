@@ -191,39 +191,25 @@ class Codec2026_07_28Tasks(ModernCodec):
         -32021: m.MissingRequiredClientCapabilityError,
         -32020: m.HeaderMismatchError,
     }
-    open_models = frozenset(
-        {
-            "CancelTaskResult",
-            "CreateTaskResult",
-            "GetTaskResultCancelled",
-            "GetTaskResultCompleted",
-            "GetTaskResultFailed",
-            "GetTaskResultInputRequired",
-            "GetTaskResultWorking",
-            "InputRequests",
-            "InputResponses",
-            "JSONObject",
-            "MetaObject",
-            "NotificationMetaObject",
-            "RequestMetaObject",
-            "Result",
-            "ResultMetaObject",
-            "SubscriptionsListenResultMetaObject",
-            "TaskStatusNotificationParamsCancelled",
-            "TaskStatusNotificationParamsCompleted",
-            "TaskStatusNotificationParamsFailed",
-            "TaskStatusNotificationParamsInputRequired",
-            "TaskStatusNotificationParamsWorking",
-            "TasksExtensionCapability",
-            "ToolInputSchema",
-            "ToolOutputSchema",
-            "UpdateTaskResult",
-        }
-    )
+    # fmt: off
+    open_models = frozenset({
+        "CancelTaskResult", "CreateTaskResult", "GetTaskResultCancelled",
+        "GetTaskResultCompleted", "GetTaskResultFailed", "GetTaskResultInputRequired",
+        "GetTaskResultWorking", "InputRequests", "InputResponses", "JSONObject", "MetaObject",
+        "NotificationMetaObject", "RequestMetaObject", "Result", "ResultMetaObject",
+        "SubscriptionsListenResultMetaObject", "TaskStatusNotificationParamsCancelled",
+        "TaskStatusNotificationParamsCompleted", "TaskStatusNotificationParamsFailed",
+        "TaskStatusNotificationParamsInputRequired", "TaskStatusNotificationParamsWorking",
+        "TasksExtensionCapability", "ToolInputSchema", "ToolOutputSchema", "UpdateTaskResult",
+    })
+    # fmt: on
     own_modules = frozenset({m.__name__, __name__, "mcp_wire.v2026_07_28.models"})
+    # One row a method: own params, public params, own result, public result, result backfill.
+    # fmt: off
     public = {
         **_core.Codec2026_07_28.public,
     }
+    # fmt: on
     envelope_keys = {
         "protocol_version": "io.modelcontextprotocol/protocolVersion",
         "client_capabilities": "io.modelcontextprotocol/clientCapabilities",

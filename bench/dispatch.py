@@ -1,0 +1,315 @@
+"""The server's dispatch core alone: CPU time per `tools/call` from a request's bytes to its
+answer's bytes, without a process, a pipe or an HTTP stack.
+
+A benchmark, not a test: it prints figures (Markdown) and exits 0. Three paths, each timing
+``CALLS`` calls of an ``echo(text: str) -> str`` tool (one text block, no structured content, as
+the stdio and HTTP benches' peers answer), after ``WARMUP`` calls:
+
+* ``connection, modern``: `Server.connect(transport, modern=True).on_request(raw, peek)` of a
+  2026-07-28 request, a new connection per request and the peek made by the caller (as the HTTP
+  app does), the answer handed to a transport that keeps it;
+* ``connection, legacy``: the same on a 2025-11-25 session (initialized first);
+* ``stdio session, modern`` / ``legacy``: the stdio server's whole loop in one process: the
+  framing (`LineStream`), the session's read loop, peek, dispatch and the answer's line, one call
+  in flight (the next line is read once the answer was written);
+* the stdio process: the stdio bench's servers, ours (``peers/mcpio_server.py``,
+  `Server.run_stdio`) and the official SDK's (``peers/sdk_server.py``, mcp 2.3.0), each in its
+  own process over real pipes, driven by the same minimal blocking client (frames prepared
+  beforehand, one call in flight); the server's CPU time from ``/proc`` (10 ms ticks: ``CALLS``
+  of a few thousand make it precise to a few per cent), and the ratio SDK / mcpio.
+
+Figures are the server's CPU time per call (this process's ``time.process_time``, or the server
+process's), the median over ``ROUNDS`` rounds (min..max), so that the load of other processes on
+the machine counts little. ``--profile`` prints a cProfile of one round of each in-process path
+instead.
+
+    MCPGEN_BENCH_CALLS=5000 MCPGEN_BENCH_ROUNDS=5 .venv/bin/python bench/dispatch.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import json
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from mcpio import Server
+from mcpio.negotiate import peek_any
+from mcpio.transports.lines import LineStream
+
+CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "5000"))
+ROUNDS = int(os.environ.get("MCPGEN_BENCH_ROUNDS", "5"))
+WARMUP = 500
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+ECHO = {"name": "echo", "arguments": {"text": "hello"}}
+
+
+def make_server() -> Server:
+    server = Server("bench", "1.0")
+
+    @server.tool(structured_output=False)
+    async def echo(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
+        """Echo the text back."""
+        return text
+
+    return server
+
+
+def frame(id: int, method: str, params: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).encode()
+
+
+def modern_call(id: int) -> bytes:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    return frame(id, "tools/call", {**ECHO, "_meta": meta})
+
+
+def legacy_call(id: int) -> bytes:
+    return frame(id, "tools/call", ECHO)
+
+
+INITIALIZE = frame(
+    0,
+    "initialize",
+    {
+        "protocolVersion": LEGACY,
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1.0"},
+    },
+)
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+
+class Kept:
+    """A transport that keeps what the server sends (only `send` is used)."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    async def receive(self) -> bytes:
+        raise AssertionError("not read")
+
+    async def send(self, data: bytes) -> None:
+        self.sent.append(data)
+
+    async def aclose(self) -> None:
+        pass
+
+
+def check(answer: bytes, era: str) -> None:
+    result = json.loads(answer)["result"]
+    if result["content"] != [{"type": "text", "text": "hello"}]:
+        raise SystemExit(f"error: unexpected answer {answer[:200]!r}")
+    if era == "modern" and result.get("resultType") != "complete":
+        raise SystemExit(f"error: no resultType in {answer[:200]!r}")
+
+
+Round = Callable[[int], Awaitable[None]]
+
+
+async def connection_path(era: str) -> Round:
+    server = make_server()
+    transport = Kept()
+    sent = transport.sent
+    if era == "modern":
+        raw = modern_call(1)
+        env = peek_any(raw)
+        connect = server.connect
+
+        async def run_modern(calls: int) -> None:
+            for _ in range(calls):
+                await connect(transport, modern=True).on_request(raw, env)
+            check(sent[-1], era)
+            sent.clear()
+
+        return run_modern
+    connection = server.connect(transport)
+    await connection.on_request(INITIALIZE, peek_any(INITIALIZE))
+    await connection.on_notification(INITIALIZED, peek_any(INITIALIZED))
+    raw = legacy_call(1)
+    env = peek_any(raw)
+    on_request = connection.on_request
+
+    async def run(calls: int) -> None:
+        for _ in range(calls):
+            await on_request(raw, env)
+        check(sent[-1], era)
+        sent.clear()
+
+    return run
+
+
+async def stdio_path(era: str) -> Round:
+    """The stdio server's loop over an in-process byte stream: each line is handed over once the
+    previous answer has been written (one call in flight)."""
+    server = make_server()
+    loop = asyncio.get_running_loop()
+    state: dict[str, Any] = {"left": 0, "busy": False, "wrote": None, "done": None}
+    line = (modern_call(1) if era == "modern" else legacy_call(1)) + b"\n"
+    handshake = [INITIALIZE + b"\n", INITIALIZED + b"\n"] if era == "legacy" else []
+    last: list[bytes] = []
+
+    async def read() -> bytes:
+        if handshake:
+            return handshake.pop(0)
+        while state["left"] == 0 or state["busy"]:
+            state["wrote"] = loop.create_future()
+            await state["wrote"]
+        state["left"] -= 1
+        state["busy"] = True
+        return line
+
+    async def write(data: bytes) -> None:
+        last[:] = [data]
+        if data.startswith(b'{"jsonrpc":"2.0","id":0'):
+            return  # the initialize answer
+        state["busy"] = False
+        if state["left"] == 0:
+            state["done"].set_result(None)
+        else:
+            wake = state["wrote"]
+            if wake is not None and not wake.done():
+                wake.set_result(None)
+
+    async def close() -> None:
+        pass
+
+    transport = LineStream(read, write, close)
+    serving = asyncio.ensure_future(server.serve(transport))
+    del serving  # runs for the life of the loop
+
+    async def run(calls: int) -> None:
+        state["done"] = loop.create_future()
+        state["left"] = calls
+        wake = state["wrote"]
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+        await state["done"]
+        check(last[0], era)
+
+    return run
+
+
+PEERS = Path(__file__).resolve().parent / "peers"
+SERVERS = {"mcpio": PEERS / "mcpio_server.py", "mcp 2.3.0": PEERS / "sdk_server.py"}
+
+
+def server_cpu(pid: int) -> float:
+    """A process's user + system CPU seconds so far (Linux /proc)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Process:
+    """The bench's stdio server in its own process, spoken to with blocking reads and writes."""
+
+    def __init__(self, server: str, era: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(SERVERS[server])], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin, self.stdout = self.process.stdin, self.process.stdout
+        if era == "legacy":
+            self.ask(INITIALIZE)
+            self.stdin.write(INITIALIZED + b"\n")
+        self.line = (modern_call(1) if era == "modern" else legacy_call(1)) + b"\n"
+        self.era = era
+
+    def ask(self, frame: bytes) -> bytes:
+        self.stdin.write(frame if frame.endswith(b"\n") else frame + b"\n")
+        self.stdin.flush()
+        return self.stdout.readline()
+
+    def run(self, calls: int) -> float:
+        """The server's CPU µs per call over `calls` calls."""
+        start = server_cpu(self.process.pid)
+        answer = b""
+        for _ in range(calls):
+            answer = self.ask(self.line)
+        used = server_cpu(self.process.pid) - start
+        check(answer, self.era)
+        return used / calls * 1e6
+
+    def close(self) -> None:
+        self.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def measure_process(server_name: str, era: str) -> list[float]:
+    server = Process(server_name, era)
+    try:
+        server.run(WARMUP)
+        return [server.run(CALLS) for _ in range(ROUNDS)]
+    finally:
+        server.close()
+
+
+PATHS: dict[str, Callable[[str], Awaitable[Round]]] = {
+    "connection": connection_path,
+    "stdio session": stdio_path,
+}
+
+
+async def measure(name: str, era: str, profile: bool) -> list[float]:
+    run = await PATHS[name](era)
+    await run(WARMUP)
+    if profile:
+        profiler = cProfile.Profile(time.process_time)
+        profiler.enable()
+        await run(CALLS)
+        profiler.disable()
+        print(f"\n## {name}, {era}: profile of {CALLS} calls\n")
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+        return []
+    figures = []
+    for _ in range(ROUNDS):
+        start = time.process_time()
+        await run(CALLS)
+        figures.append((time.process_time() - start) / CALLS * 1e6)
+    return figures
+
+
+async def main() -> None:
+    profile = "--profile" in sys.argv
+    print("# Server dispatch core: CPU µs per tools/call\n")
+    print(f"{CALLS} calls per round, {ROUNDS} rounds, Python {sys.version.split()[0]}, ", end="")
+    print(f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    if not profile:
+        print("| path | era | CPU µs per call, median (min..max) |")
+        print("|---|---|---:|")
+    for name in PATHS:
+        for era in ("modern", "legacy"):
+            figures = await measure(name, era, profile)
+            if figures:
+                median = statistics.median(figures)
+                print(f"| {name} | {era} | {median:.1f} ({min(figures):.1f}..{max(figures):.1f}) |")
+    if profile:
+        return
+    print("\n## The stdio server process over real pipes: server CPU µs per call\n")
+    print("| era | mcpio | mcp 2.3.0 | SDK / mcpio |")
+    print("|---|---:|---:|---:|")
+    for era in ("modern", "legacy"):
+        medians: list[float] = []
+        cells: list[str] = []
+        for server in SERVERS:
+            figures = measure_process(server, era)
+            medians.append(statistics.median(figures))
+            cells.append(f"{medians[-1]:.0f} ({min(figures):.0f}..{max(figures):.0f})")
+        print(f"| {era} | {' | '.join(cells)} | {medians[1] / medians[0]:.2f}x |")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
