@@ -59,7 +59,6 @@ from mcpio.transports.asgi import (
     error_code,
     respond,
     sent_kind,
-    watch_disconnect,
 )
 from mcpio.transports.http_rules import (
     JSON,
@@ -318,16 +317,18 @@ class HttpApp:
             raise HttpError(406, ProtocolError(INVALID_REQUEST, reason))
         guard = Guard(exchange.receive, self.options.body_timeout)
         try:
-            with guard.scope:
-                body = await self._body(exchange.receive)
-                guard.read()
-                held = await self.parsing.take(len(body))
-                if len(body) > LARGE_BODY:  # its parse holds the loop: let ready I/O go first
-                    await anyio.lowlevel.checkpoint()
-                try:
-                    await self._route(exchange, body, guard)
-                finally:
-                    self.parsing.give(held)
+            body = await self._body(exchange.receive)
+            guard.read()
+            held = await self.parsing.take(len(body))
+            if len(body) > LARGE_BODY:  # its parse holds the loop: let ready I/O go first
+                await anyio.lowlevel.checkpoint()
+            try:
+                await self._route(exchange, body, guard)
+            finally:
+                self.parsing.give(held)
+        except asyncio.CancelledError:
+            if not guard.absorb():
+                raise
         finally:
             await guard.close()
         if guard.timed_out:
@@ -490,7 +491,7 @@ class Answer:
         self._lock: anyio.Lock | None = None  # once anything but the answer is sent
 
     async def serve(self, connection: ServerConnection, body: bytes, env: Peek) -> None:
-        """Serve the request in this task (inside the POST's guard scope)."""
+        """Serve the request in this task (which the POST's guard cancels)."""
         self._guard.watch_after(WATCH_AFTER)
         data = await connection.answer(body, env)
         if data is not None:
@@ -534,7 +535,7 @@ class Answer:
                 pass
         if not written:  # the client went away, or stopped reading: stop the work
             self._done = True
-            self._guard.scope.cancel()
+            self._guard.cancel()
 
     async def _write(self, data: bytes) -> None:
         kind = sent_kind(data).kind
@@ -566,15 +567,19 @@ WATCH_AFTER = 0.02  # seconds a request is served before the client going away i
 
 
 class Guard:
-    """One POST's time bound and cancellation, at the cost of one cancel scope and one timer:
-    its body must arrive within `body_timeout` (else `scope` is cancelled and `timed_out`
-    set), and once `watch_after` a delay (a request still being served then) or `watch()` (a
-    stream opened), the client going away cancels `scope`: a quick answer needs no task. A
-    write that does not end by the time given to `write_by` cancels `scope` too."""
+    """One POST's time bound and cancellation, at the cost of one timer: its body must arrive
+    within `body_timeout` (else the POST's task is cancelled and `timed_out` set), and once
+    `watch_after` a delay (a request still being served then) or `watch()` (a stream opened),
+    the client going away cancels the task: a quick answer needs no task. A write that does
+    not end by the time given to `write_by` cancels the task too. The POST catches that
+    cancellation and asks `absorb` whether it was the guard's (no anyio scope: the POST runs
+    in the server's own task for this request, which the guard cancels directly)."""
 
     def __init__(self, receive: Receive, body_timeout: float) -> None:
-        self.scope = anyio.CancelScope()
         self.timed_out = False
+        self._fired = False  # the guard cancelled the task (or may no longer)
+        self._pending = False  # that cancellation is not absorbed yet
+        self._task = asyncio.current_task()
         self._receive = receive
         self._loop = asyncio.get_running_loop()
         self._deadline = self._loop.time() + body_timeout
@@ -592,11 +597,11 @@ class Guard:
         if self._reading:
             if now >= self._deadline:
                 self.timed_out = True
-                self.scope.cancel()
+                self.cancel()
             else:
                 self._set(self._deadline)
         elif now >= self._write_by:
-            self.scope.cancel()
+            self.cancel()
         else:
             if now >= self._watch_at:
                 self.watch()
@@ -608,6 +613,20 @@ class Guard:
     def _set(self, when: float) -> None:
         self._timer = self._loop.call_at(when, self._tick)
         self._timing = True
+
+    def cancel(self) -> None:
+        """End the POST's work: its task is cancelled (once)."""
+        if not self._fired and self._task is not None:
+            self._fired = self._pending = True
+            self._task.cancel()
+
+    def absorb(self) -> bool:
+        """Whether the cancellation being raised is the guard's own (then it ends here) rather
+        than one from outside, which must go on."""
+        if not self._pending or self._task is None:
+            return False
+        self._pending = False
+        return self._task.uncancel() == 0
 
     def read(self) -> None:
         """The body is in: its deadline no longer applies."""
@@ -633,7 +652,12 @@ class Guard:
     def watch(self) -> None:
         if not self._watching:
             self._watching = True
-            self.spawn(watch_disconnect(self._receive, self.scope))
+            self.spawn(self._watch())
+
+    async def _watch(self) -> None:
+        while (await self._receive())["type"] != "http.disconnect":
+            pass
+        self.cancel()
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work` in a task until the POST ends."""
@@ -641,7 +665,16 @@ class Guard:
 
     async def close(self) -> None:
         self._timer.cancel()
-        if self._tasks:
-            for task in self._tasks:
-                task.cancel()
-            await asyncio.wait(self._tasks)
+        self._fired = True  # from here on, nothing cancels the task
+        while True:
+            try:
+                if self._tasks:
+                    for task in self._tasks:
+                        task.cancel()
+                    await asyncio.wait(self._tasks)
+                if self._pending:  # a cancellation the work ended before: take it now
+                    await asyncio.sleep(0)
+                return
+            except asyncio.CancelledError:
+                if not self.absorb():
+                    raise
