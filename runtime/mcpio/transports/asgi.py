@@ -27,24 +27,23 @@ KEEPALIVE_SECONDS = 15.0  # a comment on an SSE stream that has been silent this
 
 
 class RequestHeaders:
-    """A request's header fields, read in one pass: each value without the whitespace around it
-    (RFC 9110 5.5; h11 strips it, httptools keeps trailing whitespace), every value of a name
-    that repeats kept in order. Names are looked up case-insensitively (ASGI gives them
-    lowercase)."""
+    """A request's header fields: each value without the whitespace around it (RFC 9110 5.5;
+    h11 strips it, httptools keeps trailing whitespace), every value of a name that repeats
+    kept in order. Names are looked up case-insensitively (ASGI gives them lowercase). Built
+    by one `dict` of the raw fields (a list per name only when a name repeats); a value is
+    decoded when read."""
 
-    __slots__ = ("_fields",)
+    __slots__ = ("_one", "_many")
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
-        fields: dict[str, list[str]] = {}
-        for name, value in raw:
-            key = name.decode("latin-1")
-            text = value.strip(b" \t").decode("latin-1")
-            values = fields.get(key)
-            if values is None:
-                fields[key] = [text]
-            else:
-                values.append(text)
-        self._fields = fields
+        fields = raw if isinstance(raw, list) else list(raw)
+        self._one: dict[bytes, bytes] = dict(fields)
+        self._many: dict[bytes, list[bytes]] | None = None
+        if len(self._one) != len(fields):  # a name repeats
+            many: dict[bytes, list[bytes]] = {}
+            for name, value in fields:
+                many.setdefault(name, []).append(value)
+            self._many = many
 
     @overload
     def get(self, name: str) -> str | None: ...
@@ -53,11 +52,29 @@ class RequestHeaders:
     def get(self, name: str, default: str) -> str: ...
 
     def get(self, name: str, default: str | None = None) -> str | None:
-        values = self._fields.get(name) or self._fields.get(name.lower())
-        return values[0] if values else default
+        key = _KEYS.get(name) or _key(name)
+        if self._many is None:
+            value = self._one.get(key)
+            return default if value is None else value.strip(b" \t").decode("latin-1")
+        values = self._many.get(key)
+        return values[0].strip(b" \t").decode("latin-1") if values else default
 
     def getlist(self, name: str) -> list[str]:
-        return self._fields.get(name) or self._fields.get(name.lower()) or []
+        key = _KEYS.get(name) or _key(name)
+        if self._many is None:
+            value = self._one.get(key)
+            return [] if value is None else [value.strip(b" \t").decode("latin-1")]
+        return [value.strip(b" \t").decode("latin-1") for value in self._many.get(key, ())]
+
+
+_KEYS: dict[str, bytes] = {}  # a looked-up name, as a raw (lowercase) header name
+
+
+def _key(name: str) -> bytes:
+    key = name.lower().encode("latin-1", "replace")
+    if len(_KEYS) < 1024:  # names come from code and tool schemas; bounded all the same
+        _KEYS[name] = key
+    return key
 
 
 @dataclass(slots=True)

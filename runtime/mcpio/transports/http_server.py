@@ -165,6 +165,8 @@ class HttpApp:
         )
         slots = Slots("sessions", options.max_sessions, options.max_sessions_per_client)
         self.legacy = LegacySessions(server, limits, slots, self.listen_slots)
+        self._hosts: dict[str, bool] = {}  # Host values seen: allowed or not
+        self._origins: dict[str, bool] = {}  # Origin values seen: allowed or not
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -215,24 +217,39 @@ class HttpApp:
     # ------------------------------------------------------------------ checks
 
     def _check_host_and_origin(self, headers: RequestHeaders) -> None:
-        allowed = self.options.allowed_hosts
         hosts = headers.getlist("host")
         if len(hosts) > 1:
             raise HttpError(400, ProtocolError(INVALID_REQUEST, "more than one Host header"))
-        if allowed is None or "*" not in allowed:
-            host = _hostname(hosts[0] if hosts else "")
-            if host is None or host not in (allowed or LOOPBACK):
-                raise HttpError(421, ProtocolError(INVALID_REQUEST, "Host not allowed"))
+        host = hosts[0] if hosts else ""
+        allowed = self._hosts.get(host)
+        if allowed is None:
+            allowed = _remember(self._hosts, host, self._host_allowed(host))
+        if not allowed:
+            raise HttpError(421, ProtocolError(INVALID_REQUEST, "Host not allowed"))
         origins = headers.getlist("origin")
         if not origins:
             return
+        origin = origins[0] if len(origins) == 1 else ""  # more than one: only "*" allows
+        allowed = self._origins.get(origin)
+        if allowed is None:
+            allowed = _remember(self._origins, origin, self._origin_allowed(origin))
+        if not allowed:
+            raise HttpError(403, ProtocolError(INVALID_REQUEST, "Origin not allowed"))
+
+    def _host_allowed(self, value: str) -> bool:
+        allowed = self.options.allowed_hosts
+        if allowed is not None and "*" in allowed:
+            return True
+        host = _hostname(value)
+        return host is not None and host in (allowed or LOOPBACK)
+
+    def _origin_allowed(self, value: str) -> bool:
         allowed = self.options.allowed_origins or self.options.allowed_hosts or LOOPBACK
         if "*" in allowed:
-            return
-        match = _ORIGIN.fullmatch(origins[0].strip().lower())
+            return True
+        match = _ORIGIN.fullmatch(value.strip().lower())
         host = _hostname(match[1]) if match is not None else None
-        if len(origins) > 1 or host is None or host not in allowed:
-            raise HttpError(403, ProtocolError(INVALID_REQUEST, "Origin not allowed"))
+        return host is not None and host in allowed
 
     # ------------------------------------------------------------------ authorization
 
@@ -407,6 +424,13 @@ def _client(scope: Scope, principal: Principal | None) -> str:
         return "principal:" + principal.subject
     peer = scope.get("client")
     return str(peer[0]) if peer else ""
+
+
+def _remember(seen: dict[str, bool], value: str, allowed: bool) -> bool:
+    if len(seen) >= 256:  # a client sending ever new values costs a parse each, no memory
+        seen.clear()
+    seen[value] = allowed
+    return allowed
 
 
 def _hostname(host: str) -> str | None:
