@@ -69,6 +69,14 @@ class ByteBudget:
         self.used = 0
         self._freed: anyio.Event | None = None
 
+    def reserve(self, size: int) -> int | None:
+        """`take` when no wait is needed (what to `give` back), else None."""
+        size = min(size, self.limit)
+        if self.used and self.used + size > self.limit:
+            return None
+        self.used += size
+        return size
+
     async def take(self, size: int) -> int:
         """Reserve `size` bytes (or the whole budget); returns what to `give` back."""
         size = min(size, self.limit)

@@ -88,7 +88,7 @@ class Exchange:
     client: str  # whom per-client bounds count
 
 
-_JSON_TYPE = (b"content-type", b"application/json")
+JSON_TYPE = (b"content-type", b"application/json")
 
 
 async def respond(
@@ -96,7 +96,7 @@ async def respond(
 ) -> None:
     raw = [(b"content-length", b"%d" % len(body))]
     if body:
-        raw.append(_JSON_TYPE)
+        raw.append(JSON_TYPE)
     if headers:
         raw += [(k.encode(), v.encode()) for k, v in headers.items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})

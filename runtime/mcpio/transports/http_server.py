@@ -49,6 +49,7 @@ from mcpio.negotiate import MODERN, peek_any
 from mcpio.transports import Transport
 from mcpio.transports.admission import ByteBudget, Refused, Slots
 from mcpio.transports.asgi import (
+    JSON_TYPE,
     KEEPALIVE_SECONDS,
     Exchange,
     HttpError,
@@ -336,7 +337,9 @@ class HttpApp:
         try:
             body = await self._body(exchange.receive)
             guard.read()
-            held = await self.parsing.take(len(body))
+            held = self.parsing.reserve(len(body))
+            if held is None:
+                held = await self.parsing.take(len(body))
             if len(body) > LARGE_BODY:  # its parse holds the loop: let ready I/O go first
                 await anyio.lowlevel.checkpoint()
             try:
@@ -414,7 +417,10 @@ class HttpApp:
                 listen_until=time.time() + self.options.stream_lifetime,
                 listen_queue=self.options.stream_queue,
             )
-            await answer.serve(connection, body, env)
+            guard.watch_after(WATCH_AFTER)  # the handler runs in this task
+            data = await connection.answer(body, env)
+            if data is not None:
+                await answer.final(data)
         finally:
             slots.give(client)
 
@@ -514,21 +520,20 @@ class Answer:
         self._done = False
         self._lock: anyio.Lock | None = None  # once anything but the answer is sent
 
-    async def serve(self, connection: ServerConnection, body: bytes, env: Peek) -> None:
-        """Serve the request in this task (which the POST's guard cancels)."""
-        self._guard.watch_after(WATCH_AFTER)
-        data = await connection.answer(body, env)
-        if data is not None:
-            await self._final(data)
-
-    async def _final(self, data: bytes) -> None:
+    async def final(self, data: bytes) -> None:
+        """Write the answer: as JSON unless a stream is open."""
         if self._lock is None:  # nothing else was sent: the answer alone, as JSON
             self._done = True
             # A reader that takes nothing (its buffer full) ends the exchange, timed by the
             # guard's timer (cheaper than a scope of its own).
             self._guard.write_by(self._send_timeout)
+            send = self._send
             try:
-                await respond(self._send, _status(data), data)
+                head = [(b"content-length", b"%d" % len(data)), JSON_TYPE]
+                await send(
+                    {"type": "http.response.start", "status": _status(data), "headers": head}
+                )
+                await send({"type": "http.response.body", "body": data})
             except OSError:
                 pass
             finally:
