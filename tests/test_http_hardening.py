@@ -1076,3 +1076,46 @@ async def test_whitespace_around_header_values_is_not_part_of_them(protocol: str
                     answer += await stream.receive()
     assert answer.startswith(b"HTTP/1.1 200"), answer
     assert b'"text":"spaced"' in answer
+
+
+async def test_a_cancellation_from_outside_a_post_is_not_taken_for_the_guards() -> None:
+    """The POST's guard cancels its task itself and absorbs that cancellation; one that comes
+    from elsewhere (the server shutting down) must still end the POST."""
+    server = Server("outside", "1.0")
+    started = asyncio.Event()
+
+    @server.tool()
+    async def hold() -> str:
+        """Wait until cancelled."""
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    app = server.http_app()
+    frame = modern_call(1, "hold")
+    body = json.dumps(frame).encode()
+    headers = [(k.encode(), v.encode()) for k, v in modern_headers(frame).items()]
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+    scope["headers"] += [(b"host", b"127.0.0.1")]
+    scope["client"] = ("127.0.0.1", 1)
+    sent: list[Any] = []
+    arrived = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal arrived
+        if not arrived:
+            arrived = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.Event().wait()  # the client stays
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    task = asyncio.create_task(app(scope, receive, send))
+    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.sleep(0.05)  # past WATCH_AFTER: the guard's watcher task is running too
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sent == []  # nothing answered: the POST ended with the cancellation
