@@ -143,6 +143,32 @@ class _ProcessProtocol(asyncio.subprocess.SubprocessStreamProtocol):
             self.pipe_data_received(1, b"")
 
 
+class _DirectStdout(asyncio.Protocol):
+    """Put in front of asyncio's own protocol of the process's stdout pipe: a chunk read goes to
+    `_ProcessProtocol` at once, not through `call_soon` (one event-loop turn less per response);
+    the end still goes through asyncio's, which tracks the pipes for `Process.wait`."""
+
+    def __init__(self, inner: asyncio.BaseProtocol, process: _ProcessProtocol) -> None:
+        self._inner = inner
+        self._process = process
+
+    def data_received(self, data: bytes) -> None:
+        self._process.pipe_data_received(1, data)
+
+    def eof_received(self) -> bool | None:
+        eof = getattr(self._inner, "eof_received", None)
+        return eof() if eof is not None else None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._inner.resume_writing()
+
+
 class ProcessTransport(LineStream):
     """The client's side: a spawned server process, spoken to over its stdin and stdout.
 
@@ -275,4 +301,7 @@ async def spawn(
         cwd=cwd,
     )
     process = asyncio.subprocess.Process(transport, protocol, loop)
+    pipe = protocol.stdout_pipe
+    if pipe is not None:
+        pipe.set_protocol(_DirectStdout(pipe.get_protocol(), protocol))
     return ProcessTransport(process, grace, protocol)
