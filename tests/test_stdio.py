@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import json
 import subprocess
 import sys
@@ -244,3 +246,22 @@ async def test_a_process_read_ahead_pauses_its_pipe_until_read() -> None:
             await transport.receive()
     finally:
         await transport.aclose()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_client_run_owns_its_loop_uvloop_where_installed(mode: str) -> None:
+    """`Client.run` runs on uvloop where installed; the process's stdout (read straight into the
+    client there too) answers, and its end fails what is still pending."""
+
+    async def main(seconds: float) -> tuple[str, str]:
+        async with Client(SLEEPY, mode=mode) as client:
+            result = await client.call_tool("sleep", {"seconds": seconds})
+            process = client._session.transport.process  # type: ignore[union-attr]
+            process.kill()
+            with pytest.raises(ConnectionClosed):
+                await client.call_tool("sleep", {"seconds": 5})
+        return type(asyncio.get_running_loop()).__module__, result.content[0].text  # type: ignore[union-attr]
+
+    loop, text = Client.run(main, 0.01)
+    assert text == "slept 0.01"
+    assert loop.split(".")[0] == ("uvloop" if importlib.util.find_spec("uvloop") else "asyncio")
