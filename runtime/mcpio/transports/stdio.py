@@ -15,7 +15,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import IO
+from typing import IO, cast
 
 import anyio
 
@@ -124,8 +124,10 @@ class _ProcessProtocol(asyncio.subprocess.SubprocessStreamProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
-        if isinstance(transport, asyncio.SubprocessTransport):
-            self.stdout_pipe = transport.get_pipe_transport(1)
+        # (uvloop's process and pipe transports are not registered as asyncio's classes)
+        pipes = getattr(transport, "get_pipe_transport", None)
+        if pipes is not None:
+            self.stdout_pipe = pipes(1)
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         if fd != 1:
@@ -232,8 +234,9 @@ class ProcessTransport(LineStream):
 
     def _pipe(self, *, pause: bool) -> None:
         transport = self._protocol.stdout_pipe if self._protocol is not None else None
-        if isinstance(transport, asyncio.ReadTransport) and not transport.is_closing():
-            transport.pause_reading() if pause else transport.resume_reading()
+        if transport is not None and not transport.is_closing():
+            pipe = cast(asyncio.ReadTransport, transport)  # (uvloop's is one, unregistered)
+            pipe.pause_reading() if pause else pipe.resume_reading()
         self._paused = pause
 
     async def receive(self) -> bytes:
