@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import json
 import subprocess
 import sys
@@ -230,12 +232,24 @@ async def test_many_large_answers_in_flight(tmp_path: Path) -> None:
 async def test_a_process_read_ahead_pauses_its_pipe_until_read() -> None:
     """Output nobody reads yet fills at most about BACKLOG bytes before the pipe is paused;
     reading resumes it, and every line comes, in order."""
+    await _read_ahead_pauses()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("uvloop") is None, reason="uvloop not installed")
+def test_a_process_read_ahead_pauses_its_pipe_on_uvloop_too() -> None:
+    """As above, on the loop `Client.run` picks."""
+    Client.run(_read_ahead_pauses)
+
+
+async def _read_ahead_pauses() -> None:
     lines = 5_000
     code = f"import sys\nfor i in range({lines}): sys.stdout.write(f'{{i:09d}}' + 'y' * 90 + '\\n')"
     transport = await spawn([sys.executable, "-c", code])
     try:
         await until(lambda: transport._paused)
         assert transport._backlog <= BACKLOG + 256 * 1024  # one read of the pipe beyond it
+        pipe = transport._protocol.stdout_pipe  # type: ignore[union-attr]
+        assert pipe is not None and not pipe.is_reading()  # type: ignore[attr-defined]
         with anyio.fail_after(30):
             got = [int((await transport.receive())[:9]) for _ in range(lines)]
         assert got == list(range(lines))
@@ -244,3 +258,22 @@ async def test_a_process_read_ahead_pauses_its_pipe_until_read() -> None:
             await transport.receive()
     finally:
         await transport.aclose()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_client_run_owns_its_loop_uvloop_where_installed(mode: str) -> None:
+    """`Client.run` runs on uvloop where installed; the process's stdout (read straight into the
+    client there too) answers, and its end fails what is still pending."""
+
+    async def main(seconds: float) -> tuple[str, str]:
+        async with Client(SLEEPY, mode=mode) as client:
+            result = await client.call_tool("sleep", {"seconds": seconds})
+            process = client._session.transport.process  # type: ignore[union-attr]
+            process.kill()
+            with pytest.raises(ConnectionClosed):
+                await client.call_tool("sleep", {"seconds": 5})
+        return type(asyncio.get_running_loop()).__module__, result.content[0].text  # type: ignore[union-attr]
+
+    loop, text = Client.run(main, 0.01)
+    assert text == "slept 0.01"
+    assert loop.split(".")[0] == ("uvloop" if importlib.util.find_spec("uvloop") else "asyncio")

@@ -182,12 +182,13 @@ def first_leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def main(client: str, connect: Connect) -> int:
+def main(client: str, connect: Connect, run: Callable[..., Any] = anyio.run) -> int:
+    """`run`: what runs the driver's loop (a client library's own runner, if it has one)."""
     args = arguments(client)
     report: dict[str, Any] | None = None
     wrong: BaseException | None = None
     try:
-        report = anyio.run(drive, args, client, connect)
+        report = run(drive, args, client, connect)
     except* WrongAnswer as group:  # raised inside task groups: it comes wrapped
         wrong = first_leaf(group)
     if wrong is not None or report is None:

@@ -29,4 +29,4 @@ async def connect(command: list[str], mode: str) -> AsyncIterator[tuple[str, Ech
 
 
 if __name__ == "__main__":
-    sys.exit(main("mcpio", connect))
+    sys.exit(main("mcpio", connect, Client.run))  # on uvloop where installed

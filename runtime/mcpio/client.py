@@ -11,6 +11,7 @@ then retried with the answers and the sealed `requestState`) on a modern one.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -186,6 +187,14 @@ class Client:
         elif self.tasks:
             caps["tasks"] = {}  # no request of ours runs as a task (nothing to list or cancel)
         return caps
+
+    @staticmethod
+    def run(main: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Run `main(*args)` (an async function that uses clients) on an event loop of its own:
+        uvloop's where it is installed (the `http` extra brings it), as `Server.run_stdio` does,
+        else asyncio's. Inside a running loop, `async with Client(...)` keeps the caller's."""
+        uvloop = importlib.util.find_spec("uvloop") is not None
+        return anyio.run(main, *args, backend_options={"use_uvloop": uvloop})
 
     async def __aenter__(self) -> Client:
         try:
@@ -449,7 +458,15 @@ class Client:
             if frame is None:
                 frame = self._frame(codec, method, data, id, progress is not None, task)
             try:
-                raw = await self._round_trip(codec, id, frame, timeout)
+                # `_round_trip`, inlined: one coroutine less on every call's path
+                raw = await session.request(id, frame, timeout)
+            except RequestTimeout:
+                await self._cancel(codec, id, "timed out")
+                raise
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):
+                    await self._cancel(codec, id, "cancelled by the caller")
+                raise
             finally:
                 if progress is not None:
                     self._progress.pop(id, None)
@@ -650,15 +667,23 @@ class Client:
         (the object with its required members); `InvalidOutput` if not, or if it does not fit
         `result_type`. With `Client(tasks=True)` a task the server makes of the call is followed
         to its end (its result returned, its questions answered through the callbacks)."""
-        answer = await self.start_tool(name, arguments, progress=progress, timeout=timeout)
-        result = await answer.result() if isinstance(answer, TaskHandle) else answer
+        if self.tasks:
+            answer = await self.start_tool(name, arguments, progress=progress, timeout=timeout)
+            result = await answer.result() if isinstance(answer, TaskHandle) else answer
+        else:  # what `start_tool` does then, without its coroutine
+            params: dict[str, Any] = {"name": name}
+            if arguments is not None:
+                params["arguments"] = dict(arguments)
+            result = await self.request("tools/call", params, progress=progress, timeout=timeout)
         if result.isError:
             if result_type is None:
                 return result
             text = " ".join(b.text for b in result.content if isinstance(b, pub.TextContent))
             raise ToolError(text or f"tool {name} failed", structured=result.structuredContent)
-        structured = plain(result.structuredContent)
         schema = self.output_schemas.get(name)
+        if schema is None and result_type is None:
+            return result
+        structured = plain(result.structuredContent)
         if schema is not None:
             missing = [k for k in schema.get("required", ()) if k not in (structured or {})]
             if not isinstance(structured, dict) or missing:

@@ -15,7 +15,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import IO
+from typing import IO, cast
 
 import anyio
 
@@ -124,8 +124,10 @@ class _ProcessProtocol(asyncio.subprocess.SubprocessStreamProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
-        if isinstance(transport, asyncio.SubprocessTransport):
-            self.stdout_pipe = transport.get_pipe_transport(1)
+        # (uvloop's process and pipe transports are not registered as asyncio's classes)
+        pipes = getattr(transport, "get_pipe_transport", None)
+        if pipes is not None:
+            self.stdout_pipe = pipes(1)
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         if fd != 1:
@@ -141,6 +143,32 @@ class _ProcessProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         super().pipe_connection_lost(fd, exc)
         if fd == 1:  # the end, or a failure to read: the end too
             self.pipe_data_received(1, b"")
+
+
+class _DirectStdout(asyncio.Protocol):
+    """Put in front of asyncio's own protocol of the process's stdout pipe: a chunk read goes to
+    `_ProcessProtocol` at once, not through `call_soon` (one event-loop turn less per response);
+    the end still goes through asyncio's, which tracks the pipes for `Process.wait`."""
+
+    def __init__(self, inner: asyncio.BaseProtocol, process: _ProcessProtocol) -> None:
+        self._inner = inner
+        self._process = process
+
+    def data_received(self, data: bytes) -> None:
+        self._process.pipe_data_received(1, data)
+
+    def eof_received(self) -> bool | None:
+        eof = getattr(self._inner, "eof_received", None)
+        return eof() if eof is not None else None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._inner.resume_writing()
 
 
 class ProcessTransport(LineStream):
@@ -206,8 +234,9 @@ class ProcessTransport(LineStream):
 
     def _pipe(self, *, pause: bool) -> None:
         transport = self._protocol.stdout_pipe if self._protocol is not None else None
-        if isinstance(transport, asyncio.ReadTransport) and not transport.is_closing():
-            transport.pause_reading() if pause else transport.resume_reading()
+        if transport is not None and not transport.is_closing():
+            pipe = cast(asyncio.ReadTransport, transport)  # (uvloop's is one, unregistered)
+            pipe.pause_reading() if pause else pipe.resume_reading()
         self._paused = pause
 
     async def receive(self) -> bytes:
@@ -275,4 +304,7 @@ async def spawn(
         cwd=cwd,
     )
     process = asyncio.subprocess.Process(transport, protocol, loop)
+    pipe = protocol.stdout_pipe
+    if pipe is not None:
+        pipe.set_protocol(_DirectStdout(pipe.get_protocol(), protocol))
     return ProcessTransport(process, grace, protocol)
