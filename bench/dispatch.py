@@ -12,6 +12,10 @@ the stdio and HTTP benches' peers answer), after ``WARMUP`` calls:
 * ``stdio session, modern`` / ``legacy``: the stdio server's whole loop in one process: the
   framing (`LineStream`), the session's read loop, peek, dispatch and the answer's line, one call
   in flight (the next line is read once the answer was written);
+* ``http app, modern`` / ``legacy``: the ASGI app (`Server.http_app()`) called in-process with
+  one POST's scope and a body that arrives whole, as uvicorn hands it over, the answer's two ASGI
+  messages kept: the HTTP layer (headers, Host and Origin, routing, body, guard, answer) around
+  the dispatch, without a server stack; legacy on a session opened by `initialize` first;
 * the stdio process: the stdio bench's servers, ours (``peers/mcpio_server.py``,
   `Server.run_stdio`) and the official SDK's (``peers/sdk_server.py``, mcp 2.3.0), each in its
   own process over real pipes, driven by the same minimal blocking client (frames prepared
@@ -202,6 +206,82 @@ async def stdio_path(era: str) -> Round:
     return run
 
 
+def http_scope(body: bytes, extra: list[tuple[bytes, bytes]]) -> dict[str, Any]:
+    headers = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"content-type", b"application/json"),
+        (b"accept", b"application/json, text/event-stream"),
+        (b"content-length", str(len(body)).encode()),
+        *extra,
+    ]
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 5555),
+        "server": ("127.0.0.1", 8000),
+    }
+
+
+async def http_path(era: str) -> Round:
+    """One POST at a time through the ASGI app, its body whole in the first message."""
+    app = make_server().http_app()
+    loop = asyncio.get_running_loop()
+    answer: list[bytes] = []
+    start: list[dict[str, Any]] = []
+
+    async def post(body: bytes, extra: list[tuple[bytes, bytes]]) -> None:
+        first = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            if first:
+                return first.pop()
+            await loop.create_future()  # the client never goes away
+            raise AssertionError("unreachable")
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                start[:] = [message]
+            else:
+                answer[:] = [message.get("body", b"")]
+
+        await app(http_scope(body, extra), receive, send)
+
+    if era == "modern":
+        raw = modern_call(1)
+        extra = [
+            (b"mcp-protocol-version", MODERN.encode()),
+            (b"mcp-method", b"tools/call"),
+            (b"mcp-name", b"echo"),
+        ]
+
+        async def run_modern(calls: int) -> None:
+            for _ in range(calls):
+                await post(raw, extra)
+            check(answer[0], era)
+
+        return run_modern
+    await post(INITIALIZE, [])
+    session = dict(start[0]["headers"])[b"mcp-session-id"]
+    extra = [(b"mcp-session-id", session), (b"mcp-protocol-version", LEGACY.encode())]
+    await post(INITIALIZED, extra)
+    counter = iter(range(1, 1 << 62))
+
+    async def run(calls: int) -> None:
+        for _ in range(calls):
+            await post(legacy_call(next(counter)), extra)  # a session refuses an id in flight
+        check(answer[0], era)
+
+    return run
+
+
 PEERS = Path(__file__).resolve().parent / "peers"
 SERVERS = {"mcpio": PEERS / "mcpio_server.py", "mcp 2.3.0": PEERS / "sdk_server.py"}
 
@@ -260,6 +340,7 @@ def measure_process(server_name: str, era: str) -> list[float]:
 PATHS: dict[str, Callable[[str], Awaitable[Round]]] = {
     "connection": connection_path,
     "stdio session": stdio_path,
+    "http app": http_path,
 }
 
 
