@@ -124,11 +124,16 @@ _LEAVES = frozenset({str, int, float, bool, type(None)})
 def _clear_extras(value: Any, open_models: frozenset[str]) -> None:
     """Drop, in place, every member a model of this revision does not declare (an open model's
     extra members are part of its contract: they stay)."""
-    if isinstance(value, BaseModel):
-        if value.__pydantic_extra__ and type(value).__name__ not in open_models:
+    kind = type(value)
+    if kind is list:  # exact types first: no isinstance (an ABC check for models)
+        items: Iterable[Any] = cast("list[Any]", value)
+    elif kind is dict:
+        items = cast("dict[Any, Any]", value).values()
+    elif isinstance(value, BaseModel):
+        if value.__pydantic_extra__ and kind.__name__ not in open_models:
             value.__pydantic_extra__.clear()
         fields = value.__dict__
-        items: Iterable[Any] = [fields.get(name) for name in value.__pydantic_fields_set__]
+        items = [fields.get(name) for name in value.__pydantic_fields_set__]
     elif isinstance(value, list | tuple):
         items = cast("list[Any]", value)
     elif isinstance(value, dict):
