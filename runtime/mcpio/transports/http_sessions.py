@@ -16,12 +16,12 @@ import logging
 import math
 import secrets
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import pydantic_core
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpio.jsonrpc import RequestId, error_frame
 from mcpio.negotiate import peek_any
@@ -276,7 +276,48 @@ class Done:
     id: RequestId
 
 
-Outbox = MemoryObjectReceiveStream["bytes | Done"]
+class Outbox:
+    """The frames for one exchange or stream, bounded: a deque and a waiter (cheaper than a
+    memory object stream, made for every POST). `put` refuses an item once `size` wait; once
+    closed (by either end) it takes no more, and `receive` ends (EndOfStream) when drained."""
+
+    __slots__ = ("_items", "_size", "_waiter", "closed")
+
+    def __init__(self, size: int) -> None:
+        self._items: deque[bytes | Done] = deque()
+        self._size = size
+        self._waiter: asyncio.Future[None] | None = None
+        self.closed = False
+
+    def put(self, item: bytes | Done) -> bool:
+        """Queue an item (False: full, the reader fell behind). A closed outbox drops it."""
+        if self.closed:
+            return True
+        if len(self._items) >= self._size:
+            return False
+        self._items.append(item)
+        self._wake()
+        return True
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def receive(self) -> bytes | Done:
+        while not self._items:
+            if self.closed:
+                raise anyio.EndOfStream
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._items.popleft()
 
 
 async def _next(outbox: Outbox, until: float = math.inf) -> bytes | Done | None:
@@ -381,8 +422,8 @@ class LegacySession:
         self.last_used = time.monotonic()
         self.established = False  # used again after its initialize
         self.ended = anyio.Event()
-        self.streams: dict[RequestId, MemoryObjectSendStream[bytes | Done]] = {}
-        self.background: MemoryObjectSendStream[bytes | Done] | None = None
+        self.streams: dict[RequestId, Outbox] = {}
+        self.background: Outbox | None = None
         self.principal: Principal | None = None  # who opened it (with authorization)
         self._send_in, self._receive_in = anyio.create_memory_object_stream[bytes](math.inf)
 
@@ -392,12 +433,12 @@ class LegacySession:
 
     def exchange(self, ids: list[RequestId]) -> Outbox:
         """One outbox for the frames said while serving these requests (one POST's)."""
-        send, receive = anyio.create_memory_object_stream[bytes | Done](self.queue)
+        outbox = Outbox(self.queue)
         for id in ids:
-            self.streams[id] = send
+            self.streams[id] = outbox
         if self.ended.is_set():
-            send.close()
-        return receive
+            outbox.close()
+        return outbox
 
     def release(self, ids: list[RequestId]) -> None:
         for id in ids:
@@ -406,11 +447,11 @@ class LegacySession:
                 stream.close()
 
     def open_background(self) -> Outbox:
-        send, receive = anyio.create_memory_object_stream[bytes | Done](self.queue)
-        self.background = send
+        outbox = Outbox(self.queue)
+        self.background = outbox
         if self.ended.is_set():
-            send.close()
-        return receive
+            outbox.close()
+        return outbox
 
     def close_background(self, outbox: Outbox) -> None:
         outbox.close()
@@ -455,16 +496,11 @@ class LegacySession:
             return
         self._put(target, data)
 
-    def _put(self, target: MemoryObjectSendStream[bytes | Done] | None, item: bytes | Done) -> None:
-        if target is None:
-            return
-        try:
-            target.send_nowait(item)
-        except anyio.WouldBlock:
+    def _put(self, target: Outbox | None, item: bytes | Done) -> None:
+        # A closed outbox (its client went away: in legacy, not a cancellation) drops the item.
+        if target is not None and not target.put(item):
             log.info("session %s: a stream's reader fell behind; cut off", self.id[:8])
             target.close()
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass  # that stream's client went away (in legacy, not a cancellation)
 
     async def aclose(self) -> None:
         self._send_in.close()

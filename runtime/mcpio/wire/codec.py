@@ -22,7 +22,7 @@ import functools
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar, cast
 
 import pydantic_core
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -124,19 +124,24 @@ _LEAVES = frozenset({str, int, float, bool, type(None)})
 def _clear_extras(value: Any, open_models: frozenset[str]) -> None:
     """Drop, in place, every member a model of this revision does not declare (an open model's
     extra members are part of its contract: they stay)."""
-    if type(value) in _LEAVES:  # most members: no isinstance (an ABC check for models)
-        return
-    if isinstance(value, BaseModel):
-        if value.__pydantic_extra__ and type(value).__name__ not in open_models:
+    kind = type(value)
+    if kind is list:  # exact types first: no isinstance (an ABC check for models)
+        items: Iterable[Any] = cast("list[Any]", value)
+    elif kind is dict:
+        items = cast("dict[Any, Any]", value).values()
+    elif isinstance(value, BaseModel):
+        if value.__pydantic_extra__ and kind.__name__ not in open_models:
             value.__pydantic_extra__.clear()
         fields = value.__dict__
-        for name in value.__pydantic_fields_set__:
-            _clear_extras(fields.get(name), open_models)
+        items = [fields.get(name) for name in value.__pydantic_fields_set__]
     elif isinstance(value, list | tuple):
-        for item in value:
-            _clear_extras(item, open_models)
+        items = cast("list[Any]", value)
     elif isinstance(value, dict):
-        for item in value.values():
+        items = cast("dict[Any, Any]", value).values()
+    else:
+        return
+    for item in items:
+        if type(item) not in _LEAVES:  # most members: no call, no isinstance (an ABC check)
             _clear_extras(item, open_models)
 
 
@@ -163,6 +168,17 @@ def _adapter(target: Any) -> TypeAdapter[Any]:
 
 
 @functools.cache
+def _validate(target: Any) -> Callable[[Any], Any]:
+    """`validate_python` of `target`: a model's own validator (what its TypeAdapter runs, without
+    the adapter's Python layer), else the adapter's."""
+    if isinstance(target, type) and issubclass(target, BaseModel):
+        if not target.__pydantic_complete__:
+            target.model_rebuild()
+        return target.__pydantic_validator__.validate_python
+    return _adapter(target).validate_python
+
+
+@functools.cache
 def _needs_envelope(target: Any) -> bool:
     """Whether public params of this type carry a required `_meta` (a modern request's)."""
     if not (isinstance(target, type) and issubclass(target, BaseModel)):
@@ -173,8 +189,10 @@ def _needs_envelope(target: Any) -> bool:
 
 def plain(value: Any) -> Any:
     """A model as the JSON data it stands for (wire names, unset members left out)."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(value, BaseModel):  # model_dump's own call, without its Python layers
+        return type(value).__pydantic_serializer__.to_python(
+            value, mode="json", by_alias=True, exclude_unset=True
+        )
     return value
 
 
@@ -761,7 +779,7 @@ class Codec:
         else:
             data = {**mapping.result_backfill, **(data or {})}
         try:
-            return _adapter(target).validate_python(data)
+            return _validate(target)(data)
         except ValidationError as exc:
             raise ProtocolError(
                 INTERNAL_ERROR,
@@ -791,7 +809,7 @@ class Codec:
         if target is None:
             return None
         try:
-            own = _adapter(target).validate_python(data)
+            own = _validate(target)(data)
         except ValidationError as exc:
             raise ProtocolError(
                 INTERNAL_ERROR,
