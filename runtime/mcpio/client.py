@@ -371,14 +371,19 @@ class Client:
             raise ConnectionClosed("the client is not connected")
         try:
             return await session.request(id, data, timeout)
-        except RequestTimeout:
+        except BaseException as exc:
+            await self._given_up(codec, id, exc, cancel)
+            raise
+
+    async def _given_up(self, codec: Codec, id: int, exc: BaseException, cancel: bool) -> None:
+        """A request that ended without its response: a timeout (when `cancel`) or a cancelled
+        caller cancels it on the wire too."""
+        if isinstance(exc, RequestTimeout):
             if cancel:
                 await self._cancel(codec, id, "timed out")
-            raise
-        except anyio.get_cancelled_exc_class():
+        elif isinstance(exc, anyio.get_cancelled_exc_class()):
             with anyio.CancelScope(shield=True):
                 await self._cancel(codec, id, "cancelled by the caller")
-            raise
 
     def _call_frame(
         self, codec: Codec, id: int, data: Mapping[str, Any], progress: bool
@@ -460,12 +465,8 @@ class Client:
             try:
                 # `_round_trip`, inlined: one coroutine less on every call's path
                 raw = await session.request(id, frame, timeout)
-            except RequestTimeout:
-                await self._cancel(codec, id, "timed out")
-                raise
-            except anyio.get_cancelled_exc_class():
-                with anyio.CancelScope(shield=True):
-                    await self._cancel(codec, id, "cancelled by the caller")
+            except BaseException as exc:
+                await self._given_up(codec, id, exc, True)
                 raise
             finally:
                 if progress is not None:
