@@ -109,11 +109,17 @@ class Script:
 
 def waiting_server() -> tuple[Server, dict[str, Any]]:
     server = Server("core", "1.0")
-    seen: dict[str, Any] = {"started": 0, "cancelled": anyio.Event(), "release": anyio.Event()}
+    seen: dict[str, Any] = {
+        "started": 0,
+        "running": anyio.Event(),
+        "cancelled": anyio.Event(),
+        "release": anyio.Event(),
+    }
 
     @server.tool()
     async def wait() -> str:
         seen["started"] += 1
+        seen["running"].set()
         try:
             await seen["release"].wait()
         except anyio.get_cancelled_exc_class():
@@ -163,8 +169,7 @@ async def test_a_running_request_is_cancelled_by_notifications_cancelled() -> No
         tasks.start_soon(connection.run)
         await script.feed(call(1, "wait"))
         with anyio.fail_after(10):
-            while seen["started"] == 0:
-                await anyio.sleep(0)
+            await seen["running"].wait()
         await script.feed(cancelled(1))
         with anyio.fail_after(10):
             await seen["cancelled"].wait()
@@ -183,8 +188,7 @@ async def test_the_transport_ending_lets_running_handlers_answer() -> None:
         tasks.start_soon(connection.run)
         await script.feed(call(1, "wait"))
         with anyio.fail_after(10):
-            while seen["started"] == 0:
-                await anyio.sleep(0)
+            await seen["running"].wait()
         script.end()
         await anyio.sleep(0.01)  # the read loop sees the end; run() waits for the handler
         seen["release"].set()
