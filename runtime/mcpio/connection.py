@@ -224,9 +224,9 @@ class ServerConnection:
         if data is not None:
             await self.send(data)
 
-    async def answer(self, raw: bytes, env: Peek) -> bytes | None:
+    async def answer(self, raw: bytes, env: Peek, message: Any = None) -> bytes | None:
         """The response to a request, as bytes (None: none to send): `on_request` sends it, the
-        HTTP app writes it itself."""
+        HTTP app writes it itself. `message`: a modern request already decoded (`read_modern`)."""
         id = env.id
         method = env.method
         assert id is not None and method is not None  # a request's envelope
@@ -236,7 +236,7 @@ class ServerConnection:
         elif codec is not None:
             work = self._legacy(codec, raw, id, env)
         else:
-            work = self._modern(raw, id, env)
+            work = self._modern(raw, id, env, message)
         return await answered(id, method, work, self.error_frame)
 
     async def on_notification(self, raw: bytes, env: Peek) -> None:
@@ -449,7 +449,9 @@ class ServerConnection:
 
     # ------------------------------------------------------------------ modern
 
-    async def _modern(self, raw: bytes, id: RequestId, env: Peek) -> bytes | None:
+    async def _modern(
+        self, raw: bytes, id: RequestId, env: Peek, message: Any = None
+    ) -> bytes | None:
         version = env.protocol_version
         if version is None:
             if not self.modern_seen:
@@ -470,7 +472,8 @@ class ServerConnection:
         codec = codec_of(version)
         if env.method in tasks_serve.MODERN_METHODS:
             return await self._modern_task_method(version, id, env.method, raw)
-        message = codec.decode(raw)
+        if message is None:
+            message = codec.decode(raw)
         method = message.method
         spec = codec.methods[method]
         params = codec.to_public(method, message.params, "params")

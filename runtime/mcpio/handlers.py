@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
 from mcpio.structured import Output, output_of
+from mcpio.wire.codec import validator
 
 Fn = Callable[..., Any]
 CONTENT_BLOCKS = (
@@ -69,7 +70,7 @@ class ToolEntry:
         """The handler's keyword arguments; `pydantic.ValidationError` if they do not fit."""
         if self.arguments is None:
             return dict(arguments)
-        return dict(self.arguments.model_validate(arguments).__dict__)  # its fields' values
+        return dict(validator(self.arguments)(arguments).__dict__)  # its fields' values
 
 
 def tool_entry(
@@ -143,7 +144,7 @@ def tool_result(value: Any) -> pub.CallToolResult:
     """A tool's return value as a tool result: text for strings, content blocks as they are,
     structured content (and its JSON text) for mappings and models."""
     if type(value) is str:  # the common case, validated in one step
-        return pub.CallToolResult.model_validate(
+        return validator(pub.CallToolResult)(
             {"content": [{"type": "text", "text": value}], "resultType": "complete"}
         )
     if isinstance(value, pub.CallToolResult):

@@ -10,7 +10,8 @@ from pydantic import BaseModel
 
 import mcp_wire
 from mcpio.wire.codec import Codec
-from mcpio.wire.peek import Peek
+from mcpio.wire.errors import ProtocolError
+from mcpio.wire.peek import NAMED_BY, Peek
 
 LEGACY: tuple[str, ...] = tuple(r for r in mcp_wire.REVISIONS if mcp_wire.ERAS[r] == "legacy")
 MODERN: tuple[str, ...] = tuple(r for r in mcp_wire.REVISIONS if mcp_wire.ERAS[r] == "modern")
@@ -35,6 +36,33 @@ def peek_any(raw: bytes) -> Peek:
     codec's peek: a legacy frame's protocol version reads as None). Raises the `ProtocolError`
     a decode would for what is not JSON or not a JSON-RPC message."""
     return codec_of(MODERN[-1]).peek(raw)
+
+
+def read_modern(version: str, raw: bytes) -> tuple[Any, Peek] | None:
+    """A request of modern revision `version` decoded whole, with the envelope `peek_any` reads
+    of it (so that it is parsed once); None for what is not such a request, or does not decode
+    (`peek_any` then reads it, and says what is wrong in the order it always does)."""
+    if version not in MODERN:
+        return None
+    try:
+        message = codec_of(version).decode(raw)
+    except ProtocolError:
+        return None
+    fields = message.__dict__
+    method = fields.get("method")
+    request_id = fields.get("id")
+    if method is None or request_id is None:
+        return None
+    params = fields.get("params")
+    meta = getattr(params, "meta", None)
+    if getattr(meta, "io_modelcontextprotocol_protocolVersion", None) != version:
+        return None  # the server reads a request by the revision its envelope names
+    key = NAMED_BY.get(method)
+    name = getattr(params, key, None) if key is not None else None
+    if type(name) is not str:
+        name = None
+    peek = tuple.__new__(Peek, ("request", request_id, method, name, version))
+    return message, peek
 
 
 def legacy_version(requested: Any) -> str:

@@ -9,7 +9,6 @@ uvicorn does for `--forwarded-allow-ips`)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -34,20 +33,23 @@ class Slots:
         self.total = total
         self.per_client = per_client
         self.count = 0
-        self.held: Counter[str] = Counter()
+        self.held: dict[str, int] = {}  # by client, only those holding any
 
     def take(self, client: str) -> None:
         if self.count >= self.total:
             raise Refused(503, f"too many {self.what}; try again later")
-        if self.per_client is not None and self.held[client] >= self.per_client:
+        held = self.held.get(client, 0)
+        if self.per_client is not None and held >= self.per_client:
             raise Refused(429, f"too many {self.what} for one client ({self.per_client})")
         self.count += 1
-        self.held[client] += 1
+        self.held[client] = held + 1
 
     def give(self, client: str) -> None:
         self.count -= 1
-        self.held[client] -= 1
-        if self.held[client] <= 0:
+        left = self.held[client] - 1
+        if left > 0:
+            self.held[client] = left
+        else:
             del self.held[client]
 
     @contextmanager

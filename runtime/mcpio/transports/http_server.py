@@ -45,7 +45,7 @@ import pydantic_core
 from mcpio.auth import Principal, ResourceServerAuth, VerifierUnavailable, bearer_token
 from mcpio.jsonrpc import error_frame
 from mcpio.latest import HEADER_MISMATCH, UNSUPPORTED_VERSION
-from mcpio.negotiate import MODERN, peek_any
+from mcpio.negotiate import MODERN, peek_any, read_modern
 from mcpio.transports import Transport
 from mcpio.transports.admission import ByteBudget, Refused, Slots
 from mcpio.transports.asgi import (
@@ -168,6 +168,7 @@ class HttpApp:
         self.legacy = LegacySessions(server, limits, slots, self.listen_slots)
         self._hosts: dict[str, bool] = {}  # Host values seen: allowed or not
         self._origins: dict[str, bool] = {}  # Origin values seen: allowed or not
+        self._lifespan_on = False  # between the host's startup and shutdown events
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -175,7 +176,8 @@ class HttpApp:
             return
         if scope["type"] != "http":
             return
-        self.server.start_bus()  # once per event loop: a host may not send lifespan events
+        if not self._lifespan_on:  # a host that sends no lifespan events: once per event loop
+            self.server.start_bus()
         headers = RequestHeaders(scope["headers"])
         auth = self.options.auth
         try:
@@ -207,8 +209,10 @@ class HttpApp:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 self.server.start_bus()
+                self._lifespan_on = True
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                self._lifespan_on = False
                 for session in list(self.legacy.sessions.values()):
                     self.legacy.end(session)
                 await self.server.stop_bus()
@@ -371,12 +375,17 @@ class HttpApp:
             session = self.legacy.lookup(session_id, exchange.principal)
             await self.legacy.post(exchange, session, body, items, guard)
             return
+        version = exchange.headers.get("mcp-protocol-version")
+        if session_id is None and version is not None and self.options.auth is None:
+            read = read_modern(version, body)  # the common request, parsed once
+            if read is not None:
+                await self._modern(exchange, body, read[1], guard, read[0])
+                return
         try:
             env = peek_any(body)
         except ProtocolError as exc:
             raise HttpError(400, exc) from None
         self._authorize(exchange.principal, [(env.method, env.name)] if env.method else [])
-        version = exchange.headers.get("mcp-protocol-version")
         if session_id is None and (version in MODERN or env.protocol_version is not None):
             await self._modern(exchange, body, env, guard)
         elif env.method == "initialize":
@@ -388,7 +397,9 @@ class HttpApp:
             reason = "no session: send initialize first, or a request with the 2026-07-28 envelope"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
 
-    async def _modern(self, exchange: Exchange, body: bytes, env: Peek, guard: Guard) -> None:
+    async def _modern(
+        self, exchange: Exchange, body: bytes, env: Peek, guard: Guard, message: Any = None
+    ) -> None:
         try:
             _check_headers(exchange.headers, env)
             if env.method == "tools/call" and env.name is not None:
@@ -418,7 +429,7 @@ class HttpApp:
                 listen_queue=self.options.stream_queue,
             )
             guard.watch_after(WATCH_AFTER)  # the handler runs in this task
-            data = await connection.answer(body, env)
+            data = await connection.answer(body, env, message)
             if data is not None:
                 await answer.final(data)
         finally:
@@ -608,9 +619,9 @@ class Guard:
         self.timed_out = False
         self._fired = False  # the guard cancelled the task (or may no longer)
         self._pending = False  # that cancellation is not absorbed yet
-        self._task = asyncio.current_task()
+        self._loop = asyncio.get_running_loop()  # each look-up of it is a getpid() call
+        self._task = asyncio.current_task(self._loop)
         self._receive = receive
-        self._loop = asyncio.get_running_loop()
         self._deadline = self._loop.time() + body_timeout
         self._reading = True
         self._watch_at = math.inf  # when to start watching, once the body is in

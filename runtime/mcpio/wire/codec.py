@@ -168,7 +168,7 @@ def _adapter(target: Any) -> TypeAdapter[Any]:
 
 
 @functools.cache
-def _validate(target: Any) -> Callable[[Any], Any]:
+def validator(target: Any) -> Callable[[Any], Any]:
     """`validate_python` of `target`: a model's own validator (what its TypeAdapter runs, without
     the adapter's Python layer), else the adapter's."""
     if isinstance(target, type) and issubclass(target, BaseModel):
@@ -779,7 +779,7 @@ class Codec:
         else:
             data = {**mapping.result_backfill, **(data or {})}
         try:
-            return _validate(target)(data)
+            return validator(target)(data)
         except ValidationError as exc:
             raise ProtocolError(
                 INTERNAL_ERROR,
@@ -809,7 +809,7 @@ class Codec:
         if target is None:
             return None
         try:
-            own = _validate(target)(data)
+            own = validator(target)(data)
         except ValidationError as exc:
             raise ProtocolError(
                 INTERNAL_ERROR,
