@@ -33,13 +33,17 @@ class RequestHeaders:
     by one `dict` of the raw fields (a list per name only when a name repeats); a value is
     decoded when read."""
 
-    __slots__ = ("_one", "_many")
+    __slots__ = ("_one", "_many", "unique")
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
         fields = raw if isinstance(raw, list) else list(raw)
         self._one: dict[bytes, bytes] = dict(fields)
         self._many: dict[bytes, list[bytes]] | None = None
+        # The raw fields by (lowercase) name, as sent, when no name repeats: for checks whose
+        # verdicts are kept by the raw values they read.
+        self.unique: dict[bytes, bytes] | None = self._one
         if len(self._one) != len(fields):  # a name repeats
+            self.unique = None
             many: dict[bytes, list[bytes]] = {}
             for name, value in fields:
                 many.setdefault(name, []).append(value)

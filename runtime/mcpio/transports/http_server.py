@@ -36,7 +36,7 @@ import re
 import time
 from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -88,6 +88,8 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]"})
 _HOST = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::[0-9]{1,5})?")
 _ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://(.+)")
 _BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array (only its start is read)
+K = TypeVar("K")
+V = TypeVar("V")
 LARGE_BODY = 256 * 1024  # bytes: a body whose parse takes the event loop for a while
 
 
@@ -166,9 +168,14 @@ class HttpApp:
         )
         slots = Slots("sessions", options.max_sessions, options.max_sessions_per_client)
         self.legacy = LegacySessions(server, limits, slots, self.listen_slots)
-        self._hosts: dict[str, bool] = {}  # Host values seen: allowed or not
-        self._origins: dict[str, bool] = {}  # Origin values seen: allowed or not
+        # Verdicts by the raw header values they read (a request whose names repeat is judged
+        # afresh): Host and Origin (0: allowed, else the refusing status), Content-Type and
+        # Accept (likewise), and the modern routing headers' text.
+        self._hosts: dict[tuple[bytes | None, bytes | None], int] = {}
+        self._media: dict[tuple[bytes | None, bytes | None], int] = {}
+        self._routing: dict[tuple[bytes | None, ...], tuple[str | None, ...]] = {}
         self._lifespan_on = False  # between the host's startup and shutdown events
+        self._ticker: Ticker | None = None  # of the event loop serving the latest POST
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -222,24 +229,28 @@ class HttpApp:
     # ------------------------------------------------------------------ checks
 
     def _check_host_and_origin(self, headers: RequestHeaders) -> None:
+        unique = headers.unique
+        if unique is None:
+            status = self._host_status(headers)
+        else:
+            key = (unique.get(b"host"), unique.get(b"origin"))
+            status = self._hosts.get(key)
+            if status is None:
+                status = _remember(self._hosts, key, self._host_status(headers))
+        if status:
+            raise HttpError(status, ProtocolError(INVALID_REQUEST, _REFUSED[status]))
+
+    def _host_status(self, headers: RequestHeaders) -> int:
+        """0 when the Host and Origin headers are allowed, else the status refusing them."""
         hosts = headers.getlist("host")
         if len(hosts) > 1:
-            raise HttpError(400, ProtocolError(INVALID_REQUEST, "more than one Host header"))
-        host = hosts[0] if hosts else ""
-        allowed = self._hosts.get(host)
-        if allowed is None:
-            allowed = _remember(self._hosts, host, self._host_allowed(host))
-        if not allowed:
-            raise HttpError(421, ProtocolError(INVALID_REQUEST, "Host not allowed"))
+            return 400
+        if not self._host_allowed(hosts[0] if hosts else ""):
+            return 421
         origins = headers.getlist("origin")
-        if not origins:
-            return
-        origin = origins[0] if len(origins) == 1 else ""  # more than one: only "*" allows
-        allowed = self._origins.get(origin)
-        if allowed is None:
-            allowed = _remember(self._origins, origin, self._origin_allowed(origin))
-        if not allowed:
-            raise HttpError(403, ProtocolError(INVALID_REQUEST, "Origin not allowed"))
+        if origins and not self._origin_allowed(origins[0] if len(origins) == 1 else ""):
+            return 403  # more than one: only "*" allows
+        return 0
 
     def _host_allowed(self, value: str) -> bool:
         allowed = self.options.allowed_hosts
@@ -330,14 +341,21 @@ class HttpApp:
 
     async def _post(self, exchange: Exchange) -> None:
         headers = exchange.headers
-        if media_type(headers.get("content-type", "")) != JSON:
-            raise HttpError(
-                415, ProtocolError(INVALID_REQUEST, "Content-Type must be application/json")
-            )
-        if not accepts_both(headers.get("accept", "")):
-            reason = "Accept must list application/json and text/event-stream"
-            raise HttpError(406, ProtocolError(INVALID_REQUEST, reason))
-        guard = Guard(exchange.receive, self.options.body_timeout)
+        unique = headers.unique
+        if unique is None:
+            status = _media_status(headers)
+        else:
+            key = (unique.get(b"content-type"), unique.get(b"accept"))
+            status = self._media.get(key)
+            if status is None:
+                status = _remember(self._media, key, _media_status(headers))
+        if status:
+            raise HttpError(status, ProtocolError(INVALID_REQUEST, _REFUSED[status]))
+        loop = asyncio.get_running_loop()  # each look-up of it is a getpid() call
+        ticker = self._ticker
+        if ticker is None or ticker.loop is not loop:
+            ticker = self._ticker = Ticker(loop)
+        guard = Guard(ticker, exchange.receive, self.options.body_timeout)
         try:
             body = await self._body(exchange.receive)
             guard.read()
@@ -400,8 +418,20 @@ class HttpApp:
     async def _modern(
         self, exchange: Exchange, body: bytes, env: Peek, guard: Guard, message: Any = None
     ) -> None:
+        headers = exchange.headers
+        unique = headers.unique
+        routing = None
+        if unique is not None:
+            key = (
+                unique.get(b"mcp-protocol-version"),
+                unique.get(b"mcp-method"),
+                unique.get(b"mcp-name"),
+            )
+            routing = self._routing.get(key)
+            if routing is None:
+                routing = _remember(self._routing, key, tuple(_text(v) for v in key))
         try:
-            _check_headers(exchange.headers, env)
+            _check_headers(headers, env, routing)
             if env.method == "tools/call" and env.name is not None:
                 spec = self.server.param_headers(env.name)
                 if spec:
@@ -443,11 +473,34 @@ def _client(scope: Scope, principal: Principal | None) -> str:
     return str(peer[0]) if peer else ""
 
 
-def _remember(seen: dict[str, bool], value: str, allowed: bool) -> bool:
+_REFUSED = {
+    400: "more than one Host header",
+    421: "Host not allowed",
+    403: "Origin not allowed",
+    415: "Content-Type must be application/json",
+    406: "Accept must list application/json and text/event-stream",
+}
+
+
+def _remember(seen: dict[K, V], key: K, verdict: V) -> V:
     if len(seen) >= 256:  # a client sending ever new values costs a parse each, no memory
         seen.clear()
-    seen[value] = allowed
-    return allowed
+    seen[key] = verdict
+    return verdict
+
+
+def _media_status(headers: RequestHeaders) -> int:
+    """0 when a POST's Content-Type and Accept headers are as they must be, else the status."""
+    if media_type(headers.get("content-type", "")) != JSON:
+        return 415
+    if not accepts_both(headers.get("accept", "")):
+        return 406
+    return 0
+
+
+def _text(value: bytes | None) -> str | None:
+    """A raw header value as `RequestHeaders.get` reads it."""
+    return None if value is None else value.strip(b" \t").decode("latin-1")
 
 
 def _hostname(host: str) -> str | None:
@@ -457,9 +510,12 @@ def _hostname(host: str) -> str | None:
     return match[1] if match is not None else None
 
 
-def _check_headers(headers: RequestHeaders, env: Peek) -> None:
-    """A modern POST's routing headers must be present and agree with its body."""
-    version = headers.get("mcp-protocol-version")
+def _check_headers(
+    headers: RequestHeaders, env: Peek, routing: tuple[str | None, ...] | None
+) -> None:
+    """A modern POST's routing headers must be present and agree with its body. `routing`:
+    their text (MCP-Protocol-Version, Mcp-Method, Mcp-Name) when no header name repeats."""
+    version = headers.get("mcp-protocol-version") if routing is None else routing[0]
     declared = env.protocol_version
     if version is None:
         raise ProtocolError(HEADER_MISMATCH, "the MCP-Protocol-Version header is missing")
@@ -478,11 +534,11 @@ def _check_headers(headers: RequestHeaders, env: Peek) -> None:
     if env.kind != "request":
         return
     method = env.method
-    if _single(headers, "mcp-method") != method:
+    if (_single(headers, "mcp-method") if routing is None else routing[1]) != method:
         raise ProtocolError(HEADER_MISMATCH, "Mcp-Method is missing or does not match the body")
     key = NAMED_BY.get(method) if method is not None else None
     if key is not None:
-        name = _single(headers, "mcp-name")
+        name = _single(headers, "mcp-name") if routing is None else routing[2]
         if name is None or decode_header_value(name) != env.name:
             raise ProtocolError(
                 HEADER_MISMATCH, f"Mcp-Name is missing or does not match params.{key}"
@@ -606,53 +662,66 @@ class Answer:
 WATCH_AFTER = 0.02  # seconds a request is served before the client going away is watched for
 
 
-class Guard:
-    """One POST's time bound and cancellation, at the cost of one timer: its body must arrive
-    within `body_timeout` (else the POST's task is cancelled and `timed_out` set), and once
-    `watch_after` a delay (a request still being served then) or `watch()` (a stream opened),
-    the client going away cancels the task: a quick answer needs no task. A write that does
-    not end by the time given to `write_by` cancels the task too. The POST catches that
-    cancellation and asks `absorb` whether it was the guard's (no anyio scope: the POST runs
-    in the server's own task for this request, which the guard cancels directly)."""
+TICK = 0.02  # seconds between an event loop's checks of its open POSTs' guards
 
-    def __init__(self, receive: Receive, body_timeout: float) -> None:
+
+class Ticker:
+    """The guards of the POSTs open in one event loop, checked every `TICK` s by one timer that
+    runs while any is open: cheaper than a timer per POST, at the cost of a deadline being
+    seen up to `TICK` s late."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.guards: set[Guard] = set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, guard: Guard) -> None:
+        self.guards.add(guard)
+        if self._timer is None:
+            self._timer = self.loop.call_later(TICK, self._tick)
+
+    def _tick(self) -> None:
+        now = self.loop.time()
+        for guard in list(self.guards):
+            guard.tick(now)
+        self._timer = self.loop.call_later(TICK, self._tick) if self.guards else None
+
+
+class Guard:
+    """One POST's time bound and cancellation, checked by its loop's `Ticker`: its body must
+    arrive within `body_timeout` (else the POST's task is cancelled and `timed_out` set), and
+    once `watch_after` a delay (a request still being served then) or `watch()` (a stream
+    opened), the client going away cancels the task: a quick answer needs no task. A write that
+    does not end by the time given to `write_by` cancels the task too. The POST catches that
+    cancellation and asks `absorb` whether it was the guard's (no anyio scope: the POST runs in
+    the server's own task for this request, which the guard cancels directly)."""
+
+    def __init__(self, ticker: Ticker, receive: Receive, body_timeout: float) -> None:
         self.timed_out = False
         self._fired = False  # the guard cancelled the task (or may no longer)
         self._pending = False  # that cancellation is not absorbed yet
-        self._loop = asyncio.get_running_loop()  # each look-up of it is a getpid() call
-        self._task = asyncio.current_task(self._loop)
+        self._ticker = ticker
+        self._loop = loop = ticker.loop
+        self._task = asyncio.current_task(loop)
         self._receive = receive
-        self._deadline = self._loop.time() + body_timeout
+        self._deadline = loop.time() + body_timeout
         self._reading = True
         self._watch_at = math.inf  # when to start watching, once the body is in
         self._write_by = math.inf  # when the write under way must have ended
-        self._timer = self._loop.call_later(WATCH_AFTER, self._tick)
-        self._timing = True  # the timer is set
         self._tasks: list[asyncio.Task[None]] = []  # the disconnect watcher, a keepalive
         self._watching = False
+        ticker.add(self)
 
-    def _tick(self) -> None:
-        self._timing = False
-        now = self._loop.time()
+    def tick(self, now: float) -> None:
         if self._reading:
             if now >= self._deadline:
                 self.timed_out = True
                 self.cancel()
-            else:
-                self._set(self._deadline)
         elif now >= self._write_by:
             self.cancel()
-        else:
-            if now >= self._watch_at:
-                self.watch()
-                self._watch_at = math.inf
-            soonest = min(self._watch_at, self._write_by)
-            if soonest < math.inf:
-                self._set(soonest)
-
-    def _set(self, when: float) -> None:
-        self._timer = self._loop.call_at(when, self._tick)
-        self._timing = True
+        elif now >= self._watch_at:
+            self._watch_at = math.inf
+            self.watch()
 
     def cancel(self) -> None:
         """End the POST's work: its task is cancelled (once)."""
@@ -675,19 +744,10 @@ class Guard:
     def watch_after(self, delay: float) -> None:
         """Watch for the client going away once this request has been served `delay` s."""
         self._watch_at = self._loop.time() + delay
-        if not self._timing or self._timer.when() > self._watch_at:
-            self._timer.cancel()
-            self._set(self._watch_at)
 
     def write_by(self, delay: float | None) -> None:
         """A write must end within `delay` s (None: it has ended)."""
-        if delay is None:
-            self._write_by = math.inf
-            return
-        self._write_by = self._loop.time() + delay
-        if not self._timing or self._timer.when() > self._write_by:
-            self._timer.cancel()
-            self._set(self._write_by)
+        self._write_by = math.inf if delay is None else self._loop.time() + delay
 
     def watch(self) -> None:
         if not self._watching:
@@ -704,7 +764,7 @@ class Guard:
         self._tasks.append(self._loop.create_task(work))
 
     async def close(self) -> None:
-        self._timer.cancel()
+        self._ticker.guards.discard(self)
         self._fired = True  # from here on, nothing cancels the task
         while True:
             try:
