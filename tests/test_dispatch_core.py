@@ -18,6 +18,7 @@ import pytest
 
 import mcp_wire
 from mcpio import Server
+from mcpio.handlers import tool_result
 from mcpio.session import Session
 from mcpio.transports.lines import LineStream
 from mcpio.wire.errors import INTERNAL_ERROR, MessageBuildError, ProtocolError
@@ -65,6 +66,72 @@ def test_encode_result_refuses_what_is_not_its_revisions() -> None:
     assert caught.value.code == INTERNAL_ERROR
     with pytest.raises(MessageBuildError):
         codec.encode_result(1.5, codec.response(1, "tools/call", RESULTS["tools/call"]).result)  # type: ignore[arg-type]
+
+
+TEXTS = ["", "hello", 'a "quoted" é 中 😀', "\\ \n\t\x00\x7f\u2028", "\ud800"]
+
+
+@pytest.mark.parametrize("index", range(len(TEXTS)))
+async def test_a_text_answer_is_written_as_its_result_model_is(index: int) -> None:
+    """A tool's string answer to a modern request is written without a model (`TextAnswer`),
+    the server's `_meta` spliced in: the same bytes as the model written with that `_meta`,
+    or the same error."""
+    server = Server("core", "1.0")
+
+    @server.tool(structured_output=False)
+    async def text_of(index: int) -> str:  # pyright: ignore[reportUnusedFunction]
+        return TEXTS[index]  # (a lone surrogate cannot arrive in JSON, but a tool may make one)
+
+    codec = mcp_wire.codec(MODERN)
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call"}
+    call["params"] = {"_meta": ENVELOPE, "name": "text_of", "arguments": {"index": index}}
+    raw = json.dumps(call).encode()
+    answer = await server.connect(_Kept(), modern=True).answer(raw, codec.peek(raw))
+    text = TEXTS[index]
+    model = tool_result(text)
+    model.meta = server.result_meta
+    try:
+        expected = codec.encode_result(3, model)
+    except Exception:
+        assert answer is not None and json.loads(answer)["error"]["code"] == INTERNAL_ERROR
+        return
+    assert answer == expected
+    assert codec.encode_result(3, tool_result(text), server.result_meta_json) == expected
+    assert (
+        codec.result_frame(3, b"{}", b'{"k":1}')
+        == b'{"jsonrpc":"2.0","id":3,"result":{"_meta":{"k":1}}}'
+    )
+
+
+async def test_a_result_whose_meta_is_set_to_none_gets_the_servers() -> None:
+    server = Server("core", "1.0")
+
+    @server.tool(structured_output=False)
+    async def echo(text: str) -> Any:  # pyright: ignore[reportUnusedFunction]
+        model = tool_result(text)
+        model.meta = None  # set, to None
+        return model
+
+    codec = mcp_wire.codec(MODERN)
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call"}
+    call["params"] = {"_meta": ENVELOPE, "name": "echo", "arguments": {"text": "x"}}
+    raw = json.dumps(call).encode()
+    answer = await server.connect(_Kept(), modern=True).answer(raw, codec.peek(raw))
+    assert answer is not None and answer.count(b'"_meta"') == 1
+    assert json.loads(answer)["result"]["_meta"] == {
+        "io.modelcontextprotocol/serverInfo": {"name": "core", "version": "1.0"}
+    }
+
+
+class _Kept:
+    async def receive(self) -> bytes:
+        raise AssertionError("not read")
+
+    async def send(self, data: bytes) -> None:
+        raise AssertionError("an answer is returned, not sent")
+
+    async def aclose(self) -> None:
+        pass
 
 
 class Script:

@@ -27,6 +27,7 @@ from mcpio.context import (
     UrlElicitationRequired,
 )
 from mcpio.errors import McpError
+from mcpio.handlers import TextAnswer, tool_result
 from mcpio.hub import LISTEN_FLAGS, TASK_IDS, Hub
 from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
@@ -151,6 +152,9 @@ class Served(Protocol):
 
     @property
     def result_meta(self) -> pub.ResultMetaObject: ...
+
+    @property
+    def result_meta_json(self) -> bytes: ...
 
     def capabilities(self) -> pub.ServerCapabilities: ...
 
@@ -521,10 +525,16 @@ class ServerConnection:
                 result = self._input_required(inputs, needed, digest, rounds + 1)
         if result is None:
             return None
+        if type(result) is TextAnswer:
+            if version == PUBLIC_REVISION:
+                return codec.result_frame(id, result.json(), self.server.result_meta_json)
+            result = tool_result(result.text)
         if isinstance(result, TaskCreated):
             created = {**modern_task(result.record, detailed=False), "resultType": "task"}
             return self._modern_frame(version, id, method, created)
         meta = result.meta
+        if version == PUBLIC_REVISION and "meta" not in result.__pydantic_fields_set__:
+            return codec.encode_result(id, result, self.server.result_meta_json)
         if meta is None:
             result.meta = self.server.result_meta
         elif meta.io_modelcontextprotocol_serverInfo is None:

@@ -10,10 +10,11 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, NamedTuple, get_type_hints
 
 import pydantic
 from pydantic import BaseModel
+from pydantic_core import to_json
 
 from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
@@ -138,6 +139,19 @@ def _content_block(value: Any) -> Any:
     if isinstance(value, str):
         return pub.TextContent(type="text", text=value)
     return pub.TextContent(type="text", text=json.dumps(plain(value)))
+
+
+class TextAnswer(NamedTuple):
+    """A tool's string answer to a modern request, not made a result model: the connection
+    writes it as JSON directly (`json`), byte for byte what `tool_result(text)` is written as
+    (tests/test_dispatch_core.py compares them)."""
+
+    text: str
+
+    def json(self) -> bytes:
+        return b'{"content":[{"text":%b,"type":"text"}],"resultType":"complete"}' % to_json(
+            self.text
+        )
 
 
 def tool_result(value: Any) -> pub.CallToolResult:

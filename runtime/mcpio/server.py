@@ -22,6 +22,7 @@ from mcpio.handlers import (
     CompletionFn,
     PromptEntry,
     ResourceEntry,
+    TextAnswer,
     ToolEntry,
     call,
     completion_result,
@@ -88,6 +89,7 @@ class Server:
             info["title"] = title
         self.info = pub.Implementation.model_validate(info)
         self._result_meta: pub.ResultMetaObject | None = None
+        self._result_meta_json = b"{}"
         self.instructions = instructions
         self.sealer = Sealer(state_key)
         self.cache_ttl_ms = cache_ttl_ms
@@ -303,7 +305,16 @@ class Server:
             meta = self._result_meta = pub.ResultMetaObject(
                 io_modelcontextprotocol_serverInfo=self.info
             )
+            self._result_meta_json = type(meta).__pydantic_serializer__.to_json(
+                meta, by_alias=True, exclude_unset=True
+            )
         return meta
+
+    @property
+    def result_meta_json(self) -> bytes:
+        """`result_meta` as JSON (written into each modern result that sets no `_meta`)."""
+        self.result_meta  # noqa: B018 (made again, with its JSON, if the info changed)
+        return self._result_meta_json
 
     def cache_hints(self) -> dict[str, Any]:
         return {
@@ -344,7 +355,7 @@ class Server:
             return await self._start_task(entry, kwargs, ctx, offer)
         if entry.context_param:
             kwargs[entry.context_param] = ctx
-        return await _run_tool(entry, kwargs)
+        return await _run_tool(entry, kwargs, text_answer=ctx.modern)
 
     async def _start_task(
         self, entry: ToolEntry, kwargs: dict[str, Any], ctx: Context, offer: TaskOffer
@@ -552,12 +563,18 @@ class Server:
         AnnouncingServer(config, app.options.path).run()
 
 
-async def _run_tool(entry: ToolEntry, kwargs: dict[str, Any]) -> pub.CallToolResult:
+async def _run_tool(
+    entry: ToolEntry, kwargs: dict[str, Any], text_answer: bool = False
+) -> pub.CallToolResult | TextAnswer:
+    """The tool's result; with `text_answer`, a string as a `TextAnswer` (a modern request's
+    connection writes it without a model)."""
     try:
         value = await call(entry.fn, **kwargs)
     except ToolError as exc:
         return tool_result_error(str(exc), exc.structured)
     if entry.output is None:
+        if text_answer and type(value) is str:
+            return TextAnswer(value)
         return tool_result(value)
     name = entry.definition.name
     try:

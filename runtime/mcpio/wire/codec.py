@@ -598,10 +598,12 @@ class Codec:
         message = self._outgoing(message)
         return serializer.to_json(message, by_alias=True, exclude_unset=True)
 
-    def encode_result(self, id: str | int, result: BaseModel) -> bytes:
+    def encode_result(self, id: str | int, result: BaseModel, meta: bytes | None = None) -> bytes:
         """JSON bytes of the result response `{"jsonrpc": "2.0", "id": id, "result": result}`,
         `result` a result model of this revision: what `encode` writes of that response,
-        without building the frame around the result (the server's path for every answer)."""
+        without building the frame around the result (the server's path for every answer).
+        `meta`: the JSON of a `_meta` object to write as that of the result (whose own is
+        unset)."""
         cls = type(result)
         serializer = cls.__dict__.get("__pydantic_serializer__")
         if cls.__module__ not in self.own_modules or serializer is None:
@@ -609,6 +611,13 @@ class Codec:
                 INTERNAL_ERROR, f"{cls.__qualname__} is not a result of revision {self.revision}"
             )
         body = serializer.to_json(self._outgoing_result(result), by_alias=True, exclude_unset=True)
+        return self.result_frame(id, body, meta)
+
+    def result_frame(self, id: str | int, body: bytes, meta: bytes | None = None) -> bytes:
+        """The result response around `body`, a result's JSON object (written first, as its
+        model declares it first, `meta` as the result's `_meta`)."""
+        if meta is not None:
+            body = b'{"_meta":%b%b%b' % (meta, b"," if len(body) > 2 else b"", body[1:])
         if type(id) is int:
             return b'{"jsonrpc":"2.0","id":%d,"result":%b}' % (id, body)
         if type(id) is not str:
