@@ -175,6 +175,7 @@ class HttpApp:
         self._media: dict[tuple[bytes | None, bytes | None], int] = {}
         self._routing: dict[tuple[bytes | None, ...], tuple[str | None, ...]] = {}
         self._lifespan_on = False  # between the host's startup and shutdown events
+        self._path = options.path.rstrip("/")
         self._ticker: Ticker | None = None  # of the event loop serving the latest POST
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -188,10 +189,11 @@ class HttpApp:
         headers = RequestHeaders(scope["headers"])
         auth = self.options.auth
         try:
-            if auth is not None and scope["path"].rstrip("/") in auth.metadata_paths:
+            path = scope["path"]
+            if auth is not None and path.rstrip("/") in auth.metadata_paths:
                 await self._metadata(send, headers, auth, scope["method"])
                 return
-            if scope["path"].rstrip("/") != self.options.path.rstrip("/"):
+            if path != self._path and path.rstrip("/") != self._path:
                 raise HttpError(404, ProtocolError(INVALID_REQUEST, "not an MCP endpoint"))
             self._check_host_and_origin(headers)
             principal = await self._authenticate(headers)
@@ -451,13 +453,16 @@ class HttpApp:
         slots.take(client)
         try:
             answer = Answer(exchange.send, guard, self.options.send_timeout)
-            connection = self.server.connect(
-                answer,
-                principal=exchange.principal,
-                modern=True,
-                listen_until=time.time() + self.options.stream_lifetime,
-                listen_queue=self.options.stream_queue,
-            )
+            if listen:
+                connection = self.server.connect(
+                    answer,
+                    principal=exchange.principal,
+                    modern=True,
+                    listen_until=time.time() + self.options.stream_lifetime,
+                    listen_queue=self.options.stream_queue,
+                )
+            else:
+                connection = self.server.connect(answer, principal=exchange.principal, modern=True)
             guard.watch_after(WATCH_AFTER)  # the handler runs in this task
             data = await connection.answer(body, env, message)
             if data is not None:
@@ -766,6 +771,8 @@ class Guard:
     async def close(self) -> None:
         self._ticker.guards.discard(self)
         self._fired = True  # from here on, nothing cancels the task
+        if not self._tasks and not self._pending:
+            return
         while True:
             try:
                 if self._tasks:
