@@ -103,6 +103,38 @@ async def test_a_text_answer_is_written_as_its_result_model_is(index: int) -> No
     )
 
 
+@pytest.mark.parametrize("revision", [r for r in REVISIONS if r != MODERN])
+@pytest.mark.parametrize("index", range(len(TEXTS)))
+async def test_a_legacy_text_answer_is_written_as_its_projected_model_is(
+    revision: str, index: int
+) -> None:
+    server = Server("core", "1.0")
+
+    @server.tool(structured_output=False)
+    async def text_of(index: int) -> str:  # pyright: ignore[reportUnusedFunction]
+        return TEXTS[index]
+
+    codec = mcp_wire.codec(revision)
+    connection = server.connect(_Kept())
+    init = {"protocolVersion": revision, "capabilities": {}}
+    init["clientInfo"] = {"name": "t", "version": "1"}
+    frame = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+    raw = json.dumps(frame).encode()
+    assert b'"result"' in (await connection.answer(raw, codec.peek(raw)) or b"")
+    frame = {"jsonrpc": "2.0", "id": 3, "method": "tools/call"}
+    frame["params"] = {"name": "text_of", "arguments": {"index": index}}
+    raw = json.dumps(frame).encode()
+    answer = await connection.answer(raw, codec.peek(raw))
+    try:
+        expected = codec.encode_result(
+            3, codec.from_public("tools/call", tool_result(TEXTS[index]), "result")
+        )
+    except Exception:
+        assert answer is not None and json.loads(answer)["error"]["code"] == INTERNAL_ERROR
+        return
+    assert answer == expected
+
+
 async def test_a_result_whose_meta_is_set_to_none_gets_the_servers() -> None:
     server = Server("core", "1.0")
 

@@ -375,6 +375,8 @@ class ServerConnection:
                 watch=lambda record: self._task_status(codec, record),
             )
         result = await self._handle(ctx, method, params)
+        if type(result) is TextAnswer:
+            return codec.result_frame(id, result.json(False))
         if isinstance(result, TaskCreated):
             task_result = {"task": legacy_task(result.record)}
             return codec.encode(codec.response(id, method, task_result))
@@ -527,7 +529,7 @@ class ServerConnection:
             return None
         if type(result) is TextAnswer:
             if version == PUBLIC_REVISION:
-                return codec.result_frame(id, result.json(), self.server.result_meta_json)
+                return codec.result_frame(id, result.json(True), self.server.result_meta_json)
             result = tool_result(result.text)
         if isinstance(result, TaskCreated):
             created = {**modern_task(result.record, detailed=False), "resultType": "task"}

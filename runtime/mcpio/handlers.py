@@ -142,16 +142,19 @@ def _content_block(value: Any) -> Any:
 
 
 class TextAnswer(NamedTuple):
-    """A tool's string answer to a modern request, not made a result model: the connection
-    writes it as JSON directly (`json`), byte for byte what `tool_result(text)` is written as
+    """A tool's string answer, not made a result model: the connection writes it as JSON
+    directly (`json`), byte for byte what `tool_result(text)` is written as in each revision
     (tests/test_dispatch_core.py compares them)."""
 
     text: str
 
-    def json(self) -> bytes:
-        return b'{"content":[{"text":%b,"type":"text"}],"resultType":"complete"}' % to_json(
-            self.text
-        )
+    def json(self, tagged: bool) -> bytes:
+        """The result's JSON; `tagged`: with the modern era's `resultType`."""
+        return (_TAGGED_TEXT if tagged else _TEXT) % to_json(self.text)
+
+
+_TEXT = b'{"content":[{"text":%b,"type":"text"}]}'
+_TAGGED_TEXT = b'{"content":[{"text":%b,"type":"text"}],"resultType":"complete"}'
 
 
 def tool_result(value: Any) -> pub.CallToolResult:

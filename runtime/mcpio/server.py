@@ -355,7 +355,7 @@ class Server:
             return await self._start_task(entry, kwargs, ctx, offer)
         if entry.context_param:
             kwargs[entry.context_param] = ctx
-        return await _run_tool(entry, kwargs, text_answer=ctx.modern)
+        return await _run_tool(entry, kwargs, text_answer=True)
 
     async def _start_task(
         self, entry: ToolEntry, kwargs: dict[str, Any], ctx: Context, offer: TaskOffer
@@ -566,8 +566,8 @@ class Server:
 async def _run_tool(
     entry: ToolEntry, kwargs: dict[str, Any], text_answer: bool = False
 ) -> pub.CallToolResult | TextAnswer:
-    """The tool's result; with `text_answer`, a string as a `TextAnswer` (a modern request's
-    connection writes it without a model)."""
+    """The tool's result; with `text_answer`, a string as a `TextAnswer` (the connection
+    writes it without a model)."""
     try:
         value = await call(entry.fn, **kwargs)
     except ToolError as exc:
