@@ -27,7 +27,15 @@ process's), the median over ``ROUNDS`` rounds (min..max), so that the load of ot
 the machine counts little. ``--profile`` prints a cProfile of one round of each in-process path
 instead.
 
+``--instructions`` counts instead the machine instructions per call of each in-process path,
+under valgrind's callgrind (Debian package ``valgrind``): a figure that does not move with the
+machine's load, for comparing two versions of the code on a busy machine (it is no time: cache
+misses and system calls are not in it). Each path runs twice in a child process, after its
+warm-up, ``INSTRUCTION_CALLS`` and 6 x ``INSTRUCTION_CALLS`` calls; the difference per call is
+the figure. About a minute per path.
+
     MCPGEN_BENCH_CALLS=5000 MCPGEN_BENCH_ROUNDS=5 .venv/bin/python bench/dispatch.py
+    .venv/bin/python bench/dispatch.py --instructions
 """
 
 from __future__ import annotations
@@ -37,6 +45,8 @@ import cProfile
 import json
 import os
 import pstats
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -363,6 +373,41 @@ async def measure(name: str, era: str, profile: bool) -> list[float]:
     return figures
 
 
+INSTRUCTION_CALLS = 200
+COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def instructions(name: str, era: str) -> float:
+    """Instructions per call of one in-process path (callgrind, two runs, their difference)."""
+    counts: list[int] = []
+    for calls in (INSTRUCTION_CALLS, 6 * INSTRUCTION_CALLS):
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+        command += [sys.executable, __file__, "--run", name, era, str(calls)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+        found = COLLECTED.search(done.stderr)
+        if done.returncode != 0 or found is None:
+            raise SystemExit(f"error: {name}, {era} under callgrind:\n{done.stderr[-2000:]}")
+        counts.append(int(found[1]))
+    return (counts[1] - counts[0]) / (5 * INSTRUCTION_CALLS)
+
+
+async def run_only(name: str, era: str, calls: int) -> None:
+    run = await PATHS[name](era)
+    await run(WARMUP)
+    await run(calls)
+
+
+def count_instructions() -> None:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("error: --instructions needs valgrind (apt-get install valgrind)")
+    print("# Server dispatch core: machine instructions per tools/call (callgrind)\n")
+    print("| path | modern | legacy |")
+    print("|---|---:|---:|")
+    for name in PATHS:
+        cells = [f"{instructions(name, era):,.0f}" for era in ("modern", "legacy")]
+        print(f"| {name} | {' | '.join(cells)} |", flush=True)
+
+
 async def main() -> None:
     profile = "--profile" in sys.argv
     print("# Server dispatch core: CPU µs per tools/call\n")
@@ -393,4 +438,9 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:2] == ["--run"]:
+        asyncio.run(run_only(sys.argv[2], sys.argv[3], int(sys.argv[4])))
+    elif "--instructions" in sys.argv:
+        count_instructions()
+    else:
+        asyncio.run(main())
