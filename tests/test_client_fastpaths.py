@@ -136,3 +136,61 @@ def test_legacy_results_projected_by_the_plan_as_in_general(revision: str, metho
 
 def _frame(result: dict[str, Any]) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}).encode()
+
+
+class _Stream:
+    transport: Any = None
+
+
+class _Process:
+    stdout = _Stream()
+    stdin = _Stream()
+
+
+# chunks as read from a server's stdout -> (lines settled, lines left to the read loop)
+CHUNKS: list[tuple[list[bytes], list[bytes], list[bytes]]] = [
+    ([b'{"id":1}\n'], [b'{"id":1}'], []),  # one whole response line: settled at once
+    ([b'{"id":1}\r\n'], [b'{"id":1}\r'], []),
+    ([b'{"method":"ping","id":1}\n'], [], [b'{"method":"ping","id":1}']),
+    ([b"\n"], [], []),  # a blank line: nothing to read, the reader sleeps on
+    ([b"  \n"], [], [b"  "]),  # whitespace: the read loop skips it
+    ([b'{"id":1}\n{"id":2}\n'], [b'{"id":1}', b'{"id":2}'], []),
+    ([b'{"id":1}\n{"method":"x"}\n{"id":2}\n'], [b'{"id":1}'], [b'{"method":"x"}', b'{"id":2}']),
+    ([b'{"id"', b":1}\n"], [b'{"id":1}'], []),  # a line in two reads
+    ([b'{"id":1}\n{"id"', b":2}\n"], [b'{"id":1}', b'{"id":2}'], []),
+    ([b""], [], []),  # the end: the reader wakes (to end)
+    ([b'{"id":1}\n', b""], [b'{"id":1}'], []),
+    ([b'{"id"', b""], [], [b'{"id"']),  # an unfinished last line, read as the end's
+]
+
+
+@pytest.mark.parametrize(("chunks", "settled", "left"), CHUNKS)
+def test_stdout_chunks_settle_as_lines(
+    chunks: list[bytes], settled: list[bytes], left: list[bytes]
+) -> None:
+    """`ProcessTransport._arrived`'s whole-line path takes the lines the general one would."""
+    from mcpio.transports.stdio import ProcessTransport
+
+    loop = asyncio.new_event_loop()
+    try:
+        transport = ProcessTransport(_Process(), 1.0)  # type: ignore[arg-type]
+        taken: list[bytes] = []
+
+        def settle(line: bytes) -> bool:
+            try:  # (as `_settle_now`: what is not a JSON response is left to the read loop)
+                if "method" in json.loads(line):
+                    return False
+            except ValueError:
+                return False
+            taken.append(line)
+            return True
+
+        transport.on_response = settle
+        waiter = transport._waiter = loop.create_future()  # pyright: ignore[reportPrivateUsage]
+        for chunk in chunks:
+            transport._arrived(chunk)  # pyright: ignore[reportPrivateUsage]
+        assert taken == settled
+        assert list(transport._lines) == left  # pyright: ignore[reportPrivateUsage]
+        assert waiter.done() is bool(left or chunks[-1] == b"")
+    finally:
+        loop.close()

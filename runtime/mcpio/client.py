@@ -1040,9 +1040,17 @@ def _json_plain(value: Any, depth: int = 0) -> bool:
     if depth > 32:
         return False
     if kind is dict:
-        return all(type(k) is str and _json_plain(v, depth + 1) for k, v in value.items())
+        for k, v in value.items():  # (a loop, not all() of a generator: every call's path)
+            if type(k) is not str:
+                return False
+            if type(v) is not str and not _json_plain(v, depth + 1):
+                return False
+        return True
     if kind is list:
-        return all(_json_plain(v, depth + 1) for v in value)
+        for v in value:
+            if type(v) is not str and not _json_plain(v, depth + 1):
+                return False
+        return True
     return False
 
 
