@@ -11,6 +11,7 @@ then retried with the answers and the sealed `requestState`) on a modern one.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import math
@@ -450,8 +451,11 @@ class Client:
         session = self._session
         if codec is None or session is None:
             raise ConnectionClosed("the client is not connected")
-        data = plain(params) or {}
-        data = dict(data) if isinstance(data, Mapping) else data
+        if type(params) is dict:  # (the common case, without the ABC checks below)
+            data: Any = dict(params)
+        else:
+            data = plain(params) or {}
+            data = dict(data) if isinstance(data, Mapping) else data
         timeout = self.timeout if timeout is None else timeout
         for _ in range(MAX_INPUT_ROUNDS + 1):
             id = session.next_id()
@@ -482,7 +486,7 @@ class Client:
             result = response.result
             if codec.revision != PUBLIC_REVISION:
                 result = codec.to_public(method, result, "result")
-            if not isinstance(result, pub.InputRequiredResult):
+            if not _input_required(type(result)):
                 return result
             data = {k: v for k, v in data.items() if k not in ("inputResponses", "requestState")}
             if result.inputRequests:
@@ -1036,10 +1040,24 @@ def _json_plain(value: Any, depth: int = 0) -> bool:
     if depth > 32:
         return False
     if kind is dict:
-        return all(type(k) is str and _json_plain(v, depth + 1) for k, v in value.items())
+        for k, v in value.items():  # (a loop, not all() of a generator: every call's path)
+            if type(k) is not str:
+                return False
+            if type(v) is not str and not _json_plain(v, depth + 1):
+                return False
+        return True
     if kind is list:
-        return all(_json_plain(v, depth + 1) for v in value)
+        for v in value:
+            if type(v) is not str and not _json_plain(v, depth + 1):
+                return False
+        return True
     return False
+
+
+@functools.cache
+def _input_required(cls: type) -> bool:
+    """Whether a result of this class asks for input (an ABC `isinstance` per call, else)."""
+    return issubclass(cls, pub.InputRequiredResult)
 
 
 def _raise_error(response: Any) -> None:

@@ -22,12 +22,16 @@ from mcpio.errors import ConnectionClosed, RequestTimeout
 from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import peek_any
 from mcpio.transports import FrameTooLarge, Transport
+from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
-from mcpio.wire.peek import Peek
+from mcpio.wire.peek import Peek, peek_validator
 
 log = logging.getLogger("mcpio")
 _BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array: a batch (only its start is read)
 _RESOLUTION = time.get_clock_info("monotonic").resolution
+# The envelope of a frame as `peek_any` reads it (same members, same refusals) minus the
+# modern protocol version, which a response does not carry: `_settle_now`'s read.
+_peek_json = peek_validator(None).validate_json
 
 
 # The request the current task serves, so that a transport can send what its handler says
@@ -82,6 +86,8 @@ class Session:
         # deadline (not a timer per request: this is the hot path of every call).
         self._deadlines: dict[RequestId, tuple[float, float]] = {}
         self._timer: asyncio.TimerHandle | None = None
+        # The loop `run` runs on (`get_running_loop` costs a getpid system call per request).
+        self._loop: asyncio.AbstractEventLoop | None = None
         # The handlers of incoming requests: each a plain asyncio task (cheaper than a task
         # group's, on every request's path), or the scope of one served inline (initialize).
         self._serving: dict[RequestId, asyncio.Task[None] | anyio.CancelScope] = {}
@@ -107,7 +113,7 @@ class Session:
         ends first; the caller decides whether to tell the peer (cancellation)."""
         if self.closed.is_set():
             raise ConnectionClosed("the connection is closed")
-        loop = asyncio.get_running_loop()
+        loop = self._loop or asyncio.get_running_loop()
         future: asyncio.Future[bytes] = loop.create_future()
         self._pending[id] = future
         if timeout is not None:
@@ -166,6 +172,7 @@ class Session:
         handlers still running (cancelled instead when the session itself is)."""
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
+            self._loop = asyncio.get_running_loop()
             if hasattr(self.transport, "on_response"):  # it can settle responses as they come
                 cast(Any, self.transport).on_response = self._settle_now
             task_status.started()
@@ -278,13 +285,22 @@ class Session:
     def _settle_now(self, raw: bytes) -> bool:
         """Settle a response to a pending request straight from the transport (called only
         while the read loop waits with nothing queued, so the order of frames holds); False
-        for any other frame, left to the read loop."""
-        try:
-            env = peek_any(raw)
-        except ProtocolError:
+        for any other frame, left to the read loop. (`peek_any`'s verdict on a response,
+        without building its `Peek`: a frame it refuses, a request or a notification is
+        left to the read loop.)"""
+        if type(raw) is not bytes or len(raw) > MAX_MESSAGE_BYTES:
             return False
-        id = env.id
-        future = self._pending.get(id) if id is not None and env.kind != "request" else None
+        try:
+            frame = _peek_json(raw)
+        except pydantic_core.ValidationError:
+            return False
+        get = frame.get
+        id = get("id")
+        if get("method") is not None or id is None:
+            return False
+        if "error" not in frame and "result" not in frame:
+            return False
+        future = self._pending.get(id)
         if future is None:
             return False
         if not future.done():

@@ -216,9 +216,28 @@ class ProcessTransport(LineStream):
             protocol.early.clear()
 
     def _arrived(self, chunk: bytes) -> None:
-        self._feed(chunk)
         self._backlog += len(chunk)
         waiter = self._waiter
+        settle = self.on_response
+        if (
+            settle is not None
+            and waiter is not None
+            and not self._lines
+            and not self._pending
+            and not self._discarding
+            and chunk.endswith(b"\n")  # one whole line (a response, mostly); b"": the end
+            and chunk.find(b"\n") == len(chunk) - 1
+            and len(chunk) <= self._max
+            and not waiter.done()
+        ):
+            line = chunk[:-1]
+            if line and not line.isspace() and settle(line):
+                return
+            self._feed(chunk)  # what `settle` did not take: as any other line
+            if self._lines or self._ended:
+                waiter.set_result(None)
+            return
+        self._feed(chunk)
         if waiter is None or waiter.done():
             if self._backlog > BACKLOG and not self._paused:
                 self._pipe(pause=True)
@@ -261,7 +280,7 @@ class ProcessTransport(LineStream):
         try:
             if pipe.is_closing():
                 raise ConnectionResetError("the pipe is closed")
-            stdin.write(data + b"\n")
+            pipe.write(data + b"\n")  # (what `stdin.write` does, one call less)
             if pipe.get_write_buffer_size() or pipe.is_closing():
                 await stdin.drain()
         except (ConnectionError, OSError, RuntimeError) as exc:

@@ -243,6 +243,9 @@ class Codec:
         self._read_message: Callable[[bytes], Any] = self._first_read
         self._read_responses: dict[str, SchemaValidator] = {}
         self._peek_json: Callable[[bytes], dict[str, Any]] = self._first_peek
+        # method -> (this revision's result model, the public one's validator, backfill): the
+        # result path of `to_public`, per method, once it has gone the general way
+        self._public_results: dict[str, tuple[type, Callable[[Any], Any], Mapping[str, Any]]] = {}
 
     def __repr__(self) -> str:
         return f"<mcp_wire codec {self.revision} ({self.era} era)>"
@@ -767,6 +770,16 @@ class Codec:
 
         Methods the latest revision does not have (e.g. the legacy handshake) keep their own types.
         """
+        plan = self._public_results.get(method) if kind == "result" else None
+        if plan is not None and type(payload) is plan[0]:
+            own, validate, backfill = plan  # the general path below, without its choices
+            data = own.__pydantic_serializer__.to_python(
+                payload, mode="json", by_alias=True, exclude_unset=True
+            )
+            try:
+                return validate({**backfill, **data})
+            except ValidationError as exc:
+                raise self._inexpressible(method, kind, exc) from None
         mapping = self.public.get(method)
         if mapping is None:
             return payload
@@ -788,13 +801,27 @@ class Codec:
         else:
             data = {**mapping.result_backfill, **(data or {})}
         try:
-            return validator(target)(data)
+            public = validator(target)(data)
         except ValidationError as exc:
-            raise ProtocolError(
-                INTERNAL_ERROR,
-                f"cannot express {method} {kind} of {self.revision} in the public models",
-                {"errors": _error_list(exc)},
-            ) from None
+            raise self._inexpressible(method, kind, exc) from None
+        if (
+            kind == "result"
+            and isinstance(payload, BaseModel)
+            and isinstance(mapping.own_result, type)
+            and type(payload) is mapping.own_result
+            and isinstance(target, type)
+        ):
+            # this revision's own result model: the next one of `method` takes the short path
+            plan = (type(payload), validator(target), mapping.result_backfill)
+            self._public_results[method] = plan
+        return public
+
+    def _inexpressible(self, method: str, kind: str, exc: ValidationError) -> ProtocolError:
+        return ProtocolError(
+            INTERNAL_ERROR,
+            f"cannot express {method} {kind} of {self.revision} in the public models",
+            {"errors": _error_list(exc)},
+        )
 
     def from_public(
         self, method: str, payload: Any, kind: str, envelope: Mapping[str, Any] | None = None
