@@ -102,6 +102,24 @@ async def test_modern_headers_must_match_the_body(
     assert response.json()["error"]["code"] == code and response.json()["id"] == 7
 
 
+@pytest.mark.parametrize("repeated", ["mcp-method", "mcp-name"])
+async def test_a_repeated_routing_header_is_refused_after_the_same_values_passed(
+    repeated: str,
+) -> None:
+    """The routing headers' verdicts are kept by their raw values; a request that repeats one
+    of them is judged afresh, not by what the same values got alone."""
+    frame = modern(7, "tools/call", name="test_simple_text")
+    headers = headers_for(frame)
+    async with serving(everything) as http:
+        response = await http.post("/mcp", content=json.dumps(frame), headers=headers)
+        assert response.status_code == 200
+        twice = [*headers.items(), (repeated, headers[repeated])]
+        response = await http.post("/mcp", content=json.dumps(frame), headers=twice)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32020 and "more than once" in error["message"]
+
+
 async def test_modern_errors_and_status_codes() -> None:
     async with serving(everything) as http:
         unknown = {**ENVELOPE, "io.modelcontextprotocol/protocolVersion": "v999"}

@@ -88,8 +88,7 @@ class Server:
         if title:
             info["title"] = title
         self.info = pub.Implementation.model_validate(info)
-        self._result_meta: pub.ResultMetaObject | None = None
-        self._result_meta_json = b"{}"
+        self._stamp: tuple[pub.ResultMetaObject, bytes] | None = None  # see `result_meta`
         self.instructions = instructions
         self.sealer = Sealer(state_key)
         self.cache_ttl_ms = cache_ttl_ms
@@ -300,21 +299,22 @@ class Server:
     def result_meta(self) -> pub.ResultMetaObject:
         """The `_meta` of a modern result that sets none: the server's info (made once, shared:
         never changed in place)."""
-        meta = self._result_meta
-        if meta is None or meta.io_modelcontextprotocol_serverInfo is not self.info:
-            meta = self._result_meta = pub.ResultMetaObject(
-                io_modelcontextprotocol_serverInfo=self.info
-            )
-            self._result_meta_json = type(meta).__pydantic_serializer__.to_json(
-                meta, by_alias=True, exclude_unset=True
-            )
-        return meta
+        return self._result_stamp()[0]
 
     @property
     def result_meta_json(self) -> bytes:
         """`result_meta` as JSON (written into each modern result that sets no `_meta`)."""
-        self.result_meta  # noqa: B018 (made again, with its JSON, if the info changed)
-        return self._result_meta_json
+        return self._result_stamp()[1]
+
+    def _result_stamp(self) -> tuple[pub.ResultMetaObject, bytes]:
+        stamp = self._stamp
+        if stamp is None or stamp[0].io_modelcontextprotocol_serverInfo is not self.info:
+            meta = pub.ResultMetaObject(io_modelcontextprotocol_serverInfo=self.info)
+            json = type(meta).__pydantic_serializer__.to_json(
+                meta, by_alias=True, exclude_unset=True
+            )
+            stamp = self._stamp = (meta, json)
+        return stamp
 
     def cache_hints(self) -> dict[str, Any]:
         return {

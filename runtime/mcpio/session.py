@@ -255,7 +255,8 @@ class Session:
                 with scope:
                     await self._serve(id, raw, env)
             else:
-                task = asyncio.get_running_loop().create_task(self._serve(id, raw, env))
+                loop = self._loop or asyncio.get_running_loop()
+                task = loop.create_task(self._serve(id, raw, env))
                 self._serving[id] = task
                 task.add_done_callback(functools.partial(self._unstarted, id))
 

@@ -453,16 +453,14 @@ class HttpApp:
         slots.take(client)
         try:
             answer = Answer(exchange.send, guard, self.options.send_timeout)
-            if listen:
-                connection = self.server.connect(
-                    answer,
-                    principal=exchange.principal,
-                    modern=True,
-                    listen_until=time.time() + self.options.stream_lifetime,
-                    listen_queue=self.options.stream_queue,
-                )
-            else:
-                connection = self.server.connect(answer, principal=exchange.principal, modern=True)
+            connection = self.server.connect(
+                answer,
+                principal=exchange.principal,
+                modern=True,
+                # (a listen stream's bounds: the clock is read only for one)
+                listen_until=time.time() + self.options.stream_lifetime if listen else math.inf,
+                listen_queue=self.options.stream_queue,
+            )
             guard.watch_after(WATCH_AFTER)  # the handler runs in this task
             data = await connection.answer(body, env, message)
             if data is not None:
