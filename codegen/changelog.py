@@ -163,7 +163,9 @@ def _error_changes(old: Revision, new: Revision) -> list[str]:
     return lines
 
 
-def changelog(old: Revision, new: Revision) -> str:
+def changelog(old: Revision, new: Revision, extensions: list[str] | None = None) -> str:
+    """The Markdown changelog; `extensions`: how each pinned extension fits `old` and `new`
+    (codegen.carry's lines), a section of its own when given."""
     lines = [f"# MCP schema changes: {old.name} -> {new.name}", ""]
     if old.era != new.era:
         lines += [f"**Era change: {old.era} -> {new.era}.**", ""]
@@ -194,4 +196,6 @@ def changelog(old: Revision, new: Revision) -> str:
             changed.append(f"`{name}`: " + "; ".join(changes))
     lines += ["## Definitions changed", *_bullets(changed), ""]
     lines += ["## Error codes", *_bullets(_error_changes(old, new))]
+    if extensions is not None:
+        lines += ["", "## Extensions", *_bullets(extensions)]
     return "\n".join(lines) + "\n"

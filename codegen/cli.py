@@ -31,6 +31,7 @@ from codegen.fetch import (
 from codegen.pins import ERAS, Pin, is_revision_name, render_pins
 from codegen.pipeline import (
     Project,
+    extension_fits,
     load_revision,
     render_package,
     revision_from_schema,
@@ -61,8 +62,12 @@ def one_line_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _progress(message: str) -> None:
-    # stdout: stderr is reserved for the one error line, so a failure reads as exactly that.
-    click.echo(f"  {message}")
+    # stdout: stderr is reserved for the one error line (and warnings), so a failure reads as
+    # exactly that.
+    if message.startswith("warning: "):
+        click.echo(f"mcp-codegen: {message}", err=True)
+    else:
+        click.echo(f"  {message}")
 
 
 class _OneLineGroup(click.Group):
@@ -225,6 +230,28 @@ def add_cmd(
             f"{revision}: no source URL recorded (added from a local file); pass --source URL, "
             "or add `source` to schema/revisions.toml once upstream publishes it"
         )
+    _say_extension_fits(project, revision, ir.era)
+
+
+def _say_extension_fits(project: Project, revision: str, era: str) -> None:
+    """How each pinned extension fits a newly added revision (generate says the same)."""
+    pins = project.pins()
+    ext_pins = project.extension_pins()
+    if not ext_pins:
+        return
+    try:
+        built_on = {r for ext in ext_pins.values() for r in ext.built_on if r in pins}
+        eras = {r: load_revision(project, pins[r])[0].era for r in sorted(built_on)}
+        fits = extension_fits(project, {**eras, revision: era})
+    except CodegenError as exc:
+        click.echo(f"{revision}: cannot tell how the extensions fit it yet: {exc}")
+        return
+    for by_revision in fits.values():
+        found = by_revision[revision]
+        if found.kind == "skipped":
+            _progress(f"warning: {found.describe()}")
+        else:
+            click.echo(found.describe())
 
 
 def _rmdir_if_empty(path: Path) -> None:
@@ -274,10 +301,13 @@ def diff_cmd(project: Project, old: str, new: str) -> None:
     for rev in (old, new):
         if rev not in pins:
             raise CodegenError(f"unknown revision {rev}; pinned: {', '.join(pins)}")
-    click.echo(
-        changelog(load_revision(project, pins[old])[0], load_revision(project, pins[new])[0]),
-        nl=False,
-    )
+    old_ir, new_ir = load_revision(project, pins[old])[0], load_revision(project, pins[new])[0]
+    extensions = None
+    if project.extension_pins():
+        eras = {r: load_revision(project, p)[0].era for r, p in pins.items()}
+        fits = extension_fits(project, eras)
+        extensions = [by[rev].describe() for by in fits.values() for rev in (old, new)]
+    click.echo(changelog(old_ir, new_ir, extensions), nl=False)
 
 
 @main.command("list")
@@ -308,8 +338,14 @@ def list_cmd(project: Project) -> None:
         if fetched.is_file():
             same = sha256_hex(fetched.read_bytes()) == ext.sha256
             state = "fetched" if same else "CHECKSUM MISMATCH"
-        click.echo(f"{ext_id}  extension of {ext.since} on  {ext.sha256}  {state}")
+        built_on = ", ".join(ext.built_on)
+        click.echo(f"{ext_id}  extension built on {built_on}  {ext.sha256}  {state}")
         if state != "fetched":
             unusable.append(f"{ext_id} {state.lower()}")
+        elif not unusable:
+            eras = {r: load_revision(project, p)[0].era for r, p in project.pins().items()}
+            for found in extension_fits(project, eras)[ext_id].values():
+                if found.kind not in ("pinned", "not applicable"):
+                    click.echo(f"  {found.revision}: {found.summary()}")
     if unusable:
         _fail(f"not every pinned schema is usable ({', '.join(unusable)}); run `mcp-codegen fetch`")

@@ -162,7 +162,7 @@ def render_pins(pins: dict[str, Pin], existing: str | None = None) -> str:
 # ---------------------------------------------------------------------- extensions
 
 EXTENSION_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
-_EXTENSION_KEYS = {"name", "sha256", "source", "since", "task_methods"}
+_EXTENSION_KEYS = {"name", "sha256", "source", "built_on", "task_methods"}
 
 
 @dataclass(frozen=True)
@@ -173,15 +173,14 @@ class ExtensionPin:
     name: str  # folder and module name: schema/ext/<name>/, mcp_wire.<revision>.ext.<name>
     sha256: str
     source: str | None
-    since: str  # the first revision it applies to; it applies to every later one too
+    # the core revisions its schema was written against (its copies of core definitions are
+    # theirs); newer revisions of the same era get it where it still fits (codegen.carry)
+    built_on: tuple[str, ...]
     task_methods: tuple[str, ...]  # methods its specification lets a server answer with a task
 
     @property
     def label(self) -> str:
         return f"extension {self.id}"
-
-    def applies_to(self, revision: str) -> bool:
-        return revision >= self.since
 
 
 def read_extension_pins(path: Path) -> dict[str, ExtensionPin]:
@@ -201,23 +200,36 @@ def read_extension_pins(path: Path) -> dict[str, ExtensionPin]:
         where = f"{path}: [{toml_string(ext_id)}]"
         if not isinstance(table, dict) or "/" not in ext_id:
             raise CodegenError(f"{where} is not an extension table (a prefixed id, e.g. a.b/name)")
+        if "since" in table:
+            raise CodegenError(
+                f"{where} `since` is replaced by `built_on = [...]`: the revisions its schema "
+                "was written against (newer ones get it where it still fits)"
+            )
         unknown = sorted(set(table) - _EXTENSION_KEYS)
         if unknown:
             allowed = ", ".join(sorted(_EXTENSION_KEYS))
             raise CodegenError(f"{where} unknown key {unknown[0]!r} (allowed: {allowed})")
         name, sha, source = table.get("name"), table.get("sha256"), table.get("source")
-        since, methods = table.get("since"), table.get("task_methods", [])
+        built_on, methods = table.get("built_on"), table.get("task_methods", [])
         if not isinstance(name, str) or not EXTENSION_NAME.match(name):
             raise CodegenError(f"{where} name must be a lowercase Python identifier")
         if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
             raise CodegenError(f"{where} sha256 must be 64 lowercase hex digits")
         if source is not None and (not isinstance(source, str) or not source):
             raise CodegenError(f"{where} source must be a non-empty string")
-        if not isinstance(since, str) or not is_revision_name(since):
-            raise CodegenError(f"{where} since must be a revision (YYYY-MM-DD)")
+        if (
+            not isinstance(built_on, list)
+            or not built_on
+            or not all(isinstance(r, str) and is_revision_name(r) for r in built_on)
+        ):
+            raise CodegenError(
+                f"{where} built_on must be a non-empty list of revisions (YYYY-MM-DD)"
+            )
         if not isinstance(methods, list) or not all(isinstance(m, str) for m in methods):
             raise CodegenError(f"{where} task_methods must be a list of method names")
         if any(p.name == name for p in pins.values()):
             raise CodegenError(f"{where} name {name!r} is taken by another extension")
-        pins[ext_id] = ExtensionPin(ext_id, name, sha, source, since, tuple(methods))
+        pins[ext_id] = ExtensionPin(
+            ext_id, name, sha, source, tuple(sorted(set(built_on))), tuple(methods)
+        )
     return dict(sorted(pins.items()))

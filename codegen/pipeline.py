@@ -9,14 +9,14 @@ from __future__ import annotations
 import difflib
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
 
 from codegen.atomic import write_atomic
+from codegen.carry import Fit, base_of, fit, skipped
 from codegen.errors import CodegenError
-from codegen.extension import merged_schema
 from codegen.fetch import load_pinned, load_pinned_extension
 from codegen.format import format_python
 from codegen.ir import Revision, build_revision
@@ -102,18 +102,13 @@ def render_package(
     files: dict[str, str] = {}
     ext_pins = project.extension_pins()
     pin_of = dict(pins)
-    # Every extension schema is verified before anything is generated (fail fast, one line).
-    ext_schemas = {
-        ext_id: load_pinned_extension(ext, project.schema_dir)
-        for ext_id, ext in ext_pins.items()
-        if any(ext.applies_to(rev) for rev in wanted)
-    }
     loaded = []
     for name, pin in pins.items():
         progress(f"{name}: load + IR")
         loaded.append(load_revision(project, pin))
     revisions = [revision for revision, _ in loaded]
     latest = revisions[-1]
+    fits = extension_fits(project, {r.name: r.era for r in revisions}, progress)
     dcg = f"datamodel-code-generator {version('datamodel-code-generator')}"
     for revision, normalized in loaded:
         if revision.name not in wanted:
@@ -129,18 +124,29 @@ def render_package(
         wire_plan = plan(revision, latest)
         context = {"revision": revision, "plan": wire_plan, "codec_class": wire_plan.codec_class}
         files[f"{pkg}/dispatch.py"] = render("dispatch.py.jinja", what="dispatch tables", **context)
-        extensions = [p for p in ext_pins.values() if p.applies_to(name)]
+        extensions = []
+        for ext in ext_pins.values():
+            ext_fit = fits[ext.id][name]
+            if not ext_fit.applied:
+                continue
+            progress(f"{name}: extension {ext.id} ({ext_fit.kind})")
+            try:
+                files |= extension_files(
+                    pin_of[name], ext, ext_fit, files[f"{pkg}/models.py"], latest
+                )
+            except CodegenError as exc:
+                if ext_fit.kind == "pinned":
+                    raise
+                fits[ext.id][name] = skipped(ext_fit, str(exc).splitlines()[0])
+                progress(f"warning: {fits[ext.id][name].describe()}")
+                continue
+            extensions.append(ext)
         files[f"{pkg}/codec.py"] = render(
             era_template(revision),
             what=f"{revision.era} codec",
             extensions=extensions,
             **context,
         )
-        for ext in extensions:
-            progress(f"{name}: extension {ext.id}")
-            files |= extension_files(
-                project, pin_of[name], ext, ext_schemas[ext.id], files[f"{pkg}/models.py"], latest
-            )
         if extensions:
             files[f"{pkg}/ext/__init__.py"] = render(
                 "ext_init.py.jinja", what="extensions", revision=revision, extensions=extensions
@@ -153,6 +159,7 @@ def render_package(
         "package_init.py.jinja",
         what="registry",
         extensions=list(ext_pins.values()),
+        fits=fits,
         revisions=revisions,
         latest=latest,
         inputs=inputs,
@@ -171,13 +178,51 @@ def render_package(
     return out
 
 
+def extension_fits(
+    project: Project, eras: Mapping[str, str], progress: Progress = _quiet
+) -> dict[str, dict[str, Fit]]:
+    """{extension id: {revision: how the extension is generated for it}} (codegen.carry) for
+    the revisions in `eras` (each built-on revision among them); says on `progress` where one
+    is carried, re-based or skipped (a skip as a "warning: " line)."""
+    pins = project.pins()
+    cores: dict[str, dict] = {}
+
+    def core(revision: str) -> dict:
+        if revision not in cores:
+            cores[revision] = load_pinned(pins[revision], project.schema_dir)[0]
+        return cores[revision]
+
+    out: dict[str, dict[str, Fit]] = {}
+    for ext in project.extension_pins().values():
+        unpinned = [r for r in ext.built_on if r not in pins]
+        if unpinned:
+            raise CodegenError(
+                f"{project.extensions_file}: {ext.id} is built on {unpinned[0]}, which is not a "
+                "pinned revision (pin it, or name the revisions it was written against)"
+            )
+        needed = any(base_of(ext, r) for r in eras)
+        schema = load_pinned_extension(ext, project.schema_dir) if needed else {}
+        out[ext.id] = {}
+        for revision in eras:
+            base = base_of(ext, revision)
+            if base is None:
+                out[ext.id][revision] = fit(ext, schema, revision, {}, None, eras)
+                continue
+            found = fit(ext, schema, revision, core(revision), core(base), eras)
+            out[ext.id][revision] = found
+            if found.kind == "skipped":
+                progress(f"warning: {found.describe()}")
+            elif found.kind in ("carried", "re-based"):
+                progress(found.describe())
+    return out
+
+
 def extension_revision(
-    core: dict, ext: dict, pin: Pin, ext_pin: ExtensionPin
+    merged: dict, pin: Pin, core_definitions: set[str]
 ) -> tuple[Revision, dict, set[str]]:
-    """IR and normalized schema of a revision with an extension, and the extension's own
-    definitions (what its models define; every other one is the core revision's)."""
-    label = f"{pin.revision} + {ext_pin.id}"
-    merged, _, _ = merged_schema(core, ext, label, ext_pin.task_methods)
+    """IR and normalized schema of a revision with an extension (its merged schema), and the
+    extension's own definitions (what its models define; every other one is the core
+    revision's)."""
     revision, normalized = revision_from_schema(pin.revision, merged, pin.sha256, pin.era)
     # The core response class names the method's own results only: the task result is the
     # method's `task_result`, which the codec's response frame adds (a class of its own).
@@ -185,26 +230,32 @@ def extension_revision(
         replace(m, results=tuple(r for r in m.results if r != m.task_result))
         for m in revision.methods
     )
-    core_defs = set(normalize(core, pin.revision)[0]["$defs"])
-    return replace(revision, methods=methods), normalized, set(normalized["$defs"]) - core_defs
+    return (
+        replace(revision, methods=methods),
+        normalized,
+        set(normalized["$defs"]) - core_definitions,
+    )
 
 
 def extension_files(
-    project: Project,
     pin: Pin,
     ext_pin: ExtensionPin,
-    ext: dict,
+    ext_fit: Fit,
     core_models: str,
     latest: Revision,
 ) -> dict[str, str]:
     """generated/mcp_wire/<revision>/ext/<name>/: models, dispatch and codec of the revision
     with the extension (its models import every core class they share)."""
-    core, _ = load_pinned(pin, project.schema_dir)
-    revision, normalized, own = extension_revision(core, ext, pin, ext_pin)
+    core = ext_fit.core
+    assert ext_fit.schema is not None and core is not None, "only an applied fit is generated"
+    core_defs = set(normalize(core, pin.revision)[0]["$defs"])
+    revision, normalized, own = extension_revision(ext_fit.schema, pin, core_defs)
     pkg = f"{revision.module}/ext/{ext_pin.name}"
     label = f"{pin.revision} + {ext_pin.id}"
     dcg = f"datamodel-code-generator {version('datamodel-code-generator')}"
-    header = render("_header.jinja", what=f"models, {dcg}", revision=revision, extension=ext_pin)
+    header = render(
+        "_header.jinja", what=f"models, {dcg}", revision=revision, extension=ext_pin, fit=ext_fit
+    )
     core_module = "...models"  # mcp_wire.<revision>.models, from mcp_wire.<revision>.ext.<name>
     models = generate_extension_models(
         normalized, own, module_names(core_models), core_module, label

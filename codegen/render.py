@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ def environment() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters["pascal"] = pascal
+    env.filters["pystr"] = lambda text: json.dumps(str(text), ensure_ascii=False)  # a literal
     return env
 
 

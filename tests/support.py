@@ -49,13 +49,13 @@ def revision_ir(name: str) -> Revision:
     return load_revision(PROJECT, PROJECT.pins()[name])[0]
 
 
-# Each pinned extension on each revision it applies to, as "<revision>+<name>" (its schema is
+# Each pinned extension on each revision it is built on, as "<revision>+<name>" (its schema is
 # checked like a revision's: the models are mcp_wire.<revision>.ext.<name>).
 EXTENSIONS = {
     f"{rev}+{pin.name}": (rev, pin)
     for pin in PROJECT.extension_pins().values()
     for rev in REVISIONS
-    if pin.applies_to(rev)
+    if rev in pin.built_on
 }
 SCHEMAS = (*REVISIONS, *EXTENSIONS)
 

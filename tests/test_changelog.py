@@ -42,7 +42,7 @@ def sections(text: str) -> dict[str, list[str]]:
             out[current] = []
         elif line.startswith("- ") and line != "- none":
             out[current].append(line[2:])
-    assert set(out) == {"", *SECTIONS}, set(out)
+    assert set(out) - {"Extensions"} == {"", *SECTIONS}, set(out)  # Extensions: the CLI's
     return out
 
 
@@ -156,7 +156,13 @@ def test_cli_diff_legacy_to_modern() -> None:
     assert result.exit_code == 0, result.stderr
     assert result.stderr == ""
     text = result.stdout
-    assert text == diff("2025-11-25", "2026-07-28")
+    tasks = "io.modelcontextprotocol/tasks"
+    fits = [
+        f"{tasks} on 2025-11-25: not applicable (older than 2026-07-28)",
+        f"{tasks} on 2026-07-28: pinned",
+    ]
+    assert text == changelog(revision_ir("2025-11-25"), revision_ir("2026-07-28"), fits)
+    assert text.startswith(diff("2025-11-25", "2026-07-28").rstrip("\n") + "\n\n## Extensions\n")
     assert "**Era change: legacy -> modern.**" in text.splitlines()
     s = sections(text)
     added = leading_names(s["Methods added"])
@@ -191,6 +197,11 @@ def test_cli_diff_adds_elicitation_and_drops_batching() -> None:
     s = sections(result.stdout)
     assert leading_names(s["Methods added"]) == ["elicitation/create"]
     assert s["Methods removed"] == []
+    tasks = "io.modelcontextprotocol/tasks"
+    assert s["Extensions"] == [
+        f"{tasks} on 2025-03-26: not applicable (older than 2026-07-28)",
+        f"{tasks} on 2025-06-18: not applicable (older than 2026-07-28)",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -101,7 +101,8 @@ def test_shuffled_definitions_and_properties_give_the_same_output(
         new_ext_shas[ext.sha256] = sha
         tables.append(
             f'["{ext_id}"]\nname = "{ext.name}"\nsha256 = "{sha}"\nsource = "{target}"\n'
-            f'since = "{ext.since}"\ntask_methods = {json.dumps(list(ext.task_methods))}\n'
+            f"built_on = {json.dumps(list(ext.built_on))}\n"
+            f"task_methods = {json.dumps(list(ext.task_methods))}\n"
         )
     (tmp_path / "schema" / "extensions.toml").write_text("\n".join(tables), encoding="utf-8")
 

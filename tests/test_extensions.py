@@ -19,6 +19,7 @@ import mcp_wire
 from codegen.errors import CodegenError
 from codegen.extension import canonical, merged_schema, restyle
 from codegen.pins import ExtensionPin, read_extension_pins
+from codegen.pipeline import Project
 from mcp_wire.v2026_07_28 import ext as ext_package
 from mcp_wire.v2026_07_28.ext import tasks
 from tests.support import EXTENSIONS, PROJECT, ROOT, SHARED, official_schema
@@ -47,11 +48,9 @@ def test_the_tasks_extension_is_pinned_beside_the_revisions() -> None:
         PIN.sha256,
         "https://raw.githubusercontent.com/modelcontextprotocol/ext-tasks/"
         "e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.json",
-        "2026-07-28",
+        ("2026-07-28",),
         ("tools/call",),
     )
-    assert PIN.applies_to("2026-07-28") and PIN.applies_to("2027-01-01")
-    assert not PIN.applies_to("2025-11-25")
     assert list(EXTENSIONS) == ["2026-07-28+tasks"]
 
 
@@ -61,10 +60,13 @@ def test_the_tasks_extension_is_pinned_beside_the_revisions() -> None:
         ('["x"]\nname = "x"', "not an extension table"),
         ('["a.b/x"]\nname = "X-1"', "name must be a lowercase Python identifier"),
         ('["a.b/x"]\nname = "x"\nsha256 = "abc"', "sha256 must be 64 lowercase hex digits"),
-        ('["a.b/x"]\nname = "x"\nsha256 = "' + "0" * 64 + '"\nsince = "soon"', "since must be"),
+        ('["a.b/x"]\nname = "x"\nsha256 = "' + "0" * 64 + '"\nbuilt_on = "2026-07-28"', "built_on must be a non-empty list"),
+        ('["a.b/x"]\nname = "x"\nsha256 = "' + "0" * 64 + '"\nbuilt_on = []', "built_on must be a non-empty list"),
+        ('["a.b/x"]\nname = "x"\nsha256 = "' + "0" * 64 + '"\nbuilt_on = ["soon"]', "built_on must be a non-empty list"),
+        ('["a.b/x"]\nname = "x"\nsince = "2026-07-28"', "`since` is replaced by `built_on"),
         ('["a.b/x"]\nname = "x"\nflavour = 1', "unknown key 'flavour'"),
         (
-            '["a.b/x"]\nname = "x"\nsha256 = "' + "0" * 64 + '"\nsince = "2026-07-28"\n'
+            '["a.b/x"]\nname = "x"\nsha256 = "' + "0" * 64 + '"\nbuilt_on = ["2026-07-28"]\n'
             "task_methods = [1]",
             "task_methods must be a list of method names",
         ),
@@ -257,7 +259,7 @@ def pin_extension(root: Path, fetched: bool = True) -> Path:
     gone = root.parent / f"{root.name}-upstream-gone" / "ext.json"
     (root / "schema" / "extensions.toml").write_text(
         f'["{TASKS}"]\nname = "tasks"\nsha256 = "{PIN.sha256}"\nsource = "{gone}"\n'
-        'since = "2026-07-28"\ntask_methods = ["tools/call"]\n',
+        'built_on = ["2026-07-28"]\ntask_methods = ["tools/call"]\n',
         encoding="utf-8",
     )
     target = root / "schema" / "ext" / "tasks" / "schema.json"
@@ -302,7 +304,7 @@ def test_list_shows_the_extension(tmp_path: Path) -> None:
     result = run("--root", project, "list")
     assert result.exit_code == 0, result.output
     last = result.stdout.splitlines()[-1].split()
-    assert last == [TASKS, "extension", "of", "2026-07-28", "on", PIN.sha256, "fetched"]
+    assert last == [TASKS, "extension", "built", "on", "2026-07-28", PIN.sha256, "fetched"]
 
     target.unlink()
     result = run("--root", project, "list")
@@ -332,3 +334,28 @@ def test_check_and_generate_refuse_a_missing_or_tampered_extension(
 
     assert_one_line_error(result, f"extension {TASKS}:", "schema/ext/tasks/schema.json", fragment)
     assert snapshot(project) == before
+
+
+def test_add_says_how_the_extension_fits_the_new_revision(tmp_path: Path) -> None:
+    """`add` of 2026-07-28 plus one optional member of `Tool`: the Tasks extension is re-based
+    there; with the extension not fetched, the revision is still pinned and `add` says it
+    cannot tell yet."""
+    project = make_project(tmp_path / "p")
+    schema = core_schema()
+    schema["$defs"]["Tool"]["properties"]["color"] = {"type": "string"}
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(schema), encoding="utf-8")
+    target = pin_extension(project)
+
+    result = run("--root", project, "add", "2027-01-01", "--from", new)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == (
+        f"{TASKS} on 2027-01-01: re-based from 2026-07-28 onto the widened Tool of 2027-01-01"
+    )
+
+    target.unlink()
+    result = run("--root", project, "add", "2027-02-01", "--from", new)
+    assert result.exit_code == 0, result.output
+    last = result.stdout.splitlines()[-1]
+    assert last.startswith("2027-02-01: cannot tell how the extensions fit it yet: extension ")
+    assert "2027-02-01" in Project(project).pins()

@@ -17,8 +17,10 @@ from the temporary tree only), the changelog and pyright over the whole temporar
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -26,13 +28,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from codegen.cli import main
 from codegen.ir import Direction, Era, Kind
 from codegen.pins import Pin, render_pins
 from codegen.pipeline import Project, load_revision
-from tests.support import MIRROR, PROJECT, REVISIONS, ROOT, revision_ir
+from tests.support import MIRROR, PROJECT, REVISIONS, ROOT, SHARED, free_port, revision_ir
 
 pytestmark = pytest.mark.slow
 
@@ -528,35 +530,58 @@ def test_pyright_is_clean_on_the_generated_tree(project: Path) -> None:
 
 
 # ---------------------------------------------------------------------- the runtime on a new revision
+#
+# The five official revisions with two extensions built on 2026-07-28 (the Tasks extension and a
+# small one of our own, `ping`), then `add` of
+# - 2025-12-01: 2025-11-25 as it is (a legacy revision between the eras: no extension applies),
+# - 2027-01-01: 2026-07-28 with new optional members on `Tool` and `Implementation`, which the
+#   Tasks extension repeats and uses (re-based) and `ping` does not use (carried),
+# - 2027-03-01: 2026-07-28 with a narrower `Result.resultType` (no "task"), which both
+#   extensions use (skipped, with a warning each),
+# and one `generate`.
 
-LEGACY_NEXT, MODERN_NEXT = "2025-12-01", "2027-01-01"
+LEGACY_NEXT, MODERN_NEXT, NARROWER = "2025-12-01", "2027-01-01", "2027-03-01"
+TASKS_ID, PING_ID = "io.modelcontextprotocol/tasks", "example.com/ping"
 
 RUNTIME_CHECK = textwrap.dedent("""
-    import json, os, sys
+    import json, os, subprocess, sys
 
     import anyio
     import mcp_wire
     from mcpio import Client
     from mcpio.latest import REVISION
+    from mcpio.tasks.client import TaskHandle
 
-    SERVER = [sys.executable, sys.argv[1], "stdio"]
+    SERVER = [sys.executable, sys.argv[1]]
+    PORT = int(sys.argv[2])
+    TASKS = "io.modelcontextprotocol/tasks"
 
 
-    async def ours() -> dict[str, list[object]]:
-        seen: dict[str, list[object]] = {"latest": [REVISION, mcp_wire.LATEST]}
+    async def ours(target: object, transport: str) -> dict[str, list[object]]:
+        seen: dict[str, list[object]] = {}
         for mode in ("auto", "legacy", *mcp_wire.REVISIONS):
-            async with Client(SERVER, mode=mode) as client:
+            async with Client(target, mode=mode, tasks=True) as client:
                 tools = await client.list_tools()
                 call = await client.call_tool("test_simple_text", {})
                 names = {t.name for t in tools.tools}
-                seen[mode] = [client.codec.revision, "test_simple_text" in names, call.content[0].text]
+                answer = await client.start_tool("slow_compute", {"seconds": 0.05, "label": "x"})
+                is_task = isinstance(answer, TaskHandle)
+                result = await answer.result() if is_task else answer
+                offered = None  # what server/discover says in this revision (modern only)
+                if client.codec.era == "modern":
+                    caps = (await client.request("server/discover")).capabilities
+                    offered = TASKS in (caps.extensions or {})
+                seen[f"{transport} {mode}"] = [
+                    client.codec.revision, "test_simple_text" in names, call.content[0].text,
+                    is_task, result.content[0].text, offered,
+                ]
         return seen
 
 
     async def sdk() -> dict[str, list[object]]:
         from mcp import Client as SdkClient, StdioServerParameters
 
-        params = StdioServerParameters(command=SERVER[0], args=SERVER[1:], env=dict(os.environ))
+        params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], "stdio"], env=dict(os.environ))
         seen: dict[str, list[object]] = {}
         for mode in ("auto", "legacy"):
             async with SdkClient(params, mode=mode) as client:
@@ -566,8 +591,20 @@ RUNTIME_CHECK = textwrap.dedent("""
 
 
     async def main() -> None:
-        with anyio.fail_after(240):
-            print(json.dumps({**await ours(), **await sdk()}))
+        http = subprocess.Popen([*SERVER, "http", "--port", str(PORT)], stderr=subprocess.PIPE)
+        try:
+            assert http.stderr is not None
+            http.stderr.readline()  # the endpoint's URL, once listening
+            with anyio.fail_after(240):
+                seen = {"latest": [REVISION, mcp_wire.LATEST], "fits": mcp_wire.EXTENSION_FITS,
+                        "extensions": mcp_wire.EXTENSIONS}
+                seen |= await ours([*SERVER, "stdio"], "stdio")
+                seen |= await ours(f"http://127.0.0.1:{PORT}/mcp", "http")
+                seen |= await sdk()
+            print(json.dumps(seen))
+        finally:
+            http.terminate()
+            http.wait(10)
 
 
     anyio.run(main)
@@ -575,51 +612,336 @@ RUNTIME_CHECK = textwrap.dedent("""
 
 
 def _with_generation(schema: dict) -> dict:
-    """A newer revision's small change: `Implementation` gains an optional `generation`."""
+    """A newer revision's small changes: `Implementation` gains an optional `generation`, `Tool`
+    an optional `color`."""
     implementation = schema["$defs"]["Implementation"]
     assert "generation" not in implementation["properties"]
     implementation["properties"]["generation"] = {"type": "integer", "minimum": 0}
+    assert "color" not in schema["$defs"]["Tool"]["properties"]
+    schema["$defs"]["Tool"]["properties"]["color"] = {"type": "string"}
     return schema
 
 
+def _with_narrower_result_type(schema: dict) -> dict:
+    """A change that breaks the extensions' own results: `resultType` may no longer be "task"."""
+    result_type = schema["$defs"]["Result"]["properties"]["resultType"]
+    assert "enum" not in result_type
+    result_type["enum"] = ["complete", "input_required"]
+    return schema
+
+
+def _ping_extension() -> dict:
+    """A small extension of our own built on 2026-07-28: one request and its result, repeating
+    the core definitions they use, and `Tool`, which nothing of its own uses."""
+    core = json.loads((MIRROR / "2026-07-28" / "schema.json").read_bytes())["$defs"]
+    names = ("JSONRPCRequest", "RequestId", "Result", "ResultMetaObject", "MetaObject", "Tool")
+    defs = {n: core[n] for n in names}
+    for name in ("ToolAnnotations", "Icon", "JSONObject", "JSONValue"):
+        defs[name] = core[name]  # what Tool refers to
+    defs["PingPongRequest"] = {
+        "allOf": [
+            {"$ref": "#/$defs/JSONRPCRequest"},
+            {
+                "type": "object",
+                "properties": {
+                    "method": {"type": "string", "const": "ping/pong"},
+                    "params": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                },
+                "required": ["method"],
+            },
+        ]
+    }
+    defs["PingPongResult"] = {
+        "allOf": [
+            {"$ref": "#/$defs/Result"},
+            {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        ]
+    }
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
+
+
+def _pin_extensions(root: Path) -> None:
+    """The Tasks extension (from the mirror) and `ping`, both built on 2026-07-28."""
+    tables = []
+    for name, ext_id, data in (
+        ("tasks", TASKS_ID, (SHARED / "mcp-spec" / "ext" / "tasks" / "schema.json").read_bytes()),
+        ("ping", PING_ID, json.dumps(_ping_extension(), indent=1).encode()),
+    ):
+        target = root / "schema" / "ext" / name / "schema.json"
+        target.parent.mkdir(parents=True)
+        target.write_bytes(data)
+        methods = '["tools/call"]' if name == "tasks" else "[]"
+        tables.append(
+            f'["{ext_id}"]\nname = "{name}"\nsha256 = "{hashlib.sha256(data).hexdigest()}"\n'
+            f'built_on = ["2026-07-28"]\ntask_methods = {methods}\n'
+        )
+    (root / "schema" / "extensions.toml").write_text("\n".join(tables), encoding="utf-8")
+
+
+def _run(*args: str | Path) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
 @pytest.fixture(scope="module")
-def runtime_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The five official revisions, then `add` of a legacy revision between the eras (2025-11-25
-    as it is) and of a newer modern one (2026-07-28 with a new optional member), and `generate`."""
+def runtime_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Result]]:
+    """The project described above, and what `add` and `generate` printed."""
     root = _official_project(tmp_path_factory.mktemp("runtime-on-new-revisions"))
+    _pin_extensions(root)
     newer = _with_generation(json.loads((MIRROR / "2026-07-28" / "schema.json").read_bytes()))
     (root / "newer.json").write_text(json.dumps(newer, indent=2), encoding="utf-8")
-    out = _invoke(
-        "--root", root, "add", LEGACY_NEXT, "--from", MIRROR / "2025-11-25" / "schema.json"
+    narrower = _with_narrower_result_type(
+        json.loads((MIRROR / "2026-07-28" / "schema.json").read_bytes())
     )
-    assert out.startswith(f"{LEGACY_NEXT}: pinned (legacy era, ")
-    out = _invoke("--root", root, "add", MODERN_NEXT, "--from", root / "newer.json")
-    assert out.startswith(f"{MODERN_NEXT}: pinned (modern era, ")
-    _invoke("--root", root, "generate")
-    return root
+    (root / "narrower.json").write_text(json.dumps(narrower, indent=2), encoding="utf-8")
+    said = {
+        LEGACY_NEXT: _run(
+            "--root", root, "add", LEGACY_NEXT, "--from", MIRROR / "2025-11-25" / "schema.json"
+        ),
+        MODERN_NEXT: _run("--root", root, "add", MODERN_NEXT, "--from", root / "newer.json"),
+        NARROWER: _run("--root", root, "add", NARROWER, "--from", root / "narrower.json"),
+        "generate": _run("--root", root, "generate"),
+    }
+    for result in said.values():
+        assert result.exit_code == 0, result.output
+    return root, said
+
+
+RE_BASED = (
+    f"{TASKS_ID} on {MODERN_NEXT}: re-based from 2026-07-28 onto the widened Implementation, Tool "
+    f"of {MODERN_NEXT}"
+)
+CARRIED = (
+    f"{PING_ID} on {MODERN_NEXT}: carried from 2026-07-28 (the core definitions it uses are "
+    "unchanged)"
+)
+
+
+def _skipped(ext_id: str, used_by: str) -> str:
+    return (
+        f"{ext_id} on {NARROWER}: skipped (Result (at /properties/resultType/enum, used by its "
+        f"{used_by}) accepts less in {NARROWER})"
+    )
+
+
+def test_add_and_generate_say_how_each_extension_fits(
+    runtime_project: tuple[Path, dict[str, Result]],
+) -> None:
+    _, said = runtime_project
+    assert said[LEGACY_NEXT].stdout.startswith(f"{LEGACY_NEXT}: pinned (legacy era, ")
+    assert said[LEGACY_NEXT].stderr == ""
+    assert said[LEGACY_NEXT].stdout.splitlines()[-2:] == [
+        f"{PING_ID} on {LEGACY_NEXT}: not applicable (older than 2026-07-28)",
+        f"{TASKS_ID} on {LEGACY_NEXT}: not applicable (older than 2026-07-28)",
+    ]  # by id, as extensions.toml is read
+    added = said[MODERN_NEXT].stdout.splitlines()
+    assert added[0].startswith(f"{MODERN_NEXT}: pinned (modern era, ")
+    assert RE_BASED in added and CARRIED in added
+    assert said[MODERN_NEXT].stderr == ""
+    warnings = [
+        f"mcp-codegen: warning: {_skipped(PING_ID, 'PingPongResult')}",
+        f"mcp-codegen: warning: {_skipped(TASKS_ID, 'CancelTaskResult')}",
+    ]
+    assert said[NARROWER].stderr.splitlines() == warnings
+    generated = said["generate"]
+    assert generated.stderr.splitlines() == warnings
+    lines = [line.strip() for line in generated.stdout.splitlines()]
+    assert RE_BASED in lines and CARRIED in lines
+    assert f"{MODERN_NEXT}: extension {TASKS_ID} (re-based)" in lines
+    assert f"{MODERN_NEXT}: extension {PING_ID} (carried)" in lines
+    assert not any(line.startswith(f"{NARROWER}: extension") for line in lines)
+
+
+def test_list_and_diff_show_the_fits(runtime_project: tuple[Path, dict[str, Result]]) -> None:
+    root, _ = runtime_project
+    listed = _run("--root", root, "list")
+    assert listed.exit_code == 0, listed.output
+    out = listed.stdout
+    tasks = out[out.index(TASKS_ID) :].splitlines()
+    assert tasks[0].split()[:5] == [TASKS_ID, "extension", "built", "on", "2026-07-28"]
+    assert tasks[1].strip() == RE_BASED.split(": ", 1)[0].replace(f"{TASKS_ID} on ", "") + ": " + (
+        RE_BASED.split(": ", 1)[1]
+    )
+    assert (
+        tasks[2].strip()
+        == f"{NARROWER}: " + _skipped(TASKS_ID, "CancelTaskResult").split(": ", 1)[1]
+    )
+    diff = _run("--root", root, "diff", "2026-07-28", MODERN_NEXT)
+    assert diff.exit_code == 0, diff.output
+    section = diff.stdout[diff.stdout.index("## Extensions") :].splitlines()[1:]
+    assert section == [
+        f"- {PING_ID} on 2026-07-28: pinned",
+        f"- {CARRIED}",
+        f"- {TASKS_ID} on 2026-07-28: pinned",
+        f"- {RE_BASED}",
+    ]
+
+
+def test_check_fails_when_a_fit_changed_without_regeneration(
+    runtime_project: tuple[Path, dict[str, Result]], tmp_path: Path
+) -> None:
+    """`ping` re-pinned so that its result uses `Tool`: on 2027-01-01 it is then re-based, not
+    carried, and `check` says generated/ is stale until `generate` runs."""
+    root = tmp_path / "copy"
+    shutil.copytree(runtime_project[0], root, ignore=shutil.ignore_patterns("__pycache__"))
+    ping = _ping_extension()
+    ping["$defs"]["PingPongResult"]["allOf"][1]["properties"]["tool"] = {"$ref": "#/$defs/Tool"}
+    data = json.dumps(ping, indent=1).encode()
+    (root / "schema" / "ext" / "ping" / "schema.json").write_bytes(data)
+    pins = root / "schema" / "extensions.toml"
+    old_sha = hashlib.sha256(json.dumps(_ping_extension(), indent=1).encode()).hexdigest()
+    text = pins.read_text(encoding="utf-8")
+    assert old_sha in text
+    pins.write_text(text.replace(old_sha, hashlib.sha256(data).hexdigest()), encoding="utf-8")
+
+    stale = _run("--root", root, "check")
+    assert stale.exit_code == 1
+    assert "generated/ is stale" in stale.stderr
+    assert f"re-based from 2026-07-28 onto the widened Tool of {MODERN_NEXT}" in stale.stdout
+    assert _run("--root", root, "generate").exit_code == 0
+    assert _run("--root", root, "check").exit_code == 0
+
+
+EXTENSION_CHECK = textwrap.dedent("""
+    import json
+    import mcp_wire
+
+    TASKS = "io.modelcontextprotocol/tasks"
+    seen = {}
+    # 2027-01-01, re-based: the extension's messages round-trip, over the new revision's Tool.
+    codec = mcp_wire.codec("2027-01-01").with_extensions(TASKS)
+    from mcp_wire.v2027_01_01.ext.tasks import models as tm
+    from mcp_wire.v2027_01_01 import models as core
+    assert tm.Tool is core.Tool and "color" in core.Tool.model_fields
+    task = {"taskId": "t1", "status": "working", "createdAt": "2027-01-01T00:00:00Z",
+            "lastUpdatedAt": "2027-01-01T00:00:00Z", "ttlMs": 60000, "resultType": "task"}
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "result": task},
+        {"jsonrpc": "2.0", "id": 2, "result": {**task, "status": "completed", "resultType": "complete",
+         "result": {"content": [{"type": "text", "text": "hi"}], "resultType": "complete"}}},
+    ]
+    for frame, method in zip(frames, ("tools/call", "tasks/get")):
+        raw = json.dumps(frame)
+        decoded = codec.decode_response(raw, method)
+        assert json.loads(codec.encode(decoded)) == frame, (method, codec.encode(decoded))
+    get = {"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": "t1", "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2027-01-01",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}}}}}
+    assert json.loads(codec.encode(codec.decode(json.dumps(get)))) == get
+    seen["tasks on 2027-01-01"] = type(codec).__name__
+    ping = mcp_wire.codec("2027-01-01").with_extensions("example.com/ping")
+    pong = ping.decode_response('{"jsonrpc":"2.0","id":4,"result":{"n":2,"resultType":"complete"}}', "ping/pong")
+    seen["ping on 2027-01-01"] = pong.result.n
+    # 2027-03-01, skipped: no codec with either extension, and its core codec reads no task.
+    for ext in (TASKS, "example.com/ping"):
+        try:
+            mcp_wire.codec("2027-03-01").with_extensions(ext)
+        except LookupError as exc:
+            seen[f"{ext} on 2027-03-01"] = str(exc)
+    try:
+        mcp_wire.codec("2027-03-01").decode_response(json.dumps(frames[0]), "tools/call")
+    except mcp_wire.ProtocolError as exc:
+        seen["task result on 2027-03-01"] = exc.code
+    print(json.dumps(seen))
+    """)
+
+
+def _tree_env(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join([str(root / "generated"), str(RUNTIME)])
+    return env
+
+
+def test_the_extensions_on_the_new_revisions(
+    runtime_project: tuple[Path, dict[str, Result]],
+) -> None:
+    root, _ = runtime_project
+    proc = subprocess.run(
+        [sys.executable, "-c", EXTENSION_CHECK],
+        capture_output=True, text=True, env=_tree_env(root), cwd=root, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen.pop("tasks on 2027-01-01") == "Codec2027_01_01Tasks"
+    assert seen.pop("ping on 2027-01-01") == 2
+    assert seen.pop("task result on 2027-03-01") in (-32600, -32602)
+    for ext in (TASKS_ID, PING_ID):
+        assert seen.pop(f"{ext} on 2027-03-01").startswith(
+            f"unknown extension '{ext}' for revision {NARROWER}"
+        )
+    assert seen == {}
+
+
+def test_pyright_is_clean_on_the_tree_with_extensions(
+    runtime_project: tuple[Path, dict[str, Result]],
+) -> None:
+    root, _ = runtime_project
+    config = {"include": ["generated"], "extraPaths": ["generated", str(RUNTIME)],
+              "pythonVersion": "3.11", "venvPath": str(ROOT), "venv": ".venv"}  # fmt: skip
+    (root / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
+    proc = subprocess.run(
+        [str(BIN / "pyright"), "--outputjson", "-p", str(root / "pyrightconfig.json")],
+        capture_output=True, text=True, cwd=root, timeout=600, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    summary = json.loads(proc.stdout)["summary"]
+    assert summary["errorCount"] == 0
+    extension_modules = list((root / "generated" / "mcp_wire").glob("v*/ext/*/*.py"))
+    assert len(extension_modules) == 16  # tasks and ping on 2026-07-28 and 2027-01-01
+    assert summary["filesAnalyzed"] > len(extension_modules)
 
 
 @pytest.mark.peers
 def test_the_runtime_serves_and_calls_the_new_revisions_with_no_hand_edit(
-    runtime_project: Path,
+    runtime_project: tuple[Path, dict[str, Result]],
 ) -> None:
     """The checkout's example server and `Client` (and the official SDK's client) on the
-    temporary tree: the new modern revision is the public one, auto picks it, and every pinned
-    mode connects, the two new revisions and the one that is no longer the latest included."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = os.pathsep.join([str(runtime_project / "generated"), str(RUNTIME)])
+    temporary tree, over stdio and HTTP: the newest modern revision is the public one, auto
+    picks it, and every pinned mode connects. A task-capable tool runs as a task where the
+    revision has tasks (2025-11-25's own, or the Tasks extension, re-based on 2027-01-01) and as
+    a plain call where the extension was skipped (2027-03-01) or never was."""
+    root, _ = runtime_project
     server = ROOT / "examples" / "everything_server.py"
     proc = subprocess.run(
-        [sys.executable, "-c", RUNTIME_CHECK, str(server)],
-        capture_output=True, text=True, env=env, cwd=runtime_project, timeout=300, check=False,
+        [sys.executable, "-c", RUNTIME_CHECK, str(server), str(free_port())],
+        capture_output=True, text=True, env=_tree_env(root), cwd=root, timeout=400, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     text = "This is a simple text response for testing."
-    assert seen.pop("latest") == [MODERN_NEXT, MODERN_NEXT]
+    assert seen.pop("latest") == [NARROWER, NARROWER]
+    assert seen.pop("extensions") == {
+        TASKS_ID: ["2026-07-28", MODERN_NEXT],
+        PING_ID: ["2026-07-28", MODERN_NEXT],
+    }
+    assert seen.pop("fits") == {
+        TASKS_ID: {
+            "2026-07-28": "pinned",
+            MODERN_NEXT: RE_BASED.split(": ", 1)[1],
+            NARROWER: _skipped(TASKS_ID, "CancelTaskResult").split(": ", 1)[1],
+        },
+        PING_ID: {
+            "2026-07-28": "pinned",
+            MODERN_NEXT: CARRIED.split(": ", 1)[1],
+            NARROWER: _skipped(PING_ID, "PingPongResult").split(": ", 1)[1],
+        },
+    }
     assert seen.pop("sdk auto") == ["2026-07-28", text]  # the SDK's own newest revision
     assert seen.pop("sdk legacy") == ["2025-11-25", text]
-    expected = {mode: [mode, True, text] for mode in [*REVISIONS, LEGACY_NEXT, MODERN_NEXT]}
-    expected["auto"] = [MODERN_NEXT, True, text]
-    expected["legacy"] = [LEGACY_NEXT, True, text]  # the newest legacy revision
+    with_tasks = {"2025-11-25", LEGACY_NEXT, "2026-07-28", MODERN_NEXT}
+    computed = "computed x after 0.05 s"
+    expected = {}
+    for transport in ("stdio", "http"):
+        for mode in [*REVISIONS, LEGACY_NEXT, MODERN_NEXT, NARROWER]:
+            # The server offers the extension (server/discover) where the revision has it.
+            offered = mode in ("2026-07-28", MODERN_NEXT) if mode >= "2026" else None
+            expected[f"{transport} {mode}"] = [
+                mode,
+                True,
+                text,
+                mode in with_tasks,
+                computed,
+                offered,
+            ]
+        expected[f"{transport} auto"] = [NARROWER, True, text, False, computed, False]
+        expected[f"{transport} legacy"] = [LEGACY_NEXT, True, text, True, computed, None]
     assert seen == expected

@@ -60,6 +60,14 @@ SHA256: dict[str, str] = {
 EXTENSIONS: dict[str, tuple[str, ...]] = {
     "io.modelcontextprotocol/tasks": ("2026-07-28",),
 }
+#: How each extension fits each revision newer than the first it was built on: "pinned" (built
+#: on it), "carried" or "re-based" (generated: unchanged, or onto widened core definitions), or
+#: "skipped" (not generated: a definition it uses accepts less there), with the reason.
+EXTENSION_FITS: dict[str, dict[str, str]] = {
+    "io.modelcontextprotocol/tasks": {
+        "2026-07-28": "pinned",
+    },
+}
 EXTENSION_SHA256: dict[str, str] = {
     "io.modelcontextprotocol/tasks": "10933a5003097bbccb03d964e6a5f7a2819cc4d7a1d07e27c6765cbf5da35c5c",
 }
@@ -91,6 +99,7 @@ def codec(name: str) -> Codec:
 __all__ = [
     "ERAS",
     "EXTENSIONS",
+    "EXTENSION_FITS",
     "EXTENSION_SHA256",
     "LATEST",
     "REVISIONS",

@@ -47,7 +47,7 @@ from mcpio.session import Session
 from mcpio.structured import output_of, reader, summary
 from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION
-from mcpio.tasks.serve import tasks_codec
+from mcpio.tasks.serve import tasks_available, tasks_codec
 from mcpio.transports import Transport
 
 if TYPE_CHECKING:
@@ -174,7 +174,9 @@ class Client:
     def modern(self) -> bool:
         return self.codec is not None and self.codec.era == "modern"
 
-    def capabilities(self, modern: bool) -> dict[str, Any]:
+    def capabilities(self, modern: bool, revision: str | None = None) -> dict[str, Any]:
+        """The capabilities this client declares (`revision`: a modern request's, which may
+        lack the Tasks extension)."""
         caps: dict[str, Any] = {}
         modes = {"form": self._elicitation, "url": self._elicit_url}
         if any(modes.values()):
@@ -183,7 +185,7 @@ class Client:
             caps["sampling"] = {}
         if self._roots is not None:
             caps["roots"] = {} if modern else {"listChanged": True}
-        if self.tasks and modern:
+        if self.tasks and modern and (revision is None or tasks_available(revision)):
             caps["extensions"] = {TASKS_EXTENSION: {}}
         elif self.tasks:
             caps["tasks"] = {}  # no request of ours runs as a task (nothing to list or cancel)
@@ -339,7 +341,7 @@ class Client:
         if codec.era != "modern":
             return {}
         return {
-            "client_capabilities": self.capabilities(True),
+            "client_capabilities": self.capabilities(True, codec.revision),
             "client_info": self.info,
             "protocol_version": codec.revision,
         }
@@ -553,6 +555,12 @@ class Client:
         if codec is None or self._session is None:
             raise ConnectionClosed("the client is not connected")
         if codec.era == "modern":
+            if not tasks_available(codec.revision):
+                raise ProtocolError(
+                    METHOD_NOT_FOUND,
+                    f"revision {codec.revision} has no {TASKS_EXTENSION} extension "
+                    "(mcp_wire.EXTENSION_FITS says why)",
+                )
             codec = tasks_codec(codec.revision)
         raw = await self._exchange(codec, method, params, self.timeout)
         response = codec.decode_response(raw, method)

@@ -44,7 +44,14 @@ from mcpio.negotiate import (
 from mcpio.sealing import Sealer, request_digest
 from mcpio.session import Session, send_frame
 from mcpio.tasks import serve as tasks_serve
-from mcpio.tasks.engine import TaskCreated, TaskEngine, TaskOffer, legacy_task, modern_task
+from mcpio.tasks.engine import (
+    TASKS_EXTENSION,
+    TaskCreated,
+    TaskEngine,
+    TaskOffer,
+    legacy_task,
+    modern_task,
+)
 from mcpio.tasks.store import TaskRecord
 from mcpio.transports import Transport
 from mcpio.wire.codec import Codec
@@ -476,7 +483,8 @@ class ServerConnection:
             )
         self.modern_seen = True
         codec = codec_of(version)
-        if env.method in tasks_serve.MODERN_METHODS:
+        tasks = tasks_serve.tasks_available(version)
+        if env.method in tasks_serve.MODERN_METHODS and tasks:
             return await self._modern_task_method(version, id, env.method, raw)
         if message is None:
             message = codec.decode(raw)
@@ -503,10 +511,14 @@ class ServerConnection:
             meta.io_modelcontextprotocol_logLevel,
         )
         capabilities = meta.io_modelcontextprotocol_clientCapabilities
-        if getattr(capabilities, "extensions", None) and tasks_serve.declares_tasks(capabilities):
+        if (
+            getattr(capabilities, "extensions", None)
+            and tasks
+            and tasks_serve.declares_tasks(capabilities)
+        ):
             ctx.task_offer = TaskOffer()
         if method == "server/discover":
-            result: Any = self._discover()
+            result: Any = self._discover(tasks)
         elif method == "subscriptions/listen":
             result = await self._listen(codec, id, params)
         else:
@@ -579,10 +591,20 @@ class ServerConnection:
             }
         )
 
-    def _discover(self) -> pub.DiscoverResult:
+    def _discover(self, tasks: bool) -> pub.DiscoverResult:
+        """`server/discover`'s result; `tasks`: whether the request's revision has the Tasks
+        extension (a revision it was not carried to does not offer it)."""
+        capabilities: Any = self.server.capabilities()
+        extensions = capabilities.extensions
+        if not tasks and extensions is not None and TASKS_EXTENSION in extensions:
+            capabilities = capabilities.model_dump(by_alias=True, exclude_unset=True)
+            others = {k: v for k, v in extensions.items() if k != TASKS_EXTENSION}
+            capabilities.pop("extensions")
+            if others:
+                capabilities["extensions"] = others
         data: dict[str, Any] = {
             "supportedVersions": list(reversed(MODERN)),
-            "capabilities": self.server.capabilities(),
+            "capabilities": capabilities,
             **self.server.cache_hints(),
         }
         if self.server.instructions:
@@ -596,7 +618,7 @@ class ServerConnection:
         honoured = {k: v for k, v in wanted.items() if offered.get(k) and v not in (False, None)}
         task_ids = wanted.get(TASK_IDS)
         if task_ids is not None:
-            if not tasks_serve.declares_tasks(
+            if not tasks_serve.tasks_available(codec.revision) or not tasks_serve.declares_tasks(
                 params.meta.io_modelcontextprotocol_clientCapabilities
             ):
                 raise tasks_serve.missing_extension("listening to task status notifications")

@@ -23,6 +23,13 @@ CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 
 
 @functools.cache
+def tasks_available(revision: str) -> bool:
+    """Whether a modern revision was generated with the Tasks extension: a revision newer than
+    the extension gets it only where it still fits (`mcp_wire.EXTENSION_FITS` says why not)."""
+    return revision in mcp_wire.EXTENSIONS.get(TASKS_EXTENSION, ())
+
+
+@functools.cache
 def tasks_codec(revision: str) -> Codec:
     """The codec of a modern revision with the Tasks extension (its frames and results)."""
     return mcp_wire.codec(revision).with_extensions(TASKS_EXTENSION)
