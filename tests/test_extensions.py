@@ -60,9 +60,18 @@ def test_the_tasks_extension_is_pinned_beside_the_revisions() -> None:
         ('["x"]\nname = "x"', "not an extension table"),
         ('["a.b/x"]\nname = "X-1"', "name must be a lowercase Python identifier"),
         ('["a.b/x"]\nname = "x"\nsha256 = "abc"', "sha256 must be 64 lowercase hex digits"),
-        ('["a.b/x"]\nname = "x"\nsha256 = "' + "0" * 64 + '"\nbuilt_on = "2026-07-28"', "built_on must be a non-empty list"),
-        ('["a.b/x"]\nname = "x"\nsha256 = "' + "0" * 64 + '"\nbuilt_on = []', "built_on must be a non-empty list"),
-        ('["a.b/x"]\nname = "x"\nsha256 = "' + "0" * 64 + '"\nbuilt_on = ["soon"]', "built_on must be a non-empty list"),
+        (
+            '["a.b/x"]\nname = "x"\nsha256 = "' + "0" * 64 + '"\nbuilt_on = "2026-07-28"',
+            "built_on must be a non-empty list",
+        ),
+        (
+            '["a.b/x"]\nname = "x"\nsha256 = "' + "0" * 64 + '"\nbuilt_on = []',
+            "built_on must be a non-empty list",
+        ),
+        (
+            '["a.b/x"]\nname = "x"\nsha256 = "' + "0" * 64 + '"\nbuilt_on = ["soon"]',
+            "built_on must be a non-empty list",
+        ),
         ('["a.b/x"]\nname = "x"\nsince = "2026-07-28"', "`since` is replaced by `built_on"),
         ('["a.b/x"]\nname = "x"\nflavour = 1', "unknown key 'flavour'"),
         (
