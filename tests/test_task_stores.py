@@ -23,8 +23,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpio import Client
+from mcpio import Client, Context, Server
 from mcpio.tasks.client import TaskHandle
+from mcpio.tasks.engine import TaskEngine
 from mcpio.tasks.redis import RedisTaskStore
 from mcpio.tasks.sqlite import SqliteTaskStore
 from mcpio.tasks.store import (
@@ -48,13 +49,15 @@ MINUTE_MS = 60_000
 
 
 class Clock:
-    """The stores' clock, moved by the test."""
+    """The stores' clock, moved by the test; the wall clock's once `real` (a test through the
+    task engine, whose lease renewals sleep)."""
 
     def __init__(self) -> None:
         self.now = time.time()
+        self.real = False
 
     def __call__(self) -> float:
-        return self.now
+        return time.time() if self.real else self.now
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
@@ -521,6 +524,68 @@ async def test_200_concurrent_tasks_on_a_durable_store(opener: Open) -> None:
         assert stored.result is not None
         assert stored.result["content"][0]["text"] == f"computed n{i} after 0.05 s"
         assert (stored.lease_holder, stored.lease_until) == (None, None)
+    await server.tasks.aclose()
+
+
+LEASE = 0.5  # seconds: the task below outlives it six times over
+
+
+def outliving_server(store: TaskStore) -> Server:
+    server = Server("lease", "1.0", tasks=TaskEngine(store, lease_seconds=LEASE))
+
+    @server.tool(task="required")
+    async def long(ctx: Context) -> str:
+        for i in range(3):
+            await ctx.progress(i, 4, f"step {i}")
+            await anyio.sleep(LEASE)
+        answer = await ctx.elicit(
+            "Go on?", {"type": "object", "properties": {"v": {"type": "string"}}}
+        )
+        await ctx.progress(3, 4, "answered")
+        await anyio.sleep(LEASE)
+        return f"done: {(answer.content or {}).get('v')}"
+
+    return server
+
+
+@every_store
+@pytest.mark.parametrize("mode", ["2026-07-28", "2025-11-25"])
+async def test_a_task_outlives_its_lease(opener: Open, clock: Clock, mode: str) -> None:
+    """A task six times as long as its lease, its changes after the first lease ran out
+    (progress, `input_required`, an answer two leases late): it stays alive and completes,
+    in both eras."""
+    clock.real = True
+    server = outliving_server(opener())
+    seen: list[tuple[str, str | None]] = []
+
+    async def watch(task: TaskRecord) -> None:
+        seen.append((task.status, task.status_message))
+
+    async def late_answer(params: Any) -> dict[str, Any]:
+        await anyio.sleep(2 * LEASE)
+        return {"action": "accept", "content": {"v": "yes"}}
+
+    server.tasks.watchers.append(watch)
+    started = time.monotonic()
+    async with Client(server, mode=mode, tasks=True, elicitation=late_answer) as client:
+        with anyio.fail_after(30):
+            handle = await client.start_tool("long", {})
+            assert isinstance(handle, TaskHandle)
+            result = await handle.result()
+    took = time.monotonic() - started
+    assert result.content[0].text == "done: yes"  # type: ignore[union-attr]
+    assert took >= 6 * LEASE, took
+    assert seen == [
+        ("working", "step 0"),
+        ("working", "step 1"),
+        ("working", "step 2"),
+        ("input_required", "step 2"),
+        ("working", "step 2"),
+        ("working", "answered"),
+        ("completed", "answered"),
+    ]
+    stored = await opener().get(handle.task_id, None)
+    assert stored is not None and stored.status == "completed"
     await server.tasks.aclose()
 
 

@@ -395,6 +395,34 @@ async def test_the_lease_is_renewed_while_the_task_works() -> None:
     assert (await engine.wait(record.task_id, None)).status == "completed"  # type: ignore[union-attr]
 
 
+async def test_a_change_after_the_first_lease_renews_it() -> None:
+    """A clock the renewer never sees move (its next round is seconds away): each change of the
+    task alone keeps it alive, far past the lease it was created with."""
+    clock = Clock()
+    engine = TaskEngine(MemoryTaskStore(clock), lease_seconds=5, clock=clock)
+    go = [anyio.Event() for _ in range(5)]  # the fifth lets it finish
+    reported = [anyio.Event() for _ in range(4)]
+
+    async def chatty(inputs: Any, status: Any) -> dict[str, Any]:
+        for i in range(4):
+            await go[i].wait()
+            await status(f"step {i}")
+            reported[i].set()
+        await go[4].wait()
+        return {"content": []}
+
+    record = await engine.start(owner=None, method="tools/call", work=chatty)
+    for i in range(4):
+        clock.now += 4  # past the creation's lease from the second step on
+        go[i].set()
+        await reported[i].wait()
+        now = await engine.get(record.task_id, None)
+        assert now is not None and (now.status, now.status_message) == ("working", f"step {i}")
+        assert now.lease_until == clock.now + 5
+    go[4].set()
+    assert (await engine.wait(record.task_id, None)).status == "completed"  # type: ignore[union-attr]
+
+
 class SharedBus(Bus):
     """An in-process stand-in for Redis: every instance attached hears every event."""
 

@@ -141,7 +141,8 @@ class TaskEngine:
 
     `ttl_ms`: how long a task is kept after its creation (None: until deleted); a client may
     ask for less. `poll_interval_ms`: the polling interval clients are told. `lease_seconds`:
-    how long a task survives this instance's silence (renewed every third of it)."""
+    how long a task survives this instance's silence (renewed every third of it, and by each
+    change of the task)."""
 
     def __init__(
         self,
@@ -245,11 +246,15 @@ class TaskEngine:
                 if run.task is not None:
                     run.task.cancel()
                 return
+            run.record = dataclasses.replace(run.record, lease_until=until)
 
     async def save(self, run: _Run, **changes: Any) -> TaskRecord:
-        """Store a change of a task run here and tell the watchers."""
+        """Store a change of a task run here (renewing its lease, unless the change ends it)
+        and tell the watchers."""
         async with run.saving:
-            record = dataclasses.replace(run.record, updated_at=self.clock(), **changes)
+            now = self.clock()
+            changes.setdefault("lease_until", now + self.lease_seconds)
+            record = dataclasses.replace(run.record, updated_at=now, **changes)
             stored = await self.store.save(record)
             run.record = stored if stored is not None else record
             for watcher in [*self.watchers, *([run.watch] if run.watch is not None else [])]:
