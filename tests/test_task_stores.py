@@ -750,6 +750,33 @@ async def test_a_corrupt_sqlite_row_is_a_clear_error(
         await store.close()
 
 
+async def test_a_sqlite_lock_timeout_is_a_task_store_error(tmp_path: Path, clock: Clock) -> None:
+    """Another connection holds the file's write lock past the busy timeout: each change is a
+    `TaskStoreError` naming the file; the lock released, the store works again."""
+    path = tmp_path / "tasks.db"
+    store = SqliteTaskStore(path, clock, busy_timeout=0.1)
+    task = record(clock)
+    try:
+        await store.create(task)
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            for call in (
+                store.create(record(clock)),
+                store.save(completed(task)),
+                store.renew(task.task_id, "instance-1", clock() + 1),
+            ):
+                with pytest.raises(TaskStoreError, match=f"{path}: locked by another connection"):
+                    await call
+            assert await store.get(task.task_id, None) == task  # reading takes no lock (WAL)
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert await store.save(completed(task)) == completed(task)
+    finally:
+        await store.close()
+
+
 async def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "tasks.db"
     path.write_text("not a database " * 100, encoding="utf-8")

@@ -54,6 +54,7 @@ class SqliteTaskStore:
         self, path: str | os.PathLike[str], clock: Clock = time.time, busy_timeout: float = 10.0
     ) -> None:
         self.path = os.fspath(path)
+        self.busy_timeout = busy_timeout
         self._clock = clock
         try:
             self._db = sqlite3.connect(
@@ -73,7 +74,14 @@ class SqliteTaskStore:
     async def _run(self, fn: Callable[[], T]) -> T:
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(1)
-        return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
+        try:
+            return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
+        except sqlite3.OperationalError as exc:  # locked past the busy timeout, disk full, ...
+            if "locked" in str(exc):
+                why = f"locked by another connection for over {self.busy_timeout} s"
+            else:
+                why = str(exc)
+            raise TaskStoreError(f"task store {self.path}: {why}") from None
 
     # The blocking side: called in the worker thread only.
 
@@ -82,10 +90,11 @@ class SqliteTaskStore:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             out = fn(self._clock())
+            self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
         return out
 
     def _read(self, task_id: str) -> TaskRecord | None:

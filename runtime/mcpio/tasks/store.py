@@ -82,7 +82,8 @@ class TaskRecord:
 
 
 class TaskStoreError(Exception):
-    """A store holds something it cannot read (a corrupt row or value): an internal error."""
+    """A store holds something it cannot read (a corrupt row or value), or cannot be used now
+    (a SQLite file locked past its busy timeout): an internal error."""
 
 
 _NUMBER = (int, float)
