@@ -832,6 +832,42 @@ async def test_redis_keys_expire_with_the_ttl(redis_url: str) -> None:
         await store.close()
 
 
+@pytest.mark.services
+async def test_redis_owner_sets_expire_with_the_owner_s_tasks(redis_url: str) -> None:
+    """An owner's index sets go when its last task expires; an owner with a task without TTL
+    keeps them, and its next task trims the expired ids out of them."""
+    prefix = f"test:{uuid.uuid4().hex}"
+    store = RedisTaskStore(redis_url, prefix=prefix)
+    from redis.asyncio import Redis
+
+    raw = Redis.from_url(redis_url)
+
+    def task(task_id: str, owner: str, ttl_ms: int | None) -> TaskRecord:
+        now = time.time()
+        return TaskRecord(task_id, owner, "tools/call", "working", now, now, ttl_ms)
+
+    carols = [f"{prefix}:owner:=carol", f"{prefix}:expiry:=carol"]
+    daves = [f"{prefix}:owner:=dave", f"{prefix}:expiry:=dave"]
+    try:
+        await store.create(task("longer", "carol", 400))
+        await store.create(task("short", "carol", 200))
+        for key in carols:
+            assert 200 < await raw.pttl(key) <= 400
+        await store.create(task("kept", "dave", None))
+        await store.create(task("brief", "dave", 200))
+        assert [await raw.pttl(key) for key in daves] == [-1, -1]
+        await anyio.sleep(0.5)
+        assert await raw.exists(*carols) == 0
+        assert await raw.zrange(daves[0], 0, -1) == [b"kept", b"brief"]
+        await store.create(task("next", "dave", 60_000))
+        assert await raw.zrange(daves[0], 0, -1) == [b"kept", b"next"]
+        assert await raw.zrange(daves[1], 0, -1) == [b"next"]
+        assert [await raw.pttl(key) for key in daves] == [-1, -1]
+    finally:
+        await raw.aclose()
+        await store.close()
+
+
 # --- records, cursors, open_task_store
 
 

@@ -7,6 +7,8 @@ Keys, under a prefix (`mcpio:tasks` by default):
 - `owner:<owner>`: a sorted set of the owner's task ids by creation time, for `list`;
 - `expiry:<owner>`: a sorted set of the same ids by expiry time, from which `create` trims both
   sets.
+Both sets expire with the owner's last task to expire (and are kept for good once one of its
+tasks has no TTL), so that an owner who stops creating and listing tasks leaves nothing behind.
 `save` and `renew` are compare-and-set: read the record, apply the store's rules in Python, and
 write only if the stored JSON is still what was read (a Lua script), else read again. A store
 remembers the JSON it last read or wrote of a task and tries that first, sparing the read when
@@ -37,7 +39,8 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 # KEYS: task, owner set, expiry set. ARGV: record, PX ('' = none), created_at, expires_at ('' =
-# none), task id, now. Stores a new task (0 when the id exists) and trims the owner's sets.
+# none), task id, now. Stores a new task (0 when the id exists), makes the owner's sets last as
+# long as it (PTTL of the owner set: -2 new, -1 kept for good) and trims them.
 CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if ARGV[2] == '' then
@@ -45,8 +48,16 @@ if ARGV[2] == '' then
 else
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 end
+local left = redis.call('PTTL', KEYS[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[5])
 if ARGV[4] ~= '' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5]) end
+if ARGV[2] == '' then
+  redis.call('PERSIST', KEYS[2])
+  redis.call('PERSIST', KEYS[3])
+elseif left == -2 or (left >= 0 and left < tonumber(ARGV[2])) then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
 local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[6], 'LIMIT', 0, 100)
 if #gone > 0 then
   redis.call('ZREM', KEYS[2], unpack(gone))
