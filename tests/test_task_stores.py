@@ -24,7 +24,8 @@ import anyio
 import pytest
 
 from mcpio import Client, Context, Server
-from mcpio.tasks.client import TaskHandle
+from mcpio.bus import Bus, BusUnavailable, Event
+from mcpio.tasks.client import TaskCancelled, TaskHandle
 from mcpio.tasks.engine import TaskEngine
 from mcpio.tasks.redis import RedisTaskStore
 from mcpio.tasks.sqlite import SqliteTaskStore
@@ -329,6 +330,47 @@ async def test_renew(opener: Open, clock: Clock) -> None:
     assert not await store.renew("no-such-task", "instance-1", clock() + 10)
 
 
+# --- orders
+
+
+@every_store
+async def test_orders_are_taken_once_oldest_first(opener: Open, clock: Clock) -> None:
+    store = opener()
+    task = record(clock, lease_holder="instance-1", lease_until=clock() + 30)
+    await store.create(task)
+    orders: list[dict[str, Any]] = [
+        {"op": "update", "taskId": task.task_id, "responses": {"q": {"action": "accept"}}},
+        {"op": "cancel", "taskId": task.task_id},
+        {"op": "update", "taskId": task.task_id, "responses": {"ä": [1, None, 2.5]}},
+    ]
+    for order in orders[:2]:
+        assert await store.post_order(task.task_id, order)
+    assert await opener().take_orders(task.task_id) == orders[:2]
+    assert await opener().post_order(task.task_id, orders[2])
+    clock.advance(1)
+    assert await store.take_orders(task.task_id) == orders[2:]
+    assert await store.take_orders(task.task_id) == []
+    assert not await store.post_order("no-such-task", orders[1])
+    assert await store.take_orders("no-such-task") == []
+
+
+@every_store
+@pytest.mark.parametrize("end", ["completed", "expired", "lease lost"])
+async def test_orders_go_with_their_task(opener: Open, clock: Clock, end: str) -> None:
+    store = opener()
+    task = record(clock, ttl_ms=10_000, lease_holder="instance-1", lease_until=clock() + 5)
+    await store.create(task)
+    cancel = {"op": "cancel", "taskId": task.task_id}
+    assert await store.post_order(task.task_id, cancel)
+    if end == "completed":
+        await opener().save(completed(task))
+    else:
+        clock.advance(10 if end == "expired" else 6)
+    assert await opener().take_orders(task.task_id) == []
+    assert not await store.post_order(task.task_id, cancel)  # gone or terminal
+    assert await store.take_orders(task.task_id) == []
+
+
 # --- list
 
 
@@ -589,6 +631,67 @@ async def test_a_task_outlives_its_lease(opener: Open, clock: Clock, mode: str) 
     await server.tasks.aclose()
 
 
+class DownBus(Bus):
+    """A notification bus down for good: nothing published reaches another instance."""
+
+    available = False
+
+    async def publish(self, event: Event) -> None:
+        raise BusUnavailable("down for the test")
+
+
+def instance(store: TaskStore) -> Server:
+    server = Server("orders", "1.0", tasks=TaskEngine(store, lease_seconds=LEASE), bus=DownBus())
+
+    @server.tool(task="required")
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit(
+            "Go on?", {"type": "object", "properties": {"v": {"type": "string"}}}
+        )
+        return f"answered {(answer.content or {}).get('v')}"
+
+    @server.tool(task="required")
+    async def sleepy() -> str:
+        await anyio.sleep(3600)
+        return "woke up"
+
+    return server
+
+
+@every_store
+async def test_update_and_cancel_reach_another_instance_while_the_bus_is_down(
+    opener: Open, clock: Clock
+) -> None:
+    """Two instances on one store, their bus down: `tasks/update` and `tasks/cancel` received
+    by the one not running the task reach the one running it through the store, at its next
+    renewal (a third of the lease)."""
+    clock.real = True
+    one, two = instance(opener()), instance(opener())
+
+    async def yes(params: Any) -> dict[str, Any]:
+        return {"action": "accept", "content": {"v": "yes"}}
+
+    async def no(params: Any) -> dict[str, Any]:  # never asked: the answer comes from `two`
+        return {"action": "accept", "content": {"v": "no"}}
+
+    async with (
+        Client(one, mode="2026-07-28", tasks=True, elicitation=no) as on_one,
+        Client(two, mode="2026-07-28", tasks=True, elicitation=yes) as on_two,
+    ):
+        with anyio.fail_after(10):
+            asking = await on_one.start_tool("ask", {})
+            assert isinstance(asking, TaskHandle)
+            result = await on_two.task(asking.task_id).result()
+            assert result.content[0].text == "answered yes"  # type: ignore[union-attr]
+            slow = await on_one.start_tool("sleepy", {})
+            assert isinstance(slow, TaskHandle)
+            await on_two.task(slow.task_id).cancel()
+            with pytest.raises(TaskCancelled):
+                await slow.result()
+    for server in (one, two):
+        await server.tasks.aclose()
+
+
 # --- durability and bad rows
 
 
@@ -773,6 +876,27 @@ async def test_a_sqlite_lock_timeout_is_a_task_store_error(tmp_path: Path, clock
             holder.execute("ROLLBACK")
             holder.close()
         assert await store.save(completed(task)) == completed(task)
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("body", ["not json", "[]", "7"])
+async def test_a_corrupt_sqlite_order_is_a_clear_error(
+    tmp_path: Path, clock: Clock, body: str
+) -> None:
+    store = SqliteTaskStore(tmp_path / "tasks.db", clock)
+    try:
+        task = record(clock)
+        await store.create(task)
+        with sqlite3.connect(tmp_path / "tasks.db") as db:
+            db.execute(
+                "INSERT INTO mcpio_task_orders (task_id, body) VALUES (?, ?)", (task.task_id, body)
+            )
+        with pytest.raises(
+            TaskStoreError, match=f"an order of task '{task.task_id}' in .*tasks.db"
+        ):
+            await store.take_orders(task.task_id)
+        assert await store.take_orders(task.task_id) == []  # taken all the same
     finally:
         await store.close()
 

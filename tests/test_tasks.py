@@ -18,7 +18,7 @@ from mcpio.bus import Bus, Event
 from mcpio.tasks.client import TaskCancelled, TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine
 from mcpio.tasks.serve import RELATED_TASK
-from mcpio.tasks.store import LEASE_LOST, MemoryTaskStore
+from mcpio.tasks.store import LEASE_LOST, MemoryTaskStore, TaskStoreError
 from mcpio.transports.memory import MemoryTransport, memory_pair
 from tests.support import MODERN, ROOT, serve_app, until
 
@@ -390,6 +390,28 @@ async def test_the_lease_is_renewed_while_the_task_works() -> None:
         return now is not None and (now.lease_until or 0) > first
 
     await until(renewed)
+    assert (await engine.get(record.task_id, None)).status == "working"  # type: ignore[union-attr]
+    release.set()
+    assert (await engine.wait(record.task_id, None)).status == "completed"  # type: ignore[union-attr]
+
+
+async def test_orders_that_cannot_be_read_stop_no_renewal() -> None:
+    """A store failing to hand over the orders queued for a task: the task is renewed all the
+    same and lives on past its lease."""
+
+    class Failing(MemoryTaskStore):
+        async def take_orders(self, task_id: str) -> list[dict[str, Any]]:
+            raise TaskStoreError("unreadable")
+
+    engine = TaskEngine(Failing(), lease_seconds=0.06)
+    release = anyio.Event()
+
+    async def slow(inputs: Any, status: Any) -> dict[str, Any]:
+        await release.wait()
+        return {"content": []}
+
+    record = await engine.start(owner=None, method="tools/call", work=slow)
+    await anyio.sleep(0.3)  # five leases
     assert (await engine.get(record.task_id, None)).status == "working"  # type: ignore[union-attr]
     release.set()
     assert (await engine.wait(record.task_id, None)).status == "completed"  # type: ignore[union-attr]

@@ -9,8 +9,10 @@ cancellation: cooperative at the handler's next await); a `ProtocolError` it rai
 task `failed` with that JSON-RPC error, anything else `failed` with -32603 (traceback logged).
 
 `tasks/update` and `tasks/cancel` may reach another instance than the one running the task
-(a shared store behind a load balancer): the engine then hands them to the bus (`control`),
-and the instance running the task applies them (`on_control`).
+(a shared store behind a load balancer): the engine then queues them in the store, which the
+instance running the task reads at each renewal of its lease, and hands them to the bus
+(`control`), which brings them at once while it is up; that instance applies them
+(`on_control`), twice at most, which changes nothing (an answered question stays answered).
 """
 
 from __future__ import annotations
@@ -247,6 +249,11 @@ class TaskEngine:
                     run.task.cancel()
                 return
             run.record = dataclasses.replace(run.record, lease_until=until)
+            try:
+                for order in await self.store.take_orders(run.record.task_id):
+                    await self.on_control(order)
+            except Exception as exc:  # the lease is what keeps the task alive: renew on
+                log.warning("task %s: orders not applied: %s", run.record.task_id, exc)
 
     async def save(self, run: _Run, **changes: Any) -> TaskRecord:
         """Store a change of a task run here (renewing its lease, unless the change ends it)
@@ -320,13 +327,12 @@ class TaskEngine:
         return await self.store.list(owner, cursor, limit)
 
     async def _apply(self, order: dict[str, Any]) -> None:
-        """Apply an update or cancel to a task run here, else send it to the one running it."""
+        """Apply an update or cancel to a task run here, else send it to the one running it:
+        through the store (at its next renewal, whatever the bus) and the bus (at once)."""
         if order["taskId"] in self._runs:
             await self.on_control(order)
-        elif self.control is not None:
+        elif await self.store.post_order(order["taskId"], order) and self.control is not None:
             await self.control(order)
-        else:
-            log.debug("task %s: not running here and no bus to reach its instance", order["taskId"])
 
     async def on_control(self, order: dict[str, Any]) -> None:
         """An update or cancel for a task, from this instance or another (through the bus)."""
