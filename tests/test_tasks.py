@@ -653,6 +653,40 @@ async def test_a_deferred_task_asks_first_then_runs_as_a_task(mode: str) -> None
         assert caught.value.code == (-32021 if mode == MODERN else -32601)
 
 
+@pytest.mark.parametrize("mode", [MODERN, LEGACY_TASKS])
+async def test_progress_inside_a_task_reaches_the_client(mode: str) -> None:
+    """A task's progress reaches the callback of the call that started it, on that call's
+    progress token (2025-11-25: on its session; 2026-07-28: on the listen stream the handle
+    follows the task on), as well as its status message; the callback is dropped at the end."""
+    server = make_server()
+    go = anyio.Event()
+
+    @server.tool(task="required")
+    async def steps(ctx: Context) -> str:
+        await go.wait()
+        for i in (1, 2, 3):
+            await ctx.progress(i, 3, f"step {i}")
+        return "stepped"
+
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, total, message))
+
+    async with Client(server, mode=mode, tasks=True) as client:
+        with anyio.fail_after(10):
+            handle = await client.start_tool("steps", {}, progress=on_progress)
+            assert isinstance(handle, TaskHandle)
+            async with anyio.create_task_group() as group:
+                group.start_soon(handle.result)
+                if mode == MODERN:  # heard by the streams listening at the time only
+                    await until(lambda: server.hub.listeners)
+                go.set()
+        assert heard == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+        assert handle.task["statusMessage"] == "step 3"
+        assert client._progress == {}  # pyright: ignore[reportPrivateUsage]
+
+
 async def test_the_modern_handle_follows_notifications_not_the_poll_interval() -> None:
     """With a 60 s poll interval, `result()` still returns at once: it follows the task's
     `notifications/tasks` on a listen stream (questions answered as they come)."""

@@ -47,12 +47,13 @@ ANSWERS: dict[str, type[BaseModel]] = {
 }
 CANCELLED = "cancelled by the client"
 
-Work = Callable[[Inputs, Callable[[str], Awaitable[None]]], Awaitable[dict[str, Any]]]
-"""What a task runs: given the task's inputs (questions to the client) and a function that sets
-its status message, the request's result as plain JSON data."""
 Watcher = Callable[[TaskRecord], Awaitable[None]]
 Control = Callable[[dict[str, Any]], Awaitable[None]]
 TaskSupport = Literal["forbidden", "optional", "required"]
+
+
+ProgressSink = Callable[[str, dict[str, Any]], Awaitable[None]]
+"""Where a task's `notifications/progress` go: given the task id and the params."""
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,14 @@ class TaskOffer:
     """The request's client accepts a task as its answer (modern: it declared the extension;
     legacy: a task-augmented request). `ttl_ms`: the TTL it asked for; `ask`: how questions
     reach the client (legacy: real requests on its session; None: `tasks/update`); `watch`:
-    told of each change (legacy: `notifications/tasks/status` on its session)."""
+    told of each change (legacy: `notifications/tasks/status` on its session); `progress`: how
+    the task's progress notifications reach the client (legacy: its session; modern: the listen
+    streams following the task)."""
 
     ttl_ms: int | None = None
     ask: Callable[[str], Inputs] | None = None  # given the task id
     watch: Watcher | None = None
+    progress: ProgressSink | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,7 @@ class TaskInputs:
     `tasks/update` (or `ask`, a legacy session's real requests) answers all of them."""
 
     def __init__(self, engine: TaskEngine, run: _Run, ask: Inputs | None = None) -> None:
+        self.task_id = run.record.task_id
         self._engine = engine
         self._run = run
         self._ask = ask
@@ -136,6 +141,11 @@ class TaskInputs:
             else:
                 await run.answered.wait()
         return {key: run.answers[key] for key in questions}
+
+
+Work = Callable[[TaskInputs, Callable[[str], Awaitable[None]]], Awaitable[dict[str, Any]]]
+"""What a task runs: given the task's inputs (questions to the client; its id) and a function
+that sets its status message, the request's result as plain JSON data."""
 
 
 class TaskEngine:
