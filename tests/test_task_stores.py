@@ -23,8 +23,10 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpio import Client
-from mcpio.tasks.client import TaskHandle
+from mcpio import Client, Context, Server
+from mcpio.bus import Bus, BusUnavailable, Event
+from mcpio.tasks.client import TaskCancelled, TaskHandle
+from mcpio.tasks.engine import TaskEngine
 from mcpio.tasks.redis import RedisTaskStore
 from mcpio.tasks.sqlite import SqliteTaskStore
 from mcpio.tasks.store import (
@@ -48,13 +50,15 @@ MINUTE_MS = 60_000
 
 
 class Clock:
-    """The stores' clock, moved by the test."""
+    """The stores' clock, moved by the test; the wall clock's once `real` (a test through the
+    task engine, whose lease renewals sleep)."""
 
     def __init__(self) -> None:
         self.now = time.time()
+        self.real = False
 
     def __call__(self) -> float:
-        return self.now
+        return time.time() if self.real else self.now
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
@@ -326,6 +330,47 @@ async def test_renew(opener: Open, clock: Clock) -> None:
     assert not await store.renew("no-such-task", "instance-1", clock() + 10)
 
 
+# --- orders
+
+
+@every_store
+async def test_orders_are_taken_once_oldest_first(opener: Open, clock: Clock) -> None:
+    store = opener()
+    task = record(clock, lease_holder="instance-1", lease_until=clock() + 30)
+    await store.create(task)
+    orders: list[dict[str, Any]] = [
+        {"op": "update", "taskId": task.task_id, "responses": {"q": {"action": "accept"}}},
+        {"op": "cancel", "taskId": task.task_id},
+        {"op": "update", "taskId": task.task_id, "responses": {"ä": [1, None, 2.5]}},
+    ]
+    for order in orders[:2]:
+        assert await store.post_order(task.task_id, order)
+    assert await opener().take_orders(task.task_id) == orders[:2]
+    assert await opener().post_order(task.task_id, orders[2])
+    clock.advance(1)
+    assert await store.take_orders(task.task_id) == orders[2:]
+    assert await store.take_orders(task.task_id) == []
+    assert not await store.post_order("no-such-task", orders[1])
+    assert await store.take_orders("no-such-task") == []
+
+
+@every_store
+@pytest.mark.parametrize("end", ["completed", "expired", "lease lost"])
+async def test_orders_go_with_their_task(opener: Open, clock: Clock, end: str) -> None:
+    store = opener()
+    task = record(clock, ttl_ms=10_000, lease_holder="instance-1", lease_until=clock() + 5)
+    await store.create(task)
+    cancel = {"op": "cancel", "taskId": task.task_id}
+    assert await store.post_order(task.task_id, cancel)
+    if end == "completed":
+        await opener().save(completed(task))
+    else:
+        clock.advance(10 if end == "expired" else 6)
+    assert await opener().take_orders(task.task_id) == []
+    assert not await store.post_order(task.task_id, cancel)  # gone or terminal
+    assert await store.take_orders(task.task_id) == []
+
+
 # --- list
 
 
@@ -524,6 +569,129 @@ async def test_200_concurrent_tasks_on_a_durable_store(opener: Open) -> None:
     await server.tasks.aclose()
 
 
+LEASE = 0.5  # seconds: the task below outlives it six times over
+
+
+def outliving_server(store: TaskStore) -> Server:
+    server = Server("lease", "1.0", tasks=TaskEngine(store, lease_seconds=LEASE))
+
+    @server.tool(task="required")
+    async def long(ctx: Context) -> str:
+        for i in range(3):
+            await ctx.progress(i, 4, f"step {i}")
+            await anyio.sleep(LEASE)
+        answer = await ctx.elicit(
+            "Go on?", {"type": "object", "properties": {"v": {"type": "string"}}}
+        )
+        await ctx.progress(3, 4, "answered")
+        await anyio.sleep(LEASE)
+        return f"done: {(answer.content or {}).get('v')}"
+
+    return server
+
+
+@every_store
+@pytest.mark.parametrize("mode", ["2026-07-28", "2025-11-25"])
+async def test_a_task_outlives_its_lease(opener: Open, clock: Clock, mode: str) -> None:
+    """A task six times as long as its lease, its changes after the first lease ran out
+    (progress, `input_required`, an answer two leases late): it stays alive and completes,
+    in both eras."""
+    clock.real = True
+    server = outliving_server(opener())
+    seen: list[tuple[str, str | None]] = []
+
+    async def watch(task: TaskRecord) -> None:
+        seen.append((task.status, task.status_message))
+
+    async def late_answer(params: Any) -> dict[str, Any]:
+        await anyio.sleep(2 * LEASE)
+        return {"action": "accept", "content": {"v": "yes"}}
+
+    server.tasks.watchers.append(watch)
+    started = time.monotonic()
+    async with Client(server, mode=mode, tasks=True, elicitation=late_answer) as client:
+        with anyio.fail_after(30):
+            handle = await client.start_tool("long", {})
+            assert isinstance(handle, TaskHandle)
+            result = await handle.result()
+    took = time.monotonic() - started
+    assert result.content[0].text == "done: yes"  # type: ignore[union-attr]
+    assert took >= 6 * LEASE, took
+    assert seen == [
+        ("working", "step 0"),
+        ("working", "step 1"),
+        ("working", "step 2"),
+        ("input_required", "step 2"),
+        ("working", "step 2"),
+        ("working", "answered"),
+        ("completed", "answered"),
+    ]
+    stored = await opener().get(handle.task_id, None)
+    assert stored is not None and stored.status == "completed"
+    await server.tasks.aclose()
+
+
+class DownBus(Bus):
+    """A notification bus down for good: nothing published reaches another instance."""
+
+    available = False
+
+    async def publish(self, event: Event) -> None:
+        raise BusUnavailable("down for the test")
+
+
+def instance(store: TaskStore) -> Server:
+    server = Server("orders", "1.0", tasks=TaskEngine(store, lease_seconds=LEASE), bus=DownBus())
+
+    @server.tool(task="required")
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit(
+            "Go on?", {"type": "object", "properties": {"v": {"type": "string"}}}
+        )
+        return f"answered {(answer.content or {}).get('v')}"
+
+    @server.tool(task="required")
+    async def sleepy() -> str:
+        await anyio.sleep(3600)
+        return "woke up"
+
+    return server
+
+
+@every_store
+async def test_update_and_cancel_reach_another_instance_while_the_bus_is_down(
+    opener: Open, clock: Clock
+) -> None:
+    """Two instances on one store, their bus down: `tasks/update` and `tasks/cancel` received
+    by the one not running the task reach the one running it through the store, at its next
+    renewal (a third of the lease)."""
+    clock.real = True
+    one, two = instance(opener()), instance(opener())
+
+    async def yes(params: Any) -> dict[str, Any]:
+        return {"action": "accept", "content": {"v": "yes"}}
+
+    async def no(params: Any) -> dict[str, Any]:  # never asked: the answer comes from `two`
+        return {"action": "accept", "content": {"v": "no"}}
+
+    async with (
+        Client(one, mode="2026-07-28", tasks=True, elicitation=no) as on_one,
+        Client(two, mode="2026-07-28", tasks=True, elicitation=yes) as on_two,
+    ):
+        with anyio.fail_after(10):
+            asking = await on_one.start_tool("ask", {})
+            assert isinstance(asking, TaskHandle)
+            result = await on_two.task(asking.task_id).result()
+            assert result.content[0].text == "answered yes"  # type: ignore[union-attr]
+            slow = await on_one.start_tool("sleepy", {})
+            assert isinstance(slow, TaskHandle)
+            await on_two.task(slow.task_id).cancel()
+            with pytest.raises(TaskCancelled):
+                await slow.result()
+    for server in (one, two):
+        await server.tasks.aclose()
+
+
 # --- durability and bad rows
 
 
@@ -685,6 +853,54 @@ async def test_a_corrupt_sqlite_row_is_a_clear_error(
         await store.close()
 
 
+async def test_a_sqlite_lock_timeout_is_a_task_store_error(tmp_path: Path, clock: Clock) -> None:
+    """Another connection holds the file's write lock past the busy timeout: each change is a
+    `TaskStoreError` naming the file; the lock released, the store works again."""
+    path = tmp_path / "tasks.db"
+    store = SqliteTaskStore(path, clock, busy_timeout=0.1)
+    task = record(clock)
+    try:
+        await store.create(task)
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            for call in (
+                store.create(record(clock)),
+                store.save(completed(task)),
+                store.renew(task.task_id, "instance-1", clock() + 1),
+            ):
+                with pytest.raises(TaskStoreError, match=f"{path}: locked by another connection"):
+                    await call
+            assert await store.get(task.task_id, None) == task  # reading takes no lock (WAL)
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert await store.save(completed(task)) == completed(task)
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("body", ["not json", "[]", "7"])
+async def test_a_corrupt_sqlite_order_is_a_clear_error(
+    tmp_path: Path, clock: Clock, body: str
+) -> None:
+    store = SqliteTaskStore(tmp_path / "tasks.db", clock)
+    try:
+        task = record(clock)
+        await store.create(task)
+        with sqlite3.connect(tmp_path / "tasks.db") as db:
+            db.execute(
+                "INSERT INTO mcpio_task_orders (task_id, body) VALUES (?, ?)", (task.task_id, body)
+            )
+        with pytest.raises(
+            TaskStoreError, match=f"an order of task '{task.task_id}' in .*tasks.db"
+        ):
+            await store.take_orders(task.task_id)
+        assert await store.take_orders(task.task_id) == []  # taken all the same
+    finally:
+        await store.close()
+
+
 async def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "tasks.db"
     path.write_text("not a database " * 100, encoding="utf-8")
@@ -737,6 +953,42 @@ async def test_redis_keys_expire_with_the_ttl(redis_url: str) -> None:
         await raw.aclose()
         assert 4000 < ttl <= 5000
     finally:
+        await store.close()
+
+
+@pytest.mark.services
+async def test_redis_owner_sets_expire_with_the_owner_s_tasks(redis_url: str) -> None:
+    """An owner's index sets go when its last task expires; an owner with a task without TTL
+    keeps them, and its next task trims the expired ids out of them."""
+    prefix = f"test:{uuid.uuid4().hex}"
+    store = RedisTaskStore(redis_url, prefix=prefix)
+    from redis.asyncio import Redis
+
+    raw = Redis.from_url(redis_url)
+
+    def task(task_id: str, owner: str, ttl_ms: int | None) -> TaskRecord:
+        now = time.time()
+        return TaskRecord(task_id, owner, "tools/call", "working", now, now, ttl_ms)
+
+    carols = [f"{prefix}:owner:=carol", f"{prefix}:expiry:=carol"]
+    daves = [f"{prefix}:owner:=dave", f"{prefix}:expiry:=dave"]
+    try:
+        await store.create(task("longer", "carol", 400))
+        await store.create(task("short", "carol", 200))
+        for key in carols:
+            assert 200 < await raw.pttl(key) <= 400
+        await store.create(task("kept", "dave", None))
+        await store.create(task("brief", "dave", 200))
+        assert [await raw.pttl(key) for key in daves] == [-1, -1]
+        await anyio.sleep(0.5)
+        assert await raw.exists(*carols) == 0
+        assert await raw.zrange(daves[0], 0, -1) == [b"kept", b"brief"]
+        await store.create(task("next", "dave", 60_000))
+        assert await raw.zrange(daves[0], 0, -1) == [b"kept", b"next"]
+        assert await raw.zrange(daves[1], 0, -1) == [b"next"]
+        assert [await raw.pttl(key) for key in daves] == [-1, -1]
+    finally:
+        await raw.aclose()
         await store.close()
 
 

@@ -18,7 +18,7 @@ from mcpio.bus import Bus, Event
 from mcpio.tasks.client import TaskCancelled, TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine
 from mcpio.tasks.serve import RELATED_TASK
-from mcpio.tasks.store import LEASE_LOST, MemoryTaskStore
+from mcpio.tasks.store import LEASE_LOST, MemoryTaskStore, TaskStoreError
 from mcpio.transports.memory import MemoryTransport, memory_pair
 from tests.support import MODERN, ROOT, serve_app, until
 
@@ -395,6 +395,56 @@ async def test_the_lease_is_renewed_while_the_task_works() -> None:
     assert (await engine.wait(record.task_id, None)).status == "completed"  # type: ignore[union-attr]
 
 
+async def test_orders_that_cannot_be_read_stop_no_renewal() -> None:
+    """A store failing to hand over the orders queued for a task: the task is renewed all the
+    same and lives on past its lease."""
+
+    class Failing(MemoryTaskStore):
+        async def take_orders(self, task_id: str) -> list[dict[str, Any]]:
+            raise TaskStoreError("unreadable")
+
+    engine = TaskEngine(Failing(), lease_seconds=0.06)
+    release = anyio.Event()
+
+    async def slow(inputs: Any, status: Any) -> dict[str, Any]:
+        await release.wait()
+        return {"content": []}
+
+    record = await engine.start(owner=None, method="tools/call", work=slow)
+    await anyio.sleep(0.3)  # five leases
+    assert (await engine.get(record.task_id, None)).status == "working"  # type: ignore[union-attr]
+    release.set()
+    assert (await engine.wait(record.task_id, None)).status == "completed"  # type: ignore[union-attr]
+
+
+async def test_a_change_after_the_first_lease_renews_it() -> None:
+    """A clock the renewer never sees move (its next round is seconds away): each change of the
+    task alone keeps it alive, far past the lease it was created with."""
+    clock = Clock()
+    engine = TaskEngine(MemoryTaskStore(clock), lease_seconds=5, clock=clock)
+    go = [anyio.Event() for _ in range(5)]  # the fifth lets it finish
+    reported = [anyio.Event() for _ in range(4)]
+
+    async def chatty(inputs: Any, status: Any) -> dict[str, Any]:
+        for i in range(4):
+            await go[i].wait()
+            await status(f"step {i}")
+            reported[i].set()
+        await go[4].wait()
+        return {"content": []}
+
+    record = await engine.start(owner=None, method="tools/call", work=chatty)
+    for i in range(4):
+        clock.now += 4  # past the creation's lease from the second step on
+        go[i].set()
+        await reported[i].wait()
+        now = await engine.get(record.task_id, None)
+        assert now is not None and (now.status, now.status_message) == ("working", f"step {i}")
+        assert now.lease_until == clock.now + 5
+    go[4].set()
+    assert (await engine.wait(record.task_id, None)).status == "completed"  # type: ignore[union-attr]
+
+
 class SharedBus(Bus):
     """An in-process stand-in for Redis: every instance attached hears every event."""
 
@@ -601,6 +651,40 @@ async def test_a_deferred_task_asks_first_then_runs_as_a_task(mode: str) -> None
         with pytest.raises(McpError) as caught:
             await plain_client.call_tool("test_tool_with_task", {})
         assert caught.value.code == (-32021 if mode == MODERN else -32601)
+
+
+@pytest.mark.parametrize("mode", [MODERN, LEGACY_TASKS])
+async def test_progress_inside_a_task_reaches_the_client(mode: str) -> None:
+    """A task's progress reaches the callback of the call that started it, on that call's
+    progress token (2025-11-25: on its session; 2026-07-28: on the listen stream the handle
+    follows the task on), as well as its status message; the callback is dropped at the end."""
+    server = make_server()
+    go = anyio.Event()
+
+    @server.tool(task="required")
+    async def steps(ctx: Context) -> str:
+        await go.wait()
+        for i in (1, 2, 3):
+            await ctx.progress(i, 3, f"step {i}")
+        return "stepped"
+
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, total, message))
+
+    async with Client(server, mode=mode, tasks=True) as client:
+        with anyio.fail_after(10):
+            handle = await client.start_tool("steps", {}, progress=on_progress)
+            assert isinstance(handle, TaskHandle)
+            async with anyio.create_task_group() as group:
+                group.start_soon(handle.result)
+                if mode == MODERN:  # heard by the streams listening at the time only
+                    await until(lambda: server.hub.listeners)
+                go.set()
+        assert heard == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+        assert handle.task["statusMessage"] == "step 3"
+        assert client._progress == {}  # pyright: ignore[reportPrivateUsage]
 
 
 async def test_the_modern_handle_follows_notifications_not_the_poll_interval() -> None:

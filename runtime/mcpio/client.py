@@ -461,6 +461,7 @@ class Client:
         timeout = self.timeout if timeout is None else timeout
         for _ in range(MAX_INPUT_ROUNDS + 1):
             id = session.next_id()
+            kept = False  # a task's progress goes on coming on its request's token
             if progress is not None:
                 self._progress[id] = progress
             frame = None
@@ -474,13 +475,16 @@ class Client:
             except BaseException as exc:
                 await self._given_up(codec, id, exc, True)
                 raise
+            else:
+                if self.tasks:
+                    created = _created_task(raw)
+                    if created is not None:
+                        kept = progress is not None
+                        token = id if kept else None
+                        return TaskHandle(self, created["taskId"], created, token)
             finally:
-                if progress is not None:
+                if progress is not None and not kept:
                     self._progress.pop(id, None)
-            if self.tasks:
-                created = _created_task(raw)
-                if created is not None:
-                    return TaskHandle(self, created["taskId"], created)
             response = codec.decode_response(raw, method)
             if _error_of(response) is not None:
                 await self._url_elicitations(response)
@@ -969,6 +973,10 @@ class Client:
             outcome = self._on_notice(Notice(method, params))
             if outcome is not None:
                 await outcome
+
+    def forget_progress(self, token: RequestId) -> None:
+        """A task kept its request's progress token until now, the end of it."""
+        self._progress.pop(token, None)
 
     def _task_notification(self, raw: bytes) -> None:
         params = pydantic_core.from_json(raw).get("params")

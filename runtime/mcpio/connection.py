@@ -380,6 +380,7 @@ class ServerConnection:
                 ttl_ms=ttl if type(ttl) is int else None,
                 ask=self._task_inputs,
                 watch=lambda record: self._task_status(codec, record),
+                progress=lambda task_id, params: self._task_progress(codec, params),
             )
         result = await self._handle(ctx, method, params)
         if type(result) is TextAnswer:
@@ -431,6 +432,15 @@ class ServerConnection:
             return
         frame = codec.notification("notifications/tasks/status", legacy_task(record))
         await self.send(codec.encode(frame))
+
+    async def _task_progress(self, codec: Codec, params: dict[str, Any]) -> None:
+        """2025-11-25: a task's progress, told to the session that created it."""
+        if not self.session.closed.is_set():
+            await self.send_notification(codec, "notifications/progress", params)
+
+    async def _task_progress_published(self, task_id: str, params: dict[str, Any]) -> None:
+        """2026-07-28: a task's progress, to the listen streams following it (any instance)."""
+        await self.hub.publish(TASK_IDS, "notifications/progress", params, task_id)
 
     def _lifecycle(self, method: str, params: Any) -> dict[str, Any]:
         if method == "logging/setLevel":
@@ -516,7 +526,7 @@ class ServerConnection:
             and tasks
             and tasks_serve.declares_tasks(capabilities)
         ):
-            ctx.task_offer = TaskOffer()
+            ctx.task_offer = TaskOffer(progress=self._task_progress_published)
         if method == "server/discover":
             result: Any = self._discover(tasks)
         elif method == "subscriptions/listen":

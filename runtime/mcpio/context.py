@@ -11,6 +11,7 @@ question (ask first, act after). Questions asked together (`ctx.ask({...})`) tra
 from __future__ import annotations
 
 import copy
+import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,6 +29,8 @@ from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 if TYPE_CHECKING:
     from mcpio.auth import Principal
+
+log = logging.getLogger("mcpio")
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 METHOD_NOT_FOUND = -32601
@@ -205,17 +208,38 @@ class Context:
         self.task_offer: Any = None
         self._become_task: Callable[[], Awaitable[None]] | None = None
 
-    def for_task(self, inputs: Inputs, status: Callable[[str], Awaitable[None]]) -> Context:
+    def for_task(
+        self,
+        inputs: Inputs,
+        status: Callable[[str], Awaitable[None]],
+        progress: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    ) -> Context:
         """This context inside a task: questions go to the task's inputs, a progress message
-        becomes its status message, logs are dropped (tasks carry none)."""
+        becomes its status message and, when the request had a progress token, the progress
+        goes to `progress` too (as `notifications/progress` params); logs are dropped (tasks
+        carry none)."""
         clone = copy.copy(self)
-        clone.switch_to_task(inputs, status)
+        clone.switch_to_task(inputs, status, progress)
         return clone
 
-    def switch_to_task(self, inputs: Inputs, status: Callable[[str], Awaitable[None]]) -> None:
+    def switch_to_task(
+        self,
+        inputs: Inputs,
+        status: Callable[[str], Awaitable[None]],
+        progress: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    ) -> None:
+        token = self.progress_token
+
         async def notify(method: str, params: dict[str, Any]) -> None:
-            if method == "notifications/progress" and isinstance(params.get("message"), str):
+            if method != "notifications/progress":
+                return
+            if isinstance(params.get("message"), str):
                 await status(params["message"])
+            if token is not None and progress is not None:
+                try:
+                    await progress(params)
+                except Exception as exc:  # a client gone stops no task
+                    log.debug("task progress not delivered: %s", exc)
 
         self._inputs, self._notify, self._become_task = inputs, notify, None
         if self.progress_token is None:

@@ -15,7 +15,7 @@ import pydantic
 
 from mcpio.bus import Bus
 from mcpio.connection import ServerConnection
-from mcpio.context import Context, Inputs, MethodHandler
+from mcpio.context import Context, MethodHandler
 from mcpio.errors import ToolError
 from mcpio.extras import needs
 from mcpio.handlers import (
@@ -44,6 +44,7 @@ from mcpio.tasks.engine import (
     TASKS_EXTENSION,
     TaskCreated,
     TaskEngine,
+    TaskInputs,
     TaskOffer,
     TaskSupport,
     modern_task,
@@ -364,9 +365,11 @@ class Server:
         name = entry.definition.name
         if name not in self.deferred_tasks:
 
-            async def work(inputs: Inputs, status: Callable[[str], Awaitable[None]]) -> Any:
+            async def work(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
                 if entry.context_param:
-                    kwargs[entry.context_param] = ctx.for_task(inputs, status)
+                    kwargs[entry.context_param] = ctx.for_task(
+                        inputs, status, _reporter(offer, inputs.task_id)
+                    )
                 return plain(await _run_tool(entry, kwargs))
 
             record = await self.tasks.start(
@@ -395,8 +398,8 @@ class Server:
         if not asked.is_set():
             return handler.result()
 
-        async def resume(inputs: Inputs, status: Callable[[str], Awaitable[None]]) -> Any:
-            ctx.switch_to_task(inputs, status)
+        async def resume(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
+            ctx.switch_to_task(inputs, status, _reporter(offer, inputs.task_id))
             released.set()
             return plain(await handler)
 
@@ -584,6 +587,18 @@ async def _run_tool(
         raise ProtocolError(
             INTERNAL_ERROR, f"tool {name!r} returned a result that does not match its outputSchema"
         ) from None
+
+
+def _reporter(offer: TaskOffer, task_id: str) -> Callable[[dict[str, Any]], Awaitable[None]] | None:
+    """Where the progress of task `task_id` goes (None: nowhere but its status message)."""
+    progress = offer.progress
+    if progress is None:
+        return None
+
+    async def report(params: dict[str, Any]) -> None:
+        await progress(task_id, params)
+
+    return report
 
 
 def task_required(name: str, modern: bool) -> ProtocolError:

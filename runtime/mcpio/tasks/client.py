@@ -42,15 +42,35 @@ class TaskCaller(Protocol):
         """2026-07-28 `subscriptions/listen` for these tasks' `notifications/tasks`."""
         ...
 
+    def forget_progress(self, token: str | int) -> None:
+        """The progress callback of a task's request is no longer needed (the task ended)."""
+        ...
+
 
 class TaskHandle:
-    """A task on the server. `status` and `task` are as last seen (`refresh()` reads again)."""
+    """A task on the server. `status` and `task` are as last seen (`refresh()` reads again).
+    `progress_token`: the token of the request that started it, whose progress callback hears
+    the task's `notifications/progress` until the handle sees it end."""
 
-    def __init__(self, client: TaskCaller, task_id: str, task: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        client: TaskCaller,
+        task_id: str,
+        task: Mapping[str, Any] | None = None,
+        progress_token: str | int | None = None,
+    ):
         self._client = client
         self.task_id = task_id
         self.task: dict[str, Any] = dict(task or {"taskId": task_id})
         self._answered: set[str] = set()
+        self._progress_token = progress_token
+
+    def _seen(self, task: dict[str, Any]) -> dict[str, Any]:
+        self.task = task
+        if self._progress_token is not None and task.get("status") in TERMINAL:
+            self._client.forget_progress(self._progress_token)
+            self._progress_token = None
+        return task
 
     @property
     def status(self) -> str | None:
@@ -70,8 +90,7 @@ class TaskHandle:
         task = await self._client.task_request("tasks/get", {"taskId": self.task_id})
         task.pop("resultType", None)
         task.pop("_meta", None)
-        self.task = task
-        return task
+        return self._seen(task)
 
     async def updates(self) -> AsyncIterator[dict[str, Any]]:
         """Each change of the task (status or status message), polled at its poll interval,
@@ -149,7 +168,7 @@ class TaskHandle:
                 if notice is None:
                     task = await self.refresh()
                 else:
-                    task = self.task = dict(notice.params)
+                    task = self._seen(dict(notice.params))
         return True
 
     async def cancel(self) -> None:

@@ -9,8 +9,10 @@ cancellation: cooperative at the handler's next await); a `ProtocolError` it rai
 task `failed` with that JSON-RPC error, anything else `failed` with -32603 (traceback logged).
 
 `tasks/update` and `tasks/cancel` may reach another instance than the one running the task
-(a shared store behind a load balancer): the engine then hands them to the bus (`control`),
-and the instance running the task applies them (`on_control`).
+(a shared store behind a load balancer): the engine then queues them in the store, which the
+instance running the task reads at each renewal of its lease, and hands them to the bus
+(`control`), which brings them at once while it is up; that instance applies them
+(`on_control`), twice at most, which changes nothing (an answered question stays answered).
 """
 
 from __future__ import annotations
@@ -45,12 +47,13 @@ ANSWERS: dict[str, type[BaseModel]] = {
 }
 CANCELLED = "cancelled by the client"
 
-Work = Callable[[Inputs, Callable[[str], Awaitable[None]]], Awaitable[dict[str, Any]]]
-"""What a task runs: given the task's inputs (questions to the client) and a function that sets
-its status message, the request's result as plain JSON data."""
 Watcher = Callable[[TaskRecord], Awaitable[None]]
 Control = Callable[[dict[str, Any]], Awaitable[None]]
 TaskSupport = Literal["forbidden", "optional", "required"]
+
+
+ProgressSink = Callable[[str, dict[str, Any]], Awaitable[None]]
+"""Where a task's `notifications/progress` go: given the task id and the params."""
 
 
 @dataclass(frozen=True)
@@ -58,11 +61,14 @@ class TaskOffer:
     """The request's client accepts a task as its answer (modern: it declared the extension;
     legacy: a task-augmented request). `ttl_ms`: the TTL it asked for; `ask`: how questions
     reach the client (legacy: real requests on its session; None: `tasks/update`); `watch`:
-    told of each change (legacy: `notifications/tasks/status` on its session)."""
+    told of each change (legacy: `notifications/tasks/status` on its session); `progress`: how
+    the task's progress notifications reach the client (legacy: its session; modern: the listen
+    streams following the task)."""
 
     ttl_ms: int | None = None
     ask: Callable[[str], Inputs] | None = None  # given the task id
     watch: Watcher | None = None
+    progress: ProgressSink | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,7 @@ class TaskInputs:
     `tasks/update` (or `ask`, a legacy session's real requests) answers all of them."""
 
     def __init__(self, engine: TaskEngine, run: _Run, ask: Inputs | None = None) -> None:
+        self.task_id = run.record.task_id
         self._engine = engine
         self._run = run
         self._ask = ask
@@ -136,12 +143,18 @@ class TaskInputs:
         return {key: run.answers[key] for key in questions}
 
 
+Work = Callable[[TaskInputs, Callable[[str], Awaitable[None]]], Awaitable[dict[str, Any]]]
+"""What a task runs: given the task's inputs (questions to the client; its id) and a function
+that sets its status message, the request's result as plain JSON data."""
+
+
 class TaskEngine:
     """Creates, runs, updates and cancels tasks over a `TaskStore` (default: `MemoryTaskStore`).
 
     `ttl_ms`: how long a task is kept after its creation (None: until deleted); a client may
     ask for less. `poll_interval_ms`: the polling interval clients are told. `lease_seconds`:
-    how long a task survives this instance's silence (renewed every third of it)."""
+    how long a task survives this instance's silence (renewed every third of it, and by each
+    change of the task)."""
 
     def __init__(
         self,
@@ -245,11 +258,20 @@ class TaskEngine:
                 if run.task is not None:
                     run.task.cancel()
                 return
+            run.record = dataclasses.replace(run.record, lease_until=until)
+            try:
+                for order in await self.store.take_orders(run.record.task_id):
+                    await self.on_control(order)
+            except Exception as exc:  # the lease is what keeps the task alive: renew on
+                log.warning("task %s: orders not applied: %s", run.record.task_id, exc)
 
     async def save(self, run: _Run, **changes: Any) -> TaskRecord:
-        """Store a change of a task run here and tell the watchers."""
+        """Store a change of a task run here (renewing its lease, unless the change ends it)
+        and tell the watchers."""
         async with run.saving:
-            record = dataclasses.replace(run.record, updated_at=self.clock(), **changes)
+            now = self.clock()
+            changes.setdefault("lease_until", now + self.lease_seconds)
+            record = dataclasses.replace(run.record, updated_at=now, **changes)
             stored = await self.store.save(record)
             run.record = stored if stored is not None else record
             for watcher in [*self.watchers, *([run.watch] if run.watch is not None else [])]:
@@ -315,13 +337,12 @@ class TaskEngine:
         return await self.store.list(owner, cursor, limit)
 
     async def _apply(self, order: dict[str, Any]) -> None:
-        """Apply an update or cancel to a task run here, else send it to the one running it."""
+        """Apply an update or cancel to a task run here, else send it to the one running it:
+        through the store (at its next renewal, whatever the bus) and the bus (at once)."""
         if order["taskId"] in self._runs:
             await self.on_control(order)
-        elif self.control is not None:
+        elif await self.store.post_order(order["taskId"], order) and self.control is not None:
             await self.control(order)
-        else:
-            log.debug("task %s: not running here and no bus to reach its instance", order["taskId"])
 
     async def on_control(self, order: dict[str, Any]) -> None:
         """An update or cancel for a task, from this instance or another (through the bus)."""

@@ -7,6 +7,9 @@ Keys, under a prefix (`mcpio:tasks` by default):
 - `owner:<owner>`: a sorted set of the owner's task ids by creation time, for `list`;
 - `expiry:<owner>`: a sorted set of the same ids by expiry time, from which `create` trims both
   sets.
+- `orders:<id>`: a list of the orders queued for the task (JSON), expiring with it.
+Both sets expire with the owner's last task to expire (and are kept for good once one of its
+tasks has no TTL), so that an owner who stops creating and listing tasks leaves nothing behind.
 `save` and `renew` are compare-and-set: read the record, apply the store's rules in Python, and
 write only if the stored JSON is still what was read (a Lua script), else read again. A store
 remembers the JSON it last read or wrote of a task and tries that first, sparing the read when
@@ -16,6 +19,7 @@ no other instance changed the task meanwhile.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -27,6 +31,7 @@ from mcpio.tasks.store import (
     Clock,
     TaskRecord,
     TaskStoreError,
+    order_from_json,
     page_of,
     place_of,
     record_from_json,
@@ -37,7 +42,8 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 # KEYS: task, owner set, expiry set. ARGV: record, PX ('' = none), created_at, expires_at ('' =
-# none), task id, now. Stores a new task (0 when the id exists) and trims the owner's sets.
+# none), task id, now. Stores a new task (0 when the id exists), makes the owner's sets last as
+# long as it (PTTL of the owner set: -2 new, -1 kept for good) and trims them.
 CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if ARGV[2] == '' then
@@ -45,8 +51,16 @@ if ARGV[2] == '' then
 else
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 end
+local left = redis.call('PTTL', KEYS[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[5])
 if ARGV[4] ~= '' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5]) end
+if ARGV[2] == '' then
+  redis.call('PERSIST', KEYS[2])
+  redis.call('PERSIST', KEYS[3])
+elseif left == -2 or (left >= 0 and left < tonumber(ARGV[2])) then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
 local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[6], 'LIMIT', 0, 100)
 if #gone > 0 then
   redis.call('ZREM', KEYS[2], unpack(gone))
@@ -55,7 +69,8 @@ end
 return 1
 """
 
-# KEYS: task. ARGV: the JSON read, the JSON to store ('' = delete). 1 when stored.
+# KEYS: task, its orders. ARGV: the JSON read, the JSON to store ('' = delete), '1' when the
+# task ends (its orders go). 1 when stored.
 SWAP = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then
@@ -63,6 +78,16 @@ if ARGV[2] == '' then
 else
   redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 end
+if ARGV[3] == '1' then redis.call('DEL', KEYS[2]) end
+return 1
+"""
+
+# KEYS: task, its orders. ARGV: the task's JSON read, the order, PX ('' = none). 1 when queued
+# (the task unchanged since read).
+POST = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+if ARGV[3] ~= '' then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
 return 1
 """
 
@@ -92,6 +117,7 @@ class RedisTaskStore:
         )
         self._create = self._redis.register_script(CREATE)
         self._swap = self._redis.register_script(SWAP)
+        self._post = self._redis.register_script(POST)
         self._seen: OrderedDict[str, bytes] = OrderedDict()
 
     def where(self) -> str:
@@ -100,6 +126,9 @@ class RedisTaskStore:
 
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}:task:{task_id}"
+
+    def _orders(self, task_id: str) -> str:
+        return f"{self.prefix}:orders:{task_id}"
 
     def _sets(self, owner: str | None) -> tuple[str, str]:
         who = "-" if owner is None else f"={owner}"
@@ -113,8 +142,11 @@ class RedisTaskStore:
     async def _get_text(self, task_id: str) -> bytes | None:
         return await cast("Awaitable[bytes | None]", self._redis.get(self._key(task_id)))
 
-    async def _swapped(self, task_id: str, read: bytes, new: str) -> bool:
-        done = await cast("Awaitable[int]", self._swap(keys=[self._key(task_id)], args=[read, new]))
+    async def _swapped(self, task_id: str, read: bytes, new: str, ends: bool) -> bool:
+        keys = [self._key(task_id), self._orders(task_id)]
+        done = await cast(
+            "Awaitable[int]", self._swap(keys=keys, args=[read, new, "1" if ends else ""])
+        )
         return done == 1
 
     async def _settled(self, task_id: str) -> tuple[TaskRecord | None, bytes]:
@@ -125,12 +157,12 @@ class RedisTaskStore:
                 return None, b""
             task, now = self._load(task_id, text), self._clock()
             if task.expired(now):
-                if await self._swapped(task_id, text, ""):
+                if await self._swapped(task_id, text, "", True):
                     return None, b""
             elif task.lease_lost(now):
                 failed = task.failed_for_lost_lease(now)
                 new = record_json(failed)
-                if await self._swapped(task_id, text, new):
+                if await self._swapped(task_id, text, new, True):
                     return failed, new.encode()
             else:
                 return task, text
@@ -187,7 +219,7 @@ class RedisTaskStore:
             new = None if current.expired(now) or current.lease_lost(now) else change(current)
             if new is not None:
                 text = record_json(new)
-                if await self._swapped(task_id, seen, text):
+                if await self._swapped(task_id, seen, text, new.terminal):
                     self._remember(new, text.encode())
                     return new, True
         while True:
@@ -196,9 +228,34 @@ class RedisTaskStore:
             if stored is None or new is None:
                 return stored, False
             text = record_json(new)
-            if await self._swapped(task_id, seen, text):
+            if await self._swapped(task_id, seen, text, new.terminal):
                 self._remember(new, text.encode())
                 return new, True
+
+    async def post_order(self, task_id: str, order: dict[str, Any]) -> bool:
+        body = json.dumps(order, separators=(",", ":"))
+        keys = [self._key(task_id), self._orders(task_id)]
+        while True:
+            task, text = await self._settled(task_id)
+            if task is None or task.terminal:
+                return False
+            expires = task.expires_at
+            px = "" if expires is None else str(max(1, round((expires - self._clock()) * 1000)))
+            if await cast("Awaitable[int]", self._post(keys=keys, args=[text, body, px])) == 1:
+                return True
+
+    async def take_orders(self, task_id: str) -> list[dict[str, Any]]:
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.lrange(self._orders(task_id), 0, -1)
+            pipe.delete(self._orders(task_id))
+            texts: list[bytes] = (await pipe.execute())[0]
+        if not texts:
+            return []
+        task, _ = await self._settled(task_id)  # a task gone or ended has none
+        if task is None or task.terminal:
+            return []
+        where = f"an order of task {task_id!r} in Redis key {self._orders(task_id)!r}"
+        return [order_from_json(text, where) for text in texts]
 
     def _remember(self, task: TaskRecord, text: bytes) -> None:
         """The JSON last seen of a task that may change again (a terminal one cannot)."""

@@ -11,12 +11,13 @@ processes. The blocking calls run in a worker thread, one at a time per store.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sqlite3
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -25,6 +26,7 @@ from mcpio.tasks.store import (
     Clock,
     TaskRecord,
     TaskStoreError,
+    order_from_json,
     page_of,
     place_of,
     record_from_json,
@@ -44,6 +46,12 @@ CREATE TABLE IF NOT EXISTS mcpio_tasks (
 CREATE INDEX IF NOT EXISTS mcpio_tasks_by_owner ON mcpio_tasks (owner, created_at, task_id);
 CREATE INDEX IF NOT EXISTS mcpio_tasks_by_expiry ON mcpio_tasks (expires_at)
     WHERE expires_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS mcpio_task_orders (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS mcpio_task_orders_by_task ON mcpio_task_orders (task_id, seq);
 """
 
 
@@ -54,6 +62,7 @@ class SqliteTaskStore:
         self, path: str | os.PathLike[str], clock: Clock = time.time, busy_timeout: float = 10.0
     ) -> None:
         self.path = os.fspath(path)
+        self.busy_timeout = busy_timeout
         self._clock = clock
         try:
             self._db = sqlite3.connect(
@@ -73,7 +82,14 @@ class SqliteTaskStore:
     async def _run(self, fn: Callable[[], T]) -> T:
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(1)
-        return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
+        try:
+            return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
+        except sqlite3.OperationalError as exc:  # locked past the busy timeout, disk full, ...
+            if "locked" in str(exc):
+                why = f"locked by another connection for over {self.busy_timeout} s"
+            else:
+                why = str(exc)
+            raise TaskStoreError(f"task store {self.path}: {why}") from None
 
     # The blocking side: called in the worker thread only.
 
@@ -82,10 +98,11 @@ class SqliteTaskStore:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             out = fn(self._clock())
+            self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
         return out
 
     def _read(self, task_id: str) -> TaskRecord | None:
@@ -111,11 +128,16 @@ class SqliteTaskStore:
             return None
         if task.expired(now):
             self._db.execute("DELETE FROM mcpio_tasks WHERE task_id = ?", (task_id,))
+            self._drop_orders(task_id)
             return None
         if task.lease_lost(now):
             task = task.failed_for_lost_lease(now)
             self._put(task)
+            self._drop_orders(task_id)
         return task
+
+    def _drop_orders(self, task_id: str) -> None:
+        self._db.execute("DELETE FROM mcpio_task_orders WHERE task_id = ?", (task_id,))
 
     def _live(self, task_id: str) -> TaskRecord | None:
         task = self._read(task_id)
@@ -125,7 +147,10 @@ class SqliteTaskStore:
         return task
 
     def _create(self, task: TaskRecord, now: float) -> None:
-        self._db.execute("DELETE FROM mcpio_tasks WHERE expires_at <= ?", (now,))
+        if self._db.execute("DELETE FROM mcpio_tasks WHERE expires_at <= ?", (now,)).rowcount:
+            self._db.execute(
+                "DELETE FROM mcpio_task_orders WHERE task_id NOT IN (SELECT task_id FROM mcpio_tasks)"
+            )
         try:
             self._db.execute(
                 "INSERT INTO mcpio_tasks (task_id, owner, created_at, expires_at, record) "
@@ -140,6 +165,8 @@ class SqliteTaskStore:
         if stored is None or stored.terminal:
             return stored
         self._put(task)
+        if task.terminal:
+            self._drop_orders(task.task_id)
         return task
 
     def _renew(self, task_id: str, holder: str, until: float, now: float) -> bool:
@@ -148,6 +175,30 @@ class SqliteTaskStore:
             return False
         self._put(dataclasses.replace(task, lease_holder=holder, lease_until=until))
         return True
+
+    def _post_order(self, task_id: str, body: str, now: float) -> bool:
+        task = self._settled(task_id, now)
+        if task is None or task.terminal:
+            return False
+        self._db.execute(
+            "INSERT INTO mcpio_task_orders (task_id, body) VALUES (?, ?)", (task_id, body)
+        )
+        return True
+
+    def _take_orders(self, task_id: str) -> list[object]:
+        if not self._db.execute(  # the common case, no order: no write lock taken
+            "SELECT 1 FROM mcpio_task_orders WHERE task_id = ? LIMIT 1", (task_id,)
+        ).fetchone():
+            return []
+        return self._write(partial(self._take, task_id))
+
+    def _take(self, task_id: str, now: float) -> list[object]:
+        task = self._settled(task_id, now)
+        rows = self._db.execute(
+            "SELECT body FROM mcpio_task_orders WHERE task_id = ? ORDER BY seq", (task_id,)
+        ).fetchall()
+        self._drop_orders(task_id)
+        return [] if task is None or task.terminal else [body for (body,) in rows]
 
     def _list(
         self, owner: str | None, cursor: str | None, limit: int
@@ -183,6 +234,15 @@ class SqliteTaskStore:
 
     async def renew(self, task_id: str, holder: str, until: float) -> bool:
         return await self._run(partial(self._write, partial(self._renew, task_id, holder, until)))
+
+    async def post_order(self, task_id: str, order: dict[str, Any]) -> bool:
+        body = json.dumps(order, separators=(",", ":"))
+        return await self._run(partial(self._write, partial(self._post_order, task_id, body)))
+
+    async def take_orders(self, task_id: str) -> list[dict[str, Any]]:
+        bodies = await self._run(partial(self._take_orders, task_id))  # taken: a bad one too
+        where = f"an order of task {task_id!r} in {self.path}"
+        return [order_from_json(body, where) for body in bodies]
 
     async def list(
         self, owner: str | None, cursor: str | None, limit: int

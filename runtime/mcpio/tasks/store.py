@@ -15,6 +15,9 @@ store keeps (the tests of tests/test_task_stores.py hold each implementation to 
 - A non-terminal task whose lease ran out (`lease_until < now`: the instance running it
   stopped renewing, i.e. it died) reads `failed` with `LEASE_LOST` as its status message, and is
   stored so from then on.
+- An order (a `tasks/update` or `tasks/cancel` another instance received) is queued for a live,
+  non-terminal task only (`post_order`), and `take_orders` hands each one over once, oldest
+  first; a task's orders go with it when it ends, expires or loses its lease.
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ class TaskRecord:
 
 
 class TaskStoreError(Exception):
-    """A store holds something it cannot read (a corrupt row or value): an internal error."""
+    """A store holds something it cannot read (a corrupt row or value), or cannot be used now
+    (a SQLite file locked past its busy timeout): an internal error."""
 
 
 _NUMBER = (int, float)
@@ -130,6 +134,17 @@ def record_from_json(text: object, task_id: str, where: str) -> TaskRecord:
     if fields["task_id"] != task_id:
         raise TaskStoreError(f"{where}: not a task record (it is {fields['task_id']!r})")
     return TaskRecord(**fields)
+
+
+def order_from_json(text: object, where: str) -> dict[str, Any]:
+    """An order stored as JSON text; a `TaskStoreError` naming `where` for anything else."""
+    try:
+        order = json.loads(text) if isinstance(text, str | bytes) else None
+    except (ValueError, UnicodeDecodeError):
+        order = None
+    if type(order) is not dict:
+        raise TaskStoreError(f"{where}: not an order (a JSON object)")
+    return order  # pyright: ignore[reportUnknownVariableType]
 
 
 def cursor_of(task: TaskRecord) -> str:
@@ -189,6 +204,16 @@ class TaskStore(Protocol):
         the task is gone, terminal, or held by another instance."""
         ...
 
+    async def post_order(self, task_id: str, order: dict[str, Any]) -> bool:
+        """Queue an order (JSON data) for the instance running the task; False when the task is
+        gone or terminal."""
+        ...
+
+    async def take_orders(self, task_id: str) -> list[dict[str, Any]]:
+        """The orders queued for the task, oldest first, removed from the store (none for a
+        task gone or terminal)."""
+        ...
+
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
@@ -204,6 +229,7 @@ class MemoryTaskStore:
 
     def __init__(self, clock: Clock = time.time) -> None:
         self._tasks: dict[str, TaskRecord] = {}
+        self._orders: dict[str, list[str]] = {}  # as JSON text, as a durable store keeps them
         self._clock = clock
 
     async def create(self, task: TaskRecord) -> None:
@@ -218,9 +244,11 @@ class MemoryTaskStore:
             return None
         if task.expired(now):
             del self._tasks[task_id]
+            self._orders.pop(task_id, None)
             return None
         if task.lease_lost(now):
             task = self._tasks[task_id] = task.failed_for_lost_lease(now)
+            self._orders.pop(task_id, None)
         return task
 
     async def get(self, task_id: str, owner: str | None) -> TaskRecord | None:
@@ -232,6 +260,8 @@ class MemoryTaskStore:
         if stored is None or stored.terminal:
             return stored
         self._tasks[task.task_id] = task
+        if task.terminal:
+            self._orders.pop(task.task_id, None)
         return task
 
     async def renew(self, task_id: str, holder: str, until: float) -> bool:
@@ -240,6 +270,17 @@ class MemoryTaskStore:
             return False
         self._tasks[task_id] = dataclasses.replace(task, lease_holder=holder, lease_until=until)
         return True
+
+    async def post_order(self, task_id: str, order: dict[str, Any]) -> bool:
+        task = self._live(task_id)
+        if task is None or task.terminal:
+            return False
+        self._orders.setdefault(task_id, []).append(json.dumps(order))
+        return True
+
+    async def take_orders(self, task_id: str) -> list[dict[str, Any]]:
+        self._live(task_id)  # a task gone or ended drops its orders
+        return [order_from_json(text, "order") for text in self._orders.pop(task_id, [])]
 
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
@@ -252,3 +293,4 @@ class MemoryTaskStore:
 
     async def close(self) -> None:
         self._tasks.clear()
+        self._orders.clear()
