@@ -52,6 +52,7 @@ test: lint check typecheck pytest conformance
 bench: fetch services
 	$(BIN)/python bench/codec.py
 	$(BIN)/python bench/dispatch.py
+	$(BIN)/python bench/middleware.py
 	$(BIN)/python bench/stdio.py
 	$(BIN)/python bench/http.py
 	$(BIN)/python bench/http_client.py

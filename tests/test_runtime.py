@@ -154,9 +154,9 @@ async def test_every_call_in_every_mode(mode: str) -> None:
         with pytest.raises(McpError) as caught:
             await client.call_tool("nope", {})
         assert caught.value.code == -32602
-        with pytest.raises(McpError) as caught:
-            await client.call_tool("crash", {})
-        assert caught.value.code == -32603 and "secret" not in caught.value.message
+        # Any other exception is a failed call the model can read, its detail masked.
+        crashed = await client.call_tool("crash", {})
+        assert crashed.isError and crashed.content[0].text == "Error calling tool 'crash'"  # type: ignore[union-attr]
         resources = await client.list_resources()
         assert [r.uri for r in resources.resources] == ["test://doc", "test://bin"]
         templates = await client.list_resource_templates()

@@ -37,16 +37,19 @@ if TYPE_CHECKING:
         TokenStore,
     )
     from mcpio.client import Client, Notice, Subscription
+    from mcpio.content import Audio, File, Image
     from mcpio.context import Context, Elicit, ElicitUrl, ListRoots, Sample, UrlElicitationRequired
     from mcpio.errors import (
         AuthError,
         ConnectionClosed,
         InvalidOutput,
+        LifespanError,
         McpError,
         NegotiationError,
         RequestTimeout,
         ToolError,
     )
+    from mcpio.middleware.base import Call, Middleware
     from mcpio.server import Server
     from mcpio.wire.errors import ProtocolError
 
@@ -70,6 +73,12 @@ _EXPORTS = {
     "Client": "mcpio.client",
     "Notice": "mcpio.client",
     "Subscription": "mcpio.client",
+    "Audio": "mcpio.content",
+    "File": "mcpio.content",
+    "Image": "mcpio.content",
+    "Call": "mcpio.middleware.base",
+    "Middleware": "mcpio.middleware.base",
+    "LifespanError": "mcpio.errors",
     "Context": "mcpio.context",
     "Elicit": "mcpio.context",
     "ElicitUrl": "mcpio.context",
@@ -99,21 +108,27 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Audio",
     "AuthError",
+    "Call",
     "Client",
     "ClientInfo",
     "ConnectionClosed",
     "Context",
     "Elicit",
     "ElicitUrl",
+    "File",
     "FileTokenStore",
+    "Image",
     "IntrospectionVerifier",
     "InvalidOutput",
     "InvalidToken",
     "JwtVerifier",
+    "LifespanError",
     "ListRoots",
     "McpError",
     "MemoryTokenStore",
+    "Middleware",
     "NegotiationError",
     "Notice",
     "OAuth",

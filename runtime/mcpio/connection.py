@@ -58,7 +58,6 @@ from mcpio.wire.codec import Codec
 from mcpio.wire.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
     ProtocolError,
 )
 from mcpio.wire.peek import Peek
@@ -141,6 +140,13 @@ class Served(Protocol):
 
     @property
     def handlers(self) -> Mapping[str, MethodHandler]: ...
+
+    async def dispatch(self, ctx: Context, method: str, params: Any) -> Any:
+        """A request's result through the middlewares and its handler (`Server.dispatch`)."""
+        ...
+
+    @property
+    def lifespan_state(self) -> Any: ...
 
     @property
     def sealer(self) -> Sealer: ...
@@ -382,7 +388,7 @@ class ServerConnection:
                 watch=lambda record: self._task_status(codec, record),
                 progress=lambda task_id, params: self._task_progress(codec, params),
             )
-        result = await self._handle(ctx, method, params)
+        result = await self.server.dispatch(ctx, method, params)
         if type(result) is TextAnswer:
             return codec.result_frame(id, result.json(False))
         if isinstance(result, TaskCreated):
@@ -534,7 +540,7 @@ class ServerConnection:
         else:
             try:
                 try:
-                    result = await self._handle(ctx, method, params)
+                    result = await self.server.dispatch(ctx, method, params)
                 except UrlElicitationRequired as error:  # retired in 2026-07-28: asked instead
                     ctx.require_url_elicitation()
                     raise InputRequired(
@@ -691,15 +697,8 @@ class ServerConnection:
             progress_token=progress_token,
             log_level=log_level,
             principal=self.principal,
+            lifespan=self.server.lifespan_state,
         )
-
-    async def _handle(self, ctx: Context, method: str, params: Any) -> Any:
-        handler = self.server.handlers.get(method)
-        if handler is None:
-            raise ProtocolError(
-                METHOD_NOT_FOUND, f"method {method!r} is not served here", {"method": method}
-            )
-        return await handler(ctx, params)
 
     async def send_notification(self, codec: Codec, method: str, params: dict[str, Any]) -> None:
         own = (

@@ -189,6 +189,7 @@ class Context:
         progress_token: str | int | None = None,
         log_level: str | None = None,
         principal: Principal | None = None,
+        lifespan: Any = None,
     ) -> None:
         self.revision = revision
         self.request_id = request_id
@@ -197,6 +198,7 @@ class Context:
         self.progress_token = progress_token
         # Who the request's access token speaks for (HTTP with `auth=`); None without one.
         self.principal = principal
+        self.lifespan = lifespan  # what the server's lifespan yielded (`Server(lifespan=...)`)
         self._inputs = inputs
         self._notify = notify
         self._codec = codec

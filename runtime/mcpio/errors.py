@@ -45,3 +45,8 @@ class AuthError(Exception):
     """The authorization flow could not complete (refused, misconfigured, or the server's
     answers break the rules): `mcpio.auth_client` raises it, the HTTP client transport
     passes it on."""
+
+
+class LifespanError(Exception):
+    """The server's lifespan (`Server(lifespan=...)`) failed to start: the server does not
+    serve."""

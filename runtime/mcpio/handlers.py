@@ -5,6 +5,7 @@ return values become the public result models."""
 from __future__ import annotations
 
 import base64
+import functools
 import inspect
 import json
 import re
@@ -12,10 +13,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, get_type_hints
 
+import anyio.to_thread
 import pydantic
 from pydantic import BaseModel
 from pydantic_core import to_json
 
+from mcpio.content import media_block
 from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
 from mcpio.structured import Output, output_of
@@ -31,12 +34,24 @@ CONTENT_BLOCKS = (
 )
 
 
-async def call(fn: Fn, **kwargs: Any) -> Any:
-    """Call a handler, sync or async."""
-    result = fn(**kwargs)
+async def call(fn: Fn, kwargs: Mapping[str, Any], threaded: bool = True) -> Any:
+    """Call a handler: a coroutine function on the event loop; any other function, when
+    `threaded`, in one of anyio's worker threads, so a blocking `def` stalls no other request
+    (on the loop itself otherwise)."""
+    if threaded and not is_async(fn):
+        result = await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
+    else:
+        result = fn(**kwargs)
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+def is_async(fn: Fn) -> bool:
+    """A coroutine function, or an object whose `__call__` is one."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 (the method, not callability)
+    )
 
 
 def signature(fn: Fn, context_type: type) -> tuple[dict[str, tuple[Any, Any]], str | None]:
@@ -66,6 +81,7 @@ class ToolEntry:
     arguments: type[BaseModel] | None  # None: an explicit input schema, arguments passed as-is
     context_param: str | None
     output: Output | None = None  # derived from the return annotation: checked structured content
+    threaded: bool = True  # a `def` runs in a worker thread (see `call`)
 
     def kwargs(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The handler's keyword arguments; `pydantic.ValidationError` if they do not fit."""
@@ -138,6 +154,9 @@ def _content_block(value: Any) -> Any:
         return value
     if isinstance(value, str):
         return pub.TextContent(type="text", text=value)
+    media = media_block(value)
+    if media is not None:
+        return media
     return pub.TextContent(type="text", text=json.dumps(plain(value)))
 
 
@@ -213,6 +232,7 @@ class ResourceEntry:
     context_param: str | None
     pattern: re.Pattern[str] | None = None  # templates: matches a URI, captures the variables
     params: frozenset[str] = field(default_factory=frozenset[str])
+    threaded: bool = True  # a `def` runs in a worker thread (see `call`)
 
     def match(self, uri: str) -> dict[str, str] | None:
         if self.pattern is None:
@@ -291,6 +311,7 @@ class PromptEntry:
     definition: pub.Prompt
     fn: Fn
     context_param: str | None
+    threaded: bool = True  # a `def` runs in a worker thread (see `call`)
 
 
 def prompt_entry(

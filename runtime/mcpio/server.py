@@ -7,16 +7,18 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
 import pydantic
 
 from mcpio.bus import Bus
 from mcpio.connection import ServerConnection
-from mcpio.context import Context, MethodHandler
-from mcpio.errors import ToolError
+from mcpio.context import Context, InputRequired, MethodHandler
+from mcpio.errors import LifespanError, ToolError
 from mcpio.extras import needs
 from mcpio.handlers import (
     CompletionFn,
@@ -38,6 +40,7 @@ from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED, TASK_CONTROL, TASK_IDS, Hu
 from mcpio.jsonrpc import plain
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
+from mcpio.middleware.base import Call, MiddlewareFn, chain
 from mcpio.sealing import Sealer
 from mcpio.structured import summary
 from mcpio.tasks.engine import (
@@ -60,6 +63,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpio")
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: `Server(lifespan=...)`: called with the server, an async context manager whose value handlers
+#: read as `ctx.lifespan`.
+Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 
 
 class Server:
@@ -84,7 +90,13 @@ class Server:
         request_timeout: float = 300.0,
         bus: Bus | None = None,
         tasks: TaskEngine | TaskStore | None = None,
+        mask_error_details: bool = True,
+        middleware: Sequence[MiddlewareFn] = (),
+        lifespan: Lifespan | None = None,
     ) -> None:
+        """`mask_error_details`: a tool that raises (anything but `ToolError`) answers
+        "Error calling tool 'x'" (the model reads it); False adds the exception's message.
+        `middleware`: see `add_middleware`. `lifespan`: see `running`."""
         info: dict[str, Any] = {"name": name, "version": version}
         if title:
             info["title"] = title
@@ -101,6 +113,18 @@ class Server:
         self.templates: dict[str, ResourceEntry] = {}
         self.prompts: dict[str, PromptEntry] = {}
         self.completion: CompletionFn | None = None
+        self.completion_threaded = True
+        self.mask_error_details = mask_error_details
+        self.middleware: list[MiddlewareFn] = list(middleware)
+        self._pipeline: tuple[tuple[MiddlewareFn, ...], Callable[[Call], Awaitable[Any]]] | None
+        self._pipeline = None
+        self.lifespan = lifespan
+        self.lifespan_state: Any = None  # what the lifespan yielded (`ctx.lifespan`)
+        self._lifespan_task: asyncio.Task[None] | None = None
+        self._lifespan_stop: asyncio.Event | None = None
+        self._lifespan_lock: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # where it was started
+        self._running = 0  # starts not yet stopped
         self.handlers: dict[str, MethodHandler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -133,6 +157,10 @@ class Server:
 
     # ------------------------------------------------------------------ registration
 
+    @overload
+    def tool(self, name: F, /) -> F: ...
+
+    @overload
     def tool(
         self,
         name: str | None = None,
@@ -146,17 +174,40 @@ class Server:
         structured_output: bool | None = None,
         task: TaskSupport = "forbidden",
         defer_task: bool = False,
-    ) -> Callable[[F], F]:
-        """Register a tool. Its input schema comes from the type hints unless given; a parameter
-        typed `Context` receives the request context. Return text, content blocks, a mapping
-        (structured content) or a `CallToolResult`; raise `ToolError` for a failed call.
-        Its output schema comes from the return annotation (`mcpio.structured`) unless given
-        or `structured_output=False`; results are then checked against it.
+        run_in_thread: bool = True,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+        task: TaskSupport = "forbidden",
+        defer_task: bool = False,
+        run_in_thread: bool = True,
+    ) -> Callable[[F], F] | F:
+        """Register a tool (`@server.tool` or `@server.tool(...)`). Its input schema comes from
+        the type hints unless given; a parameter typed `Context` receives the request context.
+        Return text, content blocks, `Image` / `Audio` / `File` / bytes (`mcpio.content`), a
+        mapping (structured content) or a `CallToolResult`. A raised `ToolError` answers with
+        its text as a failed call (`isError`); any other exception too, its message masked
+        (`Server(mask_error_details=...)`) and its traceback logged; a `ProtocolError` is the
+        JSON-RPC error. Its output schema comes from the return annotation (`mcpio.structured`)
+        unless given or `structured_output=False`; results are then checked against it.
 
         `task`: whether a call may run as a task (the spec's `taskSupport`): "forbidden" (never),
         "optional" (when the client takes tasks), "required" (a client that does not is
         refused). `defer_task`: the handler first runs within the request (its questions are
-        answered there) and becomes a task when it calls `await ctx.become_task()`."""
+        answered there) and becomes a task when it calls `await ctx.become_task()`.
+        `run_in_thread`: a plain `def` runs in a worker thread (False: on the event loop)."""
+        if callable(name):
+            return self.tool()(name)
 
         def register(fn: F) -> F:
             entry = tool_entry(
@@ -171,6 +222,7 @@ class Server:
                 meta=meta,
                 structured_output=structured_output,
             )
+            entry.threaded = run_in_thread
             self.tools[entry.definition.name] = entry
             self.task_support.pop(entry.definition.name, None)
             self.deferred_tasks.discard(entry.definition.name)
@@ -184,6 +236,43 @@ class Server:
 
     def remove_tool(self, name: str) -> None:
         self.tools.pop(name, None)
+
+    # ------------------------------------------------------------------ the request pipeline
+
+    def add_middleware(self, middleware: MiddlewareFn) -> None:
+        """Wrap every request of the handler table in `middleware` (a `mcpio.middleware.
+        Middleware`, or any `async (call, call_next) -> result`), inside those added before."""
+        self.middleware.append(middleware)
+
+    async def dispatch(self, ctx: Context, method: str, params: Any) -> Any:
+        """A request's result, through the middlewares to its handler: the one path every
+        request of the handler table takes, in both eras."""
+        if not self.middleware:
+            return await self._handler(method)(ctx, params)
+        middleware = tuple(self.middleware)
+        pipeline = self._pipeline
+        if pipeline is None or pipeline[0] != middleware:
+            pipeline = self._pipeline = (middleware, chain(middleware, self._answer))
+        try:
+            return await pipeline[1](Call(method, params, ctx))
+        except ToolError as exc:  # a middleware's refusal of a tool call, for the model to read
+            if method != "tools/call":
+                raise
+            return tool_result_error(str(exc), exc.structured)
+
+    async def _answer(self, call: Call) -> Any:
+        """The innermost step: the handler's result as the public model (a tool's string
+        answer too, which the connection otherwise writes without one)."""
+        result = await self._handler(call.method)(call.ctx, call.params)
+        return tool_result(result.text) if type(result) is TextAnswer else result
+
+    def _handler(self, method: str) -> MethodHandler:
+        handler = self.handlers.get(method)
+        if handler is None:
+            raise ProtocolError(
+                METHOD_NOT_FOUND, f"method {method!r} is not served here", {"method": method}
+            )
+        return handler
 
     def param_headers(self, tool: str) -> ParamHeaders:
         """The `Mcp-Param-*` headers a 2026-07-28 HTTP call of `tool` must carry (SEP-2243),
@@ -205,8 +294,10 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        run_in_thread: bool = True,
     ) -> Callable[[F], F]:
         """Register a resource; the function returns text, bytes, or resource contents."""
+        _needs_argument("resource", "its URI", uri)
 
         def register(fn: F) -> F:
             entry = resource_entry(
@@ -218,6 +309,7 @@ class Server:
                 description=description,
                 mime_type=mime_type,
             )
+            entry.threaded = run_in_thread
             self.resources[uri] = entry
             return fn
 
@@ -231,11 +323,13 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        run_in_thread: bool = True,
     ) -> Callable[[F], F]:
         """Register a URI template (`test://item/{id}`); the function takes its variables."""
+        _needs_argument("resource_template", "its URI template", uri_template)
 
         def register(fn: F) -> F:
-            self.templates[uri_template] = resource_entry(
+            entry = self.templates[uri_template] = resource_entry(
                 fn,
                 Context,
                 uri_template=uri_template,
@@ -244,28 +338,60 @@ class Server:
                 description=description,
                 mime_type=mime_type,
             )
+            entry.threaded = run_in_thread
             return fn
 
         return register
 
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @overload
     def prompt(
-        self, name: str | None = None, *, title: str | None = None, description: str | None = None
-    ) -> Callable[[F], F]:
-        """Register a prompt; its arguments are the function's parameters (strings)."""
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        run_in_thread: bool = True,
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        run_in_thread: bool = True,
+    ) -> Callable[[F], F] | F:
+        """Register a prompt (`@server.prompt` or `@server.prompt(...)`); its arguments are the
+        function's parameters (strings)."""
+        if callable(name):
+            return self.prompt()(name)
 
         def register(fn: F) -> F:
             entry = prompt_entry(fn, Context, name=name, title=title, description=description)
+            entry.threaded = run_in_thread
             self.prompts[entry.definition.name] = entry
             return fn
 
         return register
 
-    def completer(self) -> Callable[[F], F]:
-        """Register the completion handler: `CompleteRequestParams` in, a list of values (or a
-        `CompleteResult`) out."""
+    @overload
+    def completer(self, fn: F, /) -> F: ...
+
+    @overload
+    def completer(self, *, run_in_thread: bool = True) -> Callable[[F], F]: ...
+
+    def completer(self, fn: F | None = None, *, run_in_thread: bool = True) -> Callable[[F], F] | F:
+        """Register the completion handler (`@server.completer` or `@server.completer()`):
+        `CompleteRequestParams` in, a list of values (or a `CompleteResult`) out."""
+        if fn is not None:
+            return self.completer()(fn)
 
         def register(fn: F) -> F:
             self.completion = fn
+            self.completion_threaded = run_in_thread
             return fn
 
         return register
@@ -273,6 +399,7 @@ class Server:
     def method(self, name: str) -> Callable[[F], F]:
         """The low-level hook: answer any client->server method of the dispatch tables with
         `handler(ctx, params) -> result` in the public models (replaces a built-in handler)."""
+        _needs_argument("method", "the method's name", name)
 
         def register(fn: F) -> F:
             self.handlers[name] = fn
@@ -356,7 +483,7 @@ class Server:
             return await self._start_task(entry, kwargs, ctx, offer)
         if entry.context_param:
             kwargs[entry.context_param] = ctx
-        return await _run_tool(entry, kwargs, text_answer=True)
+        return await _run_tool(entry, kwargs, self.mask_error_details, text_answer=True)
 
     async def _start_task(
         self, entry: ToolEntry, kwargs: dict[str, Any], ctx: Context, offer: TaskOffer
@@ -370,7 +497,7 @@ class Server:
                     kwargs[entry.context_param] = ctx.for_task(
                         inputs, status, _reporter(offer, inputs.task_id)
                     )
-                return plain(await _run_tool(entry, kwargs))
+                return plain(await _run_tool(entry, kwargs, self.mask_error_details))
 
             record = await self.tasks.start(
                 owner=owner, method="tools/call", work=work, ttl_ms=offer.ttl_ms,
@@ -387,7 +514,7 @@ class Server:
         ctx._become_task = become  # pyright: ignore[reportPrivateUsage]
         if entry.context_param:
             kwargs[entry.context_param] = ctx
-        handler = asyncio.ensure_future(_run_tool(entry, kwargs))
+        handler = asyncio.ensure_future(_run_tool(entry, kwargs, self.mask_error_details))
         waiter = asyncio.ensure_future(asked.wait())
         try:
             await asyncio.wait({handler, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -443,7 +570,7 @@ class Server:
             raise ProtocolError(INVALID_PARAMS, f"resource not found: {uri}", {"uri": uri})
         if entry.context_param:
             variables[entry.context_param] = ctx
-        value = await call(entry.fn, **variables)
+        value = await call(entry.fn, variables, entry.threaded)
         result = resource_result(value, uri, entry.definition.mimeType)
         result.ttlMs, result.cacheScope = self.cache_ttl_ms, self.cache_scope  # type: ignore[assignment]
         return result
@@ -471,12 +598,13 @@ class Server:
             )
         if entry.context_param:
             arguments[entry.context_param] = ctx
-        return prompt_result(await call(entry.fn, **arguments))
+        return prompt_result(await call(entry.fn, arguments, entry.threaded))
 
     async def _complete(self, ctx: Context, params: pub.CompleteRequestParams) -> Any:
         if self.completion is None:
             return completion_result([])
-        return completion_result(await call(self.completion, params=params))
+        completion = await call(self.completion, {"params": params}, self.completion_threaded)
+        return completion_result(completion)
 
     # ------------------------------------------------------------------ change notifications
 
@@ -501,13 +629,90 @@ class Server:
         await self.hub.publish(flag, method, params, uri)
 
     def start_bus(self) -> None:
-        """Run the bus in a task of the running (asyncio) event loop, once per loop. The HTTP
-        app does it at startup (or at its first request), and so does `serve_stdio`; call it
-        yourself before `serve(transport)`."""
+        """Run the bus in a task of the running (asyncio) event loop, once per loop (`start`
+        does it, so `serve`, `serve_stdio` and the HTTP app do)."""
         self.hub.start_bus()
 
     async def stop_bus(self) -> None:
         await self.hub.stop_bus()
+
+    # ------------------------------------------------------------------ lifespan
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The server started (`start`) while inside, stopped (`stop`) on the way out."""
+        await self.start()
+        try:
+            yield
+        finally:
+            await self.stop()
+
+    async def start(self) -> None:
+        """Enter the lifespan (`Server(lifespan=...)`) unless it is entered already, and run the
+        bus. Each `start` is paired with a `stop`; the last `stop` exits the lifespan, so it is
+        entered once however many transports serve at a time: `serve` (stdio,
+        `Client(server)`) and the HTTP app's lifespan events start and stop the server; an HTTP
+        host that sends no lifespan events starts it at its first request and never stops it.
+        `LifespanError` when the lifespan fails to start (nothing is served then)."""
+        loop = asyncio.get_running_loop()
+        if self._lifespan_lock is None or self._loop is not loop:  # a new event loop
+            self._lifespan_lock, self._loop, self._running = asyncio.Lock(), loop, 0
+        async with self._lifespan_lock:
+            if self._running == 0:
+                await self._enter_lifespan(loop)
+            self._running += 1
+        self.hub.start_bus()
+
+    async def stop(self) -> None:
+        """Undo one `start`: the last one exits the lifespan and stops the bus."""
+        if self._lifespan_lock is None or self._loop is not asyncio.get_running_loop():
+            return
+        async with self._lifespan_lock:
+            self._running -= 1
+            if self._running > 0:
+                return
+            await self.stop_bus()
+            task, stop = self._lifespan_task, self._lifespan_stop
+            self._lifespan_task = self._lifespan_stop = None
+            if task is not None and stop is not None:
+                stop.set()
+                await task
+
+    async def ensure_started(self) -> None:
+        """`start` once per event loop, never stopped (an HTTP host without lifespan events)."""
+        if self._loop is not asyncio.get_running_loop() or self._running == 0:
+            await self.start()
+
+    async def _enter_lifespan(self, loop: asyncio.AbstractEventLoop) -> None:
+        # The lifespan lives in a task of its own, entered and exited there: a task group or
+        # cancel scope inside it belongs to that task, whichever transport starts or stops it.
+        if self.lifespan is None:
+            return
+        lifespan = self.lifespan
+        ready, stop = asyncio.Event(), asyncio.Event()
+        failed: list[BaseException] = []
+
+        async def hold() -> None:
+            try:
+                async with lifespan(self) as state:
+                    self.lifespan_state = state
+                    ready.set()
+                    await stop.wait()
+            except Exception as exc:
+                if not ready.is_set():
+                    failed.append(exc)
+                else:
+                    log.error("the server's lifespan failed on exit", exc_info=exc)
+            finally:
+                self.lifespan_state = None
+                ready.set()
+
+        task = loop.create_task(hold())
+        await ready.wait()
+        if failed:
+            await task
+            raise LifespanError(f"the server's lifespan failed to start: {failed[0]!r}")
+        self._lifespan_task, self._lifespan_stop = task, stop
 
     # ------------------------------------------------------------------ serving
 
@@ -517,23 +722,28 @@ class Server:
         return ServerConnection(self, transport, **options)
 
     async def serve(self, transport: Transport) -> None:
-        """Serve one connection until it ends."""
-        await self.connect(transport).run()
+        """Serve one connection until it ends (the server started meanwhile: see `start`)."""
+        async with self.running():
+            await self.connect(transport).run()
 
     async def serve_stdio(self) -> None:
         """Serve stdin/stdout until stdin ends. Meanwhile stdout is for protocol frames only:
         `print()` (and anything else written to it) goes to stderr."""
         from mcpio.transports.stdio import protocol_stdout, stdio_server_transport
 
-        self.start_bus()
         with protocol_stdout() as stdout:
             await self.serve(await stdio_server_transport(stdout=stdout))
 
     def run_stdio(self) -> None:
         """Serve stdin/stdout until stdin ends (logs and prints go to stderr), on uvloop's event
-        loop where it is installed (the `http` extra brings it), else on asyncio's."""
+        loop where it is installed (the `http` extra brings it), else on asyncio's. A lifespan
+        that fails to start is one line on stderr and exit status 1."""
         uvloop = importlib.util.find_spec("uvloop") is not None
-        anyio.run(self.serve_stdio, backend_options={"use_uvloop": uvloop})
+        try:
+            anyio.run(self.serve_stdio, backend_options={"use_uvloop": uvloop})
+        except LifespanError as exc:
+            print(f"{self.info.name}: {exc}", file=sys.stderr)
+            sys.exit(1)
 
     def http_app(self, **options: Any) -> HttpApp:
         """An ASGI app serving this server over Streamable HTTP, both eras, at `path` (default
@@ -567,14 +777,18 @@ class Server:
 
 
 async def _run_tool(
-    entry: ToolEntry, kwargs: dict[str, Any], text_answer: bool = False
+    entry: ToolEntry, kwargs: dict[str, Any], mask: bool, text_answer: bool = False
 ) -> pub.CallToolResult | TextAnswer:
     """The tool's result; with `text_answer`, a string as a `TextAnswer` (the connection
-    writes it without a model)."""
+    writes it without a model). A failure is a result with `isError` (see `Server.tool`)."""
     try:
-        value = await call(entry.fn, **kwargs)
+        value = await call(entry.fn, kwargs, entry.threaded)
     except ToolError as exc:
         return tool_result_error(str(exc), exc.structured)
+    except (ProtocolError, InputRequired):
+        raise  # the JSON-RPC error the handler chose, or its question for the client
+    except Exception as exc:
+        return tool_failure(entry.definition.name, exc, mask)
     if entry.output is None:
         if text_answer and type(value) is str:
             return TextAnswer(value)
@@ -589,6 +803,13 @@ async def _run_tool(
         ) from None
 
 
+def tool_failure(name: str, error: Exception, mask: bool) -> pub.CallToolResult:
+    """An exception raised in a tool, as the failed result the model reads (logged once)."""
+    log.error("tool %r failed", name, exc_info=error)
+    text = f"Error calling tool {name!r}"
+    return tool_result_error(text if mask else f"{text}: {error}")
+
+
 def _reporter(offer: TaskOffer, task_id: str) -> Callable[[dict[str, Any]], Awaitable[None]] | None:
     """Where the progress of task `task_id` goes (None: nowhere but its status message)."""
     progress = offer.progress
@@ -599,6 +820,12 @@ def _reporter(offer: TaskOffer, task_id: str) -> Callable[[dict[str, Any]], Awai
         await progress(task_id, params)
 
     return report
+
+
+def _needs_argument(decorator: str, what: str, given: Any) -> None:
+    """A decorator that needs an argument, used bare: a clear TypeError at import time."""
+    if callable(given):
+        raise TypeError(f"@server.{decorator} needs {what}: @server.{decorator}(...)")
 
 
 def task_required(name: str, modern: bool) -> ProtocolError:

@@ -26,11 +26,16 @@ import pydantic_core
 import typing_extensions
 from pydantic import BaseModel, TypeAdapter
 
+from mcpio.content import Audio, File, Image
 from mcpio.latest import public as pub
 from mcpio.wire.base import WireModel
 
-_PRIMITIVES = (str, int, float, bool, bytes, type(None))
+_PRIMITIVES = (str, int, float, bool, type(None))
 _NOT_DATA = (
+    bytes,  # binary content: an embedded file (mcpio.content)
+    Image,
+    Audio,
+    File,
     pub.CallToolResult,
     pub.TextContent,
     pub.ImageContent,

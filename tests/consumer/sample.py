@@ -25,11 +25,14 @@ from mcp_wire.v2025_11_25.codec import InitializeResultResponse
 from mcp_wire.v2026_07_28.codec import ErrorFrame
 from mcp_wire.v2026_07_28.ext import tasks
 from mcpio import (
+    Call,
     Client,
     Context,
+    Image,
     IntrospectionVerifier,
     JwtVerifier,
     MemoryTokenStore,
+    Middleware,
     OAuth,
     Principal,
     Redirect,
@@ -37,6 +40,7 @@ from mcpio import (
     Server,
     TokenVerifier,
 )
+from mcpio.middleware import CallNext
 from mcpio.wire import JSONValue
 
 # --- 2026-07-28 (modern): every kind of message, by hand ----------------------------------------
@@ -245,6 +249,25 @@ server = Server("sample", "1.0")
 async def add(a: int, b: int, ctx: Context) -> str:
     """Adds two numbers."""
     return f"{a + b} ({ctx.revision})"
+
+
+@server.tool
+def subtract(a: int, b: int) -> int:
+    """A bare decorator keeps the function's own type."""
+    return a - b
+
+
+reveal_type(subtract)  # expect: (a: int, b: int) -> int
+
+
+class Audit(Middleware):
+    async def on_call_tool(self, call: Call, call_next: CallNext) -> object:
+        reveal_type(call.ctx.lifespan)  # expect: Any
+        return await call_next(call)
+
+
+server.add_middleware(Audit())
+logo = Image(data=b"png")
 
 
 async def ask(client: Client) -> str:

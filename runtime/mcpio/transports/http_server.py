@@ -43,6 +43,7 @@ import anyio.lowlevel
 import pydantic_core
 
 from mcpio.auth import Principal, ResourceServerAuth, VerifierUnavailable, bearer_token
+from mcpio.errors import LifespanError
 from mcpio.jsonrpc import error_frame
 from mcpio.latest import HEADER_MISMATCH, UNSUPPORTED_VERSION
 from mcpio.negotiate import MODERN, peek_any, read_modern
@@ -127,9 +128,11 @@ class Hosting(Protocol):
 
     def param_headers(self, tool: str) -> ParamHeaders: ...
 
-    def start_bus(self) -> None: ...
+    async def start(self) -> None: ...
 
-    async def stop_bus(self) -> None: ...
+    async def stop(self) -> None: ...
+
+    async def ensure_started(self) -> None: ...
 
 
 def _route_of(item: Any) -> tuple[str, str | None]:
@@ -185,7 +188,7 @@ class HttpApp:
         if scope["type"] != "http":
             return
         if not self._lifespan_on:  # a host that sends no lifespan events: once per event loop
-            self.server.start_bus()
+            await self.server.ensure_started()
         headers = RequestHeaders(scope["headers"])
         auth = self.options.auth
         try:
@@ -217,14 +220,18 @@ class HttpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                self.server.start_bus()
+                try:
+                    await self.server.start()
+                except LifespanError as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
                 self._lifespan_on = True
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self._lifespan_on = False
                 for session in list(self.legacy.sessions.values()):
                     self.legacy.end(session)
-                await self.server.stop_bus()
+                await self.server.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

@@ -1,0 +1,128 @@
+"""The middleware mechanism: `Call`, the `Middleware` base class and `chain` (see the
+package's docstring for what middleware sees)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from mcpio.context import Context
+
+
+@dataclass
+class Call:
+    """One request on its way through the middlewares."""
+
+    method: str
+    params: Any  # the public params model (`CallToolRequestParams`, ...); None when it has none
+    ctx: Context
+
+    @property
+    def name(self) -> str | None:
+        """What the request names: the tool or prompt, the resource's URI; else None."""
+        for attribute in ("name", "uri"):
+            value = getattr(self.params, attribute, None)
+            if isinstance(value, str):
+                return value
+        return None
+
+
+CallNext = Callable[[Call], Awaitable[Any]]
+Handler = Callable[[Context, Any], Awaitable[Any]]
+
+_HOOKS = {
+    "tools/call": "on_call_tool",
+    "tools/list": "on_list_tools",
+    "resources/read": "on_read_resource",
+    "resources/list": "on_list_resources",
+    "resources/templates/list": "on_list_resource_templates",
+    "prompts/get": "on_get_prompt",
+    "prompts/list": "on_list_prompts",
+    "completion/complete": "on_complete",
+}
+
+
+class Middleware:
+    """A pass-through middleware: override the hooks you need (see the module docstring)."""
+
+    # Per class: method -> the hooks it overrides for that method, outermost first (the others
+    # only pass the call on, so they are not run at all).
+    _plans: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._plans = {}
+
+    async def __call__(self, call: Call, call_next: CallNext) -> Any:
+        plans = type(self)._plans
+        plan = plans.get(call.method)
+        if plan is None:
+            plan = plans[call.method] = self._plan(call.method)
+        step = call_next
+        for hook in reversed(plan):
+            step = _bind(getattr(self, hook), step)
+        return await step(call)
+
+    def _plan(self, method: str) -> tuple[str, ...]:
+        names = ["on_message", "on_request"]
+        if method in _HOOKS:
+            names.append(_HOOKS[method])
+        return tuple(
+            name for name in names if getattr(type(self), name) is not getattr(Middleware, name)
+        )
+
+    async def on_message(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+    async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+    async def on_call_tool(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+    async def on_list_tools(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+    async def on_read_resource(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+    async def on_list_resources(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+    async def on_list_resource_templates(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+    async def on_get_prompt(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+    async def on_list_prompts(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+    async def on_complete(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+
+MiddlewareFn = Callable[[Call, CallNext], Awaitable[Any]]
+
+
+def chain(middlewares: Sequence[MiddlewareFn], last: CallNext) -> CallNext:
+    """`last` wrapped in `middlewares`, the first outermost."""
+    step = last
+    for middleware in reversed(middlewares):
+        step = _wrap(middleware, step)
+    return step
+
+
+def _bind(hook: MiddlewareFn, call_next: CallNext) -> CallNext:
+    async def step(call: Call) -> Any:
+        return await hook(call, call_next)
+
+    return step
+
+
+def _wrap(middleware: MiddlewareFn, call_next: CallNext) -> CallNext:
+    async def step(call: Call) -> Any:
+        return await middleware(call, call_next)
+
+    return step

@@ -1,0 +1,31 @@
+"""`ErrorMappingMiddleware`: exceptions a handler raises turned into the JSON-RPC errors you
+choose (a tool's exceptions are failed results already: see `Server.tool`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mcpio.middleware.base import Call, CallNext, Middleware
+from mcpio.wire.errors import ProtocolError
+
+Mapper = Callable[[Exception], ProtocolError]
+
+
+class ErrorMappingMiddleware(Middleware):
+    """`{KeyError: lambda e: ProtocolError(-32602, f"no such item: {e}")}`: the first entry
+    whose type the exception is an instance of makes the error sent; others pass unchanged."""
+
+    def __init__(self, mapping: Mapping[type[Exception], Mapper]) -> None:
+        self.mapping = dict(mapping)
+
+    async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        try:
+            return await call_next(call)
+        except ProtocolError:
+            raise
+        except Exception as exc:
+            for kind, make in self.mapping.items():
+                if isinstance(exc, kind):
+                    raise make(exc) from exc
+            raise

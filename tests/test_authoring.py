@@ -1,0 +1,529 @@
+"""Writing a server as a FastMCP user expects: decorators bare and called, a tool's exception
+as a failed result the model reads, sync handlers in worker threads, binary content helpers,
+middleware around every request in both eras, and the lifespan.
+
+Each runs through our `Client` in memory (both eras) unless it needs a transport: HTTP for the
+lifespan events and a ping beside a sleeping sync tool, a subprocess for stdio.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from mcpio import Audio, Client, Context, File, Image, LifespanError, McpError, Server, ToolError
+from mcpio.latest import public as pub
+from mcpio.middleware import (
+    Call,
+    CallNext,
+    ErrorMappingMiddleware,
+    LoggingMiddleware,
+    Middleware,
+    RateLimitMiddleware,
+    ResponseCachingMiddleware,
+    TimingMiddleware,
+)
+from mcpio.wire.errors import ProtocolError
+from tests.support import ACCEPT, MODERN, serve_app
+
+pytestmark = pytest.mark.anyio
+
+ERAS = ["2025-11-25", MODERN]
+
+
+def text_of(result: Any) -> str:
+    return result.content[0].text  # type: ignore[no-any-return]
+
+
+# --- decorators, bare and called -------------------------------------------------------------
+
+
+async def test_every_decorator_works_bare_and_called() -> None:
+    server = Server("s")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool("times", description="Multiplies.")
+    def multiply(a: int, b: int) -> int:
+        return a * b
+
+    @server.prompt
+    def greet(name: str) -> str:
+        return f"Hello {name}"
+
+    @server.prompt()
+    def bye() -> str:
+        return "Bye"
+
+    @server.completer
+    def complete(params: Any) -> list[str]:
+        return ["one", "two"]
+
+    assert add(1, 2) == 3 and greet("x") == "Hello x"  # still the functions themselves
+    assert set(server.tools) == {"add", "times"} and set(server.prompts) == {"greet", "bye"}
+    async with Client(server, mode=MODERN) as client:
+        assert text_of(await client.call_tool("add", {"a": 1, "b": 2})) == "3"
+        assert text_of(await client.call_tool("times", {"a": 2, "b": 3})) == "6"
+        prompt = await client.get_prompt("greet", {"name": "Ann"})
+        assert prompt.messages[0].content.text == "Hello Ann"  # type: ignore[union-attr]
+        ref = {"type": "ref/prompt", "name": "greet"}
+        completed = await client.complete(ref, "name", "o")
+        assert completed.completion.values == ["one", "two"]
+
+
+@pytest.mark.parametrize(
+    ("decorator", "needs"),
+    [("resource", "its URI"), ("resource_template", "its URI template"), ("method", "name")],
+)
+def test_a_decorator_that_needs_an_argument_says_so_when_bare(decorator: str, needs: str) -> None:
+    server = Server("s")
+
+    def fn() -> str:
+        return ""
+
+    with pytest.raises(TypeError, match=rf"@server.{decorator} needs .*{needs}"):
+        getattr(server, decorator)(fn)
+
+
+# --- a tool's exception is a result the model reads ----------------------------------------------
+
+
+def failing_server(**options: Any) -> Server:
+    server = Server("s", **options)
+
+    @server.tool
+    async def crash() -> str:
+        raise RuntimeError("db down at 10.0.0.7")
+
+    @server.tool
+    def sync_crash() -> str:
+        raise KeyError("row 7")
+
+    @server.tool
+    async def refuse() -> str:
+        raise ToolError("no such city")
+
+    @server.tool
+    async def protocol() -> str:
+        raise ProtocolError(-32602, "bad thing", {"thing": 1})
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_exception_in_a_tool_is_a_failed_result_masked_by_default(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, "mcpio")
+    async with Client(failing_server(), mode=mode) as client:
+        crashed = await client.call_tool("crash", {})
+        assert crashed.isError and text_of(crashed) == "Error calling tool 'crash'"
+        assert (
+            text_of(await client.call_tool("sync_crash", {})) == "Error calling tool 'sync_crash'"
+        )
+        refused = await client.call_tool("refuse", {})  # ToolError: its text always shown
+        assert refused.isError and text_of(refused) == "no such city"
+        with pytest.raises(McpError) as caught:  # a JSON-RPC error the tool chose stays one
+            await client.call_tool("protocol", {})
+        assert (caught.value.code, caught.value.data) == (-32602, {"thing": 1})
+        assert text_of(await client.call_tool("crash", {})) == "Error calling tool 'crash'"
+    logged = [r for r in caplog.records if "failed" in r.getMessage()]
+    # The traceback once per failure (crash twice, sync_crash once), with the detail.
+    assert [r.getMessage() for r in logged] == [
+        "tool 'crash' failed",
+        "tool 'sync_crash' failed",
+        "tool 'crash' failed",
+    ]
+    assert all(r.exc_info is not None for r in logged)
+    assert "db down" in str(logged[0].exc_info[1])  # type: ignore[index]
+
+
+async def test_unmasked_errors_show_the_exception_s_message() -> None:
+    async with Client(failing_server(mask_error_details=False), mode=MODERN) as client:
+        crashed = await client.call_tool("crash", {})
+        assert text_of(crashed) == "Error calling tool 'crash': db down at 10.0.0.7"
+
+
+# --- sync handlers in worker threads -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_concurrent_sync_tools_run_at_once_in_worker_threads(mode: str) -> None:
+    """Three sync calls meet at a barrier: it opens only if all three run at the same time."""
+    server = Server("s")
+    barrier = threading.Barrier(3, timeout=10)
+    loop_thread = threading.get_ident()
+
+    @server.tool
+    def meet(n: int) -> str:
+        assert threading.get_ident() != loop_thread
+        barrier.wait()
+        return f"met {n}"
+
+    results: dict[int, str] = {}
+    async with Client(server, mode=mode) as client:
+
+        async def one(n: int) -> None:
+            results[n] = text_of(await client.call_tool("meet", {"n": n}))
+
+        with anyio.fail_after(15):
+            async with anyio.create_task_group() as tasks:
+                for n in range(3):
+                    tasks.start_soon(one, n)
+    assert results == {0: "met 0", 1: "met 1", 2: "met 2"}
+
+
+async def test_run_in_thread_false_keeps_a_sync_tool_on_the_loop() -> None:
+    server = Server("s")
+    where: list[int] = []
+
+    @server.tool(run_in_thread=False)
+    def here() -> str:
+        where.append(threading.get_ident())
+        return "ok"
+
+    @server.resource("test://sync")
+    def sync_resource() -> str:
+        where.append(threading.get_ident())
+        return "r"
+
+    async with Client(server, mode=MODERN) as client:
+        await client.call_tool("here", {})
+        await client.read_resource("test://sync")
+    assert where[0] == threading.get_ident() and where[1] != threading.get_ident()
+
+
+async def test_a_ping_is_answered_over_http_while_a_sync_tool_blocks() -> None:
+    server = Server("s")
+    release = threading.Event()
+
+    @server.tool
+    def block() -> str:
+        release.wait(20)
+        return "released"
+
+    async with serve_app(server.http_app()) as served:
+        url = served.url + "/mcp"
+        async with (
+            Client(url, mode="2025-11-25") as caller,
+            Client(url, mode="2025-11-25") as other,
+        ):
+            async with anyio.create_task_group() as tasks:
+                answer: list[str] = []
+
+                async def call() -> None:
+                    answer.append(text_of(await caller.call_tool("block", {})))
+
+                tasks.start_soon(call)
+                await anyio.sleep(0.2)  # the tool is blocking its thread by now
+                with anyio.fail_after(5):
+                    await other.ping()  # answered while the tool still blocks
+                assert not release.is_set() and answer == []
+                release.set()
+    assert answer == ["released"]
+
+
+# --- binary content ----------------------------------------------------------------------------
+
+
+async def test_bytes_and_media_helpers_become_content_blocks(tmp_path: Path) -> None:
+    picture = tmp_path / "chart.jpg"
+    picture.write_bytes(b"\xff\xd8jpeg")
+    server = Server("s")
+
+    @server.tool
+    def raw() -> bytes:
+        return b"\x00\x01"
+
+    @server.tool
+    def media() -> list[Image | Audio | File]:
+        return [
+            Image(path=picture),
+            Image(data=b"png", format="png"),
+            Audio(data=b"RIFF"),
+            File(data=b"%PDF", format="application/pdf", name="report.pdf"),
+        ]
+
+    async with Client(server, mode=MODERN) as client:
+        blob = (await client.call_tool("raw", {})).content[0]
+        assert isinstance(blob, pub.EmbeddedResource)
+        resource = blob.resource
+        assert isinstance(resource, pub.BlobResourceContents)
+        assert (resource.uri, resource.mimeType) == ("file:///resource", "application/octet-stream")
+        assert base64.b64decode(resource.blob) == b"\x00\x01"
+        blocks = (await client.call_tool("media", {})).content
+    assert [type(b).__name__ for b in blocks] == [
+        "ImageContent", "ImageContent", "AudioContent", "EmbeddedResource"
+    ]  # fmt: skip
+    assert [getattr(b, "mimeType", None) for b in blocks[:3]] == [
+        "image/jpeg", "image/png", "audio/wav"
+    ]  # fmt: skip
+    assert base64.b64decode(blocks[0].data) == b"\xff\xd8jpeg"  # type: ignore[union-attr]
+    embedded = blocks[3].resource  # type: ignore[union-attr]
+    assert (embedded.uri, embedded.mimeType) == ("file:///report.pdf", "application/pdf")
+    with pytest.raises(ValueError, match="data or path"):
+        Image()
+
+
+# --- middleware --------------------------------------------------------------------------------
+
+
+class Recorder(Middleware):
+    def __init__(self, name: str, seen: list[Any]) -> None:
+        self.name, self.seen = name, seen
+
+    async def on_message(self, call: Call, call_next: CallNext) -> Any:
+        self.seen.append((self.name, "in", call.method, type(call.params).__name__))
+        result = await call_next(call)
+        self.seen.append((self.name, "out", call.method, type(result).__name__))
+        return result
+
+
+def tool_server(**options: Any) -> Server:
+    server = Server("s", **options)
+
+    @server.tool
+    async def echo(text: str) -> str:
+        return text
+
+    @server.tool
+    async def secret() -> str:
+        return "the secret"
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_middlewares_wrap_each_request_in_order_over_the_public_models(mode: str) -> None:
+    seen: list[Any] = []
+    server = tool_server(middleware=[Recorder("outer", seen)])
+    server.add_middleware(Recorder("inner", seen))
+    async with Client(server, mode=mode) as client:
+        assert text_of(await client.call_tool("echo", {"text": "hi"})) == "hi"
+    calls = [s for s in seen if s[2] == "tools/call"]
+    assert calls == [
+        ("outer", "in", "tools/call", "CallToolRequestParams"),
+        ("inner", "in", "tools/call", "CallToolRequestParams"),
+        ("inner", "out", "tools/call", "CallToolResult"),  # a string answer as its model
+        ("outer", "out", "tools/call", "CallToolResult"),
+    ]
+
+
+class Guard(Middleware):
+    """Refuses `secret` unless the caller says please; uppercases `echo`'s argument."""
+
+    async def on_call_tool(self, call: Call, call_next: CallNext) -> Any:
+        if call.name == "secret":
+            raise ToolError("not allowed")
+        arguments = dict(call.params.arguments or {})
+        arguments["text"] = str(arguments.get("text", "")).upper()
+        call.params = call.params.model_copy(update={"arguments": arguments})
+        return await call_next(call)
+
+    async def on_list_tools(self, call: Call, call_next: CallNext) -> Any:
+        listed = await call_next(call)
+        listed.tools = [t for t in listed.tools if t.name != "secret"]
+        return listed
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_middleware_changes_the_call_refuses_it_and_filters_a_listing(mode: str) -> None:
+    async with Client(tool_server(middleware=[Guard()]), mode=mode) as client:
+        assert text_of(await client.call_tool("echo", {"text": "hi"})) == "HI"
+        refused = await client.call_tool("secret", {})
+        assert refused.isError and text_of(refused) == "not allowed"
+        assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
+
+
+class ShortCircuit(Middleware):
+    async def on_call_tool(self, call: Call, call_next: CallNext) -> Any:
+        return pub.CallToolResult(
+            content=[pub.TextContent(type="text", text="from the middleware")],
+            resultType="complete",
+        )
+
+
+class Broken(Middleware):
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        self.calls += 1
+        if self.calls == 1:
+            raise RuntimeError("middleware bug")
+        return await call_next(call)
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_short_circuit_and_a_failing_middleware(mode: str) -> None:
+    async with Client(tool_server(middleware=[ShortCircuit()]), mode=mode) as client:
+        assert text_of(await client.call_tool("echo", {"text": "hi"})) == "from the middleware"
+    broken = Broken()
+    async with Client(tool_server(middleware=[broken]), mode=mode) as client:
+        with pytest.raises(McpError) as caught:
+            await client.call_tool("echo", {"text": "hi"})
+        assert caught.value.code == -32603
+        assert text_of(await client.call_tool("echo", {"text": "again"})) == "again"  # alive
+
+
+async def test_logging_and_timing_middlewares(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, "mcpio.requests")
+    timing = TimingMiddleware()
+    server = failing_server(middleware=[LoggingMiddleware(), timing])
+    async with Client(server, mode=MODERN) as client:
+        await client.call_tool("refuse", {})
+        with pytest.raises(McpError):
+            await client.call_tool("protocol", {})
+    lines = [r.getMessage().split() for r in caplog.records if r.name == "mcpio.requests"]
+    assert [(line[0], line[1], line[3:]) for line in lines] == [
+        ("tools/call", "refuse", ["tool", "error", "-"]),
+        ("tools/call", "protocol", ["error", "-32602", "-"]),
+    ]
+    assert all(line[2].endswith("ms") for line in lines)
+    assert timing.stats["tools/call"].count == 2
+
+
+async def test_rate_limit_refuses_beyond_the_window_then_lets_through() -> None:
+    now = [100.0]
+    limit = RateLimitMiddleware(2, 10, clock=lambda: now[0])
+    async with Client(tool_server(middleware=[limit]), mode=MODERN) as client:
+        for _ in range(2):
+            await client.call_tool("echo", {"text": "x"})
+        with pytest.raises(McpError) as caught:
+            await client.call_tool("echo", {"text": "x"})
+        assert caught.value.code == -32029 and caught.value.data == {"retryAfterSeconds": 10}
+        now[0] += 10.5
+        assert text_of(await client.call_tool("echo", {"text": "y"})) == "y"
+
+
+async def test_response_caching_honours_the_cache_hints() -> None:
+    now = [0.0]
+    cache = ResponseCachingMiddleware(clock=lambda: now[0])
+    server = tool_server(middleware=[cache], cache_ttl_ms=5000, cache_scope="public")
+    async with Client(server, mode=MODERN) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["echo", "secret"]
+        server.remove_tool("secret")
+        cached = await client.list_tools()  # within its ttlMs: the kept answer
+        assert [t.name for t in cached.tools] == ["echo", "secret"]
+        now[0] += 5.1
+        assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
+    uncached = tool_server(middleware=[ResponseCachingMiddleware()])  # ttlMs 0: never kept
+    async with Client(uncached, mode=MODERN) as client:
+        await client.list_tools()
+        uncached.remove_tool("secret")
+        assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
+
+
+async def test_error_mapping_middleware() -> None:
+    server = Server("s", middleware=[ErrorMappingMiddleware(
+        {KeyError: lambda e: ProtocolError(-32602, f"no such item: {e}")}
+    )])  # fmt: skip
+
+    @server.resource_template("item://{id}")
+    async def item(id: str) -> str:
+        raise KeyError(id)
+
+    async with Client(server, mode=MODERN) as client:
+        with pytest.raises(McpError) as caught:
+            await client.read_resource("item://7")
+        assert (caught.value.code, caught.value.message) == (-32602, "no such item: '7'")
+
+
+# --- lifespan ------------------------------------------------------------------------------------
+
+
+def lifespan_server(events: list[str], fail: bool = False) -> Server:
+    @asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[dict[str, str]]:
+        events.append("enter")
+        if fail:
+            raise ConnectionError("database unreachable")
+        async with anyio.create_task_group() as tasks:  # owned by the lifespan's own task
+            tasks.start_soon(anyio.sleep, 0)
+            yield {"db": "connection"}
+        events.append("exit")
+
+    server = Server("s", lifespan=lifespan)
+
+    @server.tool
+    async def db(ctx: Context) -> str:
+        return str(ctx.lifespan["db"])
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_the_lifespan_is_entered_once_and_handlers_read_it(mode: str) -> None:
+    events: list[str] = []
+    server = lifespan_server(events)
+    async with Client(server, mode=mode) as first, Client(server, mode=mode) as second:
+        assert text_of(await first.call_tool("db", {})) == "connection"
+        assert text_of(await second.call_tool("db", {})) == "connection"
+        assert events == ["enter"]  # two connections, one lifespan
+    assert events == ["enter", "exit"]
+    assert server.lifespan_state is None
+
+
+async def test_a_failing_lifespan_fails_the_start() -> None:
+    server = lifespan_server([], fail=True)
+    with pytest.raises(LifespanError, match="failed to start: ConnectionError"):
+        await server.start()
+
+
+async def test_the_lifespan_over_http_with_and_without_lifespan_events() -> None:
+    events: list[str] = []
+    server = lifespan_server(events)
+    async with serve_app(server.http_app()) as served:  # uvicorn sends lifespan events
+        assert events == ["enter"]  # before the first request
+        async with Client(served.url + "/mcp", mode=MODERN) as client:
+            assert text_of(await client.call_tool("db", {})) == "connection"
+    assert events == ["enter", "exit"]
+
+    events.clear()
+    quiet = lifespan_server(events)
+    transport = httpx.ASGITransport(app=quiet.http_app())  # sends no lifespan events
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        frame = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        headers = {"accept": ACCEPT, "content-type": "application/json"}
+        body = {**frame, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"}}}  # fmt: skip
+        response = await http.post("/mcp", json=body, headers=headers)
+        assert response.status_code == 200
+    assert events == ["enter"]  # entered at the first request, kept for the process
+
+
+def test_a_failing_lifespan_stops_run_stdio_with_one_line(tmp_path: Path) -> None:
+    script = tmp_path / "server.py"
+    script.write_text(textwrap.dedent("""
+        from contextlib import asynccontextmanager
+        from mcpio import Server
+
+        @asynccontextmanager
+        async def lifespan(server):
+            raise ConnectionError("database unreachable")
+            yield
+
+        Server("demo", lifespan=lifespan).run_stdio()
+        """))
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        "demo: the server's lifespan failed to start: ConnectionError('database unreachable')"
+    ]
