@@ -1119,3 +1119,97 @@ async def test_a_cancellation_from_outside_a_post_is_not_taken_for_the_guards() 
     with pytest.raises(asyncio.CancelledError):
         await task
     assert sent == []  # nothing answered: the POST ended with the cancellation
+
+
+# ---------------------------------------------------------------------- request heads
+
+
+def _raw_answer(port: int, request: bytes, timeout: float = ANSWER_SECONDS) -> bytes:
+    """What the server answers to raw `request` bytes (sent while it may already be answering:
+    a server that refuses early closes the connection under the sender)."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.settimeout(timeout)
+    answer = b""
+    try:
+        try:
+            sock.sendall(request)
+        except OSError:
+            pass  # refused (and closed) before the whole request was sent
+        while chunk := sock.recv(65536):
+            answer += chunk
+            if b"\r\n\r\n" in answer and answer.startswith(b"HTTP/1.1 4"):
+                break
+    except OSError:
+        pass
+    finally:
+        sock.close()
+    return answer
+
+
+def _head(*fields: bytes, content_length: int = 0) -> bytes:
+    lines = [b"POST /mcp HTTP/1.1", b"host: 127.0.0.1", *fields]
+    lines.append(b"content-length: %d" % content_length)
+    return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+@pytest.mark.parametrize("protocol", ["h11", "httptools"])
+async def test_request_heads_are_bounded_on_either_http_protocol(protocol: str) -> None:
+    """A head past `max_header_bytes` (64 KiB) or `max_headers` (100 fields) is refused with
+    431 before the parser reads it whole (a 64 MiB header took httptools 7-9 s to parse, and
+    stalled every other connection), whichever protocol serves; one within both is served, and
+    a declared body larger than `max_body_bytes` is refused with 413 at once, before it is
+    sent."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    http = {"h11": H11Protocol, "httptools": HttpToolsProtocol}[protocol]
+    async with serve_app(hardening_server().http_app(), http=http) as served:
+        port = served.port
+        big = _head(b"x-big: " + b"a" * (64 * 2**20))
+        started = time.monotonic()
+        answer = await anyio.to_thread.run_sync(_raw_answer, port, big)
+        refused_after = time.monotonic() - started
+        assert answer.startswith(b"HTTP/1.1 431"), answer[:80]
+        assert refused_after < 1.0, refused_after
+        many = _head(*(b"x-f%d: 1" % n for n in range(101)))
+        answer = await anyio.to_thread.run_sync(_raw_answer, port, many)
+        assert answer.startswith(b"HTTP/1.1 431"), answer[:80]
+        # Within both bounds: read, and answered by the app (415: no Content-Type).
+        fitting = _head(*(b"x-f%d: 1" % n for n in range(90)), b"x-big: " + b"a" * 60_000)
+        answer = await anyio.to_thread.run_sync(_raw_answer, port, fitting)
+        assert answer.startswith(b"HTTP/1.1 415"), answer[:80]
+        # A declared 1 GiB body: 413 at once, without waiting for (or reading) the body.
+        call = modern_call(1)
+        fields = [f"{k}: {v}".encode() for k, v in modern_headers(call).items()]
+        huge = _head(*fields, content_length=2**30)
+        answer = await anyio.to_thread.run_sync(_raw_answer, port, huge, 2.0)
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:80]
+        assert b"connection: close" in answer.lower()
+        async with httpx.AsyncClient(base_url=served.url) as client:  # others still served
+            response = await post(client, call, modern_headers(call))
+        assert response.status_code == 200
+
+
+def test_a_head_is_metered_alike_however_its_bytes_are_split() -> None:
+    """The head meter counts the same fields and bytes whether a head comes in one read or a
+    byte at a time (its end spanning two reads), skips empty lines before it, and leaves what
+    follows it (the body) uncounted until `start`."""
+    from mcpio.transports.http_serve import _HeadMeter
+
+    def verdicts(head: bytes, step: int) -> tuple[str | None, int, bool]:
+        meter = _HeadMeter(max_bytes=2000, max_fields=100)
+        refused = None
+        for at in range(0, len(head), step):
+            refused = refused or meter.feed(head[at : at + step])
+        return refused, meter.lines, meter.reading
+
+    fitting = b"\r\n" + _head(*(b"x-f%d: 1" % n for n in range(98))) + b"{" * 5000
+    too_many = _head(*(b"x-f%d: 1" % n for n in range(99)))
+    for step in (1, 2, 3, 7, len(fitting)):
+        assert verdicts(fitting, step) == (None, 101, False)
+        refused, _, _ = verdicts(too_many, step)
+        assert refused is not None and "more than 100 header fields" in refused
+    bare = b"GET /mcp HTTP/1.1\nhost: a\n\n" + b"x" * 5000  # bare LF ends a head too
+    assert verdicts(bare, 1) == (None, 2, False)
+    refused, _, _ = verdicts(b"GET /" + b"a" * 2000, 100)
+    assert refused is not None and "exceeds 2000 bytes" in refused

@@ -330,8 +330,7 @@ class HttpApp:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                reason = f"body exceeds {limit} bytes"
-                raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
+                raise _too_large(limit)
             if not message.get("more_body"):
                 if not chunks:
                     return chunk
@@ -353,6 +352,10 @@ class HttpApp:
                 status = _remember(self._media, key, _media_status(headers))
         if status:
             raise HttpError(status, ProtocolError(INVALID_REQUEST, _REFUSED[status]))
+        declared = headers.get("content-length", "")  # (latin-1: decimal means 0-9)
+        limit = self.options.max_body_bytes
+        if declared.isdecimal() and (len(declared) > 18 or int(declared) > limit):
+            raise _too_large(limit)  # at once, before the body is sent
         loop = asyncio.get_running_loop()  # each look-up of it is a getpid() call
         ticker = self._ticker
         if ticker is None or ticker.loop is not loop:
@@ -467,6 +470,12 @@ class HttpApp:
                 await answer.final(data)
         finally:
             slots.give(client)
+
+
+def _too_large(limit: int) -> HttpError:
+    """413 for a body past `limit`; the connection closes (the rest of the body is not read)."""
+    reason = f"body exceeds {limit} bytes"
+    return HttpError(413, ProtocolError(INVALID_REQUEST, reason), {"connection": "close"})
 
 
 def _client(scope: Scope, principal: Principal | None) -> str:
