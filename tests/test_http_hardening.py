@@ -1213,3 +1213,47 @@ def test_a_head_is_metered_alike_however_its_bytes_are_split() -> None:
     assert verdicts(bare, 1) == (None, 2, False)
     refused, _, _ = verdicts(b"GET /" + b"a" * 2000, 100)
     assert refused is not None and "exceeds 2000 bytes" in refused
+
+
+# ---------------------------------------------------------------------- every request counted
+
+
+async def test_legacy_posts_count_against_the_requests_in_flight() -> None:
+    """Legacy POSTs take a request slot as modern ones do: one client holding its share of
+    legacy calls is refused the next (429, legacy or modern) while another client is served
+    (before, legacy POSTs were not counted: one client held 1,999 long polls and uvicorn's
+    connection limit answered every other client 503)."""
+    server = hardening_server()
+    async with running(server, max_streams_per_client=2) as run:
+        async with run.client("127.0.0.2") as hog, run.client() as other:
+            session = await open_session(hog)
+            async with anyio.create_task_group() as tasks:
+                for id in (1, 2):
+                    tasks.start_soon(post, hog, legacy_call(id, "hold"), session)
+                legacy = run.app.legacy.sessions[session["mcp-session-id"]]
+                await until(lambda: legacy.in_use(1) and legacy.in_use(2))
+                refused = await post(hog, legacy_call(3, text="x"), session)
+                assert refused.status_code == 429, refused.text
+                assert refused.headers["retry-after"] == "1"
+                call = modern_call(4, text="x")
+                assert (await post(hog, call, modern_headers(call))).status_code == 429
+                mine = await open_session(other)  # initialize is a request too: served
+                answer = await post(other, legacy_call(5, text="served"), mine)
+                assert answer.json()["result"]["content"][0]["text"] == "served"
+                server.gate.set()  # type: ignore[attr-defined]
+            assert run.app.request_slots.count == 0
+
+
+async def test_an_ipv6_client_is_its_64_prefix() -> None:
+    """Quotas count an IPv6 peer by its /64 (one subscriber's prefix: its addresses are free to
+    it), an IPv4-mapped one by its IPv4 address."""
+    from mcpio.transports.http_server import _client
+
+    def client(address: str) -> str:
+        return _client({"client": (address, 1)}, None)
+
+    assert client("2001:db8:1:2::1") == client("2001:db8:1:2:ffff:1:2:3")
+    assert client("2001:db8:1:2::1") != client("2001:db8:1:3::1")
+    assert client("::ffff:192.0.2.7") == client("192.0.2.7") == "192.0.2.7"
+    assert client("127.0.0.2") != client("127.0.0.3")
+    assert client("fe80::1%eth0") == client("fe80::2")

@@ -30,6 +30,8 @@ unknown session).
 from __future__ import annotations
 
 import asyncio
+import functools
+import ipaddress
 import logging
 import math
 import re
@@ -396,7 +398,8 @@ class HttpApp:
                 reason = "a batch needs a 2025-03-26 session"
                 raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
             session = self.legacy.lookup(session_id, exchange.principal)
-            await self.legacy.post(exchange, session, body, items, guard)
+            with self.request_slots.holding(exchange.client):
+                await self.legacy.post(exchange, session, body, items, guard)
             return
         version = exchange.headers.get("mcp-protocol-version")
         if session_id is None and version is not None and self.options.auth is None:
@@ -412,10 +415,12 @@ class HttpApp:
         if session_id is None and (version in MODERN or env.protocol_version is not None):
             await self._modern(exchange, body, env, guard)
         elif env.method == "initialize":
-            await self.legacy.initialize(exchange, body, env)
+            with self.request_slots.holding(exchange.client):
+                await self.legacy.initialize(exchange, body, env)
         elif session_id is not None:
             session = self.legacy.lookup(session_id, exchange.principal)
-            await self.legacy.post(exchange, session, body, env, guard)
+            with self.request_slots.holding(exchange.client):
+                await self.legacy.post(exchange, session, body, env, guard)
         else:
             reason = "no session: send initialize first, or a request with the 2026-07-28 envelope"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
@@ -479,10 +484,25 @@ def _too_large(limit: int) -> HttpError:
 
 
 def _client(scope: Scope, principal: Principal | None) -> str:
+    """Whom per-client bounds count: the principal, else the peer's address (an IPv6 peer's
+    /64: a subscriber gets a whole prefix, any address of which it may use)."""
     if principal is not None:
         return "principal:" + principal.subject
     peer = scope.get("client")
-    return str(peer[0]) if peer else ""
+    host = str(peer[0]) if peer else ""
+    return _prefix(host) if ":" in host else host
+
+
+@functools.lru_cache(maxsize=4096)
+def _prefix(host: str) -> str:
+    """An IPv6 address's /64 (the IPv4 address of an IPv4-mapped one); else `host` itself."""
+    try:
+        address = ipaddress.IPv6Address(host.partition("%")[0])  # without a zone
+    except ValueError:
+        return host
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))
 
 
 _REFUSED = {
