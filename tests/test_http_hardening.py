@@ -1257,3 +1257,35 @@ async def test_an_ipv6_client_is_its_64_prefix() -> None:
     assert client("::ffff:192.0.2.7") == client("192.0.2.7") == "192.0.2.7"
     assert client("127.0.0.2") != client("127.0.0.3")
     assert client("fe80::1%eth0") == client("fe80::2")
+
+
+# ---------------------------------------------------------------------- parse costs
+
+
+async def test_a_long_batch_is_refused_before_it_is_parsed_whole() -> None:
+    """A batch past `max_batch_items` is refused with 413 from a prefix of it: what follows
+    is never parsed (here, garbage that a whole parse would answer 400 for), and a 16 MiB
+    batch of pings costs a fraction of what parsing it whole did (+121 MiB)."""
+    import tracemalloc
+
+    async with running(hardening_server()) as run, run.client(timeout=30) as http:
+        session = await open_session(http, "2025-03-26")
+        pings = [frame_with("ping", n) for n in range(2000)]
+        body = json.dumps(pings)[:-1].encode() + b", not JSON]"
+        refused = await http.post("/mcp", content=body, headers=session)
+        assert refused.status_code == 413, refused.text
+        assert "at most 256 messages" in refused.json()["error"]["message"]
+        short = json.dumps(pings[:256])[:-1].encode() + b", not JSON]"
+        assert (await http.post("/mcp", content=short, headers=session)).status_code == 400
+        pings = [frame_with("ping", n) for n in range(360_000)]
+        batch = json.dumps(pings, separators=(",", ":")).encode()
+        assert 15 * 2**20 < len(batch) < 16 * 2**20
+        tracemalloc.start()
+        try:
+            refused = await http.post("/mcp", content=batch, headers=session)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert refused.status_code == 413
+        print(f"\n16 MiB batch of pings refused: peak +{peak / 2**20:.0f} MiB (client included)")
+        assert peak < 3 * len(batch), f"{peak / 2**20:.0f} MiB"

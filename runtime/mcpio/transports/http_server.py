@@ -389,6 +389,10 @@ class HttpApp:
         of the revision that serves it. A JSON array is a batch, for a 2025-03-26 session."""
         session_id = exchange.headers.get("mcp-session-id")
         if _BATCH.match(body):
+            limit = self.options.max_batch_items
+            if _longer_than(body, limit):
+                reason = f"a batch holds at most {limit} messages"
+                raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
             try:
                 items: Any = pydantic_core.from_json(body, allow_inf_nan=False)
             except ValueError as exc:
@@ -475,6 +479,25 @@ class HttpApp:
                 await answer.final(data)
         finally:
             slots.give(client)
+
+
+BATCH_PREFIX = 64 * 1024  # bytes of a batch read first to count its items
+
+
+def _longer_than(batch: bytes, limit: int) -> bool:
+    """Whether a JSON array holds more than `limit` items, told from as short a prefix of it
+    as tells (64 KiB, then 4x longer each time): a long batch of small messages is refused
+    without being parsed whole. False when unsure (not JSON that far: the parse says why)."""
+    size = BATCH_PREFIX
+    while size < len(batch):
+        try:
+            items = pydantic_core.from_json(batch[:size], allow_inf_nan=False, allow_partial=True)
+        except ValueError:
+            return False
+        if type(items) is list and len(items) - 1 > limit:  # (the last item may be cut)
+            return True
+        size *= 4
+    return False
 
 
 def _too_large(limit: int) -> HttpError:
