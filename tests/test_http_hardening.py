@@ -1184,7 +1184,6 @@ async def test_request_heads_are_bounded_on_either_http_protocol(protocol: str) 
         huge = _head(*fields, content_length=2**30)
         answer = await anyio.to_thread.run_sync(_raw_answer, port, huge, 2.0)
         assert answer.startswith(b"HTTP/1.1 413"), answer[:80]
-        assert b"connection: close" in answer.lower()
         async with httpx.AsyncClient(base_url=served.url) as client:  # others still served
             response = await post(client, call, modern_headers(call))
         assert response.status_code == 200
@@ -1289,3 +1288,142 @@ async def test_a_long_batch_is_refused_before_it_is_parsed_whole() -> None:
         assert refused.status_code == 413
         print(f"\n16 MiB batch of pings refused: peak +{peak / 2**20:.0f} MiB (client included)")
         assert peak < 3 * len(batch), f"{peak / 2**20:.0f} MiB"
+
+
+# ---------------------------------------------------------------------- the HTTP path's infos
+
+
+async def test_a_sealed_state_of_the_wrong_shape_is_invalid_params(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A `requestState` whose MAC is valid (made with the server's key) but whose payload is
+    not the shape the server seals is -32602 naming requestState (was -32603 and a logged
+    traceback)."""
+    import base64
+
+    from mcpio.sealing import request_digest
+
+    server = hardening_server()
+    sealer = server.sealer
+    meta = dict(ENVELOPE, **{"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}})
+    params: dict[str, Any] = {"_meta": meta, "name": "ask", "arguments": {}}
+    digest = request_digest("tools/call", {"name": "ask", "arguments": {}})
+    good = {"d": digest, "r": {}, "n": 1, "x": int(time.time()) + 60}
+
+    def sealed(payload: Any) -> str:
+        text = base64.urlsafe_b64encode(json.dumps(payload).encode()).rstrip(b"=").decode()
+        body = "s1." + text
+        return body + "." + sealer._mac(body)
+
+    shapes = [
+        [],
+        "text",
+        {k: v for k, v in good.items() if k != "x"},
+        {k: v for k, v in good.items() if k != "d"},
+        {**good, "x": "later"},
+        {**good, "r": ["not", "a", "map"]},
+        {**good, "r": {"elicitation-0": "not a result"}},
+        {**good, "n": "one"},
+        {**good, "n": None},
+        {**good, "p": 7},
+    ]
+    async with running(server) as run, run.client() as http:
+        frame = frame_with("tools/call", 1, params)
+        ok = await post(http, frame, modern_headers(frame))
+        assert ok.json()["result"]["resultType"] == "input_required"
+        retry = frame_with("tools/call", 1, {**params, "requestState": sealed(good)})
+        assert (await post(http, retry, modern_headers(retry))).status_code == 200
+        for n, payload in enumerate(shapes, 2):
+            frame = frame_with("tools/call", n, {**params, "requestState": sealed(payload)})
+            answer = await post(http, frame, modern_headers(frame))
+            assert answer.status_code == 400, (payload, answer.text)
+            error = answer.json()["error"]
+            assert error["code"] == -32602, payload
+            # (a sealed answer that is no ElicitResult is checked as a sent one is)
+            assert "requestState" in error["message"] or "inputResponses" in error["message"]
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+@pytest.mark.parametrize(
+    ("accept", "post_status", "get_status"),
+    [
+        ("application/jsonx, text/event-stream", 406, 200),
+        ("application/json, text/event-streams", 406, 406),
+        ("xapplication/json, text/event-stream", 406, 200),
+        ("text/plain; a=application/json, text/event-stream", 406, 200),
+        ("application/json;q=0, text/event-stream", 406, 200),
+        ("application/json, text/event-stream;q=0.0", 406, 406),
+        ("text/event-streamx", 406, 406),
+        ("Application/JSON ; q=0.5 , text/event-stream", 200, 200),
+        ("application/*, text/*", 200, 200),
+        ("*/*", 200, 200),
+    ],
+)
+async def test_accept_lists_media_types_not_substrings(
+    accept: str, post_status: int, get_status: int
+) -> None:
+    """A POST's Accept must list JSON and event streams as media ranges (a wildcard counts, a
+    range of weight 0 does not), a legacy GET's `text/event-stream`: `application/jsonx`
+    passed as a substring before."""
+    async with running(hardening_server()) as run, run.client() as http:
+        call = modern_call(1, text="x")
+        answer = await post(http, call, {**modern_headers(call), "accept": accept})
+        assert answer.status_code == post_status, answer.text
+        session = await open_session(http)
+        with anyio.fail_after(ANSWER_SECONDS):
+            async with http.stream("GET", "/mcp", headers={**session, "accept": accept}) as got:
+                assert got.status_code == get_status
+
+
+async def test_a_legacy_post_waiting_at_shutdown_gets_404(caplog: pytest.LogCaptureFixture) -> None:
+    """A legacy POST still waiting for its answer when the graceful shutdown runs out gets the
+    documented 404 (its session ended), not uvicorn's 500 for a cancelled task and a logged
+    traceback; the shutdown still ends within its timeout."""
+    server = hardening_server()
+    answered: list[httpx.Response] = []
+    async with running(server, shutdown_timeout=1) as run, run.client() as http:
+        session = await open_session(http)
+
+        async def call() -> None:
+            answered.append(await post(http, legacy_call(IN_FLIGHT, "hold"), session))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(call)
+            legacy = run.app.legacy.sessions[session["mcp-session-id"]]
+            await until(lambda: legacy.in_use(IN_FLIGHT))
+            started = time.monotonic()
+            run.served.web.should_exit = True
+            with anyio.fail_after(ANSWER_SECONDS):
+                await run.served.stopped.wait()
+        stopped_after = time.monotonic() - started
+    assert answered[0].status_code == 404, answered[0].text
+    assert answered[0].json()["error"]["message"] == "the session ended"
+    assert stopped_after < 2, stopped_after
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+async def test_a_delete_under_a_pending_elicitation_logs_one_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A client ending its session (DELETE) while a handler waits for its answer to an
+    elicitation is the client's doing: at most one log line, no exception group and no
+    traceback; the POST that waited gets its stream's end."""
+    caplog.set_level("DEBUG")
+    async with running(hardening_server()) as run, run.client() as http:
+        session = await open_session(http)
+        frame = json.dumps(legacy_call(1, "ask"))
+        async with http.stream("POST", "/mcp", content=frame, headers=session) as stream:
+            lines = stream.aiter_lines()
+            with anyio.fail_after(ANSWER_SECONDS):
+                async for line in lines:
+                    if line.startswith("data:") and "elicitation/create" in line:
+                        break
+            assert (await http.delete("/mcp", headers=session)).status_code == 200
+            with anyio.fail_after(ANSWER_SECONDS):
+                async for _ in lines:
+                    pass
+        await anyio.sleep(0.2)
+    logged = [r for r in caplog.records if r.name.startswith(("mcpio", "uvicorn"))]
+    text = "\n".join(r.getMessage() + (r.exc_text or "") for r in logged)
+    assert not [r for r in logged if r.exc_info or r.levelname in ("ERROR", "CRITICAL")], text
+    assert len([r for r in logged if r.levelname != "DEBUG"]) <= 1, text

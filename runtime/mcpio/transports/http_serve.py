@@ -9,7 +9,9 @@ needs beyond the app's own (the app bounds bodies, sessions and streams; see `Ht
   before the parser reads the bytes (httptools accepted a 64 MiB header, its parse growing
   superlinearly: 7-9 s, every other connection stalled meanwhile);
 - at most `max_connections` connections at once (uvicorn answers 503 past it);
-- a graceful shutdown waits `shutdown_timeout` seconds for open streams, then ends them.
+- a graceful shutdown waits `shutdown_timeout` seconds for open streams, then ends them: the
+  legacy sessions first (`GracefulServer`: a POST waiting in one is answered 404), then
+  whatever uvicorn still has to cancel.
 
 Under another ASGI server, give it the same bounds (or put a proxy such as nginx in front, with
 `client_header_timeout`)."""
@@ -201,7 +203,28 @@ def uvicorn_config(
     )
 
 
-class AnnouncingServer(uvicorn.Server):
+class GracefulServer(uvicorn.Server):
+    """uvicorn's server, ending the app's legacy sessions (`end_sessions`) shortly before its
+    graceful shutdown runs out: a POST still waiting in one is answered 404 (its session
+    ended) and a GET stream closes, rather than being cancelled by uvicorn (which answers a
+    cancelled request 500 and logs its traceback). An app without `end_sessions` is served
+    as uvicorn serves it."""
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        end = getattr(self.config.app, "end_sessions", None)
+        grace = self.config.timeout_graceful_shutdown
+        timer = None
+        if callable(end) and grace is not None:
+            delay = max(grace - 0.5, grace / 2)  # uvicorn cancels its tasks after `grace`
+            timer = asyncio.get_running_loop().call_later(delay, end)
+        try:
+            await super().shutdown(sockets)
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+
+class AnnouncingServer(GracefulServer):
     """uvicorn's server, saying once it listens where its MCP endpoint is (on stderr: uvicorn's
     own startup lines are below `run_http`'s default log level)."""
 

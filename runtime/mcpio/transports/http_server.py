@@ -224,11 +224,16 @@ class HttpApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self._lifespan_on = False
-                for session in list(self.legacy.sessions.values()):
-                    self.legacy.end(session)
+                self.end_sessions()
                 await self.server.stop_bus()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    def end_sessions(self) -> None:
+        """End every legacy session: a POST waiting in one is answered 404, a GET stream ends
+        (at shutdown: the lifespan's, or `GracefulServer`'s before its grace runs out)."""
+        for session in list(self.legacy.sessions.values()):
+            self.legacy.end(session)
 
     # ------------------------------------------------------------------ checks
 
@@ -501,9 +506,10 @@ def _longer_than(batch: bytes, limit: int) -> bool:
 
 
 def _too_large(limit: int) -> HttpError:
-    """413 for a body past `limit`; the connection closes (the rest of the body is not read)."""
-    reason = f"body exceeds {limit} bytes"
-    return HttpError(413, ProtocolError(INVALID_REQUEST, reason), {"connection": "close"})
+    """413 for a body past `limit`. The connection stays open (closing it under a client still
+    sending would reset it, losing the answer): uvicorn discards the rest of the body, and the
+    header timeout closes the connection unless a next request begins."""
+    return HttpError(413, ProtocolError(INVALID_REQUEST, f"body exceeds {limit} bytes"))
 
 
 def _client(scope: Scope, principal: Principal | None) -> str:
