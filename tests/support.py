@@ -26,7 +26,7 @@ import uvicorn
 import mcp_wire
 from codegen.ir import Revision
 from codegen.pipeline import Project, load_revision
-from mcpio.transports.http_serve import uvicorn_config
+from mcpio.transports.http_serve import GracefulServer, uvicorn_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -125,7 +125,7 @@ async def serve_app(app: Any, port: int | None = None, **options: Any) -> AsyncI
     for."""
     chosen = free_port() if port is None else port
     served = Served(
-        uvicorn.Server(uvicorn_config(app, "127.0.0.1", chosen, **options)), chosen, anyio.Event()
+        GracefulServer(uvicorn_config(app, "127.0.0.1", chosen, **options)), chosen, anyio.Event()
     )
 
     async def serve() -> None:

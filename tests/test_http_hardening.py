@@ -1119,3 +1119,311 @@ async def test_a_cancellation_from_outside_a_post_is_not_taken_for_the_guards() 
     with pytest.raises(asyncio.CancelledError):
         await task
     assert sent == []  # nothing answered: the POST ended with the cancellation
+
+
+# ---------------------------------------------------------------------- request heads
+
+
+def _raw_answer(port: int, request: bytes, timeout: float = ANSWER_SECONDS) -> bytes:
+    """What the server answers to raw `request` bytes (sent while it may already be answering:
+    a server that refuses early closes the connection under the sender)."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.settimeout(timeout)
+    answer = b""
+    try:
+        try:
+            sock.sendall(request)
+        except OSError:
+            pass  # refused (and closed) before the whole request was sent
+        while chunk := sock.recv(65536):
+            answer += chunk
+            if b"\r\n\r\n" in answer and answer.startswith(b"HTTP/1.1 4"):
+                break
+    except OSError:
+        pass
+    finally:
+        sock.close()
+    return answer
+
+
+def _head(*fields: bytes, content_length: int = 0) -> bytes:
+    lines = [b"POST /mcp HTTP/1.1", b"host: 127.0.0.1", *fields]
+    lines.append(b"content-length: %d" % content_length)
+    return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+@pytest.mark.parametrize("protocol", ["h11", "httptools"])
+async def test_request_heads_are_bounded_on_either_http_protocol(protocol: str) -> None:
+    """A head past `max_header_bytes` (64 KiB) or `max_headers` (100 fields) is refused with
+    431 before the parser reads it whole (a 64 MiB header took httptools 7-9 s to parse, and
+    stalled every other connection), whichever protocol serves; one within both is served, and
+    a declared body larger than `max_body_bytes` is refused with 413 at once, before it is
+    sent."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    http = {"h11": H11Protocol, "httptools": HttpToolsProtocol}[protocol]
+    async with serve_app(hardening_server().http_app(), http=http) as served:
+        port = served.port
+        big = _head(b"x-big: " + b"a" * (64 * 2**20))
+        started = time.monotonic()
+        answer = await anyio.to_thread.run_sync(_raw_answer, port, big)
+        refused_after = time.monotonic() - started
+        assert answer.startswith(b"HTTP/1.1 431"), answer[:80]
+        assert refused_after < 1.0, refused_after
+        many = _head(*(b"x-f%d: 1" % n for n in range(101)))
+        answer = await anyio.to_thread.run_sync(_raw_answer, port, many)
+        assert answer.startswith(b"HTTP/1.1 431"), answer[:80]
+        # Within both bounds: read, and answered by the app (415: no Content-Type).
+        fitting = _head(*(b"x-f%d: 1" % n for n in range(90)), b"x-big: " + b"a" * 60_000)
+        answer = await anyio.to_thread.run_sync(_raw_answer, port, fitting)
+        assert answer.startswith(b"HTTP/1.1 415"), answer[:80]
+        # A declared 1 GiB body: 413 at once, without waiting for (or reading) the body.
+        call = modern_call(1)
+        fields = [f"{k}: {v}".encode() for k, v in modern_headers(call).items()]
+        huge = _head(*fields, content_length=2**30)
+        answer = await anyio.to_thread.run_sync(_raw_answer, port, huge, 2.0)
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:80]
+        async with httpx.AsyncClient(base_url=served.url) as client:  # others still served
+            response = await post(client, call, modern_headers(call))
+        assert response.status_code == 200
+
+
+def test_a_head_is_metered_alike_however_its_bytes_are_split() -> None:
+    """The head meter counts the same fields and bytes whether a head comes in one read or a
+    byte at a time (its end spanning two reads), skips empty lines before it, and leaves what
+    follows it (the body) uncounted until `start`."""
+    from mcpio.transports.http_serve import _HeadMeter
+
+    def verdicts(head: bytes, step: int) -> tuple[str | None, int, bool]:
+        meter = _HeadMeter(max_bytes=2000, max_fields=100)
+        refused = None
+        for at in range(0, len(head), step):
+            refused = refused or meter.feed(head[at : at + step])
+        return refused, meter.lines, meter.reading
+
+    fitting = b"\r\n" + _head(*(b"x-f%d: 1" % n for n in range(98))) + b"{" * 5000
+    too_many = _head(*(b"x-f%d: 1" % n for n in range(99)))
+    for step in (1, 2, 3, 7, len(fitting)):
+        assert verdicts(fitting, step) == (None, 101, False)
+        refused, _, _ = verdicts(too_many, step)
+        assert refused is not None and "more than 100 header fields" in refused
+    bare = b"GET /mcp HTTP/1.1\nhost: a\n\n" + b"x" * 5000  # bare LF ends a head too
+    assert verdicts(bare, 1) == (None, 2, False)
+    refused, _, _ = verdicts(b"GET /" + b"a" * 2000, 100)
+    assert refused is not None and "exceeds 2000 bytes" in refused
+
+
+# ---------------------------------------------------------------------- every request counted
+
+
+async def test_legacy_posts_count_against_the_requests_in_flight() -> None:
+    """Legacy POSTs take a request slot as modern ones do: one client holding its share of
+    legacy calls is refused the next (429, legacy or modern) while another client is served
+    (before, legacy POSTs were not counted: one client held 1,999 long polls and uvicorn's
+    connection limit answered every other client 503)."""
+    server = hardening_server()
+    async with running(server, max_streams_per_client=2) as run:
+        async with run.client("127.0.0.2") as hog, run.client() as other:
+            session = await open_session(hog)
+            async with anyio.create_task_group() as tasks:
+                for id in (1, 2):
+                    tasks.start_soon(post, hog, legacy_call(id, "hold"), session)
+                legacy = run.app.legacy.sessions[session["mcp-session-id"]]
+                await until(lambda: legacy.in_use(1) and legacy.in_use(2))
+                refused = await post(hog, legacy_call(3, text="x"), session)
+                assert refused.status_code == 429, refused.text
+                assert refused.headers["retry-after"] == "1"
+                call = modern_call(4, text="x")
+                assert (await post(hog, call, modern_headers(call))).status_code == 429
+                mine = await open_session(other)  # initialize is a request too: served
+                answer = await post(other, legacy_call(5, text="served"), mine)
+                assert answer.json()["result"]["content"][0]["text"] == "served"
+                server.gate.set()  # type: ignore[attr-defined]
+            assert run.app.request_slots.count == 0
+
+
+async def test_an_ipv6_client_is_its_64_prefix() -> None:
+    """Quotas count an IPv6 peer by its /64 (one subscriber's prefix: its addresses are free to
+    it), an IPv4-mapped one by its IPv4 address."""
+    from mcpio.transports.http_server import _client
+
+    def client(address: str) -> str:
+        return _client({"client": (address, 1)}, None)
+
+    assert client("2001:db8:1:2::1") == client("2001:db8:1:2:ffff:1:2:3")
+    assert client("2001:db8:1:2::1") != client("2001:db8:1:3::1")
+    assert client("::ffff:192.0.2.7") == client("192.0.2.7") == "192.0.2.7"
+    assert client("127.0.0.2") != client("127.0.0.3")
+    assert client("fe80::1%eth0") == client("fe80::2")
+
+
+# ---------------------------------------------------------------------- parse costs
+
+
+async def test_a_long_batch_is_refused_before_it_is_parsed_whole() -> None:
+    """A batch past `max_batch_items` is refused with 413 from a prefix of it: what follows
+    is never parsed (here, garbage that a whole parse would answer 400 for), and a 16 MiB
+    batch of pings costs a fraction of what parsing it whole did (+121 MiB)."""
+    import tracemalloc
+
+    async with running(hardening_server()) as run, run.client(timeout=30) as http:
+        session = await open_session(http, "2025-03-26")
+        pings = [frame_with("ping", n) for n in range(2000)]
+        body = json.dumps(pings)[:-1].encode() + b", not JSON]"
+        refused = await http.post("/mcp", content=body, headers=session)
+        assert refused.status_code == 413, refused.text
+        assert "at most 256 messages" in refused.json()["error"]["message"]
+        short = json.dumps(pings[:256])[:-1].encode() + b", not JSON]"
+        assert (await http.post("/mcp", content=short, headers=session)).status_code == 400
+        pings = [frame_with("ping", n) for n in range(360_000)]
+        batch = json.dumps(pings, separators=(",", ":")).encode()
+        assert 15 * 2**20 < len(batch) < 16 * 2**20
+        tracemalloc.start()
+        try:
+            refused = await http.post("/mcp", content=batch, headers=session)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert refused.status_code == 413
+        print(f"\n16 MiB batch of pings refused: peak +{peak / 2**20:.0f} MiB (client included)")
+        assert peak < 3 * len(batch), f"{peak / 2**20:.0f} MiB"
+
+
+# ---------------------------------------------------------------------- the HTTP path's infos
+
+
+async def test_a_sealed_state_of_the_wrong_shape_is_invalid_params(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A `requestState` whose MAC is valid (made with the server's key) but whose payload is
+    not the shape the server seals is -32602 naming requestState (was -32603 and a logged
+    traceback)."""
+    import base64
+
+    from mcpio.sealing import request_digest
+
+    server = hardening_server()
+    sealer = server.sealer
+    meta = dict(ENVELOPE, **{"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}})
+    params: dict[str, Any] = {"_meta": meta, "name": "ask", "arguments": {}}
+    digest = request_digest("tools/call", {"name": "ask", "arguments": {}})
+    good = {"d": digest, "r": {}, "n": 1, "x": int(time.time()) + 60}
+
+    def sealed(payload: Any) -> str:
+        text = base64.urlsafe_b64encode(json.dumps(payload).encode()).rstrip(b"=").decode()
+        body = "s1." + text
+        return body + "." + sealer._mac(body)
+
+    shapes = [
+        [],
+        "text",
+        {k: v for k, v in good.items() if k != "x"},
+        {k: v for k, v in good.items() if k != "d"},
+        {**good, "x": "later"},
+        {**good, "r": ["not", "a", "map"]},
+        {**good, "r": {"elicitation-0": "not a result"}},
+        {**good, "n": "one"},
+        {**good, "n": None},
+        {**good, "p": 7},
+    ]
+    async with running(server) as run, run.client() as http:
+        frame = frame_with("tools/call", 1, params)
+        ok = await post(http, frame, modern_headers(frame))
+        assert ok.json()["result"]["resultType"] == "input_required"
+        retry = frame_with("tools/call", 1, {**params, "requestState": sealed(good)})
+        assert (await post(http, retry, modern_headers(retry))).status_code == 200
+        for n, payload in enumerate(shapes, 2):
+            frame = frame_with("tools/call", n, {**params, "requestState": sealed(payload)})
+            answer = await post(http, frame, modern_headers(frame))
+            assert answer.status_code == 400, (payload, answer.text)
+            error = answer.json()["error"]
+            assert error["code"] == -32602, payload
+            # (a sealed answer that is no ElicitResult is checked as a sent one is)
+            assert "requestState" in error["message"] or "inputResponses" in error["message"]
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+@pytest.mark.parametrize(
+    ("accept", "post_status", "get_status"),
+    [
+        ("application/jsonx, text/event-stream", 406, 200),
+        ("application/json, text/event-streams", 406, 406),
+        ("xapplication/json, text/event-stream", 406, 200),
+        ("text/plain; a=application/json, text/event-stream", 406, 200),
+        ("application/json;q=0, text/event-stream", 406, 200),
+        ("application/json, text/event-stream;q=0.0", 406, 406),
+        ("text/event-streamx", 406, 406),
+        ("Application/JSON ; q=0.5 , text/event-stream", 200, 200),
+        ("application/*, text/*", 200, 200),
+        ("*/*", 200, 200),
+    ],
+)
+async def test_accept_lists_media_types_not_substrings(
+    accept: str, post_status: int, get_status: int
+) -> None:
+    """A POST's Accept must list JSON and event streams as media ranges (a wildcard counts, a
+    range of weight 0 does not), a legacy GET's `text/event-stream`: `application/jsonx`
+    passed as a substring before."""
+    async with running(hardening_server()) as run, run.client() as http:
+        call = modern_call(1, text="x")
+        answer = await post(http, call, {**modern_headers(call), "accept": accept})
+        assert answer.status_code == post_status, answer.text
+        session = await open_session(http)
+        with anyio.fail_after(ANSWER_SECONDS):
+            async with http.stream("GET", "/mcp", headers={**session, "accept": accept}) as got:
+                assert got.status_code == get_status
+
+
+async def test_a_legacy_post_waiting_at_shutdown_gets_404(caplog: pytest.LogCaptureFixture) -> None:
+    """A legacy POST still waiting for its answer when the graceful shutdown runs out gets the
+    documented 404 (its session ended), not uvicorn's 500 for a cancelled task and a logged
+    traceback; the shutdown still ends within its timeout."""
+    server = hardening_server()
+    answered: list[httpx.Response] = []
+    async with running(server, shutdown_timeout=1) as run, run.client() as http:
+        session = await open_session(http)
+
+        async def call() -> None:
+            answered.append(await post(http, legacy_call(IN_FLIGHT, "hold"), session))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(call)
+            legacy = run.app.legacy.sessions[session["mcp-session-id"]]
+            await until(lambda: legacy.in_use(IN_FLIGHT))
+            started = time.monotonic()
+            run.served.web.should_exit = True
+            with anyio.fail_after(ANSWER_SECONDS):
+                await run.served.stopped.wait()
+        stopped_after = time.monotonic() - started
+    assert answered[0].status_code == 404, answered[0].text
+    assert answered[0].json()["error"]["message"] == "the session ended"
+    assert stopped_after < 2, stopped_after
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+async def test_a_delete_under_a_pending_elicitation_logs_one_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A client ending its session (DELETE) while a handler waits for its answer to an
+    elicitation is the client's doing: at most one log line, no exception group and no
+    traceback; the POST that waited gets its stream's end."""
+    caplog.set_level("DEBUG")
+    async with running(hardening_server()) as run, run.client() as http:
+        session = await open_session(http)
+        frame = json.dumps(legacy_call(1, "ask"))
+        async with http.stream("POST", "/mcp", content=frame, headers=session) as stream:
+            lines = stream.aiter_lines()
+            with anyio.fail_after(ANSWER_SECONDS):
+                async for line in lines:
+                    if line.startswith("data:") and "elicitation/create" in line:
+                        break
+            assert (await http.delete("/mcp", headers=session)).status_code == 200
+            with anyio.fail_after(ANSWER_SECONDS):
+                async for _ in lines:
+                    pass
+        await anyio.sleep(0.2)
+    logged = [r for r in caplog.records if r.name.startswith(("mcpio", "uvicorn"))]
+    text = "\n".join(r.getMessage() + (r.exc_text or "") for r in logged)
+    assert not [r for r in logged if r.exc_info or r.levelname in ("ERROR", "CRITICAL")], text
+    assert len([r for r in logged if r.levelname != "DEBUG"]) <= 1, text

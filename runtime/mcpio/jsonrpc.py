@@ -8,6 +8,7 @@ from typing import Any
 
 import pydantic_core
 
+from mcpio.errors import ConnectionClosed
 from mcpio.wire.codec import Codec
 from mcpio.wire.codec import plain as plain  # re-exported: the runtime names it here
 from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
@@ -24,14 +25,25 @@ async def answered(
 ) -> bytes | None:
     """The answer to a request: what its `work` gives (None: nothing to send), or the error
     frame of what it raised, a `ProtocolError` as it is and anything else as -32603 "internal
-    error" (its traceback logged, never sent)."""
+    error" (its traceback logged, never sent). A handler that ended because the client went
+    away while it waited on it (`ConnectionClosed`, also inside an exception group) is the
+    client's doing: one log line, nothing to send."""
     try:
         return await work
     except ProtocolError as exc:
         return error_frame(id, exc)
-    except Exception:
+    except Exception as exc:
+        if _client_gone(exc):
+            log.info("handler of %s ended: the client closed the connection", method)
+            return None
         log.exception("handler of %s failed", method)
         return error_frame(id, ProtocolError(INTERNAL_ERROR, "internal error"))
+
+
+def _client_gone(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_client_gone(inner) for inner in exc.exceptions)
+    return isinstance(exc, ConnectionClosed)
 
 
 def error_frame(codec: Codec | None, id: RequestId | None, error: ProtocolError) -> bytes:

@@ -73,7 +73,7 @@ class Sealer:
         """The input responses sealed in `state` and its round; -32602 if it is forged, expired,
         foreign, or issued to another principal (`subject`: who asks now; None without one)."""
         try:
-            payload = self._payload(state)
+            payload = _shaped(self._payload(state))
         except (ValueError, TypeError, KeyError, UnicodeError):
             raise _invalid("it was not issued by this server or was altered") from None
         if payload["x"] < time.time():
@@ -83,7 +83,7 @@ class Sealer:
         if payload.get("p") != subject:
             raise _invalid("it was issued to another principal")
         responses: dict[str, Any] = payload["r"]
-        return responses, int(payload["n"])
+        return responses, payload["n"]
 
     def _payload(self, state: str) -> dict[str, Any]:
         """The payload of a state whose MAC is this server's (ValueError otherwise)."""
@@ -95,6 +95,19 @@ class Sealer:
             raise ValueError("not sealed here")
         payload: dict[str, Any] = json.loads(_unb64(body.split(".", 1)[1]))
         return payload
+
+
+def _shaped(payload: Any) -> dict[str, Any]:
+    """`payload` if it has the members and types `seal` writes (ValueError otherwise: a state
+    with this server's MAC can still hold anything, e.g. sealed by another version of it)."""
+    if type(payload) is not dict:
+        raise ValueError("not an object")
+    shapes = {"d": str, "r": dict, "n": int, "x": int}
+    if any(type(payload.get(key)) is not kind for key, kind in shapes.items()):
+        raise ValueError("a member is missing or of another type")
+    if type(payload.get("p", "")) is not str:
+        raise ValueError("p is not a string")
+    return payload
 
 
 def _invalid(why: str) -> ProtocolError:

@@ -760,6 +760,8 @@ class Server:
         *,
         header_timeout: float = 10.0,
         max_connections: int = 2000,
+        max_header_bytes: int = 64 * 1024,
+        max_headers: int = 100,
         **options: Any,
     ) -> None:
         """Serve Streamable HTTP with uvicorn (loopback unless `host` says otherwise): the app's
@@ -771,7 +773,13 @@ class Server:
 
         app = self.http_app(**options)
         config = uvicorn_config(
-            app, host, port, header_timeout=header_timeout, max_connections=max_connections
+            app,
+            host,
+            port,
+            header_timeout=header_timeout,
+            max_connections=max_connections,
+            max_header_bytes=max_header_bytes,
+            max_headers=max_headers,
         )
         AnnouncingServer(config, app.options.path).run()
 

@@ -4,7 +4,7 @@ in all and per client; `ByteBudget` bounds the request bodies held parsed at onc
 body costs many times its size in memory while it is parsed and served.
 
 A client is whom a request speaks for: the principal's subject with authorization, else the
-peer's address (behind a proxy, let the ASGI server read it from the forwarding headers, as
+peer's address, an IPv6 peer's /64 prefix (behind a proxy, let the ASGI server read it from the forwarding headers, as
 uvicorn does for `--forwarded-allow-ips`)."""
 
 from __future__ import annotations

@@ -61,9 +61,33 @@ def media_type(content_type: str) -> str:
 
 
 def accepts_both(accept: str) -> bool:
-    """Whether an Accept value lists JSON and event streams (or `*/*`), as a POST must."""
-    wildcard = "*/*" in accept
-    return (JSON in accept or wildcard) and (EVENT_STREAM in accept or wildcard)
+    """Whether an Accept value lists JSON and event streams, as a POST must."""
+    return accepts(accept, JSON) and accepts(accept, EVENT_STREAM)
+
+
+def accepts(accept: str, media: str) -> bool:
+    """Whether an Accept value lists the media type `media` (lowercase): the most specific of
+    its media ranges that matches it (`media`, then `type/*`, then `*/*`) has a weight above 0
+    (RFC 9110 12.5.1; media ranges, never substrings)."""
+    ranks = {media: 2, media.partition("/")[0] + "/*": 1, "*/*": 0}
+    best, accepted = -1, False
+    for part in accept.split(","):
+        name, *params = part.split(";")
+        rank = ranks.get(name.strip().lower(), -1)
+        if rank > best:
+            best, accepted = rank, not _weight_zero(params)
+    return accepted
+
+
+def _weight_zero(params: list[str]) -> bool:
+    for param in params:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "q":
+            try:
+                return float(value.strip()) == 0
+            except ValueError:
+                return False
+    return False
 
 
 def encode_header_value(value: str) -> str:
@@ -252,6 +276,7 @@ __all__ = [
     "PARAM_PREFIX",
     "X_MCP_HEADER",
     "ParamHeaders",
+    "accepts",
     "accepts_both",
     "check_params",
     "code_of_status",

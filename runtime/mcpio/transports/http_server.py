@@ -30,6 +30,8 @@ unknown session).
 from __future__ import annotations
 
 import asyncio
+import functools
+import ipaddress
 import logging
 import math
 import re
@@ -229,11 +231,16 @@ class HttpApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self._lifespan_on = False
-                for session in list(self.legacy.sessions.values()):
-                    self.legacy.end(session)
+                self.end_sessions()
                 await self.server.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    def end_sessions(self) -> None:
+        """End every legacy session: a POST waiting in one is answered 404, a GET stream ends
+        (at shutdown: the lifespan's, or `GracefulServer`'s before its grace runs out)."""
+        for session in list(self.legacy.sessions.values()):
+            self.legacy.end(session)
 
     # ------------------------------------------------------------------ checks
 
@@ -337,8 +344,7 @@ class HttpApp:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                reason = f"body exceeds {limit} bytes"
-                raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
+                raise _too_large(limit)
             if not message.get("more_body"):
                 if not chunks:
                     return chunk
@@ -360,6 +366,10 @@ class HttpApp:
                 status = _remember(self._media, key, _media_status(headers))
         if status:
             raise HttpError(status, ProtocolError(INVALID_REQUEST, _REFUSED[status]))
+        declared = headers.get("content-length", "")  # (latin-1: decimal means 0-9)
+        limit = self.options.max_body_bytes
+        if declared.isdecimal() and (len(declared) > 18 or int(declared) > limit):
+            raise _too_large(limit)  # at once, before the body is sent
         loop = asyncio.get_running_loop()  # each look-up of it is a getpid() call
         ticker = self._ticker
         if ticker is None or ticker.loop is not loop:
@@ -391,6 +401,10 @@ class HttpApp:
         of the revision that serves it. A JSON array is a batch, for a 2025-03-26 session."""
         session_id = exchange.headers.get("mcp-session-id")
         if _BATCH.match(body):
+            limit = self.options.max_batch_items
+            if _longer_than(body, limit):
+                reason = f"a batch holds at most {limit} messages"
+                raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
             try:
                 items: Any = pydantic_core.from_json(body, allow_inf_nan=False)
             except ValueError as exc:
@@ -400,7 +414,8 @@ class HttpApp:
                 reason = "a batch needs a 2025-03-26 session"
                 raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
             session = self.legacy.lookup(session_id, exchange.principal)
-            await self.legacy.post(exchange, session, body, items, guard)
+            with self.request_slots.holding(exchange.client):
+                await self.legacy.post(exchange, session, body, items, guard)
             return
         version = exchange.headers.get("mcp-protocol-version")
         if session_id is None and version is not None and self.options.auth is None:
@@ -416,10 +431,12 @@ class HttpApp:
         if session_id is None and (version in MODERN or env.protocol_version is not None):
             await self._modern(exchange, body, env, guard)
         elif env.method == "initialize":
-            await self.legacy.initialize(exchange, body, env)
+            with self.request_slots.holding(exchange.client):
+                await self.legacy.initialize(exchange, body, env)
         elif session_id is not None:
             session = self.legacy.lookup(session_id, exchange.principal)
-            await self.legacy.post(exchange, session, body, env, guard)
+            with self.request_slots.holding(exchange.client):
+                await self.legacy.post(exchange, session, body, env, guard)
         else:
             reason = "no session: send initialize first, or a request with the 2026-07-28 envelope"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
@@ -476,11 +493,52 @@ class HttpApp:
             slots.give(client)
 
 
+BATCH_PREFIX = 64 * 1024  # bytes of a batch read first to count its items
+
+
+def _longer_than(batch: bytes, limit: int) -> bool:
+    """Whether a JSON array holds more than `limit` items, told from as short a prefix of it
+    as tells (64 KiB, then 4x longer each time): a long batch of small messages is refused
+    without being parsed whole. False when unsure (not JSON that far: the parse says why)."""
+    size = BATCH_PREFIX
+    while size < len(batch):
+        try:
+            items = pydantic_core.from_json(batch[:size], allow_inf_nan=False, allow_partial=True)
+        except ValueError:
+            return False
+        if type(items) is list and len(items) - 1 > limit:  # (the last item may be cut)
+            return True
+        size *= 4
+    return False
+
+
+def _too_large(limit: int) -> HttpError:
+    """413 for a body past `limit`. The connection stays open (closing it under a client still
+    sending would reset it, losing the answer): uvicorn discards the rest of the body, and the
+    header timeout closes the connection unless a next request begins."""
+    return HttpError(413, ProtocolError(INVALID_REQUEST, f"body exceeds {limit} bytes"))
+
+
 def _client(scope: Scope, principal: Principal | None) -> str:
+    """Whom per-client bounds count: the principal, else the peer's address (an IPv6 peer's
+    /64: a subscriber gets a whole prefix, any address of which it may use)."""
     if principal is not None:
         return "principal:" + principal.subject
     peer = scope.get("client")
-    return str(peer[0]) if peer else ""
+    host = str(peer[0]) if peer else ""
+    return _prefix(host) if ":" in host else host
+
+
+@functools.lru_cache(maxsize=4096)
+def _prefix(host: str) -> str:
+    """An IPv6 address's /64 (the IPv4 address of an IPv4-mapped one); else `host` itself."""
+    try:
+        address = ipaddress.IPv6Address(host.partition("%")[0])  # without a zone
+    except ValueError:
+        return host
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))
 
 
 _REFUSED = {

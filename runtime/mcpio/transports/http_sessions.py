@@ -37,7 +37,7 @@ from mcpio.transports.asgi import (
     sent_kind,
     watch_disconnect,
 )
-from mcpio.transports.http_rules import EVENT_STREAM
+from mcpio.transports.http_rules import EVENT_STREAM, accepts
 from mcpio.transports.sse import SseWriter
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 from mcpio.wire.peek import Peek
@@ -222,7 +222,7 @@ class LegacySessions:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             raise HttpError(405, ProtocolError(INVALID_REQUEST, "GET needs a legacy session"))
-        if EVENT_STREAM not in headers.get("accept", ""):
+        if not accepts(headers.get("accept", ""), EVENT_STREAM):
             raise HttpError(
                 406, ProtocolError(INVALID_REQUEST, "Accept must list text/event-stream")
             )
