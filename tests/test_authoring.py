@@ -16,14 +16,18 @@ import textwrap
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import httpx
 import pytest
 
 from mcpio import Audio, Client, Context, File, Image, LifespanError, McpError, Server, ToolError
+from mcpio.elicitation import Accepted, form_of
+from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
 from mcpio.middleware import (
     Call,
@@ -526,4 +530,204 @@ def test_a_failing_lifespan_stops_run_stdio_with_one_line(tmp_path: Path) -> Non
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
         "demo: the server's lifespan failed to start: ConnectionError('database unreachable')"
+    ]
+
+
+# --- Context: headers, session, state, resources, FastMCP's names --------------------------------
+
+
+def context_server() -> Server:
+    server = Server("s")
+
+    @server.tool
+    async def whoami(ctx: Context) -> dict[str, Any]:
+        ctx.state["calls"] = ctx.state.get("calls", 0) + 1
+        return {
+            "tenant": ctx.headers.get("x-tenant"),
+            "session": ctx.session_id is not None,
+            "calls": ctx.state["calls"],
+        }
+
+    @server.resource("test://motd")
+    def motd() -> str:
+        return "hello"
+
+    @server.tool
+    async def relay(ctx: Context) -> str:
+        read = await ctx.read_resource("test://motd")
+        await ctx.report_progress(1, 1, "read")
+        await ctx.info("read the motd")
+        return read.contents[0].text  # type: ignore[union-attr]
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_context_headers_session_and_state_over_http(mode: str) -> None:
+    async with serve_app(context_server().http_app()) as served:
+        async with httpx.AsyncClient(headers={"X-Tenant": "acme"}) as http:
+            async with Client(served.url + "/mcp", mode=mode, http=http) as client:
+                first = (await client.call_tool("whoami", {})).structuredContent
+                second = (await client.call_tool("whoami", {})).structuredContent
+    legacy = mode != MODERN
+    assert first == {"tenant": "acme", "session": legacy, "calls": 1}
+    # A legacy session keeps its state; each 2026-07-28 request starts afresh (stateless).
+    assert second == {"tenant": "acme", "session": legacy, "calls": 2 if legacy else 1}
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_context_reads_resources_reports_progress_and_logs(mode: str) -> None:
+    steps: list[Any] = []
+    logs: list[Any] = []
+
+    async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        steps.append((p, total, message))
+
+    async with Client(context_server(), mode=mode, on_log=lambda p: logs.append(p.data)) as client:
+        if mode == MODERN:
+            await client.set_log_level("info")
+        assert text_of(await client.call_tool("relay", {}, progress=on_progress)) == "hello"
+        no_http = (await client.call_tool("whoami", {})).structuredContent
+    assert steps == [(1, 1, "read")] and logs == ["read the motd"]
+    assert no_http is not None and no_http["tenant"] is None and no_http["session"] is False
+
+
+# --- typed elicitation ---------------------------------------------------------------------------
+
+
+class Colour(Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@dataclass
+class Booking:
+    name: str
+    seats: int
+    window: bool = False
+
+
+def elicit_server(asked: list[Any]) -> Server:
+    server = Server("s")
+
+    @server.tool
+    async def book(ctx: Context) -> str:
+        answer = await ctx.elicit("Who and how many?", response_type=Booking)
+        if isinstance(answer, Accepted):
+            booking: Booking = answer.data
+            return f"{booking.name} x{booking.seats} window={booking.window}"
+        return answer.action
+
+    @server.tool
+    async def single(ctx: Context, kind: str) -> str:
+        types: dict[str, Any] = {
+            "bool": bool, "int": int, "literal": Literal["a", "b"], "enum": Colour, "none": None
+        }  # fmt: skip
+        answer = await ctx.elicit(f"{kind}?", response_type=types[kind])
+        return repr(answer.data) if isinstance(answer, Accepted) else answer.action
+
+    @server.tool
+    async def raw(ctx: Context) -> str:
+        schema = {"type": "object", "properties": {"age": {"type": "integer", "minimum": 0}}}
+        result = await ctx.elicit("Age?", schema)
+        return str((result.content or {}).get("age"))
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_typed_elicitation_asks_the_type_s_schema_and_validates_the_answer(
+    mode: str,
+) -> None:
+    asked: list[Any] = []
+    answers: dict[str, dict[str, Any]] = {
+        "Who and how many?": {"action": "accept", "content": {"name": "Ann", "seats": "2"}},
+        "bool?": {"action": "accept", "content": {"value": True}},
+        "int?": {"action": "accept", "content": {"value": 7}},
+        "literal?": {"action": "accept", "content": {"value": "b"}},
+        "enum?": {"action": "accept", "content": {"value": "blue"}},
+        "none?": {"action": "accept", "content": {}},
+        "Age?": {"action": "accept", "content": {"age": 30}},
+    }
+
+    async def answer(params: Any) -> dict[str, Any]:
+        asked.append((params.message, plain(params.requestedSchema)))
+        return answers[params.message]
+
+    server = elicit_server(asked)
+    async with Client(server, mode=mode, elicitation=answer) as client:
+        assert text_of(await client.call_tool("book", {})) == "Ann x2 window=False"
+        results = {
+            kind: text_of(await client.call_tool("single", {"kind": kind}))
+            for kind in ("bool", "int", "literal", "enum", "none")
+        }
+        assert text_of(await client.call_tool("raw", {})) == "30"
+        assert results == {
+            "bool": "True", "int": "7", "literal": "'b'", "enum": "<Colour.BLUE: 'blue'>",
+            "none": "None",
+        }  # fmt: skip
+        booking_schema = dict(asked)["Who and how many?"]
+        assert booking_schema["required"] == ["name", "seats"]
+        assert booking_schema["properties"]["seats"] == {"type": "integer"}
+        assert dict(asked)["enum?"]["properties"]["value"]["enum"] == ["red", "blue"]
+        assert dict(asked)["literal?"]["required"] == ["value"]
+
+        answers["Who and how many?"] = {"action": "decline"}
+        assert text_of(await client.call_tool("book", {})) == "decline"
+        answers["Who and how many?"] = {"action": "cancel"}
+        assert text_of(await client.call_tool("book", {})) == "cancel"
+        # Content that does not fit: -32602 naming the member, typed or raw.
+        answers["Who and how many?"] = {"action": "accept", "content": {"name": "Ann"}}
+        with pytest.raises(McpError) as caught:
+            await client.call_tool("book", {})
+        assert caught.value.code == -32602 and "seats" in caught.value.message
+        answers["Age?"] = {"action": "accept", "content": {"age": -1}}
+        with pytest.raises(McpError) as caught:
+            await client.call_tool("raw", {})
+        assert caught.value.code == -32602 and "age" in caught.value.message
+
+
+def test_a_response_type_a_form_cannot_ask_for_is_a_type_error() -> None:
+    @dataclass
+    class Nested:
+        inner: Booking
+
+    with pytest.raises(TypeError, match="member 'inner' is not a string"):
+        form_of(Nested)
+
+
+# --- hand-written schemas enforced ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_hand_written_input_and_output_schemas_are_enforced(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = Server("s")
+    number = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+    @server.tool(input_schema=number)
+    async def double(n: Any) -> str:
+        return str(n * 2)
+
+    @server.tool(output_schema=number)
+    async def report(n: Any) -> dict[str, Any]:
+        return {"n": n}
+
+    async with Client(server, mode=mode) as client:
+        assert text_of(await client.call_tool("double", {"n": 2})) == "4"
+        bad = await client.call_tool("double", {"n": "ab"})
+        assert (
+            bad.isError
+            and text_of(bad) == "invalid arguments for double: n: 'ab' is not of type 'integer'"
+        )
+        missing = await client.call_tool("double", {})
+        assert missing.isError and "'n' is a required property" in text_of(missing)
+        assert (await client.call_tool("report", {"n": 3})).structuredContent == {"n": 3}
+        with pytest.raises(McpError) as caught:
+            await client.call_tool("report", {"n": "x"})
+        assert caught.value.code == -32603
+    lines = [r.getMessage() for r in caplog.records if "outputSchema" in r.getMessage()]
+    assert lines == [
+        "tool report: its result does not match its outputSchema: n: 'x' is not of type 'integer'"
     ]

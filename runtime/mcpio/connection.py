@@ -202,6 +202,7 @@ class ServerConnection:
         self.client_info: pub.Implementation | None = None
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
+        self.state: dict[str, Any] = {}  # a legacy session's `ctx.state`
         self.listeners: set[Listener] = set()
         self.principal = principal  # the HTTP app updates it with each request's token
         self.listen_until = listen_until
@@ -698,6 +699,8 @@ class ServerConnection:
             log_level=log_level,
             principal=self.principal,
             lifespan=self.server.lifespan_state,
+            state=self.state if self.codec is not None else None,  # legacy: the session's
+            dispatch=self.server.dispatch,
         )
 
     async def send_notification(self, codec: Codec, method: str, params: dict[str, Any]) -> None:

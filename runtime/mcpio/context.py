@@ -14,16 +14,21 @@ import copy
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 import anyio
 import pydantic
 from pydantic import BaseModel
 
+from mcpio.elicitation import Accepted, Cancelled, Declined, answer_of, form_of
 from mcpio.jsonrpc import plain
 from mcpio.latest import MISSING_CAPABILITY
+from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
+from mcpio.schema_check import violation
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
@@ -31,6 +36,22 @@ if TYPE_CHECKING:
     from mcpio.auth import Principal
 
 log = logging.getLogger("mcpio")
+
+T = TypeVar("T")
+_NO_TYPE: Any = object()  # `elicit` without a response type
+_NO_HEADERS: Mapping[str, str] = MappingProxyType({})
+
+
+class HeaderFields(Protocol):
+    def as_mapping(self) -> Mapping[str, str]: ...
+
+
+#: The HTTP request being answered, set by the HTTP app in the task that answers it (so the
+#: handler's `ctx.headers` and `ctx.session_id` read its own request; unset on stdio): its
+#: header fields, and the legacy session's id (None on 2026-07-28).
+HTTP_REQUEST: ContextVar[tuple[HeaderFields, str | None] | None] = ContextVar(
+    "mcpio_http_request", default=None
+)
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 METHOD_NOT_FOUND = -32601
@@ -190,6 +211,8 @@ class Context:
         log_level: str | None = None,
         principal: Principal | None = None,
         lifespan: Any = None,
+        state: dict[str, Any] | None = None,
+        dispatch: Callable[[Context, str, Any], Awaitable[Any]] | None = None,
     ) -> None:
         self.revision = revision
         self.request_id = request_id
@@ -199,6 +222,13 @@ class Context:
         # Who the request's access token speaks for (HTTP with `auth=`); None without one.
         self.principal = principal
         self.lifespan = lifespan  # what the server's lifespan yielded (`Server(lifespan=...)`)
+        # Legacy: the session's (kept across its requests); 2026-07-28: this request's alone
+        # (stateless: the next request may reach another instance).
+        self.state: dict[str, Any] = {} if state is None else state
+        self._dispatch = dispatch
+        self._request = HTTP_REQUEST.get()
+        # The legacy HTTP session's id (`Mcp-Session-Id`); None on stdio and on 2026-07-28.
+        self.session_id: str | None = None if self._request is None else self._request[1]
         self._inputs = inputs
         self._notify = notify
         self._codec = codec
@@ -209,6 +239,11 @@ class Context:
         # (`mcpio.tasks.engine.TaskOffer`), and by the server for a deferred task tool.
         self.task_offer: Any = None
         self._become_task: Callable[[], Awaitable[None]] | None = None
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The HTTP request's header fields (read-only, lowercase names; empty on stdio)."""
+        return _NO_HEADERS if self._request is None else self._request[0].as_mapping()
 
     def for_task(
         self,
@@ -338,10 +373,48 @@ class Context:
             self._questions += 1
         return (await self.ask({key: question}))[key]
 
+    @overload
     async def elicit(
         self, message: str, requested_schema: Mapping[str, Any], *, key: str | None = None
-    ) -> pub.ElicitResult:
-        return await self._one(Elicit(message, requested_schema), key)
+    ) -> pub.ElicitResult: ...
+
+    @overload
+    async def elicit(
+        self, message: str, *, response_type: type[T], key: str | None = None
+    ) -> Accepted[T] | Declined | Cancelled: ...
+
+    @overload
+    async def elicit(
+        self, message: str, *, response_type: Any, key: str | None = None
+    ) -> Accepted[Any] | Declined | Cancelled: ...
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any] | None = None,
+        *,
+        response_type: Any = _NO_TYPE,
+        key: str | None = None,
+    ) -> Any:
+        """Ask the user through the client (form mode). With `response_type` (a model, one
+        value's type, or None: see `mcpio.elicitation`): `Accepted(data)` validated as that
+        type, `Declined()` or `Cancelled()`. With a JSON Schema: the `ElicitResult`, its accepted
+        content checked against the schema (-32602 if it does not fit)."""
+        if response_type is not _NO_TYPE:
+            form = form_of(response_type)
+            result = await self._one(Elicit(message, form.schema), key)
+            return answer_of(result, response_type, form)
+        if requested_schema is None:
+            raise TypeError("elicit needs a requested_schema or a response_type")
+        result = await self._one(Elicit(message, requested_schema), key)
+        if result.action == "accept" and result.content is not None:
+            broken = violation(plain(result.content), requested_schema)
+            if broken is not None:
+                raise ProtocolError(
+                    INVALID_PARAMS,
+                    f"the client's elicitation answer does not fit requestedSchema: {broken}",
+                )
+        return result
 
     async def elicit_url(
         self,
@@ -384,6 +457,37 @@ class Context:
         if message is not None:
             params["message"] = message
         await self._notify("notifications/progress", params)
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """`progress` under the name FastMCP users know."""
+        await self.progress(progress, total, message)
+
+    async def debug(self, data: Any, logger: str | None = None) -> None:
+        await self.log("debug", data, logger)
+
+    async def info(self, data: Any, logger: str | None = None) -> None:
+        await self.log("info", data, logger)
+
+    async def warning(self, data: Any, logger: str | None = None) -> None:
+        await self.log("warning", data, logger)
+
+    async def error(self, data: Any, logger: str | None = None) -> None:
+        await self.log("error", data, logger)
+
+    async def read_resource(self, uri: str) -> pub.ReadResourceResult:
+        """One of this server's resources (or templates), read as a client would, through the
+        middlewares; -32602 when there is none at `uri`."""
+        if self._dispatch is None:
+            raise RuntimeError("this context reads no resources (not made by a server)")
+        meta = {  # the envelope a modern request carries: this request's own client
+            "io.modelcontextprotocol/protocolVersion": PUBLIC_REVISION,
+            "io.modelcontextprotocol/clientCapabilities": plain(self.client_capabilities),
+        }
+        params = pub.ReadResourceRequestParams.model_validate({"uri": uri, "_meta": meta})
+        result: pub.ReadResourceResult = await self._dispatch(self, "resources/read", params)
+        return result
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send a log message to the client, if its level is at or above the one it asked for

@@ -41,6 +41,7 @@ from mcpio.jsonrpc import plain
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.middleware.base import Call, MiddlewareFn, chain
+from mcpio.schema_check import violation
 from mcpio.sealing import Sealer
 from mcpio.structured import summary
 from mcpio.tasks.engine import (
@@ -479,6 +480,10 @@ class Server:
             where = ".".join(str(p) for p in first["loc"])
             text = f"invalid arguments for {params.name}: {where}: {first['msg']}"
             return tool_result_error(text)
+        if entry.arguments is None:  # a hand-written input schema: checked as JSON Schema
+            broken = violation(plain(kwargs), plain(entry.definition.inputSchema))
+            if broken is not None:
+                return tool_result_error(f"invalid arguments for {params.name}: {broken}")
         if offer is not None and support != "forbidden":
             return await self._start_task(entry, kwargs, ctx, offer)
         if entry.context_param:
@@ -797,11 +802,25 @@ async def _run_tool(
         raise  # the JSON-RPC error the handler chose, or its question for the client
     except Exception as exc:
         return tool_failure(entry.definition.name, exc, mask)
-    if entry.output is None:
-        if text_answer and type(value) is str:
-            return TextAnswer(value)
-        return tool_result(value)
     name = entry.definition.name
+    if entry.output is None:
+        schema = entry.definition.outputSchema
+        if schema is None:
+            if text_answer and type(value) is str:
+                return TextAnswer(value)
+            return tool_result(value)
+        result = tool_result(value)  # a hand-written output schema: checked as JSON Schema
+        if not result.isError:
+            broken = violation(plain(result.structuredContent), plain(schema))
+            if result.structuredContent is None:
+                broken = "no structuredContent"
+            if broken is not None:
+                log.error("tool %s: its result does not match its outputSchema: %s", name, broken)
+                raise ProtocolError(
+                    INTERNAL_ERROR,
+                    f"tool {name!r} returned a result that does not match its outputSchema",
+                )
+        return result
     try:
         return structured_result(entry.output, value)
     except pydantic.ValidationError as exc:

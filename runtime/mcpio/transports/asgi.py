@@ -4,8 +4,9 @@ answers."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, overload
 
 import anyio
@@ -33,7 +34,7 @@ class RequestHeaders:
     by one `dict` of the raw fields (a list per name only when a name repeats); a value is
     decoded when read."""
 
-    __slots__ = ("_one", "_many", "unique")
+    __slots__ = ("_one", "_many", "unique", "_mapping")
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
         fields = raw if isinstance(raw, list) else list(raw)
@@ -42,6 +43,7 @@ class RequestHeaders:
         # The raw fields by (lowercase) name, as sent, when no name repeats: for checks whose
         # verdicts are kept by the raw values they read.
         self.unique: dict[bytes, bytes] | None = self._one
+        self._mapping: Mapping[str, str] | None = None
         if len(self._one) != len(fields):  # a name repeats
             self.unique = None
             many: dict[bytes, list[bytes]] = {}
@@ -62,6 +64,24 @@ class RequestHeaders:
             return default if value is None else value.strip(b" \t").decode("latin-1")
         values = self._many.get(key)
         return values[0].strip(b" \t").decode("latin-1") if values else default
+
+    def as_mapping(self) -> Mapping[str, str]:
+        """Every field, read-only, names lowercase; a name that repeats has its values joined
+        by ", " (RFC 9110 5.3). Made on first use."""
+        mapping = self._mapping
+        if mapping is None:
+            fields: dict[str, list[str]] = {}
+            for name, value in self._pairs():
+                fields.setdefault(name.decode("latin-1").lower(), []).append(
+                    value.strip(b" \t").decode("latin-1")
+                )
+            mapping = self._mapping = MappingProxyType({k: ", ".join(v) for k, v in fields.items()})
+        return mapping
+
+    def _pairs(self) -> list[tuple[bytes, bytes]]:
+        if self._many is None:
+            return list(self._one.items())
+        return [(name, value) for name, values in self._many.items() for value in values]
 
     def getlist(self, name: str) -> list[str]:
         key = _KEYS.get(name) or _key(name)

@@ -45,6 +45,7 @@ import anyio.lowlevel
 import pydantic_core
 
 from mcpio.auth import Principal, ResourceServerAuth, VerifierUnavailable, bearer_token
+from mcpio.context import HTTP_REQUEST
 from mcpio.errors import LifespanError
 from mcpio.jsonrpc import error_frame
 from mcpio.latest import HEADER_MISMATCH, UNSUPPORTED_VERSION
@@ -486,6 +487,7 @@ class HttpApp:
                 listen_queue=self.options.stream_queue,
             )
             guard.watch_after(WATCH_AFTER)  # the handler runs in this task
+            HTTP_REQUEST.set((exchange.headers, None))
             data = await connection.answer(body, env, message)
             if data is not None:
                 await answer.final(data)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import pydantic_core
 
+from mcpio.context import HTTP_REQUEST
 from mcpio.jsonrpc import RequestId, error_frame
 from mcpio.negotiate import peek_any
 from mcpio.session import serving
@@ -209,6 +210,7 @@ class LegacySessions:
             if message.kind == "request" and message.id is not None:
                 ids.append(message.id)
         outbox = session.exchange(ids)
+        HTTP_REQUEST.set((exchange.headers, session.id))  # the handlers' tasks start from here
         try:
             for frame, env in frames:
                 await session.deliver(frame, env)
