@@ -13,6 +13,7 @@ from typing import Any
 
 from mcpio.extras import needs
 from mcpio.inspect.checks import CLIENT, SERVER, Checker
+from mcpio.inspect.stateful import Shared
 from mcpio.inspect.transcript import Recorder
 
 with needs("http", "mcpio inspect --upstream"):
@@ -41,7 +42,7 @@ class ProxyApp:
         self.client = client or httpx.AsyncClient(timeout=None)
         self.discovered: dict[str, Any] | None = None  # the last server/discover's capabilities
         self.sessions: dict[str, Checker] = {}
-        self.issued_states: set[str] = set()
+        self.shared = Shared()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -85,8 +86,8 @@ class ProxyApp:
 
     def _checker(self, session: str | None, body: bytes) -> Checker:
         if session is not None:
-            return self.sessions.setdefault(session, Checker(self.issued_states))
-        checker = Checker(self.issued_states)
+            return self.sessions.setdefault(session, Checker(self.shared))
+        checker = Checker(self.shared)
         if not _initialize(body):  # a modern exchange (else: a new legacy session)
             checker.state.server_capabilities = self.discovered
         return checker
