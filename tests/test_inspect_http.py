@@ -224,3 +224,81 @@ async def test_the_command_relays_http_and_reports_when_stopped(tmp_path: Path) 
     entries = read_transcript(transcript)
     assert [e.direction for e in entries][-2:] == ["client->server", "server->client"]
     assert report.read_text().count('<tr class="frame') == len(entries)
+
+
+async def test_a_client_that_leaves_closes_the_upstream_stream() -> None:
+    """A listen stream the client drops is closed upstream too: with room for two upstream
+    connections, three dropped streams leave the relay still answering (it used to keep every
+    upstream stream open, and stopped answering once its pool was full)."""
+    recorder = Recorder(io.StringIO())
+    pool = httpx.AsyncClient(timeout=None, limits=httpx.Limits(max_connections=2))
+    listen = modern(1, "subscriptions/listen", notifications={"toolsListChanged": True})
+    async with serve_app(everything.http_app()) as upstream:
+        proxy_app = ProxyApp(f"{upstream.url}/mcp", recorder, pool)
+        async with serve_app(proxy_app) as proxy:
+            url = f"{proxy.url}/mcp"
+            for _ in range(3):
+                async with httpx.AsyncClient(timeout=10) as http:
+                    async with http.stream(
+                        "POST", url, content=json.dumps(listen), headers=headers_for(listen)
+                    ) as stream:
+                        assert stream.status_code == 200
+                        async for _ in stream.aiter_bytes():
+                            break  # the acknowledgement: the stream is open
+            listed = modern(2, "tools/list")
+            with anyio.fail_after(10):
+                async with httpx.AsyncClient(timeout=10) as http:
+                    answer = await http.post(
+                        url, content=json.dumps(listed), headers=headers_for(listed)
+                    )
+            assert answer.status_code == 200 and answer.json()["id"] == 2
+    await pool.aclose()
+    assert (
+        recorder.findings() == []
+    )  # a listen stream the client closed is cancelled, not unanswered
+
+
+async def test_the_command_stops_promptly_with_a_stream_open(tmp_path: Path) -> None:
+    """SIGINT stops the HTTP relay within about a second while a listen stream is open, after
+    writing the summary and the transcript (it used to wait for a second SIGINT)."""
+    port = free_port()
+    transcript = tmp_path / "t.jsonl"
+    listen = modern(1, "subscriptions/listen", notifications={"toolsListChanged": True})
+    async with serve_app(everything.http_app()) as upstream:
+        command = [
+            sys.executable, "-m", "mcpio", "inspect", "--upstream", f"{upstream.url}/mcp",
+            "--listen", f"127.0.0.1:{port}", "--jsonl", str(transcript),
+        ]  # fmt: skip
+        process = await anyio.open_process(command)
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        async def listening() -> bool:
+            try:
+                async with httpx.AsyncClient() as http:
+                    await http.get(url)
+                return True
+            except httpx.HTTPError:
+                return False
+
+        try:
+            await until(listening, 20)
+            async with httpx.AsyncClient(timeout=10) as http:
+                async with http.stream(
+                    "POST", url, content=json.dumps(listen), headers=headers_for(listen)
+                ) as stream:
+                    async for _ in stream.aiter_bytes():
+                        break
+                    started = anyio.current_time()
+                    process.send_signal(signal.SIGINT)
+                    with anyio.fail_after(10):
+                        await process.wait()
+                    stopped = anyio.current_time() - started
+        finally:
+            if process.returncode is None:
+                process.kill()
+        assert process.stderr is not None
+        err = (await process.stderr.receive()).decode()
+    assert stopped < 2.0, stopped  # the grace is 0.5 s; room for a loaded 2-core machine
+    assert "mcpio inspect: " in err
+    methods = [e.summary().get("method") for e in read_transcript(transcript)]
+    assert {"subscriptions/listen", "notifications/subscriptions/acknowledged"} <= set(methods)

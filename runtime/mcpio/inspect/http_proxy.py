@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
+
 from mcpio.extras import needs
 from mcpio.inspect.checks import CLIENT, SERVER, Checker
 from mcpio.inspect.stateful import Shared
@@ -29,6 +31,7 @@ HOP_BY_HOP = frozenset(
     | {"proxy-connection", "proxy-authenticate", "proxy-authorization"}
 )
 SESSION = "mcp-session-id"
+SHUTDOWN_GRACE = 0.5  # seconds open streams get after SIGINT or SIGTERM
 
 
 class ProxyApp:
@@ -60,7 +63,7 @@ class ProxyApp:
         if method == "POST" and body:
             mcp = {k: v for k, v in lowered.items() if k.startswith("mcp-")}
             exchange["headers"] = mcp  # replay sends them again
-            findings = checker.check(CLIENT, body, lowered)
+            findings = checker.check(CLIENT, body, lowered, len(self.recorder.entries))
             self.recorder.record(CLIENT, body, findings, session=session, http=exchange)
         url = self.upstream + (
             f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
@@ -72,10 +75,22 @@ class ProxyApp:
         except httpx.HTTPError as exc:
             await _answer(send, 502, f"mcpio inspect: upstream unreachable: {exc}".encode())
             return
+        gone = False
         try:
-            await self._relay(response, send, checker, session, method)
+            async with anyio.create_task_group() as group:
+
+                async def watch() -> None:
+                    nonlocal gone
+                    await _disconnected(receive)
+                    gone = True
+                    group.cancel_scope.cancel()  # the client left: stop reading upstream
+
+                group.start_soon(watch)
+                await self._relay(response, send, checker, session, method)
+                group.cancel_scope.cancel()
         finally:
-            await response.aclose()
+            with anyio.CancelScope(shield=True):
+                await response.aclose()  # closes the upstream stream, whoever ended it
         new_session = response.headers.get(SESSION)
         if new_session is not None and session is None:
             self.sessions[new_session] = checker
@@ -83,6 +98,13 @@ class ProxyApp:
             self.sessions.pop(session, None)
         if session is None and new_session is None:
             self.discovered = checker.state.server_capabilities
+            if not gone:  # a modern exchange is over; a client that left cancelled it
+                self.recorder.finish(checker.finish())
+
+    def finish(self) -> None:
+        """At shutdown: what the open legacy sessions leave unanswered."""
+        for checker in self.sessions.values():
+            self.recorder.finish(checker.finish())
 
     def _checker(self, session: str | None, body: bytes) -> Checker:
         if session is not None:
@@ -121,7 +143,8 @@ class ProxyApp:
                     if event.too_large:
                         findings = [checker.too_large(SERVER, parser.max_bytes + 1)]
                     else:
-                        findings = checker.check(SERVER, frame)
+                        index = len(self.recorder.entries)
+                        findings = checker.check(SERVER, frame, index=index)
                     self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
             elif kind == JSON:
                 held.append(chunk)
@@ -153,6 +176,12 @@ async def _body(receive: Receive) -> bytes:
     return b"".join(parts)
 
 
+async def _disconnected(receive: Receive) -> None:
+    """Until the client goes (the request's body was read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
 async def _answer(send: Send, status: int, text: bytes) -> None:
     headers = [(b"content-type", b"text/plain; charset=utf-8")]
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -174,4 +203,15 @@ def serve_proxy(upstream: str, listen: tuple[str, int], recorder: Recorder) -> N
     with needs("http", "mcpio inspect --upstream"):
         import uvicorn
     host, port = listen
-    uvicorn.run(ProxyApp(upstream, recorder), host=host, port=port, log_level="warning")
+    app = ProxyApp(upstream, recorder)
+    # Open streams (a GET or listen stream) must not hold the shutdown: they are cut after
+    # SHUTDOWN_GRACE seconds, which closes their upstream streams.
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        # uvicorn annotates an int, and waits with asyncio.wait_for: any number of seconds
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,  # pyright: ignore[reportArgumentType]
+    )
+    app.finish()
