@@ -5,6 +5,7 @@ summary say what happened, and bad command lines are one line and exit status 2.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -78,7 +79,7 @@ def run_through_proxy(name: str, tmp_path: Path, *options: str) -> tuple[list[An
             assert proxy.stdout.readline() == wire(frame)
     _, err = proxy.communicate(timeout=60)
     assert proxy.returncode == 0, err
-    return [json.loads(line) for line in transcript.read_text().splitlines()], err.decode()
+    return [e.to_json() for e in read_transcript(transcript)], err.decode()
 
 
 FAST = {"clean-legacy", "frame.schema", "capability.client"}
@@ -162,6 +163,8 @@ def test_the_html_report_marks_findings_and_filters(tmp_path: Path) -> None:
     assert "http://" not in page and "https://" not in page and "src=" not in page
     assert page.count('<tr class="frame') == len(entries)
     assert 'data-method="prompts/list" data-severity="error"' in page
+    # the answer filters with its request (its own row names no method)
+    assert 'data-method="prompts/list" data-severity="" id="f4"' in page
     assert "capability.server at <code>$.method</code>" in page
     assert '<option value="prompts/list">' in page and '<option value="error">' in page
 
@@ -292,8 +295,8 @@ def test_the_report_s_filters_run(tmp_path: Path) -> None:
     assert shown["severity=error"] == errors == ["f3"]
     assert shown["severity=any"] == errors
     assert shown["severity="] == every
-    assert shown["method=prompts/list"] == ["f3"]
-    assert shown["count"] == 1
+    assert shown["method=prompts/list"] == ["f3", "f4"]  # the request and its answer
+    assert shown["count"] == 2  # shown with the method filter on: the request and its answer
 
 
 def chromium_render(page: Path, profile: Path) -> tuple[str, list[str]]:
@@ -378,3 +381,27 @@ def test_param_headers_must_mirror_the_arguments() -> None:
     assert findings({"mcp-param-region": "eu"}) == []
     assert findings({"mcp-param-region": "us"}) == [("http.param-header", "header mcp-param-*")]
     assert findings({}) == [("http.param-header", "header mcp-param-*")]
+
+
+def test_a_request_the_server_leaves_unanswered_is_an_error_in_the_summary(tmp_path: Path) -> None:
+    """The server exits mid-request: the summary counts it (it used to say "0 errors")."""
+    entries, err = run_through_proxy("request.unanswered", tmp_path)
+    assert [f["rule"] for e in entries for f in e["findings"]] == ["request.unanswered"]
+    assert "1 errors, 0 warnings, 1 unanswered requests (errors)" in err
+    assert "request.unanswered at $.id: tools/list 1 was never answered nor cancelled" in err
+
+
+def test_the_summary_counts_per_session() -> None:
+    from mcpio.inspect.rules import Finding
+    from mcpio.inspect.transcript import Recorder
+
+    recorder = Recorder(io.StringIO())
+    ask = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+    recorder.record("client->server", ask, [], session="a")
+    late = Finding("lifecycle.before-initialize", "client->server", "$.method", "early")
+    recorder.record("client->server", ask, [late], session="b")
+    recorder.finish([Finding("request.unanswered", "client->server", "$.id", "never", 0)])
+    summary = recorder.summary()
+    assert "2 frames" in summary and "1 errors, 1 warnings, 1 unanswered requests" in summary
+    assert "session a: 1 errors, 0 warnings, 1 unanswered requests (errors)" in summary
+    assert "session b: 0 errors, 1 warnings, 0 unanswered requests (errors)" in summary
