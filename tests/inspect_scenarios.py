@@ -204,6 +204,21 @@ SCENARIOS: dict[str, list[Step]] = {
         ("c", req(1, "tools/list")),
         ("c", note("notifications/cancelled", {"requestId": 1})),
     ],
+    # The answer was under way when the cancellation was sent: it may still arrive
+    # (basic/utilities/cancellation), once.
+    "clean-cancelled-crossing": [
+        *HANDSHAKE,
+        ("c", req(1, "tools/list")),
+        ("c", note("notifications/cancelled", {"requestId": 1})),
+        ("s", TOOLS),
+    ],
+    "response.duplicate/after-cancel": [
+        *HANDSHAKE,
+        ("c", req(1, "tools/list")),
+        ("c", note("notifications/cancelled", {"requestId": 1})),
+        ("s", TOOLS),
+        ("s", TOOLS),
+    ],
     "progress.after-response": [
         *HANDSHAKE,
         ("c", with_token(1, "t")),
@@ -303,6 +318,8 @@ EXPECTED: dict[str, tuple[str, str, str] | None] = {
     "revision.unknown": ("revision.unknown", "$.result.protocolVersion", "warning"),
     "request.unanswered": ("request.unanswered", "$.id", "error"),
     "clean-cancelled": None,
+    "clean-cancelled-crossing": None,
+    "response.duplicate/after-cancel": ("response.duplicate", "$.id", "error"),
     "progress.after-response": ("progress.after-response", "$.params.progressToken", "error"),
     "progress.not-increasing": ("progress.not-increasing", "$.params.progress", "error"),
     "clean-progress": None,

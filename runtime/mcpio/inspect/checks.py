@@ -107,6 +107,7 @@ class SessionState:
     answered: set[tuple[Direction, str]] = field(default_factory=lambda: set())
     tokens: dict[tuple[Direction, str], Token] = field(default_factory=lambda: {})
     subscribed: set[str] = field(default_factory=lambda: set())  # legacy resources/subscribe
+    cancelled: set[tuple[Direction, str]] = field(default_factory=lambda: set())  # not answered
 
 
 def _key(value: Any) -> str:
@@ -297,6 +298,7 @@ class Checker:
         caps = _obj(meta.get("io.modelcontextprotocol/clientCapabilities")) if modern else None
         pending = state.pending[key] = Pending(method, revision, caps, self.index, params=params)
         state.answered.discard(key)
+        state.cancelled.discard(key)
         request_state = params.get("requestState")
         if modern and type(request_state) is str and request_state not in self.issued_states:
             found.append(
@@ -432,8 +434,11 @@ class Checker:
         if method == "notifications/progress":
             yield from self._progress(direction, params)
         elif method == "notifications/cancelled":
-            # The sender's request is over (basic/utilities/cancellation): no answer is owed.
-            state.pending.pop((direction, _key(params.get("requestId"))), None)
+            # The sender's request is over (basic/utilities/cancellation): no answer is owed, but
+            # one already under way may still arrive.
+            key = (direction, _key(params.get("requestId")))
+            if state.pending.pop(key, None) is not None:
+                state.cancelled.add(key)
         elif method == "notifications/message" and revision in MODERN:
             yield from self._log_opt_in(direction)
         elif method == "notifications/resources/updated":
@@ -512,6 +517,11 @@ class Checker:
             return
         key = (opposite(direction), _key(obj.get("id")))
         pending = state.pending.pop(key, None)
+        if pending is None and key in state.cancelled:  # crossed the cancellation
+            state.cancelled.discard(key)
+            state.answered.add(key)
+            yield from self._decode(direction, codec_of(state.revision or LEGACY[-1]), raw)
+            return
         if pending is None:
             rule = "response.duplicate" if key in state.answered else "response.unknown-id"
             what = "already answered" if key in state.answered else "no such request in flight"

@@ -2,7 +2,10 @@
 DELETE; both eras) to the upstream MCP endpoint and streams its answer back unchanged, status,
 headers and body bytes as they arrive (JSON or SSE). The client's POSTed frames are checked with
 the request's headers; the answers' frames are read from the JSON body or, through the runtime's
-`SseParser`, from the event stream. Each legacy session (`Mcp-Session-Id`) has its own checker;
+`SseParser`, from the event stream. Every frame is checked before it is passed on (a JSON body
+once it is whole, an event with the chunk that completes it), and a new legacy session's checker
+is known from its answer's headers: a client acting on a frame at once is still judged after the
+frame. Each legacy session (`Mcp-Session-Id`) has its own checker;
 each modern POST is an exchange of its own (2026-07-28 is stateless: two clients may use the same
 ids at once), checked with the server capabilities the last `server/discover` answered."""
 
@@ -75,6 +78,9 @@ class ProxyApp:
         except httpx.HTTPError as exc:
             await _answer(send, 502, f"mcpio inspect: upstream unreachable: {exc}".encode())
             return
+        new_session = response.headers.get(SESSION)
+        if new_session is not None and session is None:
+            self.sessions[new_session] = checker  # before the client can read the session id
         gone = False
         try:
             async with anyio.create_task_group() as group:
@@ -91,9 +97,6 @@ class ProxyApp:
         finally:
             with anyio.CancelScope(shield=True):
                 await response.aclose()  # closes the upstream stream, whoever ended it
-        new_session = response.headers.get(SESSION)
-        if new_session is not None and session is None:
-            self.sessions[new_session] = checker
         if method == "DELETE" and session is not None and response.status_code < 300:
             self.sessions.pop(session, None)
         if session is None and new_session is None:
@@ -136,7 +139,6 @@ class ProxyApp:
         parser = SseParser() if kind == EVENT_STREAM else None
         held: list[bytes] = []
         async for chunk in response.aiter_raw():
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
             if parser is not None:
                 for event in parser.feed(chunk):
                     frame = event.data.encode()
@@ -147,12 +149,16 @@ class ProxyApp:
                         findings = checker.check(SERVER, frame, index=index)
                     self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
             elif kind == JSON:
-                held.append(chunk)
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+                held.append(chunk)  # passed on once whole and checked
+                continue
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
         if held:
             frame = b"".join(held)
-            findings = checker.check(SERVER, frame)
+            index = len(self.recorder.entries)
+            findings = checker.check(SERVER, frame, index=index)
             self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
+            await send({"type": "http.response.body", "body": frame, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _initialize(body: bytes) -> bool:
