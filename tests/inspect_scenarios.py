@@ -219,6 +219,23 @@ SCENARIOS: dict[str, list[Step]] = {
         ("s", TOOLS),
         ("s", TOOLS),
     ],
+    # A listen stream is answered only when the server ends it: one still open when the
+    # session ends is no unanswered request (as the MCP Inspector CLI leaves its listen).
+    "clean-listen-open": [
+        ("c", modern("listen:0", "subscriptions/listen", {"notifications": {}})),
+        (
+            "s",
+            note(
+                "notifications/subscriptions/acknowledged",
+                {
+                    "_meta": {"io.modelcontextprotocol/subscriptionId": "listen:0"},
+                    "notifications": {},
+                },
+            ),
+        ),
+        ("c", modern(1, "tools/list")),
+        ("s", res(1, COMPLETE)),
+    ],
     "progress.after-response": [
         *HANDSHAKE,
         ("c", with_token(1, "t")),
@@ -319,6 +336,7 @@ EXPECTED: dict[str, tuple[str, str, str] | None] = {
     "request.unanswered": ("request.unanswered", "$.id", "error"),
     "clean-cancelled": None,
     "clean-cancelled-crossing": None,
+    "clean-listen-open": None,
     "response.duplicate/after-cancel": ("response.duplicate", "$.id", "error"),
     "progress.after-response": ("progress.after-response", "$.params.progressToken", "error"),
     "progress.not-increasing": ("progress.not-increasing", "$.params.progress", "error"),

@@ -66,6 +66,9 @@ EARLY_SERVER_REQUESTS = frozenset({"ping"})
 # Legacy revisions whose HTTP requests carry MCP-Protocol-Version after initialize.
 VERSION_HEADER_FROM = "2025-06-18"
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"  # 2026-07-28's per-request logging opt-in
+# Answered only when the server ends it; a transport closed under it carries no response
+# (2026-07-28 SubscriptionsListenResult): open at the session's end is no unanswered request.
+LONG_LIVED = frozenset({"subscriptions/listen"})
 
 
 def opposite(direction: Direction) -> Direction:
@@ -207,7 +210,7 @@ class Checker:
 
     def finish(self) -> list[Finding]:
         """What only the end of the session shows: each request still neither answered nor
-        cancelled (on the request's frame)."""
+        cancelled (on the request's frame), a listen stream left open apart."""
         found = [
             Finding(
                 "request.unanswered",
@@ -217,6 +220,7 @@ class Checker:
                 pending.index,
             )
             for (direction, key), pending in self.state.pending.items()
+            if pending.method not in LONG_LIVED
         ]
         self.state.pending.clear()
         return found
