@@ -16,7 +16,7 @@ ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": {},
 }
-SERVER_CAPS = {"tools": {}}
+SERVER_CAPS = {"tools": {}, "resources": {"subscribe": True}, "logging": {}}
 
 
 def req(id: Any, method: str, params: Any = None) -> dict[str, Any]:
@@ -37,8 +37,42 @@ def res(id: Any, result: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id, "result": result}
 
 
-def modern(id: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    return req(id, method, {**(params or {}), "_meta": dict(ENVELOPE)})
+def err(id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}
+
+
+def modern(
+    id: Any, method: str, params: dict[str, Any] | None = None, **meta: Any
+) -> dict[str, Any]:
+    return req(id, method, {**(params or {}), "_meta": {**ENVELOPE, **meta}})
+
+
+def progress(token: Any, value: float) -> dict[str, Any]:
+    return note("notifications/progress", {"progressToken": token, "progress": value})
+
+
+def with_token(id: Any, token: Any) -> dict[str, Any]:
+    return req(id, "tools/call", {"name": "t", "_meta": {"progressToken": token}})
+
+
+def tool_with_output(name: str) -> dict[str, Any]:
+    number = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    return {"name": name, "inputSchema": {"type": "object"}, "outputSchema": number}
+
+
+def complete(id: Any, **result: Any) -> dict[str, Any]:
+    return res(id, {"resultType": "complete", **result})
+
+
+LIST_TOOLS = complete(1, tools=[tool_with_output("count")], ttlMs=0, cacheScope="private")
+LOG = note("notifications/message", {"level": "info", "data": "hello"})
+UPDATED = note("notifications/resources/updated", {"uri": "file:///a"})
+# Members the schemas leave open, as real peers send them (tests/peer-notes: every conformant
+# session of the official SDKs, FastMCP and the Inspector carries one of these).
+OPEN_MODERN = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": True}},
+}
 
 
 HANDSHAKE: list[Step] = [
@@ -74,23 +108,56 @@ SCENARIOS: dict[str, list[Step]] = {
     "clean-legacy": [*HANDSHAKE, ("c", req(1, "tools/list")), ("s", TOOLS)],
     "clean-modern": [("c", modern(1, "tools/list")), ("s", res(1, COMPLETE))],
     "frame.json": [*HANDSHAKE, ("c", "this is not json")],
-    "frame.schema": [*HANDSHAKE, ("c", req(1, "tools/call", {"name": 5}))],
-    "frame.unknown-member": [
+    "frame.schema": [
         *HANDSHAKE,
+        ("c", req(1, "tools/call", {"name": 5})),
+        ("s", err(1, -32602, "Invalid params")),
+    ],
+    "clean-open-members": [
+        (
+            "c",
+            req(
+                0,
+                "initialize",
+                {
+                    "protocolVersion": LEGACY,
+                    "capabilities": {"extensions": {"io.example/x": {}}, "roots": {}},
+                    "clientInfo": {"name": "c", "version": "1"},
+                },
+            ),
+        ),
+        HANDSHAKE[1],
+        HANDSHAKE[2],
         ("c", req(1, "tools/list")),
         ("s", res(1, {"tools": [], "bogus": True})),
+        ("c", req(2, "tools/list", {"_meta": OPEN_MODERN})),
+        ("s", complete(2, tools=[], ttlMs=0, cacheScope="private")),
     ],
-    "method.unknown": [*HANDSHAKE, ("c", req(1, "tools/frobnicate"))],
+    "method.unknown": [
+        *HANDSHAKE,
+        ("c", req(1, "tools/frobnicate")),
+        ("s", err(1, -32601, "Method not found")),
+    ],
     "method.direction": [*HANDSHAKE, ("s", note("notifications/initialized"))],
     "lifecycle.before-initialize": [("c", req(1, "tools/list")), ("s", TOOLS)],
-    "request.id-reused": [*HANDSHAKE, ("c", req(1, "tools/list")), ("c", req(1, "tools/list"))],
+    "request.id-reused": [
+        *HANDSHAKE,
+        ("c", req(1, "tools/list")),
+        ("c", req(1, "tools/list")),
+        ("s", TOOLS),
+    ],
     "response.unknown-id": [*HANDSHAKE, ("s", res(99, {"tools": []}))],
     "response.duplicate": [*HANDSHAKE, ("c", req(1, "tools/list")), ("s", TOOLS), ("s", TOOLS)],
-    "capability.server": [*HANDSHAKE, ("c", req(1, "prompts/list"))],
+    "capability.server": [
+        *HANDSHAKE,
+        ("c", req(1, "prompts/list")),
+        ("s", err(1, -32601, "Method not found")),
+    ],
     "capability.server/list-changed": [*HANDSHAKE, ("s", note("notifications/tools/list_changed"))],
     "capability.client": [
         *HANDSHAKE,
         ("s", req(1, "sampling/createMessage", {"messages": [], "maxTokens": 5})),
+        ("c", err(1, -32601, "Method not found")),  # the right answer: not flagged again
     ],
     "capability.client/input-required": [
         ("c", modern(1, "tools/call", {"name": "ask"})),
@@ -123,12 +190,103 @@ SCENARIOS: dict[str, list[Step]] = {
         ("c", modern(1, "tools/call", {"name": "ask"})),
         ("s", res(1, {"resultType": "input_required", "requestState": "issued"})),
         ("c", modern(2, "tools/call", {"name": "ask", "requestState": "forged"})),
+        ("s", err(2, -32602, "Invalid params")),
     ],
     "clean-retry": [
         ("c", modern(1, "tools/call", {"name": "ask"})),
         ("s", res(1, {"resultType": "input_required", "requestState": "issued"})),
         ("c", modern(2, "tools/call", {"name": "ask", "requestState": "issued"})),
         ("s", res(2, {"resultType": "complete", "content": []})),
+    ],
+    "request.unanswered": [*HANDSHAKE, ("c", req(1, "tools/list"))],
+    "clean-cancelled": [
+        *HANDSHAKE,
+        ("c", req(1, "tools/list")),
+        ("c", note("notifications/cancelled", {"requestId": 1})),
+    ],
+    # The answer was under way when the cancellation was sent: it may still arrive
+    # (basic/utilities/cancellation), once.
+    "clean-cancelled-crossing": [
+        *HANDSHAKE,
+        ("c", req(1, "tools/list")),
+        ("c", note("notifications/cancelled", {"requestId": 1})),
+        ("s", TOOLS),
+    ],
+    "response.duplicate/after-cancel": [
+        *HANDSHAKE,
+        ("c", req(1, "tools/list")),
+        ("c", note("notifications/cancelled", {"requestId": 1})),
+        ("s", TOOLS),
+        ("s", TOOLS),
+    ],
+    # A listen stream is answered only when the server ends it: one still open when the
+    # session ends is no unanswered request (as the MCP Inspector CLI leaves its listen).
+    "clean-listen-open": [
+        ("c", modern("listen:0", "subscriptions/listen", {"notifications": {}})),
+        (
+            "s",
+            note(
+                "notifications/subscriptions/acknowledged",
+                {
+                    "_meta": {"io.modelcontextprotocol/subscriptionId": "listen:0"},
+                    "notifications": {},
+                },
+            ),
+        ),
+        ("c", modern(1, "tools/list")),
+        ("s", res(1, COMPLETE)),
+    ],
+    "progress.after-response": [
+        *HANDSHAKE,
+        ("c", with_token(1, "t")),
+        ("s", res(1, {"content": []})),
+        ("s", progress("t", 1)),
+    ],
+    "progress.not-increasing": [
+        *HANDSHAKE,
+        ("c", with_token(1, "t")),
+        ("s", progress("t", 2)),
+        ("s", progress("t", 2)),
+        ("s", res(1, {"content": []})),
+    ],
+    "clean-progress": [
+        *HANDSHAKE,
+        ("c", with_token(1, "t")),
+        ("s", progress("t", 0.5)),
+        ("s", progress("t", 2)),
+        ("s", res(1, {"content": []})),
+    ],
+    "tool.output-schema": [
+        ("c", modern(1, "tools/list")),
+        ("s", LIST_TOOLS),
+        ("c", modern(2, "tools/call", {"name": "count"})),
+        ("s", complete(2, content=[], structuredContent={"n": "three"})),
+    ],
+    "clean-structured": [
+        ("c", modern(1, "tools/list")),
+        ("s", LIST_TOOLS),
+        ("c", modern(2, "tools/call", {"name": "count"})),
+        ("s", complete(2, content=[], structuredContent={"n": 3})),
+    ],
+    "logging.no-opt-in": [
+        ("c", modern(1, "tools/call", {"name": "t"})),
+        ("s", LOG),
+        ("s", complete(1, content=[])),
+    ],
+    "clean-logging": [
+        (
+            "c",
+            modern(1, "tools/call", {"name": "t"}, **{"io.modelcontextprotocol/logLevel": "info"}),
+        ),
+        ("s", LOG),
+        ("s", complete(1, content=[])),
+    ],
+    "resource.not-subscribed": [*HANDSHAKE, ("s", UPDATED)],
+    "clean-subscribed": [
+        *HANDSHAKE,
+        ("c", req(1, "resources/subscribe", {"uri": "file:///a"})),
+        ("s", res(1, {})),
+        ("s", UPDATED),
     ],
     "revision.unknown": [
         HANDSHAKE[0],
@@ -155,7 +313,7 @@ EXPECTED: dict[str, tuple[str, str, str] | None] = {
     "clean-modern": None,
     "frame.json": ("frame.json", "$", "error"),
     "frame.schema": ("frame.schema", "$.params.name", "error"),
-    "frame.unknown-member": ("frame.unknown-member", "$.result.bogus", "warning"),
+    "clean-open-members": None,
     "method.unknown": ("method.unknown", "$.method", "error"),
     "method.direction": ("method.direction", "$.method", "error"),
     "lifecycle.before-initialize": ("lifecycle.before-initialize", "$.method", "warning"),
@@ -175,6 +333,20 @@ EXPECTED: dict[str, tuple[str, str, str] | None] = {
     "input.request-state": ("input.request-state", "$.params.requestState", "error"),
     "clean-retry": None,
     "revision.unknown": ("revision.unknown", "$.result.protocolVersion", "warning"),
+    "request.unanswered": ("request.unanswered", "$.id", "error"),
+    "clean-cancelled": None,
+    "clean-cancelled-crossing": None,
+    "clean-listen-open": None,
+    "response.duplicate/after-cancel": ("response.duplicate", "$.id", "error"),
+    "progress.after-response": ("progress.after-response", "$.params.progressToken", "error"),
+    "progress.not-increasing": ("progress.not-increasing", "$.params.progress", "error"),
+    "clean-progress": None,
+    "tool.output-schema": ("tool.output-schema", "$.result.structuredContent.n", "error"),
+    "clean-structured": None,
+    "logging.no-opt-in": ("logging.no-opt-in", "$.method", "error"),
+    "clean-logging": None,
+    "resource.not-subscribed": ("resource.not-subscribed", "$.params.uri", "error"),
+    "clean-subscribed": None,
     "result.input-required": ("result.input-required", "$.result.resultType", "error"),
 }
 # What else a scenario's one broken rule makes the codec say.

@@ -26,6 +26,10 @@ JWT = "from mcpio import JwtVerifier; JwtVerifier(issuer='https://a', audience='
 REDIS = "from mcpio.bus import RedisBus; RedisBus('redis://127.0.0.1:9')"
 OAUTH = "from mcpio import OAuth"
 TASKS = "from mcpio.tasks.stores import open_task_store; open_task_store('redis://127.0.0.1:9')"
+OUTPUT = (
+    "from mcpio.inspect.stateful import output_violation; "
+    "output_violation({'name': 't', 'outputSchema': {}}, {'structuredContent': {}})"
+)
 
 
 @pytest.mark.parametrize(
@@ -37,6 +41,7 @@ TASKS = "from mcpio.tasks.stores import open_task_store; open_task_store('redis:
         ("jwt", JWT, "auth"),
         ("redis", REDIS, "redis"),
         ("redis", TASKS, "redis"),
+        ("jsonschema", OUTPUT, "inspect"),
     ],
 )
 def test_a_missing_extra_is_named(blocked: str, code: str, extra: str) -> None:

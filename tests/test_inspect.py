@@ -5,6 +5,7 @@ summary say what happened, and bad command lines are one line and exit status 2.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -18,7 +19,7 @@ import pytest
 from mcpio.inspect.checks import Checker
 from mcpio.inspect.rules import RULES
 from mcpio.inspect.transcript import read_transcript
-from tests.inspect_scenarios import ALSO, EXPECTED, SCENARIOS, wire
+from tests.inspect_scenarios import ALSO, EXPECTED, MODERN, SCENARIOS, complete, modern, wire
 from tests.support import ROOT
 
 PEER = str(ROOT / "tests" / "inspect_peer.py")
@@ -27,12 +28,14 @@ DIRECTION = {"c": "client->server", "s": "server->client"}
 
 
 def findings_of(name: str) -> list[tuple[str, str, str]]:
+    """The findings of a scenario's frames and of its end (requests left unanswered)."""
     checker = Checker()
-    return [
-        (f.rule, f.path, f.severity)
-        for who, frame in SCENARIOS[name]
-        for f in checker.check(DIRECTION[who], wire(frame).rstrip(b"\n"))  # type: ignore[arg-type]
+    found = [
+        f
+        for index, (who, frame) in enumerate(SCENARIOS[name])
+        for f in checker.check(DIRECTION[who], wire(frame).rstrip(b"\n"), index=index)  # type: ignore[arg-type]
     ]
+    return [(f.rule, f.path, f.severity) for f in found + checker.finish()]
 
 
 def assert_expected(name: str, found: list[tuple[str, str, str]]) -> None:
@@ -53,7 +56,10 @@ def test_every_rule_has_a_test() -> None:
     scripted = {expected[0] for expected in EXPECTED.values() if expected is not None}
     # the others: test_bytes_pass_through_unchanged_both_ways (frame.too-large), and
     # tests/test_inspect_http.py (the two HTTP header rules)
+    # test_a_closed_objects_unknown_member_is_flagged (frame.unknown-member), and
+    # test_param_headers_must_mirror_the_arguments and tests/test_inspect_http.py (HTTP headers)
     elsewhere = {"frame.too-large", "http.header-mismatch", "http.protocol-version-header"}
+    elsewhere |= {"frame.unknown-member", "http.param-header"}
     assert set(RULES) == scripted | elsewhere and not scripted & elsewhere
 
 
@@ -73,7 +79,7 @@ def run_through_proxy(name: str, tmp_path: Path, *options: str) -> tuple[list[An
             assert proxy.stdout.readline() == wire(frame)
     _, err = proxy.communicate(timeout=60)
     assert proxy.returncode == 0, err
-    return [json.loads(line) for line in transcript.read_text().splitlines()], err.decode()
+    return [e.to_json() for e in read_transcript(transcript)], err.decode()
 
 
 FAST = {"clean-legacy", "frame.schema", "capability.client"}
@@ -157,6 +163,8 @@ def test_the_html_report_marks_findings_and_filters(tmp_path: Path) -> None:
     assert "http://" not in page and "https://" not in page and "src=" not in page
     assert page.count('<tr class="frame') == len(entries)
     assert 'data-method="prompts/list" data-severity="error"' in page
+    # the answer filters with its request (its own row names no method)
+    assert 'data-method="prompts/list" data-severity="" id="f4"' in page
     assert "capability.server at <code>$.method</code>" in page
     assert '<option value="prompts/list">' in page and '<option value="error">' in page
 
@@ -187,7 +195,7 @@ def test_replay_reports_what_another_server_answers_differently(tmp_path: Path) 
     transcript = record("clean-legacy", tmp_path)
     replay = subprocess.run(
         [sys.executable, "-m", "mcpio", "replay", str(transcript),
-         "--server", f"{sys.executable} {PEER} frame.unknown-member"],
+         "--server", f"{sys.executable} {PEER} clean-open-members"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert replay.returncode == 1
@@ -287,8 +295,8 @@ def test_the_report_s_filters_run(tmp_path: Path) -> None:
     assert shown["severity=error"] == errors == ["f3"]
     assert shown["severity=any"] == errors
     assert shown["severity="] == every
-    assert shown["method=prompts/list"] == ["f3"]
-    assert shown["count"] == 1
+    assert shown["method=prompts/list"] == ["f3", "f4"]  # the request and its answer
+    assert shown["count"] == 2  # shown with the method filter on: the request and its answer
 
 
 def chromium_render(page: Path, profile: Path) -> tuple[str, list[str]]:
@@ -336,3 +344,64 @@ def test_the_report_renders_in_headless_chromium_without_script_errors(tmp_path:
     broken.write_text(page.replace("<script>", "<script>undefinedFunction();", 1))
     _, console = chromium_render(broken, tmp_path / "profile")
     assert any("Uncaught ReferenceError" in line for line in console), console
+
+
+def test_a_closed_objects_unknown_member_is_flagged() -> None:
+    """No object of the pinned core schemas is closed; a closed one (`additionalProperties:
+    false`, a model that forbids extras, as the tasks extension's capability) refuses an unknown
+    member with pydantic's extra_forbidden, which the checker names with its JSON path."""
+    from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
+
+    refused = {"field": "params.x.bogus", "message": "Extra inputs", "type": "extra_forbidden"}
+    other = {"field": "params.name", "message": "Input should be a string", "type": "string_type"}
+    error = ProtocolError(INVALID_PARAMS, "invalid", {"errors": [refused, other]})
+    found = [(f.rule, f.path, f.severity) for f in Checker()._refusal("client->server", error, "x")]
+    assert found == [
+        ("frame.unknown-member", "$.params.x.bogus", "error"),
+        ("frame.schema", "$.params.name", "error"),
+    ]
+
+
+def test_param_headers_must_mirror_the_arguments() -> None:
+    """transports#custom-headers: an x-mcp-header argument's value travels in its Mcp-Param-*
+    header too (the tools/list answered earlier in the session declares which)."""
+    region = {"type": "string", "x-mcp-header": "Region"}
+    tool = {"name": "get", "inputSchema": {"type": "object", "properties": {"region": region}}}
+    listed = json.dumps(complete(1, tools=[tool], ttlMs=0, cacheScope="private")).encode()
+    base = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "get"}
+
+    def findings(extra: dict[str, str]) -> list[tuple[str, str]]:
+        checker = Checker()
+        checker.check("client->server", json.dumps(modern(1, "tools/list")).encode())
+        assert checker.check("server->client", listed) == []
+        call = modern(2, "tools/call", {"name": "get", "arguments": {"region": "eu"}})
+        found = checker.check("client->server", json.dumps(call).encode(), {**base, **extra})
+        return [(f.rule, f.path) for f in found]
+
+    assert findings({"mcp-param-region": "eu"}) == []
+    assert findings({"mcp-param-region": "us"}) == [("http.param-header", "header mcp-param-*")]
+    assert findings({}) == [("http.param-header", "header mcp-param-*")]
+
+
+def test_a_request_the_server_leaves_unanswered_is_an_error_in_the_summary(tmp_path: Path) -> None:
+    """The server exits mid-request: the summary counts it (it used to say "0 errors")."""
+    entries, err = run_through_proxy("request.unanswered", tmp_path)
+    assert [f["rule"] for e in entries for f in e["findings"]] == ["request.unanswered"]
+    assert "1 errors, 0 warnings, 1 unanswered requests (errors)" in err
+    assert "request.unanswered at $.id: tools/list 1 was never answered nor cancelled" in err
+
+
+def test_the_summary_counts_per_session() -> None:
+    from mcpio.inspect.rules import Finding
+    from mcpio.inspect.transcript import Recorder
+
+    recorder = Recorder(io.StringIO())
+    ask = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+    recorder.record("client->server", ask, [], session="a")
+    late = Finding("lifecycle.before-initialize", "client->server", "$.method", "early")
+    recorder.record("client->server", ask, [late], session="b")
+    recorder.finish([Finding("request.unanswered", "client->server", "$.id", "never", 0)])
+    summary = recorder.summary()
+    assert "2 frames" in summary and "1 errors, 1 warnings, 1 unanswered requests" in summary
+    assert "session a: 1 errors, 0 warnings, 1 unanswered requests (errors)" in summary
+    assert "session b: 0 errors, 1 warnings, 0 unanswered requests (errors)" in summary

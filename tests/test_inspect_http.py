@@ -224,3 +224,196 @@ async def test_the_command_relays_http_and_reports_when_stopped(tmp_path: Path) 
     entries = read_transcript(transcript)
     assert [e.direction for e in entries][-2:] == ["client->server", "server->client"]
     assert report.read_text().count('<tr class="frame') == len(entries)
+
+
+async def test_a_client_that_leaves_closes_the_upstream_stream() -> None:
+    """A listen stream the client drops is closed upstream too: with room for two upstream
+    connections, three dropped streams leave the relay still answering (it used to keep every
+    upstream stream open, and stopped answering once its pool was full)."""
+    recorder = Recorder(io.StringIO())
+    pool = httpx.AsyncClient(timeout=None, limits=httpx.Limits(max_connections=2))
+    listen = modern(1, "subscriptions/listen", notifications={"toolsListChanged": True})
+    async with serve_app(everything.http_app()) as upstream:
+        proxy_app = ProxyApp(f"{upstream.url}/mcp", recorder, pool)
+        async with serve_app(proxy_app) as proxy:
+            url = f"{proxy.url}/mcp"
+            for _ in range(3):
+                async with httpx.AsyncClient(timeout=10) as http:
+                    async with http.stream(
+                        "POST", url, content=json.dumps(listen), headers=headers_for(listen)
+                    ) as stream:
+                        assert stream.status_code == 200
+                        async for _ in stream.aiter_bytes():
+                            break  # the acknowledgement: the stream is open
+            listed = modern(2, "tools/list")
+            with anyio.fail_after(10):
+                async with httpx.AsyncClient(timeout=10) as http:
+                    answer = await http.post(
+                        url, content=json.dumps(listed), headers=headers_for(listed)
+                    )
+            assert answer.status_code == 200 and answer.json()["id"] == 2
+    await pool.aclose()
+    assert (
+        recorder.findings() == []
+    )  # a listen stream the client closed is cancelled, not unanswered
+
+
+async def test_the_command_stops_promptly_with_a_stream_open(tmp_path: Path) -> None:
+    """SIGINT stops the HTTP relay within about a second while a listen stream is open, after
+    writing the summary and the transcript (it used to wait for a second SIGINT)."""
+    port = free_port()
+    transcript = tmp_path / "t.jsonl"
+    listen = modern(1, "subscriptions/listen", notifications={"toolsListChanged": True})
+    async with serve_app(everything.http_app()) as upstream:
+        command = [
+            sys.executable, "-m", "mcpio", "inspect", "--upstream", f"{upstream.url}/mcp",
+            "--listen", f"127.0.0.1:{port}", "--jsonl", str(transcript),
+        ]  # fmt: skip
+        process = await anyio.open_process(command)
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        async def listening() -> bool:
+            try:
+                async with httpx.AsyncClient() as http:
+                    await http.get(url)
+                return True
+            except httpx.HTTPError:
+                return False
+
+        try:
+            await until(listening, 20)
+            async with httpx.AsyncClient(timeout=10) as http:
+                async with http.stream(
+                    "POST", url, content=json.dumps(listen), headers=headers_for(listen)
+                ) as stream:
+                    async for _ in stream.aiter_bytes():
+                        break
+                    started = anyio.current_time()
+                    process.send_signal(signal.SIGINT)
+                    with anyio.fail_after(10):
+                        await process.wait()
+                    stopped = anyio.current_time() - started
+        finally:
+            if process.returncode is None:
+                process.kill()
+        assert process.stderr is not None
+        err = (await process.stderr.receive()).decode()
+    assert stopped < 2.0, stopped  # the grace is 0.5 s; room for a loaded 2-core machine
+    assert "mcpio inspect: " in err
+    methods = [e.summary().get("method") for e in read_transcript(transcript)]
+    assert {"subscriptions/listen", "notifications/subscriptions/acknowledged"} <= set(methods)
+
+
+def _sse(*frames: dict[str, Any]) -> bytes:
+    return b"".join(b"event: message\ndata: " + json.dumps(f).encode() + b"\n\n" for f in frames)
+
+
+class _Chunks(httpx.AsyncByteStream):
+    """An upstream body read as a stream, one SSE event a chunk."""
+
+    def __init__(self, body: bytes) -> None:
+        self.events = [event + b"\n\n" for event in body.split(b"\n\n") if event]
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for event in self.events:
+            yield event
+
+
+class _QuickClient:
+    """Drives the relay's ASGI app as a client that acts on an answer's bytes the moment they
+    reach it (inside `send`), before the relay reads on: the worst timing a real client on a
+    busy machine can have."""
+
+    def __init__(self, app: ProxyApp) -> None:
+        self.app = app
+        self.session: str | None = None
+
+    async def post(self, frame: dict[str, Any], react: Any = None) -> int:
+        headers = [(b"content-type", b"application/json"), (b"accept", ACCEPT.encode())]
+        if self.session is not None:
+            headers += [(b"mcp-session-id", self.session.encode())]
+            headers += [(b"mcp-protocol-version", b"2025-11-25")]
+        done = anyio.Event()
+        body = json.dumps(frame).encode()
+        status = 0
+
+        async def receive() -> dict[str, Any]:
+            nonlocal body
+            if body is not None:
+                message, body = {"type": "http.request", "body": body}, None
+                return message
+            await done.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                named = dict(message["headers"]).get(b"mcp-session-id")
+                self.session = named.decode() if named else self.session
+            elif message.get("body") and react is not None:
+                await react(message["body"])
+
+        scope = {"type": "http", "method": "POST", "headers": headers, "query_string": b""}
+        await self.app(scope, receive, send)  # type: ignore[arg-type]
+        done.set()
+        return status
+
+
+async def test_a_client_acting_at_once_on_an_answer_is_judged_in_order() -> None:
+    """Each answer frame is checked before the client can see it, and a new legacy session is
+    known from its answer's headers on: a client that sends notifications/initialized the moment
+    the initialize answer arrives, and answers an elicitation/create while its stream is still
+    open, is not flagged (once seen as lifecycle.before-initialize and response.unknown-id)."""
+    session = "s-1"
+    ask = {"jsonrpc": "2.0", "id": 9, "method": "elicitation/create"}
+    ask["params"] = {"message": "who?", "requestedSchema": {"type": "object", "properties": {}}}
+    answers = {
+        "initialize": _sse(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "result": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "s", "version": "1"},
+                },
+            }
+        ),
+        "tools/call": _sse(ask, {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}),
+    }
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        method = json.loads(request.content).get("method")
+        if method not in answers:
+            return httpx.Response(202, stream=_Chunks(b""))
+        headers = {"content-type": "text/event-stream", "mcp-session-id": session}
+        return httpx.Response(200, headers=headers, stream=_Chunks(answers[method]))
+
+    recorder = Recorder(io.StringIO())
+    http = httpx.AsyncClient(transport=httpx.MockTransport(upstream))
+    client = _QuickClient(ProxyApp("http://upstream.test/mcp", recorder, http))
+
+    async def ready(_: bytes) -> None:
+        await client.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    async def answer(chunk: bytes) -> None:
+        if b"elicitation/create" in chunk:
+            await client.post({"jsonrpc": "2.0", "id": 9, "result": {"action": "cancel"}})
+
+    with anyio.fail_after(10):
+        await client.post(initialize(), ready)
+        await client.post(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}, answer
+        )
+    methods = [e.summary().get("method", e.summary().get("id")) for e in recorder.entries]
+    assert methods == [
+        "initialize",
+        0,
+        "notifications/initialized",
+        "tools/call",
+        "elicitation/create",
+        9,
+        1,
+    ]
+    assert recorder.findings() == []

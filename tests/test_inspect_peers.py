@@ -1,8 +1,7 @@
 """Real peers through `mcpio inspect` over stdio, every frame checked: the host side keeps
 working (our Client, the official SDK client) and what the peers do right is not flagged (no
 finding at all on these sessions): examples/everything_server.py in both eras, the official SDK
-server (mcp 2.3.0), and the npm `@modelcontextprotocol/server-everything`. The only findings
-are strict mode's warnings for members a revision does not define, asserted one by one."""
+server (mcp 2.3.0), and the npm `@modelcontextprotocol/server-everything`."""
 
 from __future__ import annotations
 
@@ -82,23 +81,104 @@ async def test_our_client_and_the_sdk_server(mode: str, tmp_path: Path) -> None:
             await c.call_tool("count", {"steps": 3}, progress=lambda p, t, m: seen.append(p))
             assert seen == [1, 2, 3]
             await c.list_resources()
-    # A true warning: the SDK titles the form it asks for, which 2025-11-25's requestedSchema
-    # does not define (the schema allows other members; strict mode names them).
-    title = ("warning", "frame.unknown-member", "$.params.requestedSchema.title")
-    assert findings(transcript) == ([title] if mode == "legacy" else [])
+    # The SDK titles the form it asks for: 2025-11-25's requestedSchema does not define `title`
+    # but leaves the object open, so it is no finding.
+    assert findings(transcript) == []
+
+
+def client_capabilities(transcript: Path) -> list[dict[str, Any]]:
+    """The client capabilities each client request declared: initialize's, or (2026-07-28) the
+    request's `_meta` envelope's."""
+    declared: list[dict[str, Any]] = []
+    for line in transcript.read_text().splitlines():
+        entry = json.loads(line)
+        frame = json.loads(entry.get("frame", "null"))
+        if entry.get("direction") != "client->server" or type(frame) is not dict:
+            continue
+        params = frame.get("params") or {}
+        meta = params.get("_meta") or {}
+        if frame.get("method") == "initialize":
+            declared.append(params["capabilities"])
+        elif "io.modelcontextprotocol/clientCapabilities" in meta:
+            declared.append(meta["io.modelcontextprotocol/clientCapabilities"])
+    return declared
+
+
+def roots_declared(transcript: Path) -> bool:
+    """Whether the session carried the reported pattern: `roots.listChanged` declared."""
+    return any(c.get("roots", {}).get("listChanged") for c in client_capabilities(transcript))
+
+
+async def list_roots(context: Any) -> Any:
+    from mcp import types
+
+    return types.ListRootsResult(roots=[types.Root(uri="file:///tmp/project", name="project")])
 
 
 @pytest.mark.parametrize("mode", ["legacy", MODERN])
 async def test_the_sdk_client_and_the_example_server(mode: str, tmp_path: Path) -> None:
+    """The SDK client declaring roots: `roots.listChanged` in each 2026-07-28 request's `_meta`
+    client capabilities (flagged on every request before issue 32), or in `initialize`."""
     transcript = tmp_path / "t.jsonl"
     command = proxied(FIXTURE_SERVER, transcript)
     params = StdioServerParameters(command=command[0], args=command[1:])
     with anyio.fail_after(DEADLINE):
-        async with SdkClient(params, mode=mode, read_timeout_seconds=10) as client:
+        async with SdkClient(
+            params, mode=mode, read_timeout_seconds=10, list_roots_callback=list_roots
+        ) as client:
             assert "test_simple_text" in [t.name for t in (await client.list_tools()).tools]
             simple = await client.call_tool("test_simple_text", {})
             assert not simple.is_error
             await client.read_resource("test://static-text")
+    assert roots_declared(transcript)
+    assert findings(transcript) == []
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_the_fastmcp_client_and_the_example_server(mode: str, tmp_path: Path) -> None:
+    """FastMCP's client (4.1.6) with roots, both eras: no finding."""
+    from fastmcp import Client as FastMcpClient
+    from fastmcp.client.transports import StdioTransport
+
+    transcript = tmp_path / "t.jsonl"
+    command = proxied(FIXTURE_SERVER, transcript)
+    transport = StdioTransport(command[0], command[1:])
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+
+    with anyio.fail_after(DEADLINE):
+        async with FastMcpClient(
+            transport, roots=["file:///tmp/project"], mode=mode, progress_handler=on_progress
+        ) as client:
+            assert "test_simple_text" in [t.name for t in await client.list_tools()]
+            simple = await client.call_tool("test_simple_text", {})
+            assert text_of(simple) == "This is a simple text response for testing."
+            await client.call_tool("test_tool_with_progress", {})
+            await client.read_resource("test://static-text")
+            await client.get_prompt("test_simple_prompt")
+    assert seen == [0, 50, 100]
+    assert roots_declared(transcript)
+    assert findings(transcript) == []
+
+
+@pytest.mark.parametrize(("mode", "revision"), [("auto", MODERN), ("legacy", LEGACY)])
+async def test_the_ts_v2_client_and_the_example_server(
+    npm_peers: Path, mode: str, revision: str, tmp_path: Path
+) -> None:
+    """The TypeScript SDK v2 client (@modelcontextprotocol/client) over stdio, both eras."""
+    node = shutil.which("node")
+    assert node is not None, "node must be on PATH"
+    transcript = tmp_path / "t.jsonl"
+    script = [node, str(PEERS / "ts_v2_tasks_client.mjs"), mode, "stdio"]
+    with anyio.fail_after(DEADLINE):
+        done = await anyio.run_process(
+            [*script, *proxied(FIXTURE_SERVER, transcript)], cwd=npm_peers.parent, check=False
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout.decode().splitlines()[-1])["protocolVersion"] == revision
+    assert len(client_capabilities(transcript)) >= (4 if revision == MODERN else 1)
     assert findings(transcript) == []
 
 
@@ -148,7 +228,5 @@ async def test_our_client_and_the_sdk_server_over_http(mode: str) -> None:
     finally:
         peer.stop()
     found = [(f.severity, f.rule, f.path) for f in recorder.findings()]
-    # the same true warning as over stdio (see test_our_client_and_the_sdk_server)
-    title = ("warning", "frame.unknown-member", "$.params.requestedSchema.title")
-    assert found == ([title] if mode == "legacy" else [])
+    assert found == []  # as over stdio (see test_our_client_and_the_sdk_server)
     assert len(recorder.entries) > 8

@@ -10,6 +10,7 @@ EXTRAS: dict[str, frozenset[str]] = {
     "http": frozenset({"uvicorn", "httpx", "h11"}),
     "auth": frozenset({"jwt", "cryptography"}),
     "redis": frozenset({"redis"}),
+    "inspect": frozenset({"jsonschema"}),
     "schemas": frozenset({"jsonschema"}),
 }
 

@@ -1,9 +1,14 @@
 """The checker of one MCP session as seen on the wire: every frame, in either direction, is
 decoded by the codec of the revision in use (found from the handshake, the request's `_meta`,
-or, over HTTP, the headers), strictly (members the revision does not define are warnings), and
-held against the session's rules: the direction and kind of each method from the dispatch
-tables, initialization order, request/response correlation, declared capabilities, progress
-tokens, `resultType` and `input_required`, and the modern HTTP headers.
+or, over HTTP, the headers) and held against the session's rules: the direction and kind of each
+method from the dispatch tables, initialization order, request/response correlation, declared
+capabilities, progress (live tokens, increasing), unanswered requests, structured tool output
+against the tool's `outputSchema`, logging and resource-update opt-ins, `resultType` and
+`input_required`, and the modern HTTP headers.
+
+Members the schema leaves open (no `additionalProperties`, or `true`: capability objects, `_meta`,
+results) are never findings; a member a closed object (`additionalProperties: false`) does not
+define is. The answer to a request that was itself a violation is not flagged again for it.
 
 The checker only reads: it never changes, drops or answers a frame.
 """
@@ -17,6 +22,7 @@ from typing import Any
 
 import mcp_wire
 from mcpio.inspect.rules import Direction, Finding, json_path
+from mcpio.inspect.stateful import Shared, output_violation, param_header_mismatch
 from mcpio.negotiate import LEGACY, MODERN, PROTOCOL_VERSION_KEY, codec_of
 from mcpio.transports.http_rules import decode_header_value
 from mcpio.wire.codec import MAX_MESSAGE_BYTES, Codec
@@ -59,6 +65,10 @@ EARLY_REQUESTS = frozenset({"initialize", "ping"})
 EARLY_SERVER_REQUESTS = frozenset({"ping"})
 # Legacy revisions whose HTTP requests carry MCP-Protocol-Version after initialize.
 VERSION_HEADER_FROM = "2025-06-18"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"  # 2026-07-28's per-request logging opt-in
+# Answered only when the server ends it; a transport closed under it carries no response
+# (2026-07-28 SubscriptionsListenResult): open at the session's end is no unanswered request.
+LONG_LIVED = frozenset({"subscriptions/listen"})
 
 
 def opposite(direction: Direction) -> Direction:
@@ -73,6 +83,20 @@ class Pending:
     method: str
     revision: str | None
     client_capabilities: dict[str, Any] | None = None
+    index: int = -1  # the request's frame in the session
+    flagged: bool = False  # the request itself was a violation: its answer is not judged again
+    token: str | None = None  # its progress token (a key)
+    params: dict[str, Any] = field(default_factory=lambda: {})
+
+
+@dataclass
+class Token:
+    """A progress token: the request it belongs to, whether that request is still live (not
+    answered), and the last progress value reported for it."""
+
+    request: tuple[Direction, str]
+    live: bool = True
+    last: float | None = None
 
 
 @dataclass
@@ -84,7 +108,9 @@ class SessionState:
     server_capabilities: dict[str, Any] | None = None
     pending: dict[tuple[Direction, str], Pending] = field(default_factory=lambda: {})
     answered: set[tuple[Direction, str]] = field(default_factory=lambda: set())
-    tokens: set[tuple[Direction, str]] = field(default_factory=lambda: set())
+    tokens: dict[tuple[Direction, str], Token] = field(default_factory=lambda: {})
+    subscribed: set[str] = field(default_factory=lambda: set())  # legacy resources/subscribe
+    cancelled: set[tuple[Direction, str]] = field(default_factory=lambda: set())  # not answered
 
 
 def _key(value: Any) -> str:
@@ -115,19 +141,24 @@ def capability_defined(revision: str, model: str, name: str) -> bool:
 class Checker:
     """Checks one session's frames in the order they crossed the proxy."""
 
-    def __init__(self, issued_states: set[str] | None = None) -> None:
+    def __init__(self, shared: Shared | None = None) -> None:
         self.state = SessionState()
-        # The requestState values servers issued (shared by the checkers of one HTTP relay,
-        # whose modern exchanges are checked apart).
-        self.issued_states = issued_states if issued_states is not None else set()
+        # What the checkers of one HTTP relay share (its modern exchanges are checked apart).
+        self.shared = shared if shared is not None else Shared()
+        self.issued_states = self.shared.issued_states
 
     # ------------------------------------------------------------------ entry point
 
     def check(
-        self, direction: Direction, raw: bytes, headers: Mapping[str, str] | None = None
+        self,
+        direction: Direction,
+        raw: bytes,
+        headers: Mapping[str, str] | None = None,
+        index: int = -1,
     ) -> list[Finding]:
         """The findings of one frame (`headers`: the HTTP request's, lowercase names, for a
-        frame the client POSTed)."""
+        frame the client POSTed; `index`: its number in the session, which `finish` names)."""
+        self.index = index
         if len(raw) > MAX_MESSAGE_BYTES:
             return [self.too_large(direction, len(raw))]
         try:
@@ -156,7 +187,7 @@ class Checker:
         if not codec.batching:
             yield Finding("frame.schema", direction, "$", f"a batch: revision {revision} has none")
         for index, item in enumerate(items):
-            for finding in self.check(direction, json.dumps(item).encode(), headers):
+            for finding in self.check(direction, json.dumps(item).encode(), headers, self.index):
                 path = "$" + f"[{index}]" + finding.path[1:]
                 yield Finding(finding.rule, finding.direction, path, finding.message)
 
@@ -177,30 +208,37 @@ class Checker:
         else:
             yield from self._decode(direction, codec_of(self.state.revision or LEGACY[-1]), raw)
 
+    def finish(self) -> list[Finding]:
+        """What only the end of the session shows: each request still neither answered nor
+        cancelled (on the request's frame), a listen stream left open apart."""
+        found = [
+            Finding(
+                "request.unanswered",
+                direction,
+                "$.id",
+                f"{pending.method} {json.loads(key)!r} was never answered nor cancelled",
+                pending.index,
+            )
+            for (direction, key), pending in self.state.pending.items()
+            if pending.method not in LONG_LIVED
+        ]
+        self.state.pending.clear()
+        return found
+
     # ------------------------------------------------------------------ decoding
 
     def _decode(
         self, direction: Direction, codec: Codec, raw: bytes, method: str | None = None
     ) -> Iterator[Finding]:
-        """The codec's verdict: errors for what it refuses, warnings for unknown members (one
-        strict pass: members are checked only once the frame is otherwise valid)."""
+        """The codec's verdict: errors for what it refuses. Members the schema leaves open are
+        kept by the codec's models; a closed object's model refuses its unknown members."""
         try:
             if method is None:
-                codec.decode(raw, strict=True)
+                codec.decode(raw)
             else:
-                codec.decode_response(raw, method, strict=True)
+                codec.decode_response(raw, method)
         except ProtocolError as exc:
-            unknown = exc.data.get("unknown") if type(exc.data) is dict else None
-            if unknown is None:
-                yield from self._refusal(direction, exc, codec.revision)
-                return
-            for path in unknown:
-                yield Finding(
-                    "frame.unknown-member",
-                    direction,
-                    json_path(path),
-                    f"not defined in revision {codec.revision}",
-                )
+            yield from self._refusal(direction, exc, codec.revision)
 
     def _refusal(
         self, direction: Direction, exc: ProtocolError, revision: str
@@ -216,8 +254,9 @@ class Checker:
             yield Finding("frame.schema", direction, "$", f"{exc.message} ({revision})")
             return
         for error in errors:
+            closed = error.get("type") == "extra_forbidden"
             yield Finding(
-                "frame.schema",
+                "frame.unknown-member" if closed else "frame.schema",
                 direction,
                 json_path(error.get("field")),
                 f"{error.get('message')} (revision {revision})",
@@ -248,35 +287,47 @@ class Checker:
         modern = revision in MODERN
         params = _obj(obj.get("params"))
         meta = _obj(params.get("_meta"))
+        found: list[Finding] = []
         if revision is not None:
             codec = codec_of(revision)
-            yield from self._decode(direction, codec, raw)
-            yield from self._direction(direction, codec, method, "$.method")
+            found += self._decode(direction, codec, raw)
+            found += self._direction(direction, codec, method, "$.method")
             if modern:
                 state.revision = revision
         if headers is not None and direction == CLIENT:
-            yield from self._headers(obj, method, revision, headers)
+            found += self._headers(obj, method, revision, headers)
         key = (direction, _key(obj.get("id")))
         if key in state.pending:
-            yield Finding("request.id-reused", direction, "$.id", "still in flight")
+            found.append(Finding("request.id-reused", direction, "$.id", "still in flight"))
         caps = _obj(meta.get("io.modelcontextprotocol/clientCapabilities")) if modern else None
-        state.pending[key] = Pending(method, revision, caps)
+        pending = state.pending[key] = Pending(method, revision, caps, self.index, params=params)
         state.answered.discard(key)
+        state.cancelled.discard(key)
         request_state = params.get("requestState")
         if modern and type(request_state) is str and request_state not in self.issued_states:
-            yield Finding(
-                "input.request-state",
-                direction,
-                "$.params.requestState",
-                "never issued by the server in an input_required result",
+            found.append(
+                Finding(
+                    "input.request-state",
+                    direction,
+                    "$.params.requestState",
+                    "never issued by the server in an input_required result",
+                )
             )
         if "progressToken" in meta:
-            state.tokens.add((direction, _key(meta["progressToken"])))
+            pending.token = _key(meta["progressToken"])
+            state.tokens[(direction, pending.token)] = Token(key)
         if method == "initialize" and direction == CLIENT:
             state.client_capabilities = _obj(params.get("capabilities"))
+        uri = params.get("uri")
+        if method == "resources/subscribe" and type(uri) is str:
+            state.subscribed.add(uri)
+        elif method == "resources/unsubscribe":
+            state.subscribed.discard(uri)  # type: ignore[arg-type]
         if not modern:
-            yield from self._early(direction, method)
-        yield from self._capability(direction, method, revision, "$.method")
+            found += self._early(direction, method)
+        found += self._capability(direction, method, revision, "$.method")
+        pending.flagged = any(f.severity == "error" for f in found)
+        yield from found
 
     def _early(self, direction: Direction, method: str) -> Iterator[Finding]:
         state = self.state
@@ -294,8 +345,8 @@ class Checker:
         self, direction: Direction, codec: Codec, method: str, path: str
     ) -> Iterator[Finding]:
         spec = codec.methods.get(method)
-        if spec is None:
-            return  # the decode reported it
+        if spec is None or spec.kind == "input request":
+            return  # the decode reported it (an input request is no method of its own)
         goes = spec.direction
         if goes != "both" and goes != direction:
             what = f"{method} goes {goes} in revision {codec.revision}"
@@ -339,6 +390,12 @@ class Checker:
             }
             if method in NAMED_BY:
                 expected["mcp-name"] = params.get(NAMED_BY[method])
+            if method == "tools/call":
+                tool = self.shared.tools.get(str(params.get("name")), {})
+                arguments = _obj(params.get("arguments"))
+                mismatch = param_header_mismatch(tool, arguments, headers)
+                if mismatch is not None:
+                    yield Finding("http.param-header", CLIENT, "header mcp-param-*", mismatch)
             for name, value in expected.items():
                 sent = headers.get(name)
                 try:
@@ -377,16 +434,83 @@ class Checker:
         yield from self._direction(direction, codec, method, "$.method")
         if method == "notifications/initialized" and direction == CLIENT:
             state.client_ready = True
+        params = _obj(obj.get("params"))
         if method == "notifications/progress":
-            token = _obj(obj.get("params")).get("progressToken")
-            if (opposite(direction), _key(token)) not in state.tokens:
-                yield Finding(
-                    "progress.unknown-token",
-                    direction,
-                    "$.params.progressToken",
-                    f"{token!r} was never issued by a {opposite(direction).split('->')[0]} request",
-                )
+            yield from self._progress(direction, params)
+        elif method == "notifications/cancelled":
+            # The sender's request is over (basic/utilities/cancellation): no answer is owed, but
+            # one already under way may still arrive.
+            key = (direction, _key(params.get("requestId")))
+            if state.pending.pop(key, None) is not None:
+                state.cancelled.add(key)
+        elif method == "notifications/message" and revision in MODERN:
+            yield from self._log_opt_in(direction)
+        elif method == "notifications/resources/updated":
+            yield from self._subscribed(direction, params.get("uri"), revision)
         yield from self._capability(direction, method, revision, "$.method")
+
+    def _progress(self, direction: Direction, params: dict[str, Any]) -> Iterator[Finding]:
+        """basic/utilities/progress: only for an active request's token, always increasing."""
+        token = params.get("progressToken")
+        issued = self.state.tokens.get((opposite(direction), _key(token)))
+        path = "$.params.progressToken"
+        if issued is None:
+            asker = opposite(direction).split("->")[0]
+            yield Finding(
+                "progress.unknown-token",
+                direction,
+                path,
+                f"{token!r} was never issued by a {asker} request",
+            )
+            return
+        if not issued.live:
+            yield Finding(
+                "progress.after-response",
+                direction,
+                path,
+                f"{token!r}: its request {json.loads(issued.request[1])!r} was already answered",
+            )
+        progress: Any = params.get("progress")
+        if not isinstance(progress, int | float) or isinstance(progress, bool):
+            return  # the decode reported it
+        last = issued.last
+        if last is not None and progress <= last:
+            yield Finding(
+                "progress.not-increasing",
+                direction,
+                "$.params.progress",
+                f"{progress!r} after {last!r} for token {token!r}",
+            )
+        issued.last = progress
+
+    def _log_opt_in(self, direction: Direction) -> Iterator[Finding]:
+        """2026-07-28 (logging): no notifications/message without a live request's logLevel."""
+        if direction != SERVER:
+            return
+        for (side, _), pending in self.state.pending.items():
+            if side == CLIENT and LOG_LEVEL_KEY in _obj(pending.params.get("_meta")):
+                return
+        yield Finding(
+            "logging.no-opt-in",
+            direction,
+            "$.method",
+            f"no request in flight carries _meta {LOG_LEVEL_KEY}",
+        )
+
+    def _subscribed(self, direction: Direction, uri: Any, revision: str) -> Iterator[Finding]:
+        """notifications/resources/updated only for a URI the client subscribed to
+        (legacy: resources/subscribe; 2026-07-28: a live subscriptions/listen)."""
+        if direction != SERVER:
+            return
+        uris = set(self.state.subscribed)
+        for (side, _), pending in self.state.pending.items():
+            if side == CLIENT and pending.method == "subscriptions/listen":
+                wanted = _obj(pending.params.get("notifications")).get("resourceSubscriptions")
+                uris.update(u for u in wanted or () if type(u) is str)
+        if uri not in uris:
+            yield Finding(
+                "resource.not-subscribed", direction, "$.params.uri", f"{uri!r}: not subscribed"
+            )
 
     # ------------------------------------------------------------------ responses
 
@@ -397,6 +521,11 @@ class Checker:
             return
         key = (opposite(direction), _key(obj.get("id")))
         pending = state.pending.pop(key, None)
+        if pending is None and key in state.cancelled:  # crossed the cancellation
+            state.cancelled.discard(key)
+            state.answered.add(key)
+            yield from self._decode(direction, codec_of(state.revision or LEGACY[-1]), raw)
+            return
         if pending is None:
             rule = "response.duplicate" if key in state.answered else "response.unknown-id"
             what = "already answered" if key in state.answered else "no such request in flight"
@@ -406,6 +535,13 @@ class Checker:
         state.answered.add(key)
         result = obj.get("result")
         revision = pending.revision
+        token = state.tokens.get((key[0], pending.token)) if pending.token else None
+        if token is not None and not (type(result) is dict and "task" in result):
+            token.live = False  # a task's token stays valid until the task ends (2025-11-25)
+        if pending.flagged and "error" in obj:
+            # the answer to a request that was itself a violation: only its own shape is judged
+            yield from self._decode(direction, codec_of(revision or LEGACY[-1]), raw)
+            return
         if pending.method == "initialize" and type(result) is dict:
             revision = self._negotiated(direction, result, revision)
             if revision != result.get("protocolVersion"):
@@ -439,6 +575,16 @@ class Checker:
     ) -> Iterator[Finding]:
         if pending.method == "server/discover":
             self.state.server_capabilities = _obj(result.get("capabilities"))
+        if pending.method == "tools/list":
+            for tool in result.get("tools") or ():
+                if type(tool) is dict and type(tool.get("name")) is str:
+                    self.shared.tools[tool["name"]] = tool
+        elif pending.method == "tools/call" and result.get("resultType", "complete") == "complete":
+            tool = self.shared.tools.get(str(pending.params.get("name")))
+            violation = output_violation(tool, result)
+            if violation is not None:
+                path, what = violation
+                yield Finding("tool.output-schema", direction, path, what)
         if revision not in MODERN:
             return
         kind = result.get("resultType")

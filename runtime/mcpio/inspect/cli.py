@@ -22,6 +22,7 @@ from typing import IO
 
 import anyio
 
+from mcpio.extras import MissingExtra, needs
 from mcpio.inspect.transcript import Recorder
 
 
@@ -87,6 +88,11 @@ def inspect(args: argparse.Namespace) -> int:
     if not http and shutil.which(args.server[0]) is None:
         raise UsageError(f"cannot run {args.server[0]!r}: not found or not executable")
     listen = _listen_address(address) if address is not None else None
+    try:
+        with needs("inspect", "mcpio inspect"):
+            import jsonschema  # noqa: F401  (the outputSchema check's, loaded up front)
+    except MissingExtra as exc:
+        raise UsageError(str(exc)) from None
     with _opened(args.log, sys.stderr) as log, _opened(args.jsonl, None) as jsonl:
         assert log is not None
         recorder = Recorder(log, jsonl)
@@ -115,10 +121,13 @@ def _inspect_stdio(command: list[str], recorder: Recorder) -> int:
 
     # A host ends the server by closing stdin, or by SIGTERM: end the relay (and the server).
     signal.signal(signal.SIGTERM, _interrupt)
+    observer = Observer(recorder)
     try:
-        return anyio.run(relay_stdio, command, Observer(recorder))
+        return anyio.run(relay_stdio, command, observer)
     except KeyboardInterrupt:
         return 130
+    finally:
+        observer.finish()
 
 
 def _inspect_http(upstream: str, listen: tuple[str, int], recorder: Recorder) -> int:

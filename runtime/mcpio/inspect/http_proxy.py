@@ -2,7 +2,10 @@
 DELETE; both eras) to the upstream MCP endpoint and streams its answer back unchanged, status,
 headers and body bytes as they arrive (JSON or SSE). The client's POSTed frames are checked with
 the request's headers; the answers' frames are read from the JSON body or, through the runtime's
-`SseParser`, from the event stream. Each legacy session (`Mcp-Session-Id`) has its own checker;
+`SseParser`, from the event stream. Every frame is checked before it is passed on (a JSON body
+once it is whole, an event with the chunk that completes it), and a new legacy session's checker
+is known from its answer's headers: a client acting on a frame at once is still judged after the
+frame. Each legacy session (`Mcp-Session-Id`) has its own checker;
 each modern POST is an exchange of its own (2026-07-28 is stateless: two clients may use the same
 ids at once), checked with the server capabilities the last `server/discover` answered."""
 
@@ -11,8 +14,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
+
 from mcpio.extras import needs
 from mcpio.inspect.checks import CLIENT, SERVER, Checker
+from mcpio.inspect.stateful import Shared
 from mcpio.inspect.transcript import Recorder
 
 with needs("http", "mcpio inspect --upstream"):
@@ -28,6 +34,7 @@ HOP_BY_HOP = frozenset(
     | {"proxy-connection", "proxy-authenticate", "proxy-authorization"}
 )
 SESSION = "mcp-session-id"
+SHUTDOWN_GRACE = 0.5  # seconds open streams get after SIGINT or SIGTERM
 
 
 class ProxyApp:
@@ -41,7 +48,7 @@ class ProxyApp:
         self.client = client or httpx.AsyncClient(timeout=None)
         self.discovered: dict[str, Any] | None = None  # the last server/discover's capabilities
         self.sessions: dict[str, Checker] = {}
-        self.issued_states: set[str] = set()
+        self.shared = Shared()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -59,7 +66,7 @@ class ProxyApp:
         if method == "POST" and body:
             mcp = {k: v for k, v in lowered.items() if k.startswith("mcp-")}
             exchange["headers"] = mcp  # replay sends them again
-            findings = checker.check(CLIENT, body, lowered)
+            findings = checker.check(CLIENT, body, lowered, len(self.recorder.entries))
             self.recorder.record(CLIENT, body, findings, session=session, http=exchange)
         url = self.upstream + (
             f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
@@ -71,22 +78,41 @@ class ProxyApp:
         except httpx.HTTPError as exc:
             await _answer(send, 502, f"mcpio inspect: upstream unreachable: {exc}".encode())
             return
-        try:
-            await self._relay(response, send, checker, session, method)
-        finally:
-            await response.aclose()
         new_session = response.headers.get(SESSION)
         if new_session is not None and session is None:
-            self.sessions[new_session] = checker
+            self.sessions[new_session] = checker  # before the client can read the session id
+        gone = False
+        try:
+            async with anyio.create_task_group() as group:
+
+                async def watch() -> None:
+                    nonlocal gone
+                    await _disconnected(receive)
+                    gone = True
+                    group.cancel_scope.cancel()  # the client left: stop reading upstream
+
+                group.start_soon(watch)
+                await self._relay(response, send, checker, session, method)
+                group.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await response.aclose()  # closes the upstream stream, whoever ended it
         if method == "DELETE" and session is not None and response.status_code < 300:
             self.sessions.pop(session, None)
         if session is None and new_session is None:
             self.discovered = checker.state.server_capabilities
+            if not gone:  # a modern exchange is over; a client that left cancelled it
+                self.recorder.finish(checker.finish())
+
+    def finish(self) -> None:
+        """At shutdown: what the open legacy sessions leave unanswered."""
+        for checker in self.sessions.values():
+            self.recorder.finish(checker.finish())
 
     def _checker(self, session: str | None, body: bytes) -> Checker:
         if session is not None:
-            return self.sessions.setdefault(session, Checker(self.issued_states))
-        checker = Checker(self.issued_states)
+            return self.sessions.setdefault(session, Checker(self.shared))
+        checker = Checker(self.shared)
         if not _initialize(body):  # a modern exchange (else: a new legacy session)
             checker.state.server_capabilities = self.discovered
         return checker
@@ -113,22 +139,26 @@ class ProxyApp:
         parser = SseParser() if kind == EVENT_STREAM else None
         held: list[bytes] = []
         async for chunk in response.aiter_raw():
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
             if parser is not None:
                 for event in parser.feed(chunk):
                     frame = event.data.encode()
                     if event.too_large:
                         findings = [checker.too_large(SERVER, parser.max_bytes + 1)]
                     else:
-                        findings = checker.check(SERVER, frame)
+                        index = len(self.recorder.entries)
+                        findings = checker.check(SERVER, frame, index=index)
                     self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
             elif kind == JSON:
-                held.append(chunk)
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+                held.append(chunk)  # passed on once whole and checked
+                continue
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
         if held:
             frame = b"".join(held)
-            findings = checker.check(SERVER, frame)
+            index = len(self.recorder.entries)
+            findings = checker.check(SERVER, frame, index=index)
             self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
+            await send({"type": "http.response.body", "body": frame, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _initialize(body: bytes) -> bool:
@@ -152,6 +182,12 @@ async def _body(receive: Receive) -> bytes:
     return b"".join(parts)
 
 
+async def _disconnected(receive: Receive) -> None:
+    """Until the client goes (the request's body was read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
 async def _answer(send: Send, status: int, text: bytes) -> None:
     headers = [(b"content-type", b"text/plain; charset=utf-8")]
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -173,4 +209,15 @@ def serve_proxy(upstream: str, listen: tuple[str, int], recorder: Recorder) -> N
     with needs("http", "mcpio inspect --upstream"):
         import uvicorn
     host, port = listen
-    uvicorn.run(ProxyApp(upstream, recorder), host=host, port=port, log_level="warning")
+    app = ProxyApp(upstream, recorder)
+    # Open streams (a GET or listen stream) must not hold the shutdown: they are cut after
+    # SHUTDOWN_GRACE seconds, which closes their upstream streams.
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        # uvicorn annotates an int, and waits with asyncio.wait_for: any number of seconds
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,  # pyright: ignore[reportArgumentType]
+    )
+    app.finish()

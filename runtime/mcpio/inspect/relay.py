@@ -86,8 +86,13 @@ class Observer:
         if line.size > len(line.data):  # past the limit: judged by its size alone
             findings = [self.checker.too_large(direction, line.size)]
         else:
-            findings = self.checker.check(direction, line.data)
+            index = len(self.recorder.entries)
+            findings = self.checker.check(direction, line.data, index=index)
         self.recorder.record(direction, line.data, findings, size=line.size)
+
+    def finish(self) -> None:
+        """Record what the session's end shows (requests never answered)."""
+        self.recorder.finish(self.checker.finish())
 
 
 async def _pump(

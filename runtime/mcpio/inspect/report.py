@@ -37,9 +37,27 @@ applyFilters();
 """
 
 
-def _row(entry: Entry, start: float) -> str:
+def methods_of(entries: list[Entry]) -> list[str]:
+    """Each frame's method for the filter: a response's is the method of the request it
+    answers (same id, other direction, same session), so request and answer filter together."""
+    asked: dict[tuple[str | None, str, str], str] = {}
+    out: list[str] = []
+    for entry in entries:
+        info = entry.summary()
+        key = (entry.session, entry.direction, json.dumps(info.get("id")))
+        method = info.get("method")
+        if type(method) is str:
+            if "id" in info:
+                asked[key] = method
+            out.append(method)
+            continue
+        sender = "server->client" if entry.direction == "client->server" else "client->server"
+        out.append(asked.get((entry.session, sender, key[2]), "") if "id" in info else "")
+    return out
+
+
+def _row(entry: Entry, start: float, method: str) -> str:
     info = entry.summary()
-    method = str(info.get("method", ""))
     severities = " ".join(sorted({f.severity for f in entry.findings}))
     worst = "error" if "error" in severities else severities
     text = entry.frame[:SHOWN_BYTES].decode("utf-8", "replace")
@@ -57,19 +75,21 @@ def _row(entry: Entry, start: float) -> str:
         f'data-severity="{html.escape(severities)}" id="f{entry.index}">'
         f"<td>#{entry.index}</td><td>+{entry.time - start:.3f}s</td>"
         f'<td class="dir">{html.escape(entry.direction)}</td>'
-        f"<td>{html.escape(method)}</td><td>{html.escape(json.dumps(info.get('id', '')))}</td>"
+        f"<td>{html.escape(str(info.get('method', '')))}</td>"
+        f"<td>{html.escape(json.dumps(info.get('id', '')))}</td>"
         f"<td>{findings}<pre>{html.escape(text)}</pre></td></tr>"
     )
 
 
 def render(entries: list[Entry]) -> str:
     start = entries[0].time if entries else 0.0
-    methods = sorted({str(e.summary().get("method")) for e in entries if e.summary().get("method")})
+    filters = methods_of(entries)
+    methods = sorted({m for m in filters if m})
     options = "".join(
         f'<option value="{html.escape(m)}">{html.escape(m)}</option>' for m in methods
     )
     began = datetime.fromtimestamp(start, UTC).isoformat(timespec="seconds") if entries else "-"
-    rows = "\n".join(_row(e, start) for e in entries)
+    rows = "\n".join(_row(e, start, m) for e, m in zip(entries, filters, strict=True))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>mcpio inspect report</title>
 <style>{STYLE}</style></head><body>

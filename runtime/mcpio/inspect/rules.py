@@ -21,6 +21,7 @@ class Rule:
 _BASIC = "basic#messages"
 _LIFECYCLE = "basic/lifecycle"
 _HTTP = "basic/transports#streamable-http"
+_PROGRESS = "basic/utilities/progress"
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -28,7 +29,12 @@ RULES: dict[str, Rule] = {
         Rule("frame.json", "error", _BASIC, "a frame that is not a JSON-RPC 2.0 message"),
         Rule("frame.too-large", "warning", "basic/transports#stdio", "a frame past 16 MiB"),
         Rule("frame.schema", "error", _BASIC, "the frame does not decode under its revision"),
-        Rule("frame.unknown-member", "warning", _BASIC, "a member the revision does not define"),
+        Rule(
+            "frame.unknown-member",
+            "error",
+            _BASIC,
+            "a member a closed object (additionalProperties false) does not define",
+        ),
         Rule("method.unknown", "error", _BASIC, "a method the revision does not have"),
         Rule("method.direction", "error", _BASIC, "a method sent in a direction it does not go"),
         Rule("revision.unknown", "warning", _LIFECYCLE, "a protocol version no revision names"),
@@ -56,8 +62,44 @@ RULES: dict[str, Rule] = {
         Rule(
             "progress.unknown-token",
             "error",
-            "basic/utilities/progress",
+            _PROGRESS,
             "a progress notification for a token that was never issued",
+        ),
+        Rule(
+            "progress.after-response",
+            "error",
+            _PROGRESS,
+            "a progress notification for a request already answered",
+        ),
+        Rule(
+            "progress.not-increasing",
+            "error",
+            _PROGRESS,
+            "a progress value not greater than the token's previous one",
+        ),
+        Rule(
+            "request.unanswered",
+            "error",
+            "basic#responses",
+            "a request neither answered nor cancelled by the end of the session",
+        ),
+        Rule(
+            "tool.output-schema",
+            "error",
+            "server/tools#output-schema",
+            "a tools/call result whose structuredContent breaks the tool's outputSchema",
+        ),
+        Rule(
+            "logging.no-opt-in",
+            "error",
+            "server/utilities/logging",
+            "a 2026-07-28 log message while no request in flight opted in (_meta logLevel)",
+        ),
+        Rule(
+            "resource.not-subscribed",
+            "error",
+            "server/resources#subscriptions",
+            "a resource update for a URI the client did not subscribe to",
         ),
         Rule("result.type", "error", "basic#result-type", "a 2026-07-28 result without resultType"),
         Rule(
@@ -77,6 +119,12 @@ RULES: dict[str, Rule] = {
             "error",
             f"{_HTTP}#headers",
             "an MCP-Protocol-Version, Mcp-Method or Mcp-Name header missing or unlike the body",
+        ),
+        Rule(
+            "http.param-header",
+            "error",
+            f"{_HTTP}#custom-headers",
+            "a tools/call whose Mcp-Param-* headers do not mirror its x-mcp-header arguments",
         ),
         Rule(
             "http.protocol-version-header",

@@ -70,11 +70,7 @@ class Entry:
             frame = base64.b64decode(obj["frame_base64"])
         else:
             frame = str(obj.get("frame", "")).encode("utf-8")
-        findings = [
-            Finding(f["rule"], f["direction"], f["path"], f["message"], f.get("frame", -1))
-            for f in obj.get("findings", [])
-            if f.get("rule") in RULES
-        ]
+        findings = [_finding(f) for f in obj.get("findings", []) if f.get("rule") in RULES]
         return cls(
             int(obj["index"]),
             float(obj["time"]),
@@ -93,16 +89,27 @@ def excerpt(raw: bytes, size: int, limit: int = 200) -> str:
     return text + (f"... ({size} bytes)" if size > limit else "")
 
 
+def _finding(obj: dict[str, Any]) -> Finding:
+    return Finding(obj["rule"], obj["direction"], obj["path"], obj["message"], obj.get("frame", -1))
+
+
 def read_transcript(path: Path) -> list[Entry]:
-    """The entries of a `--jsonl` transcript; ValueError naming the line that is not one."""
+    """The entries of a `--jsonl` transcript (the findings of its closing `{"end": ...}` line
+    on the frames they name); ValueError naming the line that is not one."""
     entries: list[Entry] = []
     with path.open(encoding="utf-8") as file:
         for number, line in enumerate(file, 1):
             if not line.strip():
                 continue
             try:
-                entries.append(Entry.from_json(json.loads(line)))
-            except (ValueError, KeyError, TypeError) as exc:
+                obj = json.loads(line)
+                if "end" in obj:
+                    for finding in map(_finding, obj["findings"]):
+                        if finding.rule in RULES and 0 <= finding.frame < len(entries):
+                            entries[finding.frame].findings.append(finding)
+                    continue
+                entries.append(Entry.from_json(obj))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise ValueError(f"{path}:{number}: not a transcript entry ({exc})") from None
     return entries
 
@@ -144,6 +151,19 @@ class Recorder:
             self.jsonl.flush()
         return entry
 
+    def finish(self, findings: Iterable[Finding]) -> None:
+        """What the session's end shows (unanswered requests): each finding on the frame it
+        names, written to the log and, as a closing `{"end": ...}` line, to the transcript."""
+        found = [f for f in findings if 0 <= f.frame < len(self.entries)]
+        for finding in found:
+            self.entries[finding.frame].findings.append(finding)
+            self.log.write(finding.line() + "\n")
+        self.log.flush()
+        if self.jsonl is not None and found:
+            self.jsonl.write(json.dumps({"end": True, "findings": [f.to_json() for f in found]}))
+            self.jsonl.write("\n")
+            self.jsonl.flush()
+
     def findings(self) -> list[Finding]:
         return [f for entry in self.entries for f in entry.findings]
 
@@ -152,20 +172,26 @@ class Recorder:
 
 
 def summary_table(entries: list[Entry]) -> str:
-    """The table printed when a session ends: frames per direction, findings per rule."""
+    """The table printed when a session ends: frames per direction, errors, warnings and
+    unanswered requests (all, then per HTTP session when there are several), findings per
+    rule."""
     directions = Counter(e.direction for e in entries)
     findings = [f for e in entries for f in e.findings]
     counts = Counter(f.rule for f in findings)
     first = {}
     for f in reversed(findings):
         first[f.rule] = f.frame
-    errors = sum(1 for f in findings if f.severity == "error")
     lines = [
         f"mcpio inspect: {len(entries)} frames "
         f"({directions['client->server']} client->server, "
-        f"{directions['server->client']} server->client), "
-        f"{errors} errors, {len(findings) - errors} warnings",
+        f"{directions['server->client']} server->client), {_tally(findings)}",
     ]
+    sessions = sorted({e.session for e in entries if e.session is not None})
+    if sessions:
+        for session in [*sessions, None]:
+            of = [f for e in entries if e.session == session for f in e.findings]
+            name = "no session (2026-07-28 exchanges)" if session is None else session
+            lines.append(f"  session {name}: {_tally(of)}")
     if counts:
         width = max(len(rule) for rule in counts)
         lines.append(f"  {'severity':<8}  {'rule':<{width}}  {'count':>5}  first  spec")
@@ -175,3 +201,10 @@ def summary_table(entries: list[Entry]) -> str:
                 f"  {r.severity:<8}  {rule:<{width}}  {count:>5}  #{first[rule]:<4}  {r.spec}"
             )
     return "\n".join(lines) + "\n"
+
+
+def _tally(findings: list[Finding]) -> str:
+    errors = sum(1 for f in findings if f.severity == "error")
+    unanswered = sum(1 for f in findings if f.rule == "request.unanswered")
+    warnings = len(findings) - errors
+    return f"{errors} errors, {warnings} warnings, {unanswered} unanswered requests (errors)"
