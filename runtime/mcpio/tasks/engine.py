@@ -311,6 +311,9 @@ class TaskEngine:
                 log.exception("task %s failed", run.record.task_id)
                 exc = ProtocolError(INTERNAL_ERROR, "internal error")
             changes = {"status": "failed", "status_message": exc.message, "error": exc.to_error()}
+        except BaseException:
+            run.done.set()  # abandoned (the engine closing): `execute` returns it as it stands
+            raise
         finally:
             renewer.cancel()
             self._runs.pop(run.record.task_id, None)
