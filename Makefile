@@ -60,6 +60,7 @@ bench: fetch services
 	$(BIN)/python bench/inspector.py
 	$(BIN)/python bench/tasks_store.py
 	$(BIN)/python bench/tasks.py
+	$(BIN)/python bench/task_workers.py
 
 # The wheel other projects install: mcp_wire and mcpio (the generator stays in the checkout).
 wheel: $(STAMP)

@@ -447,6 +447,15 @@ async def slow_compute(ctx: Context, seconds: float = 1, label: str = "") -> str
     return f"computed {label} after {seconds} s".replace("  ", " ")
 
 
+@server.tool(task="optional", retry="safe")
+async def retried_compute(ctx: Context, seconds: float = 1, label: str = "") -> str:
+    """As slow_compute, but safe to run again from the start: a queued task of it survives its
+    worker's death or shutdown (run again by another worker)."""
+    await ctx.progress(0, seconds, f"computing {label}".strip())
+    await anyio.sleep(seconds)
+    return f"computed {label} after {seconds} s".replace("  ", " ")
+
+
 @server.tool(task="required")
 async def failing_job() -> str:
     """Reports a tool error after about a second (only as a task)."""
@@ -644,12 +653,37 @@ def main(argv: list[str]) -> int:
         default=30.0,
         help="a task whose instance stopped reads failed after this long (default 30)",
     )
+    parser.add_argument(
+        "--task-queue",
+        metavar="URL",
+        help="queue modern task calls in this Redis (redis://HOST:PORT/DB) for `mcpio worker` "
+        "processes instead of running them here (needs --tasks on the same Redis)",
+    )
+    parser.add_argument(
+        "--task-queue-max",
+        metavar="N",
+        type=int,
+        default=10_000,
+        help="tasks queued and not finished before new ones are refused (default 10000)",
+    )
+    parser.add_argument(
+        "--task-grace",
+        metavar="SECONDS",
+        type=float,
+        default=10.0,
+        help="at SIGTERM, how long tasks running here get to finish (default 10)",
+    )
     args = parser.parse_args(argv[1:])
     try:
         server.tasks.store = open_task_store(args.tasks)
     except (ValueError, TaskStoreError) as exc:
         parser.error(str(exc))
     server.tasks.lease_seconds = args.task_lease
+    server.tasks.grace_seconds = args.task_grace
+    if args.task_queue:
+        from mcpio.tasks.queue import RedisTaskQueue
+
+        server.tasks.queue = RedisTaskQueue(args.task_queue, max_queued=args.task_queue_max)
     if args.auth_issuer and (not args.resource or args.transport != "http"):
         parser.error("--auth-issuer needs the http transport and --resource")
     if args.redis:

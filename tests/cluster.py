@@ -202,3 +202,40 @@ def start_redis(tmp: Path, processes: list[Process], port: int | None = None) ->
         if not _port_taken(process):
             pytest.fail(f"redis-server exited:\n{process.tail()}", pytrace=False)
     pytest.fail("could not start redis-server on a free port", pytrace=False)
+
+
+def start_workers(
+    tmp: Path, names: list[str], processes: list[Process], redis_url: str, extra: Sequence[str] = ()
+) -> list[Process]:
+    """One `mcpio worker examples/everything_server.py` per name on the Redis at `redis_url`,
+    each with the arguments `extra` too, returned once each says it takes tasks (its `port`:
+    0, it listens on none)."""
+    started: list[Process] = []
+    for name in names:
+        log = tmp / f"{name}.log"
+        with log.open("wb") as out:
+            popen = subprocess.Popen(
+                [sys.executable, "-m", "mcpio", "worker", str(EVERYTHING), "--redis", redis_url]
+                + list(extra),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        process = Process(name, popen, log, 0)
+        processes.append(process)
+        started.append(process)
+    deadline = time.monotonic() + STARTUP_SECONDS
+    for process in started:
+        while worker_name(process) is None:
+            if process.popen.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"{process.name} did not start:\n{process.tail()}", pytrace=False)
+            time.sleep(0.05)
+    return started
+
+
+def worker_name(process: Process) -> str | None:
+    """The instance name a worker announced (its lease holder name), None before it did."""
+    for line in process.tail(50).splitlines():
+        if line.startswith("mcpio: worker ") and " taking tasks " in line:
+            return line.split()[2]
+    return None

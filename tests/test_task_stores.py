@@ -31,6 +31,7 @@ from mcpio.tasks.redis import RedisTaskStore
 from mcpio.tasks.sqlite import SqliteTaskStore
 from mcpio.tasks.store import (
     LEASE_LOST,
+    RUN_AGAIN,
     MemoryTaskStore,
     TaskRecord,
     TaskStore,
@@ -1048,3 +1049,59 @@ def test_the_example_server_takes_tasks(tmp_path: Path) -> None:
     assert good.returncode == 0, good.stderr
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT count(*) FROM mcpio_tasks").fetchone() == (0,)
+
+
+# --- claims and re-runs (queued tasks, issue 30)
+
+
+@every_store
+async def test_a_queued_task_is_claimed_by_one_worker_per_run(opener: Open, clock: Clock) -> None:
+    store = opener()
+    asked = {"go": {"method": "elicitation/create", "params": {"message": "Go?"}}}
+    task = record(clock, attempts=0, max_attempts=2)  # queued: held by no one, no run yet
+    await store.create(task)
+    first = await store.claim(task.task_id, "worker-1", clock() + 5)
+    assert first is not None
+    assert (first.lease_holder, first.lease_until, first.attempts) == ("worker-1", clock() + 5, 1)
+    assert await opener().claim(task.task_id, "worker-2", clock() + 5) is None  # held
+    waiting = dataclasses.replace(first, status="input_required", input_requests=asked)
+    await store.save(dataclasses.replace(waiting, answers={"before": {"action": "cancel"}}))
+    assert await store.post_order(task.task_id, {"op": "update", "taskId": task.task_id})
+    # worker-1 dies: a run left, so the task is handed back, not failed; what it asked, the
+    # answers it had and the orders for it stay
+    clock.advance(5.001)
+    back = await opener().get(task.task_id, None)
+    assert back is not None and back.status == "input_required", back
+    assert (back.lease_holder, back.lease_until, back.status_message) == (None, None, RUN_AGAIN)
+    assert back.input_requests == asked and back.answers == {"before": {"action": "cancel"}}
+    second = await opener().claim(task.task_id, "worker-2", clock() + 5)
+    assert second is not None and (second.lease_holder, second.attempts) == ("worker-2", 2)
+    assert await store.take_orders(task.task_id) == [{"op": "update", "taskId": task.task_id}]
+    # worker-2 dies too: no run left, failed for good, saying how many runs it had
+    clock.advance(5.001)
+    failed = await opener().get(task.task_id, None)
+    assert failed is not None and failed.status == "failed"
+    assert failed.status_message == f"{LEASE_LOST} (2 attempts, its limit)"
+    assert await store.claim(task.task_id, "worker-3", clock() + 5) is None
+
+
+@every_store
+async def test_a_task_that_runs_once_is_claimed_once(store: TaskStore, clock: Clock) -> None:
+    task = record(clock, attempts=0, max_attempts=1)
+    await store.create(task)
+    claimed = await store.claim(task.task_id, "worker-1", clock() + 5)
+    assert claimed is not None and claimed.attempts == 1
+    clock.advance(6)
+    lost = await store.get(task.task_id, None)
+    assert lost is not None and (lost.status, lost.status_message) == ("failed", LEASE_LOST)
+    assert await store.claim(task.task_id, "worker-2", clock() + 5) is None
+    assert await store.claim("no-such-task", "worker-2", clock() + 5) is None
+
+
+def test_a_record_written_before_attempts_reads_with_one_run(clock: Clock) -> None:
+    task = record(clock)
+    older = json.loads(record_json(task))
+    for name in ("attempts", "max_attempts", "answers"):
+        del older[name]
+    read = record_from_json(json.dumps(older), task.task_id, "here")
+    assert read == task and (read.attempts, read.max_attempts, read.answers) == (1, 1, None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -16,10 +17,11 @@ import pytest
 from mcpio import Client, Context, McpError, ProtocolError, Server, ToolError
 from mcpio.bus import Bus, Event
 from mcpio.tasks.client import TaskCancelled, TaskHandle
-from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine
+from mcpio.tasks.engine import HANDED_BACK, SHUT_DOWN, TASKS_EXTENSION, TaskEngine
 from mcpio.tasks.serve import RELATED_TASK
-from mcpio.tasks.store import LEASE_LOST, MemoryTaskStore, TaskStoreError
+from mcpio.tasks.store import LEASE_LOST, MemoryTaskStore, TaskRecord, TaskStoreError
 from mcpio.transports.memory import MemoryTransport, memory_pair
+from mcpio.wire.errors import SERVER_BUSY
 from tests.support import MODERN, ROOT, serve_app, until
 
 pytestmark = pytest.mark.anyio
@@ -700,3 +702,65 @@ async def test_the_modern_handle_follows_notifications_not_the_poll_interval() -
             assert isinstance(asking, TaskHandle)
             asked = await asking.result()
             assert asked.content[0].text == "first/second"  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------------- graceful shutdown
+
+
+async def test_drain_lets_tasks_finish_then_fails_the_rest_with_the_reason() -> None:
+    server = make_server(TaskEngine(grace_seconds=0.3))
+    async with Client(server, mode=MODERN, tasks=True) as client:
+        quick = await client.start_tool("work", {"n": 1, "seconds": 0.1})
+        slow = await client.start_tool("work", {"n": 2, "seconds": 3600})
+        assert isinstance(quick, TaskHandle) and isinstance(slow, TaskHandle)
+        started = anyio.current_time()
+        await server.drain_tasks()
+        assert anyio.current_time() - started < 1.0  # the grace, not the slow task's hour
+        done = await server.tasks.get(quick.task_id, None)
+        assert done is not None and done.status == "completed"
+        stopped = await server.tasks.get(slow.task_id, None)
+        assert stopped is not None and stopped.status == "failed", stopped
+        assert stopped.status_message == SHUT_DOWN and stopped.lease_holder is None
+        assert stopped.error == {"code": -32603, "message": SHUT_DOWN}
+        with pytest.raises(McpError) as caught:  # no new task once draining
+            await client.start_tool("work", {"n": 3})
+        assert caught.value.code == SERVER_BUSY
+
+
+async def test_drain_hands_back_a_task_with_a_run_left() -> None:
+    """A queued retry-safe task a worker runs (claimed: its first of three runs), stopped by the
+    shutdown: back to no one, its open question and the answers so far kept, not failed."""
+    store = MemoryTaskStore()
+    engine = TaskEngine(store, grace_seconds=0.05)
+    now = time.time()
+    queued = TaskRecord(
+        task_id="queued", owner=None, method="tools/call", status="input_required",
+        created_at=now, updated_at=now, ttl_ms=None,
+        input_requests={"b": {"method": "elicitation/create"}},
+        answers={"a": {"action": "decline"}}, attempts=0, max_attempts=3,
+    )  # fmt: skip
+    await store.create(queued)
+    claimed = await store.claim(queued.task_id, engine.instance, 1e12)
+    assert claimed is not None and claimed.attempts == 1
+
+    async def forever(inputs: Any, status: Any) -> dict[str, Any]:
+        await anyio.sleep_forever()
+        return {}
+
+    async with anyio.create_task_group() as group:
+        ended: list[Any] = []
+
+        async def execute() -> None:
+            ended.append(await engine.execute(claimed, forever))
+
+        group.start_soon(execute)
+        await anyio.sleep(0.05)
+        await engine.drain()
+    [back] = ended
+    assert back.status == "input_required" and back.status_message == HANDED_BACK
+    assert (back.lease_holder, back.lease_until, back.attempts) == (None, None, 1)
+    assert back.input_requests == {"b": {"method": "elicitation/create"}}
+    assert back.answers == {"a": {"action": "decline"}}
+    assert await store.get(queued.task_id, None) == back
+    again = await store.claim(queued.task_id, "another", 1e12)  # a second run for another
+    assert again is not None and again.attempts == 2

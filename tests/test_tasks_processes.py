@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import json
 import secrets
+import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
 from mcpio.tasks.engine import TASKS_EXTENSION
-from mcpio.tasks.store import LEASE_LOST
+from mcpio.tasks.store import LEASE_LOST, TaskRecord
+from mcpio.wire.errors import SERVER_BUSY
 from tests.cluster import Process, start_instances, start_nginx, start_redis
 from tests.support import ACCEPT, MODERN, until
 
@@ -225,3 +228,192 @@ async def test_three_instances_share_tasks_through_redis(cluster: Cluster) -> No
         assert_lease_lost(await two.reaches(orphan, "failed", timeout=LEASE + 10))
         assert time.monotonic() - killed <= LEASE + 1.0  # within the lease (and a poll)
         assert_lease_lost(await three.get(orphan))
+
+
+# ---------------------------------------------------------------------- workers (issue 30)
+
+WORKER_ARGS = ["--lease", str(LEASE), "--concurrency", "4", "--grace", "1", "--attempts", "3"]
+
+
+def runs_in_logs(workers: list[Process]) -> dict[str, list[tuple[str, str]]]:
+    """Per task id, what the workers' logs say of it, in order per worker: ("run", worker) for
+    each run started, (status, worker) for each run that ended."""
+    seen: dict[str, list[tuple[str, str]]] = {}
+    for worker in workers:
+        for line in worker.log.read_text(encoding="utf-8", errors="replace").splitlines():
+            words = line.split()
+            if len(words) >= 5 and words[2] == "task" and words[-2] == "on":
+                what = "run" if words[4] == "run" else words[4]
+                seen.setdefault(words[3].rstrip(":"), []).append((what, worker.name))
+    return seen
+
+
+@pytest.mark.services
+async def test_workers_survive_a_kill_and_a_rolling_restart(tmp_path: Path) -> None:
+    """One HTTP instance queues 24 tasks (half retry-safe; 0.4 s to 5 s, some longer than the
+    2 s lease) for three workers of 4 slots; mid-run one worker is SIGKILLed and another
+    SIGTERMed (1 s grace) while a fourth starts. Every retry-safe task completes, once, after
+    as many runs as its record counts; every other one completes or fails with the reason
+    (the lease lost on the killed worker, the shutdown on the stopped one); none is left
+    working on a dead worker past the lease and a second."""
+    from mcpio.tasks.engine import SHUT_DOWN
+    from mcpio.tasks.redis import RedisTaskStore
+    from tests.cluster import start_workers, worker_name
+
+    processes: list[Process] = []
+    try:
+        redis = start_redis(tmp_path, processes)
+        url = f"redis://127.0.0.1:{redis.port}/0"
+        args = ["--redis", url, "--tasks", url, "--task-queue", url, "--task-lease", str(LEASE)]
+        [front] = start_instances(tmp_path, [("http", None)], processes, args)
+        workers = start_workers(tmp_path, ["a", "b", "c"], processes, url, WORKER_ARGS)
+        name_of = {w.name: worker_name(w) for w in workers}
+        store = RedisTaskStore(url)
+        async with httpx.AsyncClient(timeout=10, trust_env=False) as http:
+            peer = Peer(http, url_of(front))
+            plan: dict[str, tuple[str, float, str]] = {}  # id: tool, seconds, label
+            for i in range(24):
+                tool = "retried_compute" if i % 2 == 0 else "slow_compute"
+                seconds = (0.4, 1.0, 3.0, 5.0)[(i // 2) % 4]
+                label = f"t{i}"
+                plan[await peer.start(tool, seconds=seconds, label=label)] = (tool, seconds, label)
+            time.sleep(1.5)
+
+            # SIGTERM the worker running the most at-most-once tasks, SIGKILL the next one.
+            def at_most_once(worker: Process) -> list[str]:
+                return [
+                    task_id for task_id, lines in runs_in_logs([worker]).items()
+                    if lines[-1][0] == "run" and plan[task_id][0] == "slow_compute"
+                ]  # fmt: skip
+
+            b, a = sorted(workers, key=lambda w: len(at_most_once(w)), reverse=True)[:2]
+            expected = {LEASE_LOST} if at_most_once(a) else set()
+            if any(plan[t][1] == 5.0 for t in at_most_once(b)):  # past the grace for sure
+                expected.add(SHUT_DOWN)
+            a.kill()
+            killed = time.monotonic()  # the lease of its tasks ran out by killed + LEASE
+            b.popen.send_signal(signal.SIGTERM)
+            workers += start_workers(tmp_path, ["d"], processes, url, WORKER_ARGS)
+            b.popen.wait(1 + 5)  # its grace, and some
+            stopped = time.monotonic()
+            assert stopped - killed < 1 + 3, "the SIGTERMed worker took too long to stop"
+
+            final: dict[str, TaskRecord] = {}
+            deadline = time.monotonic() + 45
+            while len(final) < len(plan):
+                assert time.monotonic() < deadline, f"{len(plan) - len(final)} tasks never ended"
+                for task_id in plan.keys() - final.keys():
+                    record = await store.get(task_id, None)
+                    assert record is not None
+                    if record.terminal:
+                        final[task_id] = record
+                        continue
+                    holder = record.lease_holder
+                    if time.monotonic() > killed + LEASE + 1:  # nobody dead holds a task
+                        assert holder != name_of[a.name], record
+                    assert holder != name_of[b.name], record  # handed back at once
+                await anyio.sleep(0.2)
+        await store.close()
+
+        logs = runs_in_logs(workers)
+        retried = 0
+        reasons: set[str] = set()
+        for task_id, (tool, seconds, label) in plan.items():
+            record, lines = final[task_id], logs.get(task_id, [])
+            runs = [w for what, w in lines if what == "run"]
+            completions = [w for what, w in lines if what == "completed"]
+            assert len(runs) == record.attempts, (record, lines)
+            if record.status == "completed":
+                assert record.result is not None
+                assert record.result["content"][0]["text"] == f"computed {label} after {seconds} s"
+                assert len(completions) == 1, (record, lines)  # no result lost or duplicated
+            if tool == "retried_compute":
+                assert record.status == "completed", (record, lines)
+                assert record.max_attempts == 3 and 1 <= record.attempts <= 3
+                retried += record.attempts > 1
+            else:
+                assert record.max_attempts == 1 and record.attempts == 1
+                if record.status == "failed":
+                    reasons.add(record.status_message or "")
+                    assert runs[0] in (a.name, b.name), (record, lines)
+                    reason = LEASE_LOST if runs[0] == a.name else SHUT_DOWN
+                    assert record.status_message == reason, (record, lines)
+                else:
+                    assert record.status == "completed", (record, lines)
+        assert retried >= 2, "the kill and the SIGTERM should have re-run retry-safe tasks"
+        assert expected and expected <= reasons, (expected, reasons)
+    finally:
+        for process in sorted(reversed(processes), key=lambda p: p.name == "redis"):
+            process.stop()
+
+
+@pytest.mark.services
+async def test_a_full_queue_refuses_with_503_and_keeps_what_it_accepted(tmp_path: Path) -> None:
+    processes: list[Process] = []
+    try:
+        redis = start_redis(tmp_path, processes)
+        url = f"redis://127.0.0.1:{redis.port}/0"
+        args = ["--tasks", url, "--task-queue", url, "--task-queue-max", "2"]
+        [front] = start_instances(tmp_path, [("http", None)], processes, args)
+        async with httpx.AsyncClient(timeout=10, trust_env=False) as http:
+            peer = Peer(http, url_of(front))
+            kept = [await peer.start("slow_compute", seconds=0.1, label=str(i)) for i in range(2)]
+            frame = {
+                "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                "params": {
+                    "name": "slow_compute", "arguments": {"seconds": 0.1},
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": MODERN,
+                        "io.modelcontextprotocol/clientCapabilities": CAPS,
+                    },
+                },
+            }  # fmt: skip
+            headers = {
+                "content-type": "application/json", "accept": ACCEPT,
+                "mcp-protocol-version": MODERN, "mcp-method": "tools/call",
+                "mcp-name": "slow_compute",
+            }  # fmt: skip
+            refused = await http.post(url_of(front), content=json.dumps(frame), headers=headers)
+            assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+            error = refused.json()["error"]
+            assert error["code"] == SERVER_BUSY and "queue is full" in error["message"], error
+            for task_id in kept:  # accepted: still there, waiting for a worker
+                assert (await peer.get(task_id))["status"] == "working"
+            # A worker comes: both run.
+            from tests.cluster import start_workers
+
+            start_workers(tmp_path, ["w"], processes, url, WORKER_ARGS)
+            for task_id in kept:
+                await peer.reaches(task_id, "completed")
+    finally:
+        for process in sorted(reversed(processes), key=lambda p: p.name == "redis"):
+            process.stop()
+
+
+@pytest.mark.slow
+async def test_a_sigterm_fails_in_process_tasks_at_once(tmp_path: Path) -> None:
+    """An instance running its tasks itself (SQLite), SIGTERMed with a task running past its
+    grace: the task reads failed, saying the server shut down, as soon as it stopped (not
+    `working` until its lease runs out); one that ends within the grace completes."""
+    from mcpio.tasks.engine import SHUT_DOWN
+
+    spec = f"sqlite:{tmp_path / 'tasks.db'}"
+    args = ["--tasks", spec, "--task-lease", "60", "--task-grace", "1"]
+    processes: list[Process] = []
+    try:
+        [first] = start_instances(tmp_path, [("first", None)], processes, args)
+        async with httpx.AsyncClient(timeout=10, trust_env=False) as http:
+            peer = Peer(http, url_of(first))
+            long = await peer.start("slow_compute", seconds=3600, label="long")
+            short = await peer.start("slow_compute", seconds=0.5, label="short")
+            first.popen.send_signal(signal.SIGTERM)
+            first.popen.wait(15)
+            [second] = start_instances(tmp_path, [("second", None)], processes, args)
+            peer = Peer(http, url_of(second))
+            failed = await peer.get(long)
+            assert failed["status"] == "failed" and failed["statusMessage"] == SHUT_DOWN, failed
+            assert failed["error"] == {"code": -32603, "message": SHUT_DOWN}
+            assert text(await peer.get(short)) == "computed short after 0.5 s"
+    finally:
+        for process in processes:
+            process.stop()

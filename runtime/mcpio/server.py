@@ -10,14 +10,15 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio
 import pydantic
 
+from mcpio.auth import Principal
 from mcpio.bus import Bus
 from mcpio.connection import ServerConnection
-from mcpio.context import Context, InputRequired, MethodHandler
+from mcpio.context import Context, InputRequired, MethodHandler, RetriedInputs
 from mcpio.errors import LifespanError, ToolError
 from mcpio.extras import needs
 from mcpio.handlers import (
@@ -41,6 +42,7 @@ from mcpio.jsonrpc import plain
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.middleware.base import Call, MiddlewareFn, chain
+from mcpio.negotiate import codec_of
 from mcpio.schema_check import violation
 from mcpio.sealing import Sealer
 from mcpio.structured import summary
@@ -51,8 +53,10 @@ from mcpio.tasks.engine import (
     TaskInputs,
     TaskOffer,
     TaskSupport,
+    Work,
     modern_task,
 )
+from mcpio.tasks.queue import Job
 from mcpio.tasks.store import TaskRecord, TaskStore
 from mcpio.transports import Transport
 from mcpio.transports.http_rules import ParamHeaders, param_headers
@@ -141,6 +145,7 @@ class Server:
         self.tasks = tasks if isinstance(tasks, TaskEngine) else TaskEngine(tasks)
         self.task_support: dict[str, TaskSupport] = {}
         self.deferred_tasks: set[str] = set()
+        self.retry_safe: set[str] = set()
         self.tasks.control = lambda order: self.hub.publish(TASK_CONTROL, "tasks/control", order)
         self.tasks.watchers.append(self._task_changed)
         self.hub.on_task_control = self.tasks.on_control
@@ -176,6 +181,7 @@ class Server:
         task: TaskSupport = "forbidden",
         defer_task: bool = False,
         run_in_thread: bool = True,
+        retry: Literal["never", "safe"] = "never",
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -192,6 +198,7 @@ class Server:
         task: TaskSupport = "forbidden",
         defer_task: bool = False,
         run_in_thread: bool = True,
+        retry: Literal["never", "safe"] = "never",
     ) -> Callable[[F], F] | F:
         """Register a tool (`@server.tool` or `@server.tool(...)`). Its input schema comes from
         the type hints unless given; a parameter typed `Context` receives the request context.
@@ -206,7 +213,10 @@ class Server:
         "optional" (when the client takes tasks), "required" (a client that does not is
         refused). `defer_task`: the handler first runs within the request (its questions are
         answered there) and becomes a task when it calls `await ctx.become_task()`.
-        `run_in_thread`: a plain `def` runs in a worker thread (False: on the event loop)."""
+        `run_in_thread`: a plain `def` runs in a worker thread (False: on the event loop).
+        `retry="safe"`: the tool may run again from the start (with the answers it collected)
+        when the worker running it as a queued task dies or shuts down, up to the engine's
+        `max_attempts` runs; else such a task ends `failed` (it runs at most once)."""
         if callable(name):
             return self.tool()(name)
 
@@ -227,6 +237,9 @@ class Server:
             self.tools[entry.definition.name] = entry
             self.task_support.pop(entry.definition.name, None)
             self.deferred_tasks.discard(entry.definition.name)
+            self.retry_safe.discard(entry.definition.name)
+            if retry == "safe":
+                self.retry_safe.add(entry.definition.name)
             if task != "forbidden":
                 self.task_support[entry.definition.name] = task
             if defer_task:
@@ -485,10 +498,59 @@ class Server:
             if broken is not None:
                 return tool_result_error(f"invalid arguments for {params.name}: {broken}")
         if offer is not None and support != "forbidden":
+            queued = offer.ask is None and params.name not in self.deferred_tasks
+            if self.tasks.queue is not None and queued:
+                return await self._queue_task(params, ctx, offer)
             return await self._start_task(entry, kwargs, ctx, offer)
         if entry.context_param:
             kwargs[entry.context_param] = ctx
         return await _run_tool(entry, kwargs, self.mask_error_details, text_answer=True)
+
+    async def _queue_task(
+        self, params: pub.CallToolRequestParams, ctx: Context, offer: TaskOffer
+    ) -> TaskCreated:
+        """A modern task call, queued for the workers (`mcpio.tasks.worker`)."""
+        owner = ctx.principal.subject if ctx.principal is not None else None
+        token = ctx.progress_token
+        job = Job(
+            task_id="", owner=owner, tool=params.name, arguments=plain(params.arguments or {}),
+            revision=ctx.revision, capabilities=plain(ctx.client_capabilities),
+            progress_token=token if offer.progress is not None else None,
+        )  # fmt: skip
+        retry = params.name in self.retry_safe
+        return TaskCreated(
+            await self.tasks.enqueue(job, owner=owner, ttl_ms=offer.ttl_ms, retry=retry)
+        )
+
+    def queued_work(self, job: Job) -> Work:
+        """The work of a queued task, as a worker runs it: the tool called with the job's
+        arguments and a context of its own (no connection: questions and progress go through
+        the task store and the bus)."""
+
+        async def work(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
+            entry = self.tools.get(job.tool)
+            if entry is None:
+                raise ProtocolError(INTERNAL_ERROR, f"this worker has no tool {job.tool!r}")
+            try:
+                kwargs = entry.kwargs(job.arguments)
+            except pydantic.ValidationError as exc:
+                return plain(tool_result_error(f"invalid arguments for {job.tool}: {exc}"))
+            if entry.context_param:
+                ctx = Context(
+                    revision=job.revision, request_id=job.task_id,
+                    client_capabilities=pub.ClientCapabilities.model_validate(job.capabilities),
+                    client_info=None, inputs=RetriedInputs({}), notify=_nowhere,
+                    codec=codec_of(job.revision), progress_token=job.progress_token,
+                    principal=Principal(job.owner) if job.owner is not None else None,
+                )  # fmt: skip
+
+                async def progress(params: dict[str, Any]) -> None:
+                    await self.hub.publish(TASK_IDS, "notifications/progress", params, job.task_id)
+
+                kwargs[entry.context_param] = ctx.for_task(inputs, status, progress)
+            return plain(await _run_tool(entry, kwargs, self.mask_error_details))
+
+        return work
 
     async def _start_task(
         self, entry: ToolEntry, kwargs: dict[str, Any], ctx: Context, offer: TaskOffer
@@ -640,6 +702,11 @@ class Server:
 
     async def stop_bus(self) -> None:
         await self.hub.stop_bus()
+
+    async def drain_tasks(self) -> None:
+        """The graceful shutdown of the tasks running here (`TaskEngine.drain`): the HTTP app
+        calls it when its host shuts down (uvicorn: at SIGTERM)."""
+        await self.tasks.drain()
 
     # ------------------------------------------------------------------ lifespan
 
@@ -835,6 +902,10 @@ def tool_failure(name: str, error: Exception, mask: bool) -> pub.CallToolResult:
     log.error("tool %r failed", name, exc_info=error)
     text = f"Error calling tool {name!r}"
     return tool_result_error(text if mask else f"{text}: {error}")
+
+
+async def _nowhere(method: str, params: dict[str, Any]) -> None:
+    """A queued task's context before it is a task's: nothing is sent."""
 
 
 def _reporter(offer: TaskOffer, task_id: str) -> Callable[[dict[str, Any]], Awaitable[None]] | None:

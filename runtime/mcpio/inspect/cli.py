@@ -3,6 +3,7 @@
     mcpio inspect [--log FILE] [--jsonl FILE] [--report FILE.html] -- <server command...>
     mcpio inspect --upstream URL --listen 127.0.0.1:PORT [--log FILE] [--jsonl FILE] [--report ...]
     mcpio replay TRANSCRIPT --server CMD|URL
+    mcpio worker APP --redis URL [--concurrency N] [--lease S] [--grace S] [--attempts N]
 
 Findings go to stderr (or `--log`), the summary table when the session ends. Bad arguments
 and unreadable files are one line on stderr and exit status 2.
@@ -52,6 +53,19 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("transcript", type=Path)
     replay.add_argument("--server", required=True, help="a command line, or an http(s) URL")
     replay.add_argument("--timeout", type=float, default=30.0, help="seconds per answer")
+    worker = commands.add_parser(
+        "worker",
+        help="run the queued tasks of a server's tools (mcpio.tasks.worker)",
+        description="Run the tasks HTTP instances queued in Redis, with APP's tools.",
+    )
+    worker.add_argument("app", help="the server's tools: module:attr or file.py[:attr]")
+    worker.add_argument(
+        "--redis", required=True, metavar="URL", help="the task store, queue and bus (redis://)"
+    )
+    worker.add_argument("--concurrency", type=int, default=8, help="tasks run at once")
+    worker.add_argument("--lease", type=float, default=30.0, help="task lease, seconds")
+    worker.add_argument("--grace", type=float, default=10.0, help="seconds tasks get at SIGTERM")
+    worker.add_argument("--attempts", type=int, default=3, help="runs of a retry-safe task")
     return parser
 
 
@@ -162,6 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "inspect":
             return inspect(args)
+        if args.command == "worker":
+            from mcpio.tasks.worker import main as worker
+
+            return worker(args)
         return replay(args)
     except UsageError as exc:
         print(f"mcpio {args.command}: {exc}", file=sys.stderr)

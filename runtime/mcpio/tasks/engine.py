@@ -13,6 +13,16 @@ task `failed` with that JSON-RPC error, anything else `failed` with -32603 (trac
 instance running the task reads at each renewal of its lease, and hands them to the bus
 (`control`), which brings them at once while it is up; that instance applies them
 (`on_control`), twice at most, which changes nothing (an answered question stays answered).
+
+With a queue (`mcpio.tasks.queue`), `enqueue` stores a task held by no one and queues it; a
+worker (`mcpio.tasks.worker`) claims it in the store and runs it here with `execute`. A
+retry-safe task keeps the answers it collected in its record, so that a re-run after its worker
+died (or shut down) gets them.
+
+`drain` is the graceful shutdown: no new task; the running ones get a grace period, then the
+rest are stopped and handed back: a task with a run left (queued, retry-safe) goes back to the
+queue's workers, any other ends `failed` with `SHUT_DOWN`, never left `working` until its lease
+runs out.
 """
 
 from __future__ import annotations
@@ -33,8 +43,9 @@ from pydantic import BaseModel
 
 from mcpio.context import Inputs, Question
 from mcpio.latest import public as pub
+from mcpio.tasks.queue import Job, TaskQueue
 from mcpio.tasks.store import Clock, MemoryTaskStore, TaskRecord, TaskStore
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, SERVER_BUSY, ProtocolError
 
 log = logging.getLogger("mcpio")
 
@@ -46,8 +57,11 @@ ANSWERS: dict[str, type[BaseModel]] = {
     "roots/list": pub.ListRootsResult,
 }
 CANCELLED = "cancelled by the client"
+SHUT_DOWN = "the server shut down before this task finished"
+HANDED_BACK = "the server running this task shut down: it will run again"
 
 Watcher = Callable[[TaskRecord], Awaitable[None]]
+Renewed = Callable[[], Awaitable[None]]
 Control = Callable[[dict[str, Any]], Awaitable[None]]
 TaskSupport = Literal["forbidden", "optional", "required"]
 
@@ -94,14 +108,22 @@ class _Run:
 
     def __init__(self, record: TaskRecord) -> None:
         self.record = record
-        self.open: dict[str, dict[str, Any]] = {}  # questions waiting for an answer, by key
-        self.answers: dict[str, Any] = {}
+        # Questions waiting for an answer, by key (a re-run: those its last run left open).
+        self.open: dict[str, dict[str, Any]] = dict(record.input_requests or {})
+        self.answers: dict[str, Any] = dict(record.answers or {})
         self.answered = asyncio.Event()
         self.done = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self.cancelled = False
+        self.shutdown = False  # stopped by `drain`
         self.watch: Watcher | None = None  # told of this task's changes (besides the engine's)
+        self.renewed: Renewed | None = None  # called after each renewal of its lease
         self.saving = asyncio.Lock()  # one change at a time, stored in the order made
+
+    @property
+    def keeps_answers(self) -> bool:
+        """A task that may run again keeps its answers in its record."""
+        return self.record.max_attempts > 1
 
 
 class TaskInputs:
@@ -154,7 +176,9 @@ class TaskEngine:
     `ttl_ms`: how long a task is kept after its creation (None: until deleted); a client may
     ask for less. `poll_interval_ms`: the polling interval clients are told. `lease_seconds`:
     how long a task survives this instance's silence (renewed every third of it, and by each
-    change of the task)."""
+    change of the task). `queue`: where `enqueue` puts tasks for workers (None: tasks run
+    here); `max_attempts`: the runs a retry-safe queued task gets. `grace_seconds`: how long
+    `drain` lets running tasks finish."""
 
     def __init__(
         self,
@@ -165,6 +189,9 @@ class TaskEngine:
         lease_seconds: float = 30.0,
         instance: str | None = None,
         clock: Clock = time.time,
+        queue: TaskQueue | None = None,
+        max_attempts: int = 3,
+        grace_seconds: float = 10.0,
     ) -> None:
         self.store: TaskStore = store if store is not None else MemoryTaskStore(clock)
         self.ttl_ms = ttl_ms
@@ -174,9 +201,61 @@ class TaskEngine:
         self.clock = clock
         self.watchers: list[Watcher] = []  # told of every change of a task run here
         self.control: Control | None = None  # sends update/cancel to the instance running a task
+        self.queue = queue
+        self.max_attempts = max_attempts
+        self.grace_seconds = grace_seconds
+        self.accepting = True  # False once `drain` began
         self._runs: dict[str, _Run] = {}
 
     # ------------------------------------------------------------------ running
+
+    def _new_record(self, owner: str | None, method: str, ttl_ms: int | None) -> TaskRecord:
+        if not self.accepting:
+            raise ProtocolError(SERVER_BUSY, "the server is shutting down: retry elsewhere")
+        now = self.clock()
+        ttl = min((t for t in (ttl_ms, self.ttl_ms) if t is not None), default=None)
+        return TaskRecord(
+            task_id=new_task_id(),
+            owner=owner,
+            method=method,
+            status="working",
+            created_at=now,
+            updated_at=now,
+            ttl_ms=ttl,
+            poll_interval_ms=self.poll_interval_ms,
+            lease_holder=self.instance,
+            lease_until=now + self.lease_seconds,
+        )
+
+    async def enqueue(
+        self, job: Job, *, owner: str | None, ttl_ms: int | None = None, retry: bool = False
+    ) -> TaskRecord:
+        """Store a new task held by no one (`retry`: it gets `max_attempts` runs, else one)
+        and queue `job` (its `task_id` set) for the workers. A full queue: the task is stored
+        `failed` and a `SERVER_BUSY` error raised."""
+        assert self.queue is not None, "enqueue needs a queue"
+        record = dataclasses.replace(
+            self._new_record(owner, "tools/call", ttl_ms),
+            lease_holder=None, lease_until=None, attempts=0,
+            max_attempts=self.max_attempts if retry else 1,
+        )  # fmt: skip
+        await self.store.create(record)
+        if not await self.queue.put(dataclasses.replace(job, task_id=record.task_id)):
+            full = f"the task queue is full ({self.queue.max_queued} tasks): retry later"
+            await self.store.save(record.failed(full, self.clock()))
+            raise ProtocolError(SERVER_BUSY, full, {"retryAfterSeconds": 1})
+        return record
+
+    async def execute(
+        self, record: TaskRecord, work: Work, renewed: Renewed | None = None
+    ) -> TaskRecord:
+        """Run the work of a task this instance claimed (`TaskStore.claim`) to its end, calling
+        `renewed` after each renewal of its lease; the task as stored then: terminal, or handed
+        back (held by no one) by `drain`."""
+        run = self._launch(record, work, None, None)
+        run.renewed = renewed
+        await run.done.wait()
+        return run.record
 
     async def start(
         self,
@@ -189,21 +268,15 @@ class TaskEngine:
         watch: Watcher | None = None,
     ) -> TaskRecord:
         """Store a new task (returns once stored) and run `work` in the background."""
-        now = self.clock()
-        ttl = min((t for t in (ttl_ms, self.ttl_ms) if t is not None), default=None)
-        record = TaskRecord(
-            task_id=new_task_id(),
-            owner=owner,
-            method=method,
-            status="working",
-            created_at=now,
-            updated_at=now,
-            ttl_ms=ttl,
-            poll_interval_ms=self.poll_interval_ms,
-            lease_holder=self.instance,
-            lease_until=now + self.lease_seconds,
-        )
+        record = self._new_record(owner, method, ttl_ms)
         await self.store.create(record)
+        self._launch(record, work, ask, watch)
+        return record
+
+    def _launch(
+        self, record: TaskRecord, work: Work, ask: Callable[[str], Inputs] | None,
+        watch: Watcher | None,
+    ) -> _Run:  # fmt: skip
         run = _Run(record)
         self._runs[record.task_id] = run
         # A context of its own: the task outlives the request (and its transport stream) that
@@ -212,7 +285,7 @@ class TaskEngine:
             self._drive(run, work, ask(record.task_id) if ask else None, watch),
             context=contextvars.Context(),
         )
-        return record
+        return run
 
     async def _drive(
         self, run: _Run, work: Work, ask: Inputs | None, watch: Watcher | None
@@ -229,19 +302,25 @@ class TaskEngine:
             changes = {"status": "completed", "result": result}
         except asyncio.CancelledError:
             changes = {"status": "cancelled", "status_message": CANCELLED}
-            if not run.cancelled:
-                raise  # the engine itself is shutting down: the lease will run out
+            if run.shutdown:
+                changes = _handed_back(run)
+            elif not run.cancelled:
+                raise  # the engine itself is closing: the lease will run out
         except Exception as exc:
             if not isinstance(exc, ProtocolError):
                 log.exception("task %s failed", run.record.task_id)
                 exc = ProtocolError(INTERNAL_ERROR, "internal error")
             changes = {"status": "failed", "status_message": exc.message, "error": exc.to_error()}
+        except BaseException:
+            run.done.set()  # abandoned (the engine closing): `execute` returns it as it stands
+            raise
         finally:
             renewer.cancel()
             self._runs.pop(run.record.task_id, None)
         try:
             await self.save(
-                run, input_requests=None, lease_holder=None, lease_until=None, **changes
+                run,
+                **{"input_requests": None, "lease_holder": None, "lease_until": None, **changes},
             )
         finally:
             run.done.set()
@@ -259,6 +338,11 @@ class TaskEngine:
                     run.task.cancel()
                 return
             run.record = dataclasses.replace(run.record, lease_until=until)
+            try:
+                if run.renewed is not None:
+                    await run.renewed()
+            except Exception as exc:
+                log.warning("task %s: renewal hook failed: %s", run.record.task_id, exc)
             try:
                 for order in await self.store.take_orders(run.record.task_id):
                     await self.on_control(order)
@@ -363,11 +447,29 @@ class TaskEngine:
         run.answers.update(fresh)
         for key in fresh:
             del run.open[key]
+        kept = {"answers": dict(run.answers)} if run.keeps_answers else {}
         if run.open:
-            await self.save(run, input_requests=dict(run.open))
+            await self.save(run, input_requests=dict(run.open), **kept)
         else:
-            await self.save(run, status="working", input_requests=None)
+            await self.save(run, status="working", input_requests=None, **kept)
             run.answered.set()
+
+    async def drain(self, grace: float | None = None) -> None:
+        """The graceful shutdown: take no new task, let the running ones finish for up to
+        `grace` seconds (default `grace_seconds`), then stop the rest and hand them back."""
+        self.accepting = False
+        runs = list(self._runs.values())
+        if runs:
+            waiting = [asyncio.ensure_future(r.done.wait()) for r in runs]
+            await asyncio.wait(waiting, timeout=self.grace_seconds if grace is None else grace)
+            for waiter in waiting:
+                waiter.cancel()
+        left = [r for r in self._runs.values() if r.task is not None]
+        for run in left:
+            run.shutdown = True
+            if run.task is not None:
+                run.task.cancel()
+        await asyncio.gather(*(r.task for r in left if r.task is not None), return_exceptions=True)
 
     async def aclose(self) -> None:
         """Stop the tasks running here (they turn `failed` for others once their lease runs
@@ -376,6 +478,19 @@ class TaskEngine:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _handed_back(run: _Run) -> dict[str, Any]:
+    """The changes that end this instance's run of a task stopped by `drain`."""
+    record = run.record
+    if record.attempts < record.max_attempts:  # back to the queue, its open questions kept
+        return {
+            "status_message": HANDED_BACK,
+            "input_requests": dict(run.open) or None,
+            "answers": dict(run.answers) or None,
+        }
+    error = {"code": INTERNAL_ERROR, "message": SHUT_DOWN}
+    return {"status": "failed", "status_message": SHUT_DOWN, "error": error}
 
 
 def _check_answers(asked: Mapping[str, Any], responses: Mapping[str, Any]) -> None:

@@ -160,10 +160,10 @@ class RedisTaskStore:
                 if await self._swapped(task_id, text, "", True):
                     return None, b""
             elif task.lease_lost(now):
-                failed = task.failed_for_lost_lease(now)
-                new = record_json(failed)
-                if await self._swapped(task_id, text, new, True):
-                    return failed, new.encode()
+                after = task.after_lost_lease(now)
+                new = record_json(after)
+                if await self._swapped(task_id, text, new, after.terminal):
+                    return after, new.encode()
             else:
                 return task, text
 
@@ -206,6 +206,12 @@ class RedisTaskStore:
 
         _, done = await self._update(task_id, renewed)
         return done
+
+    async def claim(self, task_id: str, holder: str, until: float) -> TaskRecord | None:
+        stored, done = await self._update(
+            task_id, lambda now: now.claimed(holder, until, self._clock())
+        )
+        return stored if done else None
 
     async def _update(
         self, task_id: str, change: Callable[[TaskRecord], TaskRecord | None]

@@ -131,9 +131,10 @@ class SqliteTaskStore:
             self._drop_orders(task_id)
             return None
         if task.lease_lost(now):
-            task = task.failed_for_lost_lease(now)
+            task = task.after_lost_lease(now)
             self._put(task)
-            self._drop_orders(task_id)
+            if task.terminal:
+                self._drop_orders(task_id)
         return task
 
     def _drop_orders(self, task_id: str) -> None:
@@ -175,6 +176,13 @@ class SqliteTaskStore:
             return False
         self._put(dataclasses.replace(task, lease_holder=holder, lease_until=until))
         return True
+
+    def _claim(self, task_id: str, holder: str, until: float, now: float) -> TaskRecord | None:
+        task = self._settled(task_id, now)
+        claimed = None if task is None else task.claimed(holder, until, now)
+        if claimed is not None:
+            self._put(claimed)
+        return claimed
 
     def _post_order(self, task_id: str, body: str, now: float) -> bool:
         task = self._settled(task_id, now)
@@ -234,6 +242,9 @@ class SqliteTaskStore:
 
     async def renew(self, task_id: str, holder: str, until: float) -> bool:
         return await self._run(partial(self._write, partial(self._renew, task_id, holder, until)))
+
+    async def claim(self, task_id: str, holder: str, until: float) -> TaskRecord | None:
+        return await self._run(partial(self._write, partial(self._claim, task_id, holder, until)))
 
     async def post_order(self, task_id: str, order: dict[str, Any]) -> bool:
         body = json.dumps(order, separators=(",", ":"))

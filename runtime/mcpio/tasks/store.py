@@ -14,7 +14,10 @@ store keeps (the tests of tests/test_task_stores.py hold each implementation to 
 - A task past its TTL (`created_at + ttl_ms`) reads `None` and may be purged at any time.
 - A non-terminal task whose lease ran out (`lease_until < now`: the instance running it
   stopped renewing, i.e. it died) reads `failed` with `LEASE_LOST` as its status message, and is
-  stored so from then on.
+  stored so from then on; unless it may run again (a queued retry-safe task with runs left,
+  `attempts < max_attempts`): it is then handed back, held by no one, for a worker to `claim`.
+- `claim` gives a task to one worker at a time: a task held by no one, not terminal, with a run
+  left; the claim counts the run (`attempts`).
 - An order (a `tasks/update` or `tasks/cancel` another instance received) is queued for a live,
   non-terminal task only (`post_order`), and `take_orders` hands each one over once, oldest
   first; a task's orders go with it when it ends, expires or loses its lease.
@@ -34,6 +37,9 @@ from typing import Any, Literal, Protocol, get_args
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 LEASE_LOST = "the server running this task stopped before it finished"
+RUN_AGAIN = "the server running this task stopped before it finished: it will run again"
+# Fields a record written before them may lack (read as their defaults).
+_LATER_FIELDS = frozenset({"attempts", "max_attempts", "answers"})
 
 Clock = Callable[[], float]
 
@@ -56,6 +62,9 @@ class TaskRecord:
     input_requests: dict[str, Any] | None = None  # questions open while input_required
     lease_holder: str | None = None  # the instance running it
     lease_until: float | None = None
+    attempts: int = 1  # runs started (a queued task: 0 until a worker claims it)
+    max_attempts: int = 1  # runs allowed: more than one for a queued retry-safe task only
+    answers: dict[str, Any] | None = None  # answers collected so far (kept for a re-run)
 
     @property
     def terminal(self) -> bool:
@@ -71,16 +80,38 @@ class TaskRecord:
     def lease_lost(self, now: float) -> bool:
         return not self.terminal and self.lease_until is not None and self.lease_until < now
 
-    def failed_for_lost_lease(self, now: float) -> TaskRecord:
+    def after_lost_lease(self, now: float) -> TaskRecord:
+        """What a task whose lease ran out becomes: handed back (held by no one, its open
+        questions kept) when it may run again, else `failed` with `LEASE_LOST`."""
+        if self.attempts < self.max_attempts:
+            return dataclasses.replace(
+                self, status_message=RUN_AGAIN, updated_at=now, lease_holder=None, lease_until=None
+            )
+        reason = LEASE_LOST
+        if self.max_attempts > 1:
+            reason = f"{LEASE_LOST} ({self.attempts} attempts, its limit)"
+        return self.failed(reason, now)
+
+    def failed(self, reason: str, now: float) -> TaskRecord:
+        """This task ended `failed` for `reason` (an internal error), held by no one."""
         return dataclasses.replace(
             self,
             status="failed",
-            status_message=LEASE_LOST,
-            error={"code": -32603, "message": LEASE_LOST},
+            status_message=reason,
+            error={"code": -32603, "message": reason},
             input_requests=None,
             updated_at=now,
             lease_holder=None,
             lease_until=None,
+        )
+
+    def claimed(self, holder: str, until: float, now: float) -> TaskRecord | None:
+        """This task claimed by `holder` for one more run (None: it ended, someone holds it, or
+        it has no run left)."""
+        if self.terminal or self.lease_holder is not None or self.attempts >= self.max_attempts:
+            return None
+        return dataclasses.replace(
+            self, lease_holder=holder, lease_until=until, attempts=self.attempts + 1, updated_at=now
         )
 
 
@@ -105,6 +136,9 @@ _FIELDS: dict[str, tuple[type, ...]] = {
     "input_requests": (dict, type(None)),
     "lease_holder": (str, type(None)),
     "lease_until": (*_NUMBER, type(None)),
+    "attempts": (int,),
+    "max_attempts": (int,),
+    "answers": (dict, type(None)),
 }
 
 
@@ -122,12 +156,14 @@ def record_from_json(text: object, task_id: str, where: str) -> TaskRecord:
         obj = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise TaskStoreError(f"{where}: not a task record ({exc})") from None
-    if type(obj) is not dict or set(obj) != set(
-        _FIELDS
-    ):  # pyright: ignore[reportUnknownArgumentType]
+    if type(obj) is not dict or not (
+        set(_FIELDS) - _LATER_FIELDS <= set(obj) <= set(_FIELDS)  # pyright: ignore
+    ):
         raise TaskStoreError(f"{where}: not a task record (wrong fields)")
     fields: dict[str, Any] = obj  # pyright: ignore[reportUnknownVariableType]
     for name, types in _FIELDS.items():
+        if name not in fields:
+            continue
         value = fields[name]
         if type(value) not in types or (name == "status" and value not in get_args(TaskStatus)):
             raise TaskStoreError(f"{where}: not a task record (bad {name}: {value!r})")
@@ -204,6 +240,11 @@ class TaskStore(Protocol):
         the task is gone, terminal, or held by another instance."""
         ...
 
+    async def claim(self, task_id: str, holder: str, until: float) -> TaskRecord | None:
+        """Hold a task to run it (once more): see `TaskRecord.claimed`; the task as claimed, or
+        None (gone, ended, held by another, no run left)."""
+        ...
+
     async def post_order(self, task_id: str, order: dict[str, Any]) -> bool:
         """Queue an order (JSON data) for the instance running the task; False when the task is
         gone or terminal."""
@@ -247,8 +288,9 @@ class MemoryTaskStore:
             self._orders.pop(task_id, None)
             return None
         if task.lease_lost(now):
-            task = self._tasks[task_id] = task.failed_for_lost_lease(now)
-            self._orders.pop(task_id, None)
+            task = self._tasks[task_id] = task.after_lost_lease(now)
+            if task.terminal:
+                self._orders.pop(task_id, None)
         return task
 
     async def get(self, task_id: str, owner: str | None) -> TaskRecord | None:
@@ -270,6 +312,13 @@ class MemoryTaskStore:
             return False
         self._tasks[task_id] = dataclasses.replace(task, lease_holder=holder, lease_until=until)
         return True
+
+    async def claim(self, task_id: str, holder: str, until: float) -> TaskRecord | None:
+        task = self._live(task_id)
+        claimed = None if task is None else task.claimed(holder, until, self._clock())
+        if claimed is not None:
+            self._tasks[task_id] = claimed
+        return claimed
 
     async def post_order(self, task_id: str, order: dict[str, Any]) -> bool:
         task = self._live(task_id)

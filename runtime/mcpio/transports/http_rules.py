@@ -20,6 +20,7 @@ from mcpio.wire.errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    SERVER_BUSY,
     ProtocolError,
 )
 from mcpio.wire.peek import NAMED_BY
@@ -258,7 +259,15 @@ def status_of(code: Any) -> int:
     """The HTTP status of a modern JSON-RPC answer with this error code (None: a result)."""
     if code == METHOD_NOT_FOUND:
         return 404
+    if code == SERVER_BUSY:
+        return 503  # with Retry-After (`retry_after`)
     return 400 if code in BAD_REQUEST_CODES else 200
+
+
+def retry_after(status: int) -> dict[str, str]:
+    """The headers an answer of this status carries besides its body (503, a refusal for want
+    of capacity: retry in a second)."""
+    return {"retry-after": "1"} if status == 503 else {}
 
 
 def code_of_status(status: int) -> int:
@@ -287,6 +296,7 @@ __all__ = [
     "param_headers",
     "param_text",
     "plain_header_value",
+    "retry_after",
     "status_of",
     "x_mcp_header_problem",
     "x_mcp_headers",

@@ -73,6 +73,7 @@ from mcpio.transports.http_rules import (
     check_params,
     decode_header_value,
     media_type,
+    retry_after,
     status_of,
 )
 from mcpio.transports.http_sessions import LegacySessions, SessionLimits
@@ -136,6 +137,8 @@ class Hosting(Protocol):
     async def stop(self) -> None: ...
 
     async def ensure_started(self) -> None: ...
+
+    async def drain_tasks(self) -> None: ...
 
 
 def _route_of(item: Any) -> tuple[str, str | None]:
@@ -233,6 +236,7 @@ class HttpApp:
             elif message["type"] == "lifespan.shutdown":
                 self._lifespan_on = False
                 self.end_sessions()
+                await self.server.drain_tasks()
                 await self.server.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
@@ -666,10 +670,10 @@ class Answer:
             self._guard.write_by(self._send_timeout)
             send = self._send
             try:
+                status = _status(data)
                 head = [(b"content-length", b"%d" % len(data)), JSON_TYPE]
-                await send(
-                    {"type": "http.response.start", "status": _status(data), "headers": head}
-                )
+                head += [(k.encode(), v.encode()) for k, v in retry_after(status).items()]
+                await send({"type": "http.response.start", "status": status, "headers": head})
                 await send({"type": "http.response.body", "body": data})
             except OSError:
                 pass
@@ -709,7 +713,8 @@ class Answer:
         self._done = response
         if self._sse is None:
             if response:
-                await respond(self._send, _status(data), data)
+                status = _status(data)
+                await respond(self._send, status, data, retry_after(status))
                 return
             self._sse = await SseWriter(self._send).open()
             self._guard.spawn(self._keepalive())

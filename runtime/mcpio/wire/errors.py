@@ -15,6 +15,9 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+# Implementation-defined (JSON-RPC keeps -32000..-32099 for those): the server takes no more work
+# now (a full task queue, a shutdown); retry later. EIP-1474's "limit exceeded" code; HTTP 503.
+SERVER_BUSY = -32005
 
 
 class ProtocolError(Exception):

@@ -1,0 +1,208 @@
+"""The task queue: tasks the HTTP instances accepted, waiting for workers (`mcpio.tasks.worker`)
+to run them, in a Redis Stream read by one consumer group (the `redis` extra).
+
+Why Redis Streams and not a task-queue library: the task store already keeps each task's state,
+its lease and the compare-and-set that lets one worker at a time run it, and Redis is already
+the shared store and bus. What is left to a queue is delivery: hand each task to one worker, and
+hand it to another when that worker dies. A consumer group does exactly that, within the Redis
+the instances share: `XREADGROUP` delivers each entry to one consumer and keeps it pending until
+`XACK`; `XAUTOCLAIM` gives an entry pending longer than the lease to a live worker. A library
+(arq, taskiq, Celery...) would add its own retry, result and timeout rules beside the store's,
+and a second source of truth about whether a task runs.
+
+- `put` adds a job unless the stream holds `max_queued` entries already (one Lua script: the
+  bound is exact); the entry stays until its task ends, so the bound counts tasks accepted and
+  not finished (waiting or running). A refused job is the only one lost: none accepted is.
+- A worker `read`s new entries, `reclaim`s those whose worker went silent (pending, idle past
+  the lease), `touch`es the entries of the tasks it runs at each renewal of their lease (so that
+  they never look idle while it lives), and, once a task ended, marks its entry `done` (acked
+  and deleted); a task handed back at shutdown is `requeue`d at once (acked, deleted and added
+  anew in one script).
+- Delivery is at least once: the store's `claim` decides who runs a task, so an entry delivered
+  twice runs once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from mcpio.bus import without_credentials
+from mcpio.extras import needs
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+log = logging.getLogger("mcpio")
+
+# KEYS: the stream. ARGV: the job, the bound. The entry's id, or nil when the stream is full.
+PUT = """
+if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[2]) then return false end
+return redis.call('XADD', KEYS[1], '*', 'job', ARGV[1])
+"""
+
+# KEYS: the stream. ARGV: the group, the entry's id, the job. The new entry's id.
+REQUEUE = """
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+return redis.call('XADD', KEYS[1], '*', 'job', ARGV[3])
+"""
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs to run a queued `tools/call` task (JSON data only)."""
+
+    task_id: str
+    owner: str | None  # the principal that created it (the subject)
+    tool: str
+    arguments: dict[str, Any]
+    revision: str  # of the request that created it
+    capabilities: dict[str, Any] = field(default_factory=dict[str, Any])  # the client's
+    progress_token: str | int | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Job:
+        """ValueError for anything but a job written by `to_json`."""
+        data = json.loads(text)
+        if type(data) is not dict:
+            raise ValueError("not a job (a JSON object)")
+        try:
+            job = cls(**data)
+        except TypeError as exc:
+            raise ValueError(f"not a job ({exc})") from None
+        if type(job.task_id) is not str or type(job.tool) is not str:
+            raise ValueError("not a job (task_id, tool)")
+        return job
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A job as delivered: its stream entry's id (for `touch`, `done`, `requeue`)."""
+
+    id: str
+    job: Job
+
+
+class TaskQueue(Protocol):
+    """What the accepting side needs of a queue."""
+
+    max_queued: int
+
+    async def put(self, job: Job) -> bool:
+        """Queue a job; False when the queue is full."""
+        ...
+
+
+class RedisTaskQueue:
+    """The stream `<prefix>:queue` in the Redis at `url`, read by the consumer group `workers`."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "mcpio:tasks",
+        max_queued: int = 10_000,
+        timeout: float = 5.0,
+    ) -> None:
+        with needs("redis", "RedisTaskQueue"):
+            from redis.asyncio import Redis
+
+        self.url = url
+        self.key = f"{prefix}:queue"
+        self.group = "workers"
+        self.max_queued = max_queued
+        # Reads block for up to a second: the socket waits longer than that.
+        self._redis: Redis = Redis.from_url(
+            url, socket_connect_timeout=timeout, socket_timeout=timeout + 5
+        )
+        self._put = self._redis.register_script(PUT)
+        self._requeue = self._redis.register_script(REQUEUE)
+        self._grouped = False
+        self._cursor = "0-0"  # where the next `reclaim` scan starts
+
+    def where(self) -> str:
+        return without_credentials(self.url)
+
+    async def _group(self) -> None:
+        if self._grouped:
+            return
+        from redis.exceptions import ResponseError
+
+        try:
+            await self._redis.xgroup_create(self.key, self.group, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+        self._grouped = True
+
+    async def put(self, job: Job) -> bool:
+        await self._group()
+        added = await cast(
+            "Awaitable[bytes | None]",
+            self._put(keys=[self.key], args=[job.to_json(), self.max_queued]),
+        )
+        return added is not None
+
+    async def length(self) -> int:
+        """Entries in the stream: tasks accepted and not finished."""
+        return await cast("Awaitable[int]", self._redis.xlen(self.key))
+
+    async def read(self, consumer: str, count: int, block_ms: int) -> list[Entry]:
+        """Up to `count` new entries for `consumer`, waiting up to `block_ms` for the first."""
+        await self._group()
+        answer = await self._redis.xreadgroup(
+            self.group, consumer, {self.key: ">"}, count=count, block=block_ms
+        )
+        return [e for _, entries in answer or [] for e in await self._entries(entries)]
+
+    async def reclaim(self, consumer: str, idle_ms: int, count: int) -> list[Entry]:
+        """Up to `count` entries pending for over `idle_ms` (their worker went silent), now
+        `consumer`'s."""
+        await self._group()
+        answer = await self._redis.xautoclaim(
+            self.key, self.group, consumer, idle_ms, start_id=self._cursor, count=count
+        )
+        cursor, entries = answer[0], answer[1]
+        self._cursor = cursor.decode() if isinstance(cursor, bytes) else str(cursor)
+        return await self._entries(entries)
+
+    async def touch(self, consumer: str, entry_id: str) -> None:
+        """Reset the idle time of an entry `consumer` works on."""
+        await self._redis.xclaim(self.key, self.group, consumer, 0, [entry_id], justid=True)
+
+    async def done(self, entry_id: str) -> None:
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.xack(self.key, self.group, entry_id)
+            pipe.xdel(self.key, entry_id)
+            await pipe.execute()
+
+    async def requeue(self, entry: Entry) -> None:
+        """Give an entry's job back to the queue at once (a new entry, to any worker)."""
+        await cast(
+            "Awaitable[bytes]",
+            self._requeue(keys=[self.key], args=[self.group, entry.id, entry.job.to_json()]),
+        )
+
+    async def _entries(self, raw: Any) -> list[Entry]:
+        """The entries read; one that holds no job is logged and removed."""
+        found: list[Entry] = []
+        for entry_id, fields in raw or []:
+            if not fields:  # deleted meanwhile
+                continue
+            ident = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
+            try:
+                found.append(Entry(ident, Job.from_json(fields.get(b"job", b""))))
+            except ValueError as exc:
+                log.error("task queue %s: entry %s dropped: %s", self.key, ident, exc)
+                await self.done(ident)
+        return found
+
+    async def close(self) -> None:
+        await self._redis.aclose()
