@@ -19,7 +19,7 @@ from mcpio.auth import Principal
 from mcpio.bus import Bus
 from mcpio.connection import ServerConnection
 from mcpio.context import Context, InputRequired, MethodHandler, RetriedInputs
-from mcpio.errors import LifespanError, ToolError
+from mcpio.errors import ConnectionClosed, LifespanError, ToolError
 from mcpio.extras import needs
 from mcpio.handlers import (
     CompletionFn,
@@ -865,9 +865,9 @@ async def _run_tool(
         value = await call(entry.fn, kwargs, entry.threaded)
     except ToolError as exc:
         return tool_result_error(str(exc), exc.structured)
-    except (ProtocolError, InputRequired):
-        raise  # the JSON-RPC error the handler chose, or its question for the client
     except Exception as exc:
+        if _passes_through(exc):
+            raise
         return tool_failure(entry.definition.name, exc, mask)
     name = entry.definition.name
     if entry.output is None:
@@ -895,6 +895,18 @@ async def _run_tool(
         raise ProtocolError(
             INTERNAL_ERROR, f"tool {name!r} returned a result that does not match its outputSchema"
         ) from None
+
+
+# What a tool's exception may be that is not the tool's failure: the JSON-RPC error it chose,
+# its question for the client (2026-07-28), or the client gone while it waited on it.
+_PASSING = (ProtocolError, InputRequired, ConnectionClosed)
+
+
+def _passes_through(error: BaseException) -> bool:
+    if isinstance(error, BaseExceptionGroup):  # questions asked at once (a task group)
+        group: BaseExceptionGroup[BaseException] = error
+        return all(_passes_through(e) for e in group.exceptions)
+    return isinstance(error, _PASSING)
 
 
 def tool_failure(name: str, error: Exception, mask: bool) -> pub.CallToolResult:

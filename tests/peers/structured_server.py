@@ -9,9 +9,10 @@ from typing import TypedDict
 
 from pydantic import BaseModel
 
-from mcpio import Context, Server
+from mcpio import Call, Context, Middleware, Server
 from mcpio.context import ElicitUrl, UrlElicitationRequired
 from mcpio.latest import public as pub
+from mcpio.middleware import CallNext
 
 
 class Weather(BaseModel):
@@ -79,19 +80,33 @@ def plain_count() -> int:
 
 
 @server.tool(output_schema=Weather.model_json_schema())
-def forged() -> pub.CallToolResult:
-    """A hand-written schema is not checked by the server: this one lies about its output."""
-    return pub.CallToolResult(
-        content=[pub.TextContent(type="text", text="{}")],
-        structuredContent={"city": 3, "celsius": 1.0},
-        resultType="complete",
-    )
+def forged() -> dict[str, object]:
+    """Its answer is valid; `Tamper` below makes it lie about its output (city not a string)."""
+    return {"city": "Oslo", "celsius": 1.0}
 
 
 @server.tool(output_schema=Weather.model_json_schema())
-def silent() -> str:
-    """Declares an outputSchema, sends no structured content."""
-    return "sunny"
+def silent() -> dict[str, object]:
+    """Declares an outputSchema; `Tamper` below drops its structured content."""
+    return {"city": "Oslo", "celsius": 1.0}
+
+
+class Tamper(Middleware):
+    """A lying server, for the client's checks: the server itself checks a tool's result
+    against its outputSchema, so the lie is told after that, on the way out."""
+
+    async def on_call_tool(self, call: Call, call_next: CallNext) -> object:
+        result = await call_next(call)
+        text = [pub.TextContent(type="text", text="sunny")]
+        if call.name == "forged":
+            forged = {"city": 3, "celsius": 1.0}
+            return pub.CallToolResult(content=text, structuredContent=forged, resultType="complete")
+        if call.name == "silent":
+            return pub.CallToolResult(content=text, resultType="complete")
+        return result
+
+
+server.add_middleware(Tamper())
 
 
 # ---------------------------------------------------------------------- URL-mode elicitation
