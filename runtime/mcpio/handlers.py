@@ -5,13 +5,13 @@ return values become the public result models."""
 from __future__ import annotations
 
 import base64
+import collections.abc
 import functools
 import inspect
 import json
-import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple, get_type_hints
+from dataclasses import dataclass
+from typing import Any, NamedTuple, get_origin, get_type_hints
 
 import anyio.to_thread
 import pydantic
@@ -22,7 +22,9 @@ from mcpio.content import media_block
 from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
 from mcpio.structured import Output, output_of
+from mcpio.uritemplate import UriTemplate
 from mcpio.wire.codec import validator
+from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 Fn = Callable[..., Any]
 CONTENT_BLOCKS = (
@@ -230,31 +232,29 @@ class ResourceEntry:
     definition: pub.Resource | pub.ResourceTemplate
     fn: Fn
     context_param: str | None
-    pattern: re.Pattern[str] | None = None  # templates: matches a URI, captures the variables
-    params: frozenset[str] = field(default_factory=frozenset[str])
+    template: UriTemplate | None = None  # templates: matches a URI, gives the variables
+    arguments: type[BaseModel] | None = None  # templates: the variables as the handler takes them
     threaded: bool = True  # a `def` runs in a worker thread (see `call`)
 
-    def match(self, uri: str) -> dict[str, str] | None:
-        if self.pattern is None:
+    def match(self, uri: str) -> dict[str, Any] | None:
+        """The handler's keyword arguments for `uri` (None: it is not this resource's), the
+        template's values coerced to the parameters' annotations; -32602 naming the parameter
+        whose value does not fit."""
+        if self.template is None or self.arguments is None:
             return {} if uri == getattr(self.definition, "uri", None) else None
-        found = self.pattern.fullmatch(uri)
-        return (
-            None
-            if found is None
-            else {k: v for k, v in found.groupdict().items() if k in self.params}
-        )
-
-
-_VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
-
-
-def template_pattern(uri_template: str) -> re.Pattern[str]:
-    """A regular expression for a level-1 URI template: each `{name}` matches one path segment."""
-    parts = _VARIABLE.split(uri_template)
-    regex = "".join(
-        re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^/?#]+)" for i, part in enumerate(parts)
-    )
-    return re.compile(regex)
+        values = self.template.match(uri)
+        if values is None:
+            return None
+        try:
+            return dict(validator(self.arguments)(values).__dict__)
+        except pydantic.ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            param = str(first["loc"][0]) if first["loc"] else ""
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"invalid value for {param!r} in {uri}: {first['msg']}",
+                {"uri": uri, "parameter": param},
+            ) from None
 
 
 def resource_entry(
@@ -268,18 +268,36 @@ def resource_entry(
     description: str | None = None,
     mime_type: str | None = None,
 ) -> ResourceEntry:
-    """A resource (`uri`) or a resource template (`uri_template`, its variables the function's
-    parameters)."""
+    """A resource (`uri`) or a resource template (`uri_template`, RFC 6570: its variables the
+    function's parameters, their values coerced to the annotations). `TypeError` for a template
+    variable that is no parameter or a parameter without a default that is no variable."""
     data: dict[str, Any] = {"name": name or fn.__name__}
     for key, value in (("title", title), ("description", description), ("mimeType", mime_type)):
         if value is not None:
             data[key] = value
-    context_param = signature(fn, context_type)[1]
+    fields, context_param = signature(fn, context_type)
     if uri_template is None:
         return ResourceEntry(pub.Resource.model_validate({**data, "uri": uri}), fn, context_param)
     definition = pub.ResourceTemplate.model_validate({**data, "uriTemplate": uri_template})
-    pattern = template_pattern(uri_template)
-    return ResourceEntry(definition, fn, context_param, pattern, frozenset(pattern.groupindex))
+    optional = {n for n, (_, default) in fields.items() if default is not ...}
+    lists = {n for n, (hint, _) in fields.items() if get_origin(hint) in _LISTS}
+    template = UriTemplate(uri_template, optional, lists)
+    unknown = sorted(set(template.variables) - set(fields))
+    missing = sorted(set(fields) - optional - set(template.variables))
+    if unknown or missing:
+        raise TypeError(
+            f"resource template {uri_template!r}: "
+            + (f"no parameter for {', '.join(unknown)}" if unknown else "")
+            + ("; " if unknown and missing else "")
+            + (f"no variable for {', '.join(missing)}" if missing else "")
+        )
+    model: type[BaseModel] = pydantic.create_model(  # pyright: ignore[reportCallIssue]
+        f"{definition.name}_variables", **fields  # pyright: ignore[reportArgumentType]
+    )
+    return ResourceEntry(definition, fn, context_param, template, model)
+
+
+_LISTS = (list, tuple, set, frozenset, collections.abc.Sequence)
 
 
 def resource_result(value: Any, uri: str, mime_type: str | None) -> pub.ReadResourceResult:

@@ -558,22 +558,31 @@ class Server:
 
     async def _read_resource(self, ctx: Context, params: pub.ReadResourceRequestParams) -> Any:
         uri = params.uri
-        entry = self.resources.get(uri)
-        variables: dict[str, Any] = {}
-        if entry is None:
-            for candidate in self.templates.values():
-                found = candidate.match(uri)
-                if found is not None:
-                    entry, variables = candidate, found
-                    break
-        if entry is None:
-            raise ProtocolError(INVALID_PARAMS, f"resource not found: {uri}", {"uri": uri})
+        entry, variables = self._resource_for(uri)
         if entry.context_param:
             variables[entry.context_param] = ctx
         value = await call(entry.fn, variables, entry.threaded)
         result = resource_result(value, uri, entry.definition.mimeType)
         result.ttlMs, result.cacheScope = self.cache_ttl_ms, self.cache_scope  # type: ignore[assignment]
         return result
+
+    def _resource_for(self, uri: str) -> tuple[ResourceEntry, dict[str, Any]]:
+        """The resource `uri` names and its handler's arguments: the resource itself, else the
+        first template that matches it and whose values fit its handler; else the first misfit
+        (-32602 naming the parameter), else -32602 "resource not found"."""
+        entry = self.resources.get(uri)
+        if entry is not None:
+            return entry, {}
+        misfit: ProtocolError | None = None
+        for candidate in self.templates.values():
+            try:
+                found = candidate.match(uri)
+            except ProtocolError as exc:
+                misfit = misfit or exc
+                continue
+            if found is not None:
+                return candidate, found
+        raise misfit or ProtocolError(INVALID_PARAMS, f"resource not found: {uri}", {"uri": uri})
 
     async def _list_prompts(self, ctx: Context, params: Any) -> pub.ListPromptsResult:
         _no_cursor(params)
