@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 from mcpio import Client, McpError, Server
@@ -48,6 +49,10 @@ def template_server() -> Server:
         return repr(segments)
 
     return server
+
+
+def text_of(result: Any) -> str:
+    return result.content[0].text  # type: ignore[no-any-return]
 
 
 async def read_text(client: Client, uri: str) -> str:
@@ -145,3 +150,84 @@ def test_optional_and_list_variables() -> None:
     assert UriTemplate("x://a{/opt}", optional={"opt"}).match("x://a") == {}
     assert UriTemplate("x://a{/opt}").match("x://a") is None
     assert UriTemplate("x://{ids}", lists={"ids"}).match("x://1,2") == {"ids": ["1", "2"]}
+
+
+# --- removing components ---------------------------------------------------------------------
+
+
+def removable_server() -> Server:
+    server = Server("s")
+
+    @server.tool
+    def keep() -> str:
+        return "kept"
+
+    @server.tool
+    def drop_prompt() -> bool:  # a sync tool: removes from a worker thread
+        return server.remove_prompt("hello")
+
+    @server.tool
+    def temporary() -> str:
+        return "soon gone"
+
+    @server.resource("doc://a")
+    def a() -> str:
+        return "a"
+
+    @server.resource_template("item://{id}")
+    def item(id: str) -> str:
+        return id
+
+    @server.prompt
+    def hello() -> str:
+        return "hi"
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_removing_a_component_unlists_it_and_announces_the_change(mode: str) -> None:
+    server = removable_server()
+    async with Client(server, mode=mode) as client:
+        async with client.listen(tools=True, prompts=True, resources=True) as changes:
+            assert server.remove_tool("temporary") is True
+            assert server.remove_resource("doc://a") is True
+            assert server.remove_resource_template("item://{id}") is True
+            assert text_of(await client.call_tool("drop_prompt", {})) == "true"
+            with anyio.fail_after(5):
+                heard = [(await changes.__anext__()).method for _ in range(4)]
+        assert sorted(heard) == [
+            "notifications/prompts/list_changed",
+            "notifications/resources/list_changed",
+            "notifications/resources/list_changed",
+            "notifications/tools/list_changed",
+        ]
+        assert [t.name for t in (await client.list_tools()).tools] == ["keep", "drop_prompt"]
+        assert (await client.list_resources()).resources == []
+        assert (await client.list_resource_templates()).resourceTemplates == []
+        with pytest.raises(McpError, match="unknown tool 'temporary'"):
+            await client.call_tool("temporary", {})
+        with pytest.raises(McpError, match="resource not found: item://7"):
+            await client.read_resource("item://7")
+        with pytest.raises(McpError, match="unknown prompt 'hello'"):
+            await client.get_prompt("hello")
+    assert server.remove_tool("temporary") is False  # gone already: nothing to announce
+    assert server.remove_prompt("nope") is False
+
+
+def test_removing_before_the_server_runs_announces_nothing() -> None:
+    server = removable_server()
+    assert server.remove_tool("temporary") and server.remove_resource("doc://a")
+    assert "temporary" not in server.tools
+
+
+async def test_notify_false_leaves_the_announcement_to_the_caller() -> None:
+    server = removable_server()
+    async with Client(server, mode=MODERN) as client:
+        async with client.listen(tools=True, prompts=True) as changes:
+            server.remove_tool("temporary", notify=False)
+            await anyio.sleep(0.05)  # time for an announcement to go out (there is none)
+            await server.notify_prompts_changed()  # the fence: a tool change would come first
+            with anyio.fail_after(5):
+                heard = await changes.__anext__()
+        assert heard.method == "notifications/prompts/list_changed"

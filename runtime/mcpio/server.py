@@ -125,6 +125,7 @@ class Server:
         self._lifespan_lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # where it was started
         self._running = 0  # starts not yet stopped
+        self._announcing: set[asyncio.Task[None]] = set()  # see `_announce`
         self.handlers: dict[str, MethodHandler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -234,8 +235,50 @@ class Server:
 
         return register
 
-    def remove_tool(self, name: str) -> None:
-        self.tools.pop(name, None)
+    def remove_tool(self, name: str, *, notify: bool = True) -> bool:
+        """Unregister tool `name` and tell listeners the tool list changed (see `_announce`;
+        `notify=False`: you call `notify_tools_changed` yourself); False when there is none."""
+        self.task_support.pop(name, None)
+        self.deferred_tasks.discard(name)
+        return self._remove(self.tools, name, "toolsListChanged", notify)
+
+    def remove_resource(self, uri: str, *, notify: bool = True) -> bool:
+        """Unregister the resource at `uri`, announcing the change; False when there is none."""
+        return self._remove(self.resources, uri, "resourcesListChanged", notify)
+
+    def remove_resource_template(self, uri_template: str, *, notify: bool = True) -> bool:
+        """Unregister a resource template, announcing the change; False when there is none."""
+        return self._remove(self.templates, uri_template, "resourcesListChanged", notify)
+
+    def remove_prompt(self, name: str, *, notify: bool = True) -> bool:
+        """Unregister prompt `name`, announcing the change; False when there is none."""
+        return self._remove(self.prompts, name, "promptsListChanged", notify)
+
+    def _remove(self, table: dict[str, Any], key: str, flag: str, notify: bool) -> bool:
+        if table.pop(key, None) is None:
+            return False
+        if notify:
+            self._announce(flag)
+        return True
+
+    def _announce(self, flag: str) -> None:
+        """Publish a list change from synchronous code (a `remove_*`): on the event loop the
+        server runs on, from it or from a worker thread (a sync handler); nowhere while the
+        server is not started, when no one can be listening."""
+        loop = self._loop
+        if loop is None or loop.is_closed() or self._running == 0:
+            return
+        change = self._publish_list_change(flag)
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop:
+            task = loop.create_task(change)
+            self._announcing.add(task)  # held until done (the loop keeps only weak references)
+            task.add_done_callback(self._announcing.discard)
+        else:
+            asyncio.run_coroutine_threadsafe(change, loop)
 
     # ------------------------------------------------------------------ the request pipeline
 
