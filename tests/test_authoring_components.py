@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from mcpio import Client, McpError, Server
+from mcpio.docstrings import parse
 from mcpio.uritemplate import UriTemplate
 from tests.support import MODERN
 
@@ -231,3 +232,114 @@ async def test_notify_false_leaves_the_announcement_to_the_caller() -> None:
             with anyio.fail_after(5):
                 heard = await changes.__anext__()
         assert heard.method == "notifications/prompts/list_changed"
+
+
+# --- descriptions from docstrings; typed prompt arguments --------------------------------------
+
+
+def documented_server() -> Server:
+    server = Server("s")
+
+    @server.tool
+    def google(a: int, b: int = 1) -> int:
+        """Adds two numbers.
+
+        Args:
+            a (int): The first
+                number.
+            b: The second.
+
+        Returns:
+            The sum.
+        """
+        return a + b
+
+    @server.tool
+    def numpy(a: int, b: int) -> int:
+        """Multiplies.
+
+        Parameters
+        ----------
+        a : int
+            The first factor.
+        b
+            The second factor.
+        """
+        return a * b
+
+    @server.tool
+    def sphinx(a: int) -> int:
+        """Negates.
+
+        :param int a: The number.
+        :type a: int
+        """
+        return -a
+
+    @server.prompt
+    def plan(topic: str, days: int, strict: bool = False, tags: list[str] | None = None) -> str:
+        """Plans a trip.
+
+        Args:
+            topic: What the trip is about.
+            days: How long it lasts.
+        """
+        return f"{topic!r} {days!r} {strict!r} {tags!r}"
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_docstring_parameter_sections_describe_tool_parameters(mode: str) -> None:
+    async with Client(documented_server(), mode=mode) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    described = {
+        name: {p: s.get("description") for p, s in tool.inputSchema.properties.items()}  # type: ignore[union-attr]
+        for name, tool in tools.items()
+    }
+    assert described == {
+        "google": {"a": "The first number.", "b": "The second."},
+        "numpy": {"a": "The first factor.", "b": "The second factor."},
+        "sphinx": {"a": "The number."},
+    }
+    assert tools["google"].description == "Adds two numbers.\n\nReturns:\n    The sum."
+    assert (tools["numpy"].description, tools["sphinx"].description) == ("Multiplies.", "Negates.")
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_prompt_arguments_are_described_and_typed(mode: str) -> None:
+    async with Client(documented_server(), mode=mode) as client:
+        (prompt,) = (await client.list_prompts()).prompts
+        assert prompt.description == "Plans a trip."
+        assert [(a.name, a.description, a.required) for a in prompt.arguments or []] == [
+            ("topic", "What the trip is about.", True),
+            ("days", "How long it lasts. (an integer)", True),
+            ("strict", "(true or false)", False),
+            ("tags", "(a JSON array)", False),
+        ]
+        got = await client.get_prompt(
+            "plan", {"topic": "sea", "days": "3", "strict": "true", "tags": '["a", "b"]'}
+        )
+        assert got.messages[0].content.text == "'sea' 3 True ['a', 'b']"  # type: ignore[union-attr]
+        with pytest.raises(McpError) as caught:
+            await client.get_prompt("plan", {"topic": "sea", "days": "three"})
+        assert caught.value.code == -32602
+        assert caught.value.message.startswith("invalid value for argument 'days' of prompt 'plan'")
+        assert caught.value.data == {"name": "plan", "argument": "days"}
+
+
+@pytest.mark.parametrize(
+    ("doc", "description", "params"),
+    [
+        (None, None, {}),
+        ("Just text.", "Just text.", {}),
+        ("Does.\n\nArgs:\n    x: An x.\n    *args: More.\n\nRaises:\n    KeyError: never.",
+         "Does.\n\nRaises:\n    KeyError: never.", {"x": "An x.", "args": "More."}),
+        ("Does.\n\nParameters\n----------\nx : int\n    An x.\n\nReturns\n-------\nint",
+         "Does.\n\nReturns\n-------\nint", {"x": "An x."}),
+        ("Does.\n\n:param x: An x,\n    over two lines.\n:returns: y", "Does.\n\n:returns: y",
+         {"x": "An x, over two lines."}),
+    ],
+)  # fmt: skip
+def test_docstring_styles(doc: str | None, description: str | None, params: Any) -> None:
+    assert parse(doc) == (description, params)

@@ -648,9 +648,10 @@ class Server:
                 f"invalid arguments for prompt {params.name!r}",
                 {"missing": missing, "unknown": unknown},
             )
+        kwargs = entry.kwargs(arguments)
         if entry.context_param:
-            arguments[entry.context_param] = ctx
-        return prompt_result(await call(entry.fn, arguments, entry.threaded))
+            kwargs[entry.context_param] = ctx
+        return prompt_result(await call(entry.fn, kwargs, entry.threaded))
 
     async def _complete(self, ctx: Context, params: pub.CompleteRequestParams) -> Any:
         if self.completion is None:
