@@ -8,6 +8,7 @@ Each runs through our `Client` in memory, in both eras unless it is about one.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import anyio
@@ -343,3 +344,97 @@ async def test_prompt_arguments_are_described_and_typed(mode: str) -> None:
 )  # fmt: skip
 def test_docstring_styles(doc: str | None, description: str | None, params: Any) -> None:
     assert parse(doc) == (description, params)
+
+
+# --- pagination ------------------------------------------------------------------------------
+
+KEY = b"k" * 32
+
+
+def paged_server(key: bytes = KEY, size: int | None = 2) -> Server:
+    server = Server("s", state_key=key, list_page_size=size)
+    for n in range(5):
+        server.tool(f"t{n}")(lambda: "x")
+    for n in range(3):
+        server.resource(f"doc://{n}", name=f"r{n}")(lambda: "x")
+        server.resource_template(f"item{n}://{{id}}", name=f"i{n}")(lambda id: id)
+        server.prompt(f"p{n}")(lambda: "x")
+    return server
+
+
+async def every_page(client: Client, method: str, member: str) -> list[list[str]]:
+    pages: list[list[str]] = []
+    cursor: str | None = None
+    while True:
+        listed = await getattr(client, method)(cursor)
+        pages.append([x.name for x in getattr(listed, member)])
+        cursor = listed.nextCursor
+        if cursor is None:
+            return pages
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_lists_come_in_pages_of_list_page_size(mode: str) -> None:
+    async with Client(paged_server(), mode=mode) as client:
+        assert await every_page(client, "list_tools", "tools") == [
+            ["t0", "t1"],
+            ["t2", "t3"],
+            ["t4"],
+        ]
+        assert await every_page(client, "list_resources", "resources") == [["r0", "r1"], ["r2"]]
+        templates = await every_page(client, "list_resource_templates", "resourceTemplates")
+        assert templates == [["i0", "i1"], ["i2"]]
+        assert await every_page(client, "list_prompts", "prompts") == [["p0", "p1"], ["p2"]]
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_another_instance_with_the_state_key_continues_a_listing(mode: str) -> None:
+    async with Client(paged_server(), mode=mode) as one:
+        cursor = (await one.list_tools()).nextCursor
+    async with Client(paged_server(), mode=mode) as other:  # the same key: continues
+        assert [t.name for t in (await other.list_tools(cursor)).tools] == ["t2", "t3"]
+    async with Client(paged_server(key=b"x" * 32), mode=mode) as stranger:
+        with pytest.raises(McpError) as caught:
+            await stranger.list_tools(cursor)
+    assert caught.value.code == -32602
+    assert caught.value.message == (
+        "invalid cursor: it was not issued by this server or was altered"
+    )
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_forged_foreign_stale_or_expired_cursor_is_invalid_params(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = paged_server()
+    async with Client(server, mode=mode) as client:
+        cursor = (await client.list_tools()).nextCursor
+        assert cursor is not None
+
+        async def refused(method: str, cursor: str) -> str:
+            with pytest.raises(McpError) as caught:
+                await getattr(client, method)(cursor)
+            assert caught.value.code == -32602 and caught.value.data == {"field": "cursor"}
+            return caught.value.message
+
+        body, _, mac = cursor.rpartition(".")
+        forged = body[:-2] + ("AA" if body[-2:] != "AA" else "BB") + "." + mac
+        assert "altered" in await refused("list_tools", forged)
+        assert "altered" in await refused("list_tools", "nonsense")
+        assert "another list" in await refused("list_prompts", cursor)
+        now = time.time()
+        monkeypatch.setattr("mcpio.paging.time.time", lambda: now + server.sealer.ttl + 1)
+        assert "expired" in await refused("list_tools", cursor)
+        monkeypatch.undo()
+        server.remove_tool("t4")
+        assert "the list changed" in await refused("list_tools", cursor)
+
+
+async def test_without_a_page_size_a_cursor_is_refused() -> None:
+    async with Client(paged_server(size=None), mode=MODERN) as client:
+        assert len((await client.list_tools()).tools) == 5
+        with pytest.raises(McpError) as caught:
+            await client.list_tools("anything")
+    assert caught.value.message == "invalid cursor: this server lists everything at once"
+    with pytest.raises(ValueError):
+        Server("s", list_page_size=0)

@@ -41,6 +41,7 @@ from mcpio.jsonrpc import plain
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.middleware.base import Call, MiddlewareFn, chain
+from mcpio.paging import page
 from mcpio.sealing import Sealer
 from mcpio.structured import summary
 from mcpio.tasks.engine import (
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpio")
 
 F = TypeVar("F", bound=Callable[..., Any])
+E = TypeVar("E")
 #: `Server(lifespan=...)`: called with the server, an async context manager whose value handlers
 #: read as `ctx.lifespan`.
 Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
@@ -93,10 +95,15 @@ class Server:
         mask_error_details: bool = True,
         middleware: Sequence[MiddlewareFn] = (),
         lifespan: Lifespan | None = None,
+        list_page_size: int | None = None,
     ) -> None:
         """`mask_error_details`: a tool that raises (anything but `ToolError`) answers
         "Error calling tool 'x'" (the model reads it); False adds the exception's message.
-        `middleware`: see `add_middleware`. `lifespan`: see `running`."""
+        `middleware`: see `add_middleware`. `lifespan`: see `running`. `list_page_size`: the
+        lists of tools, resources, templates and prompts in pages of that many, continued by a
+        cursor any instance sharing `state_key` takes (`mcpio.paging`); None: all at once."""
+        if list_page_size is not None and list_page_size < 1:
+            raise ValueError("list_page_size must be at least 1")
         info: dict[str, Any] = {"name": name, "version": version}
         if title:
             info["title"] = title
@@ -106,6 +113,7 @@ class Server:
         self.sealer = Sealer(state_key)
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
+        self.list_page_size = list_page_size
         self.request_timeout = request_timeout  # for the server's own requests (legacy inputs)
         self.tools: dict[str, ToolEntry] = {}
         self._param_headers: dict[str, tuple[ToolEntry, ParamHeaders]] = {}
@@ -497,9 +505,10 @@ class Server:
     # ------------------------------------------------------------------ built-in methods
 
     async def _list_tools(self, ctx: Context, params: Any) -> pub.ListToolsResult:
-        _no_cursor(params)
-        tools = [entry.definition for entry in self.tools.values()]
-        return pub.ListToolsResult(tools=tools, **self.cache_hints())
+        tools, cursor = self._page(ctx, params, "tools/list", self.tools)
+        return pub.ListToolsResult(
+            tools=[entry.definition for entry in tools], nextCursor=cursor, **self.cache_hints()
+        )
 
     async def _call_tool(self, ctx: Context, params: pub.CallToolRequestParams) -> Any:
         entry = self.tools.get(params.name)
@@ -590,14 +599,29 @@ class Server:
         )
 
     async def _list_resources(self, ctx: Context, params: Any) -> pub.ListResourcesResult:
-        _no_cursor(params)
-        resources = [entry.definition for entry in self.resources.values()]
-        return pub.ListResourcesResult(resources=resources, **self.cache_hints())  # type: ignore[arg-type]
+        entries, cursor = self._page(ctx, params, "resources/list", self.resources)
+        resources = [entry.definition for entry in entries]
+        return pub.ListResourcesResult(resources=resources, nextCursor=cursor, **self.cache_hints())  # type: ignore[arg-type]
 
     async def _list_templates(self, ctx: Context, params: Any) -> pub.ListResourceTemplatesResult:
-        _no_cursor(params)
-        templates = [entry.definition for entry in self.templates.values()]
-        return pub.ListResourceTemplatesResult(resourceTemplates=templates, **self.cache_hints())  # type: ignore[arg-type]
+        entries, cursor = self._page(ctx, params, "resources/templates/list", self.templates)
+        templates = [entry.definition for entry in entries]
+        return pub.ListResourceTemplatesResult(resourceTemplates=templates, nextCursor=cursor, **self.cache_hints())  # type: ignore[arg-type]
+
+    def _page(
+        self, ctx: Context, params: Any, method: str, table: Mapping[str, E]
+    ) -> tuple[list[E], str | None]:
+        """The page of a listing the request's cursor points to, and the next one's cursor
+        (`mcpio.paging`)."""
+        return page(
+            list(table.values()),
+            list(table),
+            getattr(params, "cursor", None),
+            size=self.list_page_size,
+            method=method,
+            sealer=self.sealer,
+            subject=ctx.principal.subject if ctx.principal is not None else None,
+        )
 
     async def _read_resource(self, ctx: Context, params: pub.ReadResourceRequestParams) -> Any:
         uri = params.uri
@@ -628,9 +652,9 @@ class Server:
         raise misfit or ProtocolError(INVALID_PARAMS, f"resource not found: {uri}", {"uri": uri})
 
     async def _list_prompts(self, ctx: Context, params: Any) -> pub.ListPromptsResult:
-        _no_cursor(params)
-        prompts = [entry.definition for entry in self.prompts.values()]
-        return pub.ListPromptsResult(prompts=prompts, **self.cache_hints())
+        entries, cursor = self._page(ctx, params, "prompts/list", self.prompts)
+        prompts = [entry.definition for entry in entries]
+        return pub.ListPromptsResult(prompts=prompts, nextCursor=cursor, **self.cache_hints())
 
     async def _get_prompt(self, ctx: Context, params: pub.GetPromptRequestParams) -> Any:
         entry = self.prompts.get(params.name)
@@ -909,9 +933,3 @@ def tool_result_error(text: str, structured: Any = None) -> pub.CallToolResult:
     if structured is not None:
         result.structuredContent = structured
     return result
-
-
-def _no_cursor(params: Any) -> None:
-    cursor = getattr(params, "cursor", None)
-    if cursor is not None:
-        raise ProtocolError(INVALID_PARAMS, "invalid cursor: this server lists everything at once")
