@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpio import Client, McpError, Server
+from mcpio import CacheHint, Client, McpError, Server
 from mcpio.docstrings import parse
 from mcpio.uritemplate import UriTemplate
 from tests.support import MODERN
@@ -438,3 +438,86 @@ async def test_without_a_page_size_a_cursor_is_refused() -> None:
     assert caught.value.message == "invalid cursor: this server lists everything at once"
     with pytest.raises(ValueError):
         Server("s", list_page_size=0)
+
+
+# --- icons, websiteUrl, cache hints ----------------------------------------------------------
+
+ICON = {"src": "https://example.com/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}
+
+
+def iconic_server() -> Server:
+    server = Server(
+        "s",
+        icons=[ICON],
+        website_url="https://example.com",
+        cache_ttl_ms=1000,
+        method_cache_hints={"tools/list": CacheHint(60_000, "public")},
+    )
+
+    @server.tool(icons=[ICON])
+    def t() -> str:
+        return "t"
+
+    @server.resource("doc://a", icons=[ICON], cache=CacheHint(5_000, "public"))
+    def a() -> str:
+        return "a"
+
+    @server.resource("doc://b")
+    def b() -> str:
+        return "b"
+
+    @server.resource_template("item://{id}", icons=[ICON], cache=CacheHint(7))
+    def item(id: str) -> str:
+        return id
+
+    @server.prompt(icons=[ICON])
+    def p() -> str:
+        return "p"
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_icons_and_website_url_on_the_server_and_each_component(mode: str) -> None:
+    async with Client(iconic_server(), mode=mode) as client:
+        if mode != MODERN:  # modern: the server's info comes with each result
+            info = client.server_info
+            assert info is not None and info.websiteUrl == "https://example.com"
+            assert [i.src for i in info.icons or []] == [ICON["src"]]
+        listed = [
+            (await client.list_tools()).tools[0],
+            (await client.list_resources()).resources[0],
+            (await client.list_resource_templates()).resourceTemplates[0],
+            (await client.list_prompts()).prompts[0],
+        ]
+        for component in listed:
+            assert [i.model_dump(exclude_none=True) for i in component.icons or []] == [ICON]
+
+
+async def test_the_server_s_icons_in_each_modern_result() -> None:
+    server = iconic_server()
+    assert server.result_meta.io_modelcontextprotocol_serverInfo.websiteUrl == "https://example.com"
+    async with Client(server, mode=MODERN) as client:
+        meta = (await client.list_tools()).meta
+    assert meta is not None and meta.io_modelcontextprotocol_serverInfo is not None
+    assert [i.src for i in meta.io_modelcontextprotocol_serverInfo.icons or []] == [ICON["src"]]
+
+
+async def test_an_older_revision_without_icons_lists_the_components_without_them() -> None:
+    async with Client(iconic_server(), mode="2025-06-18") as client:
+        assert (await client.list_tools()).tools[0].icons is None
+        assert (await client.list_prompts()).prompts[0].name == "p"
+
+
+async def test_cache_hints_per_component_and_per_method() -> None:
+    async with Client(iconic_server(), mode=MODERN) as client:
+        tools = await client.list_tools()
+        assert (tools.ttlMs, tools.cacheScope) == (60_000, "public")  # the method's
+        prompts = await client.list_prompts()
+        assert (prompts.ttlMs, prompts.cacheScope) == (1000, "private")  # the server's
+        a = await client.read_resource("doc://a")
+        assert (a.ttlMs, a.cacheScope) == (5_000, "public")  # the resource's
+        b = await client.read_resource("doc://b")
+        assert (b.ttlMs, b.cacheScope) == (1000, "private")
+        item = await client.read_resource("item://1")
+        assert (item.ttlMs, item.cacheScope) == (7, "private")  # the template's

@@ -9,7 +9,7 @@ import collections.abc
 import functools
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, get_origin, get_type_hints
 
@@ -20,6 +20,7 @@ from pydantic_core import to_json
 
 from mcpio.content import media_block
 from mcpio.docstrings import Docstring, parse
+from mcpio.hints import CacheHint
 from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
 from mcpio.structured import Output, output_of
@@ -84,6 +85,11 @@ def _model(name: str, fields: dict[str, tuple[Any, Any]]) -> type[BaseModel]:
     return model
 
 
+def _icons(icons: Sequence[Any] | None) -> list[Any] | None:
+    """Icons (`Icon` models or mappings) as a definition's `icons` (None: none given)."""
+    return [plain(icon) for icon in icons] if icons else None
+
+
 def _misfit(exc: pydantic.ValidationError) -> tuple[str, str]:
     """The parameter a validation error is about, and what is wrong."""
     first = exc.errors(include_url=False)[0]
@@ -118,6 +124,7 @@ def tool_entry(
     annotations: Mapping[str, Any] | None = None,
     meta: Mapping[str, Any] | None = None,
     structured_output: bool | None = None,
+    icons: Sequence[Any] | None = None,
 ) -> ToolEntry:
     """A tool. Without `output_schema`, one is derived from the return annotation (see
     `mcpio.structured`) unless `structured_output` is False; True makes a return annotation
@@ -146,6 +153,7 @@ def tool_entry(
         ("outputSchema", output_schema),
         ("annotations", annotations),
         ("_meta", meta),
+        ("icons", _icons(icons)),
     ):
         if value is not None:
             definition[key] = value
@@ -248,6 +256,7 @@ class ResourceEntry:
     context_param: str | None
     template: UriTemplate | None = None  # templates: matches a URI, gives the variables
     arguments: type[BaseModel] | None = None  # templates: the variables as the handler takes them
+    cache: CacheHint | None = None  # its reads' cache hint (None: the server's)
     threaded: bool = True  # a `def` runs in a worker thread (see `call`)
 
     def match(self, uri: str) -> dict[str, Any] | None:
@@ -280,12 +289,18 @@ def resource_entry(
     title: str | None = None,
     description: str | None = None,
     mime_type: str | None = None,
+    icons: Sequence[Any] | None = None,
 ) -> ResourceEntry:
     """A resource (`uri`) or a resource template (`uri_template`, RFC 6570: its variables the
     function's parameters, their values coerced to the annotations). `TypeError` for a template
     variable that is no parameter or a parameter without a default that is no variable."""
     data: dict[str, Any] = {"name": name or fn.__name__}
-    for key, value in (("title", title), ("description", description), ("mimeType", mime_type)):
+    for key, value in (
+        ("title", title),
+        ("description", description),
+        ("mimeType", mime_type),
+        ("icons", _icons(icons)),
+    ):
         if value is not None:
             data[key] = value
     fields, context_param = signature(fn, context_type)
@@ -374,6 +389,7 @@ def prompt_entry(
     name: str | None = None,
     title: str | None = None,
     description: str | None = None,
+    icons: Sequence[Any] | None = None,
 ) -> PromptEntry:
     """A prompt: its arguments are the function's parameters, described by the docstring; one
     that is not a string has its type in its description (arguments are strings on the wire,
@@ -399,6 +415,8 @@ def prompt_entry(
         definition["arguments"] = arguments
     if title:
         definition["title"] = title
+    if icons:
+        definition["icons"] = _icons(icons)
     if description or doc.description:
         definition["description"] = description or doc.description
     return PromptEntry(

@@ -36,6 +36,7 @@ from mcpio.handlers import (
     tool_entry,
     tool_result,
 )
+from mcpio.hints import CacheHint
 from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED, TASK_CONTROL, TASK_IDS, Hub
 from mcpio.jsonrpc import plain
 from mcpio.latest import MISSING_CAPABILITY
@@ -96,23 +97,34 @@ class Server:
         middleware: Sequence[MiddlewareFn] = (),
         lifespan: Lifespan | None = None,
         list_page_size: int | None = None,
+        method_cache_hints: Mapping[str, CacheHint] | None = None,
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
+        website_url: str | None = None,
     ) -> None:
         """`mask_error_details`: a tool that raises (anything but `ToolError`) answers
         "Error calling tool 'x'" (the model reads it); False adds the exception's message.
         `middleware`: see `add_middleware`. `lifespan`: see `running`. `list_page_size`: the
         lists of tools, resources, templates and prompts in pages of that many, continued by a
-        cursor any instance sharing `state_key` takes (`mcpio.paging`); None: all at once."""
+        cursor any instance sharing `state_key` takes (`mcpio.paging`); None: all at once.
+        `cache_ttl_ms` / `cache_scope`: the cache hints of cacheable results, unless
+        `method_cache_hints` gives a method's (`{"tools/list": CacheHint(60_000, "public")}`) or
+        a resource its own. `icons`, `website_url`: the server's, in its `serverInfo`."""
         if list_page_size is not None and list_page_size < 1:
             raise ValueError("list_page_size must be at least 1")
         info: dict[str, Any] = {"name": name, "version": version}
         if title:
             info["title"] = title
+        if icons:
+            info["icons"] = [plain(icon) for icon in icons]
+        if website_url:
+            info["websiteUrl"] = website_url
         self.info = pub.Implementation.model_validate(info)
         self._stamp: tuple[pub.ResultMetaObject, bytes] | None = None  # see `result_meta`
         self.instructions = instructions
         self.sealer = Sealer(state_key)
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
+        self.method_cache_hints: dict[str, CacheHint] = dict(method_cache_hints or {})
         self.list_page_size = list_page_size
         self.request_timeout = request_timeout  # for the server's own requests (legacy inputs)
         self.tools: dict[str, ToolEntry] = {}
@@ -184,6 +196,7 @@ class Server:
         task: TaskSupport = "forbidden",
         defer_task: bool = False,
         run_in_thread: bool = True,
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -200,6 +213,7 @@ class Server:
         task: TaskSupport = "forbidden",
         defer_task: bool = False,
         run_in_thread: bool = True,
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F] | F:
         """Register a tool (`@server.tool` or `@server.tool(...)`). Its input schema comes from
         the type hints unless given; a parameter typed `Context` receives the request context.
@@ -230,6 +244,7 @@ class Server:
                 annotations=annotations,
                 meta=meta,
                 structured_output=structured_output,
+                icons=icons,
             )
             entry.threaded = run_in_thread
             self.tools[entry.definition.name] = entry
@@ -346,6 +361,8 @@ class Server:
         description: str | None = None,
         mime_type: str | None = None,
         run_in_thread: bool = True,
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
+        cache: CacheHint | None = None,
     ) -> Callable[[F], F]:
         """Register a resource; the function returns text, bytes, or resource contents."""
         _needs_argument("resource", "its URI", uri)
@@ -359,8 +376,9 @@ class Server:
                 title=title,
                 description=description,
                 mime_type=mime_type,
+                icons=icons,
             )
-            entry.threaded = run_in_thread
+            entry.threaded, entry.cache = run_in_thread, cache
             self.resources[uri] = entry
             return fn
 
@@ -375,12 +393,14 @@ class Server:
         description: str | None = None,
         mime_type: str | None = None,
         run_in_thread: bool = True,
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
+        cache: CacheHint | None = None,
     ) -> Callable[[F], F]:
         """Register a URI template (`test://item/{id}`); the function takes its variables."""
         _needs_argument("resource_template", "its URI template", uri_template)
 
         def register(fn: F) -> F:
-            entry = self.templates[uri_template] = resource_entry(
+            entry = resource_entry(
                 fn,
                 Context,
                 uri_template=uri_template,
@@ -388,8 +408,10 @@ class Server:
                 title=title,
                 description=description,
                 mime_type=mime_type,
+                icons=icons,
             )
-            entry.threaded = run_in_thread
+            entry.threaded, entry.cache = run_in_thread, cache
+            self.templates[uri_template] = entry
             return fn
 
         return register
@@ -405,6 +427,7 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         run_in_thread: bool = True,
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -414,6 +437,7 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         run_in_thread: bool = True,
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F] | F:
         """Register a prompt (`@server.prompt` or `@server.prompt(...)`); its arguments are the
         function's parameters (strings)."""
@@ -421,7 +445,9 @@ class Server:
             return self.prompt()(name)
 
         def register(fn: F) -> F:
-            entry = prompt_entry(fn, Context, name=name, title=title, description=description)
+            entry = prompt_entry(
+                fn, Context, name=name, title=title, description=description, icons=icons
+            )
             entry.threaded = run_in_thread
             self.prompts[entry.definition.name] = entry
             return fn
@@ -495,19 +521,23 @@ class Server:
             stamp = self._stamp = (meta, json)
         return stamp
 
-    def cache_hints(self) -> dict[str, Any]:
-        return {
-            "ttlMs": self.cache_ttl_ms,
-            "cacheScope": self.cache_scope,
-            "resultType": "complete",
-        }
+    def cache_hints(self, method: str | None = None) -> dict[str, Any]:
+        """A cacheable result's `ttlMs`, `cacheScope` (`method`'s when it has its own) and
+        `resultType`."""
+        return {**self.cache_hint(method).fields(), "resultType": "complete"}
+
+    def cache_hint(self, method: str | None = None) -> CacheHint:
+        hint = self.method_cache_hints.get(method) if method is not None else None
+        return hint or CacheHint(self.cache_ttl_ms, self.cache_scope)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ built-in methods
 
     async def _list_tools(self, ctx: Context, params: Any) -> pub.ListToolsResult:
         tools, cursor = self._page(ctx, params, "tools/list", self.tools)
         return pub.ListToolsResult(
-            tools=[entry.definition for entry in tools], nextCursor=cursor, **self.cache_hints()
+            tools=[entry.definition for entry in tools],
+            nextCursor=cursor,
+            **self.cache_hints("tools/list"),
         )
 
     async def _call_tool(self, ctx: Context, params: pub.CallToolRequestParams) -> Any:
@@ -601,12 +631,12 @@ class Server:
     async def _list_resources(self, ctx: Context, params: Any) -> pub.ListResourcesResult:
         entries, cursor = self._page(ctx, params, "resources/list", self.resources)
         resources = [entry.definition for entry in entries]
-        return pub.ListResourcesResult(resources=resources, nextCursor=cursor, **self.cache_hints())  # type: ignore[arg-type]
+        return pub.ListResourcesResult(resources=resources, nextCursor=cursor, **self.cache_hints("resources/list"))  # type: ignore[arg-type]
 
     async def _list_templates(self, ctx: Context, params: Any) -> pub.ListResourceTemplatesResult:
         entries, cursor = self._page(ctx, params, "resources/templates/list", self.templates)
         templates = [entry.definition for entry in entries]
-        return pub.ListResourceTemplatesResult(resourceTemplates=templates, nextCursor=cursor, **self.cache_hints())  # type: ignore[arg-type]
+        return pub.ListResourceTemplatesResult(resourceTemplates=templates, nextCursor=cursor, **self.cache_hints("resources/templates/list"))  # type: ignore[arg-type]
 
     def _page(
         self, ctx: Context, params: Any, method: str, table: Mapping[str, E]
@@ -630,7 +660,8 @@ class Server:
             variables[entry.context_param] = ctx
         value = await call(entry.fn, variables, entry.threaded)
         result = resource_result(value, uri, entry.definition.mimeType)
-        result.ttlMs, result.cacheScope = self.cache_ttl_ms, self.cache_scope  # type: ignore[assignment]
+        hint = entry.cache or self.cache_hint("resources/read")
+        result.ttlMs, result.cacheScope = hint.fields()["ttlMs"], hint.scope
         return result
 
     def _resource_for(self, uri: str) -> tuple[ResourceEntry, dict[str, Any]]:
@@ -654,7 +685,9 @@ class Server:
     async def _list_prompts(self, ctx: Context, params: Any) -> pub.ListPromptsResult:
         entries, cursor = self._page(ctx, params, "prompts/list", self.prompts)
         prompts = [entry.definition for entry in entries]
-        return pub.ListPromptsResult(prompts=prompts, nextCursor=cursor, **self.cache_hints())
+        return pub.ListPromptsResult(
+            prompts=prompts, nextCursor=cursor, **self.cache_hints("prompts/list")
+        )
 
     async def _get_prompt(self, ctx: Context, params: pub.GetPromptRequestParams) -> Any:
         entry = self.prompts.get(params.name)
