@@ -364,7 +364,7 @@ def test_dynamic_tool() -> str:
 async def test_trigger_tool_change() -> str:
     """Changes the tool list and says so to every listener."""
     server.tool()(test_dynamic_tool)
-    server.remove_tool("test_dynamic_tool")
+    server.remove_tool("test_dynamic_tool", notify=False)  # one notification, sent here
     await server.notify_tools_changed()
     return "tool list changed"
 

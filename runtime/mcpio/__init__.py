@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         RequestTimeout,
         ToolError,
     )
+    from mcpio.hints import CacheHint
     from mcpio.middleware.base import Call, Middleware
     from mcpio.server import Server
     from mcpio.wire.errors import ProtocolError
@@ -77,6 +78,7 @@ _EXPORTS = {
     "File": "mcpio.content",
     "Image": "mcpio.content",
     "Call": "mcpio.middleware.base",
+    "CacheHint": "mcpio.hints",
     "Middleware": "mcpio.middleware.base",
     "LifespanError": "mcpio.errors",
     "Context": "mcpio.context",
@@ -110,6 +112,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Audio",
     "AuthError",
+    "CacheHint",
     "Call",
     "Client",
     "ClientInfo",

@@ -171,7 +171,7 @@ class Served(Protocol):
 
     def capabilities(self) -> pub.ServerCapabilities: ...
 
-    def cache_hints(self) -> dict[str, Any]: ...
+    def cache_hints(self, method: str | None = None) -> dict[str, Any]: ...
 
 
 class ServerConnection:
@@ -622,7 +622,7 @@ class ServerConnection:
         data: dict[str, Any] = {
             "supportedVersions": list(reversed(MODERN)),
             "capabilities": capabilities,
-            **self.server.cache_hints(),
+            **self.server.cache_hints("server/discover"),
         }
         if self.server.instructions:
             data["instructions"] = self.server.instructions

@@ -5,13 +5,13 @@ return values become the public result models."""
 from __future__ import annotations
 
 import base64
+import collections.abc
 import functools
 import inspect
 import json
-import re
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple, get_type_hints
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, get_origin, get_type_hints
 
 import anyio.to_thread
 import pydantic
@@ -19,10 +19,14 @@ from pydantic import BaseModel
 from pydantic_core import to_json
 
 from mcpio.content import media_block
+from mcpio.docstrings import Docstring, parse
+from mcpio.hints import CacheHint
 from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
 from mcpio.structured import Output, output_of
+from mcpio.uritemplate import UriTemplate
 from mcpio.wire.codec import validator
+from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 Fn = Callable[..., Any]
 CONTENT_BLOCKS = (
@@ -69,9 +73,27 @@ def signature(fn: Fn, context_type: type) -> tuple[dict[str, tuple[Any, Any]], s
     return fields, context_param
 
 
-def _doc(fn: Fn) -> str | None:
-    doc = inspect.getdoc(fn)
-    return doc.strip() if doc else None
+def _doc(fn: Fn) -> Docstring:
+    """The function's docstring: its description and its parameters' (`mcpio.docstrings`)."""
+    return parse(inspect.getdoc(fn))
+
+
+def _model(name: str, fields: dict[str, tuple[Any, Any]]) -> type[BaseModel]:
+    model: type[BaseModel] = pydantic.create_model(  # pyright: ignore[reportCallIssue]
+        name, **fields  # pyright: ignore[reportArgumentType]
+    )
+    return model
+
+
+def _icons(icons: Sequence[Any] | None) -> list[Any] | None:
+    """Icons (`Icon` models or mappings) as a definition's `icons` (None: none given)."""
+    return [plain(icon) for icon in icons] if icons else None
+
+
+def _misfit(exc: pydantic.ValidationError) -> tuple[str, str]:
+    """The parameter a validation error is about, and what is wrong."""
+    first = exc.errors(include_url=False)[0]
+    return (str(first["loc"][0]) if first["loc"] else ""), first["msg"]
 
 
 @dataclass
@@ -102,34 +124,36 @@ def tool_entry(
     annotations: Mapping[str, Any] | None = None,
     meta: Mapping[str, Any] | None = None,
     structured_output: bool | None = None,
+    icons: Sequence[Any] | None = None,
 ) -> ToolEntry:
     """A tool. Without `output_schema`, one is derived from the return annotation (see
     `mcpio.structured`) unless `structured_output` is False; True makes a return annotation
     without a schema an error (`TypeError`)."""
     fields, context_param = signature(fn, context_type)
     tool_name = name or fn.__name__
+    doc = _doc(fn)
     output = None
     if output_schema is None and structured_output is not False:
         output = _output(fn, tool_name, required=structured_output is True)
         output_schema = None if output is None else output.schema
     arguments: type[BaseModel] | None = None
     if input_schema is None:
-        model: type[BaseModel] = pydantic.create_model(  # pyright: ignore[reportCallIssue]
-            f"{tool_name}_arguments", **fields  # pyright: ignore[reportArgumentType]
-        )
-        arguments = model
-        schema = model.model_json_schema()
+        arguments = _model(f"{tool_name}_arguments", fields)
+        schema = arguments.model_json_schema()
         schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
+        for param, prop in schema.get("properties", {}).items():
             prop.pop("title", None)
+            if param in doc.params and "description" not in prop:
+                prop["description"] = doc.params[param]
         input_schema = schema
     definition: dict[str, Any] = {"name": tool_name, "inputSchema": dict(input_schema)}
     for key, value in (
         ("title", title),
-        ("description", description or _doc(fn)),
+        ("description", description or doc.description),
         ("outputSchema", output_schema),
         ("annotations", annotations),
         ("_meta", meta),
+        ("icons", _icons(icons)),
     ):
         if value is not None:
             definition[key] = value
@@ -230,31 +254,29 @@ class ResourceEntry:
     definition: pub.Resource | pub.ResourceTemplate
     fn: Fn
     context_param: str | None
-    pattern: re.Pattern[str] | None = None  # templates: matches a URI, captures the variables
-    params: frozenset[str] = field(default_factory=frozenset[str])
+    template: UriTemplate | None = None  # templates: matches a URI, gives the variables
+    arguments: type[BaseModel] | None = None  # templates: the variables as the handler takes them
+    cache: CacheHint | None = None  # its reads' cache hint (None: the server's)
     threaded: bool = True  # a `def` runs in a worker thread (see `call`)
 
-    def match(self, uri: str) -> dict[str, str] | None:
-        if self.pattern is None:
+    def match(self, uri: str) -> dict[str, Any] | None:
+        """The handler's keyword arguments for `uri` (None: it is not this resource's), the
+        template's values coerced to the parameters' annotations; -32602 naming the parameter
+        whose value does not fit."""
+        if self.template is None or self.arguments is None:
             return {} if uri == getattr(self.definition, "uri", None) else None
-        found = self.pattern.fullmatch(uri)
-        return (
-            None
-            if found is None
-            else {k: v for k, v in found.groupdict().items() if k in self.params}
-        )
-
-
-_VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
-
-
-def template_pattern(uri_template: str) -> re.Pattern[str]:
-    """A regular expression for a level-1 URI template: each `{name}` matches one path segment."""
-    parts = _VARIABLE.split(uri_template)
-    regex = "".join(
-        re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^/?#]+)" for i, part in enumerate(parts)
-    )
-    return re.compile(regex)
+        values = self.template.match(uri)
+        if values is None:
+            return None
+        try:
+            return dict(validator(self.arguments)(values).__dict__)
+        except pydantic.ValidationError as exc:
+            param, why = _misfit(exc)
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"invalid value for {param!r} in {uri}: {why}",
+                {"uri": uri, "parameter": param},
+            ) from None
 
 
 def resource_entry(
@@ -267,19 +289,41 @@ def resource_entry(
     title: str | None = None,
     description: str | None = None,
     mime_type: str | None = None,
+    icons: Sequence[Any] | None = None,
 ) -> ResourceEntry:
-    """A resource (`uri`) or a resource template (`uri_template`, its variables the function's
-    parameters)."""
+    """A resource (`uri`) or a resource template (`uri_template`, RFC 6570: its variables the
+    function's parameters, their values coerced to the annotations). `TypeError` for a template
+    variable that is no parameter or a parameter without a default that is no variable."""
     data: dict[str, Any] = {"name": name or fn.__name__}
-    for key, value in (("title", title), ("description", description), ("mimeType", mime_type)):
+    for key, value in (
+        ("title", title),
+        ("description", description),
+        ("mimeType", mime_type),
+        ("icons", _icons(icons)),
+    ):
         if value is not None:
             data[key] = value
-    context_param = signature(fn, context_type)[1]
+    fields, context_param = signature(fn, context_type)
     if uri_template is None:
         return ResourceEntry(pub.Resource.model_validate({**data, "uri": uri}), fn, context_param)
     definition = pub.ResourceTemplate.model_validate({**data, "uriTemplate": uri_template})
-    pattern = template_pattern(uri_template)
-    return ResourceEntry(definition, fn, context_param, pattern, frozenset(pattern.groupindex))
+    optional = {n for n, (_, default) in fields.items() if default is not ...}
+    lists = {n for n, (hint, _) in fields.items() if get_origin(hint) in _LISTS}
+    template = UriTemplate(uri_template, optional, lists)
+    unknown = sorted(set(template.variables) - set(fields))
+    missing = sorted(set(fields) - optional - set(template.variables))
+    if unknown or missing:
+        raise TypeError(
+            f"resource template {uri_template!r}: "
+            + (f"no parameter for {', '.join(unknown)}" if unknown else "")
+            + ("; " if unknown and missing else "")
+            + (f"no variable for {', '.join(missing)}" if missing else "")
+        )
+    model = _model(f"{definition.name}_variables", fields)
+    return ResourceEntry(definition, fn, context_param, template, model)
+
+
+_LISTS = (list, tuple, set, frozenset, collections.abc.Sequence)
 
 
 def resource_result(value: Any, uri: str, mime_type: str | None) -> pub.ReadResourceResult:
@@ -311,7 +355,31 @@ class PromptEntry:
     definition: pub.Prompt
     fn: Fn
     context_param: str | None
+    arguments: type[BaseModel] | None = None  # the arguments as the handler takes them
+    parsed: frozenset[str] = frozenset()  # arguments whose string is JSON (lists, objects...)
     threaded: bool = True  # a `def` runs in a worker thread (see `call`)
+
+    def kwargs(self, arguments: Mapping[str, str]) -> dict[str, Any]:
+        """The handler's keyword arguments: each string coerced to the parameter's annotation
+        (JSON read for a list or an object); -32602 naming the argument that does not fit."""
+        if self.arguments is None:
+            return dict(arguments)
+        values: dict[str, Any] = dict(arguments)
+        for name in self.parsed & values.keys():
+            try:
+                values[name] = json.loads(values[name])
+            except (TypeError, ValueError):
+                pass  # left as it is: the validation says what is wrong
+        try:
+            return dict(validator(self.arguments)(values).__dict__)
+        except pydantic.ValidationError as exc:
+            argument, why = _misfit(exc)
+            prompt = self.definition.name
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"invalid value for argument {argument!r} of prompt {prompt!r}: {why}",
+                {"name": prompt, "argument": argument},
+            ) from None
 
 
 def prompt_entry(
@@ -321,17 +389,65 @@ def prompt_entry(
     name: str | None = None,
     title: str | None = None,
     description: str | None = None,
+    icons: Sequence[Any] | None = None,
 ) -> PromptEntry:
+    """A prompt: its arguments are the function's parameters, described by the docstring; one
+    that is not a string has its type in its description (arguments are strings on the wire,
+    in every revision), its value coerced to it."""
     fields, context_param = signature(fn, context_type)
-    arguments = [{"name": arg, "required": default is ...} for arg, (_, default) in fields.items()]
-    definition: dict[str, Any] = {"name": name or fn.__name__}
+    doc = _doc(fn)
+    prompt_name = name or fn.__name__
+    model = _model(f"{prompt_name}_arguments", fields)
+    schema = model.model_json_schema()
+    arguments: list[dict[str, Any]] = []
+    parsed: set[str] = set()
+    for arg, (_, default) in fields.items():
+        expects, read_json = _expects(schema, schema.get("properties", {}).get(arg, {}))
+        if read_json:
+            parsed.add(arg)
+        said = [text for text in (doc.params.get(arg), expects and f"({expects})") if text]
+        argument: dict[str, Any] = {"name": arg, "required": default is ...}
+        if said:
+            argument["description"] = " ".join(said)
+        arguments.append(argument)
+    definition: dict[str, Any] = {"name": prompt_name}
     if arguments:
         definition["arguments"] = arguments
     if title:
         definition["title"] = title
-    if description or _doc(fn):
-        definition["description"] = description or _doc(fn)
-    return PromptEntry(pub.Prompt.model_validate(definition), fn, context_param)
+    if icons:
+        definition["icons"] = _icons(icons)
+    if description or doc.description:
+        definition["description"] = description or doc.description
+    return PromptEntry(
+        pub.Prompt.model_validate(definition), fn, context_param, model, frozenset(parsed)
+    )
+
+
+_SCALARS = {"integer": "an integer", "number": "a number", "boolean": "true or false"}
+
+
+def _expects(schema: Mapping[str, Any], prop: Mapping[str, Any]) -> tuple[str | None, bool]:
+    """What a prompt argument's string must hold (None: any text), and whether it is read as
+    JSON (a list, an object, a union)."""
+    if not prop:  # unannotated (Any): the text as it is
+        return None, False
+    ref = prop.get("$ref")
+    if isinstance(ref, str):  # an enumeration or a model, among the schema's definitions
+        prop = schema.get("$defs", {}).get(ref.rsplit("/", 1)[-1], {})
+    options = [p for p in prop.get("anyOf", ()) if p.get("type") != "null"]
+    if len(options) == 1:  # an optional value: what it is when given
+        return _expects(schema, options[0])
+    if "enum" in prop and all(isinstance(v, str) for v in prop["enum"]):
+        return "one of: " + ", ".join(prop["enum"]), False
+    kind = prop.get("type")
+    if kind == "string":
+        return None, False
+    if kind in _SCALARS:
+        return _SCALARS[kind], False
+    if kind in ("array", "object"):
+        return f"a JSON {kind}", True
+    return "a JSON value", True
 
 
 def prompt_result(value: Any) -> pub.GetPromptResult:

@@ -37,12 +37,14 @@ from mcpio.handlers import (
     tool_entry,
     tool_result,
 )
+from mcpio.hints import CacheHint
 from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED, TASK_CONTROL, TASK_IDS, Hub
 from mcpio.jsonrpc import plain
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.middleware.base import Call, MiddlewareFn, chain
 from mcpio.negotiate import codec_of
+from mcpio.paging import page
 from mcpio.schema_check import violation
 from mcpio.sealing import Sealer
 from mcpio.structured import summary
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpio")
 
 F = TypeVar("F", bound=Callable[..., Any])
+E = TypeVar("E")
 #: `Server(lifespan=...)`: called with the server, an async context manager whose value handlers
 #: read as `ctx.lifespan`.
 Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
@@ -98,19 +101,36 @@ class Server:
         mask_error_details: bool = True,
         middleware: Sequence[MiddlewareFn] = (),
         lifespan: Lifespan | None = None,
+        list_page_size: int | None = None,
+        method_cache_hints: Mapping[str, CacheHint] | None = None,
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
+        website_url: str | None = None,
     ) -> None:
         """`mask_error_details`: a tool that raises (anything but `ToolError`) answers
         "Error calling tool 'x'" (the model reads it); False adds the exception's message.
-        `middleware`: see `add_middleware`. `lifespan`: see `running`."""
+        `middleware`: see `add_middleware`. `lifespan`: see `running`. `list_page_size`: the
+        lists of tools, resources, templates and prompts in pages of that many, continued by a
+        cursor any instance sharing `state_key` takes (`mcpio.paging`); None: all at once.
+        `cache_ttl_ms` / `cache_scope`: the cache hints of cacheable results, unless
+        `method_cache_hints` gives a method's (`{"tools/list": CacheHint(60_000, "public")}`) or
+        a resource its own. `icons`, `website_url`: the server's, in its `serverInfo`."""
+        if list_page_size is not None and list_page_size < 1:
+            raise ValueError("list_page_size must be at least 1")
         info: dict[str, Any] = {"name": name, "version": version}
         if title:
             info["title"] = title
+        if icons:
+            info["icons"] = [plain(icon) for icon in icons]
+        if website_url:
+            info["websiteUrl"] = website_url
         self.info = pub.Implementation.model_validate(info)
         self._stamp: tuple[pub.ResultMetaObject, bytes] | None = None  # see `result_meta`
         self.instructions = instructions
         self.sealer = Sealer(state_key)
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
+        self.method_cache_hints: dict[str, CacheHint] = dict(method_cache_hints or {})
+        self.list_page_size = list_page_size
         self.request_timeout = request_timeout  # for the server's own requests (legacy inputs)
         self.tools: dict[str, ToolEntry] = {}
         self._param_headers: dict[str, tuple[ToolEntry, ParamHeaders]] = {}
@@ -130,6 +150,7 @@ class Server:
         self._lifespan_lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # where it was started
         self._running = 0  # starts not yet stopped
+        self._announcing: set[asyncio.Task[None]] = set()  # see `_announce`
         self.handlers: dict[str, MethodHandler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -182,6 +203,7 @@ class Server:
         defer_task: bool = False,
         run_in_thread: bool = True,
         retry: Literal["never", "safe"] = "never",
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -199,6 +221,7 @@ class Server:
         defer_task: bool = False,
         run_in_thread: bool = True,
         retry: Literal["never", "safe"] = "never",
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F] | F:
         """Register a tool (`@server.tool` or `@server.tool(...)`). Its input schema comes from
         the type hints unless given; a parameter typed `Context` receives the request context.
@@ -232,6 +255,7 @@ class Server:
                 annotations=annotations,
                 meta=meta,
                 structured_output=structured_output,
+                icons=icons,
             )
             entry.threaded = run_in_thread
             self.tools[entry.definition.name] = entry
@@ -248,8 +272,50 @@ class Server:
 
         return register
 
-    def remove_tool(self, name: str) -> None:
-        self.tools.pop(name, None)
+    def remove_tool(self, name: str, *, notify: bool = True) -> bool:
+        """Unregister tool `name` and tell listeners the tool list changed (see `_announce`;
+        `notify=False`: you call `notify_tools_changed` yourself); False when there is none."""
+        self.task_support.pop(name, None)
+        self.deferred_tasks.discard(name)
+        return self._remove(self.tools, name, "toolsListChanged", notify)
+
+    def remove_resource(self, uri: str, *, notify: bool = True) -> bool:
+        """Unregister the resource at `uri`, announcing the change; False when there is none."""
+        return self._remove(self.resources, uri, "resourcesListChanged", notify)
+
+    def remove_resource_template(self, uri_template: str, *, notify: bool = True) -> bool:
+        """Unregister a resource template, announcing the change; False when there is none."""
+        return self._remove(self.templates, uri_template, "resourcesListChanged", notify)
+
+    def remove_prompt(self, name: str, *, notify: bool = True) -> bool:
+        """Unregister prompt `name`, announcing the change; False when there is none."""
+        return self._remove(self.prompts, name, "promptsListChanged", notify)
+
+    def _remove(self, table: dict[str, Any], key: str, flag: str, notify: bool) -> bool:
+        if table.pop(key, None) is None:
+            return False
+        if notify:
+            self._announce(flag)
+        return True
+
+    def _announce(self, flag: str) -> None:
+        """Publish a list change from synchronous code (a `remove_*`): on the event loop the
+        server runs on, from it or from a worker thread (a sync handler); nowhere while the
+        server is not started, when no one can be listening."""
+        loop = self._loop
+        if loop is None or loop.is_closed() or self._running == 0:
+            return
+        change = self._publish_list_change(flag)
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop:
+            task = loop.create_task(change)
+            self._announcing.add(task)  # held until done (the loop keeps only weak references)
+            task.add_done_callback(self._announcing.discard)
+        else:
+            asyncio.run_coroutine_threadsafe(change, loop)
 
     # ------------------------------------------------------------------ the request pipeline
 
@@ -309,6 +375,8 @@ class Server:
         description: str | None = None,
         mime_type: str | None = None,
         run_in_thread: bool = True,
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
+        cache: CacheHint | None = None,
     ) -> Callable[[F], F]:
         """Register a resource; the function returns text, bytes, or resource contents."""
         _needs_argument("resource", "its URI", uri)
@@ -322,8 +390,9 @@ class Server:
                 title=title,
                 description=description,
                 mime_type=mime_type,
+                icons=icons,
             )
-            entry.threaded = run_in_thread
+            entry.threaded, entry.cache = run_in_thread, cache
             self.resources[uri] = entry
             return fn
 
@@ -338,12 +407,14 @@ class Server:
         description: str | None = None,
         mime_type: str | None = None,
         run_in_thread: bool = True,
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
+        cache: CacheHint | None = None,
     ) -> Callable[[F], F]:
         """Register a URI template (`test://item/{id}`); the function takes its variables."""
         _needs_argument("resource_template", "its URI template", uri_template)
 
         def register(fn: F) -> F:
-            entry = self.templates[uri_template] = resource_entry(
+            entry = resource_entry(
                 fn,
                 Context,
                 uri_template=uri_template,
@@ -351,8 +422,10 @@ class Server:
                 title=title,
                 description=description,
                 mime_type=mime_type,
+                icons=icons,
             )
-            entry.threaded = run_in_thread
+            entry.threaded, entry.cache = run_in_thread, cache
+            self.templates[uri_template] = entry
             return fn
 
         return register
@@ -368,6 +441,7 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         run_in_thread: bool = True,
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -377,6 +451,7 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         run_in_thread: bool = True,
+        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F] | F:
         """Register a prompt (`@server.prompt` or `@server.prompt(...)`); its arguments are the
         function's parameters (strings)."""
@@ -384,7 +459,9 @@ class Server:
             return self.prompt()(name)
 
         def register(fn: F) -> F:
-            entry = prompt_entry(fn, Context, name=name, title=title, description=description)
+            entry = prompt_entry(
+                fn, Context, name=name, title=title, description=description, icons=icons
+            )
             entry.threaded = run_in_thread
             self.prompts[entry.definition.name] = entry
             return fn
@@ -458,19 +535,24 @@ class Server:
             stamp = self._stamp = (meta, json)
         return stamp
 
-    def cache_hints(self) -> dict[str, Any]:
-        return {
-            "ttlMs": self.cache_ttl_ms,
-            "cacheScope": self.cache_scope,
-            "resultType": "complete",
-        }
+    def cache_hints(self, method: str | None = None) -> dict[str, Any]:
+        """A cacheable result's `ttlMs`, `cacheScope` (`method`'s when it has its own) and
+        `resultType`."""
+        return {**self.cache_hint(method).fields(), "resultType": "complete"}
+
+    def cache_hint(self, method: str | None = None) -> CacheHint:
+        hint = self.method_cache_hints.get(method) if method is not None else None
+        return hint or CacheHint(self.cache_ttl_ms, self.cache_scope)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ built-in methods
 
     async def _list_tools(self, ctx: Context, params: Any) -> pub.ListToolsResult:
-        _no_cursor(params)
-        tools = [entry.definition for entry in self.tools.values()]
-        return pub.ListToolsResult(tools=tools, **self.cache_hints())
+        tools, cursor = self._page(ctx, params, "tools/list", self.tools)
+        return pub.ListToolsResult(
+            tools=[entry.definition for entry in tools],
+            nextCursor=cursor,
+            **self.cache_hints("tools/list"),
+        )
 
     async def _call_tool(self, ctx: Context, params: pub.CallToolRequestParams) -> Any:
         entry = self.tools.get(params.name)
@@ -614,38 +696,65 @@ class Server:
         )
 
     async def _list_resources(self, ctx: Context, params: Any) -> pub.ListResourcesResult:
-        _no_cursor(params)
-        resources = [entry.definition for entry in self.resources.values()]
-        return pub.ListResourcesResult(resources=resources, **self.cache_hints())  # type: ignore[arg-type]
+        entries, cursor = self._page(ctx, params, "resources/list", self.resources)
+        resources = [entry.definition for entry in entries]
+        return pub.ListResourcesResult(resources=resources, nextCursor=cursor, **self.cache_hints("resources/list"))  # type: ignore[arg-type]
 
     async def _list_templates(self, ctx: Context, params: Any) -> pub.ListResourceTemplatesResult:
-        _no_cursor(params)
-        templates = [entry.definition for entry in self.templates.values()]
-        return pub.ListResourceTemplatesResult(resourceTemplates=templates, **self.cache_hints())  # type: ignore[arg-type]
+        entries, cursor = self._page(ctx, params, "resources/templates/list", self.templates)
+        templates = [entry.definition for entry in entries]
+        return pub.ListResourceTemplatesResult(resourceTemplates=templates, nextCursor=cursor, **self.cache_hints("resources/templates/list"))  # type: ignore[arg-type]
+
+    def _page(
+        self, ctx: Context, params: Any, method: str, table: Mapping[str, E]
+    ) -> tuple[list[E], str | None]:
+        """The page of a listing the request's cursor points to, and the next one's cursor
+        (`mcpio.paging`)."""
+        return page(
+            list(table.values()),
+            list(table),
+            getattr(params, "cursor", None),
+            size=self.list_page_size,
+            method=method,
+            sealer=self.sealer,
+            subject=ctx.principal.subject if ctx.principal is not None else None,
+        )
 
     async def _read_resource(self, ctx: Context, params: pub.ReadResourceRequestParams) -> Any:
         uri = params.uri
-        entry = self.resources.get(uri)
-        variables: dict[str, Any] = {}
-        if entry is None:
-            for candidate in self.templates.values():
-                found = candidate.match(uri)
-                if found is not None:
-                    entry, variables = candidate, found
-                    break
-        if entry is None:
-            raise ProtocolError(INVALID_PARAMS, f"resource not found: {uri}", {"uri": uri})
+        entry, variables = self._resource_for(uri)
         if entry.context_param:
             variables[entry.context_param] = ctx
         value = await call(entry.fn, variables, entry.threaded)
         result = resource_result(value, uri, entry.definition.mimeType)
-        result.ttlMs, result.cacheScope = self.cache_ttl_ms, self.cache_scope  # type: ignore[assignment]
+        hint = entry.cache or self.cache_hint("resources/read")
+        result.ttlMs, result.cacheScope = hint.fields()["ttlMs"], hint.scope
         return result
 
+    def _resource_for(self, uri: str) -> tuple[ResourceEntry, dict[str, Any]]:
+        """The resource `uri` names and its handler's arguments: the resource itself, else the
+        first template that matches it and whose values fit its handler; else the first misfit
+        (-32602 naming the parameter), else -32602 "resource not found"."""
+        entry = self.resources.get(uri)
+        if entry is not None:
+            return entry, {}
+        misfit: ProtocolError | None = None
+        for candidate in self.templates.values():
+            try:
+                found = candidate.match(uri)
+            except ProtocolError as exc:
+                misfit = misfit or exc
+                continue
+            if found is not None:
+                return candidate, found
+        raise misfit or ProtocolError(INVALID_PARAMS, f"resource not found: {uri}", {"uri": uri})
+
     async def _list_prompts(self, ctx: Context, params: Any) -> pub.ListPromptsResult:
-        _no_cursor(params)
-        prompts = [entry.definition for entry in self.prompts.values()]
-        return pub.ListPromptsResult(prompts=prompts, **self.cache_hints())
+        entries, cursor = self._page(ctx, params, "prompts/list", self.prompts)
+        prompts = [entry.definition for entry in entries]
+        return pub.ListPromptsResult(
+            prompts=prompts, nextCursor=cursor, **self.cache_hints("prompts/list")
+        )
 
     async def _get_prompt(self, ctx: Context, params: pub.GetPromptRequestParams) -> Any:
         entry = self.prompts.get(params.name)
@@ -663,9 +772,10 @@ class Server:
                 f"invalid arguments for prompt {params.name!r}",
                 {"missing": missing, "unknown": unknown},
             )
+        kwargs = entry.kwargs(arguments)
         if entry.context_param:
-            arguments[entry.context_param] = ctx
-        return prompt_result(await call(entry.fn, arguments, entry.threaded))
+            kwargs[entry.context_param] = ctx
+        return prompt_result(await call(entry.fn, kwargs, entry.threaded))
 
     async def _complete(self, ctx: Context, params: pub.CompleteRequestParams) -> Any:
         if self.completion is None:
@@ -958,9 +1068,3 @@ def tool_result_error(text: str, structured: Any = None) -> pub.CallToolResult:
     if structured is not None:
         result.structuredContent = structured
     return result
-
-
-def _no_cursor(params: Any) -> None:
-    cursor = getattr(params, "cursor", None)
-    if cursor is not None:
-        raise ProtocolError(INVALID_PARAMS, "invalid cursor: this server lists everything at once")
