@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import json
 import logging
 import secrets
 import time
@@ -44,7 +45,7 @@ from pydantic import BaseModel
 from mcpio.context import Inputs, Question
 from mcpio.latest import public as pub
 from mcpio.tasks.queue import Job, TaskQueue
-from mcpio.tasks.store import Clock, MemoryTaskStore, TaskRecord, TaskStore
+from mcpio.tasks.store import Clock, MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, SERVER_BUSY, ProtocolError
 
 log = logging.getLogger("mcpio")
@@ -178,7 +179,13 @@ class TaskEngine:
     how long a task survives this instance's silence (renewed every third of it, and by each
     change of the task). `queue`: where `enqueue` puts tasks for workers (None: tasks run
     here); `max_attempts`: the runs a retry-safe queued task gets. `grace_seconds`: how long
-    `drain` lets running tasks finish."""
+    `drain` lets running tasks finish.
+
+    Bounds: `max_tasks_per_owner` and `max_tasks` tasks running here at once (a new one beyond
+    is -32005, retry later); a client's TTL clamped to `min_ttl_ms`..`ttl_ms`; a result larger
+    than `max_result_bytes` (as JSON) fails its task instead of being stored; expired tasks are
+    swept from the store every `sweep_seconds` while tasks run here (the memory and SQLite
+    stores; Redis expires its keys itself)."""
 
     def __init__(
         self,
@@ -192,6 +199,11 @@ class TaskEngine:
         queue: TaskQueue | None = None,
         max_attempts: int = 3,
         grace_seconds: float = 10.0,
+        max_tasks_per_owner: int = 1_000,
+        max_tasks: int = 10_000,
+        min_ttl_ms: int = 1_000,
+        max_result_bytes: int = 4 * 1024 * 1024,
+        sweep_seconds: float = 60.0,
     ) -> None:
         self.store: TaskStore = store if store is not None else MemoryTaskStore(clock)
         self.ttl_ms = ttl_ms
@@ -205,14 +217,23 @@ class TaskEngine:
         self.max_attempts = max_attempts
         self.grace_seconds = grace_seconds
         self.accepting = True  # False once `drain` began
+        self.max_tasks_per_owner = max_tasks_per_owner
+        self.max_tasks = max_tasks
+        self.min_ttl_ms = min_ttl_ms
+        self.max_result_bytes = max_result_bytes
+        self.sweep_seconds = sweep_seconds
         self._runs: dict[str, _Run] = {}
+        self._sweeper: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ running
 
     def _new_record(self, owner: str | None, method: str, ttl_ms: int | None) -> TaskRecord:
         if not self.accepting:
             raise ProtocolError(SERVER_BUSY, "the server is shutting down: retry elsewhere")
+        self._check_room(owner)
         now = self.clock()
+        if ttl_ms is not None:  # a client's wish, within the server's range
+            ttl_ms = max(ttl_ms, self.min_ttl_ms)
         ttl = min((t for t in (ttl_ms, self.ttl_ms) if t is not None), default=None)
         return TaskRecord(
             task_id=new_task_id(),
@@ -225,6 +246,40 @@ class TaskEngine:
             poll_interval_ms=self.poll_interval_ms,
             lease_holder=self.instance,
             lease_until=now + self.lease_seconds,
+        )
+
+    def _check_room(self, owner: str | None) -> None:
+        """-32005 when this instance runs its limit of tasks, in all or for `owner`."""
+        if len(self._runs) >= self.max_tasks:
+            raise ProtocolError(
+                SERVER_BUSY, f"too many tasks running ({self.max_tasks}): retry later",
+                {"retryAfterSeconds": 1},
+            )  # fmt: skip
+        mine = sum(1 for run in self._runs.values() if run.record.owner == owner)
+        if mine >= self.max_tasks_per_owner:
+            raise ProtocolError(
+                SERVER_BUSY,
+                f"too many tasks running for this requestor ({self.max_tasks_per_owner}): "
+                "retry when one has ended",
+                {"retryAfterSeconds": 1},
+            )
+
+    def _sweep_here(self) -> None:
+        """Keep a sweeper running on this event loop while tasks run here (started once)."""
+        sweep = getattr(self.store, "sweep", None)
+        if sweep is None or (self._sweeper is not None and not self._sweeper.done()):
+            return
+
+        async def sweeper() -> None:
+            while self._runs:
+                await asyncio.sleep(self.sweep_seconds)
+                try:
+                    await sweep()
+                except TaskStoreError as exc:
+                    log.warning("sweeping expired tasks failed: %s", exc)
+
+        self._sweeper = asyncio.get_running_loop().create_task(
+            sweeper(), context=contextvars.Context()
         )
 
     async def enqueue(
@@ -279,6 +334,7 @@ class TaskEngine:
     ) -> _Run:  # fmt: skip
         run = _Run(record)
         self._runs[record.task_id] = run
+        self._sweep_here()
         # A context of its own: the task outlives the request (and its transport stream) that
         # started it, so nothing of that request's context may follow it.
         run.task = asyncio.get_running_loop().create_task(
@@ -300,6 +356,17 @@ class TaskEngine:
         try:
             result = await work(TaskInputs(self, run, ask), status)
             changes = {"status": "completed", "result": result}
+            size = len(json.dumps(result))
+            if size > self.max_result_bytes:
+                too_large = ProtocolError(
+                    INTERNAL_ERROR,
+                    f"the task's result is too large to keep ({size} bytes; the limit is "
+                    f"{self.max_result_bytes})",
+                )
+                changes = {
+                    "status": "failed", "status_message": too_large.message,
+                    "error": too_large.to_error(),
+                }  # fmt: skip
         except asyncio.CancelledError:
             changes = {"status": "cancelled", "status_message": CANCELLED}
             if run.shutdown:

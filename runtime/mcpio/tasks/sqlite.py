@@ -147,11 +147,20 @@ class SqliteTaskStore:
             return self._write(partial(self._settled, task_id))
         return task
 
-    def _create(self, task: TaskRecord, now: float) -> None:
-        if self._db.execute("DELETE FROM mcpio_tasks WHERE expires_at <= ?", (now,)).rowcount:
+    def _drop_expired(self, now: float) -> int:
+        dropped = self._db.execute("DELETE FROM mcpio_tasks WHERE expires_at <= ?", (now,)).rowcount
+        if dropped:
             self._db.execute(
                 "DELETE FROM mcpio_task_orders WHERE task_id NOT IN (SELECT task_id FROM mcpio_tasks)"
             )
+        return dropped
+
+    async def sweep(self) -> int:
+        """Drop every expired task (and its orders) now; how many were dropped."""
+        return await self._run(partial(self._write, self._drop_expired))
+
+    def _create(self, task: TaskRecord, now: float) -> None:
+        self._drop_expired(now)
         try:
             self._db.execute(
                 "INSERT INTO mcpio_tasks (task_id, owner, created_at, expires_at, record) "

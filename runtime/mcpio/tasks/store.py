@@ -331,6 +331,13 @@ class MemoryTaskStore:
         self._live(task_id)  # a task gone or ended drops its orders
         return [order_from_json(text, "order") for text in self._orders.pop(task_id, [])]
 
+    async def sweep(self) -> int:
+        """Drop every expired task (and its orders) now; how many were dropped."""
+        before = len(self._tasks)
+        for task_id in list(self._tasks):
+            self._live(task_id)
+        return before - len(self._tasks)
+
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
