@@ -49,6 +49,7 @@ from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION
 from mcpio.tasks.serve import tasks_available, tasks_codec
 from mcpio.transports import Transport
+from mcpio.url_check import url_problem
 
 if TYPE_CHECKING:
     import httpx
@@ -531,11 +532,21 @@ class Client:
         error = _error_of(response)
         if error is None or error.code != URL_ELICITATION_REQUIRED or self._elicit_url is None:
             return
-        data = plain(getattr(error, "data", None)) or {}
-        for item in data.get("elicitations") or []:
-            await self._elicit_url(
-                ElicitUrl(item["message"], item["url"], item.get("elicitationId"))
+        data = plain(getattr(error, "data", None))
+        items = data.get("elicitations") if isinstance(data, dict) else None
+        for item in items if isinstance(items, list) else []:
+            fields: dict[str, Any] = item if isinstance(item, dict) else {}
+            message, url, elicitation_id = (
+                fields.get("message"),
+                fields.get("url"),
+                fields.get("elicitationId"),
             )
+            problem = url_problem(url) if isinstance(message, str) else "no message"
+            if problem is not None or not isinstance(message, str):
+                log.warning("a URL elicitation of the server refused: %s", problem)
+                continue
+            known = elicitation_id if isinstance(elicitation_id, str) else None
+            await self._elicit_url(ElicitUrl(message, str(url), known))
 
     async def _answer_all(self, requests: Mapping[str, Any]) -> dict[str, Any]:
         answers: dict[str, Any] = {}
@@ -591,6 +602,10 @@ class Client:
                 raise ProtocolError(
                     INVALID_PARAMS, "this client does not take URL-mode elicitation"
                 )
+            problem = url_problem(params.url)
+            if problem is not None:  # not shown to the user: declined for them
+                log.warning("a URL elicitation of the server declined: %s", problem)
+                return pub.ElicitResult.model_validate({"action": "decline"})
             extra = params.model_extra or {}
             asked = ElicitUrl(params.message, params.url, extra.get("elicitationId"))
             return pub.ElicitResult.model_validate(plain(await self._elicit_url(asked)))
