@@ -283,6 +283,26 @@ async def test_bytes_and_media_helpers_become_content_blocks(tmp_path: Path) -> 
         Image()
 
 
+@pytest.mark.parametrize("mode", ERAS)
+async def test_content_helpers_in_a_structured_list_are_content_blocks(mode: str) -> None:
+    """`-> list[Any]` has an outputSchema: an `Image` in the list is an image block, and its
+    block's data in the structured content (it was an internal error: its bytes are no JSON)."""
+    server = Server("s")
+
+    @server.tool
+    def mixed() -> list[Any]:
+        return ["a caption", Image(data=b"\x89PNG", format="png")]
+
+    encoded = base64.b64encode(b"\x89PNG").decode()
+    image = {"type": "image", "data": encoded, "mimeType": "image/png"}
+    async with Client(server, mode=mode) as client:
+        result = await client.call_tool("mixed", {})
+    assert not result.isError
+    caption = {"type": "text", "text": "a caption"}
+    assert [plain(block) for block in result.content] == [caption, image]
+    assert result.structuredContent == {"result": ["a caption", image]}
+
+
 # --- middleware --------------------------------------------------------------------------------
 
 

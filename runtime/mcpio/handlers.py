@@ -243,7 +243,10 @@ def structured_result(output: Output, value: Any) -> pub.CallToolResult:
         for item, dumped in zip(
             value, data, strict=True
         ):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            content.append(item if isinstance(item, CONTENT_BLOCKS) else _content_block(dumped))
+            media = media_block(item) if not isinstance(item, bytes | bytearray) else None
+            content.append(
+                item if isinstance(item, CONTENT_BLOCKS) else media or _content_block(dumped)
+            )
     elif value is not None:
         content.append(_content_block(value if isinstance(value, str) else data))
     return pub.CallToolResult(content=content, structuredContent=structured, resultType="complete")

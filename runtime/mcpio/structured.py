@@ -113,8 +113,11 @@ def output_of(annotation: Any, name: str) -> Output | None:
 
 
 def _wire_as_data(value: Any) -> Any:
-    """MCP's own models (content blocks, say) inside a value, as the data they stand for: what a
-    Pydantic dump of them would give has nulls where their members are absent."""
+    """MCP's own models (content blocks, say) and the content helpers (`Image`, `Audio`,
+    `File`) inside a value, as the data they stand for: what a Pydantic dump of them would give
+    has nulls where their members are absent (and a helper's bytes are no JSON)."""
+    if isinstance(value, Image | Audio | File):  # a content helper: the block it makes
+        value = value.block()
     if isinstance(value, WireModel):
         return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
     if isinstance(value, list | tuple):
