@@ -198,7 +198,7 @@ class HttpApp:
         headers = RequestHeaders(scope["headers"])
         auth = self.options.auth
         try:
-            path = scope["path"]
+            path = route_path(scope)
             if auth is not None and path.rstrip("/") in auth.metadata_paths:
                 await self._metadata(send, headers, auth, scope["method"])
                 return
@@ -523,6 +523,16 @@ def _too_large(limit: int) -> HttpError:
     sending would reset it, losing the answer): uvicorn discards the rest of the body, and the
     header timeout closes the connection unless a next request begins."""
     return HttpError(413, ProtocolError(INVALID_REQUEST, f"body exceeds {limit} bytes"))
+
+
+def route_path(scope: Scope) -> str:
+    """The request's path inside this app: without the prefix it is mounted at (ASGI
+    `root_path`: a Starlette `Mount`, uvicorn's `--root-path`), which `path` includes."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "").rstrip("/")
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
+        return path[len(root) :] or "/"
+    return path
 
 
 def _client(scope: Scope, principal: Principal | None) -> str:
