@@ -4,7 +4,6 @@ routes of its own beside the endpoint (`Server.custom_route`), and CORS for brow
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import httpx
 import pytest
