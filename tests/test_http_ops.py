@@ -4,6 +4,7 @@ routes of its own beside the endpoint (`Server.custom_route`), and CORS for brow
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import pytest
@@ -68,3 +69,71 @@ def test_route_path(root: str, path: str, inside: str) -> None:
     from mcpio.transports.http_server import route_path
 
     assert route_path({"path": path, "root_path": root}) == inside
+
+
+async def test_custom_routes_are_served_beside_the_endpoint() -> None:
+    from mcpio.routes import HttpRequest, HttpResponse, Route
+
+    server = small_server()
+    seen: list[HttpRequest] = []
+
+    @server.custom_route("/healthz", methods=["GET"])
+    async def healthz(request: HttpRequest) -> str:
+        seen.append(request)
+        return "ok"
+
+    @server.custom_route("/echo", methods=["POST"])
+    async def echo(request: HttpRequest) -> HttpResponse:
+        return HttpResponse(201, request.body, {"x-echo": request.headers.get("x-in", "")})
+
+    async def ready(request: HttpRequest) -> dict[str, Any]:
+        return {"ready": True}
+
+    async def broken(request: HttpRequest) -> str:
+        raise RuntimeError("secret detail")
+
+    app = server.http_app(routes=[Route("/readyz", ready), Route("/broken", broken)])
+    async with serve_app(app) as served, httpx.AsyncClient(base_url=served.url) as http:
+        # A probe from the cluster names the pod's address: the route answers it...
+        probe = {"host": "10.1.2.3:8000"}
+        response = await http.get("/healthz?full=1", headers=probe)
+        assert (response.status_code, response.text) == (200, "ok")
+        assert response.headers["content-type"] == "text/plain; charset=utf-8"
+        assert (seen[0].method, seen[0].path, seen[0].query) == ("GET", "/healthz", "full=1")
+        response = await http.get("/readyz", headers=probe)
+        assert response.json() == {"ready": True}
+        assert response.headers["content-type"] == "application/json"
+        # ...while the MCP endpoint still refuses that Host, and a foreign Origin.
+        assert (await list_tools(http, "/mcp", **probe)).status_code == 421
+        assert (await list_tools(http, "/mcp", origin="http://evil.example")).status_code == 403
+        assert (await list_tools(http, "/mcp")).status_code == 200
+        response = await http.post("/echo", content=b"hi", headers={"x-in": "v"})
+        assert (response.status_code, response.content) == (201, b"hi")
+        assert response.headers["x-echo"] == "v"
+        response = await http.post("/healthz")
+        assert response.status_code == 405 and response.headers["allow"] == "GET"
+        response = await http.get("/broken")
+        assert response.status_code == 500 and "secret" not in response.text
+        assert (await http.get("/nothing")).status_code == 404
+
+
+async def test_custom_routes_under_a_root_path() -> None:
+    server = small_server()
+
+    @server.custom_route("/healthz")
+    async def healthz(request: object) -> str:
+        return "ok"
+
+    host = Starlette(routes=[Mount("/api", app=server.http_app())])
+    async with serve_app(host) as served, httpx.AsyncClient(base_url=served.url) as http:
+        assert (await http.get("/api/healthz")).text == "ok"
+
+
+def test_a_route_may_not_take_the_endpoint_path() -> None:
+    from mcpio.routes import Route
+
+    async def handler(request: object) -> str:
+        return ""
+
+    with pytest.raises(ValueError, match="/mcp"):
+        small_server().http_app(routes=[Route("/mcp", handler)])

@@ -36,7 +36,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -50,6 +50,7 @@ from mcpio.errors import LifespanError
 from mcpio.jsonrpc import error_frame
 from mcpio.latest import HEADER_MISMATCH, UNSUPPORTED_VERSION
 from mcpio.negotiate import MODERN, peek_any, read_modern
+from mcpio.routes import Route
 from mcpio.transports import Transport
 from mcpio.transports.admission import ByteBudget, Refused, Slots
 from mcpio.transports.asgi import (
@@ -65,6 +66,7 @@ from mcpio.transports.asgi import (
     respond,
     sent_kind,
 )
+from mcpio.transports.http_routes import Routes
 from mcpio.transports.http_rules import (
     JSON,
     NAMED_BY,
@@ -123,6 +125,7 @@ class HttpOptions:
     stream_queue: int = 256  # frames waiting for a stream's reader: a slower one is cut off
     send_timeout: float = 30.0  # a stream whose reader takes no frame this long: cut off
     auth: ResourceServerAuth | None = None  # None: no authorization
+    routes: Sequence[Route] = ()  # served beside the endpoint (`mcpio.routes`)
 
 
 class Hosting(Protocol):
@@ -185,6 +188,9 @@ class HttpApp:
         self._routing: dict[tuple[bytes | None, ...], tuple[str | None, ...]] = {}
         self._lifespan_on = False  # between the host's startup and shutdown events
         self._path = options.path.rstrip("/")
+        self.routes = Routes(options.routes, options.max_body_bytes, options.body_timeout)
+        if (self._path or "/") in self.routes:
+            raise ValueError(f"a route takes the MCP endpoint's path {options.path}")
         self._ticker: Ticker | None = None  # of the event loop serving the latest POST
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -201,6 +207,9 @@ class HttpApp:
             path = route_path(scope)
             if auth is not None and path.rstrip("/") in auth.metadata_paths:
                 await self._metadata(send, headers, auth, scope["method"])
+                return
+            if self.routes and path in self.routes:
+                await self.routes.serve(path, scope, receive, send)
                 return
             if path != self._path and path.rstrip("/") != self._path:
                 raise HttpError(404, ProtocolError(INVALID_REQUEST, "not an MCP endpoint"))
