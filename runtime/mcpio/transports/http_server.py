@@ -66,6 +66,7 @@ from mcpio.transports.asgi import (
     respond,
     sent_kind,
 )
+from mcpio.transports.cors import Cors
 from mcpio.transports.http_routes import Routes
 from mcpio.transports.http_rules import (
     JSON,
@@ -126,6 +127,7 @@ class HttpOptions:
     send_timeout: float = 30.0  # a stream whose reader takes no frame this long: cut off
     auth: ResourceServerAuth | None = None  # None: no authorization
     routes: Sequence[Route] = ()  # served beside the endpoint (`mcpio.routes`)
+    cors_origins: Sequence[str] = ()  # browser origins allowed to call (`transports.cors`)
 
 
 class Hosting(Protocol):
@@ -188,6 +190,7 @@ class HttpApp:
         self._routing: dict[tuple[bytes | None, ...], tuple[str | None, ...]] = {}
         self._lifespan_on = False  # between the host's startup and shutdown events
         self._path = options.path.rstrip("/")
+        self.cors = Cors(options.cors_origins)
         self.routes = Routes(options.routes, options.max_body_bytes, options.body_timeout)
         if (self._path or "/") in self.routes:
             raise ValueError(f"a route takes the MCP endpoint's path {options.path}")
@@ -213,6 +216,13 @@ class HttpApp:
                 return
             if path != self._path and path.rstrip("/") != self._path:
                 raise HttpError(404, ProtocolError(INVALID_REQUEST, "not an MCP endpoint"))
+            origin = headers.get("origin") if self.cors else None
+            if origin is not None and self.cors.allows(origin):
+                send = self.cors.sending(send, origin)
+                if scope["method"] == "OPTIONS":
+                    self._check_host_and_origin(headers)
+                    await self._preflight(send, headers)
+                    return
             self._check_host_and_origin(headers)
             principal = await self._authenticate(headers)
             exchange = Exchange(receive, send, headers, principal, _client(scope, principal))
@@ -290,12 +300,23 @@ class HttpApp:
         return host is not None and host in (allowed or LOOPBACK)
 
     def _origin_allowed(self, value: str) -> bool:
+        if self.cors and self.cors.allows(value.strip()):
+            return True
         allowed = self.options.allowed_origins or self.options.allowed_hosts or LOOPBACK
         if "*" in allowed:
             return True
         match = _ORIGIN.fullmatch(value.strip().lower())
         host = _hostname(match[1]) if match is not None else None
         return host is not None and host in allowed
+
+    async def _preflight(self, send: Send, headers: RequestHeaders) -> None:
+        requested = headers.get("access-control-request-headers", "")
+        answer = self.cors.preflight(requested)
+        if answer is None:
+            reason = f"a request header of {requested!r} is not one MCP uses"
+            raise HttpError(403, ProtocolError(INVALID_REQUEST, reason))
+        await send({"type": "http.response.start", "status": 204, "headers": answer})
+        await send({"type": "http.response.body", "body": b""})
 
     # ------------------------------------------------------------------ authorization
 
