@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     import httpx
 
     from mcpio.server import Server
+    from mcpio.telemetry import ClientTracing
     from mcpio.transports.http_client import Auth
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
@@ -110,6 +111,8 @@ class Subscription:
 
 
 class Client:
+    tracing: ClientTracing | None = None  # a span per call (`mcpio.telemetry`, the otel extra)
+
     def __init__(
         self,
         target: Sequence[str] | Transport | Server,
@@ -460,6 +463,9 @@ class Client:
             data = plain(params) or {}
             data = dict(data) if isinstance(data, Mapping) else data
         timeout = self.timeout if timeout is None else timeout
+        if self.tracing is not None and not self.tracing.active():
+            traced = self.tracing.request
+            return await traced(self, method, data, timeout=timeout, progress=progress, task=task)
         for _ in range(MAX_INPUT_ROUNDS + 1):
             id = session.next_id()
             kept = False  # a task's progress goes on coming on its request's token

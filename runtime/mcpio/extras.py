@@ -12,6 +12,7 @@ EXTRAS: dict[str, frozenset[str]] = {
     "redis": frozenset({"redis"}),
     "inspect": frozenset({"jsonschema"}),
     "schemas": frozenset({"jsonschema"}),
+    "otel": frozenset({"opentelemetry"}),
 }
 
 

@@ -45,6 +45,7 @@ from mcpio.latest import public as pub
 from mcpio.middleware.base import Call, MiddlewareFn, chain
 from mcpio.negotiate import codec_of
 from mcpio.paging import page
+from mcpio.routes import Route, RouteHandler
 from mcpio.schema_check import violation
 from mcpio.sealing import Sealer
 from mcpio.structured import summary
@@ -139,6 +140,7 @@ class Server:
         self.prompts: dict[str, PromptEntry] = {}
         self.completion: CompletionFn | None = None
         self.completion_threaded = True
+        self.routes: list[Route] = []  # `custom_route`: served by `http_app` beside /mcp
         self.mask_error_details = mask_error_details
         self.middleware: list[MiddlewareFn] = list(middleware)
         self._pipeline: tuple[tuple[MiddlewareFn, ...], Callable[[Call], Awaitable[Any]]] | None
@@ -933,7 +935,19 @@ class Server:
         with needs("http", "mcpio's HTTP transport"):
             from mcpio.transports.http_server import http_app
 
-        return http_app(self, **options)
+        return http_app(self, **{**options, "routes": [*self.routes, *options.get("routes", ())]})
+
+    def custom_route(
+        self, path: str, methods: Sequence[str] = ("GET",)
+    ) -> Callable[[RouteHandler], RouteHandler]:
+        """Serve `path` with the decorated handler in `http_app`, beside the MCP endpoint (a
+        health probe; see `mcpio.routes`)."""
+
+        def register(handler: RouteHandler) -> RouteHandler:
+            self.routes.append(Route(path, handler, tuple(methods)))
+            return handler
+
+        return register
 
     def run_http(
         self,

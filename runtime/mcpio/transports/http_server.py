@@ -36,7 +36,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -50,6 +50,7 @@ from mcpio.errors import LifespanError
 from mcpio.jsonrpc import error_frame
 from mcpio.latest import HEADER_MISMATCH, UNSUPPORTED_VERSION
 from mcpio.negotiate import MODERN, peek_any, read_modern
+from mcpio.routes import Route
 from mcpio.transports import Transport
 from mcpio.transports.admission import ByteBudget, Refused, Slots
 from mcpio.transports.asgi import (
@@ -65,6 +66,8 @@ from mcpio.transports.asgi import (
     respond,
     sent_kind,
 )
+from mcpio.transports.cors import Cors
+from mcpio.transports.http_routes import Routes
 from mcpio.transports.http_rules import (
     JSON,
     NAMED_BY,
@@ -123,6 +126,8 @@ class HttpOptions:
     stream_queue: int = 256  # frames waiting for a stream's reader: a slower one is cut off
     send_timeout: float = 30.0  # a stream whose reader takes no frame this long: cut off
     auth: ResourceServerAuth | None = None  # None: no authorization
+    routes: Sequence[Route] = ()  # served beside the endpoint (`mcpio.routes`)
+    cors_origins: Sequence[str] = ()  # browser origins allowed to call (`transports.cors`)
 
 
 class Hosting(Protocol):
@@ -185,6 +190,10 @@ class HttpApp:
         self._routing: dict[tuple[bytes | None, ...], tuple[str | None, ...]] = {}
         self._lifespan_on = False  # between the host's startup and shutdown events
         self._path = options.path.rstrip("/")
+        self.cors = Cors(options.cors_origins)
+        self.routes = Routes(options.routes, options.max_body_bytes, options.body_timeout)
+        if (self._path or "/") in self.routes:
+            raise ValueError(f"a route takes the MCP endpoint's path {options.path}")
         self._ticker: Ticker | None = None  # of the event loop serving the latest POST
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -198,12 +207,22 @@ class HttpApp:
         headers = RequestHeaders(scope["headers"])
         auth = self.options.auth
         try:
-            path = scope["path"]
+            path = route_path(scope)
             if auth is not None and path.rstrip("/") in auth.metadata_paths:
                 await self._metadata(send, headers, auth, scope["method"])
                 return
+            if self.routes and path in self.routes:
+                await self.routes.serve(path, scope, receive, send)
+                return
             if path != self._path and path.rstrip("/") != self._path:
                 raise HttpError(404, ProtocolError(INVALID_REQUEST, "not an MCP endpoint"))
+            origin = headers.get("origin") if self.cors else None
+            if origin is not None and self.cors.allows(origin):
+                send = self.cors.sending(send, origin)
+                if scope["method"] == "OPTIONS":
+                    self._check_host_and_origin(headers)
+                    await self._preflight(send, headers)
+                    return
             self._check_host_and_origin(headers)
             principal = await self._authenticate(headers)
             exchange = Exchange(receive, send, headers, principal, _client(scope, principal))
@@ -281,12 +300,23 @@ class HttpApp:
         return host is not None and host in (allowed or LOOPBACK)
 
     def _origin_allowed(self, value: str) -> bool:
+        if self.cors and self.cors.allows(value.strip()):
+            return True
         allowed = self.options.allowed_origins or self.options.allowed_hosts or LOOPBACK
         if "*" in allowed:
             return True
         match = _ORIGIN.fullmatch(value.strip().lower())
         host = _hostname(match[1]) if match is not None else None
         return host is not None and host in allowed
+
+    async def _preflight(self, send: Send, headers: RequestHeaders) -> None:
+        requested = headers.get("access-control-request-headers", "")
+        answer = self.cors.preflight(requested)
+        if answer is None:
+            reason = f"a request header of {requested!r} is not one MCP uses"
+            raise HttpError(403, ProtocolError(INVALID_REQUEST, reason))
+        await send({"type": "http.response.start", "status": 204, "headers": answer})
+        await send({"type": "http.response.body", "body": b""})
 
     # ------------------------------------------------------------------ authorization
 
@@ -523,6 +553,16 @@ def _too_large(limit: int) -> HttpError:
     sending would reset it, losing the answer): uvicorn discards the rest of the body, and the
     header timeout closes the connection unless a next request begins."""
     return HttpError(413, ProtocolError(INVALID_REQUEST, f"body exceeds {limit} bytes"))
+
+
+def route_path(scope: Scope) -> str:
+    """The request's path inside this app: without the prefix it is mounted at (ASGI
+    `root_path`: a Starlette `Mount`, uvicorn's `--root-path`), which `path` includes."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "").rstrip("/")
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
+        return path[len(root) :] or "/"
+    return path
 
 
 def _client(scope: Scope, principal: Principal | None) -> str:
