@@ -12,7 +12,7 @@ import pytest
 
 from mcpio.tasks.engine import TaskEngine
 from mcpio.tasks.sqlite import SqliteTaskStore
-from mcpio.tasks.store import MemoryTaskStore, TaskStore
+from mcpio.tasks.store import MemoryTaskStore, TaskStore, TaskStoreError
 from mcpio.wire.errors import SERVER_BUSY, ProtocolError
 from tests.support import until
 
@@ -105,3 +105,22 @@ async def test_expired_tasks_are_swept_without_anyone_reading_them(store: TaskSt
     assert short  # each of them gone without a read
     release.set()
     await engine.aclose()
+
+
+async def test_the_sqlite_task_file_is_private_and_no_link_is_followed(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    store = SqliteTaskStore(path)
+    engine = TaskEngine(store)
+    record = await engine.start(owner=None, method="tools/call", work=done)
+    await engine.wait(record.task_id, None)
+    files = [p for p in tmp_path.iterdir() if p.name.startswith("tasks.db")]
+    assert {p.name for p in files} >= {"tasks.db", "tasks.db-wal", "tasks.db-shm"}
+    assert {p.name: p.stat().st_mode & 0o777 for p in files} == {p.name: 0o600 for p in files}
+    await engine.aclose()
+
+    target = tmp_path / "elsewhere.db"
+    link = tmp_path / "link.db"
+    link.symlink_to(target)
+    with pytest.raises(TaskStoreError, match="a symbolic link"):
+        SqliteTaskStore(link)
+    assert not target.exists()

@@ -64,6 +64,7 @@ class SqliteTaskStore:
         self.path = os.fspath(path)
         self.busy_timeout = busy_timeout
         self._clock = clock
+        _create_private(self.path)
         try:
             self._db = sqlite3.connect(
                 self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
@@ -271,3 +272,20 @@ class SqliteTaskStore:
 
     async def close(self) -> None:
         await self._run(self._db.close)
+
+
+def _create_private(path: str) -> None:
+    """The store's file, readable by its owner only (0600: results are plain JSON; SQLite gives
+    its -wal and -shm files the same mode), made here if missing; a symbolic link at the path
+    is refused rather than followed (`TaskStoreError`)."""
+    if path in ("", ":memory:") or path.startswith("file:"):
+        return
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise TaskStoreError(
+                f"{path}: a symbolic link; give the task store's real path"
+            ) from None
+        raise TaskStoreError(f"{path}: cannot open a task store ({exc.strerror or exc})") from None
+    os.close(fd)
