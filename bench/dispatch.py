@@ -240,9 +240,9 @@ def http_scope(body: bytes, extra: list[tuple[bytes, bytes]]) -> dict[str, Any]:
     }
 
 
-async def http_path(era: str) -> Round:
+async def http_path(era: str, server: Server | None = None) -> Round:
     """One POST at a time through the ASGI app, its body whole in the first message."""
-    app = make_server().http_app()
+    app = (server or make_server()).http_app()
     loop = asyncio.get_running_loop()
     answer: list[bytes] = []
     start: list[dict[str, Any]] = []

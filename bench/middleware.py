@@ -7,24 +7,32 @@ tool with 0, 1 and 5 no-op middlewares (`mcpio.Middleware` subclasses that overr
 so each runs its `on_message`, `on_request` and `on_call_tool` hooks), and a ``def`` echo tool in
 a worker thread (the default) and on the loop (``run_in_thread=False``). Figures: the server's
 CPU time per call (``time.process_time``, every thread of this process), the median over
-``ROUNDS`` rounds of ``CALLS`` calls, and the ratio to the first row (goal: one no-op middleware
-adds at most 5%).
+``ROUNDS`` rounds of ``CALLS`` calls, and the ratio to the first row of the same path: the
+dispatch core, and the whole HTTP app called in-process with one POST's scope (as
+``bench/dispatch.py``'s ``http app`` path: headers, routing, body, the answer's ASGI messages),
+where the goal applies (one no-op middleware adds at most 5%).
+
+``--instructions`` counts machine instructions per call instead (valgrind's callgrind, as
+``bench/dispatch.py --instructions``): a figure the machine's load does not move.
 
     MCPGEN_BENCH_CALLS=5000 MCPGEN_BENCH_ROUNDS=5 .venv/bin/python bench/middleware.py
+    .venv/bin/python bench/middleware.py --instructions
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dispatch import Kept, check, modern_call  # noqa: E402
+from dispatch import Kept, Round, check, http_path, modern_call  # noqa: E402
 
 from mcpio import Middleware, Server  # noqa: E402
 from mcpio.negotiate import peek_any  # noqa: E402
@@ -32,6 +40,9 @@ from mcpio.negotiate import peek_any  # noqa: E402
 CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "5000"))
 ROUNDS = int(os.environ.get("MCPGEN_BENCH_ROUNDS", "5"))
 WARMUP = 500
+INSTRUCTION_CALLS = 500
+ONLY_CALLS = 0  # a child under callgrind: run this many calls of one row, measure nothing
+COLLECTED = re.compile(r"Collected : (\d+)")
 
 
 def make_server(middlewares: int, kind: str) -> Server:
@@ -44,25 +55,33 @@ def make_server(middlewares: int, kind: str) -> Server:
 
     else:
 
-        @server.tool(structured_output=False, run_in_thread=kind == "thread")
-        def echo(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
+        @server.tool("echo", structured_output=False, run_in_thread=kind == "thread")
+        def echo_sync(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
             return text
 
     return server
 
 
-async def measure(middlewares: int, kind: str) -> list[float]:
+async def measure(middlewares: int, kind: str, path: str = "connection") -> list[float]:
     server = make_server(middlewares, kind)
     transport = Kept()
     raw = modern_call(1)
     env = peek_any(raw)
     connect = server.connect
 
-    async def run(calls: int) -> None:
+    async def on_connection(calls: int) -> None:
         for _ in range(calls):
             await connect(transport, modern=True).on_request(raw, env)
         check(transport.sent[-1], "modern")
         transport.sent.clear()
+
+    run: Round = on_connection
+    if path == "http":
+        run = await http_path("modern", server)
+    if ONLY_CALLS:
+        await run(WARMUP)
+        await run(ONLY_CALLS)
+        return []
 
     await run(WARMUP)
     per_call = []
@@ -74,23 +93,51 @@ async def measure(middlewares: int, kind: str) -> list[float]:
 
 
 ROWS = [
-    ("async tool, no middleware", 0, "async"),
-    ("async tool, 1 no-op middleware", 1, "async"),
-    ("async tool, 5 no-op middlewares", 5, "async"),
-    ("sync tool, worker thread (default)", 0, "thread"),
-    ("sync tool, on the loop (run_in_thread=False)", 0, "loop"),
+    ("async tool, no middleware", 0, "async", "connection"),
+    ("async tool, 1 no-op middleware", 1, "async", "connection"),
+    ("async tool, 5 no-op middlewares", 5, "async", "connection"),
+    ("sync tool, worker thread (default)", 0, "thread", "connection"),
+    ("sync tool, on the loop (run_in_thread=False)", 0, "loop", "connection"),
+    ("HTTP app in-process, no middleware", 0, "async", "http"),
+    ("HTTP app in-process, 1 no-op middleware", 1, "async", "http"),
+    ("HTTP app in-process, 5 no-op middlewares", 5, "async", "http"),
 ]
+
+
+def instructions(row: int) -> float:
+    """Instructions per call of one row (callgrind, two runs, their difference)."""
+    counts: list[int] = []
+    for calls in (INSTRUCTION_CALLS, 6 * INSTRUCTION_CALLS):
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+        command += [sys.executable, __file__, "--run", str(row), str(calls)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+        found = COLLECTED.search(done.stderr)
+        if done.returncode != 0 or found is None:
+            raise SystemExit(f"error: row {row} under callgrind:\n{done.stderr[-2000:]}")
+        counts.append(int(found[1]))
+    return (counts[1] - counts[0]) / (5 * INSTRUCTION_CALLS)
+
+
+def count_instructions() -> None:
+    print("## Framework layer per tools/call: machine instructions (callgrind)\n")
+    print("| path | instructions | / its path's first row |")
+    print("|---|---:|---:|")
+    bases: dict[str, float] = {}
+    for row, (label, _, _, path) in enumerate(ROWS):
+        count = instructions(row)
+        base = bases.setdefault(path, count)
+        print(f"| {label} | {count:,.0f} | {count / base:.2f}x |", flush=True)
 
 
 async def main() -> None:
     print(f"## Framework layer per tools/call ({CALLS} calls x {ROUNDS} rounds, CPU µs)\n")
-    print("| path | median µs | min..max | / first row |")
+    print("| path | median µs | min..max | / its path's first row |")
     print("|---|---:|---:|---:|")
-    base = 0.0
-    for label, middlewares, kind in ROWS:
-        figures = await measure(middlewares, kind)
+    bases: dict[str, float] = {}
+    for label, middlewares, kind, path in ROWS:
+        figures = await measure(middlewares, kind, path)
         median = statistics.median(figures)
-        base = base or median
+        base = bases.setdefault(path, median)
         print(
             f"| {label} | {median:.1f} | {min(figures):.1f}..{max(figures):.1f} "
             f"| {median / base:.2f}x |"
@@ -98,4 +145,11 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:2] == ["--run"]:
+        ONLY_CALLS = int(sys.argv[3])
+        _, middlewares, kind, path = ROWS[int(sys.argv[2])]
+        asyncio.run(measure(middlewares, kind, path))
+    elif "--instructions" in sys.argv:
+        count_instructions()
+    else:
+        asyncio.run(main())

@@ -335,18 +335,27 @@ class Server:
         pipeline = self._pipeline
         if pipeline is None or pipeline[0] != middleware:
             pipeline = self._pipeline = (middleware, chain(middleware, self._answer))
+        call = Call(method, params, ctx)
         try:
-            return await pipeline[1](Call(method, params, ctx))
+            result = await pipeline[1](call)
         except ToolError as exc:  # a middleware's refusal of a tool call, for the model to read
             if method != "tools/call":
                 raise
             return tool_result_error(str(exc), exc.structured)
+        made = call.text_answer
+        if made is not None and result is made[0] and _untouched(made[0], made[1]):
+            return made[1]  # the middlewares passed the string answer on as it was
+        return result
 
     async def _answer(self, call: Call) -> Any:
         """The innermost step: the handler's result as the public model (a tool's string
-        answer too, which the connection otherwise writes without one)."""
+        answer too, which the connection otherwise writes without one: see `dispatch`)."""
         result = await self._handler(call.method)(call.ctx, call.params)
-        return tool_result(result.text) if type(result) is TextAnswer else result
+        if type(result) is not TextAnswer:
+            return result
+        made = tool_result(result.text)
+        call.text_answer = (made, result)
+        return made
 
     def _handler(self, method: str) -> MethodHandler:
         handler = self.handlers.get(method)
@@ -1042,6 +1051,20 @@ def tool_failure(name: str, error: Exception, mask: bool) -> pub.CallToolResult:
 
 async def _nowhere(method: str, params: dict[str, Any]) -> None:
     """A queued task's context before it is a task's: nothing is sent."""
+
+
+def _untouched(result: pub.CallToolResult, answer: TextAnswer) -> bool:
+    """Whether the result made of a string answer is still just that (no member set since,
+    its one text block the same), so the connection may write the answer without the model."""
+    if result.__pydantic_fields_set__ != {"content", "resultType"} or len(result.content) != 1:
+        return False
+    block = result.content[0]
+    return (
+        type(block) is pub.TextContent
+        and block.__pydantic_fields_set__ == {"type", "text"}
+        and block.text == answer.text
+        and result.resultType == "complete"
+    )
 
 
 def _reporter(offer: TaskOffer, task_id: str) -> Callable[[dict[str, Any]], Awaitable[None]] | None:

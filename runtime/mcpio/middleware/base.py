@@ -4,7 +4,7 @@ package's docstring for what middleware sees)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from mcpio.context import Context
@@ -17,6 +17,9 @@ class Call:
     method: str
     params: Any  # the public params model (`CallToolRequestParams`, ...); None when it has none
     ctx: Context
+    # A tool's string answer and the result model made of it for the middlewares (the server's
+    # own bookkeeping: see `Server.dispatch`).
+    text_answer: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str | None:
