@@ -28,6 +28,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import BaseModel
 
 import mcp_wire
+from mcpio.bearer import BearerToken
 from mcpio.context import URL_ELICITATION_REQUIRED, URL_ELICITATION_SINCE, ElicitUrl
 from mcpio.errors import (
     ConnectionClosed,
@@ -45,6 +46,7 @@ from mcpio.latest import public as pub
 from mcpio.negotiate import LEGACY, MODERN, SUBSCRIPTION_ID_KEY, fit, peek_any
 from mcpio.session import Session
 from mcpio.structured import output_of, reader, summary
+from mcpio.targets import command_for, is_url, root_of
 from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION
 from mcpio.tasks.serve import tasks_available, tasks_codec
@@ -111,7 +113,7 @@ class Subscription:
 class Client:
     def __init__(
         self,
-        target: Sequence[str] | Transport | Server,
+        target: str | Sequence[str] | Transport | Server,
         *,
         mode: str = "auto",
         name: str = "mcpio",
@@ -127,7 +129,8 @@ class Client:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         stderr: Any = None,
-        auth: Auth | None = None,
+        auth: Auth | str | None = None,
+        headers: Mapping[str, str] | None = None,
         http: httpx.AsyncClient | None = None,
         tasks: bool = False,
     ) -> None:
@@ -135,6 +138,11 @@ class Client:
             raise ValueError(
                 f"mode must be 'auto', 'legacy' or one of {', '.join(mcp_wire.REVISIONS)}"
             )
+        url = isinstance(target, str) and is_url(target)
+        if (headers or isinstance(auth, str)) and not url:
+            raise ValueError("headers= and auth='token' are for an http(s) URL target")
+        if isinstance(target, str) and not url:
+            target = command_for(target)  # see mcpio.targets
         self._target = target
         self.mode = mode
         self.info = pub.Implementation(name=name, version=version)
@@ -147,7 +155,8 @@ class Client:
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self._spawn = {"env": env, "cwd": cwd, "stderr": stderr}
-        self._auth = auth
+        self._auth: Auth | None = BearerToken(auth) if isinstance(auth, str) else auth
+        self._headers = dict(headers or {})  # on every HTTP request
         self._http = http  # for an http(s) target: the httpx client to use (TLS, proxies, mocks)
         self.tasks = tasks  # takes tasks: declares the extension (legacy: the tasks capability)
         self.codec: Codec | None = None
@@ -228,22 +237,30 @@ class Client:
             tasks = await self._stack.enter_async_context(anyio.create_task_group())
             tasks.start_soon(target.serve, theirs)
             return mine
-        if isinstance(target, str) and target.startswith(("http://", "https://")):
+        if isinstance(target, str) and is_url(target):
             with needs("http", "mcpio's HTTP transport"):
                 from mcpio.transports.http_client import HttpTransport
 
-            transport = HttpTransport(target, auth=self._auth, http=self._http)
+            transport = HttpTransport(
+                target, headers=self._headers, auth=self._auth, http=self._http
+            )
             return await self._stack.enter_async_context(transport)
-        if isinstance(target, str) or not isinstance(target, Sequence):
-            if hasattr(target, "receive") and hasattr(target, "send"):
-                return cast(Transport, target)
+        if isinstance(target, Sequence) and not isinstance(target, str):
+            command = cast(Sequence[str], target)
+        elif hasattr(target, "receive") and hasattr(target, "send"):
+            # a transport that is an async context manager is entered (and left) here, unless
+            # it says it is open already (`HttpTransport.entered`)
+            if hasattr(target, "__aenter__") and not getattr(target, "entered", False):
+                return await self._stack.enter_async_context(cast(Any, target))
+            return cast(Transport, target)
+        else:
             raise ValueError(
-                f"unsupported target {target!r}: give a command (a list of strings) or an "
-                "http(s) URL"
+                f"unsupported target {target!r}: give an http(s) URL, a .py file, a command "
+                "(a list of strings, or a string: see mcpio.targets), a transport or a Server"
             )
         from mcpio.transports.stdio import spawn
 
-        return await spawn([str(part) for part in cast(Sequence[str], target)], **self._spawn)
+        return await spawn([str(part) for part in command], **self._spawn)
 
     async def _negotiate(self) -> None:
         mode = self.mode
@@ -602,7 +619,8 @@ class Client:
             roots = self._roots
             value: Any = await roots() if callable(roots) else roots
             if not isinstance(value, pub.ListRootsResult):
-                value = pub.ListRootsResult.model_validate({"roots": [plain(r) for r in value]})
+                listed = [root_of(plain(r)) for r in value]
+                value = pub.ListRootsResult.model_validate({"roots": listed})
             return value
         raise ProtocolError(METHOD_NOT_FOUND, f"this client does not answer {method}")
 
