@@ -12,9 +12,11 @@ then retried with the answers and the sealed `requestState`) on a modern one.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import logging
 import math
+import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -44,6 +46,7 @@ from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
 from mcpio.negotiate import LEGACY, MODERN, SUBSCRIPTION_ID_KEY, fit, peek_any
+from mcpio.result_cache import CHANGED, ResultCache
 from mcpio.session import Session
 from mcpio.structured import output_of, reader, summary
 from mcpio.targets import command_for, is_url, root_of
@@ -133,6 +136,7 @@ class Client:
         headers: Mapping[str, str] | None = None,
         http: httpx.AsyncClient | None = None,
         tasks: bool = False,
+        cache: ResultCache | bool = True,
     ) -> None:
         if mode not in ("auto", "legacy", *mcp_wire.REVISIONS):
             raise ValueError(
@@ -145,6 +149,10 @@ class Client:
             target = command_for(target)  # see mcpio.targets
         self._target = target
         self.mode = mode
+        # list results kept as the server's hints allow (mcpio.result_cache); False: none
+        self.cache = ResultCache() if cache is True else cache if cache is not False else None
+        self._server_key = _server_key(target)
+        self._principal = _principal(auth, headers or {})
         self.info = pub.Implementation(name=name, version=version)
         self._elicitation = elicitation
         self._elicit_url = on_elicit_url
@@ -641,10 +649,13 @@ class Client:
         await self.request("ping")
 
     async def list_tools(self, cursor: str | None = None) -> pub.ListToolsResult:
+        """Every tool, the server's pages followed; with `cursor`, that one page. Likewise
+        `list_resources`, `list_resource_templates` and `list_prompts`; their pages come from
+        `cache` while the server's `ttlMs` allows."""
         if self.tasks and self.codec is not None and "tasks/get" in self.codec.methods:
-            result = await self._list_task_tools(cursor)
+            result = await self._listing("tools", cursor, self._list_task_tools)
         else:
-            result = await self.request("tools/list", _cursor(cursor))
+            result = await self._listing("tools", cursor, self._page_of("tools/list"))
         for tool in result.tools:
             if tool.outputSchema is not None:
                 self.output_schemas[tool.name] = plain(tool.outputSchema)
@@ -776,18 +787,53 @@ class Client:
         return self._task_support.get(name) in ("optional", "required")
 
     async def list_resources(self, cursor: str | None = None) -> pub.ListResourcesResult:
-        return await self.request("resources/list", _cursor(cursor))
+        return await self._listing("resources", cursor, self._page_of("resources/list"))
 
     async def list_resource_templates(
         self, cursor: str | None = None
     ) -> pub.ListResourceTemplatesResult:
-        return await self.request("resources/templates/list", _cursor(cursor))
+        page = self._page_of("resources/templates/list")
+        return await self._listing("resourceTemplates", cursor, page)
 
     async def read_resource(self, uri: str) -> pub.ReadResourceResult:
         return await self.request("resources/read", {"uri": uri})
 
     async def list_prompts(self, cursor: str | None = None) -> pub.ListPromptsResult:
-        return await self.request("prompts/list", _cursor(cursor))
+        return await self._listing("prompts", cursor, self._page_of("prompts/list"))
+
+    async def _listing(
+        self, field: str, cursor: str | None, page: Callable[[str | None], Awaitable[Any]]
+    ) -> Any:
+        """One page (`cursor` given), or every page in one result (`nextCursor` None)."""
+        first = await page(cursor)
+        if cursor is not None or first.nextCursor is None:
+            return first
+        items = list(getattr(first, field))
+        seen: set[str] = set()
+        following: str | None = first.nextCursor
+        while following is not None:
+            if following in seen:
+                raise ProtocolError(INTERNAL_ERROR, f"the server's {field} cursors go round")
+            seen.add(following)
+            result = await page(following)
+            items.extend(getattr(result, field))
+            following = result.nextCursor
+        return first.model_copy(update={field: items, "nextCursor": None})
+
+    def _page_of(self, method: str) -> Callable[[str | None], Awaitable[Any]]:
+        async def page(cursor: str | None) -> Any:
+            cache, revision = self.cache, self.revision
+            where = (self._server_key, self._principal, revision or "", method, cursor)
+            if cache is not None:
+                kept = cache.get(*where)
+                if kept is not None:
+                    return kept
+            result = await self.request(method, _cursor(cursor))
+            if cache is not None:
+                cache.put(*where, result)
+            return result
+
+        return page
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None
@@ -953,6 +999,8 @@ class Client:
             return
         method: str = message.method
         params = message.params
+        if self.cache is not None and method in CHANGED:
+            self.cache.drop(self._server_key, CHANGED[method])
         if codec.revision != PUBLIC_REVISION and method in codec.public:
             params = codec.to_public(method, params, "params")
         meta = getattr(params, "meta", None)
@@ -1098,6 +1146,26 @@ def _raise_error(response: Any) -> None:
     error = _error_of(response)
     if error is not None:
         raise McpError(error.code, error.message, plain(getattr(error, "data", None)))
+
+
+def _server_key(target: Any) -> str:
+    """Who answers, for the cache: a URL, a command line, else the object itself."""
+    if isinstance(target, str):
+        return target
+    if isinstance(target, Sequence):
+        return shlex.join(str(part) for part in cast(Sequence[Any], target))
+    return f"{type(target).__name__}@{id(target):x}"
+
+
+def _principal(auth: Any, headers: Mapping[str, str]) -> str:
+    """Whose private results these are: a digest of the fixed credentials, the auth object's
+    identity, or "" (no credentials: the local user, over stdio or in memory)."""
+    if isinstance(auth, str):
+        return "bearer:" + hashlib.sha256(auth.encode()).hexdigest()
+    if auth is not None:
+        return f"auth:{id(auth):x}"
+    given = {k.lower(): v for k, v in headers.items()}.get("authorization")
+    return "" if given is None else "header:" + hashlib.sha256(given.encode()).hexdigest()
 
 
 def _cursor(cursor: str | None) -> dict[str, Any]:
