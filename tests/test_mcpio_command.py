@@ -123,6 +123,22 @@ def test_dev_without_node_prints_the_command(script: Path, tmp_path: Path) -> No
     ]  # fmt: skip
 
 
+def test_dev_hands_the_server_to_the_inspector_through_npx(script: Path, tmp_path: Path) -> None:
+    """With an `npx` on PATH (here a stand-in that records its arguments), `mcpio dev` runs it
+    and exits with its status."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npx = bin_dir / "npx"
+    npx.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {tmp_path / "argv"}\nexit 3\n')
+    npx.chmod(0o755)
+    result = mcpio("dev", f"{script}:calculator", env={"PATH": str(bin_dir)})
+    assert result.exit_code == 3
+    assert (tmp_path / "argv").read_text().splitlines() == [
+        "@modelcontextprotocol/inspector", sys.executable, "-m", "mcpio", "run",
+        f"{script}:calculator",
+    ]  # fmt: skip
+
+
 def configured(host: str, home: Path, workspace: Path) -> Path:
     return {
         "claude-desktop": home / ".config" / "Claude" / "claude_desktop_config.json",
