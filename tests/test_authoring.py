@@ -438,7 +438,7 @@ async def test_response_caching_honours_the_cache_hints() -> None:
     now = [0.0]
     cache = ResponseCachingMiddleware(clock=lambda: now[0])
     server = tool_server(middleware=[cache], cache_ttl_ms=5000, cache_scope="public")
-    async with Client(server, mode=MODERN) as client:
+    async with Client(server, mode=MODERN, cache=False) as client:  # the server's cache alone
         assert [t.name for t in (await client.list_tools()).tools] == ["echo", "secret"]
         server.remove_tool("secret")
         cached = await client.list_tools()  # within its ttlMs: the kept answer

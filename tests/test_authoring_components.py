@@ -363,10 +363,11 @@ def paged_server(key: bytes = KEY, size: int | None = 2) -> Server:
 
 
 async def every_page(client: Client, method: str, member: str) -> list[list[str]]:
+    """The server's pages one by one (`client.list_tools()` and co. would follow them all)."""
     pages: list[list[str]] = []
     cursor: str | None = None
     while True:
-        listed = await getattr(client, method)(cursor)
+        listed = await client.request(method, {} if cursor is None else {"cursor": cursor})
         pages.append([x.name for x in getattr(listed, member)])
         cursor = listed.nextCursor
         if cursor is None:
@@ -376,21 +377,21 @@ async def every_page(client: Client, method: str, member: str) -> list[list[str]
 @pytest.mark.parametrize("mode", ERAS)
 async def test_lists_come_in_pages_of_list_page_size(mode: str) -> None:
     async with Client(paged_server(), mode=mode) as client:
-        assert await every_page(client, "list_tools", "tools") == [
+        assert await every_page(client, "tools/list", "tools") == [
             ["t0", "t1"],
             ["t2", "t3"],
             ["t4"],
         ]
-        assert await every_page(client, "list_resources", "resources") == [["r0", "r1"], ["r2"]]
-        templates = await every_page(client, "list_resource_templates", "resourceTemplates")
+        assert await every_page(client, "resources/list", "resources") == [["r0", "r1"], ["r2"]]
+        templates = await every_page(client, "resources/templates/list", "resourceTemplates")
         assert templates == [["i0", "i1"], ["i2"]]
-        assert await every_page(client, "list_prompts", "prompts") == [["p0", "p1"], ["p2"]]
+        assert await every_page(client, "prompts/list", "prompts") == [["p0", "p1"], ["p2"]]
 
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_another_instance_with_the_state_key_continues_a_listing(mode: str) -> None:
     async with Client(paged_server(), mode=mode) as one:
-        cursor = (await one.list_tools()).nextCursor
+        cursor = (await one.request("tools/list")).nextCursor
     async with Client(paged_server(), mode=mode) as other:  # the same key: continues
         assert [t.name for t in (await other.list_tools(cursor)).tools] == ["t2", "t3"]
     async with Client(paged_server(key=b"x" * 32), mode=mode) as stranger:
@@ -408,7 +409,7 @@ async def test_a_forged_foreign_stale_or_expired_cursor_is_invalid_params(
 ) -> None:
     server = paged_server()
     async with Client(server, mode=mode) as client:
-        cursor = (await client.list_tools()).nextCursor
+        cursor = (await client.request("tools/list")).nextCursor
         assert cursor is not None
 
         async def refused(method: str, cursor: str) -> str:

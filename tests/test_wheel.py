@@ -25,7 +25,7 @@ from tests.support import ROOT, free_port, readme_snippets
 pytestmark = pytest.mark.slow
 
 VERSION = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]  # type: ignore[index]
-RUNTIME_DEPENDENCIES = {"anyio", "pydantic", "typing-extensions"}
+RUNTIME_DEPENDENCIES = {"anyio", "click", "pydantic", "typing-extensions"}
 
 CONSUMER = """
 import importlib.util, json, subprocess, sys, sysconfig
@@ -85,8 +85,9 @@ def test_the_wheel_holds_mcp_wire_and_mcpio_and_their_runtime_dependencies(wheel
         metadata = archive.read(f"{info}/METADATA").decode()
         entry_points = archive.read(f"{info}/entry_points.txt").decode()
     assert {n.split("/")[0] for n in names} == {"mcp_wire", "mcpio", info}
-    # one console script, `mcpio` (inspect, replay); the generator's stays in the checkout
-    assert entry_points.split() == ["[console_scripts]", "mcpio", "=", "mcpio.inspect.cli:run"]
+    # one console script, `mcpio` (run, dev, install, inspect, replay, worker); the
+    # generator's stays in the checkout
+    assert entry_points.split() == ["[console_scripts]", "mcpio", "=", "mcpio.cli:run"]
     assert f"{info}/licenses/LICENSE" in names
     assert {"mcp_wire/py.typed", "mcpio/py.typed", "mcp_wire/v2026_07_28/codec.py"} <= set(names)
     assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)

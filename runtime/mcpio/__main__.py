@@ -1,5 +1,5 @@
-"""`python -m mcpio`: the `mcpio` command (see `mcpio.inspect.cli`)."""
+"""`python -m mcpio`: the `mcpio` command (see `mcpio.cli`)."""
 
-from mcpio.inspect.cli import run
+from mcpio.cli import run
 
 run()

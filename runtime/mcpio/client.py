@@ -12,9 +12,11 @@ then retried with the answers and the sealed `requestState`) on a modern one.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import logging
 import math
+import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -28,6 +30,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import BaseModel
 
 import mcp_wire
+from mcpio.bearer import BearerToken
 from mcpio.context import URL_ELICITATION_REQUIRED, URL_ELICITATION_SINCE, ElicitUrl
 from mcpio.errors import (
     ConnectionClosed,
@@ -43,8 +46,10 @@ from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
 from mcpio.negotiate import LEGACY, MODERN, SUBSCRIPTION_ID_KEY, fit, peek_any
+from mcpio.result_cache import CHANGED, ResultCache
 from mcpio.session import Session
 from mcpio.structured import output_of, reader, summary
+from mcpio.targets import command_for, is_url, root_of
 from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION
 from mcpio.tasks.serve import tasks_available, tasks_codec
@@ -115,7 +120,7 @@ class Client:
 
     def __init__(
         self,
-        target: Sequence[str] | Transport | Server,
+        target: str | Sequence[str] | Transport | Server,
         *,
         mode: str = "auto",
         name: str = "mcpio",
@@ -131,16 +136,27 @@ class Client:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         stderr: Any = None,
-        auth: Auth | None = None,
+        auth: Auth | str | None = None,
+        headers: Mapping[str, str] | None = None,
         http: httpx.AsyncClient | None = None,
         tasks: bool = False,
+        cache: ResultCache | bool = True,
     ) -> None:
         if mode not in ("auto", "legacy", *mcp_wire.REVISIONS):
             raise ValueError(
                 f"mode must be 'auto', 'legacy' or one of {', '.join(mcp_wire.REVISIONS)}"
             )
+        url = isinstance(target, str) and is_url(target)
+        if (headers or isinstance(auth, str)) and not url:
+            raise ValueError("headers= and auth='token' are for an http(s) URL target")
+        if isinstance(target, str) and not url:
+            target = command_for(target)  # see mcpio.targets
         self._target = target
         self.mode = mode
+        # list results kept as the server's hints allow (mcpio.result_cache); False: none
+        self.cache = ResultCache() if cache is True else cache if cache is not False else None
+        self._server_key = _server_key(target)
+        self._principal = _principal(auth, headers or {})
         self.info = pub.Implementation(name=name, version=version)
         self._elicitation = elicitation
         self._elicit_url = on_elicit_url
@@ -151,7 +167,8 @@ class Client:
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self._spawn = {"env": env, "cwd": cwd, "stderr": stderr}
-        self._auth = auth
+        self._auth: Auth | None = BearerToken(auth) if isinstance(auth, str) else auth
+        self._headers = dict(headers or {})  # on every HTTP request
         self._http = http  # for an http(s) target: the httpx client to use (TLS, proxies, mocks)
         self.tasks = tasks  # takes tasks: declares the extension (legacy: the tasks capability)
         self.codec: Codec | None = None
@@ -232,22 +249,30 @@ class Client:
             tasks = await self._stack.enter_async_context(anyio.create_task_group())
             tasks.start_soon(target.serve, theirs)
             return mine
-        if isinstance(target, str) and target.startswith(("http://", "https://")):
+        if isinstance(target, str) and is_url(target):
             with needs("http", "mcpio's HTTP transport"):
                 from mcpio.transports.http_client import HttpTransport
 
-            transport = HttpTransport(target, auth=self._auth, http=self._http)
+            transport = HttpTransport(
+                target, headers=self._headers, auth=self._auth, http=self._http
+            )
             return await self._stack.enter_async_context(transport)
-        if isinstance(target, str) or not isinstance(target, Sequence):
-            if hasattr(target, "receive") and hasattr(target, "send"):
-                return cast(Transport, target)
+        if isinstance(target, Sequence) and not isinstance(target, str):
+            command = cast(Sequence[str], target)
+        elif hasattr(target, "receive") and hasattr(target, "send"):
+            # a transport that is an async context manager is entered (and left) here, unless
+            # it says it is open already (`HttpTransport.entered`)
+            if hasattr(target, "__aenter__") and not getattr(target, "entered", False):
+                return await self._stack.enter_async_context(cast(Any, target))
+            return cast(Transport, target)
+        else:
             raise ValueError(
-                f"unsupported target {target!r}: give a command (a list of strings) or an "
-                "http(s) URL"
+                f"unsupported target {target!r}: give an http(s) URL, a .py file, a command "
+                "(a list of strings, or a string: see mcpio.targets), a transport or a Server"
             )
         from mcpio.transports.stdio import spawn
 
-        return await spawn([str(part) for part in cast(Sequence[str], target)], **self._spawn)
+        return await spawn([str(part) for part in command], **self._spawn)
 
     async def _negotiate(self) -> None:
         mode = self.mode
@@ -623,7 +648,8 @@ class Client:
             roots = self._roots
             value: Any = await roots() if callable(roots) else roots
             if not isinstance(value, pub.ListRootsResult):
-                value = pub.ListRootsResult.model_validate({"roots": [plain(r) for r in value]})
+                listed = [root_of(plain(r)) for r in value]
+                value = pub.ListRootsResult.model_validate({"roots": listed})
             return value
         raise ProtocolError(METHOD_NOT_FOUND, f"this client does not answer {method}")
 
@@ -644,10 +670,13 @@ class Client:
         await self.request("ping")
 
     async def list_tools(self, cursor: str | None = None) -> pub.ListToolsResult:
+        """Every tool, the server's pages followed; with `cursor`, that one page. Likewise
+        `list_resources`, `list_resource_templates` and `list_prompts`; their pages come from
+        `cache` while the server's `ttlMs` allows."""
         if self.tasks and self.codec is not None and "tasks/get" in self.codec.methods:
-            result = await self._list_task_tools(cursor)
+            result = await self._listing("tools", cursor, self._list_task_tools)
         else:
-            result = await self.request("tools/list", _cursor(cursor))
+            result = await self._listing("tools", cursor, self._page_of("tools/list"))
         for tool in result.tools:
             if tool.outputSchema is not None:
                 self.output_schemas[tool.name] = plain(tool.outputSchema)
@@ -779,18 +808,53 @@ class Client:
         return self._task_support.get(name) in ("optional", "required")
 
     async def list_resources(self, cursor: str | None = None) -> pub.ListResourcesResult:
-        return await self.request("resources/list", _cursor(cursor))
+        return await self._listing("resources", cursor, self._page_of("resources/list"))
 
     async def list_resource_templates(
         self, cursor: str | None = None
     ) -> pub.ListResourceTemplatesResult:
-        return await self.request("resources/templates/list", _cursor(cursor))
+        page = self._page_of("resources/templates/list")
+        return await self._listing("resourceTemplates", cursor, page)
 
     async def read_resource(self, uri: str) -> pub.ReadResourceResult:
         return await self.request("resources/read", {"uri": uri})
 
     async def list_prompts(self, cursor: str | None = None) -> pub.ListPromptsResult:
-        return await self.request("prompts/list", _cursor(cursor))
+        return await self._listing("prompts", cursor, self._page_of("prompts/list"))
+
+    async def _listing(
+        self, field: str, cursor: str | None, page: Callable[[str | None], Awaitable[Any]]
+    ) -> Any:
+        """One page (`cursor` given), or every page in one result (`nextCursor` None)."""
+        first = await page(cursor)
+        if cursor is not None or first.nextCursor is None:
+            return first
+        items = list(getattr(first, field))
+        seen: set[str] = set()
+        following: str | None = first.nextCursor
+        while following is not None:
+            if following in seen:
+                raise ProtocolError(INTERNAL_ERROR, f"the server's {field} cursors go round")
+            seen.add(following)
+            result = await page(following)
+            items.extend(getattr(result, field))
+            following = result.nextCursor
+        return first.model_copy(update={field: items, "nextCursor": None})
+
+    def _page_of(self, method: str) -> Callable[[str | None], Awaitable[Any]]:
+        async def page(cursor: str | None) -> Any:
+            cache, revision = self.cache, self.revision
+            where = (self._server_key, self._principal, revision or "", method, cursor)
+            if cache is not None:
+                kept = cache.get(*where)
+                if kept is not None:
+                    return kept
+            result = await self.request(method, _cursor(cursor))
+            if cache is not None:
+                cache.put(*where, result)
+            return result
+
+        return page
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None
@@ -956,6 +1020,8 @@ class Client:
             return
         method: str = message.method
         params = message.params
+        if self.cache is not None and method in CHANGED:
+            self.cache.drop(self._server_key, CHANGED[method])
         if codec.revision != PUBLIC_REVISION and method in codec.public:
             params = codec.to_public(method, params, "params")
         meta = getattr(params, "meta", None)
@@ -1101,6 +1167,26 @@ def _raise_error(response: Any) -> None:
     error = _error_of(response)
     if error is not None:
         raise McpError(error.code, error.message, plain(getattr(error, "data", None)))
+
+
+def _server_key(target: Any) -> str:
+    """Who answers, for the cache: a URL, a command line, else the object itself."""
+    if isinstance(target, str):
+        return target
+    if isinstance(target, Sequence):
+        return shlex.join(str(part) for part in cast(Sequence[Any], target))
+    return f"{type(target).__name__}@{id(target):x}"
+
+
+def _principal(auth: Any, headers: Mapping[str, str]) -> str:
+    """Whose private results these are: a digest of the fixed credentials, the auth object's
+    identity, or "" (no credentials: the local user, over stdio or in memory)."""
+    if isinstance(auth, str):
+        return "bearer:" + hashlib.sha256(auth.encode()).hexdigest()
+    if auth is not None:
+        return f"auth:{id(auth):x}"
+    given = {k.lower(): v for k, v in headers.items()}.get("authorization")
+    return "" if given is None else "header:" + hashlib.sha256(given.encode()).hexdigest()
 
 
 def _cursor(cursor: str | None) -> dict[str, Any]:

@@ -938,6 +938,28 @@ class Server:
             print(f"{self.info.name}: {exc}", file=sys.stderr)
             sys.exit(1)
 
+    def run(
+        self,
+        transport: Literal["stdio", "http"] = "stdio",
+        *,
+        host: str | None = None,
+        port: int | None = None,
+        **options: Any,
+    ) -> None:
+        """Serve until the end: `"stdio"` as `run_stdio`, `"http"` as `run_http` (on `host`,
+        127.0.0.1 unless given, and `port`, 8000 unless given; `options` as `run_http`'s).
+        `host`, `port` and HTTP options with stdio, or another transport, are a `ValueError`."""
+        if transport == "stdio":
+            given = [n for n, v in (("host", host), ("port", port)) if v is not None]
+            if given or options:
+                unused = ", ".join([*given, *options])
+                raise ValueError(f"{unused}: options of transport='http', not of stdio")
+            self.run_stdio()
+        elif transport == "http":
+            self.run_http(host or "127.0.0.1", 8000 if port is None else port, **options)
+        else:
+            raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
+
     def http_app(self, **options: Any) -> HttpApp:
         """An ASGI app serving this server over Streamable HTTP, both eras, at `path` (default
         `/mcp`); options: see `mcpio.transports.http_server.HttpOptions`."""

@@ -1,9 +1,4 @@
-"""The `mcpio` command (also `python -m mcpio`):
-
-    mcpio inspect [--log FILE] [--jsonl FILE] [--report FILE.html] -- <server command...>
-    mcpio inspect --upstream URL --listen 127.0.0.1:PORT [--log FILE] [--jsonl FILE] [--report ...]
-    mcpio replay TRANSCRIPT --server CMD|URL
-    mcpio worker APP --redis URL [--concurrency N] [--lease S] [--grace S] [--attempts N]
+"""`mcpio inspect` and `mcpio replay` (their options: `mcpio.cli`).
 
 Findings go to stderr (or `--log`), the summary table when the session ends. Bad arguments
 and unreadable files are one line on stderr and exit status 2.
@@ -17,7 +12,7 @@ import shlex
 import shutil
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -29,44 +24,6 @@ from mcpio.inspect.transcript import Recorder
 
 class UsageError(Exception):
     """A bad argument or an unreadable file: one line, exit status 2."""
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcpio", description="MCP traffic tools.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    inspect = commands.add_parser(
-        "inspect",
-        help="relay an MCP session and check every frame",
-        description="Relay stdio (`-- <server command...>`) or Streamable HTTP (`--upstream URL "
-        "--listen HOST:PORT`) unchanged, checking every frame against its revision.",
-    )
-    inspect.add_argument("--log", type=Path, help="findings and summary here, not stderr")
-    inspect.add_argument("--jsonl", type=Path, help="write a transcript: every frame, findings")
-    inspect.add_argument("--report", type=Path, help="write a static HTML report at the end")
-    inspect.add_argument("--upstream", help="HTTP: the MCP endpoint URL to relay to")
-    inspect.add_argument("--listen", help="HTTP: HOST:PORT to serve on (127.0.0.1:PORT)")
-    inspect.add_argument("server", nargs="*", help="stdio: the server command, after --")
-    replay = commands.add_parser(
-        "replay",
-        help="re-send a transcript's client side and report how the answers differ",
-    )
-    replay.add_argument("transcript", type=Path)
-    replay.add_argument("--server", required=True, help="a command line, or an http(s) URL")
-    replay.add_argument("--timeout", type=float, default=30.0, help="seconds per answer")
-    worker = commands.add_parser(
-        "worker",
-        help="run the queued tasks of a server's tools (mcpio.tasks.worker)",
-        description="Run the tasks HTTP instances queued in Redis, with APP's tools.",
-    )
-    worker.add_argument("app", help="the server's tools: module:attr or file.py[:attr]")
-    worker.add_argument(
-        "--redis", required=True, metavar="URL", help="the task store, queue and bus (redis://)"
-    )
-    worker.add_argument("--concurrency", type=int, default=8, help="tasks run at once")
-    worker.add_argument("--lease", type=float, default=30.0, help="task lease, seconds")
-    worker.add_argument("--grace", type=float, default=10.0, help="seconds tasks get at SIGTERM")
-    worker.add_argument("--attempts", type=int, default=3, help="runs of a retry-safe task")
-    return parser
 
 
 @contextlib.contextmanager
@@ -169,23 +126,3 @@ def replay(args: argparse.Namespace) -> int:
         raise UsageError("--server is empty")
     differences = anyio.run(replay_transcript, entries, target, args.timeout, sys.stdout)
     return 1 if differences else 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    try:
-        if args.command == "inspect":
-            return inspect(args)
-        if args.command == "worker":
-            from mcpio.tasks.worker import main as worker
-
-            return worker(args)
-        return replay(args)
-    except UsageError as exc:
-        print(f"mcpio {args.command}: {exc}", file=sys.stderr)
-        return 2
-
-
-def run() -> None:
-    """The console script's entry point."""
-    sys.exit(main())

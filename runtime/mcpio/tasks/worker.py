@@ -21,14 +21,12 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import importlib
-import importlib.util
 import logging
 import signal
 import sys
 import time
-from pathlib import Path
 
+from mcpio.loading import load_server
 from mcpio.server import Server
 from mcpio.tasks.queue import Entry, RedisTaskQueue
 
@@ -132,26 +130,6 @@ class Worker:
 
 
 # ---------------------------------------------------------------------- the command
-
-
-def load_server(app: str) -> Server:
-    """The `Server` an app names: `module:attr` or `path/to/file.py[:attr]` (attr: `server`)."""
-    where, _, attr = app.partition(":")
-    attr = attr or "server"
-    if where.endswith(".py"):
-        path = Path(where)
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        if spec is None or spec.loader is None or not path.is_file():
-            raise ValueError(f"{where}: no such Python file")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
-        spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(where)
-    server = getattr(module, attr, None)
-    if not isinstance(server, Server):
-        raise ValueError(f"{app}: {attr!r} is not an mcpio Server")
-    return server
 
 
 async def serve(server: Server, args: argparse.Namespace) -> None:

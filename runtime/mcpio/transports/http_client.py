@@ -192,6 +192,11 @@ class HttpTransport:
 
     # ---------------------------------------------------------------- lifetime
 
+    @property
+    def entered(self) -> bool:
+        """Whether it is open (entered as an async context manager)."""
+        return self._tasks is not None
+
     async def __aenter__(self) -> HttpTransport:
         if self._own_http:
             self._http = await self._stack.enter_async_context(

@@ -1,0 +1,34 @@
+"""A fixed bearer token as an HTTP client `Auth` (`Client(url, auth="token")`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
+
+
+class BearerToken:
+    """Sends `Authorization: Bearer <token>` on every request; a 401 or 403 is not retried (it
+    fails the request, and a client's negotiation, with that status)."""
+
+    def __init__(self, token: str) -> None:
+        if not token or any(c in token for c in "\r\n"):
+            raise ValueError("a bearer token is a non-empty single line")
+        self._header = {"Authorization": f"Bearer {token}"}
+
+    async def headers(self, url: httpx.URL, http: httpx.AsyncClient) -> dict[str, str]:
+        return dict(self._header)
+
+    async def challenge(
+        self,
+        url: httpx.URL,
+        response: httpx.Response,
+        sent: Mapping[str, str],
+        http: httpx.AsyncClient,
+    ) -> bool:
+        return False
+
+    def succeeded(self) -> None:
+        pass
