@@ -22,7 +22,12 @@ from typing import Any
 
 import mcp_wire
 from mcpio.inspect.rules import Direction, Finding, json_path
-from mcpio.inspect.stateful import Shared, output_violation, param_header_mismatch
+from mcpio.inspect.stateful import (
+    Shared,
+    output_checked,
+    output_violation,
+    param_header_mismatch,
+)
 from mcpio.negotiate import LEGACY, MODERN, PROTOCOL_VERSION_KEY, codec_of
 from mcpio.transports.http_rules import decode_header_value
 from mcpio.wire.codec import MAX_MESSAGE_BYTES, Codec
@@ -581,7 +586,7 @@ class Checker:
                     self.shared.tools[tool["name"]] = tool
         elif pending.method == "tools/call" and result.get("resultType", "complete") == "complete":
             tool = self.shared.tools.get(str(pending.params.get("name")))
-            violation = output_violation(tool, result)
+            violation = output_violation(tool, result) if output_checked() else None
             if violation is not None:
                 path, what = violation
                 yield Finding("tool.output-schema", direction, path, what)

@@ -18,7 +18,7 @@ from typing import IO
 
 import anyio
 
-from mcpio.extras import MissingExtra, needs
+from mcpio.inspect.stateful import output_checked
 from mcpio.inspect.transcript import Recorder
 
 
@@ -59,11 +59,6 @@ def inspect(args: argparse.Namespace) -> int:
     if not http and shutil.which(args.server[0]) is None:
         raise UsageError(f"cannot run {args.server[0]!r}: not found or not executable")
     listen = _listen_address(address) if address is not None else None
-    try:
-        with needs("inspect", "mcpio inspect"):
-            import jsonschema  # noqa: F401  (the outputSchema check's, loaded up front)
-    except MissingExtra as exc:
-        raise UsageError(str(exc)) from None
     with _opened(args.log, sys.stderr) as log, _opened(args.jsonl, None) as jsonl:
         assert log is not None
         recorder = Recorder(log, jsonl)
@@ -75,6 +70,11 @@ def inspect(args: argparse.Namespace) -> int:
                 status = _inspect_stdio(args.server, recorder)
         finally:
             log.write(recorder.summary())
+            if not output_checked():
+                log.write(
+                    "mcpio inspect: structuredContent was not checked against outputSchema "
+                    "(install the 'inspect' extra: jsonschema)\n"
+                )
             log.flush()
             if args.report is not None:
                 from mcpio.inspect.report import write_report

@@ -4,6 +4,8 @@ declared (their `outputSchema` judges `structuredContent`, their `x-mcp-header` 
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +22,13 @@ class Shared:
 
     issued_states: set[str] = field(default_factory=lambda: set())
     tools: dict[str, dict[str, Any]] = field(default_factory=lambda: {})  # name -> tool
+
+
+@functools.cache
+def output_checked() -> bool:
+    """Whether `output_violation` can run: jsonschema (the `inspect` extra) is installed. Without
+    it `mcpio inspect` runs with that one rule off, and says so."""
+    return importlib.util.find_spec("jsonschema") is not None
 
 
 def output_violation(
