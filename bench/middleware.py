@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dispatch import Kept, Round, check, http_path, modern_call  # noqa: E402
 
 from mcpio import Middleware, Server  # noqa: E402
+from mcpio.latest import public as pub  # noqa: E402
 from mcpio.negotiate import peek_any  # noqa: E402
 
 CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "5000"))
@@ -52,6 +53,16 @@ def make_server(middlewares: int, kind: str) -> Server:
         @server.tool(structured_output=False)
         async def echo(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
             return text
+
+    elif kind == "model":
+
+        @server.tool("echo", structured_output=False)
+        async def echo_model(
+            text: str,
+        ) -> pub.CallToolResult:  # pyright: ignore[reportUnusedFunction]
+            return pub.CallToolResult(
+                content=[pub.TextContent(type="text", text=text)], resultType="complete"
+            )
 
     else:
 
@@ -76,7 +87,7 @@ async def measure(middlewares: int, kind: str, path: str = "connection") -> list
         transport.sent.clear()
 
     run: Round = on_connection
-    if path == "http":
+    if path.startswith("http"):
         run = await http_path("modern", server)
     if ONLY_CALLS:
         await run(WARMUP)
@@ -101,6 +112,10 @@ ROWS = [
     ("HTTP app in-process, no middleware", 0, "async", "http"),
     ("HTTP app in-process, 1 no-op middleware", 1, "async", "http"),
     ("HTTP app in-process, 5 no-op middlewares", 5, "async", "http"),
+    # A tool answering a result model (as one returning data, content blocks or a model does):
+    # the middlewares see the model it made, and none is made for them.
+    ("HTTP app in-process, result model, no middleware", 0, "model", "http-model"),
+    ("HTTP app in-process, result model, 1 no-op middleware", 1, "model", "http-model"),
 ]
 
 
@@ -123,7 +138,10 @@ def count_instructions() -> None:
     print("| path | instructions | / its path's first row |")
     print("|---|---:|---:|")
     bases: dict[str, float] = {}
+    wanted = os.environ.get("MCPGEN_BENCH_ROWS")  # "0,1,5": some rows only
     for row, (label, _, _, path) in enumerate(ROWS):
+        if wanted and str(row) not in wanted.split(","):
+            continue
         count = instructions(row)
         base = bases.setdefault(path, count)
         print(f"| {label} | {count:,.0f} | {count / base:.2f}x |", flush=True)
