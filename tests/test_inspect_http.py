@@ -417,3 +417,49 @@ async def test_a_client_acting_at_once_on_an_answer_is_judged_in_order() -> None
         1,
     ]
     assert recorder.findings() == []
+
+
+async def test_a_message_after_a_post_s_last_answer_is_a_warning() -> None:
+    """stream.after-response: the server sends a notification on the POST's event stream after
+    the answer to the one request the POST carried (the stream should have ended). Progress
+    before the answer, and a batch's stream until its last answer, are not flagged."""
+    log = {"jsonrpc": "2.0", "method": "notifications/message"}
+    log["params"] = {"level": "info", "data": "late"}
+    progress = {"jsonrpc": "2.0", "method": "notifications/message"}
+    progress["params"] = {"level": "info", "data": "early"}
+    answers = {
+        "initialize": _sse(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "result": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}, "logging": {}},
+                    "serverInfo": {"name": "s", "version": "1"},
+                },
+            }
+        ),
+        "tools/call": _sse(progress, {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}, log),
+    }
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        method = json.loads(request.content).get("method")
+        if method not in answers:
+            return httpx.Response(202, stream=_Chunks(b""))
+        headers = {"content-type": "text/event-stream", "mcp-session-id": "s-2"}
+        return httpx.Response(200, headers=headers, stream=_Chunks(answers[method]))
+
+    recorder = Recorder(io.StringIO())
+    http = httpx.AsyncClient(transport=httpx.MockTransport(upstream))
+    client = _QuickClient(ProxyApp("http://upstream.test/mcp", recorder, http))
+    with anyio.fail_after(10):
+        await client.post(initialize())
+        await client.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await client.post(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}
+        )
+    found = [
+        (f.rule, f.severity, recorder.entries[f.frame].summary().get("method"))
+        for f in recorder.findings()
+    ]
+    assert found == [("stream.after-response", "warning", "notifications/message")]

@@ -18,6 +18,7 @@ import anyio
 
 from mcpio.extras import needs
 from mcpio.inspect.checks import CLIENT, SERVER, Checker
+from mcpio.inspect.rules import Finding
 from mcpio.inspect.stateful import Shared
 from mcpio.inspect.transcript import Recorder
 
@@ -92,7 +93,8 @@ class ProxyApp:
                     group.cancel_scope.cancel()  # the client left: stop reading upstream
 
                 group.start_soon(watch)
-                await self._relay(response, send, checker, session, method)
+                asked = _request_ids(body) if method == "POST" else set()
+                await self._relay(response, send, checker, session, method, asked)
                 group.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
@@ -124,7 +126,11 @@ class ProxyApp:
         checker: Checker,
         session: str | None,
         method: str,
+        asked: set[Any],
     ) -> None:
+        """The upstream's answer to the client, each frame checked (and recorded) before the
+        client sees it; `asked`: the ids of the requests the POST carried (its stream should
+        end once each is answered)."""
         headers = [
             (k.encode("latin-1"), v.encode("latin-1"))
             for k, v in response.headers.multi_items()
@@ -138,6 +144,7 @@ class ProxyApp:
         exchange = {"method": method, "status": response.status_code, "content_type": kind}
         parser = SseParser() if kind == EVENT_STREAM else None
         held: list[bytes] = []
+        pending = set(asked)  # requests of the POST not answered yet
         async for chunk in response.aiter_raw():
             if parser is not None:
                 for event in parser.feed(chunk):
@@ -147,6 +154,9 @@ class ProxyApp:
                     else:
                         index = len(self.recorder.entries)
                         findings = checker.check(SERVER, frame, index=index)
+                        if asked and not pending:
+                            findings.append(after_response(index))
+                        pending.discard(_answered_id(frame))
                     self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
             elif kind == JSON:
                 held.append(chunk)  # passed on once whole and checked
@@ -159,6 +169,45 @@ class ProxyApp:
             self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
             await send({"type": "http.response.body", "body": frame, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _request_ids(body: bytes) -> set[Any]:
+    """The ids of the requests a POST body carries (one message or a batch); none if unreadable."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return set()
+    items = data if isinstance(data, list) else [data]
+    return {
+        _hashable(item["id"])
+        for item in items
+        if isinstance(item, dict) and "method" in item and item.get("id") is not None
+    }
+
+
+def _answered_id(frame: bytes) -> Any:
+    """The id a response frame answers (None for anything else)."""
+    try:
+        data = json.loads(frame)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and "method" not in data and ("result" in data or "error" in data):
+        return _hashable(data.get("id"))
+    return None
+
+
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, str | int | float | bool) or value is None else repr(value)
+
+
+def after_response(index: int) -> Finding:
+    return Finding(
+        "stream.after-response",
+        SERVER,
+        "$",
+        "a message after every request of this POST was answered: the stream should have ended",
+        index,
+    )
 
 
 def _initialize(body: bytes) -> bool:

@@ -66,6 +66,13 @@ RULES: dict[str, Rule] = {
             "a progress notification for a token that was never issued",
         ),
         Rule(
+            "stream.after-response",
+            "warning",
+            _HTTP,
+            "a message on a POST's event stream after every request the POST carried was "
+            "answered (the server should close the stream then)",
+        ),
+        Rule(
             "progress.after-response",
             "error",
             _PROGRESS,
