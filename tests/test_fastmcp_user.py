@@ -428,16 +428,17 @@ class Ours(Caller):
             return failure(exc.code, exc.message)
 
     async def pages(self, what: str) -> list[list[dict[str, Any]]]:
+        # One page a request (`list_tools()` and the like follow every cursor themselves).
         method, member = {
-            "tools": ("list_tools", "tools"),
-            "resources": ("list_resources", "resources"),
-            "templates": ("list_resource_templates", "resourceTemplates"),
-            "prompts": ("list_prompts", "prompts"),
+            "tools": ("tools/list", "tools"),
+            "resources": ("resources/list", "resources"),
+            "templates": ("resources/templates/list", "resourceTemplates"),
+            "prompts": ("prompts/list", "prompts"),
         }[what]
         pages: list[list[dict[str, Any]]] = []
         cursor = None
         while True:
-            listed = await getattr(self.client, method)(cursor)
+            listed = await self.client.request(method, {} if cursor is None else {"cursor": cursor})
             pages.append(dumped(listed)[member])
             cursor = listed.nextCursor
             if cursor is None:
