@@ -230,3 +230,36 @@ async def test_our_client_and_the_sdk_server_over_http(mode: str) -> None:
     found = [(f.severity, f.rule, f.path) for f in recorder.findings()]
     assert found == []  # as over stdio (see test_our_client_and_the_sdk_server)
     assert len(recorder.entries) > 8
+
+
+async def test_the_ts_v1_client_over_http_and_the_example_server(npm_peers: Path) -> None:
+    """The TypeScript SDK v1 client (@modelcontextprotocol/sdk) over legacy Streamable HTTP,
+    through the HTTP relay, to the example server: its tools, a call, a task tool answered
+    plainly, a failing one."""
+    import importlib.util
+
+    from mcpio.inspect.http_proxy import ProxyApp
+    from mcpio.inspect.transcript import Recorder
+    from tests.support import serve_app
+
+    node = shutil.which("node")
+    assert node is not None, "node must be on PATH"
+    spec = importlib.util.spec_from_file_location(
+        "everything", ROOT / "examples" / "everything_server.py"
+    )
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    recorder = Recorder(io.StringIO())
+    async with serve_app(example.server.http_app()) as upstream:
+        async with serve_app(ProxyApp(f"{upstream.url}/mcp", recorder)) as proxy:
+            with anyio.fail_after(DEADLINE):
+                done = await anyio.run_process(
+                    [node, str(PEERS / "ts_tasks_client.mjs"), f"{proxy.url}/mcp"],
+                    cwd=npm_peers.parent, check=False,
+                )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    seen = json.loads(done.stdout.decode().splitlines()[-1])
+    assert seen["protocolVersion"] == LEGACY
+    assert len(recorder.entries) > 6
+    assert [(f.severity, f.rule, f.path) for f in recorder.findings()] == []
