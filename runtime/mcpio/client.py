@@ -115,6 +115,35 @@ class Subscription:
             raise StopAsyncIteration from None
 
 
+def _retry_params(data: Any, answers: dict[str, Any], state: str | None) -> dict[str, Any]:
+    """A request's params for its retry after `input_required`: the answers, and the state the
+    server sealed, in place of the last round's."""
+    retry = {k: v for k, v in data.items() if k not in ("inputResponses", "requestState")}
+    if answers:
+        retry["inputResponses"] = answers
+    if state is not None:
+        retry["requestState"] = state
+    return retry
+
+
+def _checked_target(
+    target: str | Sequence[str] | Transport | Server,
+    mode: str,
+    auth: Auth | str | None,
+    headers: Mapping[str, str] | None,
+) -> Sequence[str] | Transport | Server | str:
+    """The target to connect to (a command string or a file made argv: `mcpio.targets`);
+    `ValueError` for a mode that is no revision, or credentials for a target that is no URL."""
+    if mode not in ("auto", "legacy", *mcp_wire.REVISIONS):
+        raise ValueError(f"mode must be 'auto', 'legacy' or one of {', '.join(mcp_wire.REVISIONS)}")
+    url = isinstance(target, str) and is_url(target)
+    if (headers or isinstance(auth, str)) and not url:
+        raise ValueError("headers= and auth='token' are for an http(s) URL target")
+    if isinstance(target, str) and not url:
+        return command_for(target)
+    return target
+
+
 class Client:
     tracing: ClientTracing | None = None  # a span per call (`mcpio.telemetry`, the otel extra)
 
@@ -142,26 +171,15 @@ class Client:
         tasks: bool = False,
         cache: ResultCache | bool = True,
     ) -> None:
-        if mode not in ("auto", "legacy", *mcp_wire.REVISIONS):
-            raise ValueError(
-                f"mode must be 'auto', 'legacy' or one of {', '.join(mcp_wire.REVISIONS)}"
-            )
-        url = isinstance(target, str) and is_url(target)
-        if (headers or isinstance(auth, str)) and not url:
-            raise ValueError("headers= and auth='token' are for an http(s) URL target")
-        if isinstance(target, str) and not url:
-            target = command_for(target)  # see mcpio.targets
-        self._target = target
+        self._target = target = _checked_target(target, mode, auth, headers)
         self.mode = mode
         # list results kept as the server's hints allow (mcpio.result_cache); False: none
         self.cache = ResultCache() if cache is True else cache if cache is not False else None
         self._server_key = _server_key(target)
         self._principal = _principal(auth, headers or {})
         self.info = pub.Implementation(name=name, version=version)
-        self._elicitation = elicitation
-        self._elicit_url = on_elicit_url
-        self._sampling = sampling
-        self._roots = roots
+        self._elicitation, self._elicit_url = elicitation, on_elicit_url
+        self._sampling, self._roots = sampling, roots
         self._on_log = on_log
         self._on_notice = on_notice
         self.timeout = timeout
@@ -496,11 +514,7 @@ class Client:
             kept = False  # a task's progress goes on coming on its request's token
             if progress is not None:
                 self._progress[id] = progress
-            frame = None
-            if method == "tools/call" and task is None and type(data) is dict:
-                frame = self._call_frame(codec, id, data, progress is not None)
-            if frame is None:
-                frame = self._frame(codec, method, data, id, progress is not None, task)
+            frame = self._request_frame(codec, method, data, id, progress is not None, task)
             try:
                 # `_round_trip`, inlined: one coroutine less on every call's path
                 raw = await session.request(id, frame, timeout)
@@ -526,12 +540,25 @@ class Client:
                 result = codec.to_public(method, result, "result")
             if not _input_required(type(result)):
                 return result
-            data = {k: v for k, v in data.items() if k not in ("inputResponses", "requestState")}
-            if result.inputRequests:
-                data["inputResponses"] = await self._answer_all(result.inputRequests)
-            if result.requestState is not None:
-                data["requestState"] = result.requestState
+            answers = await self._answer_all(result.inputRequests or {})
+            data = _retry_params(data, answers, result.requestState)
         raise ProtocolError(INTERNAL_ERROR, f"{method}: more than {MAX_INPUT_ROUNDS} input rounds")
+
+    def _request_frame(
+        self,
+        codec: Codec,
+        method: str,
+        data: Any,
+        id: int,
+        progress: bool,
+        task: Mapping[str, Any] | None,
+    ) -> bytes:
+        """A request's bytes: a plain `tools/call` by the short builder, else by `_frame`."""
+        if method == "tools/call" and task is None and type(data) is dict:
+            frame = self._call_frame(codec, id, data, progress)
+            if frame is not None:
+                return frame
+        return self._frame(codec, method, data, id, progress, task)
 
     def _frame(
         self,

@@ -482,7 +482,56 @@ class ServerConnection:
     async def _modern(
         self, raw: bytes, id: RequestId, env: Peek, message: Any = None
     ) -> bytes | None:
-        version = env.protocol_version
+        version = self._modern_version(env.protocol_version)
+        codec = codec_of(version)
+        tasks = tasks_serve.tasks_available(version)
+        if env.method in tasks_serve.MODERN_METHODS and tasks:
+            return await self._modern_task_method(version, id, env.method, raw)
+        if message is None:
+            message = codec.decode(raw)
+        method = message.method
+        spec = codec.methods[method]
+        params = codec.to_public(method, message.params, "params")
+        meta = params.meta
+        answers, rounds = (
+            self._sealed_answers(method, params, raw) if spec.input_required else ({}, 0)
+        )
+        inputs = RetriedInputs(answers)
+        capabilities = meta.io_modelcontextprotocol_clientCapabilities
+        ctx = self._context(
+            codec,
+            id,
+            inputs,
+            capabilities,
+            meta.io_modelcontextprotocol_clientInfo,
+            meta.progressToken,
+            meta.io_modelcontextprotocol_logLevel,
+        )
+        if (
+            getattr(capabilities, "extensions", None)
+            and tasks
+            and tasks_serve.declares_tasks(capabilities)
+        ):
+            ctx.task_offer = TaskOffer(progress=self._task_progress_published)
+        if method == "server/discover":
+            result: Any = self._discover(tasks)
+        elif method == "subscriptions/listen":
+            result = await self._listen(codec, id, params)
+        else:
+            try:
+                result = await self._dispatch_asking(ctx, method, params)
+            except InputRequired as needed:
+                if not spec.input_required:
+                    raise ProtocolError(
+                        INTERNAL_ERROR, f"{method} cannot ask the client for input"
+                    ) from None
+                digest = request_digest(method, _params_of(raw))
+                result = self._input_required(inputs, needed, digest, rounds + 1)
+        return None if result is None else self._modern_answer(codec, id, method, result)
+
+    def _modern_version(self, version: str | None) -> str:
+        """The revision a modern request is served in (its envelope's, or the newest for a
+        request of a connection already modern)."""
         if version is None:
             if not self.modern_seen:
                 raise ProtocolError(
@@ -499,78 +548,47 @@ class ServerConnection:
                 {"supported": list(reversed(MODERN)), "requested": version},
             )
         self.modern_seen = True
-        codec = codec_of(version)
-        tasks = tasks_serve.tasks_available(version)
-        if env.method in tasks_serve.MODERN_METHODS and tasks:
-            return await self._modern_task_method(version, id, env.method, raw)
-        if message is None:
-            message = codec.decode(raw)
-        method = message.method
-        spec = codec.methods[method]
-        params = codec.to_public(method, message.params, "params")
-        meta = params.meta
-        answers: dict[str, Any] = {}
+        return version
+
+    def _sealed_answers(self, method: str, params: Any, raw: bytes) -> tuple[dict[str, Any], int]:
+        """A retried request's answers and the rounds so far: those sealed in earlier rounds
+        stand (the client cannot replace them), beside the new `inputResponses`."""
+        sealed: dict[str, Any] = {}
         rounds = 0
-        if spec.input_required:
-            if params.requestState is not None:
-                digest = request_digest(method, _params_of(raw))
-                answers, rounds = self.server.sealer.open(params.requestState, digest, self.subject)
-            # Answers sealed in earlier rounds stand: the client cannot replace them.
-            answers = {**(params.inputResponses or {}), **answers}
-        inputs = RetriedInputs(answers)
-        ctx = self._context(
-            codec,
-            id,
-            inputs,
-            meta.io_modelcontextprotocol_clientCapabilities,
-            meta.io_modelcontextprotocol_clientInfo,
-            meta.progressToken,
-            meta.io_modelcontextprotocol_logLevel,
-        )
-        capabilities = meta.io_modelcontextprotocol_clientCapabilities
-        if (
-            getattr(capabilities, "extensions", None)
-            and tasks
-            and tasks_serve.declares_tasks(capabilities)
-        ):
-            ctx.task_offer = TaskOffer(progress=self._task_progress_published)
-        if method == "server/discover":
-            result: Any = self._discover(tasks)
-        elif method == "subscriptions/listen":
-            result = await self._listen(codec, id, params)
-        else:
-            try:
-                try:
-                    result = await self.server.dispatch(ctx, method, params)
-                except UrlElicitationRequired as error:  # retired in 2026-07-28: asked instead
-                    ctx.require_url_elicitation()
-                    raise InputRequired(
-                        {f"url-{i}": ElicitUrl(e.message, e.url) for i, e in enumerate(error.elicitations)}
-                    ) from None  # fmt: skip
-            except InputRequired as needed:
-                if not spec.input_required:
-                    raise ProtocolError(
-                        INTERNAL_ERROR, f"{method} cannot ask the client for input"
-                    ) from None
-                digest = request_digest(method, _params_of(raw))
-                result = self._input_required(inputs, needed, digest, rounds + 1)
-        if result is None:
-            return None
+        if params.requestState is not None:
+            digest = request_digest(method, _params_of(raw))
+            sealed, rounds = self.server.sealer.open(params.requestState, digest, self.subject)
+        return {**(params.inputResponses or {}), **sealed}, rounds
+
+    async def _dispatch_asking(self, ctx: Context, method: str, params: Any) -> Any:
+        """`Server.dispatch`; a legacy `UrlElicitationRequired` becomes the question it asks
+        (2026-07-28 retired the error)."""
+        try:
+            return await self.server.dispatch(ctx, method, params)
+        except UrlElicitationRequired as error:
+            ctx.require_url_elicitation()
+            raise InputRequired(
+                {f"url-{i}": ElicitUrl(e.message, e.url) for i, e in enumerate(error.elicitations)}
+            ) from None
+
+    def _modern_answer(self, codec: Codec, id: RequestId, method: str, result: Any) -> bytes:
+        """A modern result as its response frame, the server's info in its `_meta`."""
+        public = codec.revision == PUBLIC_REVISION
         if type(result) is TextAnswer:
-            if version == PUBLIC_REVISION:
+            if public:
                 return codec.result_frame(id, result.json(True), self.server.result_meta_json)
             result = tool_result(result.text)
         if isinstance(result, TaskCreated):
             created = {**modern_task(result.record, detailed=False), "resultType": "task"}
-            return self._modern_frame(version, id, method, created)
+            return self._modern_frame(codec.revision, id, method, created)
         meta = result.meta
-        if version == PUBLIC_REVISION and "meta" not in result.__pydantic_fields_set__:
+        if public and "meta" not in result.__pydantic_fields_set__:
             return codec.encode_result(id, result, self.server.result_meta_json)
         if meta is None:
             result.meta = self.server.result_meta
         elif meta.io_modelcontextprotocol_serverInfo is None:
             meta.io_modelcontextprotocol_serverInfo = self.server.info
-        own = result if version == PUBLIC_REVISION else codec.from_public(method, result, "result")
+        own = result if public else codec.from_public(method, result, "result")
         return codec.encode_result(id, own)
 
     async def _modern_task_method(

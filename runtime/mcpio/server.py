@@ -10,6 +10,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio
@@ -107,24 +108,14 @@ class Server:
         icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
         website_url: str | None = None,
     ) -> None:
-        """`mask_error_details`: a tool that raises (anything but `ToolError`) answers
-        "Error calling tool 'x'" (the model reads it); False adds the exception's message.
-        `middleware`: see `add_middleware`. `lifespan`: see `running`. `list_page_size`: the
-        lists of tools, resources, templates and prompts in pages of that many, continued by a
-        cursor any instance sharing `state_key` takes (`mcpio.paging`); None: all at once.
-        `cache_ttl_ms` / `cache_scope`: the cache hints of cacheable results, unless
-        `method_cache_hints` gives a method's (`{"tools/list": CacheHint(60_000, "public")}`) or
-        a resource its own. `icons`, `website_url`: the server's, in its `serverInfo`."""
+        """`mask_error_details`: a failing tool answers "Error calling tool 'x'", False adds
+        the exception's message. `middleware`: see `add_middleware`; `lifespan`: `running`;
+        `list_page_size`: lists in pages (`mcpio.paging`; None: all at once); cache hints:
+        `cache_ttl_ms`/`cache_scope`, per method `method_cache_hints`; `icons`, `website_url`:
+        the server's `serverInfo`."""
         if list_page_size is not None and list_page_size < 1:
             raise ValueError("list_page_size must be at least 1")
-        info: dict[str, Any] = {"name": name, "version": version}
-        if title:
-            info["title"] = title
-        if icons:
-            info["icons"] = [plain(icon) for icon in icons]
-        if website_url:
-            info["websiteUrl"] = website_url
-        self.info = pub.Implementation.model_validate(info)
+        self.info = server_info(name, version, title, icons, website_url)
         self._stamp: tuple[pub.ResultMetaObject, bytes] | None = None  # see `result_meta`
         self.instructions = instructions
         self.sealer = Sealer(state_key)
@@ -147,13 +138,17 @@ class Server:
         self._pipeline = None
         self.lifespan = lifespan
         self.lifespan_state: Any = None  # what the lifespan yielded (`ctx.lifespan`)
-        self._lifespan_task: asyncio.Task[None] | None = None
-        self._lifespan_stop: asyncio.Event | None = None
-        self._lifespan_lock: asyncio.Lock | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None  # where it was started
-        self._running = 0  # starts not yet stopped
+        self._life = _Running()
         self._announcing: set[asyncio.Task[None]] = set()  # see `_announce`
-        self.handlers: dict[str, MethodHandler] = {
+        self.handlers: dict[str, MethodHandler] = self._built_in_handlers()
+        self.hub = Hub(self.info.name, self.capabilities, bus)
+        self.tasks = self._task_engine(tasks)
+        self.task_support: dict[str, TaskSupport] = {}  # task tools: their taskSupport
+        self.deferred_tasks: set[str] = set()
+        self.retry_safe: set[str] = set()
+
+    def _built_in_handlers(self) -> dict[str, MethodHandler]:
+        return {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
             "resources/list": self._list_resources,
@@ -163,15 +158,15 @@ class Server:
             "prompts/get": self._get_prompt,
             "completion/complete": self._complete,
         }
-        self.hub = Hub(self.info.name, self.capabilities, bus)
-        # Tasks: the engine (its store: memory unless given) and each task tool's support.
-        self.tasks = tasks if isinstance(tasks, TaskEngine) else TaskEngine(tasks)
-        self.task_support: dict[str, TaskSupport] = {}
-        self.deferred_tasks: set[str] = set()
-        self.retry_safe: set[str] = set()
-        self.tasks.control = lambda order: self.hub.publish(TASK_CONTROL, "tasks/control", order)
-        self.tasks.watchers.append(self._task_changed)
-        self.hub.on_task_control = self.tasks.on_control
+
+    def _task_engine(self, tasks: TaskEngine | TaskStore | None) -> TaskEngine:
+        """The engine (its store: memory unless given), its changes and orders carried by the
+        hub."""
+        engine = tasks if isinstance(tasks, TaskEngine) else TaskEngine(tasks)
+        engine.control = lambda order: self.hub.publish(TASK_CONTROL, "tasks/control", order)
+        engine.watchers.append(self._task_changed)
+        self.hub.on_task_control = engine.on_control
+        return engine
 
     @property
     def bus(self) -> Bus:
@@ -225,23 +220,11 @@ class Server:
         retry: Literal["never", "safe"] = "never",
         icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F] | F:
-        """Register a tool (`@server.tool` or `@server.tool(...)`). Its input schema comes from
-        the type hints unless given; a parameter typed `Context` receives the request context.
-        Return text, content blocks, `Image` / `Audio` / `File` / bytes (`mcpio.content`), a
-        mapping (structured content) or a `CallToolResult`. A raised `ToolError` answers with
-        its text as a failed call (`isError`); any other exception too, its message masked
-        (`Server(mask_error_details=...)`) and its traceback logged; a `ProtocolError` is the
-        JSON-RPC error. Its output schema comes from the return annotation (`mcpio.structured`)
-        unless given or `structured_output=False`; results are then checked against it.
-
-        `task`: whether a call may run as a task (the spec's `taskSupport`): "forbidden" (never),
-        "optional" (when the client takes tasks), "required" (a client that does not is
-        refused). `defer_task`: the handler first runs within the request (its questions are
-        answered there) and becomes a task when it calls `await ctx.become_task()`.
-        `run_in_thread`: a plain `def` runs in a worker thread (False: on the event loop).
-        `retry="safe"`: the tool may run again from the start (with the answers it collected)
-        when the worker running it as a queued task dies or shuts down, up to the engine's
-        `max_attempts` runs; else such a task ends `failed` (it runs at most once)."""
+        """Register a tool, bare or called. Its input schema comes from the type hints unless
+        given (a `Context` parameter receives the request context), its output schema from the
+        return annotation (`mcpio.structured`) unless given or `structured_output=False`.
+        Errors, content helpers, `task`/`defer_task`/`retry` and `run_in_thread`: see the README
+        ("Writing servers", "Tasks")."""
         if callable(name):
             return self.tool()(name)
 
@@ -304,8 +287,8 @@ class Server:
         """Publish a list change from synchronous code (a `remove_*`): on the event loop the
         server runs on, from it or from a worker thread (a sync handler); nowhere while the
         server is not started, when no one can be listening."""
-        loop = self._loop
-        if loop is None or loop.is_closed() or self._running == 0:
+        loop = self._life.loop
+        if loop is None or loop.is_closed() or self._life.count == 0:
             return
         change = self._publish_list_change(flag)
         try:
@@ -848,32 +831,32 @@ class Server:
         host that sends no lifespan events starts it at its first request and never stops it.
         `LifespanError` when the lifespan fails to start (nothing is served then)."""
         loop = asyncio.get_running_loop()
-        if self._lifespan_lock is None or self._loop is not loop:  # a new event loop
-            self._lifespan_lock, self._loop, self._running = asyncio.Lock(), loop, 0
-        async with self._lifespan_lock:
-            if self._running == 0:
+        if self._life.lock is None or self._life.loop is not loop:  # a new event loop
+            self._life.lock, self._life.loop, self._life.count = asyncio.Lock(), loop, 0
+        async with self._life.lock:
+            if self._life.count == 0:
                 await self._enter_lifespan(loop)
-            self._running += 1
+            self._life.count += 1
         self.hub.start_bus()
 
     async def stop(self) -> None:
         """Undo one `start`: the last one exits the lifespan and stops the bus."""
-        if self._lifespan_lock is None or self._loop is not asyncio.get_running_loop():
+        if self._life.lock is None or self._life.loop is not asyncio.get_running_loop():
             return
-        async with self._lifespan_lock:
-            self._running -= 1
-            if self._running > 0:
+        async with self._life.lock:
+            self._life.count -= 1
+            if self._life.count > 0:
                 return
             await self.stop_bus()
-            task, stop = self._lifespan_task, self._lifespan_stop
-            self._lifespan_task = self._lifespan_stop = None
+            task, stop = self._life.task, self._life.stop
+            self._life.task = self._life.stop = None
             if task is not None and stop is not None:
                 stop.set()
                 await task
 
     async def ensure_started(self) -> None:
         """`start` once per event loop, never stopped (an HTTP host without lifespan events)."""
-        if self._loop is not asyncio.get_running_loop() or self._running == 0:
+        if self._life.loop is not asyncio.get_running_loop() or self._life.count == 0:
             await self.start()
 
     async def _enter_lifespan(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -905,7 +888,7 @@ class Server:
         if failed:
             await task
             raise LifespanError(f"the server's lifespan failed to start: {failed[0]!r}")
-        self._lifespan_task, self._lifespan_stop = task, stop
+        self._life.task, self._life.stop = task, stop
 
     # ------------------------------------------------------------------ serving
 
@@ -1073,6 +1056,35 @@ def tool_failure(name: str, error: Exception, mask: bool) -> pub.CallToolResult:
 
 async def _nowhere(method: str, params: dict[str, Any]) -> None:
     """A queued task's context before it is a task's: nothing is sent."""
+
+
+@dataclass
+class _Running:
+    """A server's starts (`Server.start`) on one event loop: how many are not stopped yet,
+    and the task holding its lifespan."""
+
+    lock: asyncio.Lock | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    count: int = 0
+    task: asyncio.Task[None] | None = None
+    stop: asyncio.Event | None = None
+
+
+def server_info(
+    name: str,
+    version: str,
+    title: str | None,
+    icons: Sequence[pub.Icon | Mapping[str, Any]] | None,
+    website_url: str | None,
+) -> pub.Implementation:
+    info: dict[str, Any] = {"name": name, "version": version}
+    if title:
+        info["title"] = title
+    if icons:
+        info["icons"] = [plain(icon) for icon in icons]
+    if website_url:
+        info["websiteUrl"] = website_url
+    return pub.Implementation.model_validate(info)
 
 
 def _untouched(result: pub.CallToolResult, answer: TextAnswer) -> bool:

@@ -73,6 +73,15 @@ def _get(params: Any, key: str) -> Any:
     return params.get(key) if isinstance(params, Mapping) else getattr(params, key, None)
 
 
+def _raised(span: Span, exc: Exception) -> None:
+    """A request that failed with `exc`: its JSON-RPC code (a `ProtocolError`) or its type."""
+    if isinstance(exc, ProtocolError):
+        span.set_attribute("rpc.response.status_code", str(exc.code))
+        _failed(span, str(exc.code), exc)
+    else:
+        _failed(span, type(exc).__qualname__, exc)
+
+
 def _failed(span: Span, kind: str, exc: BaseException | None = None) -> None:
     from opentelemetry.trace import Status, StatusCode
 
@@ -127,12 +136,8 @@ class Tracing:
                 result = await call_next(call)
             except InputRequired:
                 raise  # the client is asked, then retries: no failure
-            except ProtocolError as exc:
-                span.set_attribute("rpc.response.status_code", str(exc.code))
-                _failed(span, str(exc.code), exc)
-                raise
             except Exception as exc:
-                _failed(span, type(exc).__qualname__, exc)
+                _raised(span, exc)
                 raise
             return _outcome(span, result)
 
@@ -180,12 +185,8 @@ class ClientTracing:
                 result = await client.request(
                     method, params, timeout=timeout, progress=progress, task=task
                 )
-            except ProtocolError as exc:
-                span.set_attribute("rpc.response.status_code", str(exc.code))
-                _failed(span, str(exc.code), exc)
-                raise
             except Exception as exc:
-                _failed(span, type(exc).__qualname__, exc)
+                _raised(span, exc)
                 raise
             finally:
                 _IN_CLIENT_SPAN.reset(token)
