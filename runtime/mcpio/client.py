@@ -206,6 +206,7 @@ class Client:
         self.output_schemas: dict[str, dict[str, Any]] = {}  # by tool name, from tools/list
         self._task_support: dict[str, str] = {}  # 2025-11-25: tool name -> execution.taskSupport
         self._tools_listed = False
+        self._tools_listing = anyio.Lock()  # concurrent start_tool calls list the tools once
 
     # ------------------------------------------------------------------ connecting
 
@@ -823,15 +824,16 @@ class Client:
     async def _task_tool(self, name: str) -> bool:
         """2025-11-25: whether the server runs tool calls as tasks and this tool may be one
         (its `execution.taskSupport`, from the last `list_tools`; listed once if unknown)."""
-        if name not in self._task_support and not self._tools_listed:
-            self._tools_listed = True
-            if self.codec is not None and "tasks/get" in self.codec.methods:
-                cursor: str | None = None
-                while True:
-                    listed = await self._list_task_tools(cursor)
-                    cursor = listed.nextCursor
-                    if cursor is None:
-                        break
+        async with self._tools_listing:  # the others wait for the listing, not guess
+            if name not in self._task_support and not self._tools_listed:
+                self._tools_listed = True
+                if self.codec is not None and "tasks/get" in self.codec.methods:
+                    cursor: str | None = None
+                    while True:
+                        listed = await self._list_task_tools(cursor)
+                        cursor = listed.nextCursor
+                        if cursor is None:
+                            break
         return self._task_support.get(name) in ("optional", "required")
 
     async def list_resources(self, cursor: str | None = None) -> pub.ListResourcesResult:
