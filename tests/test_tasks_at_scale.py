@@ -188,13 +188,13 @@ def plan_of(i: int) -> tuple[str, float, str]:
 
 
 async def ends(peer: Peer, task_id: str) -> dict[str, Any]:
-    """The task once it ended (completed, failed or cancelled), polled every 50 ms."""
+    """The task once it ended (completed, failed or cancelled), polled every 200 ms."""
 
     async def ended() -> dict[str, Any] | None:
         task = await peer.get(task_id)
         return task if task["status"] in ("completed", "failed", "cancelled") else None
 
-    return await until(ended, timeout=60, interval=0.05)
+    return await until(ended, timeout=60, interval=0.2)
 
 
 def expected(plan: tuple[str, float, str]) -> str:
