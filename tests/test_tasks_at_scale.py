@@ -6,12 +6,16 @@ Redis as task store, queue and bus, and three `mcpio worker` processes.
   (half of a retry-safe tool, some longer than the lease), and 100 legacy (2025-11-25) ones on
   a session with each instance (those run where they were accepted). Every task completes
   exactly once with its own result, and reads the same through either instance.
-- A rolling restart under that load: while tasks are created and polled through nginx, each
-  HTTP instance in turn is SIGTERMed (it drains) and started again on its port, and so is each
-  worker. No accepted task is lost, none runs twice but a retry-safe one handed back by a
-  stopping worker (its runs recorded), and the clients see no error but the retryable ones
-  (HTTP 503 with `Retry-After`; a legacy session ended by its instance's shutdown, -32600,
-  after which a new session reads its tasks on).
+- A rolling restart under that load: while tasks are created and polled through nginx (modern
+  round-robin, legacy sessions by client address), three new workers start, then each HTTP
+  instance in turn is taken out of nginx's rotation (a reload), SIGTERMed with an old worker
+  (they drain), started again on its port and put back; then the last old worker stops. No
+  accepted task is lost, none runs twice but a retry-safe one handed back by a stopping worker
+  (its runs recorded), and the clients see no error but the retryable ones (HTTP 503 with
+  `Retry-After`; a legacy session ended by its instance's shutdown or moved by nginx, -32600
+  `sessionExpired`, after which a new session follows its tasks on). SIGTERM without taking
+  the instance out of rotation first would let nginx send it requests its closing listener
+  resets (502): a deploy takes an instance out of its balancer before stopping it.
 
 Marked `slow` and `services` (nginx, redis-server: `make services`).
 """
