@@ -21,8 +21,9 @@ tasks, `CONCURRENCY` in flight, each polled with `tasks/get` every 50 ms until c
 Per row: tasks/s (wall clock, first call to last completion); CPU per task of the servers,
 workers and redis-server (from /proc: user + system); start latency (call sent -> tool
 started) and end-to-end latency (call sent -> seen completed), p50 and p99; the requests a
-server dropped (closed the connection without an answer: FastMCP's did, under load), each sent
-again and counted (`MAX_DROPPED` per row at most; a dropped `tools/call` may leave a task no
+server dropped (closed the connection without an answer: both did on a machine at load
+average 15, most likely uvicorn closing a keep-alive connection idle past its 5 s as the next
+request went out), each sent again and counted (`MAX_DROPPED` per row at most; a dropped `tools/call` may leave a task no
 one reads). The sides take turns row by row, so the load of a shared machine falls on both
 alike.
 
@@ -213,7 +214,7 @@ class Driver:
                 )
                 break
             except (httpx.ReadError, httpx.RemoteProtocolError):
-                self.dropped += 1  # a lost tools/call answer leaves a task nobody reads
+                self.dropped += 1  # a lost tools/call answer leaves a task no one reads
                 if self.dropped > MAX_DROPPED:
                     raise
         answer = response.json()
