@@ -59,6 +59,7 @@ import pydantic_core
 from mcpio.errors import AuthError
 from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import envelope_version, peek_any
+from mcpio.transports import ResponseHook
 from mcpio.transports.http_rules import (
     ACCEPT_BOTH,
     EVENT_STREAM,
@@ -174,6 +175,7 @@ class HttpTransport:
         self._timeouts = httpx.Timeout(timeout, connect=connect_timeout, read=None)
         self.max_bytes = max_bytes
         self._incoming_send, self._incoming = anyio.create_memory_object_stream[bytes](math.inf)
+        self.on_response: ResponseHook | None = None  # see `_deliver`
         self._stack = AsyncExitStack()
         self._http: httpx.AsyncClient | None = http
         self._own_http = http is None
@@ -719,6 +721,9 @@ class HttpTransport:
                     self._deliver_parsed(raw)
                     return
                 post.settled = True
+                settle = self.on_response
+                if settle is not None and self._idle() and settle(raw, env.id):
+                    return  # settled by its envelope: the session reads it no more
         elif env is None:
             self._deliver_parsed(raw)
             return
@@ -726,6 +731,12 @@ class HttpTransport:
             self._incoming_send.send_nowait(raw)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
+
+    def _idle(self) -> bool:
+        """Whether the session's read loop waits with nothing queued: a response settled now
+        keeps its place after the frames read before it."""
+        stats = self._incoming.statistics()
+        return stats.current_buffer_used == 0 and stats.tasks_waiting_receive > 0
 
     def _deliver_parsed(self, raw: bytes) -> None:
         """`_deliver`, the frame parsed whole."""

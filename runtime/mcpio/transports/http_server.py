@@ -51,7 +51,7 @@ from mcpio.jsonrpc import error_frame
 from mcpio.latest import HEADER_MISMATCH, UNSUPPORTED_VERSION
 from mcpio.negotiate import MODERN, peek_any, read_modern
 from mcpio.routes import Route
-from mcpio.transports import Transport
+from mcpio.transports import ResponseHook, Transport
 from mcpio.transports.admission import ByteBudget, Refused, Slots
 from mcpio.transports.asgi import (
     JSON_TYPE,
@@ -692,6 +692,8 @@ class Answer:
     handler has run `WATCH_AFTER` seconds, so that a quick answer costs no task. A frame its
     reader does not take within `send_timeout` ends the exchange, as the client going away
     does."""
+
+    on_response: ResponseHook | None = None  # (never called: frames come by dispatch)
 
     def __init__(self, send: Send, guard: Guard, send_timeout: float) -> None:
         self._send = send

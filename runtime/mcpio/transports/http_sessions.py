@@ -27,7 +27,7 @@ from mcpio.context import HTTP_REQUEST
 from mcpio.jsonrpc import RequestId, error_frame
 from mcpio.negotiate import peek_any
 from mcpio.session import serving
-from mcpio.transports import Transport
+from mcpio.transports import ResponseHook, Transport
 from mcpio.transports.admission import Slots
 from mcpio.transports.asgi import (
     KEEPALIVE_SECONDS,
@@ -414,6 +414,8 @@ class LegacySession:
     """A legacy session's transport: frames in from its POSTs, frames out to the exchange of
     the request whose handler said them, or to the GET stream. Every outbox is bounded: a
     reader that falls `queue` frames behind is cut off (its stream ends)."""
+
+    on_response: ResponseHook | None = None  # (never called: frames come by dispatch)
 
     def __init__(self, id: str, client: str, queue: int) -> None:
         self.id = id
