@@ -59,6 +59,7 @@ import pydantic_core
 from mcpio.errors import AuthError
 from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import envelope_version, peek_any
+from mcpio.protocol_rules import version_header_required
 from mcpio.transports import ResponseHook
 from mcpio.transports.http_rules import (
     ACCEPT_BOTH,
@@ -90,7 +91,6 @@ MAX_REDIRECTS = 5
 OLD = (400, 404, 405)  # an `initialize` POST refused so may have met a 2024-11-05 server
 MAX_RESUMPTIONS = 3  # reconnections in a row that bring no event
 DEFAULT_RETRY = 1.0  # seconds before reconnecting when the server sent no `retry`
-SESSION_HEADER_VERSION = "2025-06-18"  # the first revision with MCP-Protocol-Version after init
 _SESSION_ID = re.compile(r"[\x21-\x7e]+")
 
 
@@ -380,11 +380,7 @@ class HttpTransport:
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         version = self.legacy_version
-        if (
-            version is not None
-            and version >= SESSION_HEADER_VERSION
-            and plain_header_value(version)
-        ):
+        if version is not None and version_header_required(version) and plain_header_value(version):
             headers["MCP-Protocol-Version"] = version
         return headers
 

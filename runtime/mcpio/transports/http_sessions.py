@@ -44,8 +44,11 @@ from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from mcpio.auth import Principal
     from mcpio.connection import ServerConnection
+    from mcpio.options import ConnectionOptions
 
 log = logging.getLogger("mcpio")
 
@@ -64,7 +67,9 @@ class Guarding(Protocol):
 class Connecting(Protocol):
     """What the sessions need of the server: a connection over a transport."""
 
-    def connect(self, transport: Transport, **options: Any) -> ServerConnection: ...
+    def connect(
+        self, transport: Transport, **options: Unpack[ConnectionOptions]
+    ) -> ServerConnection: ...
 
 
 @dataclass
