@@ -28,14 +28,15 @@ async def test_calls_started_together_all_ask_for_a_task() -> None:
         return f"plain {n}"
 
     async with Client(server, mode="2025-11-25", tasks=True) as client:
-        original = client.task_request
+        tools = client._task_tools  # pyright: ignore[reportPrivateUsage]
+        original = tools._request  # pyright: ignore[reportPrivateUsage]
 
         async def counted(method: str, params: dict) -> dict:  # type: ignore[type-arg]
             nonlocal listings
             listings += method == "tools/list"
             return await original(method, params)
 
-        client.task_request = counted  # type: ignore[method-assign]
+        tools._request = counted  # pyright: ignore[reportPrivateUsage]
         answers: dict[int, object] = {}
 
         async def one(n: int) -> None:
