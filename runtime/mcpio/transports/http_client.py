@@ -45,6 +45,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -55,10 +56,13 @@ import anyio
 import anyio.abc
 import httpx
 import pydantic_core
+import sniffio
 
 from mcpio.errors import AuthError
 from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import envelope_version, peek_any
+from mcpio.transports.http1 import Http1Client
+from mcpio.transports.http1 import Response as Http1Response
 from mcpio.transports.http_rules import (
     ACCEPT_BOTH,
     EVENT_STREAM,
@@ -91,6 +95,10 @@ MAX_RESUMPTIONS = 3  # reconnections in a row that bring no event
 DEFAULT_RETRY = 1.0  # seconds before reconnecting when the server sent no `retry`
 SESSION_HEADER_VERSION = "2025-06-18"  # the first revision with MCP-Protocol-Version after init
 _SESSION_ID = re.compile(r"[\x21-\x7e]+")
+
+Answer = httpx.Response | Http1Response
+"""A response as the transport reads it: from httpx (a client passed as `http=`, a proxy from the
+environment, a loop that is not asyncio's) or from the lean HTTP/1.1 client (the default)."""
 
 
 # ---------------------------------------------------------------------- the transport
@@ -149,7 +157,11 @@ class HttpTransport:
     authorization flow when the server asks for one (`mcpio.auth_client.OAuth`). `http` is the
     `httpx.AsyncClient` to use (its TLS, proxies, transport: a mock in tests), left open when
     the transport closes; it should not follow redirects (a redirect is reported, not
-    followed); by default the transport makes its own."""
+    followed). By default the transport sends over its own lean HTTP/1.1 client
+    (`mcpio.transports.http1`), or over an httpx client of its own where the environment names a
+    proxy for the URL (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, less `NO_PROXY`: what httpx
+    honours) or the event loop is not asyncio's; with `auth`, an httpx client also runs the
+    authorization flow's own requests."""
 
     def __init__(
         self,
@@ -177,6 +189,7 @@ class HttpTransport:
         self._stack = AsyncExitStack()
         self._http: httpx.AsyncClient | None = http
         self._own_http = http is None
+        self._lean: Http1Client | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
         self._scopes: set[anyio.CancelScope] = set()  # one per background task
         self._closed = False
@@ -198,7 +211,10 @@ class HttpTransport:
         return self._tasks is not None
 
     async def __aenter__(self) -> HttpTransport:
-        if self._own_http:
+        if self._own_http and _lean_fits(self.url):
+            self._lean = Http1Client(connect_timeout=self._timeouts.connect or 10.0)
+            self._stack.push_async_callback(self._lean.aclose)
+        if self._own_http and (self._lean is None or self.auth is not None):
             self._http = await self._stack.enter_async_context(
                 httpx.AsyncClient(follow_redirects=False, http2=False)
             )
@@ -231,18 +247,17 @@ class HttpTransport:
         # Not the task group's own scope: it also spans the code of the task that entered it.
         for scope in list(self._scopes):
             scope.cancel()
-        if self.session_id is not None and self.era == "legacy" and self._http is not None:
+        if self.session_id is not None and self.era == "legacy" and self._can_send():
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._timeout):
                 try:
                     headers = self._legacy_headers()
-                    if self.auth is not None:
+                    if self.auth is not None and self._http is not None:
                         headers.update(await self.auth.headers(self.url, self._http))
-                    response = await self._http.delete(
-                        self.url, headers=headers, timeout=self._timeouts
-                    )
+                    response = await self._send_once("DELETE", self.url, headers)
+                    await response.aclose()
                     if response.status_code not in (200, 202, 204, 404, 405):
                         log.debug("DELETE of the session: HTTP %s", response.status_code)
-                except httpx.HTTPError as exc:
+                except (httpx.HTTPError, OSError) as exc:
                     log.debug("DELETE of the session failed: %s", exc)
 
     def _spawn(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
@@ -402,25 +417,28 @@ class HttpTransport:
     @asynccontextmanager
     async def _open(
         self, method: str, url: httpx.URL, headers: dict[str, str], content: bytes | None = None
-    ) -> AsyncIterator[httpx.Response]:
+    ) -> AsyncIterator[Answer]:
         """One HTTP exchange, streamed; a 307/308 is followed within the endpoint's origin only
         (anything else comes back as it is, to be reported)."""
         http = self._http
-        if http is None:
+        if not self._can_send():
             raise httpx.TransportError("the transport is not open")
         hops = 0
         retried = False
         while True:
             sent = headers
-            if self.auth is not None:
+            if self.auth is not None and http is not None:
                 sent = {**headers, **await self.auth.headers(self.url, http)}
-            request = http.build_request(
-                method, url, headers=sent, content=content, timeout=self._timeouts
-            )
-            response = await http.send(request, stream=True)
-            if self.auth is not None and response.status_code in (401, 403) and not retried:
+            response = await self._send_once(method, url, sent, content)
+            if (
+                self.auth is not None
+                and http is not None
+                and response.status_code in (401, 403)
+                and not retried
+            ):
                 try:
-                    again = await self.auth.challenge(self.url, response, sent, http)
+                    seen = _as_httpx(response, method, url)
+                    again = await self.auth.challenge(self.url, seen, sent, http)
                 except BaseException:
                     await response.aclose()
                     raise
@@ -443,7 +461,22 @@ class HttpTransport:
         finally:
             await response.aclose()
 
-    async def _read_body(self, response: httpx.Response) -> bytes:
+    def _can_send(self) -> bool:
+        return self._lean is not None or self._http is not None
+
+    async def _send_once(
+        self, method: str, url: httpx.URL, headers: dict[str, str], content: bytes | None = None
+    ) -> Answer:
+        """One HTTP request, its response's body left to stream."""
+        if self._lean is not None:
+            return await self._lean.send(method, url, headers, content)
+        assert self._http is not None
+        request = self._http.build_request(
+            method, url, headers=headers, content=content, timeout=self._timeouts
+        )
+        return await self._http.send(request, stream=True)
+
+    async def _read_body(self, response: Answer) -> bytes:
         length = response.headers.get("content-length", "")
         if length.isdigit() and int(length) > self.max_bytes:
             raise _TooLarge
@@ -518,7 +551,7 @@ class HttpTransport:
                 self._settle(id, post, refused.code, refused.message, refused.data)
 
     async def _answered(
-        self, id: RequestId, post: _Post, response: httpx.Response, headers: dict[str, str]
+        self, id: RequestId, post: _Post, response: Answer, headers: dict[str, str]
     ) -> None:
         status = response.status_code
         if status == 202:
@@ -543,7 +576,7 @@ class HttpTransport:
             self._settle(id, post, INTERNAL_ERROR, message, {"status": status})
 
     async def _read_events(
-        self, response: httpx.Response, id: RequestId | None, post: _Post | None
+        self, response: Answer, id: RequestId | None, post: _Post | None
     ) -> tuple[str | None, float | None]:
         """Deliver the frames of an event stream until it ends or brings `post`'s response;
         the last event id and retry interval it gave."""
@@ -579,7 +612,7 @@ class HttpTransport:
             idle = 0 if new_id not in (None, last_id) else idle + 1
             last_id, retry = new_id or last_id, new_retry if new_retry is not None else retry
 
-    def _learn_session(self, response: httpx.Response) -> None:
+    def _learn_session(self, response: Answer) -> None:
         session = response.headers.get("mcp-session-id")
         if session is None:
             return
@@ -821,9 +854,7 @@ class HttpTransport:
             error["data"] = data
         self._deliver(pydantic_core.to_json({"jsonrpc": "2.0", "id": id, "error": error}))
 
-    def _failure(
-        self, response: httpx.Response, body: bytes, headers: Mapping[str, str]
-    ) -> _Failure:
+    def _failure(self, response: Answer, body: bytes, headers: Mapping[str, str]) -> _Failure:
         """What a failed HTTP exchange means for its request (see the module's docstring)."""
         status = response.status_code
         reason = f"HTTP {status}: {response.reason_phrase or 'error'}"
@@ -852,6 +883,31 @@ class HttpTransport:
 
     def _too_large(self) -> str:
         return f"the server's message exceeds the {self.max_bytes}-byte limit"
+
+
+def _lean_fits(url: httpx.URL) -> bool:
+    """Whether the lean HTTP/1.1 client can carry the transport's exchanges: on asyncio's loop,
+    with no proxy from the environment for `url` (httpx's path honours those)."""
+    try:
+        if sniffio.current_async_library() != "asyncio":
+            return False
+    except sniffio.AsyncLibraryNotFoundError:
+        return False
+    proxies = urllib.request.getproxies()
+    if not any(proxies.get(key) for key in (url.scheme, "all")):
+        return True
+    return bool(urllib.request.proxy_bypass(url.host))
+
+
+def _as_httpx(response: Answer, method: str, url: httpx.URL) -> httpx.Response:
+    """The status and headers of a lean response as an httpx one (what `Auth.challenge` reads)."""
+    if isinstance(response, httpx.Response):
+        return response
+    return httpx.Response(
+        response.status_code,
+        headers=list(response.headers.items()),
+        request=httpx.Request(method, url),
+    )
 
 
 def _describe(exc: BaseException) -> str:
