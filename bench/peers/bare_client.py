@@ -102,6 +102,8 @@ class RawPool:
         self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
     async def post(self, body: bytes) -> bytes:
+        while self.idle and self.idle[-1][0].at_eof():  # closed by the server while idle
+            self.idle.pop()[1].close()
         conn = self.idle.pop() if self.idle else await asyncio.open_connection(self.host, self.port)
         reader, writer = conn
         writer.write(b"%s%d\r\n\r\n%s" % (self.head, len(body), body))

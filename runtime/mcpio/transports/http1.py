@@ -187,8 +187,12 @@ class Response:
                 return
             await conn.wait()
 
-    async def read(self) -> bytes:
-        return b"".join([chunk async for chunk in self.aiter_bytes()])
+    @property
+    def complete(self) -> bytes | None:
+        """The whole body when it has all arrived (a small JSON answer usually comes in one
+        read with its headers), else None: then read it with `aiter_bytes`."""
+        conn = self._conn
+        return b"".join(conn.take()) if conn.complete else None
 
     async def aclose(self) -> None:
         if not self._done:

@@ -42,10 +42,11 @@ with -32600 and the reason.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import math
 import re
 import urllib.request
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -106,6 +107,48 @@ environment, a loop that is not asyncio's) or from the lean HTTP/1.1 client (the
 
 class _TooLarge(Exception):
     pass
+
+
+class _Inbox:
+    """The frames for the session, in order: what `receive` returns (a deque, and an event only
+    while the session waits on an empty one: no checkpoint per frame)."""
+
+    def __init__(self) -> None:
+        self._items: deque[bytes] = deque()
+        self._sending = True
+        self._closed = False
+        self._waiter: anyio.Event | None = None
+
+    def put(self, raw: bytes) -> None:
+        if self._sending:
+            self._items.append(raw)
+            if self._waiter is not None:
+                self._waiter.set()
+
+    def close_sending(self) -> None:
+        """No more frames: `get` drains those there are, then raises `EndOfStream`."""
+        self._sending = False
+        if self._waiter is not None:
+            self._waiter.set()
+
+    def close(self) -> None:
+        """Closed: `get` raises `ClosedResourceError`, whatever is left."""
+        self._closed = True
+        self.close_sending()
+
+    async def get(self) -> bytes:
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._items:
+                return self._items.popleft()
+            if not self._sending:
+                raise anyio.EndOfStream
+            waiter = self._waiter = anyio.Event()
+            try:
+                await waiter.wait()
+            finally:
+                self._waiter = None
 
 
 class Auth(Protocol):
@@ -185,13 +228,14 @@ class HttpTransport:
         # streams are read without a deadline: keep-alives and the request's own timeout bound them
         self._timeouts = httpx.Timeout(timeout, connect=connect_timeout, read=None)
         self.max_bytes = max_bytes
-        self._incoming_send, self._incoming = anyio.create_memory_object_stream[bytes](math.inf)
+        self._incoming = _Inbox()
         self._stack = AsyncExitStack()
         self._http: httpx.AsyncClient | None = http
         self._own_http = http is None
         self._lean: Http1Client | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
         self._scopes: set[anyio.CancelScope] = set()  # one per background task
+        self._native: set[asyncio.Task[None]] = set()  # the lean client's (asyncio) tasks
         self._closed = False
         self._inflight: dict[RequestId, _Post] = {}
         self.era: str | None = None  # "modern" | "legacy" | "sse" once a frame has told
@@ -219,7 +263,12 @@ class HttpTransport:
                 httpx.AsyncClient(follow_redirects=False, http2=False)
             )
         self._tasks = await self._stack.enter_async_context(anyio.create_task_group())
+        self._stack.push_async_callback(self._join_native)
         return self
+
+    async def _join_native(self) -> None:
+        while self._native:
+            await asyncio.gather(*self._native, return_exceptions=True)
 
     async def __aexit__(
         self,
@@ -232,8 +281,8 @@ class HttpTransport:
 
     async def receive(self) -> bytes:
         try:
-            return await self._incoming.receive()
-        except (anyio.ClosedResourceError, anyio.EndOfStream):
+            return await self._incoming.get()
+        except anyio.ClosedResourceError:
             raise anyio.EndOfStream from None
 
     async def aclose(self) -> None:
@@ -242,7 +291,6 @@ class HttpTransport:
         if self._closed:
             return
         self._closed = True
-        self._incoming_send.close()
         self._incoming.close()
         # Not the task group's own scope: it also spans the code of the task that entered it.
         for scope in list(self._scopes):
@@ -260,20 +308,36 @@ class HttpTransport:
                 except (httpx.HTTPError, OSError) as exc:
                     log.debug("DELETE of the session failed: %s", exc)
 
-    def _spawn(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
-        """Run `fn` in the background until it ends or the transport closes."""
+    def _spawn(
+        self,
+        fn: Callable[..., Awaitable[None]],
+        *args: Any,
+        scope: anyio.CancelScope | None = None,
+    ) -> None:
+        """Run `fn` in the background until it ends or the transport closes: in a new cancel
+        scope, or in `scope` when given (which `fn` enters itself). On the lean client's loop
+        (asyncio's) a plain asyncio task: a fraction of the cost of the task group's."""
         assert self._tasks is not None
-        scope = anyio.CancelScope()
-        self._scopes.add(scope)
+        entered = scope is not None
+        cancel = scope or anyio.CancelScope()
+        self._scopes.add(cancel)
 
         async def run() -> None:
             try:
-                with scope:
+                if entered:
                     await fn(*args)
+                else:
+                    with cancel:
+                        await fn(*args)
             finally:
-                self._scopes.discard(scope)
+                self._scopes.discard(cancel)
 
-        self._tasks.start_soon(run)
+        if self._lean is None:
+            self._tasks.start_soon(run)
+            return
+        task = asyncio.get_running_loop().create_task(run())
+        self._native.add(task)
+        task.add_done_callback(self._native.discard)
 
     # ---------------------------------------------------------------- outgoing frames
 
@@ -321,7 +385,7 @@ class HttpTransport:
             headers = self._era_headers(method)
         if type(id) is int or type(id) is str:
             self._inflight[id] = post
-        self._spawn(self._run_request, id, data, headers, post)
+        self._spawn(self._run_request, id, data, headers, post, scope=post.scope)
 
     def _new_handshake(self) -> None:
         """`initialize`: a new legacy session; what the probe left in flight is abandoned."""
@@ -480,6 +544,11 @@ class HttpTransport:
         length = response.headers.get("content-length", "")
         if length.isdigit() and int(length) > self.max_bytes:
             raise _TooLarge
+        whole = response.complete if isinstance(response, Http1Response) else None
+        if whole is not None:
+            if len(whole) > self.max_bytes:
+                raise _TooLarge
+            return whole
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.aiter_bytes():
@@ -717,7 +786,7 @@ class HttpTransport:
             ready.set()
             if self._endpoint is not None and not self._closed:
                 log.debug("the SSE stream ended: the connection is closed")
-                self._incoming_send.close()  # every answer came this way: none will come now
+                self._incoming.close_sending()  # every answer came this way: none will come now
 
     async def _request_sse_era(
         self, id: RequestId, data: bytes, headers: dict[str, str], post: _Post
@@ -755,10 +824,7 @@ class HttpTransport:
         elif env is None:
             self._deliver_parsed(raw)
             return
-        try:
-            self._incoming_send.send_nowait(raw)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+        self._incoming.put(raw)
 
     def _deliver_parsed(self, raw: bytes) -> None:
         """`_deliver`, the frame parsed whole."""
@@ -782,10 +848,7 @@ class HttpTransport:
                         self.legacy_version = version if type(version) is str else None
                     elif post.method == "tools/list":
                         raw = self._learn_tools(frame, result, raw, post.modern)
-        try:
-            self._incoming_send.send_nowait(raw)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+        self._incoming.put(raw)
 
     def _learn_tools(
         self, frame: dict[str, Any], result: dict[str, Any], raw: bytes, modern: bool
