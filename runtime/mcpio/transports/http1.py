@@ -62,6 +62,7 @@ class _Connection(asyncio.Protocol):
     def reset(self) -> None:
         self.reason = ""
         self.headers: dict[str, str] = {}
+        self.raw_headers: list[tuple[bytes, bytes]] = []  # as received (a relay's copy)
         self.status = 0
         self.chunks: list[bytes] = []
         self.buffered = 0
@@ -102,6 +103,7 @@ class _Connection(asyncio.Protocol):
         self.reason += status.decode("latin-1")
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        self.raw_headers.append((name, value))
         key = name.decode("latin-1").lower()
         text = value.decode("latin-1")
         old = self.headers.get(key)
@@ -164,12 +166,21 @@ class Response:
     """A response whose body is read from its connection as it comes (`aiter_bytes`, `read`);
     `aclose` gives the connection back (body read to the end) or closes it."""
 
-    __slots__ = ("status_code", "reason_phrase", "headers", "_conn", "_pool", "_done")
+    __slots__ = (
+        "status_code",
+        "reason_phrase",
+        "headers",
+        "raw_headers",
+        "_conn",
+        "_pool",
+        "_done",
+    )
 
     def __init__(self, conn: _Connection, pool: Http1Client) -> None:
         self.status_code = conn.status
         self.reason_phrase = conn.reason
         self.headers: Mapping[str, str] = conn.headers  # names in lower case
+        self.raw_headers = conn.raw_headers
         self._conn = conn
         self._pool = pool
         self._done = False
@@ -214,10 +225,12 @@ class Http1Client:
         self,
         method: str,
         url: httpx.URL,
-        headers: Mapping[str, str],
+        headers: Mapping[str, str] | list[tuple[str, str]],
         content: bytes | None = None,
     ) -> Response:
-        """Write the request and wait for its response's status and headers."""
+        """Write the request and wait for its response's status and headers. `headers` are
+        sent as they are (a list may repeat a name), with Host and, when there is `content`,
+        Content-Length added."""
         origin, head = self._head(method, url)
         conn = await self._acquire(origin)
         try:
@@ -305,9 +318,9 @@ class Http1Client:
         self._idle.clear()
 
 
-def _header_lines(headers: Mapping[str, str]) -> list[bytes]:
+def _header_lines(headers: Mapping[str, str] | list[tuple[str, str]]) -> list[bytes]:
     lines: list[bytes] = []
-    for name, value in headers.items():
+    for name, value in headers.items() if isinstance(headers, Mapping) else headers:
         if "\n" in value or "\r" in value or "\n" in name or "\r" in name or ":" in name:
             raise ValueError(f"invalid HTTP header {name!r}")
         lines.append(f"{name}: {value}\r\n".encode("ascii"))
