@@ -19,6 +19,7 @@ event stream left before its end) is closed.
 from __future__ import annotations
 
 import asyncio
+import select
 import ssl
 from collections.abc import AsyncIterator, Mapping
 
@@ -271,9 +272,10 @@ class Http1Client:
         idle = self._idle.get(origin)
         while idle:
             conn = idle.pop()
-            if not conn.closed:
+            if not conn.closed and not _readable(conn):
                 conn.reset()
                 return conn
+            conn.close()
         return await self._connect(origin)
 
     async def _connect(self, origin: _Origin) -> _Connection:
@@ -316,6 +318,20 @@ class Http1Client:
             for conn in idle:
                 conn.close()
         self._idle.clear()
+
+
+def _readable(conn: _Connection) -> bool:
+    """Whether an idle connection has something to read: the server closed it (its FIN not seen
+    by the loop yet) or sent what no request asked for; either way it is not to be reused (the
+    check httpcore makes)."""
+    transport = conn.transport
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None:
+        return False
+    try:
+        return bool(select.select([sock.fileno()], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
 
 
 def _header_lines(headers: Mapping[str, str] | list[tuple[str, str]]) -> list[bytes]:
