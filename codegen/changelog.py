@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from dataclasses import dataclass
+
+from codegen import wirecompat
 from codegen.ir import Definition, ErrorCode, Method, Revision
 
 _UNIONS = ("anyOf[", "oneOf[")
@@ -44,23 +48,41 @@ def _type_change(old: str, new: str) -> str | None:
     return f"{b[0]} members: " + ", ".join(parts)
 
 
-def _field_changes(old: Definition, new: Definition) -> list[str]:
+@dataclass(frozen=True)
+class Change:
+    """One change to one definition: its text, and whether it breaks the wire."""
+
+    text: str
+    breaks: bool = False
+    move: bool = False  # a member's type named differently, same shape
+
+
+def _field_changes(
+    old_rev: Revision, new_rev: Revision, old: Definition, new: Definition
+) -> list[Change]:
     changes = []
     old_fields = {f.name: f for f in old.fields}
     new_fields = {f.name: f for f in new.fields}
     for name in sorted(new_fields.keys() - old_fields.keys()):
         f = new_fields[name]
-        changes.append(f"`{name}` added ({f.type}{', required' if f.required else ''})")
+        text = f"`{name}` added ({f.type}{', required' if f.required else ''})"
+        changes.append(Change(text, breaks=f.required))
     for name in sorted(old_fields.keys() - new_fields.keys()):
-        changes.append(f"`{name}` removed")
+        changes.append(Change(f"`{name}` removed", breaks=True))
     for name in sorted(old_fields.keys() & new_fields.keys()):
         a, b = old_fields[name], new_fields[name]
         if (change := _type_change(a.type, b.type)) is not None:
-            changes.append(f"`{name}` {change}")
+            move = wirecompat.moved(old_rev, new_rev, a.type, b.type)
+            narrow = wirecompat.narrows(old_rev, new_rev, a.type, b.type)
+            changes.append(Change(f"`{name}` {change}", breaks=narrow, move=move))
         if a.required != b.required:
-            changes.append(f"`{name}` now {'required' if b.required else 'optional'}")
+            changes.append(
+                Change(f"`{name}` now {'required' if b.required else 'optional'}", b.required)
+            )
     if (change := _type_change(old.type, new.type)) is not None:
-        changes.append(change)
+        changes.append(
+            Change(change, breaks=wirecompat.narrows(old_rev, new_rev, old.type, new.type))
+        )
     return changes
 
 
@@ -163,6 +185,108 @@ def _error_changes(old: Revision, new: Revision) -> list[str]:
     return lines
 
 
+# A change made alike to this many definitions or more is one line.
+FOLD_AT = 6
+
+Changes = dict[str, list[Change]]
+
+
+def _definition_changes(old: Revision, new: Revision) -> Changes:
+    """Definition -> its changes, for every definition both revisions have."""
+    old_d, new_d = old.definitions, new.definitions
+    out = {
+        n: _field_changes(old, new, old_d[n], new_d[n]) for n in sorted(old_d.keys() & new_d.keys())
+    }
+    return {n: c for n, c in out.items() if c}
+
+
+def _moves(old: Revision, new: Revision, changes: Changes) -> list[str]:
+    """Definitions renamed (one shape, another name) and members whose type is now named
+    differently for the same shape."""
+    lines = [f"`{a}` -> `{b}` (renamed: same shape)" for a, b in wirecompat.renames(old, new)]
+    for name, found in changes.items():
+        lines += [f"`{name}`: {c.text}" for c in found if c.move]
+    return lines
+
+
+def _envelope(old: Revision, new: Revision, name: str, change: Change) -> bool:
+    """A JSON-RPC envelope member (`jsonrpc`, `id`) declared on, or no longer on, a message
+    definition: every message carries the envelope either way."""
+    envelope = wirecompat.envelope_members(old) | wirecompat.envelope_members(new)
+    messages = {m.message for m in (*old.methods, *new.methods)}
+    messages |= {n for rev in (old, new) for n, d in rev.definitions.items() if d.field("method")}
+    member = change.text.split("`")[1] if change.text.startswith("`") else ""
+    tail = change.text.removeprefix(f"`{member}` ")
+    return name in messages and member in envelope and tail.split(" (")[0] in ("added", "removed")
+
+
+def _folded(old: Revision, new: Revision, changes: Changes) -> list[str]:
+    """One line a definition, but the envelope members' declarations and a change made alike
+    to `FOLD_AT` definitions or more: one line each, naming the definitions."""
+    envelope: defaultdict[str, list[str]] = defaultdict(list)
+    alike: defaultdict[str, list[str]] = defaultdict(list)
+    for name, found in changes.items():
+        for c in found:
+            if _envelope(old, new, name, c):
+                envelope[c.text.split(" (")[0]].append(name)
+            elif not c.move:
+                alike[c.text].append(name)
+    folded = {text for text, names in alike.items() if len(names) >= FOLD_AT}
+    lines = []
+    for name, found in changes.items():
+        own = [c.text for c in found if not c.move and not _envelope(old, new, name, c)]
+        own = [text for text in own if text not in folded]
+        if own:
+            lines.append(f"`{name}`: " + "; ".join(own))
+    for text, names in sorted(envelope.items()):
+        what = "messages" if len(names) > 1 else "message"
+        lines.append(_many(text, names, what + " (the JSON-RPC envelope: no wire change)"))
+    for text in sorted(folded):
+        lines.append(_many(text, alike[text], "definitions"))
+    return lines
+
+
+def _method_breaks(old: Revision, new: Revision) -> list[str]:
+    old_m = {m.name: m for m in old.methods}
+    new_m = {m.name: m for m in new.methods}
+    lines = [f"method `{n}` removed" for n in sorted(old_m.keys() - new_m.keys())]
+    for n in sorted(old_m.keys() & new_m.keys()):
+        a, b = old_m[n], new_m[n]
+        if (a.kind, a.direction) != (b.kind, b.direction):
+            lines.append(f"method `{n}`: {a.kind}, {a.direction} -> {b.kind}, {b.direction}")
+        if a.params is not None and not a.params_required and b.params_required:
+            lines.append(f"method `{n}`: params now required")
+        lost = sorted(
+            {*a.results, *filter(None, [a.task_result])}
+            - {*b.results, *filter(None, [b.task_result])}
+        )
+        if lost:
+            lines.append(f"method `{n}`: no longer answers {', '.join(lost)}")
+    return lines
+
+
+def _breaks(old: Revision, new: Revision, changes: Changes) -> list[str]:
+    """Every change that breaks the wire for an existing peer (see codegen.wirecompat); one made
+    alike to `FOLD_AT` definitions or more is one line."""
+    breaking = [
+        (name, c.text)
+        for name, found in changes.items()
+        for c in found
+        if c.breaks and not _envelope(old, new, name, c)
+    ]
+    alike: defaultdict[str, list[str]] = defaultdict(list)
+    for name, text in breaking:
+        alike[text].append(name)
+    lines = _method_breaks(old, new)
+    lines += [f"`{name}`: {text}" for name, text in breaking if len(alike[text]) < FOLD_AT]
+    folded = sorted(text for text, names in alike.items() if len(names) >= FOLD_AT)
+    return lines + [_many(text, alike[text], "definitions") for text in folded]
+
+
+def _many(text: str, names: list[str], what: str) -> str:
+    return f"{text} in {len(names)} {what}: " + ", ".join(names)
+
+
 def changelog(old: Revision, new: Revision, extensions: list[str] | None = None) -> str:
     """The Markdown changelog; `extensions`: how each pinned extension fits `old` and `new`
     (codegen.carry's lines), a section of its own when given."""
@@ -174,6 +298,9 @@ def changelog(old: Revision, new: Revision, extensions: list[str] | None = None)
     if old.batching != new.batching:
         state = {True: "allowed", False: "not allowed"}
         lines += [f"JSON-RPC batching: {state[old.batching]} -> {state[new.batching]}.", ""]
+    changes = _definition_changes(old, new)
+    breaks = _breaks(old, new, changes)
+    lines += [f"Wire breaks for an existing peer: {len(breaks)} (listed last).", ""]
     old_m = {m.name: m for m in old.methods}
     new_m = {m.name: m for m in new.methods}
     added = [_method_line(new, new_m[n]) for n in sorted(new_m.keys() - old_m.keys())]
@@ -188,14 +315,10 @@ def changelog(old: Revision, new: Revision, extensions: list[str] | None = None)
     lines += ["## Methods changed (direction, kind, params, result)", *_bullets(moved), ""]
     lines += ["## Definitions added", *_bullets(_definitions_added(old, new)), ""]
     lines += ["## Definitions removed", *_bullets(_definitions_added(new, old, "now")), ""]
-    old_d, new_d = old.definitions, new.definitions
-    changed = []
-    for name in sorted(old_d.keys() & new_d.keys()):
-        changes = _field_changes(old_d[name], new_d[name])
-        if changes:
-            changed.append(f"`{name}`: " + "; ".join(changes))
-    lines += ["## Definitions changed", *_bullets(changed), ""]
-    lines += ["## Error codes", *_bullets(_error_changes(old, new))]
+    lines += ["## Moves and renames (no wire change)", *_bullets(_moves(old, new, changes)), ""]
+    lines += ["## Definitions changed", *_bullets(_folded(old, new, changes)), ""]
+    lines += ["## Error codes", *_bullets(_error_changes(old, new)), ""]
+    lines += ["## Wire breaks for an existing peer", *_bullets(breaks)]
     if extensions is not None:
         lines += ["", "## Extensions", *_bullets(extensions)]
     return "\n".join(lines) + "\n"

@@ -17,6 +17,7 @@ from pathlib import Path
 from codegen.atomic import write_atomic
 from codegen.carry import Fit, base_of, fit, skipped
 from codegen.errors import CodegenError
+from codegen.extplan import share
 from codegen.fetch import load_pinned, load_pinned_extension
 from codegen.format import format_python
 from codegen.ir import Revision, build_revision
@@ -273,6 +274,7 @@ def extension_files(
         "core_codec_class": core_plan.codec_class,
         "own_public": [p for p in wire_plan.public if p not in core_plan.public],
         "own_methods": [m for m in revision.methods if m not in core_revision.methods],
+        "share": share(wire_plan, core_plan, own),
     }
     return {
         f"{pkg}/__init__.py": render(

@@ -32,4 +32,5 @@ def render(template: str, **context: Any) -> str:
     context.setdefault("inputs", None)
     context.setdefault("extension", None)  # an extension's own modules: its pin
     context.setdefault("extensions", ())  # the extensions of a revision (pins)
+    context.setdefault("share", None)  # an extension's codec: what it shares with core's
     return environment().get_template(template).render(**context)

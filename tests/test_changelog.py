@@ -26,8 +26,10 @@ SECTIONS = (
     "Methods changed (direction, kind, params, result)",
     "Definitions added",
     "Definitions removed",
+    "Moves and renames (no wire change)",
     "Definitions changed",
     "Error codes",
+    "Wire breaks for an existing peer",
 )
 
 
@@ -243,11 +245,18 @@ def _edited(rev: Revision, definition: Definition) -> Revision:
     return replace(rev, name="edited", definitions={**rev.definitions, definition.name: definition})
 
 
+BREAKS = "Wire breaks for an existing peer"
+
+
 def _only_definition_change(old: Revision, new: Revision) -> str:
     s = sections(changelog(old, new))
-    assert all(s[k] == [] for k in SECTIONS if k != "Definitions changed"), s
+    assert all(s[k] == [] for k in SECTIONS if k not in ("Definitions changed", BREAKS)), s
     assert len(s["Definitions changed"]) == 1
     return s["Definitions changed"][0]
+
+
+def _breaks(old: Revision, new: Revision) -> list[str]:
+    return sections(changelog(old, new))[BREAKS]
 
 
 def test_field_added_removed_and_required_flag_changes_appear() -> None:
@@ -264,8 +273,14 @@ def test_field_added_removed_and_required_flag_changes_appear() -> None:
     assert "`deprecated` added (boolean, required)" in line
     assert "`description` removed" in line
     assert "`name` now optional" in line
+    # A newly required member and a removed one break an existing peer; an optional one not.
+    assert _breaks(old, new) == [
+        "`Tool`: `deprecated` added (boolean, required)",
+        "`Tool`: `description` removed",
+    ]
     back = _only_definition_change(new, old)
     assert "`name` now required" in back and "`description` added" in back
+    assert _breaks(new, old) == ["`Tool`: `deprecated` removed", "`Tool`: `name` now required"]
 
 
 def test_field_type_change_appears_and_union_reordering_does_not() -> None:
@@ -284,8 +299,11 @@ def test_field_type_change_appears_and_union_reordering_does_not() -> None:
     assert all(items == [] for items in sections(changelog(old, reordered)).values())
     widened = with_ref_type(f"anyOf[{members[0]}, {members[1]}, ResourceLink]")
     assert "`ref` anyOf members: + ResourceLink" in _only_definition_change(old, widened)
+    assert _breaks(old, widened) == []  # a widened union takes every old value
+    assert _breaks(widened, old) == ["`CompleteRequestParams`: `ref` anyOf members: - ResourceLink"]
     retyped = with_ref_type("string")
     assert f"`ref` type: {ref.type} -> string" in _only_definition_change(old, retyped)
+    assert _breaks(old, retyped) == [f"`CompleteRequestParams`: `ref` type: {ref.type} -> string"]
 
 
 def test_error_code_data_change_appears() -> None:
@@ -331,3 +349,63 @@ def test_standard_json_rpc_errors_that_become_named_are_not_reported_as_added() 
     )
     edited = sections(changelog(old, replace(old, name="edited", errors=renamed)))["Error codes"]
     assert edited == ["added `JSONParseError` (-32700)", "removed `ParseError` (-32700)"]
+
+
+# --- folding, moves and wire breaks on the real revisions --------------------------------------
+
+
+def test_diff_2025_06_18_to_2025_11_25_folds_the_envelope_and_lists_moves_and_breaks() -> None:
+    text = diff("2025-06-18", "2025-11-25")
+    s = sections(text)
+    changed = s["Definitions changed"]
+    # `jsonrpc`/`id` now declared on every message: one line each, not one per message.
+    per_definition = [line for line in changed if re.match(r"`[^`]+`: ", line)]
+    assert per_definition and not any("`jsonrpc` added" in line for line in per_definition)
+    (jsonrpc,) = [line for line in changed if line.startswith("`jsonrpc` added in ")]
+    assert "(the JSON-RPC envelope: no wire change)" in jsonrpc
+    assert "CallToolRequest" in jsonrpc and "CancelledNotification" in jsonrpc
+    (ids,) = [line for line in changed if line.startswith("`id` added in ")]
+    assert "CallToolRequest" in ids and "CancelledNotification" not in ids
+    icons = "`icons` added (array[Icon]) in 6 definitions: "
+    assert (
+        icons + "Implementation, Prompt, Resource, ResourceLink, ResourceTemplate, Tool" in changed
+    )
+    moves = s["Moves and renames (no wire change)"]
+    assert "`JSONRPCErrorError` -> `Error` (renamed: same shape)" in moves
+    tools = "`ListToolsRequest`: `params` type: ListToolsRequestParams -> PaginatedRequestParams"
+    assert tools in moves and not any(line.startswith("`ListToolsRequest`") for line in changed)
+    breaks = s["Wire breaks for an existing peer"]
+    assert "`EnumSchema`: `enum` removed" in breaks
+    assert "`ElicitRequestParams`: `requestedSchema` removed" in breaks
+    assert not any("icons" in line or "`jsonrpc` added" in line or tools in line for line in breaks)
+    assert f"Wire breaks for an existing peer: {len(breaks)} (listed last)." in text.splitlines()
+
+
+def test_diff_2025_11_25_to_2026_07_28_marks_removed_methods_and_required_members() -> None:
+    s = sections(diff("2025-11-25", "2026-07-28"))
+    breaks = s["Wire breaks for an existing peer"]
+    for line in (
+        "method `initialize` removed",
+        "method `ping` removed",
+        "method `tools/list`: params now required",
+        "method `tools/call`: no longer answers CreateTaskResult",
+        "`ListToolsResult`: `ttlMs` added (integer, required)",
+        "`ClientCapabilities`: `tasks` removed",
+    ):
+        assert line in breaks, line
+    (meta,) = [
+        line for line in breaks if line.startswith("`_meta` type: map[JSONValue] -> MetaObject in ")
+    ]
+    assert "TextContent" in meta
+    changed = s["Definitions changed"]
+    assert (
+        "`jsonrpc` removed in 3 messages (the JSON-RPC envelope: no wire change): "
+        "CreateMessageRequest, ElicitRequest, ListRootsRequest"
+    ) in changed
+    (result_type,) = [
+        line for line in changed if line.startswith("`resultType` added (string, required) in ")
+    ]
+    assert "CallToolResult" in result_type
+    moves = s["Moves and renames (no wire change)"]
+    assert "`ServerCapabilities`: `logging` type: ServerCapabilitiesLogging -> JSONObject" in moves
+    assert not any("ServerCapabilitiesLogging" in line for line in breaks)

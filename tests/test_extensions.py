@@ -162,6 +162,40 @@ def test_every_repeated_definition_is_the_core_class() -> None:
         assert getattr(tasks, name).__module__ == "mcp_wire.v2026_07_28.ext.tasks.models", name
 
 
+def test_the_extension_codec_reuses_the_core_codecs_tables() -> None:
+    """The extension's codec imports its core codec's tables, spread with its own and changed
+    entries: every core entry it does not change is the core's own object, and its source
+    writes none of them again."""
+    from mcp_wire.v2026_07_28 import codec as core_module
+    from mcp_wire.v2026_07_28.ext.tasks import codec as ext_module
+
+    core, ext = core_module.Codec2026_07_28, ext_module.Codec2026_07_28Tasks
+    source = Path(ext_module.__file__).read_text()
+    for table in ("requests", "notifications", "responses"):
+        ours, theirs = getattr(ext, table), getattr(core, table)
+        assert theirs.keys() <= ours.keys(), table
+        changed = {k for k in theirs if ours[k] is not theirs[k]}
+        assert changed == (
+            {"prompts/get", "resources/read", "tools/call"} if table == "responses" else set()
+        )
+        for method in theirs.keys() - changed:
+            assert f'"{method}": m.{theirs[method].__name__},' not in source, (table, method)
+    assert {"tasks/get", "tasks/cancel", "tasks/update"} <= ext.requests.keys()
+    for name in (
+        "error_frames",
+        "envelope_keys",
+        "envelope_model",
+        "meta_key",
+        "known_reserved_keys",
+    ):
+        assert getattr(ext, name) is getattr(core, name), name
+    assert core.open_models < ext.open_models and "CreateTaskResult" in ext.open_models
+    # The discriminated responses read the extension's own resultType ("task"): classes of
+    # its own, not the core's.
+    assert ext.responses["tools/call"] is ext_module.CallToolResultResponse
+    assert ext_module.RequestFrame != core_module.RequestFrame
+
+
 def test_a_repeated_definition_that_differs_from_core_is_reported() -> None:
     ext = ext_schema()
     ext["$defs"]["Tool"]["properties"]["name"] = {"type": "integer"}

@@ -410,3 +410,37 @@ async def test_fuzzed_requests_never_break_the_server() -> None:
                 assert "error" in answer or "result" in answer
         response = await post(http, good)
         assert response.status_code == 200 and "result" in response.json()
+
+
+def test_verdicts_judge_each_key_once_and_stay_bounded() -> None:
+    """The one cache of header verdicts: a kept verdict (0 included) is not judged again, and
+    the cache holds at most `SIZE` keys (a client sending ever new values costs no memory)."""
+    from mcpio.transports.asgi import Verdicts
+
+    judged: list[bytes] = []
+
+    def judge(value: bytes) -> int:
+        judged.append(value)
+        return 0 if value == b"ok" else 421
+
+    verdicts: Verdicts[bytes, int] = Verdicts()
+    assert [verdicts.of(v, judge, v) for v in (b"ok", b"ok", b"bad", b"bad")] == [0, 0, 421, 421]
+    assert judged == [b"ok", b"bad"]
+    for n in range(Verdicts.SIZE * 3):
+        verdicts.of(b"%d" % n, judge, b"%d" % n)
+        assert len(verdicts._seen) <= Verdicts.SIZE
+    assert verdicts.of(b"ok", judge, b"ok") == 0
+
+
+async def test_watch_disconnect_calls_back_once_the_client_is_gone() -> None:
+    """The one disconnect watcher reads past other messages and calls back on the disconnect."""
+    from mcpio.transports.asgi import watch_disconnect
+
+    messages = iter([{"type": "http.request", "body": b""}, {"type": "http.disconnect"}])
+    gone: list[str] = []
+
+    async def receive() -> dict[str, Any]:
+        return next(messages)
+
+    await watch_disconnect(receive, lambda: gone.append("gone"))
+    assert gone == ["gone"]

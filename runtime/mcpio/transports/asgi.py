@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-import anyio
 import pydantic_core
 
 from mcpio.negotiate import peek_any
@@ -25,6 +24,9 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 KEEPALIVE_SECONDS = 15.0  # a comment on an SSE stream that has been silent this long
+K = TypeVar("K")
+V = TypeVar("V")
+A = TypeVar("A")
 
 
 class RequestHeaders:
@@ -118,6 +120,8 @@ JSON_TYPE = (b"content-type", b"application/json")
 async def respond(
     send: Send, status: int, body: bytes, headers: dict[str, str] | None = None
 ) -> None:
+    """Write a whole response: `body` (a JSON frame, or nothing) with its length, and `headers`
+    (the one writer of the endpoint's JSON answers)."""
     raw = [(b"content-length", b"%d" % len(body))]
     if body:
         raw.append(JSON_TYPE)
@@ -135,10 +139,34 @@ class HttpError(Exception):
         self.headers = headers
 
 
-async def watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+async def watch_disconnect(receive: Receive, gone: Callable[[], object]) -> None:
+    """Read what the client sends until it goes away, then call `gone` (the one disconnect
+    watcher: a POST's `Guard`, a session's GET stream)."""
     while (await receive())["type"] != "http.disconnect":
         pass
-    scope.cancel()
+    gone()
+
+
+class Verdicts(Generic[K, V]):
+    """The verdicts of one header check, kept by the raw values it reads (see
+    `RequestHeaders.unique`). Bounded: a client sending ever new values costs a check each, no
+    memory."""
+
+    __slots__ = ("_seen",)
+    SIZE = 256
+
+    def __init__(self) -> None:
+        self._seen: dict[K, V] = {}
+
+    def of(self, key: K, judge: Callable[[A], V], arg: A) -> V:
+        """The verdict for `key`: kept, else `judge(arg)`, kept from now on."""
+        verdict = self._seen.get(key)
+        if verdict is None:
+            seen = self._seen
+            if len(seen) >= self.SIZE:
+                seen.clear()
+            verdict = seen[key] = judge(arg)
+        return verdict
 
 
 def sent_kind(frame: bytes) -> Peek:

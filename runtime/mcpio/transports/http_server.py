@@ -38,7 +38,7 @@ import re
 import time
 from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -55,7 +55,6 @@ from mcpio.routes import Route
 from mcpio.transports import ResponseHook, Transport
 from mcpio.transports.admission import ByteBudget, Refused, Slots
 from mcpio.transports.asgi import (
-    JSON_TYPE,
     KEEPALIVE_SECONDS,
     Exchange,
     HttpError,
@@ -63,9 +62,11 @@ from mcpio.transports.asgi import (
     RequestHeaders,
     Scope,
     Send,
+    Verdicts,
     error_code,
     respond,
     sent_kind,
+    watch_disconnect,
 )
 from mcpio.transports.cors import Cors
 from mcpio.transports.http_routes import Routes
@@ -100,8 +101,6 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]"})
 _HOST = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::[0-9]{1,5})?")
 _ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://(.+)")
 _BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array (only its start is read)
-K = TypeVar("K")
-V = TypeVar("V")
 LARGE_BODY = 256 * 1024  # bytes: a body whose parse takes the event loop for a while
 
 
@@ -191,9 +190,9 @@ class HttpApp:
         # Verdicts by the raw header values they read (a request whose names repeat is judged
         # afresh): Host and Origin (0: allowed, else the refusing status), Content-Type and
         # Accept (likewise), and the modern routing headers' text.
-        self._hosts: dict[tuple[bytes | None, bytes | None], int] = {}
-        self._media: dict[tuple[bytes | None, bytes | None], int] = {}
-        self._routing: dict[tuple[bytes | None, ...], tuple[str | None, ...]] = {}
+        self._hosts: Verdicts[tuple[bytes | None, bytes | None], int] = Verdicts()
+        self._media: Verdicts[tuple[bytes | None, bytes | None], int] = Verdicts()
+        self._routing: Verdicts[tuple[bytes | None, ...], tuple[str | None, ...]] = Verdicts()
         self._lifespan_on = False  # between the host's startup and shutdown events
         self._path = options.path.rstrip("/")
         self.cors = Cors(options.cors_origins)
@@ -280,9 +279,7 @@ class HttpApp:
             status = self._host_status(headers)
         else:
             key = (unique.get(b"host"), unique.get(b"origin"))
-            status = self._hosts.get(key)
-            if status is None:
-                status = _remember(self._hosts, key, self._host_status(headers))
+            status = self._hosts.of(key, self._host_status, headers)
         if status:
             raise HttpError(status, ProtocolError(INVALID_REQUEST, _REFUSED[status]))
 
@@ -402,9 +399,7 @@ class HttpApp:
             status = _media_status(headers)
         else:
             key = (unique.get(b"content-type"), unique.get(b"accept"))
-            status = self._media.get(key)
-            if status is None:
-                status = _remember(self._media, key, _media_status(headers))
+            status = self._media.of(key, _media_status, headers)
         if status:
             raise HttpError(status, ProtocolError(INVALID_REQUEST, _REFUSED[status]))
         declared = headers.get("content-length", "")  # (latin-1: decimal means 0-9)
@@ -494,9 +489,7 @@ class HttpApp:
                 unique.get(b"mcp-method"),
                 unique.get(b"mcp-name"),
             )
-            routing = self._routing.get(key)
-            if routing is None:
-                routing = _remember(self._routing, key, tuple(_text(v) for v in key))
+            routing = self._routing.of(key, _texts, key)
         try:
             _check_headers(headers, env, routing)
             if env.method == "tools/call" and env.name is not None:
@@ -602,13 +595,6 @@ _REFUSED = {
 }
 
 
-def _remember(seen: dict[K, V], key: K, verdict: V) -> V:
-    if len(seen) >= 256:  # a client sending ever new values costs a parse each, no memory
-        seen.clear()
-    seen[key] = verdict
-    return verdict
-
-
 def _media_status(headers: RequestHeaders) -> int:
     """0 when a POST's Content-Type and Accept headers are as they must be, else the status."""
     if media_type(headers.get("content-type", "")) != JSON:
@@ -621,6 +607,10 @@ def _media_status(headers: RequestHeaders) -> int:
 def _text(value: bytes | None) -> str | None:
     """A raw header value as `RequestHeaders.get` reads it."""
     return None if value is None else value.strip(b" \t").decode("latin-1")
+
+
+def _texts(values: tuple[bytes | None, ...]) -> tuple[str | None, ...]:
+    return tuple(_text(v) for v in values)
 
 
 def _hostname(host: str) -> str | None:
@@ -712,13 +702,9 @@ class Answer:
             # A reader that takes nothing (its buffer full) ends the exchange, timed by the
             # guard's timer (cheaper than a scope of its own).
             self._guard.write_by(self._send_timeout)
-            send = self._send
             try:
                 status = _status(data)
-                head = [(b"content-length", b"%d" % len(data)), JSON_TYPE]
-                head += [(k.encode(), v.encode()) for k, v in retry_after(status).items()]
-                await send({"type": "http.response.start", "status": status, "headers": head})
-                await send({"type": "http.response.body", "body": data})
+                await respond(self._send, status, data, retry_after(status))
             except OSError:
                 pass
             finally:
@@ -871,12 +857,7 @@ class Guard:
     def watch(self) -> None:
         if not self._watching:
             self._watching = True
-            self.spawn(self._watch())
-
-    async def _watch(self) -> None:
-        while (await self._receive())["type"] != "http.disconnect":
-            pass
-        self.cancel()
+            self.spawn(watch_disconnect(self._receive, self.cancel))
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work` in a task until the POST ends."""

@@ -245,7 +245,7 @@ class LegacySessions:
             outbox = session.open_background()
             try:
                 async with anyio.create_task_group() as tasks:
-                    tasks.start_soon(watch_disconnect, exchange.receive, tasks.cancel_scope)
+                    tasks.start_soon(watch_disconnect, exchange.receive, tasks.cancel_scope.cancel)
                     await _stream_until(exchange.send, outbox, until)
                     tasks.cancel_scope.cancel()
             finally:

@@ -6,7 +6,6 @@ revision's codec that also reads, writes and types the extension's messages (mod
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, overload
 
@@ -87,31 +86,9 @@ class CallToolResultResponse(WireModel):
 # This revision's messages, as the codec's typed API (below) names them: `decode` returns a
 # MessageFrame, `decode_response(raw, method)` that method's frame in ResultFrame, or an ErrorFrame.
 RequestFrame: TypeAlias = (
-    m.CompleteRequest
-    | m.GetPromptRequest
-    | m.ListPromptsRequest
-    | m.ListResourcesRequest
-    | m.ReadResourceRequest
-    | m.ListResourceTemplatesRequest
-    | m.DiscoverRequest
-    | m.SubscriptionsListenRequest
-    | m.CancelTaskRequest
-    | m.GetTaskRequest
-    | m.UpdateTaskRequest
-    | m.CallToolRequest
-    | m.ListToolsRequest
+    _core.RequestFrame | m.CancelTaskRequest | m.GetTaskRequest | m.UpdateTaskRequest
 )
-NotificationFrame: TypeAlias = (
-    m.CancelledNotification
-    | m.LoggingMessageNotification
-    | m.ProgressNotification
-    | m.PromptListChangedNotification
-    | m.ResourceListChangedNotification
-    | m.ResourceUpdatedNotification
-    | m.SubscriptionsAcknowledgedNotification
-    | m.TaskStatusNotification
-    | m.ToolListChangedNotification
-)
+NotificationFrame: TypeAlias = _core.NotificationFrame | m.TaskStatusNotification
 ResultFrame: TypeAlias = (
     m.CompleteResultResponse
     | GetPromptResultResponse
@@ -127,12 +104,7 @@ ResultFrame: TypeAlias = (
     | CallToolResultResponse
     | m.ListToolsResultResponse
 )
-ErrorFrame: TypeAlias = (
-    m.JSONRPCErrorResponse
-    | m.UnsupportedProtocolVersionError
-    | m.MissingRequiredClientCapabilityError
-    | m.HeaderMismatchError
-)
+ErrorFrame: TypeAlias = _core.ErrorFrame
 MessageFrame: TypeAlias = RequestFrame | NotificationFrame | m.JSONRPCResultResponse | ErrorFrame
 
 
@@ -144,63 +116,35 @@ class Codec2026_07_28Tasks(ModernCodec):
     batching: ClassVar[bool] = False
     methods = dispatch.METHODS
     requests = {
-        "completion/complete": m.CompleteRequest,
-        "prompts/get": m.GetPromptRequest,
-        "prompts/list": m.ListPromptsRequest,
-        "resources/list": m.ListResourcesRequest,
-        "resources/read": m.ReadResourceRequest,
-        "resources/templates/list": m.ListResourceTemplatesRequest,
-        "server/discover": m.DiscoverRequest,
-        "subscriptions/listen": m.SubscriptionsListenRequest,
+        **_core.Codec2026_07_28.requests,
         "tasks/cancel": m.CancelTaskRequest,
         "tasks/get": m.GetTaskRequest,
         "tasks/update": m.UpdateTaskRequest,
-        "tools/call": m.CallToolRequest,
-        "tools/list": m.ListToolsRequest,
     }
     notifications = {
-        "notifications/cancelled": m.CancelledNotification,
-        "notifications/message": m.LoggingMessageNotification,
-        "notifications/progress": m.ProgressNotification,
-        "notifications/prompts/list_changed": m.PromptListChangedNotification,
-        "notifications/resources/list_changed": m.ResourceListChangedNotification,
-        "notifications/resources/updated": m.ResourceUpdatedNotification,
-        "notifications/subscriptions/acknowledged": m.SubscriptionsAcknowledgedNotification,
+        **_core.Codec2026_07_28.notifications,
         "notifications/tasks": m.TaskStatusNotification,
-        "notifications/tools/list_changed": m.ToolListChangedNotification,
     }
     responses = {
-        "completion/complete": m.CompleteResultResponse,
+        **_core.Codec2026_07_28.responses,
         "prompts/get": GetPromptResultResponse,
-        "prompts/list": m.ListPromptsResultResponse,
-        "resources/list": m.ListResourcesResultResponse,
         "resources/read": ReadResourceResultResponse,
-        "resources/templates/list": m.ListResourceTemplatesResultResponse,
-        "server/discover": m.DiscoverResultResponse,
-        "subscriptions/listen": m.SubscriptionsListenResultResponse,
         "tasks/cancel": CancelTaskResultResponse,
         "tasks/get": GetTaskResultResponse,
         "tasks/update": UpdateTaskResultResponse,
         "tools/call": CallToolResultResponse,
-        "tools/list": m.ListToolsResultResponse,
     }
     result_response = m.JSONRPCResultResponse
     error_response = m.JSONRPCErrorResponse
-    error_frames = {
-        -32022: m.UnsupportedProtocolVersionError,
-        -32021: m.MissingRequiredClientCapabilityError,
-        -32020: m.HeaderMismatchError,
-    }
+    error_frames = _core.Codec2026_07_28.error_frames
     # fmt: off
-    open_models = frozenset({
+    open_models = _core.Codec2026_07_28.open_models | frozenset({
         "CancelTaskResult", "CreateTaskResult", "GetTaskResultCancelled",
         "GetTaskResultCompleted", "GetTaskResultFailed", "GetTaskResultInputRequired",
-        "GetTaskResultWorking", "InputRequests", "InputResponses", "JSONObject", "MetaObject",
-        "NotificationMetaObject", "RequestMetaObject", "Result", "ResultMetaObject",
-        "SubscriptionsListenResultMetaObject", "TaskStatusNotificationParamsCancelled",
+        "GetTaskResultWorking", "TaskStatusNotificationParamsCancelled",
         "TaskStatusNotificationParamsCompleted", "TaskStatusNotificationParamsFailed",
         "TaskStatusNotificationParamsInputRequired", "TaskStatusNotificationParamsWorking",
-        "TasksExtensionCapability", "ToolInputSchema", "ToolOutputSchema", "UpdateTaskResult",
+        "TasksExtensionCapability", "UpdateTaskResult",
     })
     # fmt: on
     own_modules = frozenset({m.__name__, __name__, "mcp_wire.v2026_07_28.models"})
@@ -210,19 +154,11 @@ class Codec2026_07_28Tasks(ModernCodec):
         **_core.Codec2026_07_28.public,
     }
     # fmt: on
-    envelope_keys = {
-        "protocol_version": "io.modelcontextprotocol/protocolVersion",
-        "client_capabilities": "io.modelcontextprotocol/clientCapabilities",
-        "client_info": "io.modelcontextprotocol/clientInfo",
-        "log_level": "io.modelcontextprotocol/logLevel",
-    }
-    envelope_model = m.RequestMetaObject
-    result_tags = ("complete", "input_required")
-    interim_one_of = (
-        "inputRequests",
-        "requestState",
-    )
-    cache_defaults = {"ttlMs": 0, "cacheScope": "private"}
+    envelope_keys = _core.Codec2026_07_28.envelope_keys
+    envelope_model = _core.Codec2026_07_28.envelope_model
+    result_tags = _core.Codec2026_07_28.result_tags
+    interim_one_of = _core.Codec2026_07_28.interim_one_of
+    cache_defaults = _core.Codec2026_07_28.cache_defaults
     extensions = {
         "io.modelcontextprotocol/tasks": "mcp_wire.v2026_07_28.ext.tasks.codec",
     }
@@ -234,25 +170,9 @@ class Codec2026_07_28Tasks(ModernCodec):
             }
         ),
     }
-    meta_key = re.compile(
-        r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*/)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?"
-    )
-    reserved_labels = frozenset(
-        {
-            "modelcontextprotocol",
-            "mcp",
-        }
-    )
-    known_reserved_keys = frozenset(
-        {
-            "io.modelcontextprotocol/clientCapabilities",
-            "io.modelcontextprotocol/clientInfo",
-            "io.modelcontextprotocol/logLevel",
-            "io.modelcontextprotocol/protocolVersion",
-            "io.modelcontextprotocol/serverInfo",
-            "io.modelcontextprotocol/subscriptionId",
-        }
-    )
+    meta_key = _core.Codec2026_07_28.meta_key
+    reserved_labels = _core.Codec2026_07_28.reserved_labels
+    known_reserved_keys = _core.Codec2026_07_28.known_reserved_keys
 
     if TYPE_CHECKING:
         # Declarations for type checkers only: what the methods (Codec's) return in this
