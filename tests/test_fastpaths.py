@@ -80,14 +80,15 @@ CATALOGUE: dict[str, tuple[str, str]] = {
         "the server's info and capabilities read per answer",
         "test_dispatch_core.py::test_modern_results_carry_the_servers_info_as_it_is_now",
     ),
+    "asgi.Verdicts (the HTTP host's one cache of header verdicts)": (
+        "the header check run on every request",
+        "test_http_server.py::test_verdicts_judge_each_key_once_and_stay_bounded",
+    ),
 }
 
-# Shortcuts on main without an oracle yet (the server HTTP host's: issue 33 item 3, the
-# `codegen` branch's), each with what it stands beside.
+# Shortcuts without an oracle yet,
+# each with what it stands beside.
 WITHOUT_ORACLE: dict[str, str] = {
-    "http_server.Answer.final (the answer written as JSON)": "asgi.respond",
-    "http_server's Guard (a disconnect watched by the guard's timer)": "asgi.watch_disconnect",
-    "http_server's inline header-verdict caches (three)": "the header checks, run each time",
     "http_sessions.LegacySession's Outbox": "anyio memory streams",
 }
 
