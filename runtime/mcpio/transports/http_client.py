@@ -86,6 +86,8 @@ CONNECTION_FAILED = -32000
 official SDKs give a closed connection)."""
 
 MAX_REDIRECTS = 5
+# An auth object may have a request sent again twice: after its flow, then with a DPoP nonce.
+MAX_AUTH_RETRIES = 2
 OLD = (400, 404, 405)  # an `initialize` POST refused so may have met a 2024-11-05 server
 MAX_RESUMPTIONS = 3  # reconnections in a row that bring no event
 DEFAULT_RETRY = 1.0  # seconds before reconnecting when the server sent no `retry`
@@ -103,8 +105,11 @@ class _TooLarge(Exception):
 class Auth(Protocol):
     """What the transport asks of an auth object (see `mcpio.auth_client.OAuth`)."""
 
-    async def headers(self, url: httpx.URL, http: httpx.AsyncClient) -> dict[str, str]:
-        """Headers for a request to `url` (`Authorization`)."""
+    async def headers(
+        self, url: httpx.URL, http: httpx.AsyncClient, method: str = "POST"
+    ) -> dict[str, str]:
+        """Headers for a `method` request to `url` (`Authorization`, and `DPoP` with a proof
+        bound to that method and URL): asked anew for every HTTP request sent."""
         ...
 
     async def challenge(
@@ -236,7 +241,7 @@ class HttpTransport:
                 try:
                     headers = self._legacy_headers()
                     if self.auth is not None:
-                        headers.update(await self.auth.headers(self.url, self._http))
+                        headers.update(await self.auth.headers(self.url, self._http, "DELETE"))
                     response = await self._http.delete(
                         self.url, headers=headers, timeout=self._timeouts
                     )
@@ -409,16 +414,20 @@ class HttpTransport:
         if http is None:
             raise httpx.TransportError("the transport is not open")
         hops = 0
-        retried = False
+        retries = 0
         while True:
             sent = headers
             if self.auth is not None:
-                sent = {**headers, **await self.auth.headers(self.url, http)}
+                sent = {**headers, **await self.auth.headers(url, http, method)}
             request = http.build_request(
                 method, url, headers=sent, content=content, timeout=self._timeouts
             )
             response = await http.send(request, stream=True)
-            if self.auth is not None and response.status_code in (401, 403) and not retried:
+            if (
+                self.auth is not None
+                and response.status_code in (401, 403)
+                and retries < MAX_AUTH_RETRIES
+            ):
                 try:
                     again = await self.auth.challenge(self.url, response, sent, http)
                 except BaseException:
@@ -426,7 +435,7 @@ class HttpTransport:
                     raise
                 if again:
                     await response.aclose()
-                    retried = True
+                    retries += 1
                     continue
             elif self.auth is not None and response.is_success and "Authorization" in sent:
                 self.auth.succeeded()
