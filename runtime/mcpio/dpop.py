@@ -18,11 +18,13 @@ import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
-
-import httpx
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from mcpio.extras import needs
+
+if TYPE_CHECKING:
+    import httpx
 
 ALGORITHMS = ("ES256",)  # what we sign with
 # What a resource server accepts from a proof (asymmetric only: `none` and HMAC never).
@@ -41,7 +43,8 @@ def token_hash(access_token: str) -> str:
 
 def htu_of(url: str | httpx.URL) -> str:
     """The `htu` of a request to `url`: without query and fragment."""
-    return str(httpx.URL(str(url)).copy_with(query=None, fragment=None))
+    parts = urlsplit(str(url))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
 
 
 _THUMBPRINT_MEMBERS = {
@@ -123,13 +126,3 @@ class DpopKey:
             claims["nonce"] = nonce
         headers = {"typ": PROOF_TYPE, "jwk": self.jwk}
         return jwt.encode(claims, self._private, algorithm="ES256", headers=headers)
-
-
-def as_key(value: str | DpopKey | None) -> DpopKey | None:
-    if value is None or isinstance(value, DpopKey):
-        return value
-    return DpopKey(value)
-
-
-def cast_str_dict(value: Any) -> dict[str, Any] | None:
-    return cast(dict[str, Any], value) if type(value) is dict else None
