@@ -1,6 +1,7 @@
 """OAuth 2.1 for the client over Streamable HTTP: `OAuth` is the auth object an `HttpTransport`
 (and so `Client(url, auth=...)`) puts on every HTTP exchange: it adds `Authorization: Bearer`
-and, on a 401 or a 403 `insufficient_scope`, runs the flow and has the exchange retried once.
+and, on a 401 or a 403 `insufficient_scope`, runs the flow and has the exchange retried (once
+more with a DPoP nonce the server asks for).
 
 The flow (MCP authorization, 2025-11-25 and 2026-07-28):
 
@@ -389,7 +390,7 @@ class OAuth:
         if tokens is None:
             return {}
         if tokens.dpop and tokens.dpop_key is not None:
-            proof = DpopKey(tokens.dpop_key).proof(
+            proof = self._bound_key(tokens.dpop_key).proof(
                 method, url, tokens.access_token, self._nonces.get(_origin(url))
             )
             return {"Authorization": f"DPoP {tokens.access_token}", "DPoP": proof}
@@ -872,6 +873,12 @@ class OAuth:
             return self.dpop
         algs = metadata.get("dpop_signing_alg_values_supported")
         return type(algs) is list and any(alg in ALGORITHMS for alg in cast(list[Any], algs))
+
+    def _bound_key(self, pem: str) -> DpopKey:
+        """The key of stored tokens: the client's own (parsed once) when it is that one."""
+        if self._dpop is None or self._dpop.pem != pem:
+            self._dpop = DpopKey(pem)
+        return self._dpop
 
     def _client_key(self) -> DpopKey:
         """This client's DPoP key (made on first use)."""

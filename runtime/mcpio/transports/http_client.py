@@ -35,8 +35,9 @@ that ends early) puts a JSON-RPC error response with the request's id into the i
 `data` then carries `{"status": <HTTP status>}` where there was one.
 
 Authorization: `HttpTransport(url, auth=...)` takes an `Auth` (`mcpio.auth_client.OAuth` is
-one): its headers go on every HTTP request, and a 401 or 403 is handed to it; when it has run
-its flow (a new token) the request is sent once more. A flow that fails settles the request
+one): its headers (asked with the request's method and URL, for DPoP proofs) go on every HTTP
+request, and a 401 or 403 is handed to it; when it has run its flow (a new token) the request
+is sent once more, twice at most (a DPoP nonce to use). A flow that fails settles the request
 with -32600 and the reason.
 """
 
