@@ -195,8 +195,12 @@ class Mock:
             grant = form.get("grant_type")
             if grant == "refresh_token" and form.get("refresh_token") != "refresh-1":
                 return JSONResponse({"error": "invalid_grant"}, status_code=400)
-            if grant == JWT_BEARER and form.get("assertion") in ("bad", None):
-                return JSONResponse({"error": "invalid_grant"}, status_code=400)
+            assertion = form.get("assertion", "bad")
+            if grant == JWT_BEARER and assertion.startswith("bad"):
+                described = "expired" if assertion == "bad" else f"{assertion} is not trusted"
+                return JSONResponse(
+                    {"error": "invalid_grant", "error_description": described}, status_code=400
+                )
             jkt = None
             if self.dpop_algs and "dpop" in request.headers:
                 claims, jkt = read_proof(request.headers["dpop"], "POST", f"{self.as_url}/token")
@@ -706,11 +710,18 @@ async def test_jwt_bearer_grant_for_a_workload(tmp_path: Path) -> None:
             assert mock.authorizations == [] and mock.registrations == []
             mock.token_requests.clear()
             refused = OAuth(grant="jwt_bearer", assertion="bad")
-            with pytest.raises(McpError, match="invalid_grant"):
+            with pytest.raises(McpError, match=r"invalid_grant \(expired\)"):
                 async with Client(mock.url, auth=refused, timeout=10):
                     pass
             assert [form["grant_type"] for form, _ in mock.token_requests] == [JWT_BEARER]
             assert "client_id" not in mock.token_requests[0][0]
+            # a description quoting the assertion is left out of the error
+            echoed = OAuth(grant="jwt_bearer", assertion="bad-workload-jwt-7")
+            with pytest.raises(McpError) as raised:
+                async with Client(mock.url, auth=echoed, timeout=10):
+                    pass
+            assert "invalid_grant" in str(raised.value)
+            assert "bad-workload-jwt-7" not in str(raised.value)
             missing = OAuth(grant="jwt_bearer", assertion=tmp_path / "absent")
             with pytest.raises(McpError, match="assertion file cannot be read"):
                 async with Client(mock.url, auth=missing, timeout=10):

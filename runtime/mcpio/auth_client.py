@@ -138,9 +138,8 @@ class Tokens:
     expires_at: float | None = None  # seconds since the epoch
     scope: str | None = None
     issuer: str | None = None  # the authorization server that issued them
-    dpop_key: str | None = field(
-        default=None, repr=False
-    )  # PEM of the key a DPoP token is bound to
+    # PEM of the key a DPoP token is bound to (None for a bearer token)
+    dpop_key: str | None = field(default=None, repr=False)
 
     @property
     def dpop(self) -> bool:
@@ -865,7 +864,7 @@ class OAuth:
             if retried or not (
                 key is not None and data.get("error") == "use_dpop_nonce" and fresh_nonce
             ):
-                raise AuthError(f"{who} refused: {_refusal(response.status_code, data)}")
+                raise AuthError(f"{who} refused: {_refusal(response.status_code, data, form)}")
             retried = True
 
     def _use_dpop(self, metadata: Mapping[str, Any]) -> bool:
@@ -929,12 +928,26 @@ def _json_object(response: httpx.Response) -> dict[str, Any] | None:
     return cast(dict[str, Any], data) if type(data) is dict else None
 
 
-def _refusal(status: int, data: Mapping[str, Any]) -> str:
-    """A token endpoint's error and its description, or the HTTP status."""
+_SECRET_FIELDS = (
+    "assertion",
+    "subject_token",
+    "client_secret",
+    "client_assertion",
+    "code",
+    "code_verifier",
+    "refresh_token",
+)
+
+
+def _refusal(status: int, data: Mapping[str, Any], form: Mapping[str, str]) -> str:
+    """A token endpoint's error and its description (left out if it quotes a secret of the
+    request), or the HTTP status."""
     error = str(data.get("error") or f"HTTP {status}")
     described = data.get("error_description")
     if type(described) is str and described:
-        error = f"{error} ({described[:200]})"
+        quoted = any(form.get(name) and form[name] in described for name in _SECRET_FIELDS)
+        if not quoted:
+            error = f"{error} ({described[:200]})"
     return error
 
 

@@ -38,7 +38,7 @@ def b64url(data: bytes) -> str:
 
 def token_hash(access_token: str) -> str:
     """The `ath` of a proof: BASE64URL(SHA-256(access token))."""
-    return b64url(hashlib.sha256(access_token.encode("ascii")).digest())
+    return b64url(hashlib.sha256(access_token.encode("utf-8")).digest())
 
 
 def htu_of(url: str | httpx.URL) -> str:
