@@ -116,6 +116,7 @@ class Mock:
     scopes_supported: list[str] | None = None
     auth_methods: list[str] = field(default_factory=lambda: ["none"])
     always_forbidden: bool = False  # 403 insufficient_scope to every token
+    always_invalid: bool = False  # 401 invalid_token to every token, even fresh ones
     refresh_tokens: bool = True
     expires_in: int = 3600
     port: int = 0
@@ -271,7 +272,7 @@ class Mock:
             if self.prm_in_challenge:
                 prm_url = f"{self.base}{self.prm_paths[0]}" if self.prm_paths else ""
                 challenge.append(f'resource_metadata="{prm_url}"')
-            if bearer not in self.issued:
+            if bearer not in self.issued or self.always_invalid:
                 if self.challenge_scope:
                     challenge.append(f'scope="{self.challenge_scope}"')
                 response: Response = JSONResponse(
@@ -766,3 +767,15 @@ async def test_enterprise_managed_authorization() -> None:
     assert "id-token" not in repr(oauth) and "desk-s3cret" not in repr(oauth)
     with pytest.raises(ValueError, match="id_jag"):
         OAuth(grant="id_jag", idp_client_id="x", id_token="t")
+
+
+async def test_a_token_refused_as_soon_as_issued_runs_one_flow() -> None:
+    """The transport may send a request three times (a flow, then a nonce), but a 401 for the
+    token a flow just gave does not start another flow."""
+    with anyio.fail_after(DEADLINE):
+        async with serving(Mock(always_invalid=True)) as mock:
+            with pytest.raises(McpError) as raised:
+                async with Client(mock.url, auth=OAuth(redirect=browser), timeout=10):
+                    pass
+    assert isinstance(raised.value.data, dict) and raised.value.data.get("status") == 401
+    assert len(mock.authorizations) == 1 and len(mock.token_requests) == 1
