@@ -24,8 +24,11 @@ from mcpio.inspect.transcript import Recorder
 
 with needs("http", "mcpio inspect --upstream"):
     import httpx
+    import sniffio
 
     from mcpio.transports.asgi import Receive, Scope, Send
+    from mcpio.transports.http1 import Http1Client
+    from mcpio.transports.http1 import Response as LeanResponse
     from mcpio.transports.http_rules import EVENT_STREAM, JSON, media_type
     from mcpio.transports.sse import SseParser
 
@@ -46,7 +49,10 @@ class ProxyApp:
     ) -> None:
         self.upstream = upstream
         self.recorder = recorder
-        self.client = client or httpx.AsyncClient(timeout=None)
+        # a caller's httpx client (tests), else the lean HTTP/1.1 client of the MCP client
+        # (httpx on a loop that is not asyncio's)
+        self.client = client
+        self.lean = Http1Client() if client is None else None
         self.discovered: dict[str, Any] | None = None  # the last server/discover's capabilities
         self.sessions: dict[str, Checker] = {}
         self.shared = Shared()
@@ -73,10 +79,9 @@ class ProxyApp:
             f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
         )
         forwarded = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
-        request = self.client.build_request(method, url, headers=forwarded, content=body)
         try:
-            response = await self.client.send(request, stream=True)
-        except httpx.HTTPError as exc:
+            response = await self._forward(method, url, forwarded, body)
+        except (httpx.HTTPError, OSError) as exc:
             await _answer(send, 502, f"mcpio inspect: upstream unreachable: {exc}".encode())
             return
         new_session = response.headers.get(SESSION)
@@ -111,6 +116,19 @@ class ProxyApp:
         for checker in self.sessions.values():
             self.recorder.finish(checker.finish())
 
+    async def _forward(
+        self, method: str, url: str, headers: list[tuple[str, str]], body: bytes
+    ) -> httpx.Response | LeanResponse:
+        """The request upstream, its answer's body left to stream."""
+        if self.lean is not None and sniffio.current_async_library() == "asyncio":
+            sent = [(k, v) for k, v in headers if k.lower() != "content-length"]  # it sets its own
+            content = body if body or method == "POST" else None
+            return await self.lean.send(method, httpx.URL(url), sent, content)
+        if self.client is None:
+            self.client = httpx.AsyncClient(timeout=None)
+        request = self.client.build_request(method, url, headers=headers, content=body)
+        return await self.client.send(request, stream=True)
+
     def _checker(self, session: str | None, body: bytes) -> Checker:
         if session is not None:
             return self.sessions.setdefault(session, Checker(self.shared))
@@ -121,7 +139,7 @@ class ProxyApp:
 
     async def _relay(
         self,
-        response: httpx.Response,
+        response: httpx.Response | LeanResponse,
         send: Send,
         checker: Checker,
         session: str | None,
@@ -131,11 +149,15 @@ class ProxyApp:
         """The upstream's answer to the client, each frame checked (and recorded) before the
         client sees it; `asked`: the ids of the requests the POST carried (its stream should
         end once each is answered)."""
-        headers = [
-            (k.encode("latin-1"), v.encode("latin-1"))
-            for k, v in response.headers.multi_items()
-            if k.lower() not in HOP_BY_HOP
-        ]
+        if isinstance(response, httpx.Response):
+            received = [
+                (k.encode("latin-1"), v.encode("latin-1"))
+                for k, v in response.headers.multi_items()
+            ]
+            chunks = response.aiter_raw()
+        else:
+            received, chunks = response.raw_headers, response.aiter_bytes()
+        headers = [(k, v) for k, v in received if k.lower().decode("latin-1") not in HOP_BY_HOP]
         await send(
             {"type": "http.response.start", "status": response.status_code, "headers": headers}
         )
@@ -145,7 +167,7 @@ class ProxyApp:
         parser = SseParser() if kind == EVENT_STREAM else None
         held: list[bytes] = []
         pending = set(asked)  # requests of the POST not answered yet
-        async for chunk in response.aiter_raw():
+        async for chunk in chunks:
             if parser is not None:
                 for event in parser.feed(chunk):
                     frame = event.data.encode()
