@@ -12,8 +12,11 @@ test's redirect handler drives by following the redirect)."""
 
 from __future__ import annotations
 
+import base64
 import contextvars
+import hashlib
 import hmac
+import json
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import jwt
 from authlib.oauth2.rfc6749 import (
     AuthorizationServer,
     ClientMixin,
@@ -44,6 +48,8 @@ from starlette.routing import Route
 # The resource (RFC 8707) the token being issued is for: set by the grant that validated the
 # token request, read by the token generator, which authlib calls without the request.
 RESOURCE: contextvars.ContextVar[str] = contextvars.ContextVar("RESOURCE")
+# The key thumbprint a DPoP-bound token is bound to (RFC 9449 `cnf.jkt`), None for bearer ones.
+JKT: contextvars.ContextVar[str | None] = contextvars.ContextVar("JKT", default=None)
 REDIRECT_URI = "http://127.0.0.1:33418/callback"  # our `OAuth`'s default
 
 
@@ -202,6 +208,12 @@ class AccessTokens(JWTBearerTokenGenerator):
     def get_audiences(self, client: Client, user: User | None, scope: str) -> str:
         return RESOURCE.get()
 
+    def get_extra_claims(
+        self, client: Client, grant_type: str, user: User | None, scope: str
+    ) -> dict[str, Any]:
+        jkt = JKT.get()
+        return {"cnf": {"jkt": jkt}} if jkt is not None else {}
+
 
 class Introspection(JWTIntrospectionEndpoint):
     CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
@@ -215,6 +227,12 @@ class Introspection(JWTIntrospectionEndpoint):
 
     def check_permission(self, token: Any, client: Client, request: OAuth2Request) -> bool:
         return "introspection" in client.grant_types
+
+    def create_introspection_payload(self, token: Any) -> dict[str, Any]:
+        payload: dict[str, Any] = super().create_introspection_payload(token)
+        if payload.get("active") and "cnf" in token:  # RFC 9449 6.2: the binding
+            payload.update(cnf=token["cnf"], token_type="DPoP")
+        return payload
 
 
 class NotAJwt(IntrospectionEndpoint):
@@ -335,6 +353,7 @@ class Issuer:
         self.jwks_delay = 0.0  # seconds the JWKS endpoint takes to answer
         self.jwks_asked = anyio.Event()  # set by every JWKS request, as it arrives
         self.down = False  # metadata and JWKS answer 503
+        self.dpop = False  # advertises DPoP and binds tokens to a token request's proof key
         self.introspections = 0
         everything = frozenset(self.scopes)
         code, machine = ("authorization_code",), ("client_credentials",)
@@ -393,14 +412,19 @@ class Issuer:
             ],
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": True,
+            **({"dpop_signing_alg_values_supported": ["ES256"]} if self.dpop else {}),
         }
 
-    def token(self, subject: str = "alice", scope: str = READ, client: str = "app") -> str:
+    def token(
+        self, subject: str = "alice", scope: str = READ, client: str = "app", jkt: str | None = None
+    ) -> str:
         """An access token for `subject` from the issuer's own generator, as its token
-        endpoint issues them, for the first resource (tests that need many subjects)."""
+        endpoint issues them, for the first resource (tests that need many subjects); bound to
+        the DPoP key `jkt` when given."""
 
         def generate() -> str:
             RESOURCE.set(min(self.resources))
+            JKT.set(jkt)
             issued = self.generator(
                 grant_type="authorization_code",
                 client=self.clients[client],
@@ -440,7 +464,17 @@ class Issuer:
             return await self._call(request, approve)
 
         async def token(request: Request) -> Response:
-            return await self._call(request, server.create_token_response)
+            proof = request.headers.get("dpop") if self.dpop else None
+            if proof is None:
+                return await self._call(request, server.create_token_response)
+            jkt = proof_key(proof, f"{self.url}/token")
+            if jkt is None:
+                return JSONResponse({"error": "invalid_dpop_proof"}, 400)
+            response = await self._call(request, server.create_token_response, jkt)
+            body = json.loads(bytes(response.body))
+            if response.status_code == 200:
+                body["token_type"] = "DPoP"
+            return JSONResponse(body, response.status_code)
 
         async def introspect(request: Request) -> Response:
             self.introspections += 1
@@ -459,11 +493,36 @@ class Issuer:
         )
 
     @staticmethod
-    async def _call(request: Request, handle: Callable[[OAuth2Request], object]) -> Response:
+    async def _call(
+        request: Request, handle: Callable[[OAuth2Request], object], jkt: str | None = None
+    ) -> Response:
         form: list[tuple[str, str]] = []
         if request.method == "POST":
             form = [(k, v) for k, v in (await request.form()).multi_items() if isinstance(v, str)]
-        # A context of its own: what a grant sets (RESOURCE) ends with the request.
-        reply = contextvars.copy_context().run(handle, FormRequest(request, form))
+
+        def bound() -> object:
+            JKT.set(jkt)
+            return handle(FormRequest(request, form))
+
+        # A context of its own: what a grant sets (RESOURCE, JKT) ends with the request.
+        reply = contextvars.copy_context().run(bound)
         assert isinstance(reply, Reply)
         return reply.response()
+
+
+def proof_key(proof: str, url: str) -> str | None:
+    """The thumbprint of the key of a DPoP proof for a POST to `url` (checked with PyJWT,
+    RFC 9449 4.3, the nonce and replay rules left out), or None if it is not one."""
+    try:
+        header = jwt.get_unverified_header(proof)
+        jwk = header["jwk"]
+        claims = jwt.decode(proof, jwt.PyJWK(jwk, header["alg"]), algorithms=["ES256"])
+    except (jwt.PyJWTError, KeyError, TypeError):
+        return None
+    if header.get("typ") != "dpop+jwt" or claims.get("htm") != "POST" or claims.get("htu") != url:
+        return None
+    if abs(time.time() - claims.get("iat", 0)) > 60:
+        return None
+    members = json.dumps({k: jwk[k] for k in ("crv", "kty", "x", "y")}, separators=(",", ":"))
+    digest = hashlib.sha256(members.encode()).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()

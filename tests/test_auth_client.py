@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import logging
 import os
 import stat
@@ -115,6 +116,7 @@ class Mock:
     scopes_supported: list[str] | None = None
     auth_methods: list[str] = field(default_factory=lambda: ["none"])
     always_forbidden: bool = False  # 403 insufficient_scope to every token
+    always_invalid: bool = False  # 401 invalid_token to every token, even fresh ones
     refresh_tokens: bool = True
     expires_in: int = 3600
     port: int = 0
@@ -125,6 +127,11 @@ class Mock:
     )
     registrations: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     issued: set[str] = field(default_factory=set[str])
+    dpop_algs: list[str] | None = None  # advertised; the token endpoint then binds tokens
+    dpop_nonce: str | None = None  # required in proofs at the token endpoint and at /mcp
+    bound: dict[str, str] = field(default_factory=dict[str, str])  # token -> jkt
+    proofs: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])  # accepted ones
+    exchanges: list[dict[str, str]] = field(default_factory=list[dict[str, str]])  # at the IdP
 
     @property
     def base(self) -> str:
@@ -159,6 +166,11 @@ class Mock:
                     "code_challenge_methods_supported": ["S256"],
                     "token_endpoint_auth_methods_supported": self.auth_methods,
                     "authorization_response_iss_parameter_supported": True,
+                    **(
+                        {"dpop_signing_alg_values_supported": self.dpop_algs}
+                        if self.dpop_algs
+                        else {}
+                    ),
                 }
             )
 
@@ -184,11 +196,28 @@ class Mock:
             grant = form.get("grant_type")
             if grant == "refresh_token" and form.get("refresh_token") != "refresh-1":
                 return JSONResponse({"error": "invalid_grant"}, status_code=400)
+            assertion = form.get("assertion", "bad")
+            if grant == JWT_BEARER and assertion.startswith("bad"):
+                described = "expired" if assertion == "bad" else f"{assertion} is not trusted"
+                return JSONResponse(
+                    {"error": "invalid_grant", "error_description": described}, status_code=400
+                )
+            jkt = None
+            if self.dpop_algs and "dpop" in request.headers:
+                claims, jkt = read_proof(request.headers["dpop"], "POST", f"{self.as_url}/token")
+                if self.dpop_nonce is not None and claims.get("nonce") != self.dpop_nonce:
+                    return JSONResponse(
+                        {"error": "use_dpop_nonce"},
+                        status_code=400,
+                        headers={"DPoP-Nonce": self.dpop_nonce},
+                    )
             access = f"token-{len(self.token_requests)}"
             self.issued.add(access)
+            if jkt is not None:
+                self.bound[access] = jkt
             body: dict[str, Any] = {
                 "access_token": access,
-                "token_type": "Bearer",
+                "token_type": "DPoP" if jkt is not None else "Bearer",
                 "expires_in": self.expires_in,
             }
             if self.refresh_tokens and grant != "client_credentials":
@@ -203,7 +232,23 @@ class Mock:
                 status_code=201,
             )
 
+        async def idp_token(request: Request) -> Response:
+            form = {k: str(v) for k, v in (await request.form()).items()}
+            self.exchanges.append(
+                {**form, "authorization": request.headers.get("authorization", "")}
+            )
+            if form.get("subject_token") != "id-token-1":
+                return JSONResponse({"error": "invalid_grant"}, status_code=400)
+            return JSONResponse(
+                {
+                    "access_token": "id-jag-1",
+                    "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                    "token_type": "N_A",
+                }
+            )
+
         routes = [Route(path, prm) for path in self.prm_paths]
+        routes.append(Route("/idp/token", idp_token, methods=["POST"]))
         routes += [
             Route(self.as_metadata_path, metadata),
             Route(f"{self.as_prefix}/authorize", authorize),
@@ -219,12 +264,15 @@ class Mock:
             if scope["path"] != "/mcp":
                 return await documents(scope, receive, send)
             headers = dict((k.decode(), v.decode()) for k, v in scope["headers"])
-            bearer = headers.get("authorization", "").removeprefix("Bearer ")
+            scheme, _, bearer = headers.get("authorization", "").partition(" ")
+            refusal = self.dpop_refusal(scheme, bearer, headers, scope["method"])
+            if refusal is not None:
+                return await refusal(scope, receive, send)
             challenge = ["Bearer"]
             if self.prm_in_challenge:
                 prm_url = f"{self.base}{self.prm_paths[0]}" if self.prm_paths else ""
                 challenge.append(f'resource_metadata="{prm_url}"')
-            if bearer not in self.issued:
+            if bearer not in self.issued or self.always_invalid:
                 if self.challenge_scope:
                     challenge.append(f'scope="{self.challenge_scope}"')
                 response: Response = JSONResponse(
@@ -244,6 +292,48 @@ class Mock:
             await mcp(scope, receive, send)
 
         return app
+
+    def dpop_refusal(
+        self, scheme: str, token: str, headers: dict[str, str], method: str
+    ) -> Response | None:
+        """What the endpoint says to a request that misuses a DPoP-bound token (else None)."""
+        jkt = self.bound.get(token)
+        if jkt is None:
+            return None if scheme.lower() != "dpop" else JSONResponse({}, status_code=400)
+        if scheme != "DPoP" or "dpop" not in headers:
+            return JSONResponse({"error": "invalid_token"}, status_code=401)
+        claims, key = read_proof(headers["dpop"], method, self.url)
+        assert key == jkt and claims["ath"] == s256(token)
+        if self.dpop_nonce is not None and claims.get("nonce") != self.dpop_nonce:
+            return JSONResponse(
+                {},
+                status_code=401,
+                headers={
+                    "WWW-Authenticate": 'DPoP error="use_dpop_nonce"',
+                    "DPoP-Nonce": self.dpop_nonce,
+                },
+            )
+        self.proofs.append(claims)
+        return None
+
+
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+
+def read_proof(proof: str, method: str, url: str) -> tuple[dict[str, Any], str]:
+    """A DPoP proof's claims and its key's thumbprint, checked the way RFC 9449 says (with
+    PyJWT alone, not with mcpio's code)."""
+    import jwt
+
+    header = jwt.get_unverified_header(proof)
+    assert header["typ"] == "dpop+jwt" and header["alg"] == "ES256"
+    jwk = header["jwk"]
+    assert set(jwk) == {"kty", "crv", "x", "y"}  # no private part
+    claims = jwt.decode(proof, jwt.PyJWK(jwk).key, algorithms=["ES256"])
+    assert claims["htm"] == method and claims["htu"] == url
+    assert abs(claims["iat"] - time.time()) < 60 and len(claims["jti"]) >= 16
+    canonical = json.dumps({k: jwk[k] for k in ("crv", "kty", "x", "y")}, separators=(",", ":"))
+    return claims, s256(canonical)
 
 
 def tool_server() -> Server:
@@ -547,3 +637,145 @@ async def test_no_secret_in_a_repr_or_a_log_line(caplog: pytest.LogCaptureFixtur
             assert secret not in text, (secret, text)
     assert "client_id='m'" in repr(machine) and "state='st'" in repr(Redirect("code-1", "st"))
     assert any("refreshing the token failed" in text for text in shown)
+
+
+# ---------------------------------------------------------------------- DPoP, JWT bearer grants
+
+
+async def test_dpop_bound_tokens_with_nonces(tmp_path: Path) -> None:
+    """The AS advertises DPoP and wants nonces at the token endpoint and at /mcp: every token
+    request (the refresh included) and every MCP request carries a fresh proof of the same key,
+    the token goes with the DPoP scheme, and the key is kept with the tokens."""
+    store = FileTokenStore(tmp_path / "tokens.json")
+    mock = Mock(dpop_algs=["ES256"], dpop_nonce="nonce-1")
+    with anyio.fail_after(DEADLINE):
+        async with serving(mock):
+            oauth = OAuth(redirect=browser, store=store)
+            async with Client(mock.url, auth=oauth, timeout=10) as client:
+                await client.call_tool("add", {"a": 1, "b": 2})
+                tokens = await store.get_tokens(mock.url)
+                assert tokens is not None and tokens.dpop and tokens.token_type == "DPoP"
+                tokens.expires_at = time.time()
+                await store.set_tokens(mock.url, tokens)
+                await client.list_tools()  # refreshed first, bound to the same key
+    grants = [form["grant_type"] for form, _ in mock.token_requests]
+    # the first asked without the AS's nonce (refused: use_dpop_nonce), then with it; the
+    # refresh has the nonce (one per origin) from the start
+    assert grants == ["authorization_code", "authorization_code", "refresh_token"]
+    assert len(mock.bound) == 2 and len(set(mock.bound.values())) == 1
+    assert len(mock.proofs) >= 3 and all(p["nonce"] == "nonce-1" for p in mock.proofs)
+    assert len({p["jti"] for p in mock.proofs}) == len(mock.proofs)
+    stored = await FileTokenStore(tmp_path / "tokens.json").get_tokens(mock.url)
+    assert stored is not None and stored.dpop_key is not None
+    assert "PRIVATE" not in repr(stored) and "PRIVATE" not in repr(oauth)
+    assert stored.dpop_key not in repr(oauth)
+
+
+async def test_dpop_forced_off_and_on() -> None:
+    mock = Mock(dpop_algs=["ES256"])
+    with anyio.fail_after(DEADLINE):
+        async with serving(mock):
+            async with Client(mock.url, auth=OAuth(redirect=browser, dpop=False), timeout=10) as c:
+                await c.list_tools()
+            assert mock.bound == {} and mock.proofs == []
+            mock.dpop_algs = ["RS512"]  # nothing we sign with: DPoP only when forced
+            async with Client(mock.url, auth=OAuth(redirect=browser), timeout=10) as c:
+                await c.list_tools()
+            assert mock.bound == {}
+            mock.dpop_algs = ["ES256"]
+            async with Client(mock.url, auth=OAuth(redirect=browser, dpop=True), timeout=10) as c:
+                await c.list_tools()
+    assert len(mock.bound) == 1 and mock.proofs != []
+
+
+async def test_jwt_bearer_grant_for_a_workload(tmp_path: Path) -> None:
+    """The workload's JWT from a file (read anew each time) or a callable; a refusal is surfaced
+    at once: one token request, no other grant tried."""
+    path = tmp_path / "token"
+    path.write_text("workload-jwt-1\n")
+    fresh = iter(["workload-jwt-2"])
+
+    async def assertion() -> str:
+        return next(fresh)
+
+    mock = Mock(challenge_scope=None)
+    with anyio.fail_after(DEADLINE):
+        async with serving(mock):
+            for source in (path, assertion):
+                oauth = OAuth(grant="jwt_bearer", client_id="workload", assertion=source)
+                async with Client(mock.url, auth=oauth, timeout=10) as client:
+                    await client.list_tools()
+            sent = [(form["grant_type"], form["assertion"]) for form, _ in mock.token_requests]
+            assert sent == [(JWT_BEARER, "workload-jwt-1"), (JWT_BEARER, "workload-jwt-2")]
+            assert mock.token_requests[0][0]["client_id"] == "workload"
+            assert mock.authorizations == [] and mock.registrations == []
+            mock.token_requests.clear()
+            refused = OAuth(grant="jwt_bearer", assertion="bad")
+            with pytest.raises(McpError, match=r"invalid_grant \(expired\)"):
+                async with Client(mock.url, auth=refused, timeout=10):
+                    pass
+            assert [form["grant_type"] for form, _ in mock.token_requests] == [JWT_BEARER]
+            assert "client_id" not in mock.token_requests[0][0]
+            # a description quoting the assertion is left out of the error
+            echoed = OAuth(grant="jwt_bearer", assertion="bad-workload-jwt-7")
+            with pytest.raises(McpError) as raised:
+                async with Client(mock.url, auth=echoed, timeout=10):
+                    pass
+            assert "invalid_grant" in str(raised.value)
+            assert "bad-workload-jwt-7" not in str(raised.value)
+            missing = OAuth(grant="jwt_bearer", assertion=tmp_path / "absent")
+            with pytest.raises(McpError, match="assertion file cannot be read"):
+                async with Client(mock.url, auth=missing, timeout=10):
+                    pass
+    assert "workload-jwt" not in repr(OAuth(grant="jwt_bearer", assertion="workload-jwt-9"))
+    with pytest.raises(ValueError, match="assertion"):
+        OAuth(grant="jwt_bearer")
+
+
+async def test_enterprise_managed_authorization() -> None:
+    """The user's ID token is exchanged at the IdP for an ID-JAG (RFC 8693) naming the MCP
+    authorization server and resource; the ID-JAG goes to the AS with the JWT bearer grant and
+    the client's own authentication."""
+    mock = Mock(auth_methods=["client_secret_basic"], challenge_scope=None)
+    with anyio.fail_after(DEADLINE):
+        async with serving(mock):
+            oauth = OAuth(
+                grant="id_jag",
+                client_id="desktop",
+                client_secret="desk-s3cret",
+                idp_token_endpoint=f"{mock.base}/idp/token",
+                idp_client_id="idp-client",
+                id_token=lambda: "id-token-1",
+            )
+            async with Client(mock.url, auth=oauth, timeout=10) as client:
+                await client.list_tools()
+            [exchange] = mock.exchanges
+            assert exchange["grant_type"] == "urn:ietf:params:oauth:grant-type:token-exchange"
+            assert exchange["requested_token_type"] == "urn:ietf:params:oauth:token-type:id-jag"
+            assert exchange["subject_token_type"] == "urn:ietf:params:oauth:token-type:id_token"
+            assert exchange["audience"] == mock.as_url and exchange["resource"] == mock.url
+            assert exchange["client_id"] == "idp-client" and exchange["authorization"] == ""
+            [(form, authorization)] = mock.token_requests
+            assert form["grant_type"] == JWT_BEARER and form["assertion"] == "id-jag-1"
+            assert authorization == "Basic " + base64.b64encode(b"desktop:desk-s3cret").decode()
+            oauth.id_token = "expired-id-token"
+            oauth.store = MemoryTokenStore()
+            with pytest.raises(McpError, match="the IdP refused: invalid_grant"):
+                async with Client(mock.url, auth=oauth, timeout=10):
+                    pass
+    assert len(mock.token_requests) == 1
+    assert "id-token" not in repr(oauth) and "desk-s3cret" not in repr(oauth)
+    with pytest.raises(ValueError, match="id_jag"):
+        OAuth(grant="id_jag", idp_client_id="x", id_token="t")
+
+
+async def test_a_token_refused_as_soon_as_issued_runs_one_flow() -> None:
+    """The transport may send a request three times (a flow, then a nonce), but a 401 for the
+    token a flow just gave does not start another flow."""
+    with anyio.fail_after(DEADLINE):
+        async with serving(Mock(always_invalid=True)) as mock:
+            with pytest.raises(McpError) as raised:
+                async with Client(mock.url, auth=OAuth(redirect=browser), timeout=10):
+                    pass
+    assert isinstance(raised.value.data, dict) and raised.value.data.get("status") == 401
+    assert len(mock.authorizations) == 1 and len(mock.token_requests) == 1

@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -34,6 +35,8 @@ from mcpio.auth import (
     VerifierUnavailable,
 )
 from mcpio.auth_client import OAuth, pkce_pair
+from mcpio.dpop import DpopKey, token_hash
+from mcpio.dpop_server import DpopPolicy, MemoryReplayCache, Nonces, RedisReplayCache
 from tests.oauth_issuer import REDIRECT_URI, Issuer
 from tests.support import (
     ACCEPT,
@@ -883,3 +886,201 @@ async def test_the_everything_server_with_auth() -> None:
             assert issuer.issued == [("client_credentials", "machine")]
         finally:
             process.terminate()
+
+
+# ---------------------------------------------------------------------- DPoP (RFC 9449)
+
+
+def dpop_proof(
+    key: DpopKey,
+    token: str | None,
+    url: str,
+    method: str = "POST",
+    **changes: Any,
+) -> str:
+    """A proof by `key` for `method` `url` and `token`, with claims changed (None: left out) or
+    signed by another key (`signer`)."""
+    signer = changes.pop("signer", key)
+    claims: dict[str, Any] = {
+        "jti": secrets.token_urlsafe(16),
+        "htm": method,
+        "htu": url,
+        "iat": int(time.time()),
+        "ath": token_hash(token) if token is not None else None,
+        **changes,
+    }
+    claims = {k: v for k, v in claims.items() if v is not None}
+    headers = {"typ": "dpop+jwt", "jwk": key.jwk}
+    return jwt.encode(claims, signer._private, algorithm="ES256", headers=headers)
+
+
+async def dpop_post(
+    s: Stack, frame: Any, token: str, proof: str | None, scheme: str = "DPoP"
+) -> httpx.Response:
+    extra = {"dpop": proof} if proof is not None else {}
+    response = await post(s.http, frame, None, authorization=f"{scheme} {token}", **extra)
+    return response
+
+
+def dpop_error(response: httpx.Response) -> str:
+    """The error of a 401's DPoP challenge (which must name the algorithms)."""
+    assert response.status_code == 401, response.text
+    value = response.headers["www-authenticate"]
+    assert value.startswith("DPoP error=") and 'algs="ES256' in value, value
+    return value.split('"')[1]
+
+
+async def test_dpop_bound_tokens_and_their_proofs() -> None:
+    """A JWT bound by `cnf.jkt`: accepted with a good proof only; each bad proof refused with
+    `invalid_dpop_proof`, the bound token as Bearer with `invalid_token`; bearer tokens still
+    work (DPoP not required), and nothing of the keys, tokens or proofs reaches a log line."""
+    key, other = DpopKey.generate(), DpopKey.generate()
+    async with stack(dpop=DpopPolicy()) as s:
+        metadata = (await s.http.get("/.well-known/oauth-protected-resource/mcp")).json()
+        assert metadata["dpop_bound_access_tokens_required"] is False
+        assert "ES256" in metadata["dpop_signing_alg_values_supported"]
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+        with captured() as lines:
+            good = dpop_proof(key, token, s.resource)
+            response = await dpop_post(s, whoami, token, good)
+            assert response.json()["result"]["content"][0]["text"] == f"alice {READ}"
+            now = int(time.time())
+            bad = {
+                "replayed": good,
+                "stale": dpop_proof(key, token, s.resource, iat=now - 600),
+                "from the future": dpop_proof(key, token, s.resource, iat=now + 600),
+                "wrong method": dpop_proof(key, token, s.resource, method="GET"),
+                "wrong url": dpop_proof(key, token, s.resource.replace("/mcp", "/other")),
+                "wrong ath": dpop_proof(key, "another-token", s.resource),
+                "no ath": dpop_proof(key, None, s.resource),
+                "no jti": dpop_proof(key, token, s.resource, jti=None),
+                "other key": dpop_proof(other, token, s.resource),
+                "forged signature": dpop_proof(key, token, s.resource, signer=other),
+                "not a jwt": "not.a.proof",
+            }
+            for why, proof in bad.items():
+                response = await dpop_post(s, whoami, token, proof)
+                assert dpop_error(response) == "invalid_dpop_proof", why
+            assert dpop_error(await dpop_post(s, whoami, token, None)) == "invalid_dpop_proof"
+            twice = f"{dpop_proof(key, token, s.resource)}, {dpop_proof(key, token, s.resource)}"
+            assert dpop_error(await dpop_post(s, whoami, token, twice)) == "invalid_dpop_proof"
+            as_bearer = await dpop_post(s, whoami, token, None, scheme="Bearer")
+            assert dpop_error(as_bearer) == "invalid_token"
+            with_proof = dpop_proof(key, token, s.resource)
+            assert dpop_error(await dpop_post(s, whoami, token, with_proof, "Bearer")) == (
+                "invalid_token"
+            )
+            # Nothing else affected: a fresh proof of the right key, an unbound bearer token.
+            response = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))
+            assert response.status_code == 200
+            response = await post(s.http, modern(2, "tools/list"), s.issuer.token("bob"))
+            assert response.status_code == 200
+            # An unbound token under the DPoP scheme is no DPoP token.
+            unbound = s.issuer.token("bob")
+            response = await dpop_post(s, whoami, unbound, dpop_proof(key, unbound, s.resource))
+            assert dpop_error(response) == "invalid_token"
+        secrets_seen = [token, good, key.pem, *bad.values()]
+        for secret in secrets_seen:
+            for part in secret.split("."):
+                assert all(part not in line for line in lines if len(part) > 8), "logged"
+        assert "PRIVATE" not in repr(key) and key.pem not in repr(DpopPolicy())
+
+
+async def test_dpop_nonces_and_required_binding() -> None:
+    """`DpopPolicy(required=True, nonces=...)`: a proof without the server's nonce gets 401
+    `use_dpop_nonce` and a `DPoP-Nonce`; with it, through; an aged nonce is refused with a new
+    one; a bearer token is refused; introspection's `cnf` binds as a JWT's does."""
+    key = DpopKey.generate()
+    policy = DpopPolicy(required=True, nonces=Nonces(lifetime=1))
+    async with stack(introspection=True, dpop=policy) as s:
+        metadata = (await s.http.get("/.well-known/oauth-protected-resource/mcp")).json()
+        assert metadata["dpop_bound_access_tokens_required"] is True
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+        refused = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))
+        assert dpop_error(refused) == "use_dpop_nonce"
+        nonce = refused.headers["dpop-nonce"]
+        proof = dpop_proof(key, token, s.resource, nonce=nonce)
+        response = await dpop_post(s, whoami, token, proof)
+        assert response.json()["result"]["content"][0]["text"] == f"alice {READ}"
+        forged = dpop_proof(key, token, s.resource, nonce=nonce[:-2] + "xx")
+        assert dpop_error(await dpop_post(s, whoami, token, forged)) == "use_dpop_nonce"
+        await anyio.sleep(2.2)
+        aged = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource, nonce=nonce))
+        assert dpop_error(aged) == "use_dpop_nonce" and aged.headers["dpop-nonce"] != nonce
+        bearer = await post(s.http, whoami, s.issuer.token("bob"))
+        assert dpop_error(bearer) == "invalid_token"
+        # without a token: the challenge is DPoP's alone, naming the metadata
+        bare = await post(s.http, whoami, None)
+        assert bare.headers["www-authenticate"].startswith("DPoP resource_metadata=")
+
+
+async def test_our_client_gets_and_uses_a_dpop_bound_token() -> None:
+    """The issuer advertises DPoP: our client binds its client-credentials token to its key,
+    and the resource server (DPoP required, with nonces) lets it in, both eras."""
+    policy = DpopPolicy(required=True, nonces=Nonces())
+    async with stack(dpop=policy) as s:
+        s.issuer.dpop = True
+        for mode in ("auto", "legacy"):
+            oauth = OAuth(grant="client_credentials", client_id="machine", client_secret="s3cret")
+            async with Client(s.resource, auth=oauth, mode=mode, timeout=10) as client:
+                result = await client.call_tool("whoami", {})
+                assert result.content[0].text == f"machine {READ}"  # type: ignore[union-attr]
+                await client.list_tools()
+            tokens = await oauth.store.get_tokens(s.resource)
+            assert tokens is not None and tokens.dpop
+            claims = jwt.decode(tokens.access_token, options={"verify_signature": False})
+            assert claims["cnf"]["jkt"] == DpopKey(tokens.dpop_key or "").jkt
+
+
+@pytest.mark.services
+async def test_two_instances_share_the_replay_cache_through_redis(tmp_path: Path) -> None:
+    """Two resource servers for one resource (behind one address) with a `RedisReplayCache`:
+    a proof accepted by one is refused by the other; with memory caches it would pass."""
+    from tests.cluster import Process, start_redis
+
+    processes: list[Process] = []
+    try:
+        redis = start_redis(tmp_path, processes)
+        url = f"redis://127.0.0.1:{redis.port}/0"
+        key = DpopKey.generate()
+        async with stack(dpop=DpopPolicy(replay=RedisReplayCache(url))) as a:
+            options = {"resource": a.resource, "authorization_servers": [a.issuer.url]}
+            verifier = JwtVerifier(issuer=a.issuer.url, audience=a.resource)
+            b_auth = ResourceServerAuth(
+                verifier, **options, dpop=DpopPolicy(replay=RedisReplayCache(url))
+            )
+            port = free_port()
+            async with serve_app(server.http_app(auth=b_auth), port) as b_served:
+                async with httpx.AsyncClient(base_url=b_served.url, timeout=10) as b_http:
+                    b = Stack(a.issuer, b_http, a.resource)
+                    token = a.issuer.token("alice", READ, jkt=key.jkt)
+                    whoami = modern(1, "tools/call", name="whoami")
+                    proof = dpop_proof(key, token, a.resource)
+                    assert (await dpop_post(a, whoami, token, proof)).status_code == 200
+                    assert dpop_error(await dpop_post(b, whoami, token, proof)) == (
+                        "invalid_dpop_proof"
+                    )
+                    fresh = dpop_proof(key, token, a.resource)
+                    assert (await dpop_post(b, whoami, token, fresh)).status_code == 200
+                    assert dpop_error(await dpop_post(a, whoami, token, fresh)) == (
+                        "invalid_dpop_proof"
+                    )
+            redis.stop()
+            # The shared cache unreachable: the proof can be neither accepted nor refused.
+            later = dpop_proof(key, token, a.resource)
+            assert (await dpop_post(a, whoami, token, later)).status_code == 503
+    finally:
+        for process in processes:
+            process.stop()
+
+
+async def test_memory_replay_cache_is_bounded() -> None:
+    cache = MemoryReplayCache(size=3)
+    assert [await cache.first_use(k, 60) for k in "abca"] == [True, True, True, False]
+    assert await cache.first_use("d", 60) and len(cache) == 3  # "a" dropped to make room
+    assert await cache.first_use("a", 60)  # so it passes again: bounded memory's price
+    assert await cache.first_use("x", 0.05) and not await cache.first_use("x", 0.05)
+    await anyio.sleep(0.1)
+    assert await cache.first_use("x", 0.05)  # expired

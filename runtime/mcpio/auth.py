@@ -24,6 +24,14 @@ valid but cannot be checked now. Tokens are never logged.
 signature with a key of the issuer's JWKS, the JOSE `typ`, `iss`, `aud`, `exp` and `sub`, and
 reads the scopes (see the class for the rules, the key cache and the backoff).
 
+DPoP (RFC 9449): with `dpop=DpopPolicy(...)` (`mcpio.dpop_server`), a token bound to a key
+(`cnf.jkt` in its JWT claims or its introspection answer) is accepted only as
+`Authorization: DPoP <token>` with a valid proof of that key for this request; sent as Bearer it
+is refused (`invalid_token`), and a bad proof is 401 `invalid_dpop_proof` (`use_dpop_nonce` with
+a `DPoP-Nonce` when a fresh nonce is needed), with a `DPoP` challenge naming the accepted
+algorithms. `DpopPolicy(required=True)` refuses bearer tokens altogether. The metadata then
+advertises `dpop_signing_alg_values_supported` and `dpop_bound_access_tokens_required`.
+
 `IntrospectionVerifier` asks the authorization server (RFC 7662 token introspection, with
 httpx), with the same subject and scope rules and the same backoff when the endpoint fails.
 """
@@ -42,6 +50,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from mcpio.dpop_server import DpopError, DpopPolicy, ReplayUnavailable, bound_key
 from mcpio.extras import needs
 from mcpio.wellknown import (
     PROTECTED_RESOURCE,
@@ -82,6 +91,16 @@ class VerifierUnavailable(Exception):
     """The verifier could not decide (the issuer's keys unreachable): 503, not 401."""
 
 
+class AuthRefused(Exception):
+    """A token refused with its own answer (401): `reason` for the body, `headers`
+    (`WWW-Authenticate`, `DPoP-Nonce`) for the response."""
+
+    def __init__(self, reason: str, headers: dict[str, str]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.headers = headers
+
+
 @dataclass
 class ResourceServerAuth:
     """What the HTTP app needs to act as a resource server; see the module's docstring.
@@ -97,6 +116,7 @@ class ResourceServerAuth:
     scopes_supported: Sequence[str] = ()
     required_scopes: Mapping[str, Collection[str]] = field(default_factory=dict[str, Any])
     resource_name: str | None = None
+    dpop: DpopPolicy | None = None
 
     @property
     def metadata_url(self) -> str:
@@ -118,6 +138,9 @@ class ResourceServerAuth:
             document["scopes_supported"] = list(self.scopes_supported)
         if self.resource_name:
             document["resource_name"] = self.resource_name
+        if self.dpop is not None:
+            document["dpop_signing_alg_values_supported"] = list(self.dpop.algorithms)
+            document["dpop_bound_access_tokens_required"] = self.dpop.required
         return document
 
     def needed(self, routes: Iterable[tuple[str, str | None]] = ()) -> frozenset[str]:
@@ -141,14 +164,73 @@ class ResourceServerAuth:
             parts.append(f'scope="{" ".join(sorted(scopes))}"')
         if error is not None:
             parts.insert(0, f'error="{error}"')
-        return "Bearer " + ", ".join(parts)
+        if self.dpop is None:
+            return "Bearer " + ", ".join(parts)
+        algs = f'algs="{" ".join(self.dpop.algorithms)}"'
+        if self.dpop.required:
+            return "DPoP " + ", ".join([*parts, algs])
+        return "Bearer " + ", ".join(parts) + ", DPoP " + algs
 
-    async def authenticate(self, authorization: str | None) -> Principal | None:
-        """The principal of an `Authorization` header's bearer token; None if there is none or
-        it is invalid (`VerifierUnavailable` when that cannot be decided)."""
-        token = bearer_token(authorization)
+    def dpop_challenge(self, error: str, description: str) -> str:
+        """RFC 9449 7.1's challenge for a refused proof (or a token bound but sent as Bearer)."""
+        assert self.dpop is not None
+        algs = " ".join(self.dpop.algorithms)
+        return (
+            f'DPoP error="{error}", error_description="{description}", algs="{algs}", '
+            f'resource_metadata="{self.metadata_url}"'
+        )
+
+    def token_of(self, authorization: str | None) -> str | None:
+        """The access token of an `Authorization` header: Bearer, or DPoP when it is on."""
+        scheme, token = _credentials(authorization)
+        return token if scheme == "bearer" or (scheme == "dpop" and self.dpop) else None
+
+    async def authenticate(
+        self,
+        authorization: str | None,
+        *,
+        proof: str | None = None,
+        method: str = "POST",
+        urls: Sequence[str] = (),
+    ) -> Principal | None:
+        """The principal of an `Authorization` header's token; None if there is none or it is
+        invalid (`VerifierUnavailable` when that cannot be decided). With DPoP on, the request's
+        `proof` (its `DPoP` header) is checked against the `method` and one of `urls` (the
+        request's URL as the client may have named it); `AuthRefused` when the proof or the
+        scheme is wrong."""
+        token = self.token_of(authorization)
         if token is None:
             return None
+        principal = await self._verified(token)
+        if principal is None or self.dpop is None:
+            return principal
+        dpop = _credentials(authorization)[0] == "dpop"
+        jkt = bound_key(principal.claims)
+        if jkt is None and (dpop or self.dpop.required):
+            why = "the token is not DPoP-bound" if dpop else "this server takes DPoP tokens only"
+            raise AuthRefused(why, {"www-authenticate": self.dpop_challenge("invalid_token", why)})
+        if jkt is not None and not dpop:
+            why = "a DPoP-bound token sent as a bearer token"
+            raise AuthRefused(why, {"www-authenticate": self.dpop_challenge("invalid_token", why)})
+        if jkt is not None:
+            await self._check_proof(proof, method, [*urls, self.resource], token, jkt)
+        return principal
+
+    async def _check_proof(
+        self, proof: str | None, method: str, urls: Sequence[str], token: str, jkt: str
+    ) -> None:
+        assert self.dpop is not None
+        try:
+            await self.dpop.check(proof, method, urls, token, jkt)
+        except DpopError as exc:
+            headers = {"www-authenticate": self.dpop_challenge(exc.error, exc.reason)}
+            if exc.nonce is not None:
+                headers["dpop-nonce"] = exc.nonce
+            raise AuthRefused(exc.reason, headers) from None
+        except ReplayUnavailable as exc:
+            raise VerifierUnavailable(str(exc)) from None
+
+    async def _verified(self, token: str) -> Principal | None:
         try:
             return await self.verifier(token)
         except InvalidToken:
@@ -161,11 +243,17 @@ class ResourceServerAuth:
 
 
 def bearer_token(authorization: str | None) -> str | None:
+    scheme, token = _credentials(authorization)
+    return token if scheme == "bearer" else None
+
+
+def _credentials(authorization: str | None) -> tuple[str, str | None]:
+    """The (lower-case) scheme and the token of an `Authorization` header."""
     if authorization is None:
-        return None
+        return "", None
     scheme, _, token = authorization.strip().partition(" ")
     token = token.strip()
-    return token if scheme.lower() == "bearer" and token else None
+    return scheme.lower(), token or None
 
 
 DEFAULT_TOKEN_TYPES: frozenset[str | None] = frozenset({"at+jwt", "jwt", None})

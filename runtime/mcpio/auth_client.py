@@ -1,6 +1,7 @@
 """OAuth 2.1 for the client over Streamable HTTP: `OAuth` is the auth object an `HttpTransport`
 (and so `Client(url, auth=...)`) puts on every HTTP exchange: it adds `Authorization: Bearer`
-and, on a 401 or a 403 `insufficient_scope`, runs the flow and has the exchange retried once.
+and, on a 401 or a 403 `insufficient_scope`, runs the flow and has the exchange retried (once
+more with a DPoP nonce the server asks for).
 
 The flow (MCP authorization, 2025-11-25 and 2026-07-28):
 
@@ -33,6 +34,20 @@ The flow (MCP authorization, 2025-11-25 and 2026-07-28):
    (`MemoryTokenStore`, `FileTokenStore`, or your own).
 
 Machine clients use `grant="client_credentials"` with a client id and secret (no browser).
+Workloads use `grant="jwt_bearer"` (RFC 7523, SEP-1933): their own identity token (`assertion`:
+the JWT, a file holding it, or a callable returning a fresh one) is exchanged for an access
+token; a refusal is reported as it is, never retried with another grant. Desktop hosts in an
+enterprise use `grant="id_jag"` (Enterprise-Managed Authorization, SEP-990): the user's ID token
+(`id_token`) is exchanged at the enterprise IdP (`idp_token_endpoint` or `idp_issuer`,
+`idp_client_id`) for an Identity Assertion JWT Authorization Grant (RFC 8693 token exchange),
+which the JWT bearer grant turns into an access token at the MCP authorization server.
+
+DPoP (RFC 9449): with `dpop=True`, or by default when the authorization server advertises
+`dpop_signing_alg_values_supported` with ES256, tokens are bound to the client's EC P-256 key
+(`mcpio.dpop`; kept with the tokens in the store): every token request and every MCP request
+carries a fresh proof, the token goes as `Authorization: DPoP ...`, and a `use_dpop_nonce`
+answer (400 from the authorization server, 401 from the resource server) is retried with the
+server's `DPoP-Nonce`.
 Step-ups are limited (`max_step_ups`, 2 by default) until a request succeeds again.
 
 Written on httpx and the standard library (secrets, hashlib, base64): the OAuth pieces are
@@ -58,6 +73,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 import anyio
 import httpx
 
+from mcpio.dpop import ALGORITHMS, DpopKey
 from mcpio.errors import AuthError
 from mcpio.extras import needs
 from mcpio.wellknown import issuer_metadata_urls, resource_metadata_urls
@@ -66,6 +82,11 @@ log = logging.getLogger("mcpio")
 T = TypeVar("T")
 
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
+ID_JAG_TYPE = "urn:ietf:params:oauth:token-type:id-jag"
+GRANTS = ("authorization_code", "client_credentials", "jwt_bearer", "id_jag")
 REFRESH_MARGIN = 30.0  # seconds before expiry a token is refreshed
 _AUTH_PARAM = re.compile(r'([A-Za-z0-9_\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 
@@ -88,10 +109,10 @@ def s256(verifier: str) -> str:
 # ---------------------------------------------------------------------- challenges
 
 
-def parse_www_authenticate(header: str) -> dict[str, str]:
-    """The parameters of the Bearer challenge of a `WWW-Authenticate` value (lower-case names);
-    empty when there is no Bearer challenge."""
-    found = re.search(r"(?i)(?:^|,)\s*bearer\b", header)
+def parse_www_authenticate(header: str, scheme: str = "bearer") -> dict[str, str]:
+    """The parameters of the Bearer (or `scheme`) challenge of a `WWW-Authenticate` value
+    (lower-case names); empty when there is no such challenge."""
+    found = re.search(rf"(?i)(?:^|,)\s*{re.escape(scheme)}(?=\s|,|$)", header)
     if found is None:
         return {}
     params: dict[str, str] = {}
@@ -117,6 +138,12 @@ class Tokens:
     expires_at: float | None = None  # seconds since the epoch
     scope: str | None = None
     issuer: str | None = None  # the authorization server that issued them
+    # PEM of the key a DPoP token is bound to (None for a bearer token)
+    dpop_key: str | None = field(default=None, repr=False)
+
+    @property
+    def dpop(self) -> bool:
+        return self.token_type.lower() == "dpop" and self.dpop_key is not None
 
     def expired(self, margin: float = 0.0) -> bool:
         return self.expires_at is not None and time.time() >= self.expires_at - margin
@@ -216,6 +243,31 @@ class FileTokenStore:
         self._put("clients", issuer, client)
 
 
+# ---------------------------------------------------------------------- assertions
+
+Assertion = str | os.PathLike[str] | Callable[[], str | Awaitable[str]]
+"""A JWT given as itself, as a file holding it (read anew each time: workload identity files are
+rotated), or as a callable (sync or async) returning a fresh one."""
+
+
+async def _fresh(source: Assertion | None, name: str) -> str:
+    """The current value of an `Assertion`."""
+    if isinstance(source, os.PathLike):
+        try:
+            value: object = Path(source).read_text("utf-8").strip()
+        except OSError as exc:
+            raise AuthError(f"the {name} file cannot be read: {exc.strerror}") from exc
+    elif callable(source):
+        value = source()
+        if isinstance(value, Awaitable):
+            value = await cast(Awaitable[object], value)
+    else:
+        value = source
+    if type(value) is not str or not value:
+        raise AuthError(f"no {name} to present")
+    return value
+
+
 # ---------------------------------------------------------------------- the redirect
 
 
@@ -283,21 +335,50 @@ class OAuth:
     store: TokenStore = field(default_factory=MemoryTokenStore)
     max_step_ups: int = 2
     timeout: float = 30.0
+    # DPoP: None follows the authorization server's metadata, True forces it, False never
+    dpop: bool | None = None
+    dpop_key: str | None = field(default=None, repr=False)  # PEM (EC P-256); else generated
+    # grant="jwt_bearer": the workload's JWT, a path to a file holding it, or a callable
+    assertion: Assertion | None = field(default=None, repr=False)
+    # grant="id_jag": the enterprise IdP and the user's ID token (or a callable)
+    idp_token_endpoint: str | None = None
+    idp_issuer: str | None = None
+    idp_client_id: str | None = None
+    idp_client_secret: str | None = field(default=None, repr=False)
+    id_token: Assertion | None = field(default=None, repr=False)
     step_ups: int = 0
     _lock: anyio.Lock = field(default_factory=anyio.Lock, repr=False)
     _requested: set[str] = field(default_factory=set[str], repr=False)
     _key: str | None = field(default=None, repr=False)
+    _dpop: DpopKey | None = field(default=None, repr=False)
+    _nonces: dict[str, str] = field(default_factory=dict[str, str], repr=False)
+    _obtained: str | None = field(default=None, repr=False)  # by the last flow, unused yet
 
     def __post_init__(self) -> None:
-        if self.grant not in ("authorization_code", "client_credentials"):
-            raise ValueError("grant must be 'authorization_code' or 'client_credentials'")
+        if self.grant not in GRANTS:
+            raise ValueError(f"grant must be one of {', '.join(map(repr, GRANTS))}")
         if self.grant == "client_credentials" and not self.client_id:
             raise ValueError("the client_credentials grant needs a client_id")
+        if self.grant == "jwt_bearer" and self.assertion is None:
+            raise ValueError("the jwt_bearer grant needs an assertion (a JWT, a file, a callable)")
+        if self.grant == "id_jag" and (
+            self.id_token is None
+            or not (self.idp_token_endpoint or self.idp_issuer)
+            or not self.idp_client_id
+        ):
+            raise ValueError(
+                "the id_jag grant needs id_token, idp_client_id and idp_token_endpoint or idp_issuer"
+            )
+        if self.dpop_key is not None:
+            self._dpop = DpopKey(self.dpop_key)
 
     # ------------------------------------------------------------ the transport's hook
 
-    async def headers(self, url: httpx.URL, http: httpx.AsyncClient) -> dict[str, str]:
-        """The Authorization header for a request to `url` (refreshing an expiring token)."""
+    async def headers(
+        self, url: httpx.URL, http: httpx.AsyncClient, method: str = "POST"
+    ) -> dict[str, str]:
+        """The headers for a `method` request to `url` (refreshing an expiring token):
+        `Authorization`, and with a DPoP-bound token a fresh `DPoP` proof."""
         key = self._resource_key(url)
         tokens = await self.store.get_tokens(key)
         if tokens is not None and tokens.expired(REFRESH_MARGIN) and tokens.refresh_token:
@@ -307,11 +388,17 @@ class OAuth:
                     tokens = await self._refresh(http, tokens, key)
         if tokens is None:
             return {}
+        if tokens.dpop and tokens.dpop_key is not None:
+            proof = self._bound_key(tokens.dpop_key).proof(
+                method, url, tokens.access_token, self._nonces.get(_origin(url))
+            )
+            return {"Authorization": f"DPoP {tokens.access_token}", "DPoP": proof}
         return {"Authorization": f"Bearer {tokens.access_token}"}
 
     def succeeded(self) -> None:
         """An authorized request went through: step-ups may start again."""
         self.step_ups = 0
+        self._obtained = None
 
     async def challenge(
         self,
@@ -323,13 +410,25 @@ class OAuth:
         """A 401 or 403 answered a request to `url` sent with the headers `sent`: run what it
         asks for; True if the request should be sent again."""
         status = response.status_code
-        params = parse_www_authenticate(response.headers.get("www-authenticate", ""))
+        header = response.headers.get("www-authenticate", "")
+        params = parse_www_authenticate(header) or parse_www_authenticate(header, "dpop")
         if status == 403 and params.get("error") != "insufficient_scope":
             return False
+        nonce = response.headers.get("dpop-nonce")
+        if status == 401 and params.get("error") == "use_dpop_nonce":
+            # RFC 9449 9: send it again with the server's nonce (once per new nonce)
+            if nonce is None or self._nonces.get(_origin(url)) == nonce:
+                return False
+            self._nonces[_origin(url)] = nonce
+            return True
+        if nonce is not None:
+            self._nonces[_origin(url)] = nonce
         key = self._resource_key(url)
         async with self._lock:
             current = await self.store.get_tokens(key)
-            sent_token = sent.get("Authorization", "").removeprefix("Bearer ")
+            sent_token = sent.get("Authorization", "").partition(" ")[2]
+            if sent_token and sent_token == self._obtained:
+                return False  # refused the token its flow just gave: a new flow will not help
             if status == 401 and current is not None and current.access_token != sent_token:
                 return True  # another request got a new token meanwhile
             if status == 403:
@@ -338,6 +437,8 @@ class OAuth:
                     return False
                 self.step_ups += 1
             await self._authorize(url, http, params, current, step_up=status == 403)
+            fresh = await self.store.get_tokens(key)
+            self._obtained = fresh.access_token if fresh is not None else None
             return True
 
     # ------------------------------------------------------------ the flow
@@ -357,6 +458,8 @@ class OAuth:
     ) -> None:
         key = self._resource_key(url)
         found = await self.discover(http, url, challenge.get("resource_metadata"))
+        if self._dpop is None and current is not None and current.dpop_key is not None:
+            self._dpop = DpopKey(current.dpop_key)  # the key the stored tokens are bound to
         if current is not None and current.issuer not in (None, found.issuer):
             current = None  # a new authorization server: nothing of the old one is used
             await self.store.set_tokens(key, None)
@@ -368,6 +471,12 @@ class OAuth:
         client = await self._client_for(http, found)
         if self.grant == "client_credentials":
             tokens = await self._client_credentials(http, found, client, scope)
+        elif self.grant == "jwt_bearer":
+            assertion = await _fresh(self.assertion, "assertion")
+            tokens = await self._jwt_bearer(http, found, client, assertion, scope)
+        elif self.grant == "id_jag":
+            grant = await self._id_jag(http, found, scope)
+            tokens = await self._jwt_bearer(http, found, client, grant, scope)
         else:
             tokens = await self._authorization_code(http, found, client, scope)
         await self.store.set_tokens(key, tokens)
@@ -480,6 +589,8 @@ class OAuth:
     async def _client_for(self, http: httpx.AsyncClient, found: Discovery) -> ClientInfo:
         if self.client_id is not None:
             return ClientInfo(self.client_id, self.client_secret, self.token_endpoint_auth_method)
+        if self.grant == "jwt_bearer":
+            return ClientInfo("")  # the assertion is the workload's identity (RFC 7523 3.1)
         known = await self.store.get_client(found.issuer)
         if known is not None:
             return known
@@ -594,6 +705,48 @@ class OAuth:
             form["scope"] = scope
         return await self._token_request(http, found, client, form, scope)
 
+    async def _jwt_bearer(
+        self,
+        http: httpx.AsyncClient,
+        found: Discovery,
+        client: ClientInfo,
+        assertion: str,
+        scope: str | None,
+    ) -> Tokens:
+        """The JWT bearer grant (RFC 7523 2.1): `assertion` (a workload's identity token, or an
+        ID-JAG) for an access token. A refusal is the caller's error: no retry, no other grant."""
+        form = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion, "resource": found.resource}
+        if scope:
+            form["scope"] = scope
+        return await self._token_request(http, found, client, form, scope)
+
+    async def _id_jag(self, http: httpx.AsyncClient, found: Discovery, scope: str | None) -> str:
+        """An Identity Assertion JWT Authorization Grant for `found`'s authorization server and
+        resource, by token exchange (RFC 8693) of the user's ID token at the enterprise IdP."""
+        endpoint = self.idp_token_endpoint
+        if endpoint is None:
+            assert self.idp_issuer is not None
+            metadata = await self._as_metadata(http, self.idp_issuer)
+            endpoint = metadata.get("token_endpoint")
+            if type(endpoint) is not str:
+                raise AuthError(f"the IdP {self.idp_issuer} names no token endpoint")
+        form = {
+            "grant_type": TOKEN_EXCHANGE_GRANT,
+            "requested_token_type": ID_JAG_TYPE,
+            "audience": found.issuer,
+            "resource": found.resource,
+            "subject_token": await _fresh(self.id_token, "id_token"),
+            "subject_token_type": ID_TOKEN_TYPE,
+        }
+        if scope:
+            form["scope"] = scope
+        assert self.idp_client_id is not None
+        idp = ClientInfo(self.idp_client_id, self.idp_client_secret)
+        data = await self._post_token(http, endpoint, self._client_auth(idp, {}, form), "the IdP")
+        if data.get("issued_token_type") not in (None, ID_JAG_TYPE):
+            raise AuthError(f"the IdP issued a {data.get('issued_token_type')!r}, not an ID-JAG")
+        return cast(str, data["access_token"])
+
     async def _refresh(
         self, http: httpx.AsyncClient, tokens: Tokens, key: str, found: Discovery | None = None
     ) -> Tokens | None:
@@ -608,7 +761,8 @@ class OAuth:
                 "refresh_token": tokens.refresh_token,
                 "resource": found.resource,
             }
-            fresh = await self._token_request(http, found, client, form, tokens.scope)
+            bound = DpopKey(tokens.dpop_key) if tokens.dpop_key is not None else None
+            fresh = await self._token_request(http, found, client, form, tokens.scope, bound)
         except AuthError as exc:
             log.debug("refreshing the token failed: %s", exc)
             await self.store.set_tokens(key, None)
@@ -625,45 +779,111 @@ class OAuth:
         client: ClientInfo,
         form: dict[str, str],
         scope: str | None,
+        key: DpopKey | None = None,
     ) -> Tokens:
+        """Tokens from `found`'s token endpoint; DPoP-bound (with `key`, else the client's key)
+        when DPoP is in use."""
         endpoint = found.metadata.get("token_endpoint")
         if type(endpoint) is not str:
             raise AuthError(f"{found.issuer} names no token endpoint")
+        if key is None and self._use_dpop(found.metadata):
+            key = self._client_key()
+        request = self._client_auth(client, found.metadata, form, found.issuer)
+        data = await self._post_token(http, endpoint, request, "the token endpoint", key)
+        expires = data.get("expires_in")
+        refresh = data.get("refresh_token")
+        granted = data.get("scope")
+        token_type = str(data.get("token_type") or "Bearer")
+        return Tokens(
+            data["access_token"],
+            token_type,
+            refresh if type(refresh) is str else None,
+            time.time() + float(expires) if isinstance(expires, int | float) else None,
+            granted if type(granted) is str else scope,
+            found.issuer,
+            key.pem if key is not None and token_type.lower() == "dpop" else None,
+        )
+
+    def _client_auth(
+        self,
+        client: ClientInfo,
+        metadata: Mapping[str, Any],
+        form: dict[str, str],
+        issuer: str = "",
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """The form and headers of a token request with the client's authentication."""
         headers = {"Accept": "application/json"}
-        method = self._auth_method(client, found.metadata)
+        method = self._auth_method(client, metadata)
         if method == "private_key_jwt":
             form = {
                 **form,
                 "client_id": client.client_id,
                 "client_assertion_type": JWT_BEARER_ASSERTION,
-                "client_assertion": self._client_assertion(client, found.issuer),
+                "client_assertion": self._client_assertion(client, issuer),
             }
         elif method == "client_secret_basic" and client.client_secret is not None:
             pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
             headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         elif method == "client_secret_post" and client.client_secret is not None:
             form = {**form, "client_id": client.client_id, "client_secret": client.client_secret}
-        else:
+        elif client.client_id:
             form = {**form, "client_id": client.client_id}
-        try:
-            response = await http.post(endpoint, data=form, headers=headers, timeout=self.timeout)
-        except httpx.HTTPError as exc:
-            raise AuthError(f"the token request to {endpoint} failed: {exc}") from exc
-        data = _json_object(response) or {}
-        if response.status_code != 200 or type(data.get("access_token")) is not str:
-            error = data.get("error") or f"HTTP {response.status_code}"
-            raise AuthError(f"the token endpoint refused: {error}")
-        expires = data.get("expires_in")
-        refresh = data.get("refresh_token")
-        granted = data.get("scope")
-        return Tokens(
-            data["access_token"],
-            str(data.get("token_type") or "Bearer"),
-            refresh if type(refresh) is str else None,
-            time.time() + float(expires) if isinstance(expires, int | float) else None,
-            granted if type(granted) is str else scope,
-            found.issuer,
-        )
+        return form, headers
+
+    async def _post_token(
+        self,
+        http: httpx.AsyncClient,
+        endpoint: str,
+        request: tuple[dict[str, str], dict[str, str]],
+        who: str,
+        key: DpopKey | None = None,
+    ) -> dict[str, Any]:
+        """The JSON answer of a token endpoint (one more try on a new `use_dpop_nonce`)."""
+        form, headers = request
+        origin = _origin(httpx.URL(endpoint))
+        retried = False
+        while True:
+            if key is not None:
+                headers = {
+                    **headers,
+                    "DPoP": key.proof("POST", endpoint, None, self._nonces.get(origin)),
+                }
+            try:
+                response = await http.post(
+                    endpoint, data=form, headers=headers, timeout=self.timeout
+                )
+            except httpx.HTTPError as exc:
+                raise AuthError(f"the token request to {endpoint} failed: {exc}") from exc
+            data = _json_object(response) or {}
+            nonce = response.headers.get("dpop-nonce")
+            fresh_nonce = nonce is not None and nonce != self._nonces.get(origin)
+            if nonce is not None:
+                self._nonces[origin] = nonce
+            if response.status_code == 200 and type(data.get("access_token")) is str:
+                return data
+            if retried or not (
+                key is not None and data.get("error") == "use_dpop_nonce" and fresh_nonce
+            ):
+                raise AuthError(f"{who} refused: {_refusal(response.status_code, data, form)}")
+            retried = True
+
+    def _use_dpop(self, metadata: Mapping[str, Any]) -> bool:
+        if self.dpop is not None:
+            return self.dpop
+        algs = metadata.get("dpop_signing_alg_values_supported")
+        return type(algs) is list and any(alg in ALGORITHMS for alg in cast(list[Any], algs))
+
+    def _bound_key(self, pem: str) -> DpopKey:
+        """The key of stored tokens: the client's own (parsed once) when it is that one."""
+        if self._dpop is None or self._dpop.pem != pem:
+            self._dpop = DpopKey(pem)
+        return self._dpop
+
+    def _client_key(self) -> DpopKey:
+        """This client's DPoP key (made on first use)."""
+        if self._dpop is None:
+            self._dpop = DpopKey.generate()
+        return self._dpop
 
     def _client_assertion(self, client: ClientInfo, issuer: str) -> str:
         """A client assertion JWT (RFC 7523): the client as issuer and subject, the
@@ -708,6 +928,33 @@ def _json_object(response: httpx.Response) -> dict[str, Any] | None:
     return cast(dict[str, Any], data) if type(data) is dict else None
 
 
+_SECRET_FIELDS = (
+    "assertion",
+    "subject_token",
+    "client_secret",
+    "client_assertion",
+    "code",
+    "code_verifier",
+    "refresh_token",
+)
+
+
+def _refusal(status: int, data: Mapping[str, Any], form: Mapping[str, str]) -> str:
+    """A token endpoint's error and its description (left out if it quotes a secret of the
+    request), or the HTTP status."""
+    error = str(data.get("error") or f"HTTP {status}")
+    described = data.get("error_description")
+    if type(described) is str and described:
+        quoted = any(form.get(name) and form[name] in described for name in _SECRET_FIELDS)
+        if not quoted:
+            error = f"{error} ({described[:200]})"
+    return error
+
+
+def _origin(url: httpx.URL) -> str:
+    return f"{url.scheme}://{url.netloc.decode('ascii')}"
+
+
 def _canonical(url: httpx.URL) -> str:
     """The canonical resource URI of an MCP endpoint (no query, no fragment)."""
     return str(url.copy_with(query=None, fragment=None))
@@ -739,6 +986,7 @@ __all__ = [
     "FileTokenStore",
     "MemoryTokenStore",
     "OAuth",
+    "Assertion",
     "Redirect",
     "RedirectHandler",
     "TokenStore",

@@ -18,7 +18,9 @@ class BearerToken:
             raise ValueError("a bearer token is a non-empty single line")
         self._header = {"Authorization": f"Bearer {token}"}
 
-    async def headers(self, url: httpx.URL, http: httpx.AsyncClient) -> dict[str, str]:
+    async def headers(
+        self, url: httpx.URL, http: httpx.AsyncClient, method: str = "POST"
+    ) -> dict[str, str]:
         return dict(self._header)
 
     async def challenge(

@@ -19,7 +19,10 @@ browser step is an HTTP GET of the authorization URL whose redirect (the mock au
 server answers at once) is read for its code, state and iss. Client identification as the
 scenario sets it up: pre-registered credentials from MCP_CONFORMANCE_CONTEXT, the suite's
 Client ID Metadata Document URL where the server supports it, else dynamic registration; the
-client-credentials scenarios use that grant. Scenarios whose right outcome is a refusal
+client-credentials scenarios use that grant; the workload-identity one the JWT bearer grant
+with the scenario's valid workload JWT; the enterprise-managed one the ID-JAG grant with the
+IdP and ID token the scenario hands over; the DPoP ones the default flow, which binds its
+tokens because the authorization server advertises DPoP. Scenarios whose right outcome is a refusal
 (`REFUSALS`) pass when the client refuses (an `authorization failed` or HTTP 403 error) and fail
 when it went through.
 """
@@ -128,6 +131,22 @@ class Run:
                 client_secret=context.get("client_secret"),
                 private_key=context.get("private_key_pem"),
                 signing_algorithm=context.get("signing_algorithm") or "ES256",
+            )
+        if self.scenario == "auth/wif-jwt-bearer":
+            return OAuth(
+                grant="jwt_bearer",
+                client_id=context.get("client_id"),
+                assertion=context["valid_jwt"],
+            )
+        if self.scenario == "auth/enterprise-managed-authorization":
+            return OAuth(
+                grant="id_jag",
+                client_id=context.get("client_id"),
+                client_secret=context.get("client_secret"),
+                idp_token_endpoint=context.get("idp_token_endpoint"),
+                idp_issuer=context.get("idp_issuer"),
+                idp_client_id=context.get("idp_client_id"),
+                id_token=context["idp_id_token"],
             )
         return OAuth(
             redirect=follow_authorization,

@@ -21,7 +21,8 @@ how `--requirements` runs each of them (the CLI does not combine `--requirements
 are printed with the counts, never skipped silently. Then the unscored auth scenarios we
 support (`EXTRA_AUTH`: the 2025-03-26 back-compat ones, client credentials) and those added
 after the release (`EXTRA_CLIENT`: JSON Schema 2020-12 kept as served), judged the same way;
-the other auth extensions are printed as not run, with the reason (`EXTRA_NOT_RUN`). One at a
+the auth extensions left out are printed as not run, with the reason (`EXTRA_NOT_RUN`, empty
+now), and an auth scenario of the suite that no list names fails the run. One at a
 time, so the timing check of sse-retry is not starved of CPU. A scenario fails on any FAILURE check, and
 also on a warning, a client error or a timeout (the CLI's own verdict for a single scenario).
 """
@@ -47,8 +48,9 @@ CLIENT = HERE / "client.py"
 # Scored client scenarios not run yet, with the reason (printed on every run).
 NOT_RUN: dict[str, str] = {}
 # Auth scenarios no requirement set scores that we run anyway (revision, name): the 2025-03-26
-# back-compat ones and the client-credentials extension (secret and private_key_jwt); they
-# must pass too.
+# back-compat ones and every auth extension of the pinned suite (client credentials with a
+# secret and with private_key_jwt, DPoP with and without nonces, workload identity, the
+# enterprise-managed ID-JAG grant); they must pass too.
 EXTRA_AUTH = (
     ("2025-03-26", "auth/2025-03-26-oauth-metadata-backcompat"),
     ("2025-03-26", "auth/2025-03-26-oauth-endpoint-fallback"),
@@ -56,6 +58,14 @@ EXTRA_AUTH = (
     ("2026-07-28", "auth/client-credentials-basic"),
     ("2025-11-25", "auth/client-credentials-jwt"),
     ("2026-07-28", "auth/client-credentials-jwt"),
+    ("2025-11-25", "auth/dpop"),
+    ("2026-07-28", "auth/dpop"),
+    ("2025-11-25", "auth/dpop-nonce"),
+    ("2026-07-28", "auth/dpop-nonce"),
+    ("2025-11-25", "auth/wif-jwt-bearer"),
+    ("2026-07-28", "auth/wif-jwt-bearer"),
+    ("2025-11-25", "auth/enterprise-managed-authorization"),
+    ("2026-07-28", "auth/enterprise-managed-authorization"),
 )
 # Unscored client scenarios we run too (revision, name): added after the release; they must pass.
 EXTRA_CLIENT = (
@@ -65,12 +75,7 @@ EXTRA_CLIENT = (
 # Unscored server scenarios whose failure does not fail the run, by name prefix, with the reason.
 UNJUDGED: dict[str, str] = {}
 # Unscored auth extensions we do not run, with the reason (printed on every run).
-EXTRA_NOT_RUN = {
-    "auth/enterprise-managed-authorization": "the token-exchange / ID-JAG grant is not in mcpio",
-    "auth/dpop": "DPoP (RFC 9449) is not in mcpio",
-    "auth/dpop-nonce": "DPoP (RFC 9449) is not in mcpio",
-    "auth/wif-jwt-bearer": "the JWT-bearer grant (workload identity) is not in mcpio",
-}
+EXTRA_NOT_RUN: dict[str, str] = {}
 
 
 def install() -> Path:
@@ -214,9 +219,10 @@ def server_leg(bin_dir: Path, env: dict[str, str]) -> int:
     return status
 
 
-def client_scenarios(bin_dir: Path, env: dict[str, str], revision: str) -> list[str]:
-    """The client scenarios the requirement set of `revision` scores."""
-    command = [str(bin_dir / "conformance"), "list", "--client", "--requirements", revision]
+def client_scenarios(bin_dir: Path, env: dict[str, str], revision: str | None) -> list[str]:
+    """The client scenarios the requirement set of `revision` scores (None: all of them)."""
+    command = [str(bin_dir / "conformance"), "list", "--client"]
+    command += ["--requirements", revision] if revision is not None else []
     listing = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     block = listing.stdout.split("Client scenarios (test against a client):", 1)
     if len(block) < 2:
@@ -225,7 +231,7 @@ def client_scenarios(bin_dir: Path, env: dict[str, str], revision: str) -> list[
     for line in block[1].splitlines()[1:]:
         if not line.startswith("  - "):
             break
-        names.append(line[4:].strip())
+        names.append(line[4:].split(" [", 1)[0].strip())
     return names
 
 
@@ -272,8 +278,10 @@ def run_client_scenario(
 def client_leg(bin_dir: Path, env: dict[str, str]) -> int:
     status = 0
     started = time.monotonic()
+    covered = {name for _, name in EXTRA_AUTH} | set(EXTRA_NOT_RUN)
     for revision in REQUIREMENTS:
         names = client_scenarios(bin_dir, env, revision)
+        covered.update(names)
         skipped = [name for name in names if name in NOT_RUN]
         passed = failed = 0
         failing: list[str] = []
@@ -314,6 +322,11 @@ def client_leg(bin_dir: Path, env: dict[str, str]) -> int:
     )
     for name, reason in EXTRA_NOT_RUN.items():
         print(f"  not run: {name}: {reason}")
+    # An auth scenario of the suite that none of the lists above names fails the run.
+    for name in client_scenarios(bin_dir, env, None):
+        if name.startswith("auth/") and name not in covered:
+            print(f"  not run: {name}: in the suite, but in none of run.py's lists")
+            status = 1
     print(f"client leg: {time.monotonic() - started:.1f} s")
     return status
 

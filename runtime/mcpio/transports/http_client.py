@@ -35,8 +35,9 @@ that ends early) puts a JSON-RPC error response with the request's id into the i
 `data` then carries `{"status": <HTTP status>}` where there was one.
 
 Authorization: `HttpTransport(url, auth=...)` takes an `Auth` (`mcpio.auth_client.OAuth` is
-one): its headers go on every HTTP request, and a 401 or 403 is handed to it; when it has run
-its flow (a new token) the request is sent once more. A flow that fails settles the request
+one): its headers (asked with the request's method and URL, for DPoP proofs) go on every HTTP
+request, and a 401 or 403 is handed to it; when it has run its flow (a new token) the request
+is sent once more, twice at most (a DPoP nonce to use). A flow that fails settles the request
 with -32600 and the reason.
 """
 
@@ -93,6 +94,8 @@ CONNECTION_FAILED = -32000
 official SDKs give a closed connection)."""
 
 MAX_REDIRECTS = 5
+# An auth object may have a request sent again twice: after its flow, then with a DPoP nonce.
+MAX_AUTH_RETRIES = 2
 OLD = (400, 404, 405)  # an `initialize` POST refused so may have met a 2024-11-05 server
 MAX_RESUMPTIONS = 3  # reconnections in a row that bring no event
 DEFAULT_RETRY = 1.0  # seconds before reconnecting when the server sent no `retry`
@@ -159,8 +162,11 @@ class _Inbox:
 class Auth(Protocol):
     """What the transport asks of an auth object (see `mcpio.auth_client.OAuth`)."""
 
-    async def headers(self, url: httpx.URL, http: httpx.AsyncClient) -> dict[str, str]:
-        """Headers for a request to `url` (`Authorization`)."""
+    async def headers(
+        self, url: httpx.URL, http: httpx.AsyncClient, method: str = "POST"
+    ) -> dict[str, str]:
+        """Headers for a `method` request to `url` (`Authorization`, and `DPoP` with a proof
+        bound to that method and URL): asked anew for every HTTP request sent."""
         ...
 
     async def challenge(
@@ -306,7 +312,7 @@ class HttpTransport:
                 try:
                     headers = self._legacy_headers()
                     if self.auth is not None and self._http is not None:
-                        headers.update(await self.auth.headers(self.url, self._http))
+                        headers.update(await self.auth.headers(self.url, self._http, "DELETE"))
                     response = await self._send_once("DELETE", self.url, headers)
                     await response.aclose()
                     if response.status_code not in (200, 202, 204, 404, 405):
@@ -490,17 +496,17 @@ class HttpTransport:
         if not self._can_send():
             raise httpx.TransportError("the transport is not open")
         hops = 0
-        retried = False
+        retries = 0
         while True:
             sent = headers
             if self.auth is not None and http is not None:
-                sent = {**headers, **await self.auth.headers(self.url, http)}
+                sent = {**headers, **await self.auth.headers(url, http, method)}
             response = await self._send_once(method, url, sent, content)
             if (
                 self.auth is not None
                 and http is not None
                 and response.status_code in (401, 403)
-                and not retried
+                and retries < MAX_AUTH_RETRIES
             ):
                 try:
                     seen = _as_httpx(response, method, url)
@@ -510,7 +516,7 @@ class HttpTransport:
                     raise
                 if again:
                     await response.aclose()
-                    retried = True
+                    retries += 1
                     continue
             elif self.auth is not None and response.is_success and "Authorization" in sent:
                 self.auth.succeeded()

@@ -44,7 +44,7 @@ import anyio
 import anyio.lowlevel
 import pydantic_core
 
-from mcpio.auth import Principal, ResourceServerAuth, VerifierUnavailable, bearer_token
+from mcpio.auth import AuthRefused, Principal, ResourceServerAuth, VerifierUnavailable
 from mcpio.context import HTTP_REQUEST
 from mcpio.errors import LifespanError
 from mcpio.jsonrpc import error_frame
@@ -229,7 +229,7 @@ class HttpApp:
                     await self._preflight(send, headers)
                     return
             self._check_host_and_origin(headers)
-            principal = await self._authenticate(headers)
+            principal = await self._authenticate(headers, scope)
             exchange = Exchange(receive, send, headers, principal, _client(scope, principal))
             method = scope["method"]
             if method == "POST":
@@ -334,19 +334,26 @@ class HttpApp:
         body = pydantic_core.to_json(auth.metadata())
         await respond(send, 200, body, {"access-control-allow-origin": "*"})
 
-    async def _authenticate(self, headers: RequestHeaders) -> Principal | None:
+    async def _authenticate(self, headers: RequestHeaders, scope: Scope) -> Principal | None:
         auth = self.options.auth
         if auth is None:
             return None
         authorization = headers.get("authorization")
         try:
-            principal = await auth.authenticate(authorization)
+            principal = await auth.authenticate(
+                authorization,
+                proof=headers.get("dpop"),
+                method=scope["method"],
+                urls=[_request_url(scope, headers)],
+            )
         except VerifierUnavailable:
             raise HttpError(
                 503, ProtocolError(INVALID_REQUEST, "the access token cannot be verified now")
             ) from None
+        except AuthRefused as exc:
+            raise HttpError(401, ProtocolError(INVALID_REQUEST, exc.reason), exc.headers) from None
         if principal is None:
-            given = bearer_token(authorization) is not None  # RFC 6750: no error without one
+            given = auth.token_of(authorization) is not None  # RFC 6750: no error without one
             reason = "invalid access token" if given else "this endpoint needs an access token"
             error = "invalid_token" if given else None
             raise HttpError(
@@ -562,6 +569,13 @@ def route_path(scope: Scope) -> str:
     if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
         return path[len(root) :] or "/"
     return path
+
+
+def _request_url(scope: Scope, headers: RequestHeaders) -> str:
+    """The URL the client addressed (a DPoP proof's `htu` names it): the scheme, the Host
+    header (checked before authentication), the full path; no query."""
+    host = headers.get("host") or "localhost"
+    return f"{scope.get('scheme', 'http')}://{host}{scope['path']}"
 
 
 def _client(scope: Scope, principal: Principal | None) -> str:
