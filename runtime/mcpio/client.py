@@ -511,6 +511,8 @@ class Client:
             return await traced(self, method, data, timeout=timeout, progress=progress, task=task)
         for _ in range(MAX_INPUT_ROUNDS + 1):
             id = session.next_id()
+            if self.tracing is not None:
+                self.tracing.sent(id)
             kept = False  # a task's progress goes on coming on its request's token
             if progress is not None:
                 self._progress[id] = progress
