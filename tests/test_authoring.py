@@ -39,6 +39,7 @@ from mcpio.middleware import (
     ResponseCachingMiddleware,
     TimingMiddleware,
 )
+from mcpio.tasks.serve import declares_tasks
 from mcpio.wire.errors import ProtocolError
 from tests.support import ACCEPT, MODERN, serve_app, until
 
@@ -353,9 +354,11 @@ class Seen(Middleware):
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, str, bool, str]] = []
+        self.contexts: dict[str, Context] = {}
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
         entry = [call.method, type(call.params).__name__, call.ctx.modern]
+        self.contexts[call.method] = call.ctx
         try:
             result = await call_next(call)
         except BaseException as exc:
@@ -403,6 +406,10 @@ async def test_a_middleware_sees_every_request_of_a_legacy_session() -> None:
         ("tasks/list", "dict", False, "WireResult"),
     } <= rows, seen.seen
     assert {"tasks/result", "tasks/get"} & {row[0] for row in rows}
+    initialize = seen.contexts["initialize"]  # what the request says of the client
+    assert initialize.revision == "2025-11-25" and initialize.client_info is not None
+    assert initialize.client_capabilities.elicitation is None
+    assert seen.contexts["tasks/list"].client_info == initialize.client_info  # the session's
 
 
 async def test_a_middleware_sees_every_request_of_a_modern_client() -> None:
@@ -420,6 +427,8 @@ async def test_a_middleware_sees_every_request_of_a_modern_client() -> None:
         ("tools/call", "CallToolRequestParams", True, "TaskCreated"),
         ("tasks/get", "dict", True, "WireResult"),
     } <= rows, seen.seen
+    task_ctx = seen.contexts["tasks/get"]  # read from the request's _meta envelope
+    assert declares_tasks(task_ctx.client_capabilities) and task_ctx.client_info is not None
     listen = [row for row in seen.seen if row[0] == "subscriptions/listen"]
     assert listen[0][1] == "SubscriptionsListenRequestParams"  # (ended by the client leaving)
 

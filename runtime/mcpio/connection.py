@@ -451,7 +451,9 @@ class ServerConnection:
         codec = codec_of(version)
         if env.method in tasks_serve.MODERN_METHODS and tasks_serve.tasks_available(version):
             params: Any = tasks_serve.read_modern(version, env.method, raw)
-            ctx = self._context(codec, id, RetriedInputs({}), _NO_CAPABILITIES, None, None, None)
+            caps, info = tasks_serve.envelope(params)
+            inputs = RetriedInputs({})
+            ctx = self._context(codec, id, inputs, caps or _NO_CAPABILITIES, info, None, None)
             return self.write(codec, id, env.method, await self.serve(ctx, env.method, params))
         if message is None:
             message = codec.decode(raw)

@@ -28,8 +28,8 @@ Middlewares run in the order added, the first outermost. What a middleware sees 
   a middleware that fails `initialize` leaves the connection without a session;
 - the task methods (`tasks/get`, `tasks/update`, `tasks/cancel`; legacy also `tasks/result`,
   `tasks/list`): the params as plain data (a `dict`, the `_meta` envelope included on
-  2026-07-28) and a `WireResult`; on 2026-07-28 their `ctx.client_capabilities` are not read
-  (empty); the request's `_meta` has them;
+  2026-07-28) and a `WireResult`; on 2026-07-28 their `ctx.client_capabilities` and
+  `ctx.client_info` are read from that envelope;
 - a modern request that needs input: the `InputRequired` exception (the client is asked, then
   retries, and the middlewares see the retry); a tool call answered with a task: `TaskCreated`
   (its `record`); a tool's failure: a `CallToolResult` with `isError`, not an exception.

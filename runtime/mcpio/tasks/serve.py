@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+import pydantic
 import pydantic_core
 from pydantic import BaseModel
 
@@ -20,7 +21,8 @@ from mcpio.handlers import WireResult
 from mcpio.hub import TASK_IDS, Hub
 from mcpio.jsonrpc import RequestId, plain
 from mcpio.latest import MISSING_CAPABILITY
-from mcpio.negotiate import codec_of
+from mcpio.latest import public as pub
+from mcpio.negotiate import codec_of, fit
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine, TaskOffer, legacy_task, modern_task
 from mcpio.tasks.store import TaskRecord
 from mcpio.wire.codec import Codec
@@ -31,8 +33,10 @@ if TYPE_CHECKING:
 
 MODERN_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 LEGACY_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+M = TypeVar("M", bound=BaseModel)
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 # What a server with task tools offers a 2025-11-25 client (task-augmented tools/call).
 LEGACY_TASKS_CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
@@ -192,6 +196,24 @@ def read_modern(version: str, method: str, raw: bytes) -> dict[str, Any]:
         tasks_codec(version).decode(raw)
     params: Any = pydantic_core.from_json(raw).get("params")
     return params
+
+
+def envelope(params: Any) -> tuple[pub.ClientCapabilities | None, pub.Implementation | None]:
+    """The client's capabilities and info a 2026-07-28 task request's `_meta` envelope carries
+    (None for what is missing or malformed: the task methods read only the extension there)."""
+    meta = _object((_object(params) or {}).get("_meta")) or {}
+    capabilities = _model(pub.ClientCapabilities, meta.get(CLIENT_CAPABILITIES))
+    return capabilities, _model(pub.Implementation, meta.get(CLIENT_INFO))
+
+
+def _model(model: type[M], data: Any) -> M | None:
+    found = _object(data)
+    if found is None:
+        return None
+    try:
+        return model.model_validate(fit(model, found))
+    except pydantic.ValidationError:
+        return None
 
 
 def legacy_params(params: BaseModel | None) -> dict[str, Any]:
