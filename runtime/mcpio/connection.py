@@ -1,7 +1,11 @@
 """One client connection to a `Server`, in either era, decided by the client's first move:
 `initialize` opens a legacy session (its negotiated revision, capabilities, log level and
 resource subscriptions live here); a request carrying the modern `_meta` envelope is served
-statelessly, from what that request says alone."""
+statelessly, from what that request says alone.
+
+Each request is read in its era (`_initialize`, `_legacy`, `_modern`: its params and context),
+then takes one path in both eras: `serve` (the server's middlewares and the handler) and `write`
+(its result as the response frame)."""
 
 from __future__ import annotations
 
@@ -55,6 +59,7 @@ MAX_INPUT_ROUNDS = 10
 # The methods a connection answers itself (its handlers' names), per era: a legacy session's
 # lifecycle, and a modern listen stream (written on this connection).
 _LEGACY_OWN = {
+    "initialize": "_initialized",
     "ping": "_ping",
     "logging/setLevel": "_set_level",
     "resources/subscribe": "_subscribe",
@@ -72,9 +77,6 @@ class Served(Protocol):
 
     @property
     def instructions(self) -> str | None: ...
-
-    @property
-    def handlers(self) -> Mapping[str, MethodHandler]: ...
 
     async def dispatch(
         self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
@@ -107,8 +109,6 @@ class Served(Protocol):
     def result_meta_json(self) -> bytes: ...
 
     def capabilities(self) -> pub.ServerCapabilities: ...
-
-    def cache_hints(self, method: str | None = None) -> dict[str, Any]: ...
 
 
 class ServerConnection:
@@ -350,7 +350,7 @@ class ServerConnection:
         inputs = SentInputs(self.ask_client)
         meta = getattr(message.params, "meta", None)
         ctx = self._context(codec, id, inputs, caps, info, meta, None)
-        result = await self.server.dispatch(ctx, "initialize", message.params, self._initialized)
+        result = await self.serve(ctx, "initialize", message.params)
         return self.write(codec, id, "initialize", result)
 
     async def _initialized(self, ctx: Context, params: Any) -> WireResult:
