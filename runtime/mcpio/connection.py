@@ -33,10 +33,10 @@ from mcpio.handlers import TextAnswer, WireResult, tool_result
 from mcpio.hub import Hub
 from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
-from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
 from mcpio.listen import Listener, listen
 from mcpio.negotiate import LEGACY, MODERN, codec_of, fit, legacy_version
+from mcpio.protocol_rules import MAX_INPUT_ROUNDS, unsupported_version
 from mcpio.sealing import Sealer, request_digest
 from mcpio.session import Session, send_frame
 from mcpio.tasks import serve as tasks_serve
@@ -55,7 +55,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpio")
 
-MAX_INPUT_ROUNDS = 10
 # The methods a connection answers itself (its handlers' names), per era: a legacy session's
 # lifecycle, and a modern listen stream (written on this connection).
 _LEGACY_OWN = {
@@ -504,11 +503,7 @@ class ServerConnection:
                 )
             version = MODERN[-1]
         elif version not in MODERN:
-            raise ProtocolError(
-                UNSUPPORTED_VERSION,
-                f"unsupported protocol version {version!r}; supported: {', '.join(reversed(MODERN))}",
-                {"supported": list(reversed(MODERN)), "requested": version},
-            )
+            raise unsupported_version(version)
         self.modern_seen = True
         return version
 

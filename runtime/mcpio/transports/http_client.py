@@ -59,6 +59,8 @@ import pydantic_core
 from mcpio.errors import AuthError
 from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import envelope_version, peek_any
+from mcpio.protocol_rules import version_header_required
+from mcpio.transports import ResponseHook
 from mcpio.transports.http_rules import (
     ACCEPT_BOTH,
     EVENT_STREAM,
@@ -89,7 +91,6 @@ MAX_REDIRECTS = 5
 OLD = (400, 404, 405)  # an `initialize` POST refused so may have met a 2024-11-05 server
 MAX_RESUMPTIONS = 3  # reconnections in a row that bring no event
 DEFAULT_RETRY = 1.0  # seconds before reconnecting when the server sent no `retry`
-SESSION_HEADER_VERSION = "2025-06-18"  # the first revision with MCP-Protocol-Version after init
 _SESSION_ID = re.compile(r"[\x21-\x7e]+")
 
 
@@ -174,6 +175,7 @@ class HttpTransport:
         self._timeouts = httpx.Timeout(timeout, connect=connect_timeout, read=None)
         self.max_bytes = max_bytes
         self._incoming_send, self._incoming = anyio.create_memory_object_stream[bytes](math.inf)
+        self.on_response: ResponseHook | None = None  # see `_deliver`
         self._stack = AsyncExitStack()
         self._http: httpx.AsyncClient | None = http
         self._own_http = http is None
@@ -378,11 +380,7 @@ class HttpTransport:
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         version = self.legacy_version
-        if (
-            version is not None
-            and version >= SESSION_HEADER_VERSION
-            and plain_header_value(version)
-        ):
+        if version is not None and version_header_required(version) and plain_header_value(version):
             headers["MCP-Protocol-Version"] = version
         return headers
 
@@ -719,6 +717,9 @@ class HttpTransport:
                     self._deliver_parsed(raw)
                     return
                 post.settled = True
+                settle = self.on_response
+                if settle is not None and self._idle() and settle(raw, env.id):
+                    return  # settled by its envelope: the session reads it no more
         elif env is None:
             self._deliver_parsed(raw)
             return
@@ -726,6 +727,12 @@ class HttpTransport:
             self._incoming_send.send_nowait(raw)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
+
+    def _idle(self) -> bool:
+        """Whether the session's read loop waits with nothing queued: a response settled now
+        keeps its place after the frames read before it."""
+        stats = self._incoming.statistics()
+        return stats.current_buffer_used == 0 and stats.tasks_waiting_receive > 0
 
     def _deliver_parsed(self, raw: bytes) -> None:
         """`_deliver`, the frame parsed whole."""
