@@ -39,8 +39,9 @@ from mcpio.middleware import (
     ResponseCachingMiddleware,
     TimingMiddleware,
 )
+from mcpio.tasks.serve import declares_tasks
 from mcpio.wire.errors import ProtocolError
-from tests.support import ACCEPT, MODERN, serve_app
+from tests.support import ACCEPT, MODERN, serve_app, until
 
 pytestmark = pytest.mark.anyio
 
@@ -347,6 +348,91 @@ async def test_middlewares_wrap_each_request_in_order_over_the_public_models(mod
     ]
 
 
+class Seen(Middleware):
+    """Records each request it wraps: method, params type, era, and the result's type (or the
+    exception's)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, bool, str]] = []
+        self.contexts: dict[str, Context] = {}
+
+    async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        entry = [call.method, type(call.params).__name__, call.ctx.modern]
+        self.contexts[call.method] = call.ctx
+        try:
+            result = await call_next(call)
+        except BaseException as exc:
+            self.seen.append((*entry, type(exc).__name__))  # type: ignore[arg-type]
+            raise
+        self.seen.append((*entry, type(result).__name__))  # type: ignore[arg-type]
+        return result
+
+
+def task_server(middleware: Middleware) -> Server:
+    server = tool_server(middleware=[middleware])
+
+    @server.tool(task="optional")
+    async def slow(n: int) -> str:
+        return f"done {n}"
+
+    @server.resource("file:///a.txt")
+    async def a() -> str:
+        return "a"
+
+    return server
+
+
+async def test_a_middleware_sees_every_request_of_a_legacy_session() -> None:
+    """initialize, the session's lifecycle and the task methods: their params are the
+    revision's own model (or plain data for tasks), their result the wire's (`WireResult`)."""
+    seen = Seen()
+    async with Client(task_server(seen), mode="2025-11-25", tasks=True) as client:
+        await client.ping()
+        await client.set_log_level("info")
+        async with client.listen(resource_uris=["file:///a.txt"]):
+            pass
+        handle = await client.start_tool("slow", {"n": 1})
+        await handle.result()  # type: ignore[union-attr]
+        await client.list_tasks()
+    assert seen.seen[0] == ("initialize", "InitializeRequestParams", False, "WireResult")
+    rows = set(seen.seen)
+    assert {
+        ("ping", "NoneType", False, "WireResult"),
+        ("logging/setLevel", "SetLevelRequestParams", False, "WireResult"),
+        ("resources/subscribe", "SubscribeRequestParams", False, "WireResult"),
+        ("resources/unsubscribe", "UnsubscribeRequestParams", False, "WireResult"),
+        ("tools/list", "PaginatedRequestParams", False, "ListToolsResult"),
+        ("tools/call", "CallToolRequestParams", False, "TaskCreated"),
+        ("tasks/list", "dict", False, "WireResult"),
+    } <= rows, seen.seen
+    assert {"tasks/result", "tasks/get"} & {row[0] for row in rows}
+    initialize = seen.contexts["initialize"]  # what the request says of the client
+    assert initialize.revision == "2025-11-25" and initialize.client_info is not None
+    assert initialize.client_capabilities.elicitation is None
+    assert seen.contexts["tasks/list"].client_info == initialize.client_info  # the session's
+
+
+async def test_a_middleware_sees_every_request_of_a_modern_client() -> None:
+    seen = Seen()
+    async with Client(task_server(seen), mode=MODERN, tasks=True) as client:
+        await client.discover()
+        handle = await client.start_tool("slow", {"n": 2})
+        await handle.result()  # type: ignore[union-attr]
+        async with client.listen(tools=True):
+            pass
+        await until(lambda: any(row[0] == "subscriptions/listen" for row in seen.seen))
+    rows = set(seen.seen)
+    assert {
+        ("server/discover", "RequestParams", True, "DiscoverResult"),
+        ("tools/call", "CallToolRequestParams", True, "TaskCreated"),
+        ("tasks/get", "dict", True, "WireResult"),
+    } <= rows, seen.seen
+    task_ctx = seen.contexts["tasks/get"]  # read from the request's _meta envelope
+    assert declares_tasks(task_ctx.client_capabilities) and task_ctx.client_info is not None
+    listen = [row for row in seen.seen if row[0] == "subscriptions/listen"]
+    assert listen[0][1] == "SubscriptionsListenRequestParams"  # (ended by the client leaving)
+
+
 class Guard(Middleware):
     """Refuses `secret` unless the caller says please; uppercases `echo`'s argument."""
 
@@ -385,8 +471,8 @@ class Broken(Middleware):
     def __init__(self) -> None:
         self.calls = 0
 
-    async def on_request(self, call: Call, call_next: CallNext) -> Any:
-        self.calls += 1
+    async def on_call_tool(self, call: Call, call_next: CallNext) -> Any:
+        self.calls += 1  # (on_request would fail initialize, which middlewares see too)
         if self.calls == 1:
             raise RuntimeError("middleware bug")
         return await call_next(call)

@@ -16,9 +16,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from mcpio import Client, Server, ToolError
+from mcpio.tasks.client import TaskHandle
 from mcpio.telemetry import ClientTracing, Tracing
 from mcpio.wire.errors import ProtocolError
-from tests.support import ROOT, serve_app
+from tests.support import MODERN, ROOT, serve_app, until
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +39,61 @@ def traced_server(provider: TracerProvider) -> Server:
     async def greet(who: str) -> str:
         return f"hello {who}"
 
+    @server.tool(task="optional")
+    async def slow(n: int) -> str:
+        return f"done {n}"
+
     return server
+
+
+def server_spans(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:
+    spans = exporter.get_finished_spans()
+    return {span.name: span for span in spans if span.kind == SpanKind.SERVER}
+
+
+async def test_a_legacy_session_has_a_span_for_every_request() -> None:
+    """`initialize`, the session's lifecycle and the task methods go through the same pipeline
+    as a tool call, so they are traced too."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    async with Client(traced_server(provider), mode="2025-11-25", tasks=True) as client:
+        await client.ping()
+        handle = await client.start_tool("slow", {"n": 3})
+        assert isinstance(handle, TaskHandle)
+        assert (await handle.result()).content[0].text == "done 3"  # type: ignore[union-attr]
+        await client.list_tasks()
+    spans = server_spans(exporter)
+    for name in ("initialize", "ping", "tools/list", "tools/call slow", "tasks/list"):
+        attributes = dict(spans[name].attributes or {})
+        assert attributes["mcp.method.name"] == name.split()[0]
+        assert attributes["mcp.protocol.version"] == "2025-11-25"
+        assert attributes["jsonrpc.request.id"]
+        assert spans[name].status.status_code == StatusCode.UNSET
+    assert "tasks/result" in spans or "tasks/get" in spans
+
+
+async def test_a_modern_client_has_a_span_for_discover_listen_and_tasks() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    async with Client(traced_server(provider), mode=MODERN, tasks=True) as client:
+        await client.discover()
+        handle = await client.start_tool("slow", {"n": 4})
+        assert isinstance(handle, TaskHandle)
+        assert (await handle.result()).content[0].text == "done 4"  # type: ignore[union-attr]
+        with pytest.raises(ProtocolError):
+            await client.task("no-such-task").refresh()
+        async with client.listen(tools=True):
+            pass
+        await until(lambda: "subscriptions/listen" in server_spans(exporter))
+    spans = server_spans(exporter)
+    for name in ("server/discover", "tools/call slow", "tasks/get", "subscriptions/listen"):
+        attributes = dict(spans[name].attributes or {})
+        assert attributes["mcp.method.name"] == name.split()[0]
+        assert attributes["mcp.protocol.version"] == MODERN
+    failed = [s for s in exporter.get_finished_spans() if s.status.status_code == StatusCode.ERROR]
+    assert [dict(s.attributes or {}).get("error.type") for s in failed] == ["-32602"]
 
 
 @asynccontextmanager
@@ -90,6 +145,10 @@ async def test_a_call_is_one_trace_from_client_to_server(target: str) -> None:
             assert span.status.status_code == StatusCode.UNSET
         server_attributes = dict(server_span.attributes or {})
         assert server_attributes["jsonrpc.request.id"]
+        # The client's span names the same request (its id as it went out).
+        assert dict(client_span.attributes or {})["jsonrpc.request.id"] == (
+            server_attributes["jsonrpc.request.id"]
+        )
         if target == "http-legacy":
             assert server_attributes["mcp.session.id"]
         else:

@@ -315,6 +315,8 @@ class Client:
         if session is None:
             raise ConnectionClosed("the client is not connected")
         id = session.next_id()
+        if self.tracing is not None:
+            self.tracing.sent(id)
         kept = False  # a task's progress goes on coming on its request's token
         if progress is not None:
             self._progress[id] = progress

@@ -1,13 +1,16 @@
 """One client connection to a `Server`, in either era, decided by the client's first move:
 `initialize` opens a legacy session (its negotiated revision, capabilities, log level and
 resource subscriptions live here); a request carrying the modern `_meta` envelope is served
-statelessly, from what that request says alone."""
+statelessly, from what that request says alone.
+
+Each request is read in its era (`_initialize`, `_legacy`, `_modern`: its params and context),
+then takes one path in both eras: `serve` (the server's middlewares and the handler) and `write`
+(its result as the response frame)."""
 
 from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -16,7 +19,6 @@ import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
-from mcpio.bus import unavailable
 from mcpio.context import (
     Context,
     ElicitUrl,
@@ -27,32 +29,18 @@ from mcpio.context import (
     UrlElicitationRequired,
 )
 from mcpio.errors import McpError
-from mcpio.handlers import TextAnswer, tool_result
-from mcpio.hub import LISTEN_FLAGS, TASK_IDS, Hub
+from mcpio.handlers import TextAnswer, WireResult, tool_result
+from mcpio.hub import Hub
 from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
-from mcpio.negotiate import (
-    LEGACY,
-    MODERN,
-    SUBSCRIPTION_ID_KEY,
-    codec_of,
-    fit,
-    legacy_version,
-)
+from mcpio.listen import Listener, listen
+from mcpio.negotiate import LEGACY, MODERN, codec_of, fit, legacy_version
 from mcpio.protocol_rules import MAX_INPUT_ROUNDS, unsupported_version
 from mcpio.sealing import Sealer, request_digest
 from mcpio.session import Session, send_frame
 from mcpio.tasks import serve as tasks_serve
-from mcpio.tasks.engine import (
-    TASKS_EXTENSION,
-    TaskCreated,
-    TaskEngine,
-    TaskOffer,
-    legacy_task,
-    modern_task,
-)
-from mcpio.tasks.store import TaskRecord
+from mcpio.tasks.engine import TaskCreated, TaskEngine
 from mcpio.transports import Transport
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import (
@@ -67,65 +55,17 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpio")
 
-TOKEN_EXPIRED = "the access token that opened this stream expired; listen again with a new one"
-_LIFECYCLE = frozenset({"initialize", "ping", "logging/setLevel"})
-SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-# What a server with task tools offers a 2025-11-25 client (task-augmented tools/call).
-LEGACY_TASKS_CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+# The methods a connection answers itself (its handlers' names), per era: a legacy session's
+# lifecycle, and a modern listen stream (written on this connection).
+_LEGACY_OWN = {
+    "initialize": "_initialized",
+    "ping": "_ping",
+    "logging/setLevel": "_set_level",
+    "resources/subscribe": "_subscribe",
+    "resources/unsubscribe": "_unsubscribe",
+}
+_MODERN_OWN = {"subscriptions/listen": "_listen"}
 _NO_CAPABILITIES = pub.ClientCapabilities()  # a connection's before initialize (shared)
-
-
-class Listener:
-    """One modern `subscriptions/listen` stream. Change notifications wait in a bounded queue
-    for the stream's writer (the listen request's own task): a reader that falls `queue`
-    notifications behind is cut off, so one slow client never holds up the others."""
-
-    def __init__(
-        self,
-        connection: ServerConnection,
-        codec: Codec,
-        id: RequestId,
-        honoured: dict[str, Any],
-        queue: int,
-    ):
-        self.connection = connection
-        self.codec = codec
-        self.id = id
-        self.honoured = honoured
-        self.error: ProtocolError | None = None  # how the server ends it, if not gracefully
-        self.cut_off = False  # its reader fell behind: the stream is dropped, nothing more sent
-        self._send, self.queue = anyio.create_memory_object_stream[tuple[str, dict[str, Any]]](
-            queue
-        )
-
-    def end(self, error: ProtocolError | None = None) -> None:
-        self.error = self.error or error
-        self._send.close()
-
-    def wants(self, flag: str | None, uri: str | None) -> bool:
-        if flag == TASK_IDS:
-            return uri in (self.honoured.get(TASK_IDS) or ())
-        if flag is not None:
-            return bool(self.honoured.get(flag))
-        return uri in (self.honoured.get("resourceSubscriptions") or ())
-
-    def deliver(self, method: str, params: dict[str, Any]) -> None:
-        try:
-            self._send.send_nowait((method, params))
-        except anyio.WouldBlock:
-            log.info("listen stream %r: its reader fell behind; cut off", self.id)
-            self.cut_off = True
-            self._send.close()
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
-
-    async def write(self, method: str, params: dict[str, Any]) -> None:
-        tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: self.id}}
-        if method == "notifications/tasks":  # the Tasks extension's
-            codec = tasks_serve.tasks_codec(self.codec.revision)
-            await self.connection.send(codec.encode(codec.notification(method, tagged)))
-            return
-        await self.connection.send_notification(self.codec, method, tagged)
 
 
 class Served(Protocol):
@@ -137,10 +77,9 @@ class Served(Protocol):
     @property
     def instructions(self) -> str | None: ...
 
-    @property
-    def handlers(self) -> Mapping[str, MethodHandler]: ...
-
-    async def dispatch(self, ctx: Context, method: str, params: Any) -> Any:
+    async def dispatch(
+        self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
+    ) -> Any:
         """A request's result through the middlewares and its handler (`Server.dispatch`)."""
         ...
 
@@ -169,8 +108,6 @@ class Served(Protocol):
     def result_meta_json(self) -> bytes: ...
 
     def capabilities(self) -> pub.ServerCapabilities: ...
-
-    def cache_hints(self, method: str | None = None) -> dict[str, Any]: ...
 
 
 class ServerConnection:
@@ -316,35 +253,118 @@ class ServerConnection:
     def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
         return error_frame(self.codec, id, error)
 
+    # ------------------------------------------------------------------ the pipeline
+
+    async def serve(self, ctx: Context, method: str, params: Any) -> Any:
+        """A request's result: the one path every request takes once read, in both eras, through
+        the server's middlewares (`Server.dispatch`) to its handler: the connection's own for
+        the session's lifecycle (legacy) and `subscriptions/listen` (modern), else the
+        server's handler table's. `params`: the public model, or (methods outside the public
+        revision) the revision's own model or plain data (see `mcpio.middleware`)."""
+        own = (_MODERN_OWN if ctx.modern else _LEGACY_OWN).get(method)
+        handler = getattr(self, own) if own is not None else None
+        return await self.server.dispatch(ctx, method, params, handler)
+
+    def write(self, codec: Codec, id: RequestId, method: str, result: Any) -> bytes | None:
+        """The one result writer, both eras: a request's result as its response frame (None: no
+        answer is left to send). A modern result carries the server's info in its `_meta`."""
+        if result is None:
+            return None
+        modern = codec.revision in MODERN
+        if type(result) is TextAnswer:
+            if not modern:
+                return codec.result_frame(id, result.json(False))
+            if codec.revision == PUBLIC_REVISION:
+                return codec.result_frame(id, result.json(True), self.server.result_meta_json)
+            result = tool_result(result.text)
+        elif isinstance(result, TaskCreated):
+            result = WireResult(tasks_serve.created(result.record, modern))
+        if type(result) is WireResult:
+            if modern:
+                info = self.server.info.model_dump(mode="json", by_alias=True, exclude_unset=True)
+                return tasks_serve.modern_frame(codec.revision, id, method, result.data, info)
+            return codec.encode(codec.response(id, method, result.data))
+        if modern:
+            return self._stamped(codec, id, method, result)
+        own = codec.from_public(method, result, "result")
+        if method == "tools/list" and "tasks/get" in codec.methods:
+            tasks_serve.mark_task_tools(own, codec.revision, self.server.task_support)
+        return codec.encode_result(id, own)
+
+    def _stamped(self, codec: Codec, id: RequestId, method: str, result: Any) -> bytes:
+        """A modern result model as its response frame, the server's info in its `_meta`."""
+        public = codec.revision == PUBLIC_REVISION
+        if public and "meta" not in result.__pydantic_fields_set__:
+            return codec.encode_result(id, result, self.server.result_meta_json)
+        meta = result.meta
+        if meta is None:
+            result.meta = self.server.result_meta
+        elif meta.io_modelcontextprotocol_serverInfo is None:
+            meta.io_modelcontextprotocol_serverInfo = self.server.info
+        own = result if public else codec.from_public(method, result, "result")
+        return codec.encode_result(id, own)
+
+    def _context(
+        self,
+        codec: Codec,
+        id: RequestId,
+        inputs: SentInputs | RetriedInputs,
+        capabilities: pub.ClientCapabilities,
+        client_info: pub.Implementation | None,
+        meta: Any,
+        log_level: str | None,
+    ) -> Context:
+        """A handler's context: what its request says (or, legacy, its session) of the client;
+        `meta`: the request's `_meta` (its progress token)."""
+        legacy = type(inputs) is SentInputs
+        return Context(
+            revision=codec.revision,
+            request_id=id,
+            client_capabilities=capabilities,
+            client_info=client_info,
+            inputs=inputs,
+            notify=lambda m, p: self.send_notification(codec, m, p),
+            codec=codec,
+            progress_token=getattr(meta, "progressToken", None),
+            log_level=log_level,
+            principal=self.principal,
+            lifespan=self.server.lifespan_state,
+            state=self.state if legacy else None,  # legacy: the session's
+            dispatch=self.server.dispatch,
+        )
+
     # ------------------------------------------------------------------ legacy
 
-    async def _initialize(self, raw: bytes, id: RequestId) -> bytes:
+    async def _initialize(self, raw: bytes, id: RequestId) -> bytes | None:
+        """A legacy session's first request: read in the revision it negotiates."""
         if self.codec is not None:
             raise ProtocolError(INVALID_REQUEST, f"already initialized ({self.codec.revision})")
         params = pydantic_core.from_json(raw).get("params")  # once a session: its version
         requested = params.get("protocolVersion") if type(params) is dict else None
-        version = legacy_version(requested)
-        codec = codec_of(version)
+        codec = codec_of(legacy_version(requested))
         message = codec.decode(raw)
-        caps = message.params.capabilities
-        self.client_capabilities_data = caps.model_dump(
-            mode="json", by_alias=True, exclude_unset=True
-        )
-        self.client_capabilities = pub.ClientCapabilities.model_validate(
-            fit(pub.ClientCapabilities, self.client_capabilities_data)
-        )
-        self.client_info = pub.Implementation.model_validate(
-            message.params.clientInfo.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        )
+        data = _data(message.params.capabilities)
+        caps = pub.ClientCapabilities.model_validate(fit(pub.ClientCapabilities, data))
+        info = pub.Implementation.model_validate(_data(message.params.clientInfo))
+        inputs = SentInputs(self.ask_client)
+        meta = getattr(message.params, "meta", None)
+        ctx = self._context(codec, id, inputs, caps, info, meta, None)
+        result = await self.serve(ctx, "initialize", message.params)
+        return self.write(codec, id, "initialize", result)
+
+    async def _initialized(self, ctx: Context, params: Any) -> WireResult:
+        """`initialize`'s handler: the session opens in the request's revision."""
+        codec = codec_of(ctx.revision)
+        self.client_capabilities_data = _data(params.capabilities)
+        self.client_capabilities = ctx.client_capabilities
+        self.client_info = ctx.client_info
         self.codec = codec
-        models = mcp_wire.revision(version)
-        server_caps = self.server.capabilities().model_dump(
-            mode="json", by_alias=True, exclude_unset=True
-        )
+        models = mcp_wire.revision(codec.revision)
+        server_caps = _data(self.server.capabilities())
         if self.server.task_support and "tasks" in models.ServerCapabilities.model_fields:
-            server_caps["tasks"] = LEGACY_TASKS_CAPABILITY
+            server_caps["tasks"] = tasks_serve.LEGACY_TASKS_CAPABILITY
         result: dict[str, Any] = {
-            "protocolVersion": version,
+            "protocolVersion": codec.revision,
             "capabilities": fit(models.ServerCapabilities, server_caps),
             "serverInfo": fit(
                 models.Implementation, self.server.info.model_dump(exclude_unset=True)
@@ -353,7 +373,7 @@ class ServerConnection:
         if self.server.instructions:
             result["instructions"] = self.server.instructions
         self.hub.sessions.add(self)
-        return codec.encode(codec.response(id, "initialize", result))
+        return WireResult(result)
 
     async def _legacy(self, codec: Codec, raw: bytes, id: RequestId, env: Peek) -> bytes | None:
         if env.protocol_version in MODERN:
@@ -362,102 +382,43 @@ class ServerConnection:
             )
         message = codec.decode(raw)
         method = message.method
-        if method in _LIFECYCLE or method in ("resources/subscribe", "resources/unsubscribe"):
-            return codec.encode(codec.response(id, method, self._lifecycle(method, message.params)))
-        if method in tasks_serve.LEGACY_METHODS:
-            return await self._legacy_task_method(codec, id, method, message.params)
-        task = getattr(message.params, "task", None)
-        params = codec.to_public(
-            method, message.params, "params", client_capabilities=self.client_capabilities_data
-        )
-        meta = params.meta if params is not None else None
-        ctx = self._context(
-            codec,
-            id,
-            SentInputs(self._ask_client),
-            self.client_capabilities,
-            self.client_info,
-            meta.progressToken if meta is not None else None,
-            self.log_level,
-        )
-        if task is not None:
-            ttl = getattr(task, "ttl", None)
-            ctx.task_offer = TaskOffer(
-                ttl_ms=ttl if type(ttl) is int else None,
-                ask=self._task_inputs,
-                watch=lambda record: self._task_status(codec, record),
-                progress=lambda task_id, params: self._task_progress(codec, params),
+        own = message.params
+        if method in _LEGACY_OWN:
+            params = own  # the session's lifecycle: not in the public revision
+        elif method in tasks_serve.LEGACY_METHODS:
+            params = tasks_serve.legacy_params(own)
+        else:
+            params = codec.to_public(
+                method, own, "params", client_capabilities=self.client_capabilities_data
             )
-        result = await self.server.dispatch(ctx, method, params)
-        if type(result) is TextAnswer:
-            return codec.result_frame(id, result.json(False))
-        if isinstance(result, TaskCreated):
-            task_result = {"task": legacy_task(result.record)}
-            return codec.encode(codec.response(id, method, task_result))
-        own = codec.from_public(method, result, "result")
-        if method == "tools/list" and "tasks/get" in codec.methods:
-            self._mark_task_tools(own)
-        return codec.encode_result(id, own)
+        inputs = SentInputs(self.ask_client)
+        meta = getattr(params, "meta", None)
+        caps, info = self.client_capabilities, self.client_info
+        ctx = self._context(codec, id, inputs, caps, info, meta, self.log_level)
+        task = getattr(own, "task", None)
+        if task is not None:
+            ctx.task_offer = tasks_serve.legacy_offer(self, codec, task)
+        return self.write(codec, id, method, await self.serve(ctx, method, params))
 
-    async def _legacy_task_method(
-        self, codec: Codec, id: RequestId, method: str, params: Any
-    ) -> bytes:
-        data = params.model_dump(mode="json", by_alias=True, exclude_unset=True) if params else {}
-        result, record = await tasks_serve.legacy(self.server.tasks, method, data, self.subject)
-        if result is None:
-            assert record is not None  # tasks/result of a completed task
-            result = plain(codec.from_public(record.method, record.result or {}, "result"))
-            meta = {
-                **(result.get("_meta") or {}),
-                tasks_serve.RELATED_TASK: {"taskId": record.task_id},
-            }
-            result["_meta"] = meta
-        return codec.encode(codec.response(id, method, result))
+    # The legacy session's own methods (their params: the revision's own model).
 
-    def _task_inputs(self, task_id: str) -> SentInputs:
-        """2025-11-25: a task's questions, real requests tagged with the task they serve."""
-        related = {tasks_serve.RELATED_TASK: {"taskId": task_id}}
+    async def _ping(self, ctx: Context, params: Any) -> WireResult:
+        return WireResult({})
 
-        async def ask(method: str, params: dict[str, Any]) -> BaseModel:
-            meta = {**(params.get("_meta") or {}), **related}
-            return await self._ask_client(method, {**params, "_meta": meta})
+    async def _set_level(self, ctx: Context, params: Any) -> WireResult:
+        self.log_level = params.level
+        return WireResult({})
 
-        return SentInputs(ask)
+    async def _subscribe(self, ctx: Context, params: Any) -> WireResult:
+        self.subscriptions.add(params.uri)
+        return WireResult({})
 
-    def _mark_task_tools(self, listed: Any) -> None:
-        """2025-11-25 tools/list: each task tool's `execution.taskSupport`."""
-        execution = mcp_wire.revision(self.codec.revision if self.codec else "").ToolExecution
-        for tool in getattr(listed, "tools", None) or ():
-            support = self.server.task_support.get(tool.name)
-            if support is not None:
-                tool.execution = execution.model_validate({"taskSupport": support})
+    async def _unsubscribe(self, ctx: Context, params: Any) -> WireResult:
+        self.subscriptions.discard(params.uri)
+        return WireResult({})
 
-    async def _task_status(self, codec: Codec, record: TaskRecord) -> None:
-        """2025-11-25: a task's status changes, told to the session that created it."""
-        if self.session.closed.is_set():
-            return
-        frame = codec.notification("notifications/tasks/status", legacy_task(record))
-        await self.send(codec.encode(frame))
-
-    async def _task_progress(self, codec: Codec, params: dict[str, Any]) -> None:
-        """2025-11-25: a task's progress, told to the session that created it."""
-        if not self.session.closed.is_set():
-            await self.send_notification(codec, "notifications/progress", params)
-
-    async def _task_progress_published(self, task_id: str, params: dict[str, Any]) -> None:
-        """2026-07-28: a task's progress, to the listen streams following it (any instance)."""
-        await self.hub.publish(TASK_IDS, "notifications/progress", params, task_id)
-
-    def _lifecycle(self, method: str, params: Any) -> dict[str, Any]:
-        if method == "logging/setLevel":
-            self.log_level = params.level
-        elif method == "resources/subscribe":
-            self.subscriptions.add(params.uri)
-        elif method == "resources/unsubscribe":
-            self.subscriptions.discard(params.uri)
-        return {}
-
-    async def _ask_client(self, method: str, params: dict[str, Any]) -> BaseModel:
+    async def ask_client(self, method: str, params: dict[str, Any]) -> BaseModel:
+        """Ask the legacy session's client (a server->client request) and wait for its answer."""
         codec = self.codec
         assert codec is not None
         id = self.session.next_id()
@@ -468,6 +429,10 @@ class ServerConnection:
         if error is not None:
             raise McpError(error.code, error.message, error.data)
         return codec.to_public(method, response.result, "result")
+
+    @property
+    def closed(self) -> bool:
+        return self.session.closed.is_set()
 
     def wants(self, uri: str | None) -> bool:
         return uri is None or uri in self.subscriptions
@@ -483,50 +448,47 @@ class ServerConnection:
     ) -> bytes | None:
         version = self._modern_version(env.protocol_version)
         codec = codec_of(version)
-        tasks = tasks_serve.tasks_available(version)
-        if env.method in tasks_serve.MODERN_METHODS and tasks:
-            return await self._modern_task_method(version, id, env.method, raw)
+        if env.method in tasks_serve.MODERN_METHODS and tasks_serve.tasks_available(version):
+            params: Any = tasks_serve.read_modern(version, env.method, raw)
+            caps, info = tasks_serve.envelope(params)
+            inputs = RetriedInputs({})
+            ctx = self._context(codec, id, inputs, caps or _NO_CAPABILITIES, info, None, None)
+            return self.write(codec, id, env.method, await self.serve(ctx, env.method, params))
         if message is None:
             message = codec.decode(raw)
         method = message.method
-        spec = codec.methods[method]
+        asks = codec.methods[method].input_required
         params = codec.to_public(method, message.params, "params")
-        meta = params.meta
-        answers, rounds = (
-            self._sealed_answers(method, params, raw) if spec.input_required else ({}, 0)
-        )
+        answers, rounds = self._sealed_answers(method, params, raw) if asks else ({}, 0)
         inputs = RetriedInputs(answers)
+        ctx = self._modern_context(codec, id, inputs, params.meta)
+        try:
+            result = await self._serve_asking(ctx, method, params)
+        except InputRequired as needed:
+            if not asks:
+                raise ProtocolError(
+                    INTERNAL_ERROR, f"{method} cannot ask the client for input"
+                ) from None
+            digest = request_digest(method, _params_of(raw))
+            result = self._input_required(inputs, needed, digest, rounds + 1)
+        return self.write(codec, id, method, result)
+
+    def _modern_context(
+        self, codec: Codec, id: RequestId, inputs: RetriedInputs, meta: Any
+    ) -> Context:
+        """A modern request's context, from its `_meta` envelope (a task offered when the
+        request declares the Tasks extension and its revision has it)."""
         capabilities = meta.io_modelcontextprotocol_clientCapabilities
-        ctx = self._context(
-            codec,
-            id,
-            inputs,
-            capabilities,
-            meta.io_modelcontextprotocol_clientInfo,
-            meta.progressToken,
-            meta.io_modelcontextprotocol_logLevel,
-        )
+        info = meta.io_modelcontextprotocol_clientInfo
+        level = meta.io_modelcontextprotocol_logLevel
+        ctx = self._context(codec, id, inputs, capabilities, info, meta, level)
         if (
             getattr(capabilities, "extensions", None)
-            and tasks
+            and tasks_serve.tasks_available(codec.revision)
             and tasks_serve.declares_tasks(capabilities)
         ):
-            ctx.task_offer = TaskOffer(progress=self._task_progress_published)
-        if method == "server/discover":
-            result: Any = self._discover(tasks)
-        elif method == "subscriptions/listen":
-            result = await self._listen(codec, id, params)
-        else:
-            try:
-                result = await self._dispatch_asking(ctx, method, params)
-            except InputRequired as needed:
-                if not spec.input_required:
-                    raise ProtocolError(
-                        INTERNAL_ERROR, f"{method} cannot ask the client for input"
-                    ) from None
-                digest = request_digest(method, _params_of(raw))
-                result = self._input_required(inputs, needed, digest, rounds + 1)
-        return None if result is None else self._modern_answer(codec, id, method, result)
+            ctx.task_offer = tasks_serve.modern_offer(self.hub)
+        return ctx
 
     def _modern_version(self, version: str | None) -> str:
         """The revision a modern request is served in (its envelope's, or the newest for a
@@ -555,55 +517,16 @@ class ServerConnection:
             sealed, rounds = self.server.sealer.open(params.requestState, digest, self.subject)
         return {**(params.inputResponses or {}), **sealed}, rounds
 
-    async def _dispatch_asking(self, ctx: Context, method: str, params: Any) -> Any:
-        """`Server.dispatch`; a legacy `UrlElicitationRequired` becomes the question it asks
-        (2026-07-28 retired the error)."""
+    async def _serve_asking(self, ctx: Context, method: str, params: Any) -> Any:
+        """`serve`; a legacy `UrlElicitationRequired` becomes the question it asks (2026-07-28
+        retired the error)."""
         try:
-            return await self.server.dispatch(ctx, method, params)
+            return await self.serve(ctx, method, params)
         except UrlElicitationRequired as error:
             ctx.require_url_elicitation()
             raise InputRequired(
                 {f"url-{i}": ElicitUrl(e.message, e.url) for i, e in enumerate(error.elicitations)}
             ) from None
-
-    def _modern_answer(self, codec: Codec, id: RequestId, method: str, result: Any) -> bytes:
-        """A modern result as its response frame, the server's info in its `_meta`."""
-        public = codec.revision == PUBLIC_REVISION
-        if type(result) is TextAnswer:
-            if public:
-                return codec.result_frame(id, result.json(True), self.server.result_meta_json)
-            result = tool_result(result.text)
-        if isinstance(result, TaskCreated):
-            created = {**modern_task(result.record, detailed=False), "resultType": "task"}
-            return self._modern_frame(codec.revision, id, method, created)
-        meta = result.meta
-        if public and "meta" not in result.__pydantic_fields_set__:
-            return codec.encode_result(id, result, self.server.result_meta_json)
-        if meta is None:
-            result.meta = self.server.result_meta
-        elif meta.io_modelcontextprotocol_serverInfo is None:
-            meta.io_modelcontextprotocol_serverInfo = self.server.info
-        own = result if public else codec.from_public(method, result, "result")
-        return codec.encode_result(id, own)
-
-    async def _modern_task_method(
-        self, version: str, id: RequestId, method: str, raw: bytes
-    ) -> bytes:
-        if method != "tasks/update":  # its inputResponses are read leniently (unknown keys)
-            tasks_serve.tasks_codec(version).decode(raw)  # the envelope and params, checked
-        params = pydantic_core.from_json(raw).get("params")
-        result = await tasks_serve.modern(self.server.tasks, method, params, self.subject)
-        return self._modern_frame(version, id, method, result)
-
-    def _modern_frame(
-        self, version: str, id: RequestId, method: str, result: dict[str, Any]
-    ) -> bytes:
-        """A result of the Tasks extension (built, so checked, by its codec), with the server's
-        info in its `_meta` as on every modern result."""
-        codec = tasks_serve.tasks_codec(version)
-        info = self.server.info.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        result = {**result, "_meta": {SERVER_INFO: info}}
-        return codec.encode(codec.response(id, method, result))
 
     def _input_required(
         self, inputs: RetriedInputs, needed: InputRequired, digest: str, round: int
@@ -621,100 +544,9 @@ class ServerConnection:
             }
         )
 
-    def _discover(self, tasks: bool) -> pub.DiscoverResult:
-        """`server/discover`'s result; `tasks`: whether the request's revision has the Tasks
-        extension (a revision it was not carried to does not offer it)."""
-        capabilities: Any = self.server.capabilities()
-        extensions = capabilities.extensions
-        if not tasks and extensions is not None and TASKS_EXTENSION in extensions:
-            capabilities = capabilities.model_dump(by_alias=True, exclude_unset=True)
-            others = {k: v for k, v in extensions.items() if k != TASKS_EXTENSION}
-            capabilities.pop("extensions")
-            if others:
-                capabilities["extensions"] = others
-        data: dict[str, Any] = {
-            "supportedVersions": list(reversed(MODERN)),
-            "capabilities": capabilities,
-            **self.server.cache_hints("server/discover"),
-        }
-        if self.server.instructions:
-            data["instructions"] = self.server.instructions
-        return pub.DiscoverResult.model_validate(data)
-
-    async def _listen(self, codec: Codec, id: RequestId, params: Any) -> Any:
-        wanted = params.notifications.model_dump(exclude_unset=True)
-        caps = self.server.capabilities()
-        offered = {flag: getattr(caps, cap) is not None for flag, cap in LISTEN_FLAGS.items()}
-        honoured = {k: v for k, v in wanted.items() if offered.get(k) and v not in (False, None)}
-        task_ids = wanted.get(TASK_IDS)
-        if task_ids is not None:
-            if not tasks_serve.tasks_available(codec.revision) or not tasks_serve.declares_tasks(
-                params.meta.io_modelcontextprotocol_clientCapabilities
-            ):
-                raise tasks_serve.missing_extension("listening to task status notifications")
-            ids = [t for t in task_ids if type(t) is str] if type(task_ids) is list else []
-            owned = [t for t in ids if await self.server.tasks.get(t, self.subject) is not None]
-            honoured[TASK_IDS] = owned
-        if not self.hub.bus.available:
-            raise unavailable()  # at once: the client listens again later
-        listener = Listener(self, codec, id, honoured, self.listen_queue)
-        await listener.write(
-            "notifications/subscriptions/acknowledged", {"notifications": honoured}
-        )
-        self.listeners.add(listener)
-        self.hub.listeners.add(listener)
-        if not self.hub.bus.available:  # lost while acknowledging
-            listener.end(unavailable())
-        expires_at = self.principal.expires_at if self.principal is not None else None
-        until = min(self.listen_until, math.inf if expires_at is None else expires_at)
-        try:
-            with anyio.move_on_after(until - time.time()) as lifetime:
-                async for method, params in listener.queue:
-                    if listener.cut_off:
-                        break
-                    await listener.write(method, params)
-            if lifetime.cancelled_caught and until == expires_at:
-                listener.end(ProtocolError(INVALID_REQUEST, TOKEN_EXPIRED))
-        finally:
-            self.listeners.discard(listener)
-            self.hub.listeners.discard(listener)
-            listener.end()
-        if self.session.closed.is_set() or listener.cut_off:
-            return None
-        if listener.error is not None:
-            raise listener.error
-        return pub.SubscriptionsListenResult.model_validate(
-            {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: id}}
-        )
-
-    # ------------------------------------------------------------------ both eras
-
-    def _context(
-        self,
-        codec: Codec,
-        id: RequestId,
-        inputs: SentInputs | RetriedInputs,
-        capabilities: pub.ClientCapabilities,
-        client_info: pub.Implementation | None,
-        progress_token: str | int | None,
-        log_level: str | None,
-    ) -> Context:
-        """A handler's context: what its request says (or, legacy, its session) of the client."""
-        return Context(
-            revision=codec.revision,
-            request_id=id,
-            client_capabilities=capabilities,
-            client_info=client_info,
-            inputs=inputs,
-            notify=lambda m, p: self.send_notification(codec, m, p),
-            codec=codec,
-            progress_token=progress_token,
-            log_level=log_level,
-            principal=self.principal,
-            lifespan=self.server.lifespan_state,
-            state=self.state if self.codec is not None else None,  # legacy: the session's
-            dispatch=self.server.dispatch,
-        )
+    async def _listen(self, ctx: Context, params: Any) -> Any:
+        """`subscriptions/listen`'s handler: a stream of this connection (`mcpio.listen`)."""
+        return await listen(self, ctx, params, self.server.capabilities(), self.server.tasks)
 
     async def send_notification(self, codec: Codec, method: str, params: dict[str, Any]) -> None:
         own = (
@@ -729,3 +561,7 @@ def _params_of(raw: bytes) -> dict[str, Any]:
     """A request's params as plain data (read again: only a multi-round request needs them)."""
     params: dict[str, Any] = pydantic_core.from_json(raw)["params"]
     return params
+
+
+def _data(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)

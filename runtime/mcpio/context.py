@@ -238,7 +238,7 @@ class Context:
         self._questions = 0
         self.modern = isinstance(inputs, RetriedInputs)
         # Tasks: set by the connection when the client accepts a task as the answer
-        # (`mcpio.tasks.engine.TaskOffer`), and by the server for a deferred task tool.
+        # (`mcpio.tasks.engine.TaskOffer`); `on_become_task`: by the engine for a deferred one.
         self.task_offer: Any = None
         self._become_task: Callable[[], Awaitable[None]] | None = None
 
@@ -283,6 +283,11 @@ class Context:
         self._inputs, self._notify, self._become_task = inputs, notify, None
         if self.progress_token is None:
             self.progress_token = "task"  # progress messages reach the status message
+
+    def on_become_task(self, hook: Callable[[], Awaitable[None]] | None) -> None:
+        """What `become_task` awaits (the task engine's, for a deferred task: it returns once
+        the request was answered with a task); None: `become_task` does nothing."""
+        self._become_task = hook
 
     async def become_task(self) -> None:
         """In a tool registered with `defer_task=True`: answer the request with a task from

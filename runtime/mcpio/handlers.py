@@ -200,6 +200,14 @@ _TEXT = b'{"content":[{"text":%b,"type":"text"}]}'
 _TAGGED_TEXT = b'{"content":[{"text":%b,"type":"text"}],"resultType":"complete"}'
 
 
+class WireResult(NamedTuple):
+    """A result already in the request's revision's own shape (plain JSON data), written as it
+    is: what the handlers of methods outside the public models return (`initialize` and the
+    session's lifecycle, the task methods)."""
+
+    data: dict[str, Any]
+
+
 def tool_result(value: Any) -> pub.CallToolResult:
     """A tool's return value as a tool result: text for strings, content blocks as they are,
     structured content (and its JSON text) for mappings and models."""

@@ -44,12 +44,13 @@ from mcpio.jsonrpc import plain
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.middleware.base import Call, MiddlewareFn, chain
-from mcpio.negotiate import codec_of
+from mcpio.negotiate import MODERN, codec_of
 from mcpio.paging import page
 from mcpio.routes import Route, RouteHandler
 from mcpio.schema_check import violation
 from mcpio.sealing import Sealer
 from mcpio.structured import summary
+from mcpio.tasks import serve as tasks_serve
 from mcpio.tasks.engine import (
     TASKS_EXTENSION,
     TaskCreated,
@@ -151,7 +152,13 @@ class Server:
         self.retry_safe: set[str] = set()
 
     def _built_in_handlers(self) -> dict[str, MethodHandler]:
+        tasks = {
+            method: tasks_serve.handler(lambda: self.tasks, method)
+            for method in tasks_serve.MODERN_METHODS | tasks_serve.LEGACY_METHODS
+        }
         return {
+            "server/discover": self._discover,
+            **tasks,
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
             "resources/list": self._list_resources,
@@ -312,16 +319,19 @@ class Server:
         Middleware`, or any `async (call, call_next) -> result`), inside those added before."""
         self.middleware.append(middleware)
 
-    async def dispatch(self, ctx: Context, method: str, params: Any) -> Any:
-        """A request's result, through the middlewares to its handler: the one path every
-        request of the handler table takes, in both eras."""
+    async def dispatch(
+        self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
+    ) -> Any:
+        """A request's result, through the middlewares to its handler (`handler`, else the
+        handler table's for `method`): the one path every request takes, in both eras (what
+        the middlewares see of each: `mcpio.middleware`)."""
         if not self.middleware:
-            return await self._handler(method)(ctx, params)
+            return await (handler or self._handler(method))(ctx, params)
         middleware = tuple(self.middleware)
         pipeline = self._pipeline
         if pipeline is None or pipeline[0] != middleware:
             pipeline = self._pipeline = (middleware, chain(middleware, self._answer))
-        call = Call(method, params, ctx)
+        call = Call(method, params, ctx, handler=handler)
         try:
             result = await pipeline[1](call)
         except ToolError as exc:  # a middleware's refusal of a tool call, for the model to read
@@ -336,7 +346,8 @@ class Server:
     async def _answer(self, call: Call) -> Any:
         """The innermost step: the handler's result as the public model (a tool's string
         answer too, which the connection otherwise writes without one: see `dispatch`)."""
-        result = await self._handler(call.method)(call.ctx, call.params)
+        handler = call.handler or self._handler(call.method)
+        result = await handler(call.ctx, call.params)
         if type(result) is not TextAnswer:
             return result
         made = tool_result(result.text)
@@ -543,6 +554,27 @@ class Server:
 
     # ------------------------------------------------------------------ built-in methods
 
+    async def _discover(self, ctx: Context, params: Any) -> pub.DiscoverResult:
+        """`server/discover`: the revisions and capabilities served (the Tasks extension only
+        to a revision it was carried to)."""
+        capabilities: Any = self.capabilities()
+        extensions = capabilities.extensions
+        if extensions is not None and TASKS_EXTENSION in extensions:
+            if not tasks_serve.tasks_available(ctx.revision):
+                capabilities = capabilities.model_dump(by_alias=True, exclude_unset=True)
+                others = {k: v for k, v in extensions.items() if k != TASKS_EXTENSION}
+                capabilities.pop("extensions")
+                if others:
+                    capabilities["extensions"] = others
+        data: dict[str, Any] = {
+            "supportedVersions": list(reversed(MODERN)),
+            "capabilities": capabilities,
+            **self.cache_hints("server/discover"),
+        }
+        if self.instructions:
+            data["instructions"] = self.instructions
+        return pub.DiscoverResult.model_validate(data)
+
     async def _list_tools(self, ctx: Context, params: Any) -> pub.ListToolsResult:
         tools, cursor = self._page(ctx, params, "tools/list", self.tools)
         return pub.ListToolsResult(
@@ -634,57 +666,17 @@ class Server:
     async def _start_task(
         self, entry: ToolEntry, kwargs: dict[str, Any], ctx: Context, offer: TaskOffer
     ) -> Any:
-        owner = ctx.principal.subject if ctx.principal is not None else None
-        name = entry.definition.name
-        if name not in self.deferred_tasks:
+        """A tool call answered with a task: by the engine, at once or (a deferred task tool)
+        once the tool calls `ctx.become_task()`."""
 
-            async def work(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
-                if entry.context_param:
-                    kwargs[entry.context_param] = ctx.for_task(
-                        inputs, status, _reporter(offer, inputs.task_id)
-                    )
-                return plain(await _run_tool(entry, kwargs, self.mask_error_details))
+        async def run(inside: Context) -> Any:
+            if entry.context_param:
+                kwargs[entry.context_param] = inside
+            return await _run_tool(entry, kwargs, self.mask_error_details)
 
-            record = await self.tasks.start(
-                owner=owner, method="tools/call", work=work, ttl_ms=offer.ttl_ms,
-                ask=offer.ask, watch=offer.watch,
-            )  # fmt: skip
-            return TaskCreated(record)
-        # Deferred: the handler runs here until it calls ctx.become_task().
-        asked, released = asyncio.Event(), asyncio.Event()
-
-        async def become() -> None:
-            asked.set()
-            await released.wait()
-
-        ctx._become_task = become  # pyright: ignore[reportPrivateUsage]
-        if entry.context_param:
-            kwargs[entry.context_param] = ctx
-        handler = asyncio.ensure_future(_run_tool(entry, kwargs, self.mask_error_details))
-        waiter = asyncio.ensure_future(asked.wait())
-        try:
-            await asyncio.wait({handler, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-            if not asked.is_set():
-                handler.cancel()
-        if not asked.is_set():
-            return handler.result()
-
-        async def resume(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
-            ctx.switch_to_task(inputs, status, _reporter(offer, inputs.task_id))
-            released.set()
-            return plain(await handler)
-
-        try:
-            record = await self.tasks.start(
-                owner=owner, method="tools/call", work=resume, ttl_ms=offer.ttl_ms,
-                ask=offer.ask, watch=offer.watch,
-            )  # fmt: skip
-        except BaseException:
-            handler.cancel()
-            raise
-        return TaskCreated(record)
+        if entry.definition.name in self.deferred_tasks:
+            return await self.tasks.start_deferred(offer, ctx, run)
+        return await self.tasks.start_offered(offer, ctx, run)
 
     async def _task_changed(self, record: TaskRecord) -> None:
         """Every change of a task run here, to the modern listen streams following it."""
@@ -1105,18 +1097,6 @@ def _untouched(result: pub.CallToolResult, answer: TextAnswer) -> bool:
         and block.text == answer.text
         and result.resultType == "complete"
     )
-
-
-def _reporter(offer: TaskOffer, task_id: str) -> Callable[[dict[str, Any]], Awaitable[None]] | None:
-    """Where the progress of task `task_id` goes (None: nowhere but its status message)."""
-    progress = offer.progress
-    if progress is None:
-        return None
-
-    async def report(params: dict[str, Any]) -> None:
-        await progress(task_id, params)
-
-    return report
 
 
 def _needs_argument(decorator: str, what: str, given: Any) -> None:

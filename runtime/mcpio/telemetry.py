@@ -1,10 +1,13 @@
 """OpenTelemetry traces (the `otel` extra, `opentelemetry-api`): a span per request on the
-server (`server.add_middleware(Tracing())`) and per call on the client
-(`client.tracing = ClientTracing()`), named and attributed by the OpenTelemetry semantic
-conventions for MCP (`tools/call add`; `mcp.method.name`, `gen_ai.tool.name`,
-`mcp.protocol.version`, `mcp.session.id`, `jsonrpc.request.id`, `error.type`,
-`rpc.response.status_code`), the trace context carried in the request's `params._meta`
-(`traceparent`, `tracestate`, `baggage`: the global propagator's, W3C by default).
+server (`server.add_middleware(Tracing())`: every request, `initialize`, `server/discover`,
+`subscriptions/listen` and the task methods included, since they all go through the
+middlewares) and per call on the client (`client.tracing = ClientTracing()`), named and
+attributed by the OpenTelemetry semantic conventions for MCP (`tools/call add`;
+`mcp.method.name`, `gen_ai.tool.name`, `mcp.protocol.version`, `mcp.session.id`,
+`jsonrpc.request.id` (on the client's span: its first request's, set as it goes out),
+`error.type`, `rpc.response.status_code`), the trace context carried in the request's
+`params._meta` (`traceparent`, `tracestate`, `baggage`: the global propagator's, W3C by
+default).
 
 Nothing here runs, nor is OpenTelemetry imported, unless one of them is made: a server or
 client without one costs nothing. The spans go to the tracer provider given, else to the
@@ -26,7 +29,9 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer, TracerProvider
 
 TOOL_ERROR = "tool_error"  # error.type of a tool result with isError
-_IN_CLIENT_SPAN: ContextVar[bool] = ContextVar("mcpio_in_client_span", default=False)
+# The client span of the call in progress here (its own request goes on plain under it), and
+# whether its request id was set.
+_CLIENT_SPAN: ContextVar[list[Any] | None] = ContextVar("mcpio_client_span", default=None)
 
 
 class Caller(Protocol):
@@ -98,8 +103,10 @@ def _outcome(span: Span, result: Any) -> Any:
     return result
 
 
-def _carrier(meta: Any) -> dict[str, str]:
-    """The text entries of a request's `_meta` (the propagator reads `traceparent` there)."""
+def _carrier(params: Any) -> dict[str, str]:
+    """The text entries of a request's `_meta` (the propagator reads `traceparent` there):
+    of a params model, or of plain params (the task methods')."""
+    meta = _get(params, "_meta" if isinstance(params, Mapping) else "meta")
     if meta is None:
         return {}
     items = meta.items() if isinstance(meta, Mapping) else dict(meta).items()
@@ -123,7 +130,7 @@ class Tracing:
         attributes["jsonrpc.request.id"] = str(ctx.request_id)
         if ctx.session_id is not None:
             attributes["mcp.session.id"] = ctx.session_id
-        parent = extract(_carrier(getattr(call.params, "meta", None)))
+        parent = extract(_carrier(call.params))
         with self._tracer.start_as_current_span(
             name,
             context=parent,
@@ -152,7 +159,16 @@ class ClientTracing:
     @staticmethod
     def active() -> bool:
         """Whether a call is being traced here (the traced call itself then goes on plain)."""
-        return _IN_CLIENT_SPAN.get()
+        return _CLIENT_SPAN.get() is not None
+
+    @staticmethod
+    def sent(id: str | int) -> None:
+        """The traced call's request went out with this JSON-RPC id (`jsonrpc.request.id`:
+        its first round's, when the server asked for input and it was sent again)."""
+        traced = _CLIENT_SPAN.get()
+        if traced is not None and not traced[1]:
+            traced[0].set_attribute("jsonrpc.request.id", str(id))
+            traced[1] = True
 
     async def request(
         self,
@@ -179,7 +195,7 @@ class ClientTracing:
         ) as span:
             meta = dict(data.get("_meta") or {})
             inject(meta)
-            token = _IN_CLIENT_SPAN.set(True)
+            token = _CLIENT_SPAN.set([span, False])
             try:
                 params = {**data, "_meta": meta}
                 result = await client.request(
@@ -189,5 +205,5 @@ class ClientTracing:
                 _raised(span, exc)
                 raise
             finally:
-                _IN_CLIENT_SPAN.reset(token)
+                _CLIENT_SPAN.reset(token)
             return _outcome(span, result)

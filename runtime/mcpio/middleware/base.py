@@ -20,6 +20,9 @@ class Call:
     # A tool's string answer and the result model made of it for the middlewares (the server's
     # own bookkeeping: see `Server.dispatch`).
     text_answer: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
+    # The handler the connection serves the request with (its own methods: the lifecycle,
+    # `subscriptions/listen`); None: the server's handler table's.
+    handler: Handler | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str | None:

@@ -42,7 +42,8 @@ from typing import Any, Literal
 import pydantic
 from pydantic import BaseModel
 
-from mcpio.context import Inputs, Question
+from mcpio.context import Context, Inputs, Question
+from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
 from mcpio.protocol_rules import TASKS_EXTENSION as TASKS_EXTENSION  # (named here too)
 from mcpio.tasks.queue import Job, TaskQueue
@@ -84,6 +85,17 @@ class TaskOffer:
     ask: Callable[[str], Inputs] | None = None  # given the task id
     watch: Watcher | None = None
     progress: ProgressSink | None = None
+
+    def reporter(self, task_id: str) -> Callable[[dict[str, Any]], Awaitable[None]] | None:
+        """Where the progress of task `task_id` goes (None: nowhere but its status message)."""
+        progress = self.progress
+        if progress is None:
+            return None
+
+        async def report(params: dict[str, Any]) -> None:
+            await progress(task_id, params)
+
+        return report
 
 
 @dataclass(frozen=True)
@@ -327,6 +339,59 @@ class TaskEngine:
         await self.store.create(record)
         self._launch(record, work, ask, watch)
         return record
+
+    async def start_offered(
+        self, offer: TaskOffer, ctx: Context, run: Callable[[Context], Awaitable[Any]]
+    ) -> TaskCreated:
+        """A request answered with a task at once: `run` (the handler, given the context
+        inside the task: `Context.for_task`) in the background."""
+
+        async def work(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
+            return plain(await run(ctx.for_task(inputs, status, offer.reporter(inputs.task_id))))
+
+        return TaskCreated(await self._start_for(offer, ctx, work))
+
+    async def start_deferred(
+        self, offer: TaskOffer, ctx: Context, run: Callable[[Context], Awaitable[Any]]
+    ) -> Any:
+        """A deferred task (a tool registered with `defer_task=True`): `run` (the handler) runs
+        here, answering the request itself, until it calls `ctx.become_task()`; the request is
+        then answered with a task and the handler goes on in the background, inside it."""
+        asked, released = asyncio.Event(), asyncio.Event()
+
+        async def become() -> None:
+            asked.set()
+            await released.wait()
+
+        ctx.on_become_task(become)
+        handler = asyncio.ensure_future(run(ctx))
+        waiter = asyncio.ensure_future(asked.wait())
+        try:
+            await asyncio.wait({handler, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            if not asked.is_set():
+                handler.cancel()
+        if not asked.is_set():
+            return handler.result()
+
+        async def resume(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
+            ctx.switch_to_task(inputs, status, offer.reporter(inputs.task_id))
+            released.set()
+            return plain(await handler)
+
+        try:
+            return TaskCreated(await self._start_for(offer, ctx, resume))
+        except BaseException:
+            handler.cancel()
+            raise
+
+    async def _start_for(self, offer: TaskOffer, ctx: Context, work: Work) -> TaskRecord:
+        owner = ctx.principal.subject if ctx.principal is not None else None
+        return await self.start(
+            owner=owner, method="tools/call", work=work, ttl_ms=offer.ttl_ms,
+            ask=offer.ask, watch=offer.watch,
+        )  # fmt: skip
 
     def _launch(
         self, record: TaskRecord, work: Work, ask: Callable[[str], Inputs] | None,

@@ -1,25 +1,45 @@
 """The task methods as a server answers them, per era: 2026-07-28's Tasks extension
 (`tasks/get`, `tasks/update`, `tasks/cancel`, only for requests that declare the extension)
 and 2025-11-25's native tasks (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`).
-Results are plain JSON data in the revision's own shape."""
+Results are plain JSON data in the revision's own shape (`WireResult`). Also what a connection
+offers a request that may become a task (`legacy_offer`, `modern_offer`) and how a task is
+written as the request's answer (`created`)."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Any, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+
+import pydantic
+import pydantic_core
+from pydantic import BaseModel
 
 import mcp_wire
+from mcpio.context import SentInputs
+from mcpio.handlers import WireResult
+from mcpio.hub import TASK_IDS, Hub
+from mcpio.jsonrpc import RequestId, plain
 from mcpio.latest import MISSING_CAPABILITY
-from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine, legacy_task, modern_task
+from mcpio.latest import public as pub
+from mcpio.negotiate import codec_of, fit
+from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine, TaskOffer, legacy_task, modern_task
 from mcpio.tasks.store import TaskRecord
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 
+if TYPE_CHECKING:
+    from mcpio.context import Context
+
 MODERN_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 LEGACY_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+M = TypeVar("M", bound=BaseModel)
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+# What a server with task tools offers a 2025-11-25 client (task-augmented tools/call).
+LEGACY_TASKS_CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 
 
 @functools.cache
@@ -140,3 +160,143 @@ async def legacy(
     if record.status == "cancelled":
         raise ProtocolError(INVALID_PARAMS, "Task was cancelled", {"taskId": task_id})
     return None, record
+
+
+# ---------------------------------------------------------------------- the handlers
+
+
+def handler(engine: Callable[[], TaskEngine], method: str) -> Callable[[Context, Any], Any]:
+    """The handler of task method `method` (an entry of the server's handler table), in the
+    request's era; `engine`: the server's task engine when asked. Its params and result are
+    plain JSON data (the Tasks extension and 2025-11-25's tasks are outside the public models)."""
+
+    async def serve(ctx: Context, params: Any) -> WireResult:
+        owner = ctx.principal.subject if ctx.principal is not None else None
+        if ctx.modern:
+            return WireResult(await modern(engine(), method, params, owner))
+        result, record = await legacy(engine(), method, params, owner)
+        if result is None:
+            assert record is not None  # tasks/result of a completed task
+            result = stored_result(codec_of(ctx.revision), record)
+        return WireResult(result)
+
+    return serve
+
+
+def stored_result(codec: Codec, record: TaskRecord) -> dict[str, Any]:
+    """2025-11-25 `tasks/result`: the task's stored result in the revision's shape, tagged with
+    the task it came from."""
+    result: dict[str, Any] = plain(codec.from_public(record.method, record.result or {}, "result"))
+    result["_meta"] = {**(result.get("_meta") or {}), RELATED_TASK: {"taskId": record.task_id}}
+    return result
+
+
+def read_modern(version: str, method: str, raw: bytes) -> dict[str, Any]:
+    """A 2026-07-28 task request's params as plain data, its envelope checked by the Tasks
+    extension's codec (`tasks/update`'s `inputResponses` are read leniently: unknown keys)."""
+    if method != "tasks/update":
+        tasks_codec(version).decode(raw)
+    params: Any = pydantic_core.from_json(raw).get("params")
+    return params
+
+
+def envelope(params: Any) -> tuple[pub.ClientCapabilities | None, pub.Implementation | None]:
+    """The client's capabilities and info a 2026-07-28 task request's `_meta` envelope carries
+    (None for what is missing or malformed: the task methods read only the extension there)."""
+    meta = _object((_object(params) or {}).get("_meta")) or {}
+    capabilities = _model(pub.ClientCapabilities, meta.get(CLIENT_CAPABILITIES))
+    return capabilities, _model(pub.Implementation, meta.get(CLIENT_INFO))
+
+
+def _model(model: type[M], data: Any) -> M | None:
+    found = _object(data)
+    if found is None:
+        return None
+    try:
+        return model.model_validate(fit(model, found))
+    except pydantic.ValidationError:
+        return None
+
+
+def legacy_params(params: BaseModel | None) -> dict[str, Any]:
+    """A 2025-11-25 task request's params as plain data."""
+    return params.model_dump(mode="json", by_alias=True, exclude_unset=True) if params else {}
+
+
+def created(record: TaskRecord, modern: bool) -> dict[str, Any]:
+    """The answer of a request that became a task, in its era's shape (`CreateTaskResult`)."""
+    if modern:
+        return {**modern_task(record, detailed=False), "resultType": "task"}
+    return {"task": legacy_task(record)}
+
+
+def modern_frame(
+    version: str, id: RequestId, method: str, result: dict[str, Any], info: dict[str, Any]
+) -> bytes:
+    """A modern result of the Tasks extension (built, so checked, by its codec), with the
+    server's `info` in its `_meta` as on every modern result."""
+    codec = tasks_codec(version)
+    return codec.encode(codec.response(id, method, {**result, "_meta": {SERVER_INFO: info}}))
+
+
+def mark_task_tools(listed: Any, revision: str, support: Mapping[str, str]) -> None:
+    """2025-11-25 `tools/list`: each task tool's `execution.taskSupport`."""
+    execution = mcp_wire.revision(revision).ToolExecution
+    for tool in getattr(listed, "tools", None) or ():
+        taken = support.get(tool.name)
+        if taken is not None:
+            tool.execution = execution.model_validate({"taskSupport": taken})
+
+
+# ---------------------------------------------------------------------- offers
+
+
+class Asking(Protocol):
+    """What a legacy task offer needs of the session that made the request."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    async def ask_client(self, method: str, params: dict[str, Any]) -> BaseModel: ...
+
+    async def send(self, data: bytes) -> None: ...
+
+    async def send_notification(
+        self, codec: Codec, method: str, params: dict[str, Any]
+    ) -> None: ...
+
+
+def legacy_offer(session: Asking, codec: Codec, task: Any) -> TaskOffer:
+    """2025-11-25, a task-augmented request: the task's questions are real requests on the
+    session, tagged with the task they serve; its status changes and progress are told there."""
+    ttl = getattr(task, "ttl", None)
+
+    def inputs(task_id: str) -> SentInputs:
+        related = {RELATED_TASK: {"taskId": task_id}}
+
+        async def ask(method: str, params: dict[str, Any]) -> BaseModel:
+            meta = {**(params.get("_meta") or {}), **related}
+            return await session.ask_client(method, {**params, "_meta": meta})
+
+        return SentInputs(ask)
+
+    async def watch(record: TaskRecord) -> None:
+        if not session.closed:
+            frame = codec.notification("notifications/tasks/status", legacy_task(record))
+            await session.send(codec.encode(frame))
+
+    async def progress(task_id: str, params: dict[str, Any]) -> None:
+        if not session.closed:
+            await session.send_notification(codec, "notifications/progress", params)
+
+    return TaskOffer(ttl if type(ttl) is int else None, inputs, watch, progress)
+
+
+def modern_offer(hub: Hub) -> TaskOffer:
+    """2026-07-28, a request declaring the extension: a task's progress goes to the listen
+    streams following it (on any instance)."""
+
+    async def progress(task_id: str, params: dict[str, Any]) -> None:
+        await hub.publish(TASK_IDS, "notifications/progress", params, task_id)
+
+    return TaskOffer(progress=progress)
