@@ -4,8 +4,15 @@ or a remote server (`url`, `headers`), each connected in its own era."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
-from typing import Any
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from mcpio.client import Client
 
 
 def entry_options(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -24,8 +31,44 @@ def entry_options(entry: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError("an mcpServers entry's args must be a list of strings")
         options = {"target": [command, *args]}
         if entry.get("env"):
-            options["env"] = {str(k): str(v) for k, v in dict(entry["env"]).items()}
+            given = {str(k): str(v) for k, v in dict(entry["env"]).items()}
+            options["env"] = {**os.environ, **given}  # added to ours, as the hosts do
         if entry.get("cwd"):
             options["cwd"] = str(entry["cwd"])
         return options
     raise ValueError("an mcpServers entry needs a 'command' (stdio) or a 'url' (HTTP)")
+
+
+def servers_of(config: str | PathLike[str] | Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The entries of a configuration (a mapping, or a JSON file's path): its `mcpServers`
+    (VS Code's `servers`), by name."""
+    if not isinstance(config, Mapping):
+        try:
+            config = json.loads(Path(config).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"cannot read the configuration {str(config)!r}: {exc}") from None
+    if not isinstance(config, Mapping):
+        raise ValueError("a configuration is a JSON object")
+    servers = config.get("mcpServers", config.get("servers"))
+    if not isinstance(servers, Mapping) or not servers:
+        raise ValueError("the configuration has no 'mcpServers' entries")
+    entries: dict[str, dict[str, Any]] = {}
+    for name, entry in cast(Mapping[str, Any], servers).items():
+        if not isinstance(entry, Mapping):
+            raise ValueError(f"mcpServers.{name}: an entry is a JSON object")
+        entry_options(cast(Mapping[str, Any], entry))  # checked now, not at the first call
+        entries[str(name)] = dict(cast(Mapping[str, Any], entry))
+    return entries
+
+
+def config_client(config: str | PathLike[str] | Mapping[str, Any], **options: Any) -> Client:
+    """One `Client` for every server of `config`: each behind a proxy (`Server.proxy`) in its
+    own era, mounted under its name (`weather_forecast`, `data://weather/...`) on one
+    in-process server that the client talks to. `options`: the `Client`'s (callbacks, ...)."""
+    from mcpio.client import Client
+    from mcpio.server import Server
+
+    combined = Server("mcpServers")
+    for name, entry in servers_of(config).items():
+        combined.mount(Server.proxy(entry, name=name), namespace=name)
+    return Client(combined, **options)
