@@ -69,7 +69,9 @@ def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Clie
         raise ValueError(f"cannot proxy {target!r}: give a URL, a command, a Client or an entry")
 
     def made(callbacks: dict[str, Any]) -> Client:
-        return Client(target, **{**options, **callbacks})
+        client = Client(target, **{**options, **callbacks})
+        client.log_level = "debug"  # a 2026-07-28 target logs only when asked; each client filters
+        return client
 
     return made
 
