@@ -209,3 +209,17 @@ async def test_mcpio_proxy_over_http(tmp_path: Any) -> None:
     finally:
         process.terminate()
         await process.wait()
+
+
+@pytest.mark.parametrize(
+    ("target_mode", "client_mode", "code"),
+    [("2025-11-25", "2026-07-28", -32021), ("2026-07-28", "2025-11-25", -32601)],
+)
+async def test_a_question_the_client_cannot_answer_is_its_error(
+    target_mode: str, client_mode: str, code: int
+) -> None:
+    proxy = Server.proxy(target_server(), mode=target_mode)
+    async with Client(proxy, mode=client_mode, elicitation=elicit) as client:  # no sampling
+        with pytest.raises(McpError) as caught:
+            await client.call_tool("everything", {})
+        assert caught.value.code == code

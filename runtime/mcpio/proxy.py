@@ -41,6 +41,7 @@ FORWARDED = (
     "prompts/list", "prompts/get", "completion/complete",
 )  # fmt: skip
 _ROUND_SECONDS = 300.0  # how long a call waits for the next round of a 2026-07-28 client
+_TOGETHER_SECONDS = 0.05  # questions this close together go in one input_required round
 _NOTICE_FLAGS = {method: flag for flag, (method, _) in LIST_CHANGED.items()}
 _ROUND_FIELDS = ("_meta", "inputResponses", "requestState", "task")
 
@@ -87,6 +88,7 @@ class Pending:
         self.ctx: Context | None = None
         self.task: asyncio.Task[None] | None = None
         self.touched = time.monotonic()
+        self.refused: ProtocolError | None = None  # a question the client could not answer
 
     def key(self, n: int) -> str:
         return f"proxy-{self.id}-{n}"
@@ -108,11 +110,16 @@ class Direct:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._n = 0
+        self.refused: ProtocolError | None = None  # a question the client could not answer
 
     async def ask(self, question: Forwarded) -> Any:
         self._n += 1
         key = f"proxy-{self._n}"
-        return (await self.ctx.ask({key: cast(Question, question)}))[key]
+        try:
+            return (await self.ctx.ask({key: cast(Question, question)}))[key]
+        except ProtocolError as exc:
+            self.refused = self.refused or exc
+            raise
 
     async def log(self, params: Any) -> None:
         await _log(self.ctx, params)
@@ -151,11 +158,19 @@ class Proxy:
         inputs = ctx._inputs  # pyright: ignore[reportPrivateUsage]
         if isinstance(inputs, RetriedInputs):
             return await self._rounds(ctx, inputs, method, data)
-        done = self.upstream.asking(Direct(ctx))
+        direct = Direct(ctx)
+        done = self.upstream.asking(direct)
         try:
-            return await self._call(ctx, method, data)
+            result = await self._call(ctx, method, data)
+        except Exception:
+            if direct.refused is not None:
+                raise direct.refused from None
+            raise
         finally:
             done()
+        if direct.refused is not None:  # the target went on without the answer: the error
+            raise direct.refused
+        return result
 
     async def _call(self, ctx: Context, method: str, data: dict[str, Any]) -> Any:
         client = await self.upstream.client()
@@ -194,16 +209,20 @@ class Proxy:
                 raise
             if kind != "ask":
                 self.pending.pop(pending.id, None)
+                if pending.refused is not None:  # the client could not answer: its error
+                    raise pending.refused
                 if kind == "error":
                     raise value
                 return value
-            n, question = value
+            asked = dict([value, *await _more_asks(pending)])  # asked at once: one round
             try:
-                await ctx.ask({pending.key(n): cast(Question, question)})
+                await ctx.ask({pending.key(n): cast(Question, q) for n, q in asked.items()})
             except InputRequired:
                 raise
-            except ProtocolError as exc:  # the downstream client cannot answer it
-                pending.answers[n].set_exception(exc)
+            except ProtocolError as exc:  # the downstream client cannot answer them
+                pending.refused = pending.refused or exc
+                for n in asked:
+                    pending.answers[n].set_exception(exc)
 
     async def _run(self, pending: Pending, method: str, data: dict[str, Any]) -> None:
         done = self.upstream.asking(pending)
@@ -265,6 +284,21 @@ class Proxy:
             uri = getattr(notice.params, "uri", None)
             if isinstance(uri, str):
                 await self.server.hub.publish(None, RESOURCE_UPDATED, {"uri": uri}, uri)
+
+
+async def _more_asks(pending: Pending) -> list[tuple[int, Forwarded]]:
+    """The other questions a target asks at the same time (a legacy target sends them as
+    separate requests, one right after another)."""
+    more: list[tuple[int, Forwarded]] = []
+    while True:
+        try:
+            kind, value = await asyncio.wait_for(pending.events.get(), _TOGETHER_SECONDS)
+        except TimeoutError:
+            return more
+        if kind != "ask":  # cannot happen while questions wait: kept for the next turn
+            pending.events.put_nowait((kind, value))
+            return more
+        more.append(value)
 
 
 class _Relay:
