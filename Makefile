@@ -60,6 +60,7 @@ bench: fetch services
 	$(BIN)/python bench/middleware.py
 	$(BIN)/python bench/stdio.py
 	$(BIN)/python bench/http.py
+	$(BIN)/python bench/proxy.py
 	$(BIN)/python bench/http_client.py
 	$(BIN)/python bench/bus.py
 	$(BIN)/python bench/inspector.py
