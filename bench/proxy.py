@@ -1,4 +1,4 @@
-"""What a proxy adds to a ``tools/call``: mcpio's `Server.proxy` against FastMCP's
+"""What a proxy adds to a ``tools/call``: mcpio's `proxy_server` against FastMCP's
 `create_proxy`, each against a direct call by the same client library, in the same run.
 
 A benchmark, not a test: it prints figures (Markdown) and exits 0 (non-zero only when FastMCP is
@@ -32,7 +32,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 import anyio  # noqa: E402
 
-from mcpio import Client, Server  # noqa: E402
+from mcpio import Client  # noqa: E402
+from mcpio.proxy import proxy_server  # noqa: E402
 
 TARGET = [sys.executable, str(Path(__file__).resolve().parent / "peers" / "mcpio_server.py")]
 CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "300"))
@@ -44,7 +45,7 @@ Echo = Callable[[str], Awaitable[str]]
 @asynccontextmanager
 async def ours(client_mode: str, target_mode: str | None) -> AsyncIterator[Echo]:
     """Our client, direct (`target_mode` None) or through our proxy."""
-    target: Any = TARGET if target_mode is None else Server.proxy(TARGET, mode=target_mode)
+    target: Any = TARGET if target_mode is None else proxy_server(TARGET, mode=target_mode)
     async with Client(target, mode=client_mode) as client:
 
         async def echo(text: str) -> str:

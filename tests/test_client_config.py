@@ -1,4 +1,4 @@
-"""`Client.from_config`: one client for an `mcpServers` configuration (issue 36)."""
+"""`from_config`: one client for an `mcpServers` configuration (issue 36)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpio import Client
-from mcpio.client_config import entry_options, servers_of
+from mcpio.client_config import from_config, servers_of
+from mcpio.proxy import entry_options
 
 pytestmark = pytest.mark.anyio
 
@@ -67,7 +67,7 @@ async def test_three_servers_one_client(tmp_path: Any) -> None:
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps(config))
     with anyio.fail_after(90):
-        async with Client.from_config(str(path)) as client:
+        async with from_config(str(path)) as client:
             tools = sorted(t.name for t in (await client.list_tools()).tools)
             assert tools == ["alpha_who", "beta_who", "gamma_who"]
             for name in ("alpha", "beta", "gamma"):

@@ -1,4 +1,4 @@
-"""`Server.proxy`: the revision bridge, both ways (issue 36)."""
+"""`proxy_server`: the revision bridge, both ways (issue 36)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from mcpio import Client, Context, McpError, Server
+from mcpio.proxy import proxy_server
 from mcpio.tasks.client import TaskHandle
 from tests.support import free_port
 
@@ -81,7 +82,7 @@ BRIDGES = [
 @pytest.mark.parametrize(("target_mode", "client_mode"), BRIDGES)
 async def test_the_revision_bridge(target_mode: str, client_mode: str) -> None:
     target = target_server()
-    proxy = Server.proxy(target, mode=target_mode)
+    proxy = proxy_server(target, mode=target_mode)
     steps: list[tuple[float, str | None]] = []
     logs: list[Any] = []
 
@@ -120,7 +121,7 @@ async def test_the_revision_bridge(target_mode: str, client_mode: str) -> None:
 )
 async def test_a_task_through_the_bridge(target_mode: str, client_mode: str) -> None:
     target = target_server()
-    proxy = Server.proxy(target, mode=target_mode)
+    proxy = proxy_server(target, mode=target_mode)
     async with Client(
         proxy, mode=client_mode, tasks=True, elicitation=elicit, sampling=sample
     ) as client:
@@ -156,7 +157,7 @@ server.run_stdio()
 async def test_a_target_that_goes_away_reconnects(target_mode: str, tmp_path: Any) -> None:
     script = tmp_path / "dying.py"
     script.write_text(DYING)
-    proxy = Server.proxy([sys.executable, str(script)], mode=target_mode)
+    proxy = proxy_server([sys.executable, str(script)], mode=target_mode)
     async with Client(proxy, mode="2025-06-18") as client:
         with anyio.fail_after(30):
             assert (await client.call_tool("add", {"a": 1, "b": 1})).content[0].text == "2"  # type: ignore[union-attr]
@@ -170,7 +171,7 @@ async def test_a_target_that_goes_away_reconnects(target_mode: str, tmp_path: An
 
 async def test_mount_of_a_proxy() -> None:
     main = Server("main")
-    main.mount(Server.proxy(target_server(), mode="2025-06-18"), namespace="remote")
+    main.mount(proxy_server(target_server(), mode="2025-06-18"), namespace="remote")
     async with Client(main, elicitation=elicit, sampling=sample) as client:
         names = [t.name for t in (await client.list_tools()).tools]
         assert names == ["remote_add", "remote_everything", "remote_fails"]
@@ -218,7 +219,7 @@ async def test_mcpio_proxy_over_http(tmp_path: Any) -> None:
 async def test_a_question_the_client_cannot_answer_is_its_error(
     target_mode: str, client_mode: str, code: int
 ) -> None:
-    proxy = Server.proxy(target_server(), mode=target_mode)
+    proxy = proxy_server(target_server(), mode=target_mode)
     async with Client(proxy, mode=client_mode, elicitation=elicit) as client:  # no sampling
         with pytest.raises(McpError) as caught:
             await client.call_tool("everything", {})

@@ -230,6 +230,7 @@ def proxy_cmd(target: tuple[str, ...], transport: str, host: str, port: int, mod
     import shutil
 
     from mcpio.client import Client
+    from mcpio.proxy import proxy_server
     from mcpio.targets import command_for, is_url
 
     given: str | list[str] = target[0] if len(target) == 1 else list(target)
@@ -242,7 +243,7 @@ def proxy_cmd(target: tuple[str, ...], transport: str, host: str, port: int, mod
             raise ValueError("--header is for an http(s) URL target")
         options: dict[str, Any] = {"mode": mode, **({"headers": headers} if headers else {})}
         Client(given, **options)  # checks the mode and the target
-        server = Server.proxy(given, name="mcpio-proxy", **options)
+        server = proxy_server(given, name="mcpio-proxy", **options)
     except ValueError as exc:
         _fail(f"mcpio proxy: {exc}")
     if transport == "http":

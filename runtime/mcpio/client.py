@@ -16,7 +16,6 @@ import hashlib
 import importlib.util
 import logging
 import math
-import os
 import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -230,14 +229,6 @@ class Client:
         elif self.tasks:
             caps["tasks"] = {}  # no request of ours runs as a task (nothing to list or cancel)
         return caps
-
-    @staticmethod
-    def from_config(config: str | os.PathLike[str] | Mapping[str, Any], **options: Any) -> Client:
-        """One client for a whole `mcpServers` configuration (a mapping or a JSON file): each
-        server's tools as `<name>_<tool>`, each in its own era (`mcpio.client_config`)."""
-        from mcpio.client_config import config_client
-
-        return config_client(config, **options)
 
     @staticmethod
     def run(main: Callable[..., Awaitable[T]], *args: Any) -> T:

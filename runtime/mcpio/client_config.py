@@ -1,42 +1,18 @@
-"""`Client.from_config`: one client for a whole `mcpServers` configuration (the format Claude
+"""`from_config`: one client for a whole `mcpServers` configuration (the format Claude
 Desktop, VS Code and Cursor use): each entry a stdio command (`command`, `args`, `env`, `cwd`)
 or a remote server (`url`, `headers`), each connected in its own era."""
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
-if TYPE_CHECKING:
-    from mcpio.client import Client
-
-
-def entry_options(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """An `mcpServers` entry as a `Client`'s target and options (`target` among them)."""
-    url = entry.get("url") or entry.get("serverUrl")
-    command = entry.get("command")
-    if isinstance(url, str) and url:
-        options: dict[str, Any] = {"target": url}
-        headers = entry.get("headers")
-        if headers:
-            options["headers"] = {str(k): str(v) for k, v in dict(headers).items()}
-        return options
-    if isinstance(command, str) and command:
-        args = entry.get("args") or []
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise ValueError("an mcpServers entry's args must be a list of strings")
-        options = {"target": [command, *args]}
-        if entry.get("env"):
-            given = {str(k): str(v) for k, v in dict(entry["env"]).items()}
-            options["env"] = {**os.environ, **given}  # added to ours, as the hosts do
-        if entry.get("cwd"):
-            options["cwd"] = str(entry["cwd"])
-        return options
-    raise ValueError("an mcpServers entry needs a 'command' (stdio) or a 'url' (HTTP)")
+from mcpio.client import Client
+from mcpio.proxy import entry_options, proxy_server
+from mcpio.server import Server
 
 
 def servers_of(config: str | PathLike[str] | Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -61,14 +37,11 @@ def servers_of(config: str | PathLike[str] | Mapping[str, Any]) -> dict[str, dic
     return entries
 
 
-def config_client(config: str | PathLike[str] | Mapping[str, Any], **options: Any) -> Client:
-    """One `Client` for every server of `config`: each behind a proxy (`Server.proxy`) in its
+def from_config(config: str | PathLike[str] | Mapping[str, Any], **options: Any) -> Client:
+    """One `Client` for every server of `config`: each behind a proxy (`proxy_server`) in its
     own era, mounted under its name (`weather_forecast`, `data://weather/...`) on one
     in-process server that the client talks to. `options`: the `Client`'s (callbacks, ...)."""
-    from mcpio.client import Client
-    from mcpio.server import Server
-
     combined = Server("mcpServers")
     for name, entry in servers_of(config).items():
-        combined.mount(Server.proxy(entry, name=name), namespace=name)
+        combined.mount(proxy_server(entry, name=name), namespace=name)
     return Client(combined, **options)

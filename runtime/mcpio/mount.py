@@ -16,15 +16,15 @@ import copy
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpio.context import Context, MethodHandler
 from mcpio.hub import TASK_IDS, Hub
 from mcpio.latest import public as pub
 from mcpio.paging import page
 
-if TYPE_CHECKING:
-    from mcpio.server import Server
+# A `mcpio.server.Server` (not imported: the server imports this module).
+Server = Any
 
 # listing method -> (result field, the field naming an item, result model)
 LISTINGS: dict[str, tuple[str, str, type[Any]]] = {

@@ -1,4 +1,4 @@
-"""`Server.proxy(target)`: a server that re-serves another one (a URL, a command, a `Client`, an
+"""`proxy_server(target)`: a server that re-serves another one (a URL, a command, a `Client`, an
 `mcpServers` entry) on any transport, in whichever era each side speaks.
 
 Every client->server method of the handler table is forwarded through one `Client` to the target
@@ -17,10 +17,11 @@ route a request's retries to the instance that answered it).
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from mcpio.client import Client, Notice
 from mcpio.context import Context, InputRequired, Question, RetriedInputs
@@ -28,13 +29,11 @@ from mcpio.errors import ConnectionClosed
 from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED
 from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
+from mcpio.server import Server
 from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import TaskCreated, TaskInputs
 from mcpio.upstream import Forwarded, Upstream, gone
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
-
-if TYPE_CHECKING:
-    from mcpio.server import Server
 
 FORWARDED = (
     "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
@@ -50,8 +49,6 @@ def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Clie
     """How the proxy makes its client for `target`: a URL, a command (argv list), a `Client`
     (its target and settings, our callbacks), or an `mcpServers` entry (a mapping)."""
     if isinstance(target, Mapping):
-        from mcpio.client_config import entry_options
-
         options = {**entry_options(cast(Mapping[str, Any], target)), **options}
         target = options.pop("target")
     if isinstance(target, Client):
@@ -64,8 +61,6 @@ def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Clie
             return given
 
         return remade
-    from mcpio.server import Server
-
     if not isinstance(target, str | Sequence | Server):
         raise ValueError(f"cannot proxy {target!r}: give a URL, a command, a Client or an entry")
 
@@ -75,6 +70,30 @@ def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Clie
         return client
 
     return made
+
+
+def entry_options(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """An `mcpServers` entry as a `Client`'s target and options (`target` among them)."""
+    url = entry.get("url") or entry.get("serverUrl")
+    command = entry.get("command")
+    if isinstance(url, str) and url:
+        options: dict[str, Any] = {"target": url}
+        headers = entry.get("headers")
+        if headers:
+            options["headers"] = {str(k): str(v) for k, v in dict(headers).items()}
+        return options
+    if isinstance(command, str) and command:
+        args = entry.get("args") or []
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ValueError("an mcpServers entry's args must be a list of strings")
+        options = {"target": [command, *args]}
+        if entry.get("env"):
+            given = {str(k): str(v) for k, v in dict(entry["env"]).items()}
+            options["env"] = {**os.environ, **given}  # added to ours, as the hosts do
+        if entry.get("cwd"):
+            options["cwd"] = str(entry["cwd"])
+        return options
+    raise ValueError("an mcpServers entry needs a 'command' (stdio) or a 'url' (HTTP)")
 
 
 class Pending:
@@ -357,8 +376,6 @@ def _hop_meta(key: str) -> bool:
 def proxy_server(target: Any, *, name: str | None = None, **options: Any) -> Server:
     """A `Server` re-serving `target` (see the module); `options`: the `Client`'s (`mode`,
     `timeout`, `headers`, `auth`, `env`, ...)."""
-    from mcpio.server import Server
-
     upstream = Upstream(client_maker(target, **options))
     server = Server(name or "mcpio-proxy", lifespan=_closing(upstream))
     server.__dict__["_proxy"] = Proxy(server, upstream)

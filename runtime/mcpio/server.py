@@ -503,14 +503,6 @@ class Server:
             mounts = self.__dict__["_mounts"] = Mounts(self)
         mounts.add(other, namespace)
 
-    @staticmethod
-    def proxy(target: Any, *, name: str | None = None, **options: Any) -> Server:
-        """A server re-serving `target` (a URL, a command, a `Client` or an `mcpServers` entry)
-        in whichever era each side speaks; `options`: the `Client`'s (see `mcpio.proxy`)."""
-        from mcpio.proxy import proxy_server
-
-        return proxy_server(target, name=name, **options)
-
     # ------------------------------------------------------------------ capabilities
 
     def capabilities(self) -> pub.ServerCapabilities:
