@@ -224,3 +224,11 @@ async def test_a_question_the_client_cannot_answer_is_its_error(
         with pytest.raises(McpError) as caught:
             await client.call_tool("everything", {})
         assert caught.value.code == code
+
+
+async def test_a_client_as_the_target() -> None:
+    target = Client(target_server(), mode="2025-06-18")
+    proxy = proxy_server(target)
+    async with Client(proxy, mode="2026-07-28", elicitation=elicit, sampling=sample) as client:
+        done = await client.call_tool("everything", {})
+        assert done.content[0].text == "Ann/HI"  # type: ignore[union-attr]

@@ -58,6 +58,10 @@ def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Clie
             for name, value in callbacks.items():  # the given client, asking through the proxy
                 key = {"on_elicit_url": "_elicit_url"}.get(name, "_" + name)
                 setattr(given, key, value)
+            held = getattr(given, "_callbacks", None)  # a client keeping them in one record
+            if held is not None:
+                asks = ("elicitation", "on_elicit_url", "sampling", "roots")
+                given.__dict__["_callbacks"] = type(held)(*(callbacks[n] for n in asks))
             return given
 
         return remade
