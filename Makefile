@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CODEGEN := $(BIN)/mcp-codegen
 
-.PHONY: generate fetch check lint typecheck test test-fast pytest conformance bench services wheel clean help
+.PHONY: generate fetch check lint typecheck test test-fast pytest conformance conformance-proxy bench services wheel clean help
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ test-fast: fetch
 conformance: $(STAMP)
 	$(BIN)/python tests/conformance/run.py
 
+# The server leg again through `mcpio proxy` (issue 36), the fixture server behind it in the other
+# era (a revision bridge each way); not part of `make test` (about as long as the server leg).
+conformance-proxy: $(STAMP)
+	$(BIN)/python tests/conformance/run.py --proxy
+
 test: lint check typecheck pytest conformance
 
 bench: fetch services
@@ -55,6 +60,7 @@ bench: fetch services
 	$(BIN)/python bench/middleware.py
 	$(BIN)/python bench/stdio.py
 	$(BIN)/python bench/http.py
+	$(BIN)/python bench/proxy.py
 	$(BIN)/python bench/http_client.py
 	$(BIN)/python bench/bus.py
 	$(BIN)/python bench/inspector.py
@@ -82,6 +88,7 @@ help:
 	@echo "make pytest       every test"
 	@echo "make test-fast    pytest -m \"not slow and not peers and not services\" (under 3 min on 2 cores)"
 	@echo "make conformance  the official MCP conformance suite against examples/everything_server.py"
+	@echo "make conformance-proxy  the conformance server leg through mcpio proxy, across eras"
 	@echo "make test         lint, check, typecheck, pytest, conformance (about 12 min on 2 cores)"
 	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages; bus, task stores"
 	@echo "make wheel        dist/mcpgen-<version>-py3-none-any.whl: mcp_wire and mcpio"

@@ -6,6 +6,7 @@
     mcpio inspect [--log FILE] [--jsonl FILE] [--report FILE.html] -- <server command...>
     mcpio inspect --upstream URL --listen 127.0.0.1:PORT [--log FILE] [--jsonl FILE] [--report ...]
     mcpio replay TRANSCRIPT --server CMD|URL
+    mcpio proxy [--transport stdio|http] [--mode REVISION] [--header K=V] -- TARGET...
     mcpio worker APP --redis URL [--concurrency N] [--lease S] [--grace S] [--attempts N]
 
 Bad input (a usage error, a file that is missing or holds no Server, an unreadable
@@ -208,6 +209,47 @@ def replay_cmd(**options: Any) -> None:
     from mcpio.inspect import cli
 
     _call("replay", cli.replay, options)
+
+
+@main.command("proxy", context_settings=_PASS_THROUGH)
+@click.option(
+    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+    help="How the proxy serves: stdio, or Streamable HTTP at http://HOST:PORT/mcp.",
+)  # fmt: skip
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--mode", default="auto", show_default=True, help="The target's revision or era.")
+@click.option("--header", "headers", multiple=True, callback=_env, metavar="NAME=VALUE",
+              help="An HTTP target: a header on every request (repeatable).")  # fmt: skip
+@click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
+def proxy_cmd(target: tuple[str, ...], transport: str, host: str, port: int, mode: str, headers: dict[str, str]) -> None:  # fmt: skip
+    """Re-serve TARGET (a URL, a .py file, or a command after --) over stdio or HTTP.
+
+    Each side in its own revision: a legacy stdio server to 2026-07-28 HTTP clients, a
+    2026-07-28 server to a host that only launches stdio commands."""
+    import shutil
+
+    from mcpio.client import Client
+    from mcpio.proxy import proxy_server
+    from mcpio.targets import command_for, is_url
+
+    given: str | list[str] = target[0] if len(target) == 1 else list(target)
+    try:
+        if isinstance(given, str) and not is_url(given):
+            given = command_for(given)
+        if isinstance(given, list) and shutil.which(given[0]) is None:
+            raise ValueError(f"no program {given[0]!r} (not on PATH, not an executable file)")
+        if headers and not isinstance(given, str):
+            raise ValueError("--header is for an http(s) URL target")
+        options: dict[str, Any] = {"mode": mode, **({"headers": headers} if headers else {})}
+        Client(given, **options)  # checks the mode and the target
+        server = proxy_server(given, name="mcpio-proxy", **options)
+    except ValueError as exc:
+        _fail(f"mcpio proxy: {exc}")
+    if transport == "http":
+        server.run("http", host=host, port=port)
+    else:
+        server.run()
 
 
 @main.command("worker")

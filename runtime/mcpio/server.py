@@ -506,6 +506,17 @@ class Server:
 
         return register
 
+    def mount(self, other: Server, namespace: str) -> None:
+        """Serve `other`'s tools and prompts as `<namespace>_<name>` and its resources as
+        `scheme://<namespace>/rest`, live, with its middleware, lifespan and task tools (see
+        `mcpio.mount`). `other` belongs to this server from then on."""
+        from mcpio.mount import Mounts
+
+        mounts = self.__dict__.get("_mounts")
+        if mounts is None:
+            mounts = self.__dict__["_mounts"] = Mounts(self)
+        mounts.add(other, namespace)
+
     # ------------------------------------------------------------------ capabilities
 
     def capabilities(self) -> pub.ServerCapabilities:

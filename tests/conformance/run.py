@@ -169,53 +169,73 @@ def judge_extensions(output: str, revision: str) -> int:
     return 1 if failing else 0
 
 
-def server_leg(bin_dir: Path, env: dict[str, str]) -> int:
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "examples" / "everything_server.py"),
-            "http",
-            "--port",
-            str(port),
-        ],
-        stderr=subprocess.DEVNULL,
-    )
+# `--proxy`: the server leg against `mcpio proxy` in front of the fixture server (over stdio),
+# the proxy's target pinned to the other era than the requirement set's.
+OTHER_ERA = {"2025-11-25": "2026-07-28", "2026-07-28": "2025-11-25"}
+
+
+def fixture(port: int, proxy_mode: str | None) -> subprocess.Popen[bytes]:
+    example = str(ROOT / "examples" / "everything_server.py")
+    if proxy_mode is None:
+        command = [sys.executable, example, "http", "--port", str(port)]
+    else:
+        command = [
+            sys.executable, "-m", "mcpio", "proxy", "--transport", "http", "--port", str(port),
+            "--mode", proxy_mode, "--", sys.executable, example, "stdio",
+        ]  # fmt: skip
+    return subprocess.Popen(command, stderr=subprocess.DEVNULL)
+
+
+def server_leg(bin_dir: Path, env: dict[str, str], proxy: bool = False) -> int:
     status = 0
-    try:
-        wait_until_listening(port, server)
-        for revision in REQUIREMENTS:
-            command = [
-                str(bin_dir / "conformance"),
-                "server",
-                "--url",
-                f"http://127.0.0.1:{port}/mcp",
-                "--requirements",
-                revision,
-            ]
-            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-            passed, failed, failing = scored(done.stdout)
-            print(
-                f"conformance server --requirements {revision}: "
-                f"{passed} passed, {failed} failed in scored scenarios"
-                + (f" (failing: {', '.join(failing)})" if failing else "")
-            )
-            extra_passed, extra_failed, extra_failing = scored(done.stdout, unscored_too=True)
-            judged = [name for name in extra_failing if unjudged(name) is None]
-            print(
-                f"  unscored scenarios: {extra_passed} passed, {extra_failed} failed"
-                + (f" (failing: {', '.join(extra_failing)})" if extra_failing else "")
-            )
-            for name in extra_failing:
-                if name not in judged:
-                    print(f"  not judged: {name}: {unjudged(name)}")
-            extension_status = judge_extensions(done.stdout, revision)
-            if done.returncode != 0 or failed or not passed or judged or extension_status:
-                print(done.stdout[-6000:], done.stderr[-2000:], sep="\n")
-                status = 1
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    for revision in REQUIREMENTS:
+        port = free_port()
+        server = fixture(port, OTHER_ERA[revision] if proxy else None)
+        try:
+            wait_until_listening(port, server)
+            if proxy:
+                print(f"through mcpio proxy, the fixture server in {OTHER_ERA[revision]}:")
+            status = server_run(bin_dir, env, port, revision) or status
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # a proxy still closing its target: not a verdict
+                server.kill()
+                server.wait()
+    return status
+
+
+def server_run(bin_dir: Path, env: dict[str, str], port: int, revision: str) -> int:
+    status = 0
+    command = [
+        str(bin_dir / "conformance"),
+        "server",
+        "--url",
+        f"http://127.0.0.1:{port}/mcp",
+        "--requirements",
+        revision,
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    passed, failed, failing = scored(done.stdout)
+    print(
+        f"conformance server --requirements {revision}: "
+        f"{passed} passed, {failed} failed in scored scenarios"
+        + (f" (failing: {', '.join(failing)})" if failing else "")
+    )
+    extra_passed, extra_failed, extra_failing = scored(done.stdout, unscored_too=True)
+    judged = [name for name in extra_failing if unjudged(name) is None]
+    print(
+        f"  unscored scenarios: {extra_passed} passed, {extra_failed} failed"
+        + (f" (failing: {', '.join(extra_failing)})" if extra_failing else "")
+    )
+    for name in extra_failing:
+        if name not in judged:
+            print(f"  not judged: {name}: {unjudged(name)}")
+    extension_status = judge_extensions(done.stdout, revision)
+    if done.returncode != 0 or failed or not passed or judged or extension_status:
+        print(done.stdout[-6000:], done.stderr[-2000:], sep="\n")
+        status = 1
     return status
 
 
@@ -334,6 +354,8 @@ def client_leg(bin_dir: Path, env: dict[str, str]) -> int:
 def main() -> int:
     bin_dir = install()
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    if "--proxy" in sys.argv[1:]:
+        return server_leg(bin_dir, env, proxy=True)
     status = server_leg(bin_dir, env)
     return client_leg(bin_dir, env) or status
 

@@ -1,0 +1,408 @@
+"""`proxy_server(target)`: a server that re-serves another one (a URL, a command, a `Client`, an
+`mcpServers` entry) on any transport, in whichever era each side speaks.
+
+Every client->server method of the handler table is forwarded through one `Client` to the target
+(`mcpio.upstream`), its result or JSON-RPC error (code kept) answered back. The target's questions
+reach the downstream client and its answers go back: a legacy downstream session gets real
+requests; a 2026-07-28 downstream request gets `input_required` rounds, while the call to the
+target waits in this process for the answers (`Pending`: the revision bridge, so the target's
+tool runs once however many rounds it asks). A task the downstream client accepts is a task of
+this proxy's engine, running the forwarded call. Progress and logs go to the request they serve,
+list changes and resource updates to the proxy's listeners.
+
+The in-flight rounds of 2026-07-28 requests live in this process: run one proxy instance (or
+route a request's retries to the instance that answered it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, cast
+
+from mcpio.client import Client, Notice
+from mcpio.context import Context, InputRequired, Question, RetriedInputs
+from mcpio.errors import ConnectionClosed
+from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED
+from mcpio.jsonrpc import plain
+from mcpio.latest import public as pub
+from mcpio.server import Server
+from mcpio.tasks.client import TaskHandle
+from mcpio.tasks.engine import TaskCreated, TaskInputs
+from mcpio.upstream import Forwarded, Upstream, gone
+from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
+
+FORWARDED = (
+    "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
+    "prompts/list", "prompts/get", "completion/complete",
+)  # fmt: skip
+_ROUND_SECONDS = 300.0  # how long a call waits for the next round of a 2026-07-28 client
+_TOGETHER_SECONDS = 0.05  # questions this close together go in one input_required round
+_NOTICE_FLAGS = {method: flag for flag, (method, _) in LIST_CHANGED.items()}
+_ROUND_FIELDS = ("_meta", "inputResponses", "requestState", "task")
+
+
+def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Client]:
+    """How the proxy makes its client for `target`: a URL, a command (argv list), a `Client`
+    (its target and settings, our callbacks), or an `mcpServers` entry (a mapping)."""
+    if isinstance(target, Mapping):
+        options = {**entry_options(cast(Mapping[str, Any], target)), **options}
+        target = options.pop("target")
+    if isinstance(target, Client):
+        given = target
+
+        def remade(callbacks: dict[str, Any]) -> Client:
+            for name, value in callbacks.items():  # the given client, asking through the proxy
+                key = {"on_elicit_url": "_elicit_url"}.get(name, "_" + name)
+                setattr(given, key, value)
+            held = getattr(given, "_callbacks", None)  # a client keeping them in one record
+            if held is not None:
+                asks = ("elicitation", "on_elicit_url", "sampling", "roots")
+                given.__dict__["_callbacks"] = type(held)(*(callbacks[n] for n in asks))
+            return given
+
+        return remade
+    if not isinstance(target, str | Sequence | Server):
+        raise ValueError(f"cannot proxy {target!r}: give a URL, a command, a Client or an entry")
+
+    def made(callbacks: dict[str, Any]) -> Client:
+        client = Client(target, **{**options, **callbacks})
+        client.log_level = "debug"  # a 2026-07-28 target logs only when asked; each client filters
+        return client
+
+    return made
+
+
+def entry_options(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """An `mcpServers` entry as a `Client`'s target and options (`target` among them)."""
+    url = entry.get("url") or entry.get("serverUrl")
+    command = entry.get("command")
+    if isinstance(url, str) and url:
+        options: dict[str, Any] = {"target": url}
+        headers = entry.get("headers")
+        if headers:
+            options["headers"] = {str(k): str(v) for k, v in dict(headers).items()}
+        return options
+    if isinstance(command, str) and command:
+        args = entry.get("args") or []
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ValueError("an mcpServers entry's args must be a list of strings")
+        options = {"target": [command, *args]}
+        if entry.get("env"):
+            given = {str(k): str(v) for k, v in dict(entry["env"]).items()}
+            options["env"] = {**os.environ, **given}  # added to ours, as the hosts do
+        if entry.get("cwd"):
+            options["cwd"] = str(entry["cwd"])
+        return options
+    raise ValueError("an mcpServers entry needs a 'command' (stdio) or a 'url' (HTTP)")
+
+
+class Pending:
+    """A call to the target waiting for a 2026-07-28 downstream client's next round."""
+
+    def __init__(self, owner: str | None) -> None:
+        self.id = secrets.token_hex(12)  # no "-": keys split on it
+        self.owner = owner
+        self.events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self.answers: dict[int, asyncio.Future[Any]] = {}
+        self.ctx: Context | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.touched = time.monotonic()
+        self.refused: ProtocolError | None = None  # a question the client could not answer
+
+    def key(self, n: int) -> str:
+        return f"proxy-{self.id}-{n}"
+
+    async def ask(self, question: Forwarded) -> Any:
+        n = len(self.answers)
+        future = self.answers[n] = asyncio.get_running_loop().create_future()
+        await self.events.put(("ask", (n, question)))
+        return await future
+
+    async def log(self, params: Any) -> None:
+        if self.ctx is not None:
+            await _log(self.ctx, params)
+
+
+class Direct:
+    """A legacy downstream request (or a task): the target's questions asked at once."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._n = 0
+        self.refused: ProtocolError | None = None  # a question the client could not answer
+
+    async def ask(self, question: Forwarded) -> Any:
+        self._n += 1
+        key = f"proxy-{self._n}"
+        try:
+            return (await self.ctx.ask({key: cast(Question, question)}))[key]
+        except ProtocolError as exc:
+            self.refused = self.refused or exc
+            raise
+
+    async def log(self, params: Any) -> None:
+        await _log(self.ctx, params)
+
+
+async def _log(ctx: Context, params: Any) -> None:
+    data = plain(params)
+    await ctx.log(data.get("level", "info"), data.get("data"), data.get("logger"))
+
+
+class Proxy:
+    """The handlers of a proxy server: each method forwarded to the target."""
+
+    def __init__(self, server: Server, upstream: Upstream) -> None:
+        self.server = server
+        self.upstream = upstream
+        self.pending: dict[str, Pending] = {}
+        upstream.on_notice = self._notice
+        for method in FORWARDED:
+            server.handlers[method] = self._handler(method)
+
+    def _handler(self, method: str) -> Callable[[Context, Any], Awaitable[Any]]:
+        async def handler(ctx: Context, params: Any) -> Any:
+            if method == "tools/call" and ctx.task_offer is not None:
+                return await self._as_task(ctx, params)
+            result = await self.forward(ctx, method, params)
+            if method == "tools/list":
+                for tool in result.tools:  # any call may run as a task of this proxy
+                    self.server.task_support.setdefault(tool.name, "optional")
+            return result
+
+        return handler
+
+    async def forward(self, ctx: Context, method: str, params: Any) -> Any:
+        data = _outgoing(params)
+        inputs = ctx._inputs  # pyright: ignore[reportPrivateUsage]
+        if isinstance(inputs, RetriedInputs):
+            return await self._rounds(ctx, inputs, method, data)
+        direct = Direct(ctx)
+        done = self.upstream.asking(direct)
+        try:
+            result = await self._call(ctx, method, data)
+        except Exception:
+            if direct.refused is not None:
+                raise direct.refused from None
+            raise
+        finally:
+            done()
+        if direct.refused is not None:  # the target went on without the answer: the error
+            raise direct.refused
+        return result
+
+    async def _call(self, ctx: Context, method: str, data: dict[str, Any]) -> Any:
+        client = await self.upstream.client()
+        progress = _progress_to(ctx) if ctx.progress_token is not None else None
+        try:
+            result = await client.request(method, data, progress=progress)
+            if isinstance(result, TaskHandle):  # the target ran it as a task: followed here
+                result = await result.result()
+            return result
+        except ConnectionClosed as exc:
+            self.upstream.drop()
+            raise gone(exc) from None
+        except BaseExceptionGroup as group:  # questions asked at once: the first failure
+            raise group.exceptions[0] from None
+
+    async def _rounds(
+        self, ctx: Context, inputs: RetriedInputs, method: str, data: dict[str, Any]
+    ) -> Any:
+        """A 2026-07-28 downstream request: the call to the target, started or resumed with
+        the round's answers, until its next question (an `input_required` round) or its end."""
+        self._expire()
+        owner = ctx.principal.subject if ctx.principal is not None else None
+        pending = self._resumed(inputs.answers, owner)
+        if pending is None:
+            pending = Pending(owner)
+            self.pending[pending.id] = pending
+            pending.task = asyncio.get_running_loop().create_task(self._run(pending, method, data))
+        pending.ctx, pending.touched = ctx, time.monotonic()
+        while True:
+            try:
+                kind, value = await pending.events.get()
+            except asyncio.CancelledError:  # the downstream client gave up: so does the call
+                if pending.task is not None:
+                    pending.task.cancel()
+                self.pending.pop(pending.id, None)
+                raise
+            if kind != "ask":
+                self.pending.pop(pending.id, None)
+                if pending.refused is not None:  # the client could not answer: its error
+                    raise pending.refused
+                if kind == "error":
+                    raise value
+                return value
+            asked = dict([value, *await _more_asks(pending)])  # asked at once: one round
+            try:
+                await ctx.ask({pending.key(n): cast(Question, q) for n, q in asked.items()})
+            except InputRequired:
+                raise
+            except ProtocolError as exc:  # the downstream client cannot answer them
+                pending.refused = pending.refused or exc
+                for n in asked:
+                    pending.answers[n].set_exception(exc)
+
+    async def _run(self, pending: Pending, method: str, data: dict[str, Any]) -> None:
+        done = self.upstream.asking(pending)
+        try:
+            result = await self._call(_Relay(pending), method, data)  # type: ignore[arg-type]
+            await pending.events.put(("done", result))
+        except Exception as exc:
+            await pending.events.put(("error", exc))
+        finally:
+            done()
+
+    def _resumed(self, answers: Mapping[str, Any], owner: str | None) -> Pending | None:
+        """The call the round's answers belong to, given them (None: a new call)."""
+        found: Pending | None = None
+        for key, answer in answers.items():
+            parts = key.split("-")
+            if len(parts) != 3 or parts[0] != "proxy":
+                continue
+            pending = self.pending.get(parts[1])
+            if pending is None or pending.owner != owner:
+                raise ProtocolError(INVALID_PARAMS, f"inputResponses.{key}: no such question here")
+            future = pending.answers.get(int(parts[2])) if parts[2].isdigit() else None
+            if future is not None and not future.done():
+                future.set_result(answer)
+            found = pending
+        return found
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for pending in list(self.pending.values()):
+            if now - pending.touched > _ROUND_SECONDS and pending.task is not None:
+                pending.task.cancel()
+                self.pending.pop(pending.id, None)
+
+    async def _as_task(self, ctx: Context, params: Any) -> TaskCreated:
+        offer = ctx.task_offer
+        data = _outgoing(params)
+
+        async def work(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
+            inner = ctx.for_task(inputs, status, _task_progress(offer, inputs.task_id))
+            done = self.upstream.asking(Direct(inner))
+            try:
+                return plain(await self._call(inner, "tools/call", data))
+            finally:
+                done()
+
+        owner = ctx.principal.subject if ctx.principal is not None else None
+        record = await self.server.tasks.start(
+            owner=owner, method="tools/call", work=work, ttl_ms=offer.ttl_ms,
+            ask=offer.ask, watch=offer.watch,
+        )  # fmt: skip
+        return TaskCreated(record)
+
+    async def _notice(self, notice: Notice) -> None:
+        flag = _NOTICE_FLAGS.get(notice.method)
+        if flag is not None:
+            await self.server.hub.publish(flag, notice.method, {})
+        elif notice.method == RESOURCE_UPDATED:
+            uri = getattr(notice.params, "uri", None)
+            if isinstance(uri, str):
+                await self.server.hub.publish(None, RESOURCE_UPDATED, {"uri": uri}, uri)
+
+
+async def _more_asks(pending: Pending) -> list[tuple[int, Forwarded]]:
+    """The other questions a target asks at the same time (a legacy target sends them as
+    separate requests, one right after another)."""
+    more: list[tuple[int, Forwarded]] = []
+    while True:
+        try:
+            kind, value = await asyncio.wait_for(pending.events.get(), _TOGETHER_SECONDS)
+        except TimeoutError:
+            return more
+        if kind != "ask":  # cannot happen while questions wait: kept for the next turn
+            pending.events.put_nowait((kind, value))
+            return more
+        more.append(value)
+
+
+class _Relay:
+    """The context a waiting call reports progress through: the latest round's."""
+
+    def __init__(self, pending: Pending) -> None:
+        self._pending = pending
+
+    @property
+    def progress_token(self) -> Any:
+        ctx = self._pending.ctx
+        return ctx.progress_token if ctx is not None else None
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        ctx = self._pending.ctx
+        if ctx is not None:
+            await ctx.progress(progress, total, message)
+
+
+def _progress_to(ctx: Any) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        await ctx.progress(progress, total, message)
+
+    return report
+
+
+def _task_progress(offer: Any, task_id: str) -> Callable[[dict[str, Any]], Awaitable[None]] | None:
+    sink = offer.progress
+    if sink is None:
+        return None
+
+    async def report(params: dict[str, Any]) -> None:
+        await sink(
+            task_id,
+            {**params, "_meta": {"io.modelcontextprotocol/related-task": {"taskId": task_id}}},
+        )
+
+    return report
+
+
+def _outgoing(params: Any) -> dict[str, Any]:
+    """A request's params as the target gets them: without this hop's envelope and rounds."""
+    data = dict(plain(params) or {})
+    meta = {k: v for k, v in (data.get("_meta") or {}).items() if not _hop_meta(k)}
+    for name in _ROUND_FIELDS:
+        data.pop(name, None)
+    if meta:
+        data["_meta"] = meta
+    return data
+
+
+def _hop_meta(key: str) -> bool:
+    return key == "progressToken" or key.startswith("io.modelcontextprotocol/")
+
+
+def proxy_server(target: Any, *, name: str | None = None, **options: Any) -> Server:
+    """A `Server` re-serving `target` (see the module); `options`: the `Client`'s (`mode`,
+    `timeout`, `headers`, `auth`, `env`, ...)."""
+    upstream = Upstream(client_maker(target, **options))
+    server = Server(name or "mcpio-proxy", lifespan=_closing(upstream))
+    server.__dict__["_proxy"] = Proxy(server, upstream)
+    server.capabilities = _everything  # type: ignore[method-assign]
+    return server
+
+
+def _everything() -> pub.ServerCapabilities:
+    """What a proxy offers: all a target may (a method the target lacks answers its error)."""
+    return pub.ServerCapabilities.model_validate({
+        "logging": {}, "completions": {}, "tools": {"listChanged": True},
+        "prompts": {"listChanged": True}, "resources": {"subscribe": True, "listChanged": True},
+    })  # fmt: skip
+
+
+def _closing(upstream: Upstream) -> Any:
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager
+    async def lifespan(server: Any) -> AsyncIterator[None]:
+        try:
+            yield None
+        finally:
+            await upstream.close()
+
+    return lifespan

@@ -1,0 +1,77 @@
+"""`from_config`: one client for an `mcpServers` configuration (issue 36)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import anyio
+import pytest
+
+from mcpio.client_config import from_config, servers_of
+from mcpio.proxy import entry_options
+
+pytestmark = pytest.mark.anyio
+
+SCRIPT = """
+import os
+from mcpio import Server
+
+server = Server("configured")
+
+
+@server.tool()
+def who() -> str:
+    return os.environ.get("WHO", "nobody")
+
+
+@server.resource("data://info")
+def info() -> str:
+    return "info of " + os.environ.get("WHO", "nobody")
+
+
+server.run_stdio()
+"""
+
+
+def test_entries_checked_up_front(tmp_path: Any) -> None:
+    assert entry_options({"url": "https://x.test/mcp", "headers": {"A": "b"}}) == {
+        "target": "https://x.test/mcp",
+        "headers": {"A": "b"},
+    }
+    stdio = entry_options({"command": "python3", "args": ["s.py"], "env": {"K": "v"}})
+    assert stdio["target"] == ["python3", "s.py"] and stdio["env"]["K"] == "v"
+    assert "PATH" in stdio["env"]  # added to the environment, as the hosts do
+    for bad in ({}, {"command": "x", "args": "not a list"}, {"url": ""}):
+        with pytest.raises(ValueError):
+            entry_options(bad)
+    with pytest.raises(ValueError, match="no 'mcpServers'"):
+        servers_of({"other": {}})
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(ValueError, match="cannot read"):
+        servers_of(str(broken))
+    vscode = servers_of({"servers": {"a": {"command": "python3"}}})
+    assert list(vscode) == ["a"]
+
+
+@pytest.mark.slow
+async def test_three_servers_one_client(tmp_path: Any) -> None:
+    script = tmp_path / "configured.py"
+    script.write_text(SCRIPT)
+    entry = {"command": sys.executable, "args": [str(script)]}
+    config = {
+        "mcpServers": {name: {**entry, "env": {"WHO": name}} for name in ("alpha", "beta", "gamma")}
+    }
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(config))
+    with anyio.fail_after(90):
+        async with from_config(str(path)) as client:
+            tools = sorted(t.name for t in (await client.list_tools()).tools)
+            assert tools == ["alpha_who", "beta_who", "gamma_who"]
+            for name in ("alpha", "beta", "gamma"):
+                result = await client.call_tool(f"{name}_who", {})
+                assert result.content[0].text == name  # type: ignore[union-attr]
+            read = await client.read_resource("data://beta/info")
+            assert read.contents[0].text == "info of beta"  # type: ignore[union-attr]
