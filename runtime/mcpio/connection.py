@@ -52,6 +52,7 @@ from mcpio.tasks.engine import (
     legacy_task,
     modern_task,
 )
+from mcpio.tasks.owner import current_session, task_owner
 from mcpio.tasks.store import TaskRecord
 from mcpio.transports import Transport
 from mcpio.wire.codec import Codec
@@ -229,6 +230,10 @@ class ServerConnection:
     def subject(self) -> str | None:
         return self.principal.subject if self.principal is not None else None
 
+    @property
+    def task_owner(self) -> str | None:
+        return task_owner(self.principal, current_session())
+
     async def run(self) -> None:
         try:
             await self.session.run()
@@ -404,7 +409,7 @@ class ServerConnection:
         self, codec: Codec, id: RequestId, method: str, params: Any
     ) -> bytes:
         data = params.model_dump(mode="json", by_alias=True, exclude_unset=True) if params else {}
-        result, record = await tasks_serve.legacy(self.server.tasks, method, data, self.subject)
+        result, record = await tasks_serve.legacy(self.server.tasks, method, data, self.task_owner)
         if result is None:
             assert record is not None  # tasks/result of a completed task
             result = plain(codec.from_public(record.method, record.result or {}, "result"))
@@ -597,7 +602,7 @@ class ServerConnection:
         if method != "tasks/update":  # its inputResponses are read leniently (unknown keys)
             tasks_serve.tasks_codec(version).decode(raw)  # the envelope and params, checked
         params = pydantic_core.from_json(raw).get("params")
-        result = await tasks_serve.modern(self.server.tasks, method, params, self.subject)
+        result = await tasks_serve.modern(self.server.tasks, method, params, self.task_owner)
         return self._modern_frame(version, id, method, result)
 
     def _modern_frame(
@@ -658,7 +663,7 @@ class ServerConnection:
             ):
                 raise tasks_serve.missing_extension("listening to task status notifications")
             ids = [t for t in task_ids if type(t) is str] if type(task_ids) is list else []
-            owned = [t for t in ids if await self.server.tasks.get(t, self.subject) is not None]
+            owned = [t for t in ids if await self.server.tasks.get(t, self.task_owner) is not None]
             honoured[TASK_IDS] = owned
         if not self.hub.bus.available:
             raise unavailable()  # at once: the client listens again later

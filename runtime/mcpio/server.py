@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import anyio
 import pydantic
 
-from mcpio.auth import Principal
 from mcpio.bus import Bus
 from mcpio.connection import ServerConnection
 from mcpio.context import Context, InputRequired, MethodHandler, RetriedInputs
@@ -60,6 +59,7 @@ from mcpio.tasks.engine import (
     Work,
     modern_task,
 )
+from mcpio.tasks.owner import owner_principal, task_owner
 from mcpio.tasks.queue import Job
 from mcpio.tasks.store import TaskRecord, TaskStore
 from mcpio.transports import Transport
@@ -586,7 +586,7 @@ class Server:
         self, params: pub.CallToolRequestParams, ctx: Context, offer: TaskOffer
     ) -> TaskCreated:
         """A modern task call, queued for the workers (`mcpio.tasks.worker`)."""
-        owner = ctx.principal.subject if ctx.principal is not None else None
+        owner = task_owner(ctx.principal, ctx.session_id)
         token = ctx.progress_token
         job = Job(
             task_id="", owner=owner, tool=params.name, arguments=plain(params.arguments or {}),
@@ -617,7 +617,7 @@ class Server:
                     client_capabilities=pub.ClientCapabilities.model_validate(job.capabilities),
                     client_info=None, inputs=RetriedInputs({}), notify=_nowhere,
                     codec=codec_of(job.revision), progress_token=job.progress_token,
-                    principal=Principal(job.owner) if job.owner is not None else None,
+                    principal=owner_principal(job.owner),
                 )  # fmt: skip
 
                 async def progress(params: dict[str, Any]) -> None:
@@ -631,7 +631,7 @@ class Server:
     async def _start_task(
         self, entry: ToolEntry, kwargs: dict[str, Any], ctx: Context, offer: TaskOffer
     ) -> Any:
-        owner = ctx.principal.subject if ctx.principal is not None else None
+        owner = task_owner(ctx.principal, ctx.session_id)
         name = entry.definition.name
         if name not in self.deferred_tasks:
 
