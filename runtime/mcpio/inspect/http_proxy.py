@@ -18,9 +18,10 @@ import anyio
 
 from mcpio.extras import needs
 from mcpio.inspect.checks import CLIENT, SERVER, Checker
+from mcpio.inspect.guard import RelayGuard
 from mcpio.inspect.rules import Finding
 from mcpio.inspect.stateful import Shared
-from mcpio.inspect.transcript import Recorder
+from mcpio.inspect.transcript import KEEP_BYTES, Recorder
 
 with needs("http", "mcpio inspect --upstream"):
     import httpx
@@ -28,6 +29,7 @@ with needs("http", "mcpio inspect --upstream"):
     from mcpio.transports.asgi import Receive, Scope, Send
     from mcpio.transports.http_rules import EVENT_STREAM, JSON, media_type
     from mcpio.transports.sse import SseParser
+    from mcpio.wire.codec import MAX_MESSAGE_BYTES
 
 # Not forwarded: they describe one hop, not the message.
 HOP_BY_HOP = frozenset(
@@ -39,13 +41,20 @@ SHUTDOWN_GRACE = 0.5  # seconds open streams get after SIGINT or SIGTERM
 
 
 class ProxyApp:
-    """The relay to `upstream` (an MCP endpoint URL), recording into `recorder`."""
+    """The relay to `upstream` (an MCP endpoint URL), recording into `recorder`; `guard`
+    checks each request's Host and Origin (by default: loopback only)."""
 
     def __init__(
-        self, upstream: str, recorder: Recorder, client: httpx.AsyncClient | None = None
+        self,
+        upstream: str,
+        recorder: Recorder,
+        client: httpx.AsyncClient | None = None,
+        guard: RelayGuard | None = None,
     ) -> None:
         self.upstream = upstream
         self.recorder = recorder
+        self.guard = guard or RelayGuard()
+        self.max_frame_bytes = MAX_MESSAGE_BYTES  # a larger answer passes unchecked, as it comes
         self.client = client or httpx.AsyncClient(timeout=None)
         self.discovered: dict[str, Any] | None = None  # the last server/discover's capabilities
         self.sessions: dict[str, Checker] = {}
@@ -57,9 +66,13 @@ class ProxyApp:
             return
         if scope["type"] != "http":
             return
-        body = await _body(receive)
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
         lowered = {k.lower(): v for k, v in headers}
+        refused = self.guard.refusal(lowered.get("host"), lowered.get("origin"))
+        if refused is not None:
+            await _answer(send, refused[0], refused[1].encode())
+            return
+        body = await _body(receive)
         session = lowered.get(SESSION)
         checker = self._checker(session, body)
         method = scope["method"]
@@ -67,7 +80,7 @@ class ProxyApp:
         if method == "POST" and body:
             mcp = {k: v for k, v in lowered.items() if k.startswith("mcp-")}
             exchange["headers"] = mcp  # replay sends them again
-            findings = checker.check(CLIENT, body, lowered, len(self.recorder.entries))
+            findings = checker.check(CLIENT, body, lowered, self.recorder.count)
             self.recorder.record(CLIENT, body, findings, session=session, http=exchange)
         url = self.upstream + (
             f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
@@ -142,8 +155,8 @@ class ProxyApp:
         kind = media_type(response.headers.get("content-type", ""))
         session = session or response.headers.get(SESSION)
         exchange = {"method": method, "status": response.status_code, "content_type": kind}
-        parser = SseParser() if kind == EVENT_STREAM else None
-        held: list[bytes] = []
+        parser = SseParser(self.max_frame_bytes) if kind == EVENT_STREAM else None
+        held = HeldBody(self.max_frame_bytes) if kind == JSON else None
         pending = set(asked)  # requests of the POST not answered yet
         async for chunk in response.aiter_raw():
             if parser is not None:
@@ -152,23 +165,67 @@ class ProxyApp:
                     if event.too_large:
                         findings = [checker.too_large(SERVER, parser.max_bytes + 1)]
                     else:
-                        index = len(self.recorder.entries)
+                        index = self.recorder.count
                         findings = checker.check(SERVER, frame, index=index)
                         if asked and not pending:
                             findings.append(after_response(index))
                         pending.discard(_answered_id(frame))
                     self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
-            elif kind == JSON:
-                held.append(chunk)  # passed on once whole and checked
+            elif held is not None:  # passed on once whole and checked, unless too large
+                for piece in held.add(chunk):
+                    await send({"type": "http.response.body", "body": piece, "more_body": True})
                 continue
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        if held:
-            frame = b"".join(held)
-            index = len(self.recorder.entries)
-            findings = checker.check(SERVER, frame, index=index)
-            self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
-            await send({"type": "http.response.body", "body": frame, "more_body": True})
+        if held is not None and held.size:
+            frame = held.whole()
+            if frame is None:
+                findings = [checker.too_large(SERVER, held.size)]
+            else:
+                findings = checker.check(SERVER, frame, index=self.recorder.count)
+            record = held.head if frame is None else frame
+            self.recorder.record(
+                SERVER, record, findings, session=session, http=exchange, size=held.size
+            )
+            if frame is not None:
+                await send({"type": "http.response.body", "body": frame, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class HeldBody:
+    """A JSON answer, held until whole (then checked before it is passed on) up to `limit`
+    bytes; past that, what was held and every later chunk pass on at once, and only the first
+    `KEEP_BYTES` are kept, for the record."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.head = b""  # once too large: the beginning kept
+        self._pieces: list[bytes] = []
+        self._over = False
+
+    def add(self, chunk: bytes) -> list[bytes]:
+        """What to pass on now (nothing while the body is held)."""
+        self.size += len(chunk)
+        if not self._over:
+            self._pieces.append(chunk)
+            if self.size <= self.limit:
+                return []
+            self._over = True
+            pieces, self._pieces = self._pieces, []
+            for piece in pieces:
+                self._keep(piece)
+            return pieces
+        self._keep(chunk)
+        return [chunk]
+
+    def _keep(self, piece: bytes) -> None:
+        room = KEEP_BYTES - len(self.head)
+        if room > 0:
+            self.head += piece[:room]
+
+    def whole(self) -> bytes | None:
+        """The body, held whole; None when it was too large to hold."""
+        return None if self._over else b"".join(self._pieces)
 
 
 def _request_ids(body: bytes) -> set[Any]:
@@ -258,7 +315,7 @@ def serve_proxy(upstream: str, listen: tuple[str, int], recorder: Recorder) -> N
     with needs("http", "mcpio inspect --upstream"):
         import uvicorn
     host, port = listen
-    app = ProxyApp(upstream, recorder)
+    app = ProxyApp(upstream, recorder, guard=RelayGuard(host))
     # Open streams (a GET or listen stream) must not hold the shutdown: they are cut after
     # SHUTDOWN_GRACE seconds, which closes their upstream streams.
     uvicorn.run(
