@@ -65,10 +65,17 @@ def test_the_guard_admits_loopback_names_only() -> None:
     assert guard.refusal("localhost:9000", "http://localhost:3000") is None
     assert guard.refusal("[::1]:9000", "http://127.0.0.1:9000") is None
     assert guard.refusal(None, None) is None  # HTTP/1.0: no Host, no browser
-    for host in ("evil.example:9000", "127.0.0.1.evil.example", "", "a b", "127.0.0.1:x"):
+    for host in (
+        "evil.example:9000", "127.0.0.1.evil.example", "", "a b", "127.0.0.1:x",
+        "[::1]evil.com", "127.0.0.1evil.com", "127.0.0.1:80:80", "localhost/x", "u@localhost",
+    ):  # fmt: skip
         refused = guard.refusal(host, None)
         assert refused is not None and refused[0] == 421, host
-    for origin in ("http://evil.example", "null", "file://", "http://127.0.0.1.nip.io"):
+    for origin in (
+        "http://evil.example", "null", "file://", "http://127.0.0.1.nip.io",
+        "http://[::1].evil.com", "http://localhost.evil.com", "http://localhost:3000/path",
+        "http://user@localhost", "ftp://localhost",
+    ):  # fmt: skip
         refused = guard.refusal("127.0.0.1:9000", origin)
         assert refused is not None and refused[0] == 403, origin
     anywhere = RelayGuard("0.0.0.0")

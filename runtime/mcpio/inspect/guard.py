@@ -9,10 +9,12 @@ with `--allow-remote`), any Host passes, and an Origin must name the Host's own 
 from __future__ import annotations
 
 import ipaddress
+import re
 from urllib.parse import urlsplit
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARDS = frozenset({"0.0.0.0", "::", ""})
+_EXACT = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?")
 
 
 def is_loopback(host: str) -> bool:
@@ -27,13 +29,17 @@ def is_loopback(host: str) -> bool:
 
 
 def _host_of(value: str, scheme: bool) -> str | None:
-    """The lowercase host a Host header (`scheme` False) or an Origin names; None if malformed."""
+    """The lowercase host a Host header (`scheme` False) or an Origin names: exactly a host and
+    an optional port (after `http://` or `https://` for an Origin); None for anything else."""
     try:
         parts = urlsplit(value.strip() if scheme else f"//{value.strip()}")
-        if scheme and parts.scheme not in ("http", "https"):
-            return None
         parts.port  # a port that is no number is malformed  # noqa: B018
     except ValueError:
+        return None
+    if scheme and parts.scheme not in ("http", "https"):
+        return None
+    extra = parts.path or parts.query or parts.fragment or "@" in parts.netloc
+    if extra or not _EXACT.fullmatch(parts.netloc):
         return None
     return parts.hostname or None
 
