@@ -186,3 +186,22 @@ def test_the_relay_listens_elsewhere_only_when_told(listen: str, status: int, me
     assert run.returncode == status
     lines = run.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and message in lines[0]
+
+
+@pytest.mark.anyio
+async def test_a_request_too_large_to_check_streams_to_the_upstream() -> None:
+    calls: list[httpx.Request] = []
+    answer = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+    app = ProxyApp("http://upstream.test/mcp", Recorder(io.StringIO()), _upstream(answer, calls))
+    app.max_frame_bytes = 50_000
+    frame = {**PING, "params": {"_meta": {"pad": "y" * 300_000}}}
+    sent = json.dumps(frame).encode()
+    transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:9000") as http:
+        headers = {"content-type": "application/json", "accept": ACCEPT}
+        relayed = await http.post("/mcp", content=sent, headers=headers)
+    assert relayed.status_code == 200 and relayed.content == answer
+    assert [await c.aread() for c in calls] == [sent]  # the upstream got it whole
+    first = app.recorder.entries[0]
+    assert first.direction == "client->server" and first.size == len(sent)
+    assert [f.rule for f in first.findings] == ["frame.too-large"]

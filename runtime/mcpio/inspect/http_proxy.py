@@ -12,6 +12,7 @@ ids at once), checked with the server capabilities the last `server/discover` an
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -72,25 +73,25 @@ class ProxyApp:
         if refused is not None:
             await _answer(send, refused[0], refused[1].encode())
             return
-        body = await _body(receive)
+        upload = await Upload(receive, self.max_frame_bytes).read()
+        body = upload.whole or b""
         session = lowered.get(SESSION)
         checker = self._checker(session, body)
         method = scope["method"]
         exchange: dict[str, Any] = {"method": method}
-        if method == "POST" and body:
+        if method == "POST":
             mcp = {k: v for k, v in lowered.items() if k.startswith("mcp-")}
             exchange["headers"] = mcp  # replay sends them again
+        if method == "POST" and body:
             findings = checker.check(CLIENT, body, lowered, self.recorder.count)
             self.recorder.record(CLIENT, body, findings, session=session, http=exchange)
-        url = self.upstream + (
-            f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
-        )
-        forwarded = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
-        request = self.client.build_request(method, url, headers=forwarded, content=body)
-        try:
-            response = await self.client.send(request, stream=True)
-        except httpx.HTTPError as exc:
-            await _answer(send, 502, f"mcpio inspect: upstream unreachable: {exc}".encode())
+        response = await self._forward(scope, headers, upload, send)
+        if upload.whole is None:  # too large to check: passed on as it came
+            findings = [checker.too_large(CLIENT, upload.size)]
+            self.recorder.record(
+                CLIENT, upload.head, findings, session=session, http=exchange, size=upload.size
+            )
+        if response is None:
             return
         new_session = response.headers.get(SESSION)
         if new_session is not None and session is None:
@@ -118,6 +119,25 @@ class ProxyApp:
             self.discovered = checker.state.server_capabilities
             if not gone:  # a modern exchange is over; a client that left cancelled it
                 self.recorder.finish(checker.finish())
+
+    async def _forward(
+        self, scope: Scope, headers: list[tuple[str, str]], upload: Upload, send: Send
+    ) -> httpx.Response | None:
+        """The request sent upstream (its body as it comes when too large to hold) and the
+        answer's head; None when the upstream is unreachable (the client is told 502)."""
+        url = self.upstream + (
+            f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
+        )
+        forwarded = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
+        content = upload.whole if upload.whole is not None else upload.stream()
+        request = self.client.build_request(
+            scope["method"], url, headers=forwarded, content=content
+        )
+        try:
+            return await self.client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            await _answer(send, 502, f"mcpio inspect: upstream unreachable: {exc}".encode())
+            return None
 
     def finish(self) -> None:
         """At shutdown: what the open legacy sessions leave unanswered."""
@@ -276,16 +296,53 @@ def _initialize(body: bytes) -> bool:
     return type(frame) is dict and frame.get("method") == "initialize"
 
 
-async def _body(receive: Receive) -> bytes:
-    parts: list[bytes] = []
-    while True:
-        message = await receive()
+class Upload:
+    """A client's request body: held whole up to `limit` bytes (checked before it is passed
+    on); a longer one is passed on as it arrives (`stream`), only its first `KEEP_BYTES` kept,
+    for the record."""
+
+    def __init__(self, receive: Receive, limit: int) -> None:
+        self._receive = receive
+        self.limit = limit
+        self.whole: bytes | None = None  # None: too large to hold
+        self._held = HeldBody(limit)
+        self._first: list[bytes] = []  # read already, once past the limit
+        self._more = True
+
+    @property
+    def size(self) -> int:
+        return self._held.size
+
+    @property
+    def head(self) -> bytes:
+        return self._held.head
+
+    async def read(self) -> Upload:
+        """Read until the body is whole or past the limit."""
+        while self._more:
+            self._first = self._held.add(await self._next())
+            if self._first:
+                return self  # past the limit: `stream` passes it on
+        self.whole = self._held.whole()
+        return self
+
+    async def _next(self) -> bytes:
+        message = await self._receive()
         if message["type"] == "http.disconnect":
-            break
-        parts.append(message.get("body", b""))
-        if not message.get("more_body"):
-            break
-    return b"".join(parts)
+            self._more = False
+            return b""
+        self._more = bool(message.get("more_body"))
+        return message.get("body", b"")
+
+    async def stream(self) -> AsyncIterator[bytes]:
+        """The body of one too large to hold: what was read, then the rest as it comes."""
+        first, self._first = self._first, []
+        for piece in first:
+            yield piece
+        del first
+        while self._more:
+            for piece in self._held.add(await self._next()):
+                yield piece
 
 
 async def _disconnected(receive: Receive) -> None:
