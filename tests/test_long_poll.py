@@ -84,9 +84,13 @@ async def test_a_long_post_is_closed_for_polling_and_answered_on_the_resumed_str
             assert polls >= 2  # the tool took 3 s: at least one resumed stream was closed too
             assert answers[0]["id"] == 1
             assert answers[0]["result"]["content"][0]["text"] == "slept 3.0"
-            # The stream is gone once answered; an unknown one is 404.
-            gone = await http.get(url, headers={**headers, "last-event-id": last_id})
-            assert gone.status_code == 404
+            # Once answered the stream is gone: its id opens the session's own GET stream.
+            stale = {**headers, "last-event-id": last_id}
+            async with http.stream("GET", url, headers=stale) as background:
+                assert background.status_code == 200
+                with anyio.move_on_after(1.0):
+                    async for chunk in background.aiter_bytes():
+                        assert b"data:" not in chunk  # none of the old stream's answers again
 
 
 async def test_older_revisions_keep_waiting_on_the_post() -> None:

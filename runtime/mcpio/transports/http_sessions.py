@@ -238,9 +238,9 @@ class LegacySessions:
                 406, ProtocolError(INVALID_REQUEST, "Accept must list text/event-stream")
             )
         session = self.lookup(session_id, exchange.principal)
-        last_event = headers.get("last-event-id")
-        if last_event is not None:
-            await self._resume(exchange, session, last_event)
+        parked = session.unpark(headers.get("last-event-id", "").rpartition(".")[0])
+        if parked is not None:
+            await self._resume(exchange, session, parked)
             return
         if session.background is not None:
             raise HttpError(
@@ -259,13 +259,10 @@ class LegacySessions:
             finally:
                 session.close_background(outbox)
 
-    async def _resume(self, exchange: Exchange, session: LegacySession, last_event: str) -> None:
-        """A GET with `Last-Event-ID`: the client polls a POST's stream the server closed
-        (`poll_seconds`); its answers come here, the stream closed again (a new event id)
-        while they are still awaited. Unknown: 404."""
-        parked = session.unpark(last_event.rpartition(".")[0])
-        if parked is None:
-            raise HttpError(404, ProtocolError(INVALID_REQUEST, "no such stream to resume"))
+    async def _resume(self, exchange: Exchange, session: LegacySession, parked: Parked) -> None:
+        """A GET whose `Last-Event-ID` names a POST's stream the server closed for polling
+        (`poll_seconds`): its answers come here, the stream closed again (a new event id)
+        while they are still awaited. (Any other GET opens the session's own stream.)"""
         again = False
         with self.streams.holding(exchange.client):
             sse = await SseWriter(exchange.send).open()
