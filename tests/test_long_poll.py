@@ -118,3 +118,23 @@ async def test_our_client_polls_a_task_result_transparently() -> None:
             assert raw["content"][0]["text"] == "slept 2.5"
             plain = await client.call_tool("slow", {"seconds": 1.5})
             assert plain.content[0].text == "slept 1.5"  # type: ignore[union-attr]
+
+
+@pytest.mark.peers
+async def test_the_official_python_sdk_client_polls_too() -> None:
+    """The official Python SDK's client (mcp 2.3.0) resumes a closed POST stream with
+    `Last-Event-ID`: a 4 s tool answered through a 0.5 s bound."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    server = make_server()
+    async with serve_app(server.http_app(poll_seconds=POLL)) as served:
+        with anyio.fail_after(30):
+            async with streamable_http_client(f"{served.url}/mcp") as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    opened = await session.initialize()
+                    assert opened.protocol_version == "2025-11-25"
+                    started = time.monotonic()
+                    result = await session.call_tool("slow", {"seconds": 4.0})
+                    assert result.content[0].text == "slept 4.0"  # type: ignore[union-attr]
+                    assert time.monotonic() - started < 10
