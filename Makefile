@@ -61,6 +61,7 @@ bench: fetch services
 	$(BIN)/python bench/tasks_store.py
 	$(BIN)/python bench/tasks.py
 	$(BIN)/python bench/task_workers.py
+	$(BIN)/python bench/task_workers_http.py
 
 # The wheel other projects install: mcp_wire and mcpio (the generator stays in the checkout).
 wheel: $(STAMP)

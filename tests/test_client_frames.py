@@ -72,7 +72,7 @@ async def calls(revision: str, *, general: bool) -> list[dict[str, Any]]:
     """The tools/call frames a client sends for every variant (`general`: the builder's)."""
     async with connected(revision) as (client, recording):
         if general:
-            client._call_frame = lambda *args: None  # type: ignore[method-assign]
+            client._frames.fast = lambda *args: None  # type: ignore[method-assign]
         for arguments in ARGUMENTS:
             result = await client.call_tool("echo", arguments)
             assert not result.isError

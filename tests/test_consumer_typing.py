@@ -79,3 +79,24 @@ def test_the_sample_runs() -> None:
     runtime = set(re.findall(r"Runtime type is '([^']+)'", proc.stderr))
     assert {"Codec2026_07_28", "Codec2025_11_25", "Envelope", "InitializeRequestFrame"} <= runtime
     assert {"CallToolRequest", "ProgressNotification", "UnsupportedProtocolVersionError"} <= runtime
+
+
+def test_the_typed_options_mirror_what_they_reach() -> None:
+    """`mcpio.options`' TypedDicts name exactly the options of what they pass through to (an
+    option missing there would be refused by pyright in a consumer's code)."""
+    import dataclasses
+    import inspect
+
+    from mcpio import Server
+    from mcpio.connection import ServerConnection
+    from mcpio.options import ConnectionOptions, HttpAppOptions, HttpServeOptions
+    from mcpio.transports.http_server import HttpOptions
+
+    def keywords(fn: object) -> set[str]:
+        kinds = (inspect.Parameter.KEYWORD_ONLY,)
+        return {p.name for p in inspect.signature(fn).parameters.values() if p.kind in kinds}  # type: ignore[arg-type]
+
+    assert set(HttpAppOptions.__annotations__) == {f.name for f in dataclasses.fields(HttpOptions)}
+    assert set(ConnectionOptions.__annotations__) == keywords(ServerConnection.__init__)
+    serve = set(HttpServeOptions.__annotations__) - set(HttpAppOptions.__annotations__)
+    assert serve == keywords(Server.run_http)

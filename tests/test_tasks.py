@@ -251,7 +251,7 @@ async def test_legacy_native_tasks() -> None:
             related.append(params.model_dump(by_alias=True)["_meta"][RELATED_TASK])
             return await answer(params)
 
-        client._elicitation = tagged  # pyright: ignore[reportPrivateUsage]
+        client._callbacks.elicitation = tagged  # pyright: ignore[reportPrivateUsage]
         asking = await client.start_tool("ask", {})
         assert isinstance(asking, TaskHandle)
         asked = await asking.result()

@@ -31,7 +31,6 @@ from mcpio.handlers import TextAnswer, tool_result
 from mcpio.hub import LISTEN_FLAGS, TASK_IDS, Hub
 from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
-from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
 from mcpio.negotiate import (
     LEGACY,
@@ -41,6 +40,7 @@ from mcpio.negotiate import (
     fit,
     legacy_version,
 )
+from mcpio.protocol_rules import MAX_INPUT_ROUNDS, unsupported_version
 from mcpio.sealing import Sealer, request_digest
 from mcpio.session import Session, send_frame
 from mcpio.tasks import serve as tasks_serve
@@ -68,7 +68,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpio")
 
-MAX_INPUT_ROUNDS = 10
 TOKEN_EXPIRED = "the access token that opened this stream expired; listen again with a new one"
 _LIFECYCLE = frozenset({"initialize", "ping", "logging/setLevel"})
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -547,11 +546,7 @@ class ServerConnection:
                 )
             version = MODERN[-1]
         elif version not in MODERN:
-            raise ProtocolError(
-                UNSUPPORTED_VERSION,
-                f"unsupported protocol version {version!r}; supported: {', '.join(reversed(MODERN))}",
-                {"supported": list(reversed(MODERN)), "requested": version},
-            )
+            raise unsupported_version(version)
         self.modern_seen = True
         return version
 

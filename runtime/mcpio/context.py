@@ -30,7 +30,12 @@ from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.schema_check import violation
 from mcpio.wire.codec import Codec
-from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
+from mcpio.wire.errors import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    URL_ELICITATION_REQUIRED,
+    ProtocolError,
+)
 
 if TYPE_CHECKING:
     from mcpio.auth import Principal
@@ -54,7 +59,6 @@ HTTP_REQUEST: ContextVar[tuple[HeaderFields, str | None] | None] = ContextVar(
 )
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-METHOD_NOT_FOUND = -32601
 # The client capability each kind of input request needs.
 CAPABILITY_OF = {
     "elicitation/create": "elicitation",
@@ -62,8 +66,6 @@ CAPABILITY_OF = {
     "roots/list": "roots",
 }
 URL_ELICITATION_SINCE = "2025-11-25"  # the first revision with URL-mode elicitation
-# URLElicitationRequiredError: 2025-11-25's only; 2026-07-28 retired it (MRTR asks instead).
-URL_ELICITATION_REQUIRED = -32042
 
 
 @dataclass(frozen=True)

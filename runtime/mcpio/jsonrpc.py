@@ -8,7 +8,7 @@ from typing import Any
 
 import pydantic_core
 
-from mcpio.errors import ConnectionClosed
+from mcpio.errors import ConnectionClosed, McpError
 from mcpio.wire.codec import Codec
 from mcpio.wire.codec import plain as plain  # re-exported: the runtime names it here
 from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
@@ -54,3 +54,17 @@ def error_frame(codec: Codec | None, id: RequestId | None, error: ProtocolError)
     if id is None and (codec is None or not codec.error_response.model_fields["id"].is_required()):
         del body["id"]
     return pydantic_core.to_json(body)
+
+
+def error_of(response: Any) -> Any:
+    """The error of a decoded response, None for a result (read from the model's fields: a
+    missing attribute costs a pydantic `__getattr__` and an exception)."""
+    fields = getattr(response, "__dict__", None)
+    return fields.get("error") if fields is not None else getattr(response, "error", None)
+
+
+def raise_error(response: Any) -> None:
+    """Raise a decoded response's error as `McpError` (nothing for a result)."""
+    error = error_of(response)
+    if error is not None:
+        raise McpError(error.code, error.message, plain(getattr(error, "data", None)))

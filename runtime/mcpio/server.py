@@ -67,6 +67,9 @@ from mcpio.transports.http_rules import ParamHeaders, param_headers
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from mcpio.options import ConnectionOptions, HttpAppOptions, HttpServeOptions
     from mcpio.transports.http_server import HttpApp
 
 log = logging.getLogger("mcpio")
@@ -892,7 +895,9 @@ class Server:
 
     # ------------------------------------------------------------------ serving
 
-    def connect(self, transport: Transport, **options: Any) -> ServerConnection:
+    def connect(
+        self, transport: Transport, **options: Unpack[ConnectionOptions]
+    ) -> ServerConnection:
         """A connection of this server over `transport`: `run()` it, or hand it frames (the
         HTTP app does). `options`: see `ServerConnection`."""
         return ServerConnection(self, transport, **options)
@@ -927,7 +932,7 @@ class Server:
         *,
         host: str | None = None,
         port: int | None = None,
-        **options: Any,
+        **options: Unpack[HttpServeOptions],
     ) -> None:
         """Serve until the end: `"stdio"` as `run_stdio`, `"http"` as `run_http` (on `host`,
         127.0.0.1 unless given, and `port`, 8000 unless given; `options` as `run_http`'s).
@@ -943,13 +948,14 @@ class Server:
         else:
             raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
 
-    def http_app(self, **options: Any) -> HttpApp:
+    def http_app(self, **options: Unpack[HttpAppOptions]) -> HttpApp:
         """An ASGI app serving this server over Streamable HTTP, both eras, at `path` (default
         `/mcp`); options: see `mcpio.transports.http_server.HttpOptions`."""
         with needs("http", "mcpio's HTTP transport"):
             from mcpio.transports.http_server import http_app
 
-        return http_app(self, **{**options, "routes": [*self.routes, *options.get("routes", ())]})
+        options["routes"] = [*self.routes, *options.get("routes", ())]
+        return http_app(self, **options)
 
     def custom_route(
         self, path: str, methods: Sequence[str] = ("GET",)
@@ -972,7 +978,7 @@ class Server:
         max_connections: int = 2000,
         max_header_bytes: int = 64 * 1024,
         max_headers: int = 100,
-        **options: Any,
+        **options: Unpack[HttpAppOptions],
     ) -> None:
         """Serve Streamable HTTP with uvicorn (loopback unless `host` says otherwise): the app's
         `options` (see `HttpOptions`), and the connection bounds of

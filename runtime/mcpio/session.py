@@ -12,7 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -173,8 +173,7 @@ class Session:
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
             self._loop = asyncio.get_running_loop()
-            if hasattr(self.transport, "on_response"):  # it can settle responses as they come
-                cast(Any, self.transport).on_response = self._settle_now
+            self.transport.on_response = self._settle_now
             task_status.started()
             try:
                 try:
@@ -283,12 +282,15 @@ class Session:
         if self._serving.get(id) is task:
             self._served(id)
 
-    def _settle_now(self, raw: bytes) -> bool:
+    def _settle_now(self, raw: bytes, id: RequestId | None = None) -> bool:
         """Settle a response to a pending request straight from the transport (called only
         while the read loop waits with nothing queued, so the order of frames holds); False
-        for any other frame, left to the read loop. (`peek_any`'s verdict on a response,
-        without building its `Peek`: a frame it refuses, a request or a notification is
-        left to the read loop.)"""
+        for any other frame, left to the read loop. With `id`, the transport read the frame's
+        envelope: a response with that id. Else `peek_any`'s verdict on a response, without
+        building its `Peek`: a frame it refuses, a request or a notification is left to the
+        read loop."""
+        if id is not None:
+            return self._settle_pending(raw, id)
         if type(raw) is not bytes or len(raw) > MAX_MESSAGE_BYTES:
             return False
         try:
@@ -301,6 +303,9 @@ class Session:
             return False
         if "error" not in frame and "result" not in frame:
             return False
+        return self._settle_pending(raw, id)
+
+    def _settle_pending(self, raw: bytes, id: RequestId) -> bool:
         future = self._pending.get(id)
         if future is None:
             return False

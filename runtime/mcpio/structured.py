@@ -27,8 +27,10 @@ import typing_extensions
 from pydantic import BaseModel, TypeAdapter
 
 from mcpio.content import Audio, File, Image
+from mcpio.errors import InvalidOutput, ToolError
 from mcpio.latest import public as pub
 from mcpio.wire.base import WireModel
+from mcpio.wire.codec import plain
 
 _PRIMITIVES = (str, int, float, bool, type(None))
 _NOT_DATA = (
@@ -192,3 +194,38 @@ def summary(exc: pydantic.ValidationError) -> str:
 
 
 __all__ = ["Output", "output_of", "reader", "summary"]
+
+
+def checked_result(
+    name: str, result: pub.CallToolResult, schema: dict[str, Any] | None, result_type: Any
+) -> Any:
+    """What a client's `call_tool` returns for a tool's result: the result itself, checked
+    against the `outputSchema` `tools/list` gave (`schema`), or with `result_type` the typed
+    value of its structured content (a failed call raising `ToolError`)."""
+    if result.isError:
+        if result_type is None:
+            return result
+        text = " ".join(b.text for b in result.content if isinstance(b, pub.TextContent))
+        raise ToolError(text or f"tool {name} failed", structured=result.structuredContent)
+    if schema is None and result_type is None:
+        return result
+    structured = plain(result.structuredContent)
+    if schema is not None:
+        missing = [k for k in schema.get("required", ()) if k not in (structured or {})]
+        if not isinstance(structured, dict) or missing:
+            raise InvalidOutput(
+                f"tool {name}: the structured content its outputSchema promises is missing "
+                f"({', '.join(missing) or 'structuredContent'})"
+            )
+    if result_type is None:
+        return result
+    try:
+        output = reader(result_type)
+    except TypeError:  # unhashable (an Annotated with a dict in it, say)
+        output = output_of(result_type, name)
+    if output is None:
+        raise TypeError(f"result_type {result_type!r} is not structured output")
+    try:
+        return output.read(structured)
+    except pydantic.ValidationError as exc:
+        raise InvalidOutput(f"tool {name}: {summary(exc)}") from None

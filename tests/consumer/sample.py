@@ -305,7 +305,16 @@ reveal_type(auth.challenge("insufficient_scope", ["mcp:write"]))  # expect: str
 
 
 def asgi() -> object:
-    return server.http_app(auth=auth)
+    return server.http_app(auth=auth, max_sessions=10, cors_origins=["https://app.example"])
+
+
+def misspelled() -> None:
+    """Never called: each misspelled option is an error pyright reports (were it not, the
+    ignore comment would be unnecessary, itself an error under this config)."""
+    server.http_app(max_sesions=10)  # pyright: ignore[reportCallIssue]
+    server.run_http("127.0.0.1", 8000, max_conections=10)  # pyright: ignore[reportCallIssue]
+    server.run("http", port=8000, cors_origin=["x"])  # pyright: ignore[reportCallIssue]
+    server.run("http", stream_queue="many")  # pyright: ignore[reportArgumentType]
 
 
 @server.tool()

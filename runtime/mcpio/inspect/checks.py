@@ -29,6 +29,7 @@ from mcpio.inspect.stateful import (
     param_header_mismatch,
 )
 from mcpio.negotiate import LEGACY, MODERN, PROTOCOL_VERSION_KEY, codec_of
+from mcpio.protocol_rules import version_header_required
 from mcpio.transports.http_rules import decode_header_value
 from mcpio.wire.codec import MAX_MESSAGE_BYTES, Codec
 from mcpio.wire.errors import METHOD_NOT_FOUND, PARSE_ERROR, ProtocolError
@@ -68,8 +69,6 @@ CLIENT_NEEDS: dict[str, tuple[str, ...]] = {
 # Before initialization completes, only these may be sent (basic/lifecycle#initialization).
 EARLY_REQUESTS = frozenset({"initialize", "ping"})
 EARLY_SERVER_REQUESTS = frozenset({"ping"})
-# Legacy revisions whose HTTP requests carry MCP-Protocol-Version after initialize.
-VERSION_HEADER_FROM = "2025-06-18"
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"  # 2026-07-28's per-request logging opt-in
 # Answered only when the server ends it; a transport closed under it carries no response
 # (2026-07-28 SubscriptionsListenResult): open at the session's end is no unanswered request.
@@ -417,7 +416,7 @@ class Checker:
         elif (
             self.state.initialized
             and revision is not None
-            and revision >= VERSION_HEADER_FROM
+            and version_header_required(revision)
             and version_header != revision
         ):
             yield Finding(

@@ -26,8 +26,11 @@ from mcpio.inspect.transcript import KEEP_BYTES, Recorder
 
 with needs("http", "mcpio inspect --upstream"):
     import httpx
+    import sniffio
 
     from mcpio.transports.asgi import Receive, Scope, Send
+    from mcpio.transports.http1 import Http1Client
+    from mcpio.transports.http1 import Response as LeanResponse
     from mcpio.transports.http_rules import EVENT_STREAM, JSON, media_type
     from mcpio.transports.sse import SseParser
     from mcpio.wire.codec import MAX_MESSAGE_BYTES
@@ -56,7 +59,10 @@ class ProxyApp:
         self.recorder = recorder
         self.guard = guard or RelayGuard()
         self.max_frame_bytes = MAX_MESSAGE_BYTES  # a larger answer passes unchecked, as it comes
-        self.client = client or httpx.AsyncClient(timeout=None)
+        # a caller's httpx client (tests), else the lean HTTP/1.1 client of the MCP client
+        # (httpx on a loop that is not asyncio's, and for a body too large to hold)
+        self.client = client
+        self.lean = Http1Client() if client is None else None
         self.discovered: dict[str, Any] | None = None  # the last server/discover's capabilities
         self.sessions: dict[str, Checker] = {}
         self.shared = Shared()
@@ -122,20 +128,16 @@ class ProxyApp:
 
     async def _forward(
         self, scope: Scope, headers: list[tuple[str, str]], upload: Upload, send: Send
-    ) -> httpx.Response | None:
+    ) -> httpx.Response | LeanResponse | None:
         """The request sent upstream (its body as it comes when too large to hold) and the
         answer's head; None when the upstream is unreachable (the client is told 502)."""
         url = self.upstream + (
             f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
         )
         forwarded = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
-        content = upload.whole if upload.whole is not None else upload.stream()
-        request = self.client.build_request(
-            scope["method"], url, headers=forwarded, content=content
-        )
         try:
-            return await self.client.send(request, stream=True)
-        except httpx.HTTPError as exc:
+            return await self._send(scope["method"], url, forwarded, upload)
+        except (httpx.HTTPError, OSError) as exc:
             await _answer(send, 502, f"mcpio inspect: upstream unreachable: {exc}".encode())
             return None
 
@@ -143,6 +145,22 @@ class ProxyApp:
         """At shutdown: what the open legacy sessions leave unanswered."""
         for checker in self.sessions.values():
             self.recorder.finish(checker.finish())
+
+    async def _send(
+        self, method: str, url: str, headers: list[tuple[str, str]], upload: Upload
+    ) -> httpx.Response | LeanResponse:
+        """The request upstream, its answer's body left to stream."""
+        body = upload.whole  # None: too large to hold, streamed (by httpx)
+        asyncio_loop = sniffio.current_async_library() == "asyncio"
+        if self.lean is not None and asyncio_loop and body is not None:
+            sent = [(k, v) for k, v in headers if k.lower() != "content-length"]  # it sets its own
+            content = body if body or method == "POST" else None
+            return await self.lean.send(method, httpx.URL(url), sent, content)
+        if self.client is None:
+            self.client = httpx.AsyncClient(timeout=None)
+        content = body if body is not None else upload.stream()
+        request = self.client.build_request(method, url, headers=headers, content=content)
+        return await self.client.send(request, stream=True)
 
     def _checker(self, session: str | None, body: bytes) -> Checker:
         if session is not None:
@@ -154,7 +172,7 @@ class ProxyApp:
 
     async def _relay(
         self,
-        response: httpx.Response,
+        response: httpx.Response | LeanResponse,
         send: Send,
         checker: Checker,
         session: str | None,
@@ -164,11 +182,15 @@ class ProxyApp:
         """The upstream's answer to the client, each frame checked (and recorded) before the
         client sees it; `asked`: the ids of the requests the POST carried (its stream should
         end once each is answered)."""
-        headers = [
-            (k.encode("latin-1"), v.encode("latin-1"))
-            for k, v in response.headers.multi_items()
-            if k.lower() not in HOP_BY_HOP
-        ]
+        if isinstance(response, httpx.Response):
+            received = [
+                (k.encode("latin-1"), v.encode("latin-1"))
+                for k, v in response.headers.multi_items()
+            ]
+            chunks = response.aiter_raw()
+        else:
+            received, chunks = response.raw_headers, response.aiter_bytes()
+        headers = [(k, v) for k, v in received if k.lower().decode("latin-1") not in HOP_BY_HOP]
         await send(
             {"type": "http.response.start", "status": response.status_code, "headers": headers}
         )
@@ -178,7 +200,7 @@ class ProxyApp:
         parser = SseParser(self.max_frame_bytes) if kind == EVENT_STREAM else None
         held = HeldBody(self.max_frame_bytes) if kind == JSON else None
         pending = set(asked)  # requests of the POST not answered yet
-        async for chunk in response.aiter_raw():
+        async for chunk in chunks:
             if parser is not None:
                 for event in parser.feed(chunk):
                     frame = event.data.encode()

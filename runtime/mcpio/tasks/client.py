@@ -7,15 +7,22 @@ process (or the same one after a restart) resumes it: `client.task(task_id)`."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
+import pydantic_core
 
 from mcpio.errors import McpError
+from mcpio.jsonrpc import plain, raise_error
+from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
+from mcpio.protocol_rules import TASKS_EXTENSION
+from mcpio.tasks.serve import tasks_available, tasks_codec
 from mcpio.tasks.store import TERMINAL
+from mcpio.wire.codec import Codec
+from mcpio.wire.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ProtocolError
 
 DEFAULT_POLL_MS = 1000
 
@@ -146,7 +153,9 @@ class TaskHandle:
         if task.get("status") == "failed":
             error = task.get("error") or {}
             raise McpError(
-                int(error.get("code", -32603)), str(error.get("message", "")), error.get("data")
+                int(error.get("code", INTERNAL_ERROR)),
+                str(error.get("message", "")),
+                error.get("data"),
             )
         return pub.CallToolResult.model_validate({"resultType": "complete", **task["result"]})
 
@@ -182,3 +191,81 @@ class TaskHandle:
             await self.refresh()  # 2025-11-25 refuses to cancel a terminal task
             if self.status not in TERMINAL:
                 raise
+
+
+def created_task(raw: bytes) -> dict[str, Any] | None:
+    """The task of a response answering with one (2026-07-28 `resultType: "task"`, 2025-11-25
+    `CreateTaskResult`), as plain data; None for any other response."""
+    if b'"task' not in raw:
+        return None
+    frame = pydantic_core.from_json(raw)
+    result = frame.get("result") if type(frame) is dict else None
+    if type(result) is not dict:
+        return None
+    if result.get("resultType") == "task" and type(result.get("taskId")) is str:
+        return {k: v for k, v in result.items() if k not in ("resultType", "_meta")}
+    task = result.get("task")
+    if type(task) is dict and type(task.get("taskId")) is str and "content" not in result:
+        return task
+    return None
+
+
+def task_codec(codec: Codec) -> Codec:
+    """The codec a task method goes through: 2026-07-28's with the Tasks extension (-32601,
+    raised locally, for a modern revision without it); a legacy revision's own."""
+    if codec.era != "modern":
+        return codec
+    if not tasks_available(codec.revision):
+        raise ProtocolError(
+            METHOD_NOT_FOUND,
+            f"revision {codec.revision} has no {TASKS_EXTENSION} extension "
+            "(mcp_wire.EXTENSION_FITS says why)",
+        )
+    return tasks_codec(codec.revision)
+
+
+def task_result(codec: Codec, method: str, raw: bytes) -> dict[str, Any]:
+    """A task method's response as plain data (`McpError` for the server's error);
+    `tasks/result` projected to the public `CallToolResult`'s members."""
+    response = codec.decode_response(raw, method)
+    raise_error(response)
+    result = plain(response.result)
+    if method == "tasks/result" and codec.revision != PUBLIC_REVISION:
+        result.pop("_meta", None)
+        result = plain(codec.to_public("tools/call", result, "result"))
+    return cast(dict[str, Any], result)
+
+
+class TaskTools:
+    """2025-11-25: which tools may run as tasks (`execution.taskSupport`, which the public
+    models lack), from `tools/list` as `request` (a task method call) gives it."""
+
+    def __init__(self, request: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]):
+        self._request = request
+        self.support: dict[str, str] = {}  # tool name -> execution.taskSupport
+        self.listed = False
+        self._listing = anyio.Lock()  # concurrent start_tool calls list the tools once
+
+    async def list(self, codec: Codec, cursor: str | None) -> pub.ListToolsResult:
+        """One page of `tools/list`, keeping each tool's `execution.taskSupport`."""
+        listed = await self._request("tools/list", {} if cursor is None else {"cursor": cursor})
+        self.listed = True
+        for tool in listed.get("tools") or ():
+            support = (tool.get("execution") or {}).get("taskSupport")
+            if isinstance(support, str):
+                self.support[tool.get("name")] = support
+        return codec.to_public("tools/list", listed, "result")
+
+    async def may_be_task(self, codec: Codec, name: str) -> bool:
+        """Whether the server runs tool calls as tasks and this tool may be one (from the last
+        listing; every page listed once if the tool is unknown)."""
+        async with self._listing:  # the others wait for the listing, not guess
+            if name not in self.support and not self.listed:
+                self.listed = True
+                if "tasks/get" in codec.methods:
+                    cursor: str | None = None
+                    while True:
+                        cursor = (await self.list(codec, cursor)).nextCursor
+                        if cursor is None:
+                            break
+        return self.support.get(name) in ("optional", "required")

@@ -45,13 +45,13 @@ from pydantic import BaseModel
 
 from mcpio.context import Inputs, Question
 from mcpio.latest import public as pub
+from mcpio.protocol_rules import TASKS_EXTENSION as TASKS_EXTENSION  # (named here too)
 from mcpio.tasks.queue import Job, TaskQueue
 from mcpio.tasks.store import Clock, MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, SERVER_BUSY, ProtocolError
 
 log = logging.getLogger("mcpio")
 
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 # What answers each kind of question a task asks.
 ANSWERS: dict[str, type[BaseModel]] = {
     "elicitation/create": pub.ElicitResult,

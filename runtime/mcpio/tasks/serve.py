@@ -14,7 +14,7 @@ from mcpio.latest import MISSING_CAPABILITY
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine, legacy_task, modern_task
 from mcpio.tasks.store import TaskRecord
 from mcpio.wire.codec import Codec
-from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 
 MODERN_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 LEGACY_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
@@ -133,7 +133,9 @@ async def legacy(
     if record.status == "failed":
         error = record.error or {}
         raise ProtocolError(
-            int(error.get("code", -32603)), str(error.get("message", "failed")), error.get("data")
+            int(error.get("code", INTERNAL_ERROR)),
+            str(error.get("message", "failed")),
+            error.get("data"),
         )
     if record.status == "cancelled":
         raise ProtocolError(INVALID_PARAMS, "Task was cancelled", {"taskId": task_id})

@@ -34,6 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
+from mcpio.wire.errors import INTERNAL_ERROR
+
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 LEASE_LOST = "the server running this task stopped before it finished"
@@ -98,7 +100,7 @@ class TaskRecord:
             self,
             status="failed",
             status_message=reason,
-            error={"code": -32603, "message": reason},
+            error={"code": INTERNAL_ERROR, "message": reason},
             input_requests=None,
             updated_at=now,
             lease_holder=None,

@@ -42,9 +42,11 @@ with -32600 and the reason.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import math
 import re
+import urllib.request
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -55,10 +57,15 @@ import anyio
 import anyio.abc
 import httpx
 import pydantic_core
+import sniffio
 
 from mcpio.errors import AuthError
 from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import envelope_version, peek_any
+from mcpio.protocol_rules import version_header_required
+from mcpio.transports import ResponseHook
+from mcpio.transports.http1 import Http1Client
+from mcpio.transports.http1 import Response as Http1Response
 from mcpio.transports.http_rules import (
     ACCEPT_BOTH,
     EVENT_STREAM,
@@ -89,8 +96,11 @@ MAX_REDIRECTS = 5
 OLD = (400, 404, 405)  # an `initialize` POST refused so may have met a 2024-11-05 server
 MAX_RESUMPTIONS = 3  # reconnections in a row that bring no event
 DEFAULT_RETRY = 1.0  # seconds before reconnecting when the server sent no `retry`
-SESSION_HEADER_VERSION = "2025-06-18"  # the first revision with MCP-Protocol-Version after init
 _SESSION_ID = re.compile(r"[\x21-\x7e]+")
+
+Answer = httpx.Response | Http1Response
+"""A response as the transport reads it: from httpx (a client passed as `http=`, a proxy from the
+environment, a loop that is not asyncio's) or from the lean HTTP/1.1 client (the default)."""
 
 
 # ---------------------------------------------------------------------- the transport
@@ -98,6 +108,52 @@ _SESSION_ID = re.compile(r"[\x21-\x7e]+")
 
 class _TooLarge(Exception):
     pass
+
+
+class _Inbox:
+    """The frames for the session, in order: what `receive` returns (a deque, and an event only
+    while the session waits on an empty one: no checkpoint per frame)."""
+
+    def __init__(self) -> None:
+        self._items: deque[bytes] = deque()
+        self._sending = True
+        self._closed = False
+        self._waiter: anyio.Event | None = None
+
+    def put(self, raw: bytes) -> None:
+        if self._sending:
+            self._items.append(raw)
+            if self._waiter is not None:
+                self._waiter.set()
+
+    def idle(self) -> bool:
+        """Whether a reader waits on an empty inbox."""
+        return not self._items and self._waiter is not None
+
+    def close_sending(self) -> None:
+        """No more frames: `get` drains those there are, then raises `EndOfStream`."""
+        self._sending = False
+        if self._waiter is not None:
+            self._waiter.set()
+
+    def close(self) -> None:
+        """Closed: `get` raises `ClosedResourceError`, whatever is left."""
+        self._closed = True
+        self.close_sending()
+
+    async def get(self) -> bytes:
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._items:
+                return self._items.popleft()
+            if not self._sending:
+                raise anyio.EndOfStream
+            waiter = self._waiter = anyio.Event()
+            try:
+                await waiter.wait()
+            finally:
+                self._waiter = None
 
 
 class Auth(Protocol):
@@ -149,7 +205,11 @@ class HttpTransport:
     authorization flow when the server asks for one (`mcpio.auth_client.OAuth`). `http` is the
     `httpx.AsyncClient` to use (its TLS, proxies, transport: a mock in tests), left open when
     the transport closes; it should not follow redirects (a redirect is reported, not
-    followed); by default the transport makes its own."""
+    followed). By default the transport sends over its own lean HTTP/1.1 client
+    (`mcpio.transports.http1`), or over an httpx client of its own where the environment names a
+    proxy for the URL (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, less `NO_PROXY`: what httpx
+    honours) or the event loop is not asyncio's; with `auth`, an httpx client also runs the
+    authorization flow's own requests."""
 
     def __init__(
         self,
@@ -173,12 +233,15 @@ class HttpTransport:
         # streams are read without a deadline: keep-alives and the request's own timeout bound them
         self._timeouts = httpx.Timeout(timeout, connect=connect_timeout, read=None)
         self.max_bytes = max_bytes
-        self._incoming_send, self._incoming = anyio.create_memory_object_stream[bytes](math.inf)
+        self._incoming = _Inbox()
+        self.on_response: ResponseHook | None = None  # see `_deliver`
         self._stack = AsyncExitStack()
         self._http: httpx.AsyncClient | None = http
         self._own_http = http is None
+        self._lean: Http1Client | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
         self._scopes: set[anyio.CancelScope] = set()  # one per background task
+        self._native: set[asyncio.Task[None]] = set()  # the lean client's (asyncio) tasks
         self._closed = False
         self._inflight: dict[RequestId, _Post] = {}
         self.era: str | None = None  # "modern" | "legacy" | "sse" once a frame has told
@@ -198,12 +261,20 @@ class HttpTransport:
         return self._tasks is not None
 
     async def __aenter__(self) -> HttpTransport:
-        if self._own_http:
+        if self._own_http and _lean_fits(self.url):
+            self._lean = Http1Client(connect_timeout=self._timeouts.connect or 10.0)
+            self._stack.push_async_callback(self._lean.aclose)
+        if self._own_http and (self._lean is None or self.auth is not None):
             self._http = await self._stack.enter_async_context(
                 httpx.AsyncClient(follow_redirects=False, http2=False)
             )
         self._tasks = await self._stack.enter_async_context(anyio.create_task_group())
+        self._stack.push_async_callback(self._join_native)
         return self
+
+    async def _join_native(self) -> None:
+        while self._native:
+            await asyncio.gather(*self._native, return_exceptions=True)
 
     async def __aexit__(
         self,
@@ -216,8 +287,8 @@ class HttpTransport:
 
     async def receive(self) -> bytes:
         try:
-            return await self._incoming.receive()
-        except (anyio.ClosedResourceError, anyio.EndOfStream):
+            return await self._incoming.get()
+        except anyio.ClosedResourceError:
             raise anyio.EndOfStream from None
 
     async def aclose(self) -> None:
@@ -226,39 +297,53 @@ class HttpTransport:
         if self._closed:
             return
         self._closed = True
-        self._incoming_send.close()
         self._incoming.close()
         # Not the task group's own scope: it also spans the code of the task that entered it.
         for scope in list(self._scopes):
             scope.cancel()
-        if self.session_id is not None and self.era == "legacy" and self._http is not None:
+        if self.session_id is not None and self.era == "legacy" and self._can_send():
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._timeout):
                 try:
                     headers = self._legacy_headers()
-                    if self.auth is not None:
+                    if self.auth is not None and self._http is not None:
                         headers.update(await self.auth.headers(self.url, self._http))
-                    response = await self._http.delete(
-                        self.url, headers=headers, timeout=self._timeouts
-                    )
+                    response = await self._send_once("DELETE", self.url, headers)
+                    await response.aclose()
                     if response.status_code not in (200, 202, 204, 404, 405):
                         log.debug("DELETE of the session: HTTP %s", response.status_code)
-                except httpx.HTTPError as exc:
+                except (httpx.HTTPError, OSError) as exc:
                     log.debug("DELETE of the session failed: %s", exc)
 
-    def _spawn(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
-        """Run `fn` in the background until it ends or the transport closes."""
+    def _spawn(
+        self,
+        fn: Callable[..., Awaitable[None]],
+        *args: Any,
+        scope: anyio.CancelScope | None = None,
+    ) -> None:
+        """Run `fn` in the background until it ends or the transport closes: in a new cancel
+        scope, or in `scope` when given (which `fn` enters itself). On the lean client's loop
+        (asyncio's) a plain asyncio task: a fraction of the cost of the task group's."""
         assert self._tasks is not None
-        scope = anyio.CancelScope()
-        self._scopes.add(scope)
+        entered = scope is not None
+        cancel = scope or anyio.CancelScope()
+        self._scopes.add(cancel)
 
         async def run() -> None:
             try:
-                with scope:
+                if entered:
                     await fn(*args)
+                else:
+                    with cancel:
+                        await fn(*args)
             finally:
-                self._scopes.discard(scope)
+                self._scopes.discard(cancel)
 
-        self._tasks.start_soon(run)
+        if self._lean is None:
+            self._tasks.start_soon(run)
+            return
+        task = asyncio.get_running_loop().create_task(run())
+        self._native.add(task)
+        task.add_done_callback(self._native.discard)
 
     # ---------------------------------------------------------------- outgoing frames
 
@@ -306,7 +391,7 @@ class HttpTransport:
             headers = self._era_headers(method)
         if type(id) is int or type(id) is str:
             self._inflight[id] = post
-        self._spawn(self._run_request, id, data, headers, post)
+        self._spawn(self._run_request, id, data, headers, post, scope=post.scope)
 
     def _new_handshake(self) -> None:
         """`initialize`: a new legacy session; what the probe left in flight is abandoned."""
@@ -378,11 +463,7 @@ class HttpTransport:
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         version = self.legacy_version
-        if (
-            version is not None
-            and version >= SESSION_HEADER_VERSION
-            and plain_header_value(version)
-        ):
+        if version is not None and version_header_required(version) and plain_header_value(version):
             headers["MCP-Protocol-Version"] = version
         return headers
 
@@ -402,25 +483,28 @@ class HttpTransport:
     @asynccontextmanager
     async def _open(
         self, method: str, url: httpx.URL, headers: dict[str, str], content: bytes | None = None
-    ) -> AsyncIterator[httpx.Response]:
+    ) -> AsyncIterator[Answer]:
         """One HTTP exchange, streamed; a 307/308 is followed within the endpoint's origin only
         (anything else comes back as it is, to be reported)."""
         http = self._http
-        if http is None:
+        if not self._can_send():
             raise httpx.TransportError("the transport is not open")
         hops = 0
         retried = False
         while True:
             sent = headers
-            if self.auth is not None:
+            if self.auth is not None and http is not None:
                 sent = {**headers, **await self.auth.headers(self.url, http)}
-            request = http.build_request(
-                method, url, headers=sent, content=content, timeout=self._timeouts
-            )
-            response = await http.send(request, stream=True)
-            if self.auth is not None and response.status_code in (401, 403) and not retried:
+            response = await self._send_once(method, url, sent, content)
+            if (
+                self.auth is not None
+                and http is not None
+                and response.status_code in (401, 403)
+                and not retried
+            ):
                 try:
-                    again = await self.auth.challenge(self.url, response, sent, http)
+                    seen = _as_httpx(response, method, url)
+                    again = await self.auth.challenge(self.url, seen, sent, http)
                 except BaseException:
                     await response.aclose()
                     raise
@@ -443,10 +527,30 @@ class HttpTransport:
         finally:
             await response.aclose()
 
-    async def _read_body(self, response: httpx.Response) -> bytes:
+    def _can_send(self) -> bool:
+        return self._lean is not None or self._http is not None
+
+    async def _send_once(
+        self, method: str, url: httpx.URL, headers: dict[str, str], content: bytes | None = None
+    ) -> Answer:
+        """One HTTP request, its response's body left to stream."""
+        if self._lean is not None:
+            return await self._lean.send(method, url, headers, content)
+        assert self._http is not None
+        request = self._http.build_request(
+            method, url, headers=headers, content=content, timeout=self._timeouts
+        )
+        return await self._http.send(request, stream=True)
+
+    async def _read_body(self, response: Answer) -> bytes:
         length = response.headers.get("content-length", "")
         if length.isdigit() and int(length) > self.max_bytes:
             raise _TooLarge
+        whole = response.complete if isinstance(response, Http1Response) else None
+        if whole is not None:
+            if len(whole) > self.max_bytes:
+                raise _TooLarge
+            return whole
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.aiter_bytes():
@@ -518,7 +622,7 @@ class HttpTransport:
                 self._settle(id, post, refused.code, refused.message, refused.data)
 
     async def _answered(
-        self, id: RequestId, post: _Post, response: httpx.Response, headers: dict[str, str]
+        self, id: RequestId, post: _Post, response: Answer, headers: dict[str, str]
     ) -> None:
         status = response.status_code
         if status == 202:
@@ -543,7 +647,7 @@ class HttpTransport:
             self._settle(id, post, INTERNAL_ERROR, message, {"status": status})
 
     async def _read_events(
-        self, response: httpx.Response, id: RequestId | None, post: _Post | None
+        self, response: Answer, id: RequestId | None, post: _Post | None
     ) -> tuple[str | None, float | None]:
         """Deliver the frames of an event stream until it ends or brings `post`'s response;
         the last event id and retry interval it gave."""
@@ -579,7 +683,7 @@ class HttpTransport:
             idle = 0 if new_id not in (None, last_id) else idle + 1
             last_id, retry = new_id or last_id, new_retry if new_retry is not None else retry
 
-    def _learn_session(self, response: httpx.Response) -> None:
+    def _learn_session(self, response: Answer) -> None:
         session = response.headers.get("mcp-session-id")
         if session is None:
             return
@@ -684,7 +788,7 @@ class HttpTransport:
             ready.set()
             if self._endpoint is not None and not self._closed:
                 log.debug("the SSE stream ended: the connection is closed")
-                self._incoming_send.close()  # every answer came this way: none will come now
+                self._incoming.close_sending()  # every answer came this way: none will come now
 
     async def _request_sse_era(
         self, id: RequestId, data: bytes, headers: dict[str, str], post: _Post
@@ -719,13 +823,18 @@ class HttpTransport:
                     self._deliver_parsed(raw)
                     return
                 post.settled = True
+                settle = self.on_response
+                if settle is not None and self._idle() and settle(raw, env.id):
+                    return  # settled by its envelope: the session reads it no more
         elif env is None:
             self._deliver_parsed(raw)
             return
-        try:
-            self._incoming_send.send_nowait(raw)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+        self._incoming.put(raw)
+
+    def _idle(self) -> bool:
+        """Whether the session's read loop waits with nothing queued: a response settled now
+        keeps its place after the frames read before it."""
+        return self._incoming.idle()
 
     def _deliver_parsed(self, raw: bytes) -> None:
         """`_deliver`, the frame parsed whole."""
@@ -749,10 +858,7 @@ class HttpTransport:
                         self.legacy_version = version if type(version) is str else None
                     elif post.method == "tools/list":
                         raw = self._learn_tools(frame, result, raw, post.modern)
-        try:
-            self._incoming_send.send_nowait(raw)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+        self._incoming.put(raw)
 
     def _learn_tools(
         self, frame: dict[str, Any], result: dict[str, Any], raw: bytes, modern: bool
@@ -821,9 +927,7 @@ class HttpTransport:
             error["data"] = data
         self._deliver(pydantic_core.to_json({"jsonrpc": "2.0", "id": id, "error": error}))
 
-    def _failure(
-        self, response: httpx.Response, body: bytes, headers: Mapping[str, str]
-    ) -> _Failure:
+    def _failure(self, response: Answer, body: bytes, headers: Mapping[str, str]) -> _Failure:
         """What a failed HTTP exchange means for its request (see the module's docstring)."""
         status = response.status_code
         reason = f"HTTP {status}: {response.reason_phrase or 'error'}"
@@ -852,6 +956,31 @@ class HttpTransport:
 
     def _too_large(self) -> str:
         return f"the server's message exceeds the {self.max_bytes}-byte limit"
+
+
+def _lean_fits(url: httpx.URL) -> bool:
+    """Whether the lean HTTP/1.1 client can carry the transport's exchanges: on asyncio's loop,
+    with no proxy from the environment for `url` (httpx's path honours those)."""
+    try:
+        if sniffio.current_async_library() != "asyncio":
+            return False
+    except sniffio.AsyncLibraryNotFoundError:
+        return False
+    proxies = urllib.request.getproxies()
+    if not any(proxies.get(key) for key in (url.scheme, "all")):
+        return True
+    return bool(urllib.request.proxy_bypass(url.host))
+
+
+def _as_httpx(response: Answer, method: str, url: httpx.URL) -> httpx.Response:
+    """The status and headers of a lean response as an httpx one (what `Auth.challenge` reads)."""
+    if isinstance(response, httpx.Response):
+        return response
+    return httpx.Response(
+        response.status_code,
+        headers=list(response.headers.items()),
+        request=httpx.Request(method, url),
+    )
 
 
 def _describe(exc: BaseException) -> str:

@@ -48,10 +48,11 @@ from mcpio.auth import Principal, ResourceServerAuth, VerifierUnavailable, beare
 from mcpio.context import HTTP_REQUEST
 from mcpio.errors import LifespanError
 from mcpio.jsonrpc import error_frame
-from mcpio.latest import HEADER_MISMATCH, UNSUPPORTED_VERSION
+from mcpio.latest import HEADER_MISMATCH
 from mcpio.negotiate import MODERN, peek_any, read_modern
+from mcpio.protocol_rules import unsupported_version
 from mcpio.routes import Route
-from mcpio.transports import Transport
+from mcpio.transports import ResponseHook, Transport
 from mcpio.transports.admission import ByteBudget, Refused, Slots
 from mcpio.transports.asgi import (
     JSON_TYPE,
@@ -86,7 +87,10 @@ from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from mcpio.connection import ServerConnection
+    from mcpio.options import ConnectionOptions, HttpAppOptions
 
 log = logging.getLogger("mcpio")
 
@@ -134,7 +138,9 @@ class HttpOptions:
 class Hosting(Protocol):
     """What the app needs of the server it serves (`mcpio.Server`)."""
 
-    def connect(self, transport: Transport, **options: Any) -> ServerConnection: ...
+    def connect(
+        self, transport: Transport, **options: Unpack[ConnectionOptions]
+    ) -> ServerConnection: ...
 
     def param_headers(self, tool: str) -> ParamHeaders: ...
 
@@ -158,7 +164,7 @@ def _route_of(item: Any) -> tuple[str, str | None]:
     return method, name if type(name) is str else None
 
 
-def http_app(server: Hosting, **options: Any) -> HttpApp:
+def http_app(server: Hosting, **options: Unpack[HttpAppOptions]) -> HttpApp:
     """The ASGI app serving `server` at `path` (default `/mcp`); see `HttpOptions`."""
     return HttpApp(server, HttpOptions(**options))
 
@@ -642,11 +648,7 @@ def _check_headers(
             {"header": version, "body": declared},
         )
     if version not in MODERN:
-        raise ProtocolError(
-            UNSUPPORTED_VERSION,
-            f"unsupported protocol version {version!r}; supported: {', '.join(reversed(MODERN))}",
-            {"supported": list(reversed(MODERN)), "requested": version},
-        )
+        raise unsupported_version(version)
     if env.kind != "request":
         return
     method = env.method
@@ -694,6 +696,8 @@ class Answer:
     handler has run `WATCH_AFTER` seconds, so that a quick answer costs no task. A frame its
     reader does not take within `send_timeout` ends the exchange, as the client going away
     does."""
+
+    on_response: ResponseHook | None = None  # (never called: frames come by dispatch)
 
     def __init__(self, send: Send, guard: Guard, send_timeout: float) -> None:
         self._send = send

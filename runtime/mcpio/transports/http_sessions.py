@@ -27,7 +27,7 @@ from mcpio.context import HTTP_REQUEST
 from mcpio.jsonrpc import RequestId, error_frame
 from mcpio.negotiate import peek_any
 from mcpio.session import serving
-from mcpio.transports import Transport
+from mcpio.transports import ResponseHook, Transport
 from mcpio.transports.admission import Slots
 from mcpio.transports.asgi import (
     KEEPALIVE_SECONDS,
@@ -44,8 +44,11 @@ from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from mcpio.auth import Principal
     from mcpio.connection import ServerConnection
+    from mcpio.options import ConnectionOptions
 
 log = logging.getLogger("mcpio")
 
@@ -64,7 +67,9 @@ class Guarding(Protocol):
 class Connecting(Protocol):
     """What the sessions need of the server: a connection over a transport."""
 
-    def connect(self, transport: Transport, **options: Any) -> ServerConnection: ...
+    def connect(
+        self, transport: Transport, **options: Unpack[ConnectionOptions]
+    ) -> ServerConnection: ...
 
 
 @dataclass
@@ -517,6 +522,8 @@ class LegacySession:
     """A legacy session's transport: frames in from its POSTs, frames out to the exchange of
     the request whose handler said them, or to the GET stream. Every outbox is bounded: a
     reader that falls `queue` frames behind is cut off (its stream ends)."""
+
+    on_response: ResponseHook | None = None  # (never called: frames come by dispatch)
 
     def __init__(self, id: str, client: str, queue: int) -> None:
         self.id = id

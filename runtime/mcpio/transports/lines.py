@@ -8,18 +8,21 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from mcpio.transports import FrameTooLarge
+from mcpio.transports import FrameTooLarge, ResponseHook
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 
 
 class LineStream:
     """Frames over a byte stream: `read` returns the next chunk (b"" at the end), `write` sends
     bytes. A line longer than `max_bytes` is dropped up to its newline (never held in memory)
-    and reported once, in its place, as `FrameTooLarge`; blank lines are skipped."""
+    and reported once, in its place, as `FrameTooLarge`; blank lines are skipped. `read` None:
+    a subclass feeds the chunks itself (`ProcessTransport`)."""
+
+    on_response: ResponseHook | None = None  # (called by `ProcessTransport` only)
 
     def __init__(
         self,
-        read: Callable[[], Awaitable[bytes]],
+        read: Callable[[], Awaitable[bytes]] | None,
         write: Callable[[bytes], Awaitable[None]],
         close: Callable[[], Awaitable[None]],
         max_bytes: int = MAX_MESSAGE_BYTES,
@@ -38,8 +41,10 @@ class LineStream:
         self._lock = asyncio.Lock()
 
     async def receive(self) -> bytes:
+        read = self._read
+        assert read is not None, "a stream fed by its subclass reads through it"
         while (line := self._take()) is None:
-            self._feed(await self._read())
+            self._feed(await read())
         return line
 
     def _take(self) -> bytes | None:

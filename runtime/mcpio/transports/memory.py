@@ -7,8 +7,12 @@ import math
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcpio.transports import ResponseHook
+
 
 class MemoryTransport:
+    on_response: ResponseHook | None = None  # (never called: the read loop takes every frame)
+
     def __init__(
         self, send: MemoryObjectSendStream[bytes], receive: MemoryObjectReceiveStream[bytes]
     ) -> None:

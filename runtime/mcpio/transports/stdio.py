@@ -19,6 +19,7 @@ from typing import IO, cast
 
 import anyio
 
+from mcpio.transports import ResponseHook
 from mcpio.transports.lines import LineStream
 
 CHUNK = 1 << 16
@@ -183,37 +184,27 @@ class ProcessTransport(LineStream):
     it is always reaped (no zombie)."""
 
     def __init__(
-        self,
-        process: asyncio.subprocess.Process,
-        grace: float,
-        protocol: _ProcessProtocol | None = None,
+        self, process: asyncio.subprocess.Process, grace: float, protocol: _ProcessProtocol
     ) -> None:
-        assert process.stdout is not None and process.stdin is not None
-        stdout, stdin = process.stdout, process.stdin
-
-        async def read() -> bytes:
-            try:
-                return await stdout.read(CHUNK)
-            except (ConnectionError, OSError):
-                return b""
+        assert process.stdin is not None
+        stdin = process.stdin
 
         async def write(data: bytes) -> None:  # (`send` writes without it)
             await self.send(data.removesuffix(b"\n"))
 
-        super().__init__(read, write, self._stop)
+        super().__init__(None, write, self._stop)  # stdout comes from `protocol`, as it arrives
         self.process = process
         self._grace = grace
         self._stdin = stdin
-        self.on_response: Callable[[bytes], bool] | None = None
+        self.on_response: ResponseHook | None = None
         self._protocol = protocol
         self._waiter: asyncio.Future[None] | None = None
         self._backlog = 0
         self._paused = False
-        if protocol is not None:
-            protocol.sink = self._arrived
-            for chunk in protocol.early:
-                self._arrived(chunk)
-            protocol.early.clear()
+        protocol.sink = self._arrived
+        for chunk in protocol.early:
+            self._arrived(chunk)
+        protocol.early.clear()
 
     def _arrived(self, chunk: bytes) -> None:
         self._backlog += len(chunk)
@@ -252,15 +243,13 @@ class ProcessTransport(LineStream):
             waiter.set_result(None)
 
     def _pipe(self, *, pause: bool) -> None:
-        transport = self._protocol.stdout_pipe if self._protocol is not None else None
+        transport = self._protocol.stdout_pipe
         if transport is not None and not transport.is_closing():
             pipe = cast(asyncio.ReadTransport, transport)  # (uvloop's is one, unregistered)
             pipe.pause_reading() if pause else pipe.resume_reading()
         self._paused = pause
 
     async def receive(self) -> bytes:
-        if self._protocol is None:
-            return await super().receive()
         while (line := self._take()) is None:
             self._backlog = 0
             if self._paused:

@@ -18,6 +18,8 @@ INTERNAL_ERROR = -32603
 # Implementation-defined (JSON-RPC keeps -32000..-32099 for those): the server takes no more work
 # now (a full task queue, a shutdown); retry later. EIP-1474's "limit exceeded" code; HTTP 503.
 SERVER_BUSY = -32005
+# MCP's URLElicitationRequiredError: 2025-11-25's only; 2026-07-28 retired it (MRTR asks instead).
+URL_ELICITATION_REQUIRED = -32042
 
 
 class ProtocolError(Exception):

@@ -1,0 +1,346 @@
+"""A lean HTTP/1.1 client: the default carrier of `HttpTransport`'s exchanges (issue 37).
+
+httptools' C parser on an asyncio `Protocol`, and a keep-alive pool per origin (a stack of idle
+connections: the last one used goes out first). It does what the transport asks and nothing else:
+one request written whole, the response's status and headers awaited, its body streamed (or
+read whole); no redirects, cookies, content decoding (it sends no `Accept-Encoding`) or proxies:
+the transport follows its own redirects, and takes httpx's path where the environment names a
+proxy for its URL. TLS verifies certificates with httpx's context (its CA bundle,
+`SSL_CERT_FILE` / `SSL_CERT_DIR`), as the httpx path does.
+
+Every failure to complete an exchange raises an `HttpConnectionError` (an `OSError`), named as
+httpx names it: `ConnectError` (refused, unreachable, TLS refused), `ConnectTimeout` (no
+connection within `connect_timeout`), `RemoteProtocolError` (closed early, a response that does
+not parse). A connection goes back to the pool only after its
+response was read to the end and the server keeps it alive; one closed early (cancellation, an
+event stream left before its end) is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import select
+import ssl
+from collections.abc import AsyncIterator, Mapping
+
+import httptools
+import httpx
+
+MAX_IDLE = 32  # idle connections kept per origin
+HIGH_WATER = 1 << 18  # unread body bytes above which the socket stops being read
+_Origin = tuple[str, str, int]
+
+
+class HttpConnectionError(ConnectionError):
+    """An HTTP exchange that could not complete."""
+
+
+# named as httpx names them: what a failed request's error message says stays the same
+class ConnectError(HttpConnectionError):
+    """No connection to the server."""
+
+
+class ConnectTimeout(HttpConnectionError):
+    """No connection to the server within the connect timeout."""
+
+
+class RemoteProtocolError(HttpConnectionError):
+    """The server closed the connection early, or answered what does not parse as HTTP."""
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection: the parser's callbacks fill the current response's state."""
+
+    def __init__(self) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.error: BaseException | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        self.origin: _Origin = ("", "", 0)
+        self.reset()
+
+    def reset(self) -> None:
+        self.reason = ""
+        self.headers: dict[str, str] = {}
+        self.raw_headers: list[tuple[bytes, bytes]] = []  # as received (a relay's copy)
+        self.status = 0
+        self.chunks: list[bytes] = []
+        self.buffered = 0
+        self.headers_done = False
+        self.complete = False
+        self.keep_alive = False
+
+    # ---------------------------------------------------------------- asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self.fail(RemoteProtocolError(f"the server's response does not parse: {exc}"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        # a body without a length nor chunks ends with the connection
+        if self.headers_done and not self.complete and self._until_close():
+            self.complete = True
+        if not self.complete:
+            self.error = self.error or RemoteProtocolError(
+                "the server closed the connection" + (f": {exc}" if exc else "")
+            )
+        self.wake()
+
+    def _until_close(self) -> bool:
+        return "content-length" not in self.headers and "chunked" not in self.headers.get(
+            "transfer-encoding", ""
+        )
+
+    # ---------------------------------------------------------------- httptools callbacks
+
+    def on_status(self, status: bytes) -> None:
+        self.reason += status.decode("latin-1")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.raw_headers.append((name, value))
+        key = name.decode("latin-1").lower()
+        text = value.decode("latin-1")
+        old = self.headers.get(key)
+        self.headers[key] = text if old is None else f"{old}, {text}"
+
+    def on_headers_complete(self) -> None:
+        self.status = self.parser.get_status_code()
+        self.headers_done = True
+        self.wake()
+
+    def on_body(self, body: bytes) -> None:
+        self.chunks.append(body)
+        self.buffered += len(body)
+        if self.buffered > HIGH_WATER and self.transport is not None:
+            self.transport.pause_reading()
+        self.wake()
+
+    def on_message_complete(self) -> None:
+        self.complete = True
+        self.keep_alive = self.parser.should_keep_alive()
+        self.wake()
+
+    # ---------------------------------------------------------------- for the response
+
+    def wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def fail(self, error: BaseException) -> None:
+        self.error = error
+        self.close()
+        self.wake()
+
+    async def wait(self) -> None:
+        """Until the parser or the socket has news."""
+        if self.error is not None:
+            raise self.error
+        self.waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self.waiter
+        finally:
+            self.waiter = None
+        if self.error is not None and not self.complete:
+            raise self.error
+
+    def take(self) -> list[bytes]:
+        chunks, self.chunks, self.buffered = self.chunks, [], 0
+        if self.transport is not None and not self.closed:
+            self.transport.resume_reading()
+        return chunks
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+
+class Response:
+    """A response whose body is read from its connection as it comes (`aiter_bytes`, `read`);
+    `aclose` gives the connection back (body read to the end) or closes it."""
+
+    __slots__ = (
+        "status_code",
+        "reason_phrase",
+        "headers",
+        "raw_headers",
+        "_conn",
+        "_pool",
+        "_done",
+    )
+
+    def __init__(self, conn: _Connection, pool: Http1Client) -> None:
+        self.status_code = conn.status
+        self.reason_phrase = conn.reason
+        self.headers: Mapping[str, str] = conn.headers  # names in lower case
+        self.raw_headers = conn.raw_headers
+        self._conn = conn
+        self._pool = pool
+        self._done = False
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self.status_code < 300
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        conn = self._conn
+        while True:
+            chunks = conn.take()
+            if chunks:  # what came while the reader held the last ones is taken first: a
+                for chunk in chunks:  # wake-up then was lost, and reading may be paused
+                    yield chunk
+                continue
+            if conn.complete:
+                return
+            await conn.wait()
+
+    @property
+    def complete(self) -> bytes | None:
+        """The whole body when it has all arrived (a small JSON answer usually comes in one
+        read with its headers), else None: then read it with `aiter_bytes`."""
+        conn = self._conn
+        return b"".join(conn.take()) if conn.complete else None
+
+    async def aclose(self) -> None:
+        if not self._done:
+            self._done = True
+            self._pool.release(self._conn)
+
+
+class Http1Client:
+    """Keep-alive HTTP/1.1 connections per origin; `send` one request at a time on each."""
+
+    def __init__(self, *, connect_timeout: float = 10.0) -> None:
+        self.connect_timeout = connect_timeout
+        self._idle: dict[_Origin, list[_Connection]] = {}
+        self._ssl: ssl.SSLContext | None = None
+        self._heads: dict[tuple[str, httpx.URL], tuple[_Origin, bytes]] = {}
+        self._closed = False
+
+    async def send(
+        self,
+        method: str,
+        url: httpx.URL,
+        headers: Mapping[str, str] | list[tuple[str, str]],
+        content: bytes | None = None,
+    ) -> Response:
+        """Write the request and wait for its response's status and headers. `headers` are
+        sent as they are (a list may repeat a name), with Host and, when there is `content`,
+        Content-Length added."""
+        origin, head = self._head(method, url)
+        conn = await self._acquire(origin)
+        try:
+            out = [head, *_header_lines(headers)]
+            if content is not None:
+                out.append(b"Content-Length: %d\r\n" % len(content))
+            out.append(b"\r\n")
+            if content:
+                out.append(content)
+            assert conn.transport is not None
+            conn.transport.write(b"".join(out))
+            while not conn.headers_done:
+                await conn.wait()
+        except BaseException:
+            conn.close()
+            raise
+        return Response(conn, self)
+
+    def _head(self, method: str, url: httpx.URL) -> tuple[_Origin, bytes]:
+        """The request line and Host header of `method` on `url` (kept: the transport sends to
+        one or two URLs)."""
+        known = self._heads.get((method, url))
+        if known is not None:
+            return known
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"not an http(s) URL: {url}")
+        port = url.port or (443 if url.scheme == "https" else 80)
+        target = url.raw_path or b"/"
+        head = b"%s %s HTTP/1.1\r\nHost: %s\r\n" % (method.encode(), target, url.netloc)
+        known = (url.scheme, url.host, port), head
+        if len(self._heads) < 64:
+            self._heads[(method, url)] = known
+        return known
+
+    async def _acquire(self, origin: _Origin) -> _Connection:
+        if self._closed:
+            raise HttpConnectionError("the HTTP client is closed")
+        idle = self._idle.get(origin)
+        while idle:
+            conn = idle.pop()
+            if not conn.closed and not _readable(conn):
+                conn.reset()
+                return conn
+            conn.close()
+        return await self._connect(origin)
+
+    async def _connect(self, origin: _Origin) -> _Connection:
+        scheme, host, port = origin
+        loop = asyncio.get_running_loop()
+        tls = self._tls() if scheme == "https" else None
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                _, conn = await loop.create_connection(
+                    _Connection, host, port, ssl=tls, server_hostname=host if tls else None
+                )
+        except TimeoutError:
+            raise ConnectTimeout(f"connecting to {host}:{port} timed out") from None
+        except OSError as exc:
+            raise ConnectError(str(exc) or f"could not connect to {host}:{port}") from exc
+        conn.origin = origin
+        return conn
+
+    def _tls(self) -> ssl.SSLContext:
+        if self._ssl is None:
+            context = httpx.create_ssl_context()  # verifies, with httpx's CA bundle and env
+            context.set_alpn_protocols(["http/1.1"])
+            self._ssl = context
+        return self._ssl
+
+    def release(self, conn: _Connection) -> None:
+        """A response is done with: its connection back to the pool, or closed."""
+        if not (conn.complete and conn.keep_alive) or conn.closed or self._closed:
+            conn.close()
+            return
+        idle = self._idle.setdefault(conn.origin, [])
+        if len(idle) >= MAX_IDLE:
+            conn.close()
+        else:
+            idle.append(conn)
+
+    async def aclose(self) -> None:
+        self._closed = True
+        for idle in self._idle.values():
+            for conn in idle:
+                conn.close()
+        self._idle.clear()
+
+
+def _readable(conn: _Connection) -> bool:
+    """Whether an idle connection has something to read: the server closed it (its FIN not seen
+    by the loop yet) or sent what no request asked for; either way it is not to be reused (the
+    check httpcore makes)."""
+    transport = conn.transport
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None:
+        return False
+    try:
+        return bool(select.select([sock.fileno()], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
+
+
+def _header_lines(headers: Mapping[str, str] | list[tuple[str, str]]) -> list[bytes]:
+    lines: list[bytes] = []
+    for name, value in headers.items() if isinstance(headers, Mapping) else headers:
+        if "\n" in value or "\r" in value or "\n" in name or "\r" in name or ":" in name:
+            raise ValueError(f"invalid HTTP header {name!r}")
+        lines.append(f"{name}: {value}\r\n".encode("ascii"))
+    return lines

@@ -1,0 +1,426 @@
+"""The catalogue of the runtime's fast paths: each shortcut beside its general path, and the
+oracle that holds the two equal over every pinned revision, with codec instances made for the
+test (`mcp_wire.codec()` returns one shared instance, whose per-method plans an earlier call
+may have made already: comparing through it would compare the shortcut with itself).
+
+`CATALOGUE` names each fast path, its general path and its oracle (a test of this module, or
+of the module named); `test_every_oracle_of_the_catalogue_exists` keeps the names true.
+`WITHOUT_ORACLE`: the shortcuts that have none yet (issue 33 item 3, server side)."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pydantic_core
+import pytest
+
+import mcp_wire
+from mcpio import Client, Context, Server
+from mcpio.client_frames import RequestFrames
+from mcpio.negotiate import LEGACY, envelope_version, peek_any
+from mcpio.session import Session
+from mcpio.wire.codec import Codec, plain
+from mcpio.wire.errors import ProtocolError
+
+TESTS = Path(__file__).parent
+
+# fast path -> (its general path, its oracle: "test_file.py::test_name")
+CATALOGUE: dict[str, tuple[str, str]] = {
+    "Session._settle_now (a response settled straight from the transport)": (
+        "Session._read_loop: peek_any, then Session._settle",
+        "test_fastpaths.py::test_settled_straight_from_the_transport_as_peek_any_says",
+    ),
+    "Session._settle_now(raw, id) (HttpTransport: settled by the envelope it read)": (
+        "the frame queued for Session._read_loop",
+        "test_fastpaths.py::test_http_responses_settled_by_their_envelope_as_by_the_read_loop",
+    ),
+    "ProcessTransport._arrived: one whole response line settled as it arrives": (
+        "LineStream._feed, then ProcessTransport.receive",
+        "test_fastpaths.py::test_stdout_chunks_settle_as_lines",
+    ),
+    "RequestFrames.fast (a plain tools/call written without a model)": (
+        "RequestFrames.general (the codec's builder, from the public params)",
+        "test_fastpaths.py::test_fast_call_frames_equal_the_general_builders",
+    ),
+    "RequestFrames.fast, end to end (the frames a Client sends)": (
+        "the same calls with the fast builder off",
+        "test_client_frames.py::test_fast_frames_equal_the_builders",
+    ),
+    "Codec.to_public: a legacy result projected by its per-method plan": (
+        "Codec.to_public's general projection (the first call of a method)",
+        "test_fastpaths.py::test_legacy_results_projected_by_the_plan_as_in_general",
+    ),
+    "HttpTransport.send: a request carried by its envelope alone": (
+        "the frame parsed whole (pydantic_core.from_json, envelope_version)",
+        "test_fastpaths.py::test_a_request_is_carried_by_its_envelope_as_parsed_whole",
+    ),
+    "read_modern (the HTTP server's one-parse read of a modern request)": (
+        "peek_any, then Codec.decode",
+        "test_read_modern.py::test_read_modern_agrees_with_peek_and_decode",
+    ),
+    "Codec.encode_result (a result written from its model)": (
+        "Codec.encode of Codec.response",
+        "test_dispatch_core.py::test_encode_result_writes_what_encode_writes",
+    ),
+    "TextAnswer (a tool's string answer written without a result model)": (
+        "tool_result, then the codec's response",
+        "test_dispatch_core.py::test_a_text_answer_is_written_as_its_result_model_is",
+    ),
+    "TextAnswer, legacy (projected)": (
+        "tool_result projected to the revision, then the codec's response",
+        "test_dispatch_core.py::test_a_legacy_text_answer_is_written_as_its_projected_model_is",
+    ),
+    "Server._result_stamp (the modern result _meta, built once)": (
+        "the server's info and capabilities read per answer",
+        "test_dispatch_core.py::test_modern_results_carry_the_servers_info_as_it_is_now",
+    ),
+}
+
+# Shortcuts on main without an oracle yet (the server HTTP host's: issue 33 item 3, the
+# `codegen` branch's), each with what it stands beside.
+WITHOUT_ORACLE: dict[str, str] = {
+    "http_server.Answer.final (the answer written as JSON)": "asgi.respond",
+    "http_server's Guard (a disconnect watched by the guard's timer)": "asgi.watch_disconnect",
+    "http_server's inline header-verdict caches (three)": "the header checks, run each time",
+    "http_sessions.LegacySession's Outbox": "anyio memory streams",
+}
+
+
+def test_every_oracle_of_the_catalogue_exists() -> None:
+    for fast, (general, oracle) in CATALOGUE.items():
+        module, name = oracle.split("::")
+        tree = ast.parse((TESTS / module).read_text(encoding="utf-8"))
+        tests = {
+            node.name
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
+        assert name in tests, f"{fast}: no oracle {oracle} (beside {general})"
+    assert not set(CATALOGUE) & set(WITHOUT_ORACLE)
+
+
+def fresh(revision: str) -> Codec:
+    """A codec of `revision` made for the caller alone (no plan of another call in it)."""
+    shared = mcp_wire.codec(revision)
+    made = type(shared)(shared.max_bytes)
+    assert made is not shared
+    return made
+
+
+PENDING = (7, "s-7")
+
+FRAMES = [
+    b'{"jsonrpc":"2.0","id":7,"result":{"content":[]}}',
+    b'{"id":7,"jsonrpc":"2.0","result":{}}',
+    b' {"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no"}} ',
+    b'{"jsonrpc":"2.0","id":"s-7","result":{}}',
+    b'{"jsonrpc":"2.0","id":8,"result":{}}',  # no such request pending
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}',
+    b'{"jsonrpc":"2.0","result":{}}',  # no id
+    b'{"jsonrpc":"2.0","id":7}',  # neither result nor error
+    b'{"jsonrpc":"2.0","id":7,"method":"ping"}',  # a request from the server, same id
+    b'{"jsonrpc":"2.0","id":7,"result":{},"method":"ping"}',
+    b'{"jsonrpc":"2.0","method":"notifications/progress","params":{}}',
+    b'{"jsonrpc":"2.0","id":7,"method":null,"result":{}}',
+    b'{"jsonrpc":"1.0","id":7,"result":{}}',
+    b'{"id":7,"result":{}}',
+    b'{"jsonrpc":"2.0","id":7.0,"result":{}}',
+    b'{"jsonrpc":"2.0","id":true,"result":{}}',
+    b'{"jsonrpc":"2.0","id":8,"result":{},"id":7}',  # duplicate member: the last one counts
+    b'{"jsonrpc":"2.0","id":7,"result":[]}',
+    b'{"jsonrpc":"2.0","id":7,"error":"no"}',
+    b'{"jsonrpc":"2.0","id":7,"result":{}',  # cut short
+    b'{"jsonrpc":"2.0","id":7,"result":{"x":1e999}}',
+    b'[{"jsonrpc":"2.0","id":7,"result":{}}]',
+    b'"text"',
+    b"",
+    b"\xff\xfe",
+]
+
+
+class _Nothing:
+    async def send(self, data: bytes) -> None:
+        raise AssertionError("nothing is sent")
+
+
+def _peek_verdict(raw: bytes) -> Any:
+    """What the general path settled: the pending id a response answers, else None."""
+    try:
+        env = peek_any(raw)
+    except ProtocolError:
+        return None
+    return env.id if env.kind != "request" and env.id in PENDING else None
+
+
+@pytest.mark.parametrize("raw", FRAMES)
+def test_settled_straight_from_the_transport_as_peek_any_says(raw: bytes) -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        session = Session(_Nothing(), None)  # type: ignore[arg-type]
+        futures = {id: loop.create_future() for id in PENDING}
+        session._pending.update(futures)  # pyright: ignore[reportPrivateUsage]
+        settled = session._settle_now(raw)  # pyright: ignore[reportPrivateUsage]
+        expected = _peek_verdict(raw)
+        assert settled is (expected is not None)
+        for id, future in futures.items():
+            assert future.done() is (id == expected)
+            if future.done():
+                assert future.result() is raw
+    finally:
+        loop.close()
+
+
+RESULTS: dict[str, list[dict[str, Any]]] = {
+    "tools/call": [
+        {"content": [{"type": "text", "text": "x"}], "isError": False},
+        {"content": []},
+        {
+            "content": [
+                {"type": "text", "text": "t", "annotations": {"priority": 0.5}, "_meta": {"k": 1}},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                {"type": "resource", "resource": {"uri": "file:///a", "text": "body"}},
+            ],
+            "structuredContent": {"n": [1, 2.5, None]},
+            "isError": True,
+            "_meta": {"custom/key": {"deep": True}},
+            "extra": "kept",
+        },
+        # the public `_meta` reads this key as the server's info: not expressible
+        {"content": [], "_meta": {"io.modelcontextprotocol/serverInfo": 5}},
+    ],
+    "tools/list": [
+        {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]},
+        {"tools": [], "nextCursor": "c"},
+    ],
+    "resources/read": [{"contents": [{"uri": "file:///a", "text": "x"}]}],
+    "prompts/get": [{"messages": [{"role": "user", "content": {"type": "text", "text": "x"}}]}],
+}
+
+
+def _projection(codec: Any, method: str, result: Any) -> Any:
+    try:
+        public = codec.to_public(method, result, "result")
+    except ProtocolError as exc:
+        return ("error", exc.code, exc.message, exc.data)
+    return (type(public), plain(public))
+
+
+@pytest.mark.parametrize("revision", LEGACY)
+@pytest.mark.parametrize("method", list(RESULTS))
+def test_legacy_results_projected_by_the_plan_as_in_general(revision: str, method: str) -> None:
+    models = [fresh(revision).decode_response(_frame(r), method).result for r in RESULTS[method]]
+    general = []
+    for model in models:  # each through a codec that has no plan: the general path
+        codec = fresh(revision)
+        assert method not in codec._public_results  # pyright: ignore[reportPrivateUsage]
+        general.append(_projection(codec, method, model))
+    planned = fresh(revision)
+    first = _projection(planned, method, models[0])  # the general path; the plan is made
+    assert method in planned._public_results  # pyright: ignore[reportPrivateUsage]
+    assert first == general[0]
+    if method == "tools/call":
+        assert general[-1][0] == "error"  # (the case the public models cannot express)
+    for model, expected in zip(models, general, strict=True):
+        assert _projection(planned, method, model) == expected
+    # a public model given back is returned as it is, plan or not
+    public = planned.to_public(method, models[0], "result")
+    assert planned.to_public(method, public, "result") is public
+
+
+def _frame(result: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}).encode()
+
+
+class _Stream:
+    transport: Any = None
+
+
+class _Process:
+    stdout = _Stream()
+    stdin = _Stream()
+
+
+# chunks as read from a server's stdout -> (lines settled, lines left to the read loop)
+CHUNKS: list[tuple[list[bytes], list[bytes], list[bytes]]] = [
+    ([b'{"id":1}\n'], [b'{"id":1}'], []),  # one whole response line: settled at once
+    ([b'{"id":1}\r\n'], [b'{"id":1}\r'], []),
+    ([b'{"method":"ping","id":1}\n'], [], [b'{"method":"ping","id":1}']),
+    ([b"\n"], [], []),  # a blank line: nothing to read, the reader sleeps on
+    ([b"  \n"], [], [b"  "]),  # whitespace: the read loop skips it
+    ([b'{"id":1}\n{"id":2}\n'], [b'{"id":1}', b'{"id":2}'], []),
+    ([b'{"id":1}\n{"method":"x"}\n{"id":2}\n'], [b'{"id":1}'], [b'{"method":"x"}', b'{"id":2}']),
+    ([b'{"id"', b":1}\n"], [b'{"id":1}'], []),  # a line in two reads
+    ([b'{"id":1}\n{"id"', b":2}\n"], [b'{"id":1}', b'{"id":2}'], []),
+    ([b""], [], []),  # the end: the reader wakes (to end)
+    ([b'{"id":1}\n', b""], [b'{"id":1}'], []),
+    ([b'{"id"', b""], [], [b'{"id"']),  # an unfinished last line, read as the end's
+]
+
+
+@pytest.mark.parametrize(("chunks", "settled", "left"), CHUNKS)
+def test_stdout_chunks_settle_as_lines(
+    chunks: list[bytes], settled: list[bytes], left: list[bytes]
+) -> None:
+    """`ProcessTransport._arrived`'s whole-line path takes the lines the general one would."""
+    from mcpio.transports.stdio import CHUNK, ProcessTransport, _ProcessProtocol
+
+    loop = asyncio.new_event_loop()
+    try:
+        protocol = _ProcessProtocol(CHUNK, loop)
+        transport = ProcessTransport(_Process(), 1.0, protocol)  # type: ignore[arg-type]
+        taken: list[bytes] = []
+
+        def settle(line: bytes, id: Any = None) -> bool:
+            try:  # (as `_settle_now`: what is not a JSON response is left to the read loop)
+                if "method" in json.loads(line):
+                    return False
+            except ValueError:
+                return False
+            taken.append(line)
+            return True
+
+        transport.on_response = settle
+        waiter = transport._waiter = loop.create_future()  # pyright: ignore[reportPrivateUsage]
+        for chunk in chunks:
+            transport._arrived(chunk)  # pyright: ignore[reportPrivateUsage]
+        assert taken == settled
+        assert list(transport._lines) == left  # pyright: ignore[reportPrivateUsage]
+        assert waiter.done() is bool(left or chunks[-1] == b"")
+    finally:
+        loop.close()
+
+
+# ---------------------------------------------------------------- the client's request frames
+
+ARGUMENTS: list[dict[str, Any] | None] = [
+    {"text": "hi"},
+    None,
+    {},
+    {"text": 'é\u2028"quoted"', "nested": {"n": [1, 2.5, True, None, {"deep": []}]}},
+]
+
+
+def _envelope(codec: Codec) -> dict[str, Any]:
+    if codec.era != "modern":
+        return {}
+    info = {"name": "oracle", "version": "1.0"}
+    return {"client_capabilities": {}, "client_info": info, "protocol_version": codec.revision}
+
+
+@pytest.mark.parametrize("revision", mcp_wire.REVISIONS)
+@pytest.mark.parametrize("level", [None, "debug"])
+def test_fast_call_frames_equal_the_general_builders(revision: str, level: str | None) -> None:
+    frames = RequestFrames(_envelope)
+    frames.log_level = level
+    for index, arguments in enumerate(ARGUMENTS):
+        data: dict[str, Any] = {"name": "echo"}
+        if arguments is not None:
+            data["arguments"] = arguments
+        for progress in (False, True):
+            fast = frames.fast(fresh(revision), index, data, progress)
+            assert fast is not None  # plain JSON: the fast builder takes it
+            general = frames.general(fresh(revision), "tools/call", data, index, progress, None)
+            assert json.loads(fast) == json.loads(general)
+    # what the fast builder cannot vouch for goes the general way
+    for odd in ({"name": "x", "arguments": {"n": float("nan")}}, {"name": "x", "task": {}}):
+        assert frames.fast(fresh(revision), 1, odd, False) is None
+
+
+# ---------------------------------------------------------------- the HTTP client transport
+
+
+def _requests() -> list[bytes]:
+    out: list[bytes] = []
+    for revision in mcp_wire.REVISIONS:
+        codec = fresh(revision)
+        for id in (1, "r-1", 2**40):
+            params = {"name": "echo", "arguments": {"text": "x"}}
+            out.append(codec.encode(codec.request("tools/call", params, id=id, **_envelope(codec))))
+            out.append(codec.encode(codec.request("tools/list", None, id=id, **_envelope(codec))))
+    out.append(b'{"jsonrpc":"2.0","id":3,"method":"x/y","params":{"_meta":{}}}')
+    return out
+
+
+@pytest.mark.parametrize("raw", _requests())
+def test_a_request_is_carried_by_its_envelope_as_parsed_whole(raw: bytes) -> None:
+    """`HttpTransport.send` routes a request by `peek_any`'s envelope; parsed whole, the frame
+    says the same id, method and protocol version."""
+    env = peek_any(raw)
+    frame = pydantic_core.from_json(raw)
+    assert env.kind == "request"
+    assert (env.id, env.method) == (frame["id"], frame["method"])
+    assert env.protocol_version == envelope_version(frame)
+
+
+def _http_server() -> Any:
+    server = Server("oracle", "1.0")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Echoes."""
+        return text
+
+    @server.tool()
+    async def steps(ctx: Context) -> str:
+        """Reports progress, then answers."""
+        for step in range(3):
+            await ctx.report_progress(step, 3)
+        return "stepped"
+
+    @server.tool()
+    async def fails() -> str:
+        """Fails."""
+        raise ValueError("no")
+
+    return server
+
+
+async def _http_calls(revision: str) -> list[Any]:
+    seen: list[Any] = []
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=_http_server().http_app()))
+    async with http:
+        with anyio.fail_after(20):
+            async with Client("http://127.0.0.1/mcp", mode=revision, http=http) as client:
+                for text in ("a", "b", "c"):
+                    seen.append(plain(await client.call_tool("echo", {"text": text})))
+                seen.append([tool.name for tool in (await client.list_tools()).tools])
+                result = await client.call_tool("steps", {}, progress=lambda p, *_: seen.append(p))
+                seen.append(plain(result))  # after its progress: the order of frames holds
+                seen.append(plain(await client.call_tool("fails", {})))
+                try:
+                    await client.request("no/such", {})
+                except ProtocolError as exc:
+                    seen.append(exc.code)
+    return seen
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-06-18"])
+async def test_http_responses_settled_by_their_envelope_as_by_the_read_loop(
+    revision: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpio.transports.http_client import HttpTransport
+
+    settled: list[Any] = []
+    settle = Session._settle_pending  # pyright: ignore[reportPrivateUsage]
+
+    def counted(self: Session, raw: bytes, id: Any) -> bool:
+        taken = settle(self, raw, id)
+        settled.append(taken)
+        return taken
+
+    monkeypatch.setattr(Session, "_settle_pending", counted)
+    fast = await _http_calls(revision)
+    assert any(settled)  # the fast path was taken
+    monkeypatch.setattr(HttpTransport, "_idle", lambda self: False)
+    settled.clear()
+    general = await _http_calls(revision)
+    assert not any(settled)
+    assert fast == general
+    assert fast[4:7] == [0, 1, 2]  # progress before the result it comes with
