@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+import anyio
 import httpx
 import pytest
 
@@ -146,3 +147,30 @@ async def test_a_proxy_from_the_environment_takes_the_httpx_path(
     monkeypatch.delenv("NO_PROXY")
     async with HttpTransport(str(url)) as transport:
         assert transport._lean is None and transport._http is not None
+
+
+async def test_a_reader_slower_than_the_body_gets_all_of_it() -> None:
+    """Body bytes that arrive while the reader holds the last ones (past the high-water mark,
+    reading paused) are taken before waiting again, and none are dropped at the end (a slow
+    reader: the inspect relay passing a large answer on)."""
+    body = bytes(range(256)) * 8192  # 2 MiB
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body))
+        for start in range(0, len(body), 65536):
+            writer.write(body[start : start + 65536])
+            await writer.drain()
+        await writer.drain()
+
+    async with scripted(handler) as (url, _):
+        client = Http1Client()
+        response = await client.send("GET", httpx.URL(url), {})
+        received: list[bytes] = []
+        with anyio.fail_after(20):
+            async for chunk in response.aiter_bytes():
+                received.append(chunk)
+                await asyncio.sleep(0.005)  # a reader awaiting its own writes
+        assert b"".join(received) == body
+        await response.aclose()
+        await client.aclose()

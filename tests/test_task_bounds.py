@@ -124,3 +124,22 @@ async def test_the_sqlite_task_file_is_private_and_no_link_is_followed(tmp_path:
     with pytest.raises(TaskStoreError, match="a symbolic link"):
         SqliteTaskStore(link)
     assert not target.exists()
+
+
+async def test_the_last_tasks_are_swept_after_every_task_has_ended(store: TaskStore) -> None:
+    """No task left running: the sweeper goes on until the last task started here expired."""
+    engine = TaskEngine(store, min_ttl_ms=1, sweep_seconds=0.05)
+    for _ in range(5):
+        record = await engine.start(owner=None, method="tools/call", work=done, ttl_ms=1_000)
+        await engine.wait(record.task_id, None)
+    await until(lambda: not engine._runs)  # pyright: ignore[reportPrivateUsage]
+
+    def stored() -> int:
+        if isinstance(store, MemoryTaskStore):
+            return len(store._tasks)  # pyright: ignore[reportPrivateUsage]
+        db = store._db  # pyright: ignore[reportAttributeAccessIssue]
+        return int(db.execute("SELECT count(*) FROM mcpio_tasks").fetchone()[0])
+
+    assert stored() == 5
+    await until(lambda: stored() == 0, timeout=15)
+    await engine.aclose()

@@ -764,3 +764,39 @@ async def test_drain_hands_back_a_task_with_a_run_left() -> None:
     assert await store.get(queued.task_id, None) == back
     again = await store.claim(queued.task_id, "another", 1e12)  # a second run for another
     assert again is not None and again.attempts == 2
+
+
+async def test_without_auth_a_legacy_session_reaches_only_its_own_tasks() -> None:
+    """No authorization: each legacy HTTP session owns the tasks it creates (another session
+    cannot list, read, wait on or cancel them); a 2026-07-28 client's tasks are anonymous,
+    reachable by their id alone and listed by no session."""
+    server = make_server()
+    async with serve_app(server.http_app()) as served:
+        url = f"{served.url}/mcp"
+        async with (
+            Client(url, mode=LEGACY_TASKS, tasks=True) as alice,
+            Client(url, mode=LEGACY_TASKS, tasks=True) as mallory,
+            Client(url, mode=MODERN, tasks=True) as modern,
+        ):
+            await alice.list_tools()
+            await modern.list_tools()
+            mine = await alice.start_tool("work", {"n": 1, "seconds": 30})
+            assert isinstance(mine, TaskHandle)
+            anonymous = await modern.start_tool("work", {"n": 2, "seconds": 30})
+            assert isinstance(anonymous, TaskHandle)
+            listed = await alice.list_tasks()
+            assert [t["taskId"] for t in listed["tasks"]] == [mine.task_id]
+            assert (await mallory.list_tasks())["tasks"] == []
+            for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+                for task_id in (mine.task_id, anonymous.task_id):
+                    with pytest.raises(McpError) as caught:
+                        await mallory.task_request(method, {"taskId": task_id})
+                    assert caught.value.code == -32602, method
+                    assert caught.value.message == "Failed to retrieve task: Task not found"
+            assert (await mine.refresh())["status"] == "working"
+            # The id is the capability of an anonymous task: another modern client holding it
+            # reaches it; a legacy session does not.
+            async with Client(url, mode=MODERN, tasks=True) as other:
+                assert (await other.task(anonymous.task_id).refresh())["status"] == "working"
+            await mine.cancel()
+            await anonymous.cancel()

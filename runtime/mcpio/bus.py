@@ -25,6 +25,7 @@ import anyio
 import pydantic_core
 
 from mcpio.extras import needs
+from mcpio.redact import Secret, redacted
 from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
 
 if TYPE_CHECKING:
@@ -133,8 +134,12 @@ class RedisBus(Bus):
         with needs("redis", "RedisBus"):
             from redis.asyncio import ConnectionPool
 
-        ConnectionPool.from_url(url)  # a malformed URL fails here, not later
-        self.url = url
+        try:
+            ConnectionPool.from_url(url)  # a malformed URL fails here, not later
+        except ValueError as exc:
+            raise ValueError(redacted(str(exc))) from None
+        self.url = without_credentials(url)  # for show; `_url` connects
+        self._url = Secret(url)
         self.channel = channel or ""  # set by `attach` when not given
         self.backoff = backoff
         self.max_backoff = max_backoff
@@ -173,7 +178,7 @@ class RedisBus(Bus):
         delay = self.backoff
         while True:
             client = Redis.from_url(
-                self.url,
+                self._url.reveal(),
                 retry=Retry(NoBackoff(), 0),  # a silent reconnection would hide a gap
                 socket_connect_timeout=self.timeout,
                 socket_timeout=self.timeout,

@@ -184,8 +184,12 @@ _PASS_THROUGH = {"ignore_unknown_options": True, "allow_interspersed_args": Fals
 @click.option(
     "--report", type=click.Path(path_type=Path), help="Write a static HTML report at the end."
 )
+@click.option("--max-frames", type=click.IntRange(min=1), help="Frames kept for --report (10,000).")
 @click.option("--upstream", help="HTTP: the MCP endpoint URL to relay to.")
-@click.option("--listen", help="HTTP: HOST:PORT to serve on (127.0.0.1:PORT).")
+@click.option("--listen", help="HTTP: [HOST:]PORT to serve on (HOST: 127.0.0.1).")
+@click.option(
+    "--allow-remote", is_flag=True, help="HTTP: allow a --listen HOST other than loopback."
+)
 @click.argument("server", nargs=-1, type=click.UNPROCESSED)
 def inspect_cmd(**options: Any) -> None:  # fmt: skip
     """Relay an MCP session, checking every frame.

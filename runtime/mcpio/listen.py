@@ -17,6 +17,7 @@ from mcpio.latest import public as pub
 from mcpio.negotiate import SUBSCRIPTION_ID_KEY, codec_of
 from mcpio.tasks import serve as tasks_serve
 from mcpio.tasks.engine import TaskEngine
+from mcpio.tasks.owner import owner_of
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 
@@ -113,7 +114,7 @@ async def honoured(
             params.meta.io_modelcontextprotocol_clientCapabilities
         ):
             raise tasks_serve.missing_extension("listening to task status notifications")
-        owner = ctx.principal.subject if ctx.principal is not None else None
+        owner = owner_of(ctx)
         ids = [t for t in task_ids if type(t) is str] if type(task_ids) is list else []
         kept[TASK_IDS] = [t for t in ids if await tasks.get(t, owner) is not None]
     return kept

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import anyio
 import pydantic
 
-from mcpio.auth import Principal
 from mcpio.bus import Bus
 from mcpio.connection import ServerConnection
 from mcpio.context import Context, InputRequired, MethodHandler, RetriedInputs
@@ -61,6 +60,7 @@ from mcpio.tasks.engine import (
     Work,
     modern_task,
 )
+from mcpio.tasks.owner import owner_of, owner_principal
 from mcpio.tasks.queue import Job
 from mcpio.tasks.store import TaskRecord, TaskStore
 from mcpio.transports import Transport
@@ -632,7 +632,7 @@ class Server:
         self, params: pub.CallToolRequestParams, ctx: Context, offer: TaskOffer
     ) -> TaskCreated:
         """A modern task call, queued for the workers (`mcpio.tasks.worker`)."""
-        owner = ctx.principal.subject if ctx.principal is not None else None
+        owner = owner_of(ctx)
         token = ctx.progress_token
         job = Job(
             task_id="", owner=owner, tool=params.name, arguments=plain(params.arguments or {}),
@@ -663,7 +663,7 @@ class Server:
                     client_capabilities=pub.ClientCapabilities.model_validate(job.capabilities),
                     client_info=None, inputs=RetriedInputs({}), notify=_nowhere,
                     codec=codec_of(job.revision), progress_token=job.progress_token,
-                    principal=Principal(job.owner) if job.owner is not None else None,
+                    principal=owner_principal(job.owner),
                 )  # fmt: skip
 
                 async def progress(params: dict[str, Any]) -> None:

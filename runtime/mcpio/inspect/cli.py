@@ -18,8 +18,9 @@ from typing import IO
 
 import anyio
 
+from mcpio.inspect.guard import is_loopback
 from mcpio.inspect.stateful import output_checked
-from mcpio.inspect.transcript import Recorder
+from mcpio.inspect.transcript import MAX_FRAMES, Recorder
 
 
 class UsageError(Exception):
@@ -39,10 +40,18 @@ def _opened(path: Path | None, default: IO[str] | None) -> Iterator[IO[str] | No
         yield file
 
 
-def _listen_address(value: str) -> tuple[str, int]:
+def _listen_address(value: str, remote: bool) -> tuple[str, int]:
+    """`--listen PORT` (on 127.0.0.1) or `HOST:PORT`; a host other than loopback only with
+    `--allow-remote` (the relay would reach the upstream for anyone who reaches it)."""
     host, colon, port = value.rpartition(":")
-    if not colon or not port.isdigit() or not host:
-        raise UsageError(f"--listen wants HOST:PORT, not {value!r}")
+    if not colon:
+        host, port = "127.0.0.1", value
+    if not port.isdigit() or not host:
+        raise UsageError(f"--listen wants HOST:PORT (or PORT), not {value!r}")
+    if not is_loopback(host) and not remote:
+        raise UsageError(
+            f"--listen {value}: not a loopback address; add --allow-remote to listen there"
+        )
     return host, int(port)
 
 
@@ -51,17 +60,18 @@ def inspect(args: argparse.Namespace) -> int:
     address: str | None = args.listen
     http = upstream is not None or address is not None
     if http and (upstream is None or address is None):
-        raise UsageError("HTTP mode needs both --upstream URL and --listen HOST:PORT")
+        raise UsageError("HTTP mode needs both --upstream URL and --listen [HOST:]PORT")
     if http and args.server:
         raise UsageError("give either a server command (stdio) or --upstream (HTTP), not both")
     if not http and not args.server:
         raise UsageError("no server command: mcpio inspect -- <server command...>")
     if not http and shutil.which(args.server[0]) is None:
         raise UsageError(f"cannot run {args.server[0]!r}: not found or not executable")
-    listen = _listen_address(address) if address is not None else None
+    remote = bool(getattr(args, "allow_remote", False))
+    listen = _listen_address(address, remote) if address is not None else None
     with _opened(args.log, sys.stderr) as log, _opened(args.jsonl, None) as jsonl:
         assert log is not None
-        recorder = Recorder(log, jsonl)
+        recorder = Recorder(log, jsonl, max_frames=getattr(args, "max_frames", None) or MAX_FRAMES)
         try:
             if http:
                 assert upstream is not None and listen is not None
@@ -79,7 +89,7 @@ def inspect(args: argparse.Namespace) -> int:
             if args.report is not None:
                 from mcpio.inspect.report import write_report
 
-                write_report(args.report, recorder.entries)
+                write_report(args.report, recorder.entries, recorder.summary())
     return status
 
 

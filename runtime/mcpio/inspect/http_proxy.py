@@ -12,15 +12,17 @@ ids at once), checked with the server capabilities the last `server/discover` an
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 
 from mcpio.extras import needs
 from mcpio.inspect.checks import CLIENT, SERVER, Checker
+from mcpio.inspect.guard import RelayGuard
 from mcpio.inspect.rules import Finding
 from mcpio.inspect.stateful import Shared
-from mcpio.inspect.transcript import Recorder
+from mcpio.inspect.transcript import KEEP_BYTES, Recorder
 
 with needs("http", "mcpio inspect --upstream"):
     import httpx
@@ -31,6 +33,7 @@ with needs("http", "mcpio inspect --upstream"):
     from mcpio.transports.http1 import Response as LeanResponse
     from mcpio.transports.http_rules import EVENT_STREAM, JSON, media_type
     from mcpio.transports.sse import SseParser
+    from mcpio.wire.codec import MAX_MESSAGE_BYTES
 
 # Not forwarded: they describe one hop, not the message.
 HOP_BY_HOP = frozenset(
@@ -42,15 +45,22 @@ SHUTDOWN_GRACE = 0.5  # seconds open streams get after SIGINT or SIGTERM
 
 
 class ProxyApp:
-    """The relay to `upstream` (an MCP endpoint URL), recording into `recorder`."""
+    """The relay to `upstream` (an MCP endpoint URL), recording into `recorder`; `guard`
+    checks each request's Host and Origin (by default: loopback only)."""
 
     def __init__(
-        self, upstream: str, recorder: Recorder, client: httpx.AsyncClient | None = None
+        self,
+        upstream: str,
+        recorder: Recorder,
+        client: httpx.AsyncClient | None = None,
+        guard: RelayGuard | None = None,
     ) -> None:
         self.upstream = upstream
         self.recorder = recorder
+        self.guard = guard or RelayGuard()
+        self.max_frame_bytes = MAX_MESSAGE_BYTES  # a larger answer passes unchecked, as it comes
         # a caller's httpx client (tests), else the lean HTTP/1.1 client of the MCP client
-        # (httpx on a loop that is not asyncio's)
+        # (httpx on a loop that is not asyncio's, and for a body too large to hold)
         self.client = client
         self.lean = Http1Client() if client is None else None
         self.discovered: dict[str, Any] | None = None  # the last server/discover's capabilities
@@ -63,26 +73,31 @@ class ProxyApp:
             return
         if scope["type"] != "http":
             return
-        body = await _body(receive)
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
         lowered = {k.lower(): v for k, v in headers}
+        refused = self.guard.refusal(lowered.get("host"), lowered.get("origin"))
+        if refused is not None:
+            await _answer(send, refused[0], refused[1].encode())
+            return
+        upload = await Upload(receive, self.max_frame_bytes).read()
+        body = upload.whole or b""
         session = lowered.get(SESSION)
         checker = self._checker(session, body)
         method = scope["method"]
         exchange: dict[str, Any] = {"method": method}
-        if method == "POST" and body:
+        if method == "POST":
             mcp = {k: v for k, v in lowered.items() if k.startswith("mcp-")}
             exchange["headers"] = mcp  # replay sends them again
-            findings = checker.check(CLIENT, body, lowered, len(self.recorder.entries))
+        if method == "POST" and body:
+            findings = checker.check(CLIENT, body, lowered, self.recorder.count)
             self.recorder.record(CLIENT, body, findings, session=session, http=exchange)
-        url = self.upstream + (
-            f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
-        )
-        forwarded = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
-        try:
-            response = await self._forward(method, url, forwarded, body)
-        except (httpx.HTTPError, OSError) as exc:
-            await _answer(send, 502, f"mcpio inspect: upstream unreachable: {exc}".encode())
+        response = await self._forward(scope, headers, upload, send)
+        if upload.whole is None:  # too large to check: passed on as it came
+            findings = [checker.too_large(CLIENT, upload.size)]
+            self.recorder.record(
+                CLIENT, upload.head, findings, session=session, http=exchange, size=upload.size
+            )
+        if response is None:
             return
         new_session = response.headers.get(SESSION)
         if new_session is not None and session is None:
@@ -111,22 +126,40 @@ class ProxyApp:
             if not gone:  # a modern exchange is over; a client that left cancelled it
                 self.recorder.finish(checker.finish())
 
+    async def _forward(
+        self, scope: Scope, headers: list[tuple[str, str]], upload: Upload, send: Send
+    ) -> httpx.Response | LeanResponse | None:
+        """The request sent upstream (its body as it comes when too large to hold) and the
+        answer's head; None when the upstream is unreachable (the client is told 502)."""
+        url = self.upstream + (
+            f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
+        )
+        forwarded = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
+        try:
+            return await self._send(scope["method"], url, forwarded, upload)
+        except (httpx.HTTPError, OSError) as exc:
+            await _answer(send, 502, f"mcpio inspect: upstream unreachable: {exc}".encode())
+            return None
+
     def finish(self) -> None:
         """At shutdown: what the open legacy sessions leave unanswered."""
         for checker in self.sessions.values():
             self.recorder.finish(checker.finish())
 
-    async def _forward(
-        self, method: str, url: str, headers: list[tuple[str, str]], body: bytes
+    async def _send(
+        self, method: str, url: str, headers: list[tuple[str, str]], upload: Upload
     ) -> httpx.Response | LeanResponse:
         """The request upstream, its answer's body left to stream."""
-        if self.lean is not None and sniffio.current_async_library() == "asyncio":
+        body = upload.whole  # None: too large to hold, streamed (by httpx)
+        asyncio_loop = sniffio.current_async_library() == "asyncio"
+        if self.lean is not None and asyncio_loop and body is not None:
             sent = [(k, v) for k, v in headers if k.lower() != "content-length"]  # it sets its own
             content = body if body or method == "POST" else None
             return await self.lean.send(method, httpx.URL(url), sent, content)
         if self.client is None:
             self.client = httpx.AsyncClient(timeout=None)
-        request = self.client.build_request(method, url, headers=headers, content=body)
+        content = body if body is not None else upload.stream()
+        request = self.client.build_request(method, url, headers=headers, content=content)
         return await self.client.send(request, stream=True)
 
     def _checker(self, session: str | None, body: bytes) -> Checker:
@@ -164,8 +197,8 @@ class ProxyApp:
         kind = media_type(response.headers.get("content-type", ""))
         session = session or response.headers.get(SESSION)
         exchange = {"method": method, "status": response.status_code, "content_type": kind}
-        parser = SseParser() if kind == EVENT_STREAM else None
-        held: list[bytes] = []
+        parser = SseParser(self.max_frame_bytes) if kind == EVENT_STREAM else None
+        held = HeldBody(self.max_frame_bytes) if kind == JSON else None
         pending = set(asked)  # requests of the POST not answered yet
         async for chunk in chunks:
             if parser is not None:
@@ -174,23 +207,67 @@ class ProxyApp:
                     if event.too_large:
                         findings = [checker.too_large(SERVER, parser.max_bytes + 1)]
                     else:
-                        index = len(self.recorder.entries)
+                        index = self.recorder.count
                         findings = checker.check(SERVER, frame, index=index)
                         if asked and not pending:
                             findings.append(after_response(index))
                         pending.discard(_answered_id(frame))
                     self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
-            elif kind == JSON:
-                held.append(chunk)  # passed on once whole and checked
+            elif held is not None:  # passed on once whole and checked, unless too large
+                for piece in held.add(chunk):
+                    await send({"type": "http.response.body", "body": piece, "more_body": True})
                 continue
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        if held:
-            frame = b"".join(held)
-            index = len(self.recorder.entries)
-            findings = checker.check(SERVER, frame, index=index)
-            self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
-            await send({"type": "http.response.body", "body": frame, "more_body": True})
+        if held is not None and held.size:
+            frame = held.whole()
+            if frame is None:
+                findings = [checker.too_large(SERVER, held.size)]
+            else:
+                findings = checker.check(SERVER, frame, index=self.recorder.count)
+            record = held.head if frame is None else frame
+            self.recorder.record(
+                SERVER, record, findings, session=session, http=exchange, size=held.size
+            )
+            if frame is not None:
+                await send({"type": "http.response.body", "body": frame, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class HeldBody:
+    """A JSON answer, held until whole (then checked before it is passed on) up to `limit`
+    bytes; past that, what was held and every later chunk pass on at once, and only the first
+    `KEEP_BYTES` are kept, for the record."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.head = b""  # once too large: the beginning kept
+        self._pieces: list[bytes] = []
+        self._over = False
+
+    def add(self, chunk: bytes) -> list[bytes]:
+        """What to pass on now (nothing while the body is held)."""
+        self.size += len(chunk)
+        if not self._over:
+            self._pieces.append(chunk)
+            if self.size <= self.limit:
+                return []
+            self._over = True
+            pieces, self._pieces = self._pieces, []
+            for piece in pieces:
+                self._keep(piece)
+            return pieces
+        self._keep(chunk)
+        return [chunk]
+
+    def _keep(self, piece: bytes) -> None:
+        room = KEEP_BYTES - len(self.head)
+        if room > 0:
+            self.head += piece[:room]
+
+    def whole(self) -> bytes | None:
+        """The body, held whole; None when it was too large to hold."""
+        return None if self._over else b"".join(self._pieces)
 
 
 def _request_ids(body: bytes) -> set[Any]:
@@ -241,16 +318,53 @@ def _initialize(body: bytes) -> bool:
     return type(frame) is dict and frame.get("method") == "initialize"
 
 
-async def _body(receive: Receive) -> bytes:
-    parts: list[bytes] = []
-    while True:
-        message = await receive()
+class Upload:
+    """A client's request body: held whole up to `limit` bytes (checked before it is passed
+    on); a longer one is passed on as it arrives (`stream`), only its first `KEEP_BYTES` kept,
+    for the record."""
+
+    def __init__(self, receive: Receive, limit: int) -> None:
+        self._receive = receive
+        self.limit = limit
+        self.whole: bytes | None = None  # None: too large to hold
+        self._held = HeldBody(limit)
+        self._first: list[bytes] = []  # read already, once past the limit
+        self._more = True
+
+    @property
+    def size(self) -> int:
+        return self._held.size
+
+    @property
+    def head(self) -> bytes:
+        return self._held.head
+
+    async def read(self) -> Upload:
+        """Read until the body is whole or past the limit."""
+        while self._more:
+            self._first = self._held.add(await self._next())
+            if self._first:
+                return self  # past the limit: `stream` passes it on
+        self.whole = self._held.whole()
+        return self
+
+    async def _next(self) -> bytes:
+        message = await self._receive()
         if message["type"] == "http.disconnect":
-            break
-        parts.append(message.get("body", b""))
-        if not message.get("more_body"):
-            break
-    return b"".join(parts)
+            self._more = False
+            return b""
+        self._more = bool(message.get("more_body"))
+        return message.get("body", b"")
+
+    async def stream(self) -> AsyncIterator[bytes]:
+        """The body of one too large to hold: what was read, then the rest as it comes."""
+        first, self._first = self._first, []
+        for piece in first:
+            yield piece
+        del first
+        while self._more:
+            for piece in self._held.add(await self._next()):
+                yield piece
 
 
 async def _disconnected(receive: Receive) -> None:
@@ -280,7 +394,7 @@ def serve_proxy(upstream: str, listen: tuple[str, int], recorder: Recorder) -> N
     with needs("http", "mcpio inspect --upstream"):
         import uvicorn
     host, port = listen
-    app = ProxyApp(upstream, recorder)
+    app = ProxyApp(upstream, recorder, guard=RelayGuard(host))
     # Open streams (a GET or listen stream) must not hold the shutdown: they are cut after
     # SHUTDOWN_GRACE seconds, which closes their upstream streams.
     uvicorn.run(

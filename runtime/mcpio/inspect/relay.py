@@ -86,7 +86,7 @@ class Observer:
         if line.size > len(line.data):  # past the limit: judged by its size alone
             findings = [self.checker.too_large(direction, line.size)]
         else:
-            index = len(self.recorder.entries)
+            index = self.recorder.count
             findings = self.checker.check(direction, line.data, index=index)
         self.recorder.record(direction, line.data, findings, size=line.size)
 

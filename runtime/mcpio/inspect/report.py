@@ -9,6 +9,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from mcpio.inspect.escape import printable
 from mcpio.inspect.transcript import Entry, summary_table
 
 SHOWN_BYTES = 4096  # of each frame, in the page
@@ -61,12 +62,13 @@ def _row(entry: Entry, start: float, method: str) -> str:
     severities = " ".join(sorted({f.severity for f in entry.findings}))
     worst = "error" if "error" in severities else severities
     text = entry.frame[:SHOWN_BYTES].decode("utf-8", "replace")
+    text = "\n".join(printable(line) for line in text.split("\n"))
     if entry.size > SHOWN_BYTES:
         text += f" ... ({entry.size} bytes)"
     findings = "".join(
         f'<div class="finding {html.escape(f.severity)}">[{html.escape(f.severity)}] '
-        f"{html.escape(f.rule)} at <code>{html.escape(f.path)}</code>: "
-        f"{html.escape(f.message)} <small>(spec: {html.escape(f.spec)})</small></div>"
+        f"{html.escape(f.rule)} at <code>{html.escape(printable(f.path))}</code>: "
+        f"{html.escape(printable(f.message))} <small>(spec: {html.escape(f.spec)})</small></div>"
         for f in entry.findings
     )
     css = "c2s" if entry.direction == "client->server" else "s2c"
@@ -75,15 +77,17 @@ def _row(entry: Entry, start: float, method: str) -> str:
         f'data-severity="{html.escape(severities)}" id="f{entry.index}">'
         f"<td>#{entry.index}</td><td>+{entry.time - start:.3f}s</td>"
         f'<td class="dir">{html.escape(entry.direction)}</td>'
-        f"<td>{html.escape(str(info.get('method', '')))}</td>"
+        f"<td>{html.escape(printable(str(info.get('method', ''))))}</td>"
         f"<td>{html.escape(json.dumps(info.get('id', '')))}</td>"
         f"<td>{findings}<pre>{html.escape(text)}</pre></td></tr>"
     )
 
 
-def render(entries: list[Entry]) -> str:
+def render(entries: list[Entry], summary: str | None = None) -> str:
+    """The page of these frames; `summary`: the table of the whole session, when `entries`
+    are only its latest frames (`Recorder.max_frames`)."""
     start = entries[0].time if entries else 0.0
-    filters = methods_of(entries)
+    filters = [printable(m) for m in methods_of(entries)]
     methods = sorted({m for m in filters if m})
     options = "".join(
         f'<option value="{html.escape(m)}">{html.escape(m)}</option>' for m in methods
@@ -95,7 +99,7 @@ def render(entries: list[Entry]) -> str:
 <style>{STYLE}</style></head><body>
 <h1>mcpio inspect report</h1>
 <p>Session started {began}; {len(entries)} frames, <span id="shown">{len(entries)}</span> shown.</p>
-<pre id="summary">{html.escape(summary_table(entries))}</pre>
+<pre id="summary">{html.escape(summary or summary_table(entries))}</pre>
 <p><label>Method <select id="method"><option value="">all</option>{options}</select></label>
 <label>Severity <select id="severity"><option value="">all frames</option>
 <option value="any">with findings</option><option value="error">error</option>
@@ -109,5 +113,5 @@ def render(entries: list[Entry]) -> str:
 """
 
 
-def write_report(path: Path, entries: list[Entry]) -> None:
-    path.write_text(render(entries), encoding="utf-8")
+def write_report(path: Path, entries: list[Entry], summary: str | None = None) -> None:
+    path.write_text(render(entries, summary), encoding="utf-8")

@@ -13,10 +13,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from mcpio.inspect.escape import printable
 from mcpio.inspect.rules import RULES, Direction, Finding
 
 # A frame larger than this is kept in the transcript cut short (`truncated` says so).
 KEEP_BYTES = 1 << 20
+# Frames kept for the report (`--max-frames`), and the bytes they may hold in all.
+MAX_FRAMES = 10_000
+MAX_KEPT_BYTES = 64 << 20
 
 
 @dataclass
@@ -84,9 +88,9 @@ class Entry:
 
 
 def excerpt(raw: bytes, size: int, limit: int = 200) -> str:
-    """The beginning of a frame, on one line, for the findings log."""
+    """The beginning of a frame, on one line, for the findings log (escaped: `printable`)."""
     text = raw[:limit].decode("utf-8", "replace").replace("\n", " ").replace("\r", " ")
-    return text + (f"... ({size} bytes)" if size > limit else "")
+    return printable(text) + (f"... ({size} bytes)" if size > limit else "")
 
 
 def _finding(obj: dict[str, Any]) -> Finding:
@@ -116,12 +120,26 @@ def read_transcript(path: Path) -> list[Entry]:
 
 class Recorder:
     """Numbers frames, writes each finding to `log` as it happens and each entry to the
-    transcript, and keeps the entries for the summary and the report."""
+    transcript, and keeps the entries for the report: the latest `max_frames` at most, and no
+    more than `max_kept_bytes` of frame bytes (the oldest go first); the summary counts every
+    frame (`tally`)."""
 
-    def __init__(self, log: IO[str], jsonl: IO[str] | None = None) -> None:
+    def __init__(
+        self,
+        log: IO[str],
+        jsonl: IO[str] | None = None,
+        *,
+        max_frames: int = MAX_FRAMES,
+        max_kept_bytes: int = MAX_KEPT_BYTES,
+    ) -> None:
         self.log = log
         self.jsonl = jsonl
-        self.entries: list[Entry] = []
+        self.entries: list[Entry] = []  # the latest frames (`count - len(entries)` dropped)
+        self.count = 0  # frames numbered so far: the next frame's index
+        self.tally = Tally()
+        self.max_frames = max(1, max_frames)
+        self.max_kept_bytes = max_kept_bytes
+        self._kept_bytes = 0
 
     def record(
         self,
@@ -134,15 +152,18 @@ class Recorder:
         size: int | None = None,
     ) -> Entry:
         """`size`: the frame's full size, when `raw` is only its beginning."""
-        index = len(self.entries)
+        index = self.count
+        self.count += 1
         numbered = [replace(f, frame=index) for f in findings]
         size = len(raw) if size is None else size
         entry = Entry(
             index, time.time(), direction, size, raw[:KEEP_BYTES], numbered, session, http
         )
-        self.entries.append(entry)
+        self._keep(entry)
+        self.tally.frame(direction, session)
+        self.tally.found(numbered, session)
         for finding in numbered:
-            self.log.write(finding.line() + "\n")
+            self.log.write(printable(finding.line()) + "\n")
         if numbered:
             self.log.write(f"    frame #{index}: {excerpt(raw, size)}\n")
             self.log.flush()
@@ -151,13 +172,29 @@ class Recorder:
             self.jsonl.flush()
         return entry
 
+    def _keep(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        self._kept_bytes += len(entry.frame)
+        while len(self.entries) > 1 and (
+            len(self.entries) > self.max_frames or self._kept_bytes > self.max_kept_bytes
+        ):
+            self._kept_bytes -= len(self.entries.pop(0).frame)
+
+    def entry(self, index: int) -> Entry | None:
+        """The frame numbered `index`, if it is still kept."""
+        at = index - (self.count - len(self.entries))
+        return self.entries[at] if 0 <= at < len(self.entries) else None
+
     def finish(self, findings: Iterable[Finding]) -> None:
         """What the session's end shows (unanswered requests): each finding on the frame it
         names, written to the log and, as a closing `{"end": ...}` line, to the transcript."""
-        found = [f for f in findings if 0 <= f.frame < len(self.entries)]
+        found = [f for f in findings if 0 <= f.frame < self.count]
         for finding in found:
-            self.entries[finding.frame].findings.append(finding)
-            self.log.write(finding.line() + "\n")
+            entry = self.entry(finding.frame)
+            if entry is not None:
+                entry.findings.append(finding)
+            self.tally.found([finding], entry.session if entry is not None else None)
+            self.log.write(printable(finding.line()) + "\n")
         self.log.flush()
         if self.jsonl is not None and found:
             self.jsonl.write(json.dumps({"end": True, "findings": [f.to_json() for f in found]}))
@@ -165,46 +202,78 @@ class Recorder:
             self.jsonl.flush()
 
     def findings(self) -> list[Finding]:
+        """The findings on the frames still kept."""
         return [f for entry in self.entries for f in entry.findings]
 
     def summary(self) -> str:
-        return summary_table(self.entries)
+        return self.tally.table()
+
+
+class Tally:
+    """What the summary table counts, frame by frame: frames per direction, findings per rule
+    (and the first frame of each), and per HTTP session the errors, warnings and unanswered
+    requests."""
+
+    def __init__(self) -> None:
+        self.directions: Counter[str] = Counter()
+        self.rules: Counter[str] = Counter()
+        self.first: dict[str, int] = {}
+        self.sessions: dict[str | None, Counter[str]] = {}
+
+    @classmethod
+    def of(cls, entries: Iterable[Entry]) -> Tally:
+        tally = cls()
+        for entry in entries:
+            tally.frame(entry.direction, entry.session)
+            tally.found(entry.findings, entry.session)
+        return tally
+
+    def frame(self, direction: Direction, session: str | None) -> None:
+        self.directions[direction] += 1
+        self.sessions.setdefault(session, Counter())
+
+    def found(self, findings: Iterable[Finding], session: str | None) -> None:
+        kinds = self.sessions.setdefault(session, Counter())
+        for f in findings:
+            self.rules[f.rule] += 1
+            self.first[f.rule] = min(self.first.get(f.rule, f.frame), f.frame)
+            kinds[f.severity] += 1
+            kinds["unanswered"] += f.rule == "request.unanswered"
+
+    def table(self) -> str:
+        """The table printed when a session ends: frames per direction, errors, warnings and
+        unanswered requests (all, then per HTTP session when there are several), findings per
+        rule."""
+        total = sum(self.directions.values())
+        every = sum(self.sessions.values(), Counter[str]())
+        lines = [
+            f"mcpio inspect: {total} frames "
+            f"({self.directions['client->server']} client->server, "
+            f"{self.directions['server->client']} server->client), {_tally(every)}",
+        ]
+        named = sorted(s for s in self.sessions if s is not None)
+        if named:
+            for session in [*named, None]:
+                text = "no session (2026-07-28 exchanges)" if session is None else session
+                kinds = self.sessions.get(session, Counter[str]())
+                lines.append(f"  session {printable(text)}: {_tally(kinds)}")
+        if self.rules:
+            width = max(len(rule) for rule in self.rules)
+            lines.append(f"  {'severity':<8}  {'rule':<{width}}  {'count':>5}  first  spec")
+            ordered = sorted(self.rules.items(), key=lambda kv: (RULES[kv[0]].severity, kv[0]))
+            for rule, count in ordered:
+                r, first = RULES[rule], self.first[rule]
+                lines.append(
+                    f"  {r.severity:<8}  {rule:<{width}}  {count:>5}  #{first:<4}  {r.spec}"
+                )
+        return "\n".join(lines) + "\n"
 
 
 def summary_table(entries: list[Entry]) -> str:
-    """The table printed when a session ends: frames per direction, errors, warnings and
-    unanswered requests (all, then per HTTP session when there are several), findings per
-    rule."""
-    directions = Counter(e.direction for e in entries)
-    findings = [f for e in entries for f in e.findings]
-    counts = Counter(f.rule for f in findings)
-    first = {}
-    for f in reversed(findings):
-        first[f.rule] = f.frame
-    lines = [
-        f"mcpio inspect: {len(entries)} frames "
-        f"({directions['client->server']} client->server, "
-        f"{directions['server->client']} server->client), {_tally(findings)}",
-    ]
-    sessions = sorted({e.session for e in entries if e.session is not None})
-    if sessions:
-        for session in [*sessions, None]:
-            of = [f for e in entries if e.session == session for f in e.findings]
-            name = "no session (2026-07-28 exchanges)" if session is None else session
-            lines.append(f"  session {name}: {_tally(of)}")
-    if counts:
-        width = max(len(rule) for rule in counts)
-        lines.append(f"  {'severity':<8}  {'rule':<{width}}  {'count':>5}  first  spec")
-        for rule, count in sorted(counts.items(), key=lambda kv: (RULES[kv[0]].severity, kv[0])):
-            r = RULES[rule]
-            lines.append(
-                f"  {r.severity:<8}  {rule:<{width}}  {count:>5}  #{first[rule]:<4}  {r.spec}"
-            )
-    return "\n".join(lines) + "\n"
+    """The summary table of these entries (`Tally.table`)."""
+    return Tally.of(entries).table()
 
 
-def _tally(findings: list[Finding]) -> str:
-    errors = sum(1 for f in findings if f.severity == "error")
-    unanswered = sum(1 for f in findings if f.rule == "request.unanswered")
-    warnings = len(findings) - errors
+def _tally(kinds: Counter[str]) -> str:
+    errors, warnings, unanswered = kinds["error"], kinds["warning"], kinds["unanswered"]
     return f"{errors} errors, {warnings} warnings, {unanswered} unanswered requests (errors)"

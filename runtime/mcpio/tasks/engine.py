@@ -32,6 +32,7 @@ import contextvars
 import dataclasses
 import json
 import logging
+import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -46,6 +47,7 @@ from mcpio.context import Context, Inputs, Question
 from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
 from mcpio.protocol_rules import TASKS_EXTENSION as TASKS_EXTENSION  # (named here too)
+from mcpio.tasks.owner import owner_of
 from mcpio.tasks.queue import Job, TaskQueue
 from mcpio.tasks.store import Clock, MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, SERVER_BUSY, ProtocolError
@@ -236,6 +238,7 @@ class TaskEngine:
         self.sweep_seconds = sweep_seconds
         self._runs: dict[str, _Run] = {}
         self._sweeper: asyncio.Task[None] | None = None
+        self._expiring_until = -math.inf  # (clock) the last TTL of a task started here
 
     # ------------------------------------------------------------------ running
 
@@ -276,14 +279,18 @@ class TaskEngine:
                 {"retryAfterSeconds": 1},
             )
 
-    def _sweep_here(self) -> None:
-        """Keep a sweeper running on this event loop while tasks run here (started once)."""
+    def _sweep_here(self, record: TaskRecord) -> None:
+        """Keep a sweeper running on this event loop while tasks run here and until the last
+        of them has expired (started once)."""
+        if record.ttl_ms is not None:
+            expires = record.created_at + record.ttl_ms / 1000
+            self._expiring_until = max(self._expiring_until, expires)
         sweep = getattr(self.store, "sweep", None)
         if sweep is None or (self._sweeper is not None and not self._sweeper.done()):
             return
 
         async def sweeper() -> None:
-            while self._runs:
+            while self._runs or self.clock() <= self._expiring_until:
                 await asyncio.sleep(self.sweep_seconds)
                 try:
                     await sweep()
@@ -387,7 +394,7 @@ class TaskEngine:
             raise
 
     async def _start_for(self, offer: TaskOffer, ctx: Context, work: Work) -> TaskRecord:
-        owner = ctx.principal.subject if ctx.principal is not None else None
+        owner = owner_of(ctx)
         return await self.start(
             owner=owner, method="tools/call", work=work, ttl_ms=offer.ttl_ms,
             ask=offer.ask, watch=offer.watch,
@@ -399,7 +406,7 @@ class TaskEngine:
     ) -> _Run:  # fmt: skip
         run = _Run(record)
         self._runs[record.task_id] = run
-        self._sweep_here()
+        self._sweep_here(record)
         # A context of its own: the task outlives the request (and its transport stream) that
         # started it, so nothing of that request's context may follow it.
         run.task = asyncio.get_running_loop().create_task(
@@ -607,6 +614,8 @@ class TaskEngine:
         """Stop the tasks running here (they turn `failed` for others once their lease runs
         out). The store stays open (it may be shared): close it yourself."""
         tasks = [r.task for r in self._runs.values() if r.task is not None]
+        if self._sweeper is not None:
+            tasks.append(self._sweeper)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -114,7 +114,7 @@ class RedisTaskQueue:
         with needs("redis", "RedisTaskQueue"):
             from redis.asyncio import Redis
 
-        self.url = url
+        self.url = without_credentials(url)  # for show: the client keeps the credentials
         self.key = f"{prefix}:queue"
         self.group = "workers"
         self.max_queued = max_queued

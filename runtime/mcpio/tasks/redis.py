@@ -109,7 +109,7 @@ class RedisTaskStore:
         with needs("redis", "RedisTaskStore"):
             from redis.asyncio import Redis
 
-        self.url = url
+        self.url = without_credentials(url)  # for show: the client keeps the credentials
         self.prefix = prefix
         self._clock = clock
         self._redis: Redis = Redis.from_url(

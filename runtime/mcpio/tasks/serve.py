@@ -24,6 +24,7 @@ from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.negotiate import codec_of, fit
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine, TaskOffer, legacy_task, modern_task
+from mcpio.tasks.owner import owner_of
 from mcpio.tasks.store import TaskRecord
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
@@ -171,7 +172,7 @@ def handler(engine: Callable[[], TaskEngine], method: str) -> Callable[[Context,
     plain JSON data (the Tasks extension and 2025-11-25's tasks are outside the public models)."""
 
     async def serve(ctx: Context, params: Any) -> WireResult:
-        owner = ctx.principal.subject if ctx.principal is not None else None
+        owner = owner_of(ctx)
         if ctx.modern:
             return WireResult(await modern(engine(), method, params, owner))
         result, record = await legacy(engine(), method, params, owner)

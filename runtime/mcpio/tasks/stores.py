@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from mcpio.redact import redacted
 from mcpio.tasks.store import Clock, MemoryTaskStore, TaskStore
 
 SPECS = "memory, sqlite:PATH or redis://HOST:PORT/DB"
@@ -18,7 +19,7 @@ def open_task_store(spec: str, clock: Clock = time.time) -> TaskStore:
     if spec.startswith("sqlite:"):
         path = spec.removeprefix("sqlite:")
         if not path:
-            raise ValueError(f"task store {spec!r}: sqlite: needs a file path")
+            raise ValueError("task store 'sqlite:': sqlite: needs a file path")
         from mcpio.tasks.sqlite import SqliteTaskStore
 
         return SqliteTaskStore(path, clock)
@@ -29,4 +30,4 @@ def open_task_store(spec: str, clock: Clock = time.time) -> TaskStore:
             return RedisTaskStore(spec, clock=clock)
         except ValueError as exc:  # the URL (not echoed: it may hold a password)
             raise ValueError(f"task store redis: {exc}") from None
-    raise ValueError(f"task store {spec!r}: expected {SPECS}")
+    raise ValueError(f"task store {redacted(spec)!r}: expected {SPECS}")

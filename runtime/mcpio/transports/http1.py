@@ -193,8 +193,11 @@ class Response:
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         conn = self._conn
         while True:
-            for chunk in conn.take():
-                yield chunk
+            chunks = conn.take()
+            if chunks:  # what came while the reader held the last ones is taken first: a
+                for chunk in chunks:  # wake-up then was lost, and reading may be paused
+                    yield chunk
+                continue
             if conn.complete:
                 return
             await conn.wait()

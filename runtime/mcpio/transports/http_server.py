@@ -128,6 +128,7 @@ class HttpOptions:
     stream_lifetime: float = 3600.0  # a GET or listen stream ends then; the client opens another
     stream_queue: int = 256  # frames waiting for a stream's reader: a slower one is cut off
     send_timeout: float = 30.0  # a stream whose reader takes no frame this long: cut off
+    poll_seconds: float = 30.0  # a 2025-11-25 POST waiting this long is closed; the client polls
     auth: ResourceServerAuth | None = None  # None: no authorization
     routes: Sequence[Route] = ()  # served beside the endpoint (`mcpio.routes`)
     cors_origins: Sequence[str] = ()  # browser origins allowed to call (`transports.cors`)
@@ -184,6 +185,7 @@ class HttpApp:
             options.stream_queue,
             options.stream_lifetime,
             options.max_batch_items,
+            options.poll_seconds,
         )
         slots = Slots("sessions", options.max_sessions, options.max_sessions_per_client)
         self.legacy = LegacySessions(server, limits, slots, self.listen_slots)

@@ -81,6 +81,9 @@ class SessionLimits:
     stream_queue: int
     stream_lifetime: float
     max_batch_items: int
+    poll_seconds: float = (
+        math.inf
+    )  # a 2025-11-25 POST still waiting then is closed: the client polls
 
 
 class LegacySessions:
@@ -216,13 +219,19 @@ class LegacySessions:
                 ids.append(message.id)
         outbox = session.exchange(ids)
         HTTP_REQUEST.set((exchange.headers, session.id))  # the handlers' tasks start from here
+        poll = session.poll(self.limits.poll_seconds) if ids else None
+        pending = set(ids)
+        parked = False
         try:
             for frame, env in frames:
                 await session.deliver(frame, env)
             guard.watch_after(WATCH_AFTER)
-            await _relay(exchange.send, outbox, ids, refused, batch)
+            parked = await _relay(exchange.send, outbox, pending, refused, batch, poll)
         finally:
-            session.release(ids)
+            if parked and poll is not None:
+                session.park(Parked(poll, outbox, ids, pending))
+            else:
+                session.release(ids)
 
     async def get(self, exchange: Exchange) -> None:
         headers = exchange.headers
@@ -234,6 +243,10 @@ class LegacySessions:
                 406, ProtocolError(INVALID_REQUEST, "Accept must list text/event-stream")
             )
         session = self.lookup(session_id, exchange.principal)
+        parked = session.unpark(headers.get("last-event-id", "").rpartition(".")[0])
+        if parked is not None:
+            await self._resume(exchange, session, parked)
+            return
         if session.background is not None:
             raise HttpError(
                 409, ProtocolError(INVALID_REQUEST, "this session's stream is already open")
@@ -250,6 +263,26 @@ class LegacySessions:
                     tasks.cancel_scope.cancel()
             finally:
                 session.close_background(outbox)
+
+    async def _resume(self, exchange: Exchange, session: LegacySession, parked: Parked) -> None:
+        """A GET whose `Last-Event-ID` names a POST's stream the server closed for polling
+        (`poll_seconds`): its answers come here, the stream closed again (a new event id)
+        while they are still awaited. (Any other GET opens the session's own stream.)"""
+        again = False
+        with self.streams.holding(exchange.client):
+            sse = await SseWriter(exchange.send).open()
+            try:
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(watch_disconnect, exchange.receive, tasks.cancel_scope.cancel)
+                    again = await _relay(
+                        exchange.send, parked.outbox, parked.pending, [], False, parked.poll, sse
+                    )
+                    tasks.cancel_scope.cancel()
+            finally:
+                if again or (parked.pending and not session.ended.is_set()):
+                    session.park(parked)  # a client that went away may poll again
+                else:
+                    session.release(parked.ids)
 
     async def delete(self, exchange: Exchange) -> None:
         session_id = exchange.headers.get("mcp-session-id")
@@ -353,24 +386,36 @@ async def _first_response(outbox: Outbox) -> bytes | None:
 
 
 async def _relay(
-    send: Send, outbox: Outbox, ids: list[RequestId], answers: list[bytes], batch: bool
-) -> None:
+    send: Send,
+    outbox: Outbox,
+    pending: set[RequestId],
+    answers: list[bytes],
+    batch: bool,
+    poll: Poll | None = None,
+    sse: SseWriter | None = None,
+) -> bool:
     """Answer a legacy POST once every request it carried is done: as JSON (the response, or
     the batch's array) while only responses come, as an SSE stream of every frame (responses
     included) once a handler says something else first (progress, a log, a request). A
-    request cancelled by the client adds nothing; with nothing to answer, 202."""
-    pending = set(ids)
-    sse: SseWriter | None = None
+    request cancelled by the client adds nothing; with nothing to answer, 202. `pending`: the
+    ids still awaited (updated). With `poll`, once its time is up the stream is closed after
+    an event id (True: parked, the client polls with a GET and `Last-Event-ID`); `sse`: the
+    stream of such a GET, open already."""
+    until = math.inf if poll is None else time.time() + poll.seconds
     try:
         while pending:
-            # Keep-alive comments only once it is a stream: a JSON answer needs no timer.
-            item = await (outbox.receive() if sse is None else _next(outbox))
+            item = await _wait(outbox, until, sse is not None)
+            if item is _DUE and poll is not None:  # (only with a poll is `until` finite)
+                sse = sse or await _stream_of(send, answers)
+                await send({"type": "http.response.body", "body": poll.event(), "more_body": True})
+                await sse.close()
+                return True
             if item is None:
                 if sse is not None:
                     await sse.ping()
             elif isinstance(item, Done):
                 pending.discard(item.id)
-            else:
+            elif isinstance(item, bytes):
                 env = sent_kind(item)
                 if env.kind in ("result", "error"):
                     pending.discard(env.id)
@@ -378,9 +423,7 @@ async def _relay(
                         answers.append(item)
                         continue
                 elif sse is None:
-                    sse = await SseWriter(send).open()
-                    for answer in answers:
-                        await sse.event(answer)
+                    sse = await _stream_of(send, answers)
                 await sse.event(item)
     except anyio.EndOfStream:  # the session ended, or this stream's reader fell behind
         if sse is None and not answers:
@@ -391,6 +434,29 @@ async def _relay(
         await respond(send, 202, b"")
     else:
         await respond(send, 200, b"[" + b",".join(answers) + b"]" if batch else answers[0])
+    return False
+
+
+_DUE = object()  # `_wait`: the stream's time is up
+
+
+async def _wait(outbox: Outbox, until: float, stream: bool) -> bytes | Done | object | None:
+    """The next item; None when a stream should say it is still there; `_DUE` at `until`."""
+    wait = until - time.time()
+    if wait <= 0:
+        return _DUE
+    with anyio.move_on_after(min(wait, KEEPALIVE_SECONDS) if stream else wait):
+        return await outbox.receive()
+    return None if stream or time.time() < until else _DUE
+
+
+async def _stream_of(send: Send, answers: list[bytes]) -> SseWriter:
+    """The POST's answer turned into an event stream, with the answers it holds so far."""
+    sse = await SseWriter(send).open()
+    for answer in answers:
+        await sse.event(answer)
+    answers.clear()
+    return sse
 
 
 SESSION_ENDED = "the session ended"
@@ -409,6 +475,43 @@ async def _stream_until(send: Send, outbox: Outbox, until: float) -> None:
                 await sse.event(item)
     except anyio.EndOfStream:
         await sse.close()
+
+
+POLL_REVISION = "2025-11-25"  # the first whose clients poll a stream the server closed
+POLL_RETRY_MS = 200  # how long the client waits before it polls (the SSE `retry` field)
+MAX_PARKED = 64  # POST streams of one session awaiting their poll; past it, POSTs wait open
+
+
+class Poll:
+    """How a long POST is polled: after `seconds` its stream closes with a new event id
+    `<key>.<n>` and a `retry` field (2025-11-25 Streamable HTTP: the server may close the
+    connection after an event id, the client then GETs with `Last-Event-ID`)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.key = secrets.token_urlsafe(12)
+        self._round = 0
+
+    def event(self) -> bytes:
+        self._round += 1
+        return f"id: {self.key}.{self._round}\nretry: {POLL_RETRY_MS}\n\n".encode()
+
+    @property
+    def abandoned_after(self) -> float:
+        """Seconds a parked stream waits for its poll before its requests are let go."""
+        return max(60.0, 4 * self.seconds)
+
+
+@dataclass
+class Parked:
+    """A POST's stream closed for polling: its outbox (still receiving what the handlers say)
+    and the requests it still awaits."""
+
+    poll: Poll
+    outbox: Outbox
+    ids: list[RequestId]
+    pending: set[RequestId]
+    timer: asyncio.TimerHandle | None = None
 
 
 def _subject(principal: Principal | None) -> str | None:
@@ -434,6 +537,7 @@ class LegacySession:
         self.streams: dict[RequestId, Outbox] = {}
         self.background: Outbox | None = None
         self.principal: Principal | None = None  # who opened it (with authorization)
+        self.parked: dict[str, Parked] = {}  # by `Poll.key`
         self._send_in, self._receive_in = anyio.create_memory_object_stream[bytes](math.inf)
 
     def in_use(self, id: RequestId) -> bool:
@@ -454,6 +558,34 @@ class LegacySession:
             stream = self.streams.pop(id, None)
             if stream is not None:
                 stream.close()
+
+    def poll(self, seconds: float) -> Poll | None:
+        """The bound of a POST's wait, where the revision has clients poll (else None)."""
+        codec = self.connection.codec
+        if seconds == math.inf or codec is None or codec.revision < POLL_REVISION:
+            return None
+        return Poll(seconds) if len(self.parked) < MAX_PARKED else None
+
+    def park(self, parked: Parked) -> None:
+        """Keep a closed POST stream for the client's poll, for a while."""
+        if self.ended.is_set():
+            self.release(parked.ids)
+            return
+        loop = asyncio.get_running_loop()
+        key = parked.poll.key
+        parked.timer = loop.call_later(parked.poll.abandoned_after, self._abandon, key)
+        self.parked[key] = parked
+
+    def unpark(self, key: str) -> Parked | None:
+        parked = self.parked.pop(key, None)
+        if parked is not None and parked.timer is not None:
+            parked.timer.cancel()
+        return parked
+
+    def _abandon(self, key: str) -> None:
+        parked = self.parked.pop(key, None)
+        if parked is not None:
+            self.release(parked.ids)
 
     def open_background(self) -> Outbox:
         outbox = Outbox(self.queue)
@@ -518,6 +650,8 @@ class LegacySession:
         """End the session: no more frames in; every exchange and stream waiting on it ends."""
         self._send_in.close()
         self.ended.set()
+        for key in list(self.parked):
+            self.unpark(key)
         for stream in [*self.streams.values(), self.background]:
             if stream is not None:
                 stream.close()
