@@ -89,8 +89,8 @@ def test_the_typed_options_mirror_what_they_reach() -> None:
 
     from mcpio import Server
     from mcpio.connection import ServerConnection
+    from mcpio.http.app import HttpOptions
     from mcpio.options import ConnectionOptions, HttpAppOptions, HttpServeOptions
-    from mcpio.transports.http_server import HttpOptions
 
     def keywords(fn: object) -> set[str]:
         kinds = (inspect.Parameter.KEYWORD_ONLY,)

@@ -1,14 +1,84 @@
 """The runtime's modules import one another in one direction only: no cycle, counting every
 import statement (at module level, inside functions, and under `if TYPE_CHECKING:`), so that
-no deferred import hides one. Package `__init__` modules that only re-export are left out."""
+no deferred import hides one. Package `__init__` modules that only re-export are left out.
+Every module sits in one layer of `LAYERS` and imports nothing from a layer above its own;
+the README's Layout section names the same layers in the same order."""
 
 from __future__ import annotations
 
 import ast
+import re
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "runtime"
 PACKAGE = "mcpio"
+README = ROOT.parent / "README.md"
+
+# Bottom to top: each layer's modules (fnmatch patterns of dotted names).
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("wire", ("mcpio.wire.*", "mcpio._version")),
+    (
+        "core",
+        (
+            "mcpio.errors",
+            "mcpio.extras",
+            "mcpio.jsonrpc",
+            "mcpio.negotiate",
+            "mcpio.latest",
+            "mcpio.protocol_rules",
+            "mcpio.transport",
+            "mcpio.transports",
+            "mcpio.transports.*",
+            "mcpio.session",
+            "mcpio.sealing",
+            "mcpio.bus",
+            "mcpio.url_check",
+            "mcpio.uritemplate",
+            "mcpio.docstrings",
+            "mcpio.hints",
+            "mcpio.schema_check",
+            "mcpio.targets",
+            "mcpio.routes",
+            "mcpio.wellknown",
+            "mcpio.bearer",
+            "mcpio.auth",
+            "mcpio.auth_client",
+            "mcpio.dpop",
+            "mcpio.dpop_server",
+            "mcpio.result_cache",
+            "mcpio.elicitation",
+            "mcpio.content",
+            "mcpio.options",
+        ),
+    ),
+    (
+        "features",
+        (
+            "mcpio.context",
+            "mcpio.handlers",
+            "mcpio.structured",
+            "mcpio.hub",
+            "mcpio.listen",
+            "mcpio.paging",
+            "mcpio.mount",
+            "mcpio.telemetry",
+            "mcpio.middleware",
+            "mcpio.middleware.*",
+            "mcpio.tasks",
+            "mcpio.tasks.*",
+        ),
+    ),
+    ("connection", ("mcpio.connection",)),
+    ("http host", ("mcpio.http", "mcpio.http.*")),
+    ("server", ("mcpio.server", "mcpio.loading")),
+    (
+        "client",
+        ("mcpio.client", "mcpio.client_*", "mcpio.upstream", "mcpio.proxy"),
+    ),
+    ("inspect", ("mcpio.inspect", "mcpio.inspect.*")),
+    ("commands", ("mcpio.cli", "mcpio.__main__", "mcpio.dev", "mcpio.hosts", "mcpio.tasks.worker")),
+]
 
 
 def module_name(path: Path) -> str:
@@ -89,3 +159,30 @@ def test_the_inspector_is_the_top_layer() -> None:
     assert {
         m for m in inspect for dep in edges[m] if dep in {"mcpio.server", "mcpio.connection"}
     } == set()
+
+
+def layer_of(module: str) -> int:
+    """The index in `LAYERS` of the layer `module` sits in (the last that names it: commands
+    name `mcpio.tasks.worker`, which the tasks pattern matches too)."""
+    found = [
+        i for i, (_, patterns) in enumerate(LAYERS) if any(fnmatchcase(module, p) for p in patterns)
+    ]
+    assert found, f"{module} sits in no layer of LAYERS: add it to one"
+    return found[-1]
+
+
+def test_every_module_imports_only_its_own_layer_and_below() -> None:
+    upward = [
+        f"{m} ({LAYERS[layer_of(m)][0]}) imports {d} ({LAYERS[layer_of(d)][0]})"
+        for m, deps in sorted(graph().items())
+        for d in sorted(deps)
+        if layer_of(d) > layer_of(m)
+    ]
+    assert upward == []
+
+
+def test_the_readme_names_the_layers_in_their_order() -> None:
+    layout = README.read_text(encoding="utf-8").split("## Layout", 1)[1].split("\n## ", 1)[0]
+    line = re.search(r"Layers, bottom to top: (.+?)\. ", layout.replace("\n", " "))
+    assert line is not None, "the README's Layout section names no layers"
+    assert re.findall(r"\*\*(.+?)\*\*", line.group(1)) == [name for name, _ in LAYERS]

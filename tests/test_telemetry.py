@@ -189,7 +189,7 @@ def test_nothing_is_imported_without_tracing() -> None:
     asking for tracing names the extra to install."""
     code = (
         "import sys; import mcpio, mcpio.server, mcpio.client, mcpio.telemetry;"
-        "from mcpio.transports import http_server;"
+        "from mcpio.http import app;"
         "assert not [m for m in sys.modules if m.startswith('opentelemetry')], sys.modules;"
         "sys.modules['opentelemetry'] = None;"
         "from mcpio.extras import MissingExtra;"

@@ -50,7 +50,7 @@ from mcpio.session import Session
 from mcpio.structured import checked_result
 from mcpio.tasks.client import TaskHandle, TaskTools, created_task, task_codec, task_result
 from mcpio.tasks.serve import tasks_available
-from mcpio.transports import Transport
+from mcpio.transport import Transport
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
 from mcpio.wire.peek import Peek

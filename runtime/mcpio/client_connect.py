@@ -27,7 +27,7 @@ from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
 from mcpio.negotiate import LEGACY, MODERN, fit
 from mcpio.targets import command_for, is_url
-from mcpio.transports import Transport
+from mcpio.transport import Transport
 from mcpio.wire.codec import Codec
 
 if TYPE_CHECKING:

@@ -41,7 +41,7 @@ from mcpio.sealing import Sealer, request_digest
 from mcpio.session import Session, send_frame
 from mcpio.tasks import serve as tasks_serve
 from mcpio.tasks.engine import TaskCreated, TaskEngine
-from mcpio.transports import Transport
+from mcpio.transport import Transport
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import (
     INTERNAL_ERROR,

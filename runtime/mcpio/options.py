@@ -23,7 +23,7 @@ class ConnectionOptions(TypedDict, total=False):
 
 
 class HttpAppOptions(TypedDict, total=False):
-    """`mcpio.transports.http_server.HttpOptions`, field for field (see there)."""
+    """`mcpio.http.app.HttpOptions`, field for field (see there)."""
 
     path: str
     allowed_hosts: frozenset[str] | None

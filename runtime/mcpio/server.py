@@ -63,15 +63,15 @@ from mcpio.tasks.engine import (
 from mcpio.tasks.owner import owner_of, owner_principal
 from mcpio.tasks.queue import Job
 from mcpio.tasks.store import TaskRecord, TaskStore
-from mcpio.transports import Transport
+from mcpio.transport import Transport
 from mcpio.transports.http_rules import ParamHeaders, param_headers
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from mcpio.http.app import HttpApp
     from mcpio.options import ConnectionOptions, HttpAppOptions, HttpServeOptions
-    from mcpio.transports.http_server import HttpApp
 
 log = logging.getLogger("mcpio")
 
@@ -953,9 +953,9 @@ class Server:
 
     def http_app(self, **options: Unpack[HttpAppOptions]) -> HttpApp:
         """An ASGI app serving this server over Streamable HTTP, both eras, at `path` (default
-        `/mcp`); options: see `mcpio.transports.http_server.HttpOptions`."""
+        `/mcp`); options: see `mcpio.http.app.HttpOptions`."""
         with needs("http", "mcpio's HTTP transport"):
-            from mcpio.transports.http_server import http_app
+            from mcpio.http.app import http_app
 
         options["routes"] = [*self.routes, *options.get("routes", ())]
         return http_app(self, **options)
@@ -985,10 +985,10 @@ class Server:
     ) -> None:
         """Serve Streamable HTTP with uvicorn (loopback unless `host` says otherwise): the app's
         `options` (see `HttpOptions`), and the connection bounds of
-        `mcpio.transports.http_serve`. Once listening, one line on stderr gives the endpoint's
+        `mcpio.http.serve`. Once listening, one line on stderr gives the endpoint's
         URL (`http://127.0.0.1:8000/mcp`)."""
         with needs("http", "mcpio's HTTP transport"):
-            from mcpio.transports.http_serve import AnnouncingServer, uvicorn_config
+            from mcpio.http.serve import AnnouncingServer, uvicorn_config
 
         app = self.http_app(**options)
         config = uvicorn_config(

@@ -21,7 +21,7 @@ import pydantic_core
 from mcpio.errors import ConnectionClosed, RequestTimeout
 from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import peek_any
-from mcpio.transports import FrameTooLarge, Transport
+from mcpio.transport import FrameTooLarge, Transport
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 from mcpio.wire.peek import Peek, peek_validator

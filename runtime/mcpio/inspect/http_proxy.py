@@ -28,7 +28,7 @@ with needs("http", "mcpio inspect --upstream"):
     import httpx
     import sniffio
 
-    from mcpio.transports.asgi import Receive, Scope, Send
+    from mcpio.http.asgi import Receive, Scope, Send
     from mcpio.transports.http1 import Http1Client
     from mcpio.transports.http1 import Response as LeanResponse
     from mcpio.transports.http_rules import EVENT_STREAM, JSON, media_type

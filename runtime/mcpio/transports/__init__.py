@@ -1,40 +1,9 @@
-"""Transports move whole JSON-RPC frames (bytes) between two peers; they know nothing of MCP."""
+"""The pipes: stdio (`stdio`, with its line framing in `lines`), in-memory (`memory`) and the
+HTTP client (`http_client` on the lean HTTP/1.1 client `http1`, with `http_rules` and `sse`,
+which the HTTP host shares). The contract they fulfil is `mcpio.transport`, re-exported here."""
 
 from __future__ import annotations
 
-from typing import Protocol
-
-
-class FrameTooLarge(Exception):
-    """A frame exceeded the transport's size limit; it was discarded, the stream goes on."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"message exceeds the {limit}-byte limit")
-        self.limit = limit
-
-
-class ResponseHook(Protocol):
-    """Settles a response to a pending request as it arrives (True), instead of queueing it for
-    `receive` (False: any other frame, left to the read loop). `id`: the response's id, when
-    the transport has read its envelope already (the hook then trusts it is a response)."""
-
-    def __call__(self, raw: bytes, id: str | int | None = None) -> bool: ...
-
-
-class Transport(Protocol):
-    """One connection. `receive` raises `anyio.EndOfStream` once the peer is gone.
-
-    `on_response` is set by the session that reads the transport. A transport may call it with
-    a response frame while that session's read loop waits with nothing queued (so the order of
-    frames holds), saving a task switch per call; one that never calls it keeps it None."""
-
-    on_response: ResponseHook | None
-
-    async def receive(self) -> bytes: ...
-
-    async def send(self, data: bytes) -> None: ...
-
-    async def aclose(self) -> None: ...
-
+from mcpio.transport import FrameTooLarge, ResponseHook, Transport
 
 __all__ = ["FrameTooLarge", "ResponseHook", "Transport"]

@@ -64,7 +64,7 @@ from mcpio.errors import AuthError
 from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import envelope_version, peek_any
 from mcpio.protocol_rules import version_header_required
-from mcpio.transports import ResponseHook
+from mcpio.transport import ResponseHook
 from mcpio.transports.http1 import Http1Client
 from mcpio.transports.http1 import Response as Http1Response
 from mcpio.transports.http_rules import (

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from mcpio.transports import FrameTooLarge, ResponseHook
+from mcpio.transport import FrameTooLarge, ResponseHook
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 
 

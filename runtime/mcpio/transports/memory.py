@@ -7,7 +7,7 @@ import math
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcpio.transports import ResponseHook
+from mcpio.transport import ResponseHook
 
 
 class MemoryTransport:

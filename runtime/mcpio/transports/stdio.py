@@ -19,7 +19,7 @@ from typing import IO, cast
 
 import anyio
 
-from mcpio.transports import ResponseHook
+from mcpio.transport import ResponseHook
 from mcpio.transports.lines import LineStream
 
 CHUNK = 1 << 16

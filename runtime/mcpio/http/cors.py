@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from mcpio.transports.asgi import Message, Send
+from mcpio.http.asgi import Message, Send
 
 METHODS = "GET, POST, DELETE"
 # What MCP clients send besides the CORS-safelisted headers (`Mcp-Param-*` by its prefix).

@@ -8,7 +8,7 @@ stream when notifications (progress, log) precede the result; the client closing
 cancels the handler; `subscriptions/listen` is a stream that stays open. No sessions, no GET.
 Error codes map to statuses (400; 404 for -32601).
 
-Legacy (2025-03-26 .. 2025-11-25): sessions, in `mcpio.transports.http_sessions`.
+Legacy (2025-03-26 .. 2025-11-25): sessions, in `mcpio.http.sessions`.
 
 Every request is answered exactly once, or refused with a documented status (an id of the
 wrong type: 400, -32600).
@@ -47,14 +47,8 @@ import pydantic_core
 from mcpio.auth import AuthRefused, Principal, ResourceServerAuth, VerifierUnavailable
 from mcpio.context import HTTP_REQUEST
 from mcpio.errors import LifespanError
-from mcpio.jsonrpc import error_frame
-from mcpio.latest import HEADER_MISMATCH
-from mcpio.negotiate import MODERN, peek_any, read_modern
-from mcpio.protocol_rules import unsupported_version
-from mcpio.routes import Route
-from mcpio.transports import ResponseHook, Transport
-from mcpio.transports.admission import ByteBudget, Refused, Slots
-from mcpio.transports.asgi import (
+from mcpio.http.admission import ByteBudget, Refused, Slots
+from mcpio.http.asgi import (
     KEEPALIVE_SECONDS,
     Exchange,
     HttpError,
@@ -68,8 +62,15 @@ from mcpio.transports.asgi import (
     sent_kind,
     watch_disconnect,
 )
-from mcpio.transports.cors import Cors
-from mcpio.transports.http_routes import Routes
+from mcpio.http.cors import Cors
+from mcpio.http.routes import Routes
+from mcpio.http.sessions import LegacySessions, SessionLimits
+from mcpio.jsonrpc import error_frame
+from mcpio.latest import HEADER_MISMATCH
+from mcpio.negotiate import MODERN, peek_any, read_modern
+from mcpio.protocol_rules import unsupported_version
+from mcpio.routes import Route
+from mcpio.transport import ResponseHook, Transport
 from mcpio.transports.http_rules import (
     JSON,
     NAMED_BY,
@@ -81,7 +82,6 @@ from mcpio.transports.http_rules import (
     retry_after,
     status_of,
 )
-from mcpio.transports.http_sessions import LegacySessions, SessionLimits
 from mcpio.transports.sse import SseWriter
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
@@ -131,7 +131,7 @@ class HttpOptions:
     poll_seconds: float = 30.0  # a 2025-11-25 POST waiting this long is closed; the client polls
     auth: ResourceServerAuth | None = None  # None: no authorization
     routes: Sequence[Route] = ()  # served beside the endpoint (`mcpio.routes`)
-    cors_origins: Sequence[str] = ()  # browser origins allowed to call (`transports.cors`)
+    cors_origins: Sequence[str] = ()  # browser origins allowed to call (`mcpio.http.cors`)
 
 
 class Hosting(Protocol):

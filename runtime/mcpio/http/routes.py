@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import anyio
 import pydantic_core
 
+from mcpio.http.asgi import HttpError, Receive, RequestHeaders, Scope, Send
 from mcpio.routes import HttpRequest, HttpResponse, Route
-from mcpio.transports.asgi import HttpError, Receive, RequestHeaders, Scope, Send
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 
 log = logging.getLogger("mcpio")

@@ -24,12 +24,8 @@ import anyio
 import pydantic_core
 
 from mcpio.context import HTTP_REQUEST
-from mcpio.jsonrpc import RequestId, error_frame
-from mcpio.negotiate import peek_any
-from mcpio.session import serving
-from mcpio.transports import ResponseHook, Transport
-from mcpio.transports.admission import Slots
-from mcpio.transports.asgi import (
+from mcpio.http.admission import Slots
+from mcpio.http.asgi import (
     KEEPALIVE_SECONDS,
     Exchange,
     HttpError,
@@ -38,6 +34,10 @@ from mcpio.transports.asgi import (
     sent_kind,
     watch_disconnect,
 )
+from mcpio.jsonrpc import RequestId, error_frame
+from mcpio.negotiate import peek_any
+from mcpio.session import serving
+from mcpio.transport import ResponseHook, Transport
 from mcpio.transports.http_rules import EVENT_STREAM, accepts
 from mcpio.transports.sse import SseWriter
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
@@ -59,7 +59,7 @@ WATCH_AFTER = 0.02  # seconds a POST waits for its answers before the client goi
 
 
 class Guarding(Protocol):
-    """The POST's guard (`mcpio.transports.http_server.Guard`)."""
+    """The POST's guard (`mcpio.http.app.Guard`)."""
 
     def watch_after(self, delay: float) -> None: ...
 
