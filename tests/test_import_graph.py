@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpio.dpop",
             "mcpio.dpop_server",
             "mcpio.result_cache",
+            "mcpio.redact",
             "mcpio.elicitation",
             "mcpio.content",
             "mcpio.options",

@@ -14,7 +14,7 @@ import anyio
 from mcpio import Server
 from mcpio.tasks.engine import TaskEngine
 from mcpio.tasks.store import MemoryTaskStore
-from mcpio.transports.http_server import HttpApp
+from mcpio.http.app import HttpApp
 
 store = MemoryTaskStore()
 engine = TaskEngine(store, ttl_ms=3_000, min_ttl_ms=1_000, sweep_seconds=1.0)  # TTL: 3 s at most
@@ -55,7 +55,7 @@ async def held(request: Any) -> dict[str, Any]:
 if __name__ == "__main__":
     import uvicorn
 
-    from mcpio.transports.http_serve import uvicorn_config
+    from mcpio.http.serve import uvicorn_config
 
     app = server.http_app()
     uvicorn.Server(uvicorn_config(app, "127.0.0.1", int(sys.argv[1]))).run()
