@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 
 from mcpio import Server
+from mcpio.http.app import HttpApp
 from mcpio.tasks.engine import TaskEngine
 from mcpio.tasks.store import MemoryTaskStore
-from mcpio.http.app import HttpApp
 
 store = MemoryTaskStore()
 engine = TaskEngine(store, ttl_ms=3_000, min_ttl_ms=1_000, sweep_seconds=1.0)  # TTL: 3 s at most
