@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import pytest
 import mcp_wire
 from mcpio import Client, Context, Server
 from mcpio.client_frames import RequestFrames
+from mcpio.http.sessions import Done, Outbox
 from mcpio.negotiate import LEGACY, envelope_version, peek_any
 from mcpio.session import Session
 from mcpio.wire.codec import Codec, plain
@@ -80,6 +82,10 @@ CATALOGUE: dict[str, tuple[str, str]] = {
         "the server's info and capabilities read per answer",
         "test_dispatch_core.py::test_modern_results_carry_the_servers_info_as_it_is_now",
     ),
+    "http.sessions.Outbox (a legacy session's exchange: a deque and a waiter)": (
+        "an anyio memory object stream of the same bound",
+        "test_fastpaths.py::test_an_outbox_answers_as_a_bounded_memory_stream",
+    ),
     "asgi.Verdicts (the HTTP host's one cache of header verdicts)": (
         "the header check run on every request",
         "test_http_server.py::test_verdicts_judge_each_key_once_and_stay_bounded",
@@ -88,9 +94,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
 
 # Shortcuts without an oracle yet,
 # each with what it stands beside.
-WITHOUT_ORACLE: dict[str, str] = {
-    "http_sessions.LegacySession's Outbox": "anyio memory streams",
-}
+WITHOUT_ORACLE: dict[str, str] = {}
 
 
 def test_every_oracle_of_the_catalogue_exists() -> None:
@@ -425,3 +429,68 @@ async def test_http_responses_settled_by_their_envelope_as_by_the_read_loop(
     assert not any(settled)
     assert fast == general
     assert fast[4:7] == [0, 1, 2]  # progress before the result it comes with
+
+
+async def _outbox_step(
+    outbox: Outbox, send: Any, recv: Any, op: str, item: bytes
+) -> tuple[Any, Any]:
+    """One operation on the outbox and on a memory object stream of the same bound: what each
+    answered (`wait`: a receive that would wait; `end`: the stream ended)."""
+    if op == "put":
+        try:
+            send.send_nowait(item)
+            general: Any = True
+        except anyio.WouldBlock:
+            general = False
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            general = True  # a closed outbox takes and drops
+        return outbox.put(item), general
+    if op == "close":
+        outbox.close()
+        send.close()
+        return None, None
+    try:
+        general = recv.receive_nowait()
+    except anyio.WouldBlock:
+        general = "wait"
+    except anyio.EndOfStream:
+        general = "end"
+    fast: Any = "wait"
+    with anyio.move_on_after(0.001):
+        try:
+            fast = await outbox.receive()
+        except anyio.EndOfStream:
+            fast = "end"
+    return fast, general
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("seed", range(40))
+async def test_an_outbox_answers_as_a_bounded_memory_stream(seed: int) -> None:
+    """`Outbox` (a legacy session's exchange: a deque and a waiter) against an anyio memory
+    object stream of the same bound, over random puts, receives and a close: the same
+    acceptances and refusals, the same frames in the same order, the same end."""
+    rng = random.Random(seed)
+    size = rng.randint(1, 4)
+    outbox = Outbox(size)
+    send, recv = anyio.create_memory_object_stream[bytes](size)
+    ops = rng.choices(["put", "put", "receive", "close"], weights=[4, 4, 4, 1], k=30)
+    with send, recv:
+        for n, op in enumerate(ops):
+            fast, general = await _outbox_step(outbox, send, recv, op, b"%d" % n)
+            assert fast == general, (seed, n, op)
+
+
+@pytest.mark.anyio
+async def test_an_outbox_wakes_a_waiting_reader_as_a_memory_stream_does() -> None:
+    outbox = Outbox(2)
+    got: list[bytes | Done] = []
+
+    async def read() -> None:
+        got.append(await outbox.receive())
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(read)
+        await anyio.sleep(0.01)
+        assert outbox.put(b"late")
+    assert got == [b"late"]

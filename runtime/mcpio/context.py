@@ -38,7 +38,10 @@ from mcpio.wire.errors import (
 )
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from mcpio.auth import Principal
+    from mcpio.options import SamplingOptions
 
 log = logging.getLogger("mcpio")
 
@@ -445,9 +448,16 @@ class Context:
             )
 
     async def sample(
-        self, messages: Sequence[Any], max_tokens: int, *, key: str | None = None, **options: Any
+        self,
+        messages: Sequence[Any],
+        max_tokens: int,
+        *,
+        key: str | None = None,
+        **options: Unpack[SamplingOptions],
     ) -> pub.CreateMessageResult:
-        return await self._one(Sample(messages, max_tokens, options), key)
+        """Ask the client's model for a message (`options`: the request's other fields, by
+        their wire names: `systemPrompt`, `temperature`, `stopSequences`, ...)."""
+        return await self._one(Sample(messages, max_tokens, dict(options)), key)
 
     async def list_roots(self, *, key: str | None = None) -> pub.ListRootsResult:
         return await self._one(ListRoots(), key)

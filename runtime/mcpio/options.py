@@ -6,7 +6,7 @@ time. Each mirrors what it reaches; tests/test_consumer_typing.py keeps the two 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:
     from mcpio.auth import Principal, ResourceServerAuth
@@ -44,6 +44,7 @@ class HttpAppOptions(TypedDict, total=False):
     stream_lifetime: float
     stream_queue: int
     send_timeout: float
+    poll_seconds: float
     auth: ResourceServerAuth | None
     routes: Sequence[Route]
     cors_origins: Sequence[str]
@@ -56,3 +57,18 @@ class HttpServeOptions(HttpAppOptions, total=False):
     max_connections: int
     max_header_bytes: int
     max_headers: int
+
+
+class SamplingOptions(TypedDict, total=False):
+    """`Context.sample`'s options beyond messages and max tokens: the fields of
+    `sampling/createMessage`'s params, by their wire names (`tools` and `toolChoice` from
+    2025-11-25 on)."""
+
+    systemPrompt: str
+    temperature: float
+    stopSequences: Sequence[str]
+    modelPreferences: Any  # a `ModelPreferences` model or its JSON object
+    includeContext: Literal["none", "thisServer", "allServers"]
+    metadata: dict[str, Any]
+    tools: Sequence[Any]
+    toolChoice: Any

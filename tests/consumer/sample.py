@@ -317,6 +317,12 @@ def misspelled() -> None:
     server.run("http", stream_queue="many")  # pyright: ignore[reportArgumentType]
 
 
+async def misspelled_sampling(ctx: Context) -> None:
+    """Never called: a misspelled sampling option is an error pyright reports."""
+    await ctx.sample(["hi"], 10, temprature=0.5)  # pyright: ignore[reportCallIssue]
+    await ctx.sample(["hi"], 10, systemPrompt="be brief", temperature=0.2)
+
+
 @server.tool()
 async def whoami(ctx: Context) -> str:
     principal = ctx.principal
