@@ -57,7 +57,9 @@ from mcpio.http.asgi import (
     Scope,
     Send,
     Verdicts,
+    body_too_large,
     error_code,
+    read_body,
     respond,
     sent_kind,
     watch_disconnect,
@@ -381,23 +383,7 @@ class HttpApp:
 
     async def _body(self, receive: Receive) -> bytes:
         """The whole body (its time bounded by the POST's `Guard`)."""
-        chunks: list[bytes] = []
-        size = 0
-        limit = self.options.max_body_bytes
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise HttpError(400, ProtocolError(INVALID_REQUEST, "the client went away"))
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                raise _too_large(limit)
-            if not message.get("more_body"):
-                if not chunks:
-                    return chunk
-                chunks.append(chunk)
-                return b"".join(chunks)
-            chunks.append(chunk)
+        return await read_body(receive, self.options.max_body_bytes)
 
     # ------------------------------------------------------------------ POST
 
@@ -414,7 +400,7 @@ class HttpApp:
         declared = headers.get("content-length", "")  # (latin-1: decimal means 0-9)
         limit = self.options.max_body_bytes
         if declared.isdecimal() and (len(declared) > 18 or int(declared) > limit):
-            raise _too_large(limit)  # at once, before the body is sent
+            raise body_too_large(limit)  # at once, before the body is sent
         loop = asyncio.get_running_loop()  # each look-up of it is a getpid() call
         ticker = self._ticker
         if ticker is None or ticker.loop is not loop:
@@ -554,13 +540,6 @@ def _longer_than(batch: bytes, limit: int) -> bool:
             return True
         size *= 4
     return False
-
-
-def _too_large(limit: int) -> HttpError:
-    """413 for a body past `limit`. The connection stays open (closing it under a client still
-    sending would reset it, losing the answer): uvicorn discards the rest of the body, and the
-    header timeout closes the connection unless a next request begins."""
-    return HttpError(413, ProtocolError(INVALID_REQUEST, f"body exceeds {limit} bytes"))
 
 
 def route_path(scope: Scope) -> str:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 import pydantic_core
 
 from mcpio.negotiate import peek_any
-from mcpio.wire.errors import ProtocolError
+from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
@@ -137,6 +137,34 @@ class HttpError(Exception):
         self.status = status
         self.error = error
         self.headers = headers
+
+
+def body_too_large(limit: int) -> HttpError:
+    """413 for a body past `limit`. The connection stays open (closing it under a client still
+    sending would reset it, losing the answer): uvicorn discards the rest of the body, and the
+    header timeout closes the connection unless a next request begins."""
+    return HttpError(413, ProtocolError(INVALID_REQUEST, f"body exceeds {limit} bytes"))
+
+
+async def read_body(receive: Receive, limit: int) -> bytes:
+    """A request's whole body, at most `limit` bytes (413 past it; 400 if the client goes
+    away). Its time is the caller's to bound."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, "the client went away"))
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise body_too_large(limit)
+        if not message.get("more_body"):
+            if not chunks:
+                return chunk
+            chunks.append(chunk)
+            return b"".join(chunks)
+        chunks.append(chunk)
 
 
 async def watch_disconnect(receive: Receive, gone: Callable[[], object]) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import anyio
 import pydantic_core
 
-from mcpio.http.asgi import HttpError, Receive, RequestHeaders, Scope, Send
+from mcpio.http.asgi import HttpError, Receive, RequestHeaders, Scope, Send, read_body
 from mcpio.routes import HttpRequest, HttpResponse, Route
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 
@@ -52,21 +52,8 @@ class Routes:
         await _write(send, _response(answer))
 
     async def _body(self, receive: Receive) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
         with anyio.move_on_after(self._body_timeout):
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    raise HttpError(400, ProtocolError(INVALID_REQUEST, "the client went away"))
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > self._max_body_bytes:
-                    reason = f"body exceeds {self._max_body_bytes} bytes"
-                    raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
-                chunks.append(chunk)
-                if not message.get("more_body"):
-                    return b"".join(chunks)
+            return await read_body(receive, self._max_body_bytes)
         reason = f"the body did not arrive within {self._body_timeout:g} s"
         raise HttpError(408, ProtocolError(INVALID_REQUEST, reason))
 
