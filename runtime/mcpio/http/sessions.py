@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from mcpio.auth import Principal
     from mcpio.connection import ServerConnection
     from mcpio.options import ConnectionOptions
+    from mcpio.wire.codec import Codec
 
 log = logging.getLogger("mcpio")
 
@@ -196,20 +197,7 @@ class LegacySessions:
             if len(message) > self.limits.max_batch_items:
                 reason = f"a batch holds at most {self.limits.max_batch_items} messages"
                 raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
-            for item in message:
-                frame = pydantic_core.to_json(item)
-                try:
-                    env = peek_any(frame)
-                except ProtocolError as exc:  # not a message; an id of the wrong type
-                    refused.append(error_frame(codec, None, exc))
-                    continue
-                error = _in_use(session, env, ids)
-                if error is not None:
-                    refused.append(error_frame(codec, env.id, error))
-                    continue
-                frames.append((frame, env))
-                if env.kind == "request" and env.id is not None:
-                    ids.append(env.id)
+            _batch_items(session, codec, message, frames, ids, refused)
         else:
             error = _in_use(session, message, ids)
             if error is not None:
@@ -358,6 +346,32 @@ class Outbox:
             finally:
                 self._waiter = None
         return self._items.popleft()
+
+
+def _batch_items(
+    session: LegacySession,
+    codec: Codec,
+    items: list[Any],
+    frames: list[tuple[bytes, Peek]],
+    ids: list[RequestId],
+    refused: list[bytes],
+) -> None:
+    """A batch's items sorted: the messages the session will see (`frames`, the requests'
+    `ids`), and the answers made here for the others (`refused`: not a message, an id in use)."""
+    for item in items:
+        frame = pydantic_core.to_json(item)
+        try:
+            env = peek_any(frame)
+        except ProtocolError as exc:  # not a message; an id of the wrong type
+            refused.append(error_frame(codec, None, exc))
+            continue
+        error = _in_use(session, env, ids)
+        if error is not None:
+            refused.append(error_frame(codec, env.id, error))
+            continue
+        frames.append((frame, env))
+        if env.kind == "request" and env.id is not None:
+            ids.append(env.id)
 
 
 async def _next(outbox: Outbox, until: float = math.inf) -> bytes | Done | None:

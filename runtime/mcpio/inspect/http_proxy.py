@@ -170,6 +170,30 @@ class ProxyApp:
             checker.state.server_capabilities = self.discovered
         return checker
 
+    def _check_events(
+        self,
+        parser: SseParser,
+        chunk: bytes,
+        checker: Checker,
+        asked: bool,
+        pending: set[Any],
+        session: str | None,
+        exchange: dict[str, Any],
+    ) -> None:
+        """Check and record the events of a POST's stream that `chunk` completes (`pending`:
+        the POST's requests not answered yet; a message after the last answer is a finding)."""
+        for event in parser.feed(chunk):
+            frame = event.data.encode()
+            if event.too_large:
+                findings = [checker.too_large(SERVER, parser.max_bytes + 1)]
+            else:
+                index = self.recorder.count
+                findings = checker.check(SERVER, frame, index=index)
+                if asked and not pending:
+                    findings.append(after_response(index))
+                pending.discard(_answered_id(frame))
+            self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
+
     async def _relay(
         self,
         response: httpx.Response | LeanResponse,
@@ -202,17 +226,7 @@ class ProxyApp:
         pending = set(asked)  # requests of the POST not answered yet
         async for chunk in chunks:
             if parser is not None:
-                for event in parser.feed(chunk):
-                    frame = event.data.encode()
-                    if event.too_large:
-                        findings = [checker.too_large(SERVER, parser.max_bytes + 1)]
-                    else:
-                        index = self.recorder.count
-                        findings = checker.check(SERVER, frame, index=index)
-                        if asked and not pending:
-                            findings.append(after_response(index))
-                        pending.discard(_answered_id(frame))
-                    self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
+                self._check_events(parser, chunk, checker, bool(asked), pending, session, exchange)
             elif held is not None:  # passed on once whole and checked, unless too large
                 for piece in held.add(chunk):
                     await send({"type": "http.response.body", "body": piece, "more_body": True})
