@@ -78,7 +78,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ("mcpio.client", "mcpio.client_*", "mcpio.upstream", "mcpio.proxy"),
     ),
     ("inspect", ("mcpio.inspect", "mcpio.inspect.*")),
-    ("commands", ("mcpio.cli", "mcpio.__main__", "mcpio.dev", "mcpio.hosts", "mcpio.tasks.worker")),
+    ("commands", ("mcpio.cli", "mcpio.__main__", "mcpio.dev", "mcpio.hosts", "mcpio.worker")),
 ]
 
 
@@ -163,13 +163,24 @@ def test_the_inspector_is_the_top_layer() -> None:
 
 
 def layer_of(module: str) -> int:
-    """The index in `LAYERS` of the layer `module` sits in (the last that names it: commands
-    name `mcpio.tasks.worker`, which the tasks pattern matches too)."""
+    """The index in `LAYERS` of the one layer `module` sits in."""
     found = [
         i for i, (_, patterns) in enumerate(LAYERS) if any(fnmatchcase(module, p) for p in patterns)
     ]
-    assert found, f"{module} sits in no layer of LAYERS: add it to one"
-    return found[-1]
+    assert len(found) == 1, f"{module} sits in {len(found)} layers of LAYERS: name it in one"
+    return found[0]
+
+
+def test_no_package_cycle() -> None:
+    """Packages (`mcpio.tasks`, `mcpio.http`, `mcpio.transports`, ...: each a node, top-level
+    modules their own) import one another in one direction too."""
+    packages: dict[str, set[str]] = {}
+    for module, deps in graph().items():
+        node = ".".join(module.split(".")[:2])
+        packages.setdefault(node, set()).update(
+            ".".join(d.split(".")[:2]) for d in deps if not d.startswith(node + ".") and d != node
+        )
+    assert cycles(packages) == []
 
 
 def test_every_module_imports_only_its_own_layer_and_below() -> None:

@@ -1,4 +1,4 @@
-"""Workers in one process (`mcpio.tasks.worker.Worker` over a redis-server of tests/cluster.py:
+"""Workers in one process (`mcpio.worker.Worker` over a redis-server of tests/cluster.py:
 marked `services`): a task queued by an accepting server, run by workers, one of which dies
 while the task waits for an answer."""
 
@@ -16,7 +16,7 @@ from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import TaskEngine
 from mcpio.tasks.queue import Job, RedisTaskQueue
 from mcpio.tasks.redis import RedisTaskStore
-from mcpio.tasks.worker import Worker, load_server
+from mcpio.worker import Worker, load_server
 from tests.cluster import Process, start_redis
 from tests.support import MODERN, ROOT, until
 
@@ -115,4 +115,4 @@ def test_load_server_from_a_file_or_a_module() -> None:
     with pytest.raises(ValueError, match="no such Python file"):
         load_server("nowhere.py")
     with pytest.raises(ValueError, match="is not an mcpio Server"):
-        load_server("mcpio.tasks.worker:log")
+        load_server("mcpio.worker:log")

@@ -268,8 +268,8 @@ def proxy_cmd(target: tuple[str, ...], transport: str, host: str, port: int, mod
 def worker_cmd(**options: Any) -> None:  # fmt: skip
     """Run the tasks queued in Redis with APP's tools.
 
-    The tasks HTTP instances queued (mcpio.tasks.worker)."""
-    from mcpio.tasks.worker import main as worker
+    The tasks HTTP instances queued (mcpio.worker)."""
+    from mcpio.worker import main as worker
 
     sys.exit(worker(argparse.Namespace(**options)))
 

@@ -631,7 +631,7 @@ class Server:
     async def _queue_task(
         self, params: pub.CallToolRequestParams, ctx: Context, offer: TaskOffer
     ) -> TaskCreated:
-        """A modern task call, queued for the workers (`mcpio.tasks.worker`)."""
+        """A modern task call, queued for the workers (`mcpio.worker`)."""
         owner = owner_of(ctx)
         token = ctx.progress_token
         job = Job(

@@ -15,7 +15,7 @@ instance running the task reads at each renewal of its lease, and hands them to 
 (`on_control`), twice at most, which changes nothing (an answered question stays answered).
 
 With a queue (`mcpio.tasks.queue`), `enqueue` stores a task held by no one and queues it; a
-worker (`mcpio.tasks.worker`) claims it in the store and runs it here with `execute`. A
+worker (`mcpio.worker`) claims it in the store and runs it here with `execute`. A
 retry-safe task keeps the answers it collected in its record, so that a re-run after its worker
 died (or shut down) gets them.
 

@@ -1,4 +1,4 @@
-"""The task queue: tasks the HTTP instances accepted, waiting for workers (`mcpio.tasks.worker`)
+"""The task queue: tasks the HTTP instances accepted, waiting for workers (`mcpio.worker`)
 to run them, in a Redis Stream read by one consumer group (the `redis` extra).
 
 Why Redis Streams and not a task-queue library: the task store already keeps each task's state,
