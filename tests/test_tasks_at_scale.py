@@ -255,11 +255,14 @@ async def legacy_tasks(url: str, first: int, count: int) -> dict[str, tuple[str,
 async def read_back(
     http: httpx.AsyncClient,
     instances: list[Process],
+    redis_url: str,
     modern: dict[str, tuple[str, float, str]],
     legacy: dict[str, tuple[str, float, str]],
 ) -> None:
-    """Every task read through each instance (legacy ones on a new session with it): the same,
-    completed, with its own result."""
+    """Every modern task read through each instance: the same, completed, with its own result.
+    Legacy tasks belong to the session that made them (no authorization here: issue 31's
+    isolation), so a new session with either instance reads each as unknown; the store holds
+    each completed with its own result."""
     limit = anyio.Semaphore(IN_FLIGHT)
 
     async def one_modern(peer: Peer, task_id: str) -> None:
@@ -269,10 +272,9 @@ async def read_back(
 
     async def one_legacy(client: Client, task_id: str) -> None:
         async with limit:
-            task = await client.task(task_id).refresh()
-            assert task["status"] == "completed", task
-            result = await client.task_request("tasks/result", {"taskId": task_id})
-        assert result["content"][0]["text"] == expected(legacy[task_id]), result
+            with pytest.raises(McpError) as refused:
+                await client.task(task_id).refresh()
+        assert refused.value.code == -32602, refused.value  # unknown to this session
 
     for instance in instances:
         peer = Peer(http, url_of(instance))
@@ -284,6 +286,9 @@ async def read_back(
                 group.start_soon(one_modern, peer, task_id)
             for task_id in legacy:
                 group.start_soon(one_legacy, client, task_id)
+    for task_id, record in (await stored(redis_url, legacy)).items():
+        assert record.status == "completed", record
+        assert (record.result or {})["content"][0]["text"] == expected(legacy[task_id]), record
 
 
 def assert_ran_once_each(
@@ -303,9 +308,10 @@ def assert_ran_once_each(
 
 
 async def stored(url: str, ids: Any) -> dict[str, TaskRecord]:
+    """The tasks' records as the store holds them, whoever owns them."""
     store = RedisTaskStore(url)
     try:
-        records = {task_id: await store.get(task_id, None) for task_id in ids}
+        records = {task_id: (await store._settled(task_id))[0] for task_id in ids}
     finally:
         await store.close()
     assert all(r is not None for r in records.values())
@@ -332,7 +338,7 @@ async def test_300_tasks_on_two_instances_and_three_workers(cluster: Cluster) ->
             group.start_soon(run_legacy, 1, two)
         assert len(modern) == MODERN_TASKS and sum(map(len, legacy)) == LEGACY_TASKS
 
-        await read_back(http, [one, two], modern, {**legacy[0], **legacy[1]})
+        await read_back(http, [one, two], cluster.redis_url, modern, {**legacy[0], **legacy[1]})
 
     # Exactly once: each queued task ran once and completed once, on some worker.
     records = await stored(cluster.redis_url, modern)
@@ -446,8 +452,9 @@ def fresh_connections() -> httpx.AsyncClient:
 
 async def legacy_load(url: str, load: Load, first: int) -> None:
     """Legacy tasks on a session through nginx (by client address) while `load.creating`,
-    each awaited; a session its instance ended (`sessionExpired`) is opened again and the
-    tasks not yet seen to end are followed on the new one."""
+    each awaited; a session its instance ended (`sessionExpired`) is opened again. The tasks
+    not yet seen to end stay the old session's (issue 31: a new session cannot reach them
+    without authorization): `read_back` finds them completed in the store."""
     count = iter(range(first, first + 1_000_000))
     pending: set[str] = set()
     while load.creating or pending:
@@ -464,6 +471,7 @@ async def legacy_load(url: str, load: Load, first: int) -> None:
                     load.errors.append(f"legacy: {exc!r}")
                     raise
             load.sessions_ended += 1
+            pending.clear()  # the ended session's: checked in the store at the end
 
 
 async def follow_legacy(
@@ -538,7 +546,7 @@ async def test_a_rolling_restart_under_load_loses_and_repeats_nothing(cluster: C
             group.start_soon(modern_load, front, load, 0)
             group.start_soon(legacy_load, f"{cluster.front}/sticky/mcp", load, 0)
         assert not load.errors, load.errors
-        await read_back(http, cluster.instances, load.plans, load.legacy)  # restarted ones
+        await read_back(http, cluster.instances, cluster.redis_url, load.plans, load.legacy)
     assert len(load.plans) >= 50 and len(load.legacy) >= 10, (len(load.plans), len(load.legacy))
     records = await stored(cluster.redis_url, load.plans)
     retried = {i for i, r in records.items() if load.plans[i][0] == "retried_compute"}
@@ -738,7 +746,9 @@ def assert_kill_outcome(
         completions = [w for what, w in lines if what == "completed"]
         assert len(runs) == record.attempts >= 1, (record, lines)  # every run recorded
         if record.status == "completed":  # its own result, once
-            assert record.result is not None and len(completions) == 1, (record, lines)
+            # (a worker SIGKILLed between storing the result and logging it leaves no line)
+            unlogged = not completions and runs[-1] == kill.killed.name
+            assert record.result is not None and (len(completions) == 1 or unlogged), lines
             assert record.result["content"][0]["text"] == expected(plan), record
         else:
             assert not completions, (record, lines)
