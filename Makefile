@@ -38,7 +38,7 @@ pytest: fetch services
 	$(BIN)/pytest
 
 # Every test but those marked slow, peers or services (pyproject's markers): no nginx, Redis,
-# node or official SDK; under 3 minutes on 2 cores. `make test` still runs everything.
+# node or official SDK; about 3.5 minutes on 2 cores. `make test` still runs everything.
 test-fast: fetch
 	$(BIN)/pytest -q -m "not slow and not peers and not services"
 
@@ -89,7 +89,7 @@ help:
 	@echo "make test-fast    pytest -m \"not slow and not peers and not services\" (under 3 min on 2 cores)"
 	@echo "make conformance  the official MCP conformance suite against examples/everything_server.py"
 	@echo "make conformance-proxy  the conformance server leg through mcpio proxy, across eras"
-	@echo "make test         lint, check, typecheck, pytest, conformance (about 12 min on 2 cores)"
+	@echo "make test         lint, check, typecheck, pytest, conformance (about 25 min on 2 cores)"
 	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages; bus, task stores"
 	@echo "make wheel        dist/mcpgen-<version>-py3-none-any.whl: mcp_wire and mcpio"
 	@echo "make clean        remove .venv and the caches"
