@@ -28,6 +28,22 @@ EVERYTHING = ROOT / "examples" / "everything_server.py"
 STARTUP_SECONDS = 20.0
 STOP_SECONDS = 5.0
 SBIN = "/usr/sbin:/usr/local/sbin:/sbin"
+# The head of every nginx.conf the process tests write (a `str.format` template: `tmp`, the
+# test's directory for nginx's files); each appends its upstreams and server, and closes `http`.
+NGINX_HEAD = """\
+worker_processes 1;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {tmp}/client_body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+"""
 
 
 def binary(name: str) -> str:

@@ -52,6 +52,7 @@ from mcpio.tasks.redis import RedisTaskStore
 from mcpio.tasks.store import LEASE_LOST, TaskRecord
 from tests.cluster import (
     EVERYTHING,
+    NGINX_HEAD,
     Process,
     start_instances,
     start_nginx,
@@ -76,19 +77,7 @@ SECONDS = (0.05, 0.2, 0.5)
 LONG = 5.0  # longer than the lease
 WORKER_ARGS = ["--lease", str(LEASE), "--concurrency", "16", "--grace", "5", "--attempts", "3"]
 IN_FLIGHT = 40
-NGINX_CONF = """\
-worker_processes 1;
-daemon off;
-pid {tmp}/nginx.pid;
-error_log {tmp}/nginx-error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    client_body_temp_path {tmp}/client_body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
+NGINX_CONF = NGINX_HEAD + """\
     upstream mcp {{
 {servers}
     }}

@@ -28,26 +28,14 @@ import pytest
 from mcpio.tasks.engine import TASKS_EXTENSION
 from mcpio.tasks.store import LEASE_LOST, TaskRecord
 from mcpio.wire.errors import SERVER_BUSY
-from tests.cluster import Process, start_instances, start_nginx, start_redis
+from tests.cluster import NGINX_HEAD, Process, start_instances, start_nginx, start_redis
 from tests.support import ACCEPT, MODERN, until
 
 pytestmark = pytest.mark.anyio
 
 LEASE = 2.0  # --task-lease of every instance here
 CAPS = {"extensions": {TASKS_EXTENSION: {}}, "elicitation": {}}
-NGINX_CONF = """\
-worker_processes 1;
-daemon off;
-pid {tmp}/nginx.pid;
-error_log {tmp}/nginx-error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    client_body_temp_path {tmp}/client_body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
+NGINX_CONF = NGINX_HEAD + """\
     upstream mcp {{
 {servers}
     }}
