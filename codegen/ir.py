@@ -444,28 +444,32 @@ def _errors(s: _Schema, hoisted: dict[str, str]) -> tuple[ErrorCode, ...]:
     return tuple(sorted(found, key=lambda e: (e.code, e.name)))
 
 
-def build_revision(
-    name: str,
-    normalized: Schema,
-    hoisted: dict[str, str],
-    sha256: str,
-    era_override: str | None = None,
-) -> Revision:
-    s = _Schema(definitions_of(normalized))
-    defs = s.defs
-    by_method: dict[str, str] = {}
-    for dname, node in sorted(defs.items()):
-        method = s.method_of(node)
-        if method is not None:
-            by_method.setdefault(method, dname)
-    derived, signals = derive_era(s, set(by_method))
+@dataclass(frozen=True)
+class _ResultFacts:
+    """What a revision's results say, read once for all its methods."""
+
+    unions: dict[str, set[str]]  # "client", "server", "input" -> the results that side sends
+    interim: str | None  # the interim (input-required) result, if the revision has one
+    result_types: Any
+    tagged: dict[str, str]  # an extension's result -> its own `resultType` value
+    task_results: list[str]
+
+
+def _era_of(s: _Schema, name: str, era_override: str | None) -> tuple[Era, Era | None, Any]:
+    """The revision's era (derived from the schema, or set), the derived one, and its signals."""
+    methods = {m for node in s.defs.values() if (m := s.method_of(node)) is not None}
+    derived, signals = derive_era(s, methods)
     era = Era(era_override) if era_override else derived
     if era is None:
         raise CodegenError(
             f"{name}: cannot tell the era from the schema ({signals}); set era in schema/revisions.toml"
         )
+    return era, derived, signals
 
-    sides: dict[str, dict[Kind, set[str]]] = {}  # message definition -> kind -> sides
+
+def _message_sides(s: _Schema) -> dict[str, dict[Kind, set[str]]]:
+    """Message definition -> kind -> the sides that send it (from the schema's unions)."""
+    sides: dict[str, dict[Kind, set[str]]] = {}
     unions: tuple[tuple[str, Kind, str], ...] = (
         ("ClientRequest", Kind.REQUEST, "client"),
         ("ServerRequest", Kind.REQUEST, "server"),
@@ -476,12 +480,16 @@ def build_revision(
     for union, kind, side in unions:
         for member in s.members(union):
             sides.setdefault(member, {}).setdefault(kind, set()).add(side)
+    return sides
 
-    result_unions = {
+
+def _result_facts(s: _Schema) -> _ResultFacts:
+    defs = s.defs
+    unions = {
         "client": set(s.members("ClientResult")),
         "server": set(s.members("ServerResult")),
+        "input": set(s.members("InputResponse")),
     }
-    result_unions["input"] = set(s.members("InputResponse"))
     interim = next(
         (
             n
@@ -506,75 +514,112 @@ def build_revision(
         if n.endswith("Result")
         and (("task" in s.required(d) and "task" in s.properties(d)) or n in tagged)
     )
+    return _ResultFacts(unions, interim, result_types, tagged, task_results)
 
-    methods = []
-    for message, kinds in sorted(sides.items()):
-        node = defs[message]
-        method = s.method_of(node)
-        if method is None:
-            raise CodegenError(f"{name}: union member {message} has no constant method")
-        for kind, side_set in kinds.items():
-            if kind is Kind.INPUT_REQUEST:
-                direction = Direction.INPUT
-            elif side_set == {"client", "server"}:
-                direction = Direction.BOTH
-            else:
-                direction = (
-                    Direction.CLIENT_TO_SERVER
-                    if side_set == {"client"}
-                    else Direction.SERVER_TO_CLIENT
-                )
-            params_node = node.get("properties", {}).get("params")
-            params = ref_name(params_node) if params_node else None
-            if params_node and params is None:
-                raise CodegenError(f"{name}: {message}.params is neither a definition nor hoisted")
-            results: tuple[str, ...] = ()
-            link, in_union, task_result = "", True, None
-            if kind is not Kind.NOTIFICATION:
-                results, link = _results_of(s, message)
-                answering = {"client": "server", "server": "client"}
-                pool: set[str] = set()
-                if kind is Kind.INPUT_REQUEST:
-                    pool = result_unions["input"]
-                else:
-                    for side in side_set:
-                        pool |= result_unions[answering[side]]
-                in_union = all(r in pool or r in ("EmptyResult", "Result") for r in results)
-                # A task result the response definition lists is the method's task result, not
-                # its final result (that stays the other one, see `Method.result`).
-                listed = [r for r in results if r in task_results]
-                if listed and len(listed) < len(results):
-                    task_result = listed[0]
-                elif params and "task" in s.variant_properties(defs[params]) and task_results:
-                    task_result = task_results[0]
-            final = [r for r in results if r != interim and r != task_result]
-            list_field, list_item = _list_field(s, final[-1] if final else None)
-            cacheable = bool(results) and all(
-                {"ttlMs", "cacheScope"} <= set(s.properties(defs[r])) for r in final
-            )
-            methods.append(
-                Method(
-                    name=method,
-                    kind=kind,
-                    direction=direction,
-                    message=message,
-                    params=params,
-                    params_required="params" in node.get("required", []),
-                    params_inline=params in hoisted,
-                    results=results,
-                    result_link=link,
-                    results_in_union=in_union,
-                    task_result=task_result,
-                    task_result_type=tagged.get(task_result or ""),
-                    cacheable=cacheable,
-                    input_required=interim is not None and interim in results,
-                    interim_results=(
-                        (interim,) if interim is not None and interim in results else ()
-                    ),
-                    list_field=list_field,
-                    list_item=list_item,
-                )
-            )
+
+def _direction(kind: Kind, side_set: set[str]) -> Direction:
+    if kind is Kind.INPUT_REQUEST:
+        return Direction.INPUT
+    if side_set == {"client", "server"}:
+        return Direction.BOTH
+    return Direction.CLIENT_TO_SERVER if side_set == {"client"} else Direction.SERVER_TO_CLIENT
+
+
+def _answers(
+    s: _Schema,
+    message: str,
+    kind: Kind,
+    side_set: set[str],
+    params: str | None,
+    facts: _ResultFacts,
+) -> tuple[tuple[str, ...], str, bool, str | None]:
+    """A request's results, their link, whether the answering side's union holds them all, and
+    its task result."""
+    results, link = _results_of(s, message)
+    answering = {"client": "server", "server": "client"}
+    pool: set[str] = set()
+    if kind is Kind.INPUT_REQUEST:
+        pool = facts.unions["input"]
+    else:
+        for side in side_set:
+            pool |= facts.unions[answering[side]]
+    in_union = all(r in pool or r in ("EmptyResult", "Result") for r in results)
+    # A task result the response definition lists is the method's task result, not its final
+    # result (that stays the other one, see `Method.result`).
+    task_result = None
+    listed = [r for r in results if r in facts.task_results]
+    if listed and len(listed) < len(results):
+        task_result = listed[0]
+    elif params and "task" in s.variant_properties(s.defs[params]) and facts.task_results:
+        task_result = facts.task_results[0]
+    return results, link, in_union, task_result
+
+
+def _method(
+    s: _Schema,
+    name: str,
+    message: str,
+    kind: Kind,
+    side_set: set[str],
+    hoisted: dict[str, str],
+    facts: _ResultFacts,
+) -> Method:
+    node = s.defs[message]
+    method = s.method_of(node)
+    if method is None:
+        raise CodegenError(f"{name}: union member {message} has no constant method")
+    params_node = node.get("properties", {}).get("params")
+    params = ref_name(params_node) if params_node else None
+    if params_node and params is None:
+        raise CodegenError(f"{name}: {message}.params is neither a definition nor hoisted")
+    results: tuple[str, ...] = ()
+    link, in_union, task_result = "", True, None
+    if kind is not Kind.NOTIFICATION:
+        results, link, in_union, task_result = _answers(s, message, kind, side_set, params, facts)
+    interim = facts.interim
+    final = [r for r in results if r != interim and r != task_result]
+    list_field, list_item = _list_field(s, final[-1] if final else None)
+    cacheable = bool(results) and all(
+        {"ttlMs", "cacheScope"} <= set(s.properties(s.defs[r])) for r in final
+    )
+    return Method(
+        name=method,
+        kind=kind,
+        direction=_direction(kind, side_set),
+        message=message,
+        params=params,
+        params_required="params" in node.get("required", []),
+        params_inline=params in hoisted,
+        results=results,
+        result_link=link,
+        results_in_union=in_union,
+        task_result=task_result,
+        task_result_type=facts.tagged.get(task_result or ""),
+        cacheable=cacheable,
+        input_required=interim is not None and interim in results,
+        interim_results=((interim,) if interim is not None and interim in results else ()),
+        list_field=list_field,
+        list_item=list_item,
+    )
+
+
+def build_revision(
+    name: str,
+    normalized: Schema,
+    hoisted: dict[str, str],
+    sha256: str,
+    era_override: str | None = None,
+) -> Revision:
+    s = _Schema(definitions_of(normalized))
+    defs = s.defs
+    era, derived, signals = _era_of(s, name, era_override)
+    facts = _result_facts(s)
+    interim = facts.interim
+    methods = [
+        _method(s, name, message, kind, side_set, hoisted, facts)
+        for message, kinds in sorted(_message_sides(s).items())
+        for kind, side_set in kinds.items()
+    ]
     methods.sort(key=lambda m: m.name)
     seen: set[str] = set()
     for m in methods:
@@ -605,7 +650,7 @@ def build_revision(
         meta_envelope=_meta_envelope(s),
         interim_result=interim,
         meta_rule=_meta_rule(s),
-        result_types=result_types,
+        result_types=facts.result_types,
         frames=_frames(s, [m.message for m in methods if m.kind is not Kind.INPUT_REQUEST]),
         signals=signals,
         handshake="initialize" if "initialize" in seen else None,

@@ -13,6 +13,7 @@ import json
 import re
 import tokenize
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import datamodel_code_generator as dcg
@@ -155,64 +156,60 @@ def _generated(normalized_schema: dict[str, Any], revision: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _defined_before_use(source: str, revision: str) -> str:
-    """Each model and type alias after what its annotations name, where cycles allow.
+_Unit = tuple[str, int, int, set[str], set[str]]  # name, its lines, needs (hard, soft)
 
-    datamodel-code-generator orders definitions as `from __future__ import annotations` allows
-    (a class may name one defined further down). A model whose annotations all name what is
-    already defined gets its fields complete when the class is created; one with a forward
-    reference is created incomplete and collects its fields again on first use. So the
-    definitions are put in a stable topological order: the generator's order, except that what
-    a definition names moves up before it (depth first). The members of a cycle keep the
-    generator's order among themselves (it is valid for what is evaluated at once: bases, an
-    alias's value); only such a cycle leaves a forward reference, quoted by _eager_annotations.
-    """
-    tree = ast.parse(source)
-    body = tree.body
-    first = next(
-        (i for i, node in enumerate(body) if not isinstance(node, (ast.Import, ast.ImportFrom))),
-        len(body),
-    )
-    units: list[tuple[str, int, int, set[str], set[str]]] = []  # name, lines, needs (hard, soft)
+
+def _needs(node: ast.stmt, revision: str) -> tuple[str, set[str], set[str]]:
+    """A definition's name, the names it needs bound when it is evaluated (hard: bases, an
+    alias's value, class body code) and those only its annotations name (soft)."""
+    if isinstance(node, ast.ClassDef):
+        hard = {n.id for e in [*node.bases, *node.keywords] for n in ast.walk(e)
+                if isinstance(n, ast.Name)}  # fmt: skip
+        soft: set[str] = set()
+        for stmt in node.body:
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Name):
+                    in_annotation = isinstance(stmt, ast.AnnAssign) and any(
+                        n is m for m in ast.walk(stmt.annotation)
+                    )
+                    (soft if in_annotation else hard).add(n.id)
+        return node.name, hard, soft
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+    ):
+        return (
+            node.targets[0].id,
+            {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)},
+            set(),
+        )
+    raise CodegenError(f"{revision}: unexpected module statement at line {node.lineno}")
+
+
+def _units(body: list[ast.stmt], first: int, revision: str) -> list[_Unit]:
+    """The module's definitions from `first` on, each with its lines (an alias with the
+    docstring after it) and what it needs."""
+    units: list[_Unit] = []
     i = first
     while i < len(body):
         node = body[i]
         j = i + 1
         while j < len(body) and isinstance(body[j], ast.Expr):  # an alias's docstring
             j += 1
-        if isinstance(node, ast.ClassDef):
-            name = node.name
-            hard = {n.id for e in [*node.bases, *node.keywords] for n in ast.walk(e)
-                    if isinstance(n, ast.Name)}  # fmt: skip
-            soft: set[str] = set()
-            for stmt in node.body:
-                for n in ast.walk(stmt):
-                    if isinstance(n, ast.Name):
-                        in_annotation = isinstance(stmt, ast.AnnAssign) and any(
-                            n is m for m in ast.walk(stmt.annotation)
-                        )
-                        (soft if in_annotation else hard).add(n.id)
-        elif (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-        ):
-            name = node.targets[0].id
-            hard = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-            soft = set()
-        else:
-            raise CodegenError(f"{revision}: unexpected module statement at line {node.lineno}")
+        name, hard, soft = _needs(node, revision)
         if i > first:
             start = body[i - 1].end_lineno
         else:  # where the first definition (its decorators) begins
             start = min(d.lineno for d in [node, *getattr(node, "decorator_list", [])]) - 1
         units.append((name, start or 0, body[j - 1].end_lineno or 0, hard, soft))
         i = j
-    index = {u[0]: k for k, u in enumerate(units)}
-    needs = [
-        sorted({index[n] for n in u[3] | u[4] if n in index} - {k}) for k, u in enumerate(units)
-    ]
-    # Strongly connected components (Tarjan): a cycle's members keep the generator's order.
+    return units
+
+
+def _components(needs: list[list[int]]) -> tuple[dict[int, int], list[list[int]]]:
+    """Strongly connected components (Tarjan): each vertex's component, and each component's
+    members in the generator's order."""
     component: dict[int, int] = {}
     low: dict[int, int] = {}
     seen: dict[int, int] = {}
@@ -229,17 +226,23 @@ def _defined_before_use(source: str, revision: str) -> str:
             elif w not in component and w in stack:
                 low[v] = min(low[v], seen[w])
         if low[v] == seen[v]:
-            group = []
+            group: list[int] = []
             while not group or group[-1] != v:
                 group.append(stack.pop())
                 component[group[-1]] = len(members)
             members.append(sorted(group))
 
-    for v in range(len(units)):
+    for v in range(len(needs)):
         if v not in seen:
             connect(v)
-    # Each component after the components it names, in the generator's order (depth first).
-    ordered: list[tuple[str, int, int, set[str], set[str]]] = []
+    return component, members
+
+
+def _topological(units: list[_Unit], needs: list[list[int]]) -> list[_Unit]:
+    """Each component after the components it names, in the generator's order (depth first);
+    a cycle's members keep the generator's order."""
+    component, members = _components(needs)
+    ordered: list[_Unit] = []
     placed: set[int] = set()
 
     def place(c: int) -> None:
@@ -253,6 +256,32 @@ def _defined_before_use(source: str, revision: str) -> str:
     for v in range(len(units)):
         if component[v] not in placed:
             place(component[v])
+    return ordered
+
+
+def _defined_before_use(source: str, revision: str) -> str:
+    """Each model and type alias after what its annotations name, where cycles allow.
+
+    datamodel-code-generator orders definitions as `from __future__ import annotations` allows
+    (a class may name one defined further down). A model whose annotations all name what is
+    already defined gets its fields complete when the class is created; one with a forward
+    reference is created incomplete and collects its fields again on first use. So the
+    definitions are put in a stable topological order: the generator's order, except that what
+    a definition names moves up before it (depth first). The members of a cycle keep the
+    generator's order among themselves (it is valid for what is evaluated at once: bases, an
+    alias's value); only such a cycle leaves a forward reference, quoted by _eager_annotations.
+    """
+    body = ast.parse(source).body
+    first = next(
+        (i for i, node in enumerate(body) if not isinstance(node, (ast.Import, ast.ImportFrom))),
+        len(body),
+    )
+    units = _units(body, first, revision)
+    index = {u[0]: k for k, u in enumerate(units)}
+    needs = [
+        sorted({index[n] for n in u[3] | u[4] if n in index} - {k}) for k, u in enumerate(units)
+    ]
+    ordered = _topological(units, needs)
     done: set[str] = set()
     for name, _, _, hard, _ in ordered:
         missing = sorted((hard & index.keys()) - {name} - done)
@@ -269,6 +298,41 @@ def _defined_before_use(source: str, revision: str) -> str:
         + "\n\n\n".join("".join(lines[start:end]).strip("\n") for _, start, end, _, _ in ordered)
         + "\n"
     )
+
+
+def _offsets(source: str) -> Callable[[int, int], int]:
+    """The character offset in `source` of an ast (row, column); columns count UTF-8 bytes."""
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(row: int, col: int) -> int:
+        line = source[starts[row - 1] : starts[row]]
+        return starts[row - 1] + len(line.encode()[:col].decode())
+
+    return offset
+
+
+def _binds(node: ast.stmt) -> set[str]:
+    """The names a module-level statement binds (imports, assignment targets)."""
+    names: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.alias):
+            names.add((sub.asname or sub.name).split(".")[0])
+        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            names.add(sub.id)
+    return names
+
+
+def _class_locals(node: ast.ClassDef) -> set[str]:
+    """Every name the class body binds (its members)."""
+    return {
+        n.id
+        for stmt in node.body
+        if isinstance(stmt, (ast.AnnAssign, ast.Assign))
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
 
 
 def _eager_annotations(source: str, revision: str) -> str:
@@ -292,14 +356,7 @@ def _eager_annotations(source: str, revision: str) -> str:
     ]
     if not future:
         return source
-    starts = [0]
-    for line in source.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-
-    def offset(row: int, col: int) -> int:  # ast columns count UTF-8 bytes
-        line = source[starts[row - 1] : starts[row]]
-        return starts[row - 1] + len(line.encode()[:col].decode())
-
+    offset = _offsets(source)
     bound = set(dir(builtins))
     edits: list[tuple[int, int, str]] = []
 
@@ -320,13 +377,7 @@ def _eager_annotations(source: str, revision: str) -> str:
             edits.append((offset(node.lineno, 0), offset(node.lineno + 1, 0), ""))
             continue
         if isinstance(node, ast.ClassDef):
-            local = {  # every name the class body binds (its members)
-                n.id
-                for stmt in node.body
-                if isinstance(stmt, (ast.AnnAssign, ast.Assign))
-                for n in ast.walk(stmt)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-            }
+            local = _class_locals(node)
             for stmt in node.body:
                 if isinstance(stmt, ast.AnnAssign):
                     if not isinstance(stmt.annotation, ast.Constant):
@@ -339,11 +390,7 @@ def _eager_annotations(source: str, revision: str) -> str:
             quote_unbound(node.annotation, set())
         elif not isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.Expr)):
             raise CodegenError(f"{revision}: unexpected module statement {type(node).__name__}")
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.alias):
-                bound.add((sub.asname or sub.name).split(".")[0])
-            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                bound.add(sub.id)
+        bound |= _binds(node)
     out = source
     for start, end, text in sorted(edits, reverse=True):
         out = out[:start] + text + out[end:]

@@ -89,6 +89,80 @@ def _quiet(_: str) -> None:
     pass
 
 
+def _applied_extensions(
+    files: dict[str, str],
+    revision: Revision,
+    pin: Pin,
+    ext_pins: Mapping[str, ExtensionPin],
+    fits: dict[str, dict[str, Fit]],
+    latest: Revision,
+    progress: Progress,
+) -> list[ExtensionPin]:
+    """The extensions generated for `revision` (their files added to `files`); one carried
+    (not pinned) that fails to generate is skipped with a warning, its fit marked so."""
+    name, extensions = revision.name, list[ExtensionPin]()
+    for ext in ext_pins.values():
+        ext_fit = fits[ext.id][name]
+        if not ext_fit.applied:
+            continue
+        progress(f"{name}: extension {ext.id} ({ext_fit.kind})")
+        try:
+            files |= extension_files(
+                pin, ext, ext_fit, files[f"{revision.module}/models.py"], latest
+            )
+        except CodegenError as exc:
+            if ext_fit.kind == "pinned":
+                raise
+            fits[ext.id][name] = skipped(ext_fit, str(exc).splitlines()[0])
+            progress(f"warning: {fits[ext.id][name].describe()}")
+            continue
+        extensions.append(ext)
+    return extensions
+
+
+def _revision_files(
+    files: dict[str, str],
+    revision: Revision,
+    normalized: dict,  # the normalized schema, as load_revision gives it
+    pin: Pin,
+    ext_pins: Mapping[str, ExtensionPin],
+    fits: dict[str, dict[str, Fit]],
+    latest: Revision,
+    progress: Progress,
+) -> None:
+    """One revision's package (models, dispatch, codec, extensions), added to `files`."""
+    pkg, name = revision.module, revision.name
+    dcg = f"datamodel-code-generator {version('datamodel-code-generator')}"
+    progress(f"{name}: models ({revision.era} era, {len(revision.definitions)} definitions)")
+    header = render("_header.jinja", what=f"models, {dcg}", revision=revision)
+    files[f"{pkg}/models.py"] = header + generate_models(normalized, name)
+    files[f"{pkg}/__init__.py"] = render(
+        "revision_init.py.jinja", what="revision package", revision=revision
+    )
+    progress(f"{name}: dispatch + {revision.era} codec")
+    wire_plan = plan(revision, latest)
+    context = {"revision": revision, "plan": wire_plan, "codec_class": wire_plan.codec_class}
+    files[f"{pkg}/dispatch.py"] = render("dispatch.py.jinja", what="dispatch tables", **context)
+    extensions = _applied_extensions(files, revision, pin, ext_pins, fits, latest, progress)
+    files[f"{pkg}/codec.py"] = render(
+        era_template(revision), what=f"{revision.era} codec", extensions=extensions, **context
+    )
+    if extensions:
+        files[f"{pkg}/ext/__init__.py"] = render(
+            "ext_init.py.jinja", what="extensions", revision=revision, extensions=extensions
+        )
+
+
+def _formatted(files: dict[str, str], progress: Progress) -> dict[str, str]:
+    out = {}
+    for path, text in sorted(files.items()):
+        if path.endswith(".py"):
+            progress(f"format {path}")
+            text = format_python(text, f"generated/{PACKAGE}/{path}")
+        out[path] = text
+    return out
+
+
 def render_package(
     project: Project, only: Iterable[str] | None = None, progress: Progress = _quiet
 ) -> dict[str, str]:
@@ -102,7 +176,6 @@ def render_package(
         raise CodegenError(f"unknown revision {unknown[0]}; pinned: {', '.join(pins)}")
     files: dict[str, str] = {}
     ext_pins = project.extension_pins()
-    pin_of = dict(pins)
     loaded = []
     for name, pin in pins.items():
         progress(f"{name}: load + IR")
@@ -110,48 +183,10 @@ def render_package(
     revisions = [revision for revision, _ in loaded]
     latest = revisions[-1]
     fits = extension_fits(project, {r.name: r.era for r in revisions}, progress)
-    dcg = f"datamodel-code-generator {version('datamodel-code-generator')}"
     for revision, normalized in loaded:
-        if revision.name not in wanted:
-            continue
-        pkg, name = revision.module, revision.name
-        progress(f"{name}: models ({revision.era} era, {len(revision.definitions)} definitions)")
-        header = render("_header.jinja", what=f"models, {dcg}", revision=revision)
-        files[f"{pkg}/models.py"] = header + generate_models(normalized, name)
-        files[f"{pkg}/__init__.py"] = render(
-            "revision_init.py.jinja", what="revision package", revision=revision
-        )
-        progress(f"{name}: dispatch + {revision.era} codec")
-        wire_plan = plan(revision, latest)
-        context = {"revision": revision, "plan": wire_plan, "codec_class": wire_plan.codec_class}
-        files[f"{pkg}/dispatch.py"] = render("dispatch.py.jinja", what="dispatch tables", **context)
-        extensions = []
-        for ext in ext_pins.values():
-            ext_fit = fits[ext.id][name]
-            if not ext_fit.applied:
-                continue
-            progress(f"{name}: extension {ext.id} ({ext_fit.kind})")
-            try:
-                files |= extension_files(
-                    pin_of[name], ext, ext_fit, files[f"{pkg}/models.py"], latest
-                )
-            except CodegenError as exc:
-                if ext_fit.kind == "pinned":
-                    raise
-                fits[ext.id][name] = skipped(ext_fit, str(exc).splitlines()[0])
-                progress(f"warning: {fits[ext.id][name].describe()}")
-                continue
-            extensions.append(ext)
-        files[f"{pkg}/codec.py"] = render(
-            era_template(revision),
-            what=f"{revision.era} codec",
-            extensions=extensions,
-            **context,
-        )
-        if extensions:
-            files[f"{pkg}/ext/__init__.py"] = render(
-                "ext_init.py.jinja", what="extensions", revision=revision, extensions=extensions
-            )
+        if revision.name in wanted:
+            pin = pins[revision.name]
+            _revision_files(files, revision, normalized, pin, ext_pins, fits, latest, progress)
     inputs = ", ".join(
         [f"{r.name} {r.sha256[:12]}" for r in revisions]
         + [f"{e.id} {e.sha256[:12]}" for e in ext_pins.values()]
@@ -170,13 +205,7 @@ def render_package(
         "latest.py.jinja", what="latest-revision alias", revision=latest, latest=latest
     )
     files["py.typed"] = ""
-    out = {}
-    for path, text in sorted(files.items()):
-        if path.endswith(".py"):
-            progress(f"format {path}")
-            text = format_python(text, f"generated/{PACKAGE}/{path}")
-        out[path] = text
-    return out
+    return _formatted(files, progress)
 
 
 def extension_fits(
