@@ -17,6 +17,7 @@ route a request's retries to the instance that answered it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import time
@@ -29,9 +30,9 @@ from mcpio.errors import ConnectionClosed
 from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED
 from mcpio.jsonrpc import plain
 from mcpio.latest import public as pub
-from mcpio.server import Server
+from mcpio.server import Server, task_required
 from mcpio.tasks.client import TaskHandle
-from mcpio.tasks.engine import TaskCreated, TaskInputs
+from mcpio.tasks.engine import TASKS_EXTENSION, TaskCreated, TaskInputs, TaskSupport
 from mcpio.upstream import Forwarded, Upstream, gone
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
@@ -128,18 +129,44 @@ class Pending:
 
 
 class Direct:
-    """A legacy downstream request (or a task): the target's questions asked at once."""
+    """A legacy downstream request (or a task): the target's questions asked at once; in a
+    task (`together`), those asked this close together as one set (as the target asked them:
+    a legacy target sends them as separate requests), so the task shows them all at once."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, together: float = 0.0) -> None:
         self.ctx = ctx
         self._n = 0
+        self._together = together
+        self._batch: dict[str, tuple[Forwarded, asyncio.Future[Any]]] | None = None
         self.refused: ProtocolError | None = None  # a question the client could not answer
 
     async def ask(self, question: Forwarded) -> Any:
         self._n += 1
         key = f"proxy-{self._n}"
+        if not self._together:
+            return (await self._asked({key: question}))[key]
+        future = asyncio.get_running_loop().create_future()
+        if self._batch is not None:  # another question is gathering: asked with it
+            self._batch[key] = (question, future)
+            return await future
+        self._batch = batch = {key: (question, future)}
+        await asyncio.sleep(self._together)
+        self._batch = None
         try:
-            return (await self.ctx.ask({key: cast(Question, question)}))[key]
+            answers = await self._asked({k: q for k, (q, _) in batch.items()})
+        except BaseException as exc:
+            for k, (_, other) in batch.items():
+                if k != key and not other.done():
+                    other.set_exception(exc)
+            raise
+        for k, (_, other) in batch.items():
+            if k != key and not other.done():
+                other.set_result(answers[k])
+        return answers[key]
+
+    async def _asked(self, questions: dict[str, Forwarded]) -> dict[str, Any]:
+        try:
+            return await self.ctx.ask({k: cast(Question, q) for k, q in questions.items()})
         except ProtocolError as exc:
             self.refused = self.refused or exc
             raise
@@ -160,31 +187,75 @@ class Proxy:
         self.server = server
         self.upstream = upstream
         self.pending: dict[str, Pending] = {}
+        self.target_tasks: dict[str, TaskSupport] = (
+            {}
+        )  # a 2025-11-25 target's tools: their taskSupport
         upstream.on_notice = self._notice
         for method in FORWARDED:
             server.handlers[method] = self._handler(method)
 
     def _handler(self, method: str) -> Callable[[Context, Any], Awaitable[Any]]:
         async def handler(ctx: Context, params: Any) -> Any:
-            if method == "tools/call" and ctx.task_offer is not None:
-                return await self._as_task(ctx, params)
+            if method == "tools/call":
+                return await self._call_tool(ctx, params)
             result = await self.forward(ctx, method, params)
             if method == "tools/list":
-                for tool in result.tools:  # any call may run as a task of this proxy
-                    self.server.task_support.setdefault(tool.name, "optional")
+                for tool in result.tools:
+                    self.server.task_support[tool.name] = await self._support(tool.name)
             return result
 
         return handler
 
-    async def forward(self, ctx: Context, method: str, params: Any) -> Any:
+    async def _support(self, name: str) -> TaskSupport:
+        """Whether a call of tool `name` may run as a task: as a 2025-11-25 target says (the
+        call then a task of the target's, followed here); else "optional" (a task of this
+        proxy's engine running the call, for a target without tasks or one that decides per
+        call, as 2026-07-28's does)."""
+        client = await self.upstream.client()
+        codec = client.codec
+        if client.modern or codec is None or "tasks/get" not in codec.methods:
+            return "optional"
+        if name not in self.target_tasks:
+            await self._list_target(client)
+        return self.target_tasks.get(name, "forbidden")
+
+    async def _list_target(self, client: Client) -> Any:
+        """A 2025-11-25 target's tools/list (all pages), keeping each one's taskSupport."""
+        cursor: str | None = None
+        while True:
+            listed = await client.task_request("tools/list", {"cursor": cursor} if cursor else {})
+            for tool in listed.get("tools") or ():
+                support = (tool.get("execution") or {}).get("taskSupport")
+                known = support in ("optional", "required")
+                self.target_tasks[str(tool.get("name"))] = support if known else "forbidden"
+            cursor = listed.get("nextCursor")
+            if not cursor:
+                return
+
+    async def _call_tool(self, ctx: Context, params: Any) -> Any:
+        """tools/call: a task where the target would make one (see `_support`)."""
+        support = await self._support(str(params.name))
+        if ctx.task_offer is None and support == "required":
+            raise task_required(str(params.name), ctx.modern)
+        if ctx.task_offer is None or support == "forbidden":
+            return await self.forward(ctx, "tools/call", params)
+        if not self.target_tasks:
+            return await self._as_task(ctx, params)
+        # the target's task: its questions before it makes one are the request's own
+        result = await self.forward(ctx, "tools/call", params, task=True)
+        if isinstance(result, TaskHandle):
+            return await self._following(ctx, result)
+        return result
+
+    async def forward(self, ctx: Context, method: str, params: Any, task: bool = False) -> Any:
         data = _outgoing(params)
         inputs = ctx._inputs  # pyright: ignore[reportPrivateUsage]
         if isinstance(inputs, RetriedInputs):
-            return await self._rounds(ctx, inputs, method, data)
+            return await self._rounds(ctx, inputs, method, data, task)
         direct = Direct(ctx)
         done = self.upstream.asking(direct)
         try:
-            result = await self._call(ctx, method, data)
+            result = await self._call(ctx, method, data, task)
         except Exception:
             if direct.refused is not None:
                 raise direct.refused from None
@@ -195,12 +266,16 @@ class Proxy:
             raise direct.refused
         return result
 
-    async def _call(self, ctx: Context, method: str, data: dict[str, Any]) -> Any:
+    async def _call(
+        self, ctx: Context, method: str, data: dict[str, Any], task: bool = False
+    ) -> Any:
+        """The call to the target; with `task`, a 2025-11-25 task asked for (its handle)."""
         client = await self.upstream.client()
         progress = _progress_to(ctx) if ctx.progress_token is not None else None
         try:
-            result = await client.request(method, data, progress=progress)
-            if isinstance(result, TaskHandle):  # the target ran it as a task: followed here
+            asked = {} if task else None
+            result = await client.request(method, data, progress=progress, task=asked)
+            if isinstance(result, TaskHandle) and not task:  # followed here
                 result = await result.result()
             return result
         except ConnectionClosed as exc:
@@ -210,7 +285,7 @@ class Proxy:
             raise group.exceptions[0] from None
 
     async def _rounds(
-        self, ctx: Context, inputs: RetriedInputs, method: str, data: dict[str, Any]
+        self, ctx: Context, inputs: RetriedInputs, method: str, data: dict[str, Any], task: bool
     ) -> Any:
         """A 2026-07-28 downstream request: the call to the target, started or resumed with
         the round's answers, until its next question (an `input_required` round) or its end."""
@@ -220,7 +295,8 @@ class Proxy:
         if pending is None:
             pending = Pending(owner)
             self.pending[pending.id] = pending
-            pending.task = asyncio.get_running_loop().create_task(self._run(pending, method, data))
+            running = self._run(pending, method, data, task)
+            pending.task = asyncio.get_running_loop().create_task(running)
         pending.ctx, pending.touched = ctx, time.monotonic()
         while True:
             try:
@@ -247,10 +323,11 @@ class Proxy:
                 for n in asked:
                     pending.answers[n].set_exception(exc)
 
-    async def _run(self, pending: Pending, method: str, data: dict[str, Any]) -> None:
+    async def _run(self, pending: Pending, method: str, data: dict[str, Any], task: bool) -> None:
         done = self.upstream.asking(pending)
         try:
-            result = await self._call(_Relay(pending), method, data)  # type: ignore[arg-type]
+            relay = _Relay(pending)
+            result = await self._call(relay, method, data, task)  # type: ignore[arg-type]
             await pending.events.put(("done", result))
         except Exception as exc:
             await pending.events.put(("error", exc))
@@ -281,14 +358,42 @@ class Proxy:
                 self.pending.pop(pending.id, None)
 
     async def _as_task(self, ctx: Context, params: Any) -> TaskCreated:
-        offer = ctx.task_offer
+        """A task of this proxy's engine, running the call to the target."""
         data = _outgoing(params)
+
+        async def run(inner: Context) -> Any:
+            return await self._call(inner, "tools/call", data)
+
+        return await self._task(ctx, run)
+
+    async def _following(self, ctx: Context, handle: TaskHandle) -> TaskCreated:
+        """A task of this proxy's engine following the target's task to its end."""
+
+        async def run(inner: Context) -> Any:
+            done = self.upstream.following(handle.task_id, Direct(inner, _TOGETHER_SECONDS))
+            try:
+                return await handle.result()
+            except asyncio.CancelledError:  # cancelled here: there too
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(handle.cancel())
+                raise
+            except ConnectionClosed as exc:
+                self.upstream.drop()
+                raise gone(exc) from None
+            finally:
+                done()
+
+        return await self._task(ctx, run)
+
+    async def _task(self, ctx: Context, run: Callable[[Context], Awaitable[Any]]) -> TaskCreated:
+        offer = ctx.task_offer
+        assert offer is not None
 
         async def work(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
             inner = ctx.for_task(inputs, status, _task_progress(offer, inputs.task_id))
             done = self.upstream.asking(Direct(inner))
             try:
-                return plain(await self._call(inner, "tools/call", data))
+                return plain(await run(inner))
             finally:
                 done()
 
@@ -388,10 +493,12 @@ def proxy_server(target: Any, *, name: str | None = None, **options: Any) -> Ser
 
 
 def _everything() -> pub.ServerCapabilities:
-    """What a proxy offers: all a target may (a method the target lacks answers its error)."""
+    """What a proxy offers: all a target may (a method the target lacks answers its error);
+    tasks: its own engine's, or the target's followed."""
     return pub.ServerCapabilities.model_validate({
         "logging": {}, "completions": {}, "tools": {"listChanged": True},
         "prompts": {"listChanged": True}, "resources": {"subscribe": True, "listChanged": True},
+        "extensions": {TASKS_EXTENSION: {}},
     })  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from mcpio.jsonrpc import plain
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 
 log = logging.getLogger("mcpio")
+RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class Upstream:
         self._stop = asyncio.Event()
         self._lock: asyncio.Lock | None = None
         self.active: list[Asker] = []  # downstream requests in flight, the latest last
+        self._tasks: dict[str, asyncio.Future[Asker]] = {}  # the target's tasks followed here
         self.on_notice: Callable[[Notice], Awaitable[None]] | None = None
 
     async def client(self) -> Client:
@@ -85,6 +87,8 @@ class Upstream:
     async def _keep(self, ready: asyncio.Future[Client]) -> None:
         try:
             async with self._make(self._callbacks()) as client:
+                if not client.modern:  # a legacy target's task answers come back as handles
+                    client.tasks = True  # (a task is asked for only when the client's call is one)
                 ready.set_result(client)
                 if self._listen:
                     await self._follow(client)
@@ -138,6 +142,30 @@ class Upstream:
 
         return done
 
+    def following(self, task_id: str, asker: Asker) -> Callable[[], None]:
+        """`asker` answers the questions of the target's task `task_id` (2025-11-25 names the
+        task in each) until the returned function is called."""
+        self._task_future(task_id).set_result(asker)
+        return lambda: self._tasks.pop(task_id, None) and None
+
+    def _task_future(self, task_id: str) -> asyncio.Future[Asker]:
+        if task_id not in self._tasks:
+            self._tasks[task_id] = asyncio.get_running_loop().create_future()
+        return self._tasks[task_id]
+
+    async def _asker_of(self, params: Any) -> Asker:
+        """Who answers this question: the task's follower if it names a task (one that may
+        ask before the proxy answered its client with the task: awaited), else `_asker()`."""
+        related = (plain(params) or {}).get("_meta", {}).get(RELATED_TASK) or {}
+        task_id = related.get("taskId") if isinstance(related, dict) else None
+        if not isinstance(task_id, str):
+            return self._asker()
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._task_future(task_id)), 30)
+        except TimeoutError:
+            self._tasks.pop(task_id, None)
+            raise ProtocolError(INVALID_REQUEST, f"no one follows task {task_id} here") from None
+
     def _asker(self) -> Asker:
         asker = _CURRENT.get(None)
         if asker is None and self.active:
@@ -148,13 +176,15 @@ class Upstream:
 
     def _callbacks(self) -> dict[str, Any]:
         async def elicitation(params: Any) -> Any:
-            return await self._asker().ask(Forwarded("elicitation/create", _params(params)))
+            asker = await self._asker_of(params)
+            return await asker.ask(Forwarded("elicitation/create", _params(params)))
 
         async def elicit_url(asked: ElicitUrl) -> Any:
             return await self._asker().ask(Forwarded("elicitation/create", asked.params()))
 
         async def sampling(params: Any) -> Any:
-            return await self._asker().ask(Forwarded("sampling/createMessage", _params(params)))
+            asker = await self._asker_of(params)
+            return await asker.ask(Forwarded("sampling/createMessage", _params(params)))
 
         async def roots() -> Any:
             return await self._asker().ask(Forwarded("roots/list", {}))

@@ -1,0 +1,94 @@
+"""`proxy_server` in front of a 2025-11-25 target with tasks: each tool runs as a task exactly when
+the target would run it as one (its `execution.taskSupport`), the target's own task followed and
+its questions (asked inside the task, or before it, by a deferred task tool) answered by the
+client (issue 36)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from mcpio import Client, Context, McpError, Server
+from mcpio.context import Elicit
+from mcpio.proxy import proxy_server
+from mcpio.tasks.client import TaskHandle
+
+pytestmark = pytest.mark.anyio
+
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
+def target_server() -> Server:
+    server = Server("target")
+    server.task_runs = 0  # type: ignore[attr-defined]
+
+    @server.tool()
+    def greet(name: str) -> str:
+        return f"Hello, {name}!"
+
+    @server.tool(task="required")
+    async def job() -> str:
+        server.task_runs += 1  # type: ignore[attr-defined]
+        return "done"
+
+    @server.tool(task="optional")
+    async def two_questions(ctx: Context) -> str:
+        answers = await ctx.ask({"a": Elicit("A?", NAME), "b": Elicit("B?", NAME)})
+        return "+".join(str((answers[k].content or {}).get("name")) for k in ("a", "b"))
+
+    @server.tool(task="required", defer_task=True)
+    async def asks_first(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", NAME)
+        await ctx.become_task()
+        return f"Hi {(answer.content or {}).get('name')}"
+
+    return server
+
+
+async def elicit(params: Any) -> dict[str, Any]:
+    return {"action": "accept", "content": {"name": params.message.rstrip("?")}}
+
+
+@pytest.mark.parametrize("client_mode", ["2026-07-28", "2025-11-25"])
+async def test_tasks_as_the_target_runs_them(client_mode: str) -> None:
+    target = target_server()
+    proxy = proxy_server(target, mode="2025-11-25")
+    async with Client(proxy, mode=client_mode, tasks=True, elicitation=elicit) as client:
+        with anyio.fail_after(30):
+            await client.list_tools()
+            greeted = await client.start_tool("greet", {"name": "Bo"})
+            assert not isinstance(greeted, TaskHandle)  # the target's sync tool: no task
+            assert greeted.content[0].text == "Hello, Bo!"  # type: ignore[union-attr]
+            for name, text in [
+                ("job", "done"),
+                ("two_questions", "A+B"),
+                ("asks_first", "Hi Name"),
+            ]:
+                handle = await client.start_tool(name, {})
+                assert isinstance(handle, TaskHandle), name
+                assert (await handle.result()).content[0].text == text  # type: ignore[union-attr]
+    assert target.task_runs == 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("client_mode", "code"), [("2026-07-28", -32021), ("2025-11-25", -32601)])
+async def test_a_task_only_tool_called_without_tasks(client_mode: str, code: int) -> None:
+    target = target_server()
+    proxy = proxy_server(target, mode="2025-11-25")
+    async with Client(proxy, mode=client_mode) as client:
+        with anyio.fail_after(30), pytest.raises(McpError) as caught:
+            await client.call_tool("job", {})
+    assert caught.value.code == code
+    assert target.task_runs == 0  # type: ignore[attr-defined]
+
+
+async def test_a_legacy_listing_marks_the_targets_task_support() -> None:
+    proxy = proxy_server(target_server(), mode="2025-11-25")
+    async with Client(proxy, mode="2025-11-25", tasks=True) as client:
+        listed = await client.task_request("tools/list", {})
+    support = {t["name"]: (t.get("execution") or {}).get("taskSupport") for t in listed["tools"]}
+    assert support == {
+        "greet": "forbidden", "job": "required", "two_questions": "optional",
+        "asks_first": "required",
+    }  # fmt: skip
