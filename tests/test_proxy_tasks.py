@@ -92,3 +92,23 @@ async def test_a_legacy_listing_marks_the_targets_task_support() -> None:
         "greet": "forbidden", "job": "required", "two_questions": "optional",
         "asks_first": "required",
     }  # fmt: skip
+
+
+async def test_the_targets_param_headers_are_checked_at_the_proxy() -> None:
+    """SEP-2243: a 2026-07-28 HTTP client's `Mcp-Param-*` headers are checked against the
+    target's schemas as listed through the proxy (a legacy target checks none itself)."""
+    target = Server("target")
+    schema = {
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+    }
+
+    @target.tool(input_schema=schema)
+    def where(region: str) -> str:
+        return region
+
+    proxy = proxy_server(target, mode="2025-11-25")
+    assert proxy.param_headers("where") == ()  # nothing listed yet
+    async with Client(proxy, mode="2026-07-28") as client:
+        await client.list_tools()
+    assert proxy.param_headers("where") == (("Mcp-Param-Region", ("region",)),)

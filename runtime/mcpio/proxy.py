@@ -33,6 +33,7 @@ from mcpio.latest import public as pub
 from mcpio.server import Server, task_required
 from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskCreated, TaskInputs, TaskSupport
+from mcpio.transports.http_rules import ParamHeaders, param_headers
 from mcpio.upstream import Forwarded, Upstream, gone
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
@@ -187,9 +188,8 @@ class Proxy:
         self.server = server
         self.upstream = upstream
         self.pending: dict[str, Pending] = {}
-        self.target_tasks: dict[str, TaskSupport] = (
-            {}
-        )  # a 2025-11-25 target's tools: their taskSupport
+        self.target_tasks: dict[str, TaskSupport] = {}  # a 2025-11-25 target's, by tool
+        self.param_specs: dict[str, ParamHeaders] = {}  # each listed tool's Mcp-Param-* headers
         upstream.on_notice = self._notice
         for method in FORWARDED:
             server.handlers[method] = self._handler(method)
@@ -202,6 +202,7 @@ class Proxy:
             if method == "tools/list":
                 for tool in result.tools:
                     self.server.task_support[tool.name] = await self._support(tool.name)
+                    self.param_specs[tool.name] = param_headers(plain(tool.inputSchema))
             return result
 
         return handler
@@ -487,8 +488,10 @@ def proxy_server(target: Any, *, name: str | None = None, **options: Any) -> Ser
     `timeout`, `headers`, `auth`, `env`, ...)."""
     upstream = Upstream(client_maker(target, **options))
     server = Server(name or "mcpio-proxy", lifespan=_closing(upstream))
-    server.__dict__["_proxy"] = Proxy(server, upstream)
+    server.__dict__["_proxy"] = proxy = Proxy(server, upstream)
     server.capabilities = _everything  # type: ignore[method-assign]
+    # SEP-2243 headers checked against the target's schemas as last listed through the proxy
+    server.param_headers = lambda tool: proxy.param_specs.get(tool, ())  # type: ignore[method-assign]
     return server
 
 

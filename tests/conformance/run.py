@@ -12,6 +12,11 @@ unscored scenarios it runs (pending ones, added after the release, and the Tasks
 every run); the extension scenarios are also listed one by one (a scenario the suite skips, with
 no checks, is printed as such).
 
+`--proxy` (`make conformance-proxy`): the server leg only, against `mcpio proxy` in front of the
+fixture server over stdio in the other era. The scored scenarios that cannot pass through a proxy
+to a legacy target are `EXCUSED`, each with its reason and its number of failed checks (printed
+on every run); one that fails more checks, passes or no longer runs fails the run.
+
 Client leg: for each revision, the client scenarios its requirement set scores (`conformance
 list --client --requirements <revision>`), the OAuth ones (`auth/...`, our `mcpio.auth_client`)
 included, run one by one against `tests/conformance/client.py` (an `mcpio.Client`):
@@ -172,6 +177,35 @@ def judge_extensions(output: str, revision: str) -> int:
 # `--proxy`: the server leg against `mcpio proxy` in front of the fixture server (over stdio),
 # the proxy's target pinned to the other era than the requirement set's.
 OTHER_ERA = {"2025-11-25": "2026-07-28", "2026-07-28": "2025-11-25"}
+# What cannot pass through a proxy to a legacy target, by requirement set: scenario -> (its
+# failed checks there, why). Printed on every run; more failed checks than that, or an excused
+# scenario that passes (or no longer runs), fail the run.
+_CAPABILITIES_ONCE = (
+    "a legacy session declares the client's capabilities once, at initialize: the proxy's "
+    "session declares all it can carry (elicitation, sampling, roots), so the target cannot "
+    "see that this request's client lacks {}"
+)
+EXCUSED: dict[str, dict[str, tuple[int, str]]] = {
+    "2026-07-28": {
+        "server-stateless": (
+            2,
+            "ServerRejectsUndeclaredCapability: "
+            + _CAPABILITIES_ONCE.format("sampling")
+            + " (test_missing_capability runs instead of answering -32021)",
+        ),
+        "input-required-result-capability-check": (
+            1,
+            _CAPABILITIES_ONCE.format("elicitation")
+            + " (the target asks it; the proxy then answers -32021)",
+        ),
+        "input-required-result-basic-elicitation": (
+            1,
+            "the suite checks the target's own inputRequests key (user_name); a legacy target "
+            "asks with a real elicitation/create request, which carries no key, so the proxy "
+            "names the round's keys itself",
+        ),
+    },
+}
 
 
 def fixture(port: int, proxy_mode: str | None) -> subprocess.Popen[bytes]:
@@ -193,9 +227,10 @@ def server_leg(bin_dir: Path, env: dict[str, str], proxy: bool = False) -> int:
         server = fixture(port, OTHER_ERA[revision] if proxy else None)
         try:
             wait_until_listening(port, server)
+            excused = EXCUSED.get(revision, {}) if proxy else {}
             if proxy:
                 print(f"through mcpio proxy, the fixture server in {OTHER_ERA[revision]}:")
-            status = server_run(bin_dir, env, port, revision) or status
+            status = server_run(bin_dir, env, port, revision, excused) or status
         finally:
             server.terminate()
             try:
@@ -206,7 +241,46 @@ def server_leg(bin_dir: Path, env: dict[str, str], proxy: bool = False) -> int:
     return status
 
 
-def server_run(bin_dir: Path, env: dict[str, str], port: int, revision: str) -> int:
+def scenario_counts(output: str) -> dict[str, tuple[int, int]]:
+    """Each scenario of a run: its passed and failed check counts."""
+    summary = output.split("=== SUMMARY ===", 1)[-1]
+    return {
+        found.group(2): (int(found.group(3)), int(found.group(4)))
+        for line in summary.splitlines()
+        if (found := SCENARIO.match(line.strip())) is not None
+    }
+
+
+def judge_excused(
+    counts: dict[str, tuple[int, int]], failing: list[str], excused: dict[str, tuple[int, str]]
+) -> tuple[list[str], list[str]]:
+    """The failing scenarios that fail the run (not excused, or failing more checks than
+    excused), and the lines to print about the excused ones (a stale one fails the run too)."""
+    judged = [name for name in failing if name not in excused]
+    lines = []
+    for name, (allowed, why) in excused.items():
+        passed, failed = counts.get(name, (0, 0))
+        if name not in counts:
+            judged.append(name)
+            lines.append(f"  excused, but not run: {name}: take it off the excused list")
+        elif failed == 0:
+            judged.append(name)
+            lines.append(f"  excused, but passed: {name}: take it off the excused list")
+        elif failed > allowed:
+            judged.append(name)
+            lines.append(f"  excused for {allowed} failed checks, failed {failed}: {name}")
+        else:
+            lines.append(f"  excused: {name} ({failed} failed checks): {why}")
+    return judged, lines
+
+
+def server_run(
+    bin_dir: Path,
+    env: dict[str, str],
+    port: int,
+    revision: str,
+    excused: dict[str, tuple[int, str]] | None = None,
+) -> int:
     status = 0
     command = [
         str(bin_dir / "conformance"),
@@ -223,6 +297,9 @@ def server_run(bin_dir: Path, env: dict[str, str], port: int, revision: str) -> 
         f"{passed} passed, {failed} failed in scored scenarios"
         + (f" (failing: {', '.join(failing)})" if failing else "")
     )
+    bad, excuses = judge_excused(scenario_counts(done.stdout), failing, excused or {})
+    for line in excuses:
+        print(line)
     extra_passed, extra_failed, extra_failing = scored(done.stdout, unscored_too=True)
     judged = [name for name in extra_failing if unjudged(name) is None]
     print(
@@ -233,7 +310,8 @@ def server_run(bin_dir: Path, env: dict[str, str], port: int, revision: str) -> 
         if name not in judged:
             print(f"  not judged: {name}: {unjudged(name)}")
     extension_status = judge_extensions(done.stdout, revision)
-    if done.returncode != 0 or failed or not passed or judged or extension_status:
+    broken = bad if excused else (done.returncode != 0 or failed)
+    if broken or not passed or judged or extension_status:
         print(done.stdout[-6000:], done.stderr[-2000:], sep="\n")
         status = 1
     return status
