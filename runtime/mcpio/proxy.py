@@ -351,6 +351,17 @@ class Proxy:
             found = pending
         return found
 
+    async def close(self) -> None:
+        """At shutdown: the calls waiting for a client's next round end (the target's questions
+        unanswered), then the connection to the target closes."""
+        for pending in list(self.pending.values()):
+            if pending.task is not None:
+                pending.task.cancel()
+            for future in pending.answers.values():
+                future.cancel()
+        self.pending.clear()
+        await self.upstream.close()
+
     def _expire(self) -> None:
         now = time.monotonic()
         for pending in list(self.pending.values()):
@@ -487,8 +498,9 @@ def proxy_server(target: Any, *, name: str | None = None, **options: Any) -> Ser
     """A `Server` re-serving `target` (see the module); `options`: the `Client`'s (`mode`,
     `timeout`, `headers`, `auth`, `env`, ...)."""
     upstream = Upstream(client_maker(target, **options))
-    server = Server(name or "mcpio-proxy", lifespan=_closing(upstream))
+    server = Server(name or "mcpio-proxy")
     server.__dict__["_proxy"] = proxy = Proxy(server, upstream)
+    server.lifespan = _closing(proxy)
     server.capabilities = _everything  # type: ignore[method-assign]
     # SEP-2243 headers checked against the target's schemas as last listed through the proxy
     server.param_headers = lambda tool: proxy.param_specs.get(tool, ())  # type: ignore[method-assign]
@@ -505,14 +517,12 @@ def _everything() -> pub.ServerCapabilities:
     })  # fmt: skip
 
 
-def _closing(upstream: Upstream) -> Any:
-    from contextlib import asynccontextmanager
-
-    @asynccontextmanager
+def _closing(proxy: Proxy) -> Any:
+    @contextlib.asynccontextmanager
     async def lifespan(server: Any) -> AsyncIterator[None]:
         try:
             yield None
         finally:
-            await upstream.close()
+            await proxy.close()
 
     return lifespan

@@ -22,6 +22,7 @@ from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 
 log = logging.getLogger("mcpio")
 RELATED_TASK = "io.modelcontextprotocol/related-task"
+_CLOSE_SECONDS = 2.0  # how long closing waits for the target's connection to end on its own
 
 
 @dataclass(frozen=True)
@@ -127,8 +128,11 @@ class Upstream:
     async def close(self) -> None:
         self.drop()
         keeper, self._keeper = self._keeper, None
-        if keeper is not None:
-            await asyncio.gather(keeper, return_exceptions=True)
+        if keeper is not None:  # a target's questions still unanswered: not waited for
+            done, _ = await asyncio.wait({keeper}, timeout=_CLOSE_SECONDS)
+            if not done:
+                keeper.cancel()
+                await asyncio.gather(keeper, return_exceptions=True)
 
     def asking(self, asker: Asker) -> Callable[[], None]:
         """`asker` serves the calls of this task (and of tasks it starts) until the returned
