@@ -13,7 +13,9 @@ every run); the extension scenarios are also listed one by one (a scenario the s
 no checks, is printed as such).
 
 `--proxy` (`make conformance-proxy`): the server leg only, against `mcpio proxy` in front of the
-fixture server over stdio in the other era. The scored scenarios that cannot pass through a proxy
+fixture server over stdio in the other era; then FastMCP 4.1.6's server with the same fixtures
+(tests/peers/fastmcp_conformance_server.py) scored directly and through `mcpio proxy` (each
+scored scenario FastMCP passes directly must pass through the proxy). The scored scenarios that cannot pass through a proxy
 to a legacy target are `EXCUSED`, each with its reason and its number of failed checks (printed
 on every run); one that fails more checks, passes or no longer runs fails the run.
 
@@ -274,6 +276,68 @@ def judge_excused(
     return judged, lines
 
 
+# `--proxy` too: FastMCP 4.1.6's server with the suite's 2025-11-25 fixtures (its questions asked
+# as a session's requests), scored directly (HTTP) and through `mcpio proxy --transport http` in
+# front of it (stdio, in 2025-11-25); the proxy must pass every scored scenario that FastMCP
+# passes directly.
+FASTMCP = ROOT / "tests" / "peers" / "fastmcp_conformance_server.py"
+
+
+def fastmcp_commands(port: int) -> dict[str, list[str]]:
+    fixture = [sys.executable, str(FASTMCP)]
+    return {
+        "directly": [*fixture, "http", "--port", str(port)],
+        "through mcpio proxy": [
+            sys.executable, "-m", "mcpio", "proxy", "--transport", "http", "--port", str(port),
+            "--mode", "2025-11-25", "--", *fixture, "stdio",
+        ],
+    }  # fmt: skip
+
+
+def fastmcp_leg(bin_dir: Path, env: dict[str, str]) -> int:
+    status = 0
+    for revision in REQUIREMENTS:
+        failing: dict[str, list[str]] = {}
+        for label in ("directly", "through mcpio proxy"):
+            port = free_port()
+            server = subprocess.Popen(fastmcp_commands(port)[label], stderr=subprocess.DEVNULL)
+            try:
+                wait_until_listening(port, server)
+                failing[label] = fastmcp_run(bin_dir, env, port, revision, label)
+            finally:
+                stop(server)
+        lost = [n for n in failing["through mcpio proxy"] if n not in failing["directly"]]
+        if lost:
+            print(f"  failing through the proxy only: {', '.join(lost)}")
+            status = 1
+    return status
+
+
+def fastmcp_run(
+    bin_dir: Path, env: dict[str, str], port: int, revision: str, label: str
+) -> list[str]:
+    """One scored run against FastMCP's server: its failing scored scenarios (printed)."""
+    url = f"http://127.0.0.1:{port}/mcp"
+    command = [str(bin_dir / "conformance"), "server", "--url", url, "--requirements", revision]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    passed, failed, failing = scored(done.stdout)
+    print(
+        f"FastMCP 4.1.6 {label}, conformance server --requirements {revision}: "
+        f"{passed} passed, {failed} failed in scored scenarios"
+        + (f" (failing: {', '.join(failing)})" if failing else "")
+    )
+    return failing if passed else ["(nothing passed)"]
+
+
+def stop(server: subprocess.Popen[bytes]) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
 def server_run(
     bin_dir: Path,
     env: dict[str, str],
@@ -433,7 +497,8 @@ def main() -> int:
     bin_dir = install()
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     if "--proxy" in sys.argv[1:]:
-        return server_leg(bin_dir, env, proxy=True)
+        status = server_leg(bin_dir, env, proxy=True)
+        return fastmcp_leg(bin_dir, env) or status
     status = server_leg(bin_dir, env)
     return client_leg(bin_dir, env) or status
 
