@@ -51,6 +51,7 @@ conformance: $(STAMP)
 # era (a revision bridge each way); not part of `make test` (about as long as the server leg).
 conformance-proxy: $(STAMP)
 	$(BIN)/python tests/conformance/run.py --proxy
+	$(BIN)/python tests/conformance/run.py --client-proxy
 
 test: lint check typecheck pytest conformance
 

@@ -159,8 +159,12 @@ class Run:
 
     def client(self) -> Client:
         mode = "auto" if self.revision >= MODERN else "legacy"
+        target: str | list[str] = self.url
+        if os.environ.get("MCPIO_CONFORMANCE_VIA_PROXY"):  # `mcpio proxy` (stdio) in between
+            proxy = [sys.executable, "-m", "mcpio", "proxy", "--mode", mode]
+            target = [*proxy, "--", self.url]
         return Client(
-            self.url,
+            target,
             mode=mode,
             name="mcpio-conformance-client",
             version="1.0.0",

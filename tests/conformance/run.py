@@ -493,9 +493,45 @@ def client_leg(bin_dir: Path, env: dict[str, str]) -> int:
     return status
 
 
+def client_proxy_leg(bin_dir: Path, env: dict[str, str]) -> int:
+    """`--client-proxy`: the scored client scenarios but the OAuth ones (the proxy is not the
+    suite's OAuth client), each run directly and with `mcpio proxy` (stdio, its target the
+    suite's server in the run's revision) between the suite and our client; each scenario that
+    passes directly must pass through the proxy."""
+    status = 0
+    via = dict(env, MCPIO_CONFORMANCE_VIA_PROXY="1")
+    for revision in REQUIREMENTS:
+        names = [n for n in client_scenarios(bin_dir, env, revision) if not n.startswith("auth/")]
+        lost: list[str] = []
+        totals = {"directly": [0, 0, 0], "through mcpio proxy": [0, 0, 0]}
+        for name in names:
+            verdicts = []
+            for label, where in (("directly", env), ("through mcpio proxy", via)):
+                ok, bad, _, broken, output = run_client_scenario(bin_dir, where, revision, name)
+                totals[label][0] += ok
+                totals[label][1] += bad
+                totals[label][2] += not broken
+                verdicts.append(broken)
+                if broken and label != "directly":
+                    print(f"--- client scenario {name} at {revision} through the proxy:\n{output}")
+            if verdicts[1] and not verdicts[0]:
+                lost.append(name)
+        for label, (ok, bad, good) in totals.items():
+            print(
+                f"conformance client --requirements {revision} {label} (no auth/ scenarios): "
+                f"{good}/{len(names)} scenarios passed; {ok} checks passed, {bad} failed"
+            )
+        if lost:
+            print(f"  failing through the proxy only: {', '.join(lost)}")
+            status = 1
+    return status
+
+
 def main() -> int:
     bin_dir = install()
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    if "--client-proxy" in sys.argv[1:]:
+        return client_proxy_leg(bin_dir, env)
     if "--proxy" in sys.argv[1:]:
         status = server_leg(bin_dir, env, proxy=True)
         return fastmcp_leg(bin_dir, env) or status
