@@ -22,7 +22,7 @@ from mcpio.client_config import from_config
 from mcpio.proxy import proxy_server
 from tests.support import serve_app, text_of
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.peers]
 
 STDIO = """
 import os

@@ -26,7 +26,7 @@ from mcpio import Client
 from mcpio.tasks.client import TaskHandle
 from tests.support import free_port, text_of
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.peers]
 
 TARGET = """
 import sys
