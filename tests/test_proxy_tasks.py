@@ -112,3 +112,22 @@ async def test_the_targets_param_headers_are_checked_at_the_proxy() -> None:
     async with Client(proxy, mode="2026-07-28") as client:
         await client.list_tools()
     assert proxy.param_headers("where") == (("Mcp-Param-Region", ("region",)),)
+
+
+async def test_unknown_tools_do_not_list_the_target_again() -> None:
+    target = target_server()
+    listings: list[str] = []
+
+    async def counting(call: Any, call_next: Any) -> Any:
+        if call.method == "tools/list":
+            listings.append(call.method)
+        return await call_next(call)
+
+    target.add_middleware(counting)
+    proxy = proxy_server(target, mode="2025-11-25")
+    async with Client(proxy, mode="2026-07-28") as client:
+        for _ in range(3):
+            with pytest.raises(McpError):
+                await client.call_tool("nope", {})
+        assert (await client.call_tool("greet", {"name": "Al"})).content[0].text == "Hello, Al!"  # type: ignore[union-attr]
+    assert listings == ["tools/list"]

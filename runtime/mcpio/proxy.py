@@ -189,6 +189,7 @@ class Proxy:
         self.upstream = upstream
         self.pending: dict[str, Pending] = {}
         self.target_tasks: dict[str, TaskSupport] = {}  # a 2025-11-25 target's, by tool
+        self._listed = False  # target_tasks holds the whole listing (until its tools change)
         self.param_specs: dict[str, ParamHeaders] = {}  # each listed tool's Mcp-Param-* headers
         upstream.on_notice = self._notice
         for method in FORWARDED:
@@ -216,7 +217,7 @@ class Proxy:
         codec = client.codec
         if client.modern or codec is None or "tasks/get" not in codec.methods:
             return "optional"
-        if name not in self.target_tasks:
+        if name not in self.target_tasks and not self._listed:  # an unknown name: listed once
             await self._list_target(client)
         return self.target_tasks.get(name, "forbidden")
 
@@ -231,6 +232,7 @@ class Proxy:
                 self.target_tasks[str(tool.get("name"))] = support if known else "forbidden"
             cursor = listed.get("nextCursor")
             if not cursor:
+                self._listed = True
                 return
 
     async def _call_tool(self, ctx: Context, params: Any) -> Any:
@@ -418,6 +420,8 @@ class Proxy:
 
     async def _notice(self, notice: Notice) -> None:
         flag = _NOTICE_FLAGS.get(notice.method)
+        if notice.method == "notifications/tools/list_changed":
+            self._listed = False
         if flag is not None:
             await self.server.hub.publish(flag, notice.method, {})
         elif notice.method == RESOURCE_UPDATED:
