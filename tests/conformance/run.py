@@ -185,7 +185,9 @@ OTHER_ERA = {"2025-11-25": "2026-07-28", "2026-07-28": "2025-11-25"}
 _CAPABILITIES_ONCE = (
     "a legacy session declares the client's capabilities once, at initialize: the proxy's "
     "session declares all it can carry (elicitation, sampling, roots), so the target cannot "
-    "see that this request's client lacks {}"
+    "see that this request's client lacks {} (a session per capability set would show it, but "
+    "the target would then refuse in its era's code, -32601, which the proxy cannot tell from "
+    "other -32601 errors to answer the -32021 a 2026-07-28 client is owed)"
 )
 EXCUSED: dict[str, dict[str, tuple[int, str]]] = {
     "2026-07-28": {
