@@ -19,6 +19,7 @@ import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
+from mcpio import ext_methods
 from mcpio.context import (
     Context,
     ElicitUrl,
@@ -100,6 +101,9 @@ class Served(Protocol):
 
     @property
     def task_support(self) -> Mapping[str, str]: ...
+
+    @property
+    def extension_methods(self) -> Mapping[str, MethodHandler]: ...
 
     @property
     def result_meta(self) -> pub.ResultMetaObject: ...
@@ -187,6 +191,8 @@ class ServerConnection:
         codec = self.codec
         if method == "initialize" and env.protocol_version not in MODERN:
             work = self._initialize(raw, id)
+        elif method in self.server.extension_methods:  # outside the revisions' schemas
+            work = self._extension(raw, id, env)
         elif codec is not None:
             work = self._legacy(codec, raw, id, env)
         else:
@@ -365,7 +371,10 @@ class ServerConnection:
             server_caps["tasks"] = tasks_serve.LEGACY_TASKS_CAPABILITY
         result: dict[str, Any] = {
             "protocolVersion": codec.revision,
-            "capabilities": fit(models.ServerCapabilities, server_caps),
+            "capabilities": {
+                **fit(models.ServerCapabilities, server_caps),
+                **ext_methods.legacy_extensions(server_caps),
+            },
             "serverInfo": fit(
                 models.Implementation, self.server.info.model_dump(exclude_unset=True)
             ),
@@ -399,6 +408,27 @@ class ServerConnection:
         if task is not None:
             ctx.task_offer = tasks_serve.legacy_offer(self, codec, task)
         return self.write(codec, id, method, await self.serve(ctx, method, params))
+
+    async def _extension(self, raw: bytes, id: RequestId, env: Peek) -> bytes | None:
+        """A request of an extension outside the schemas (`mcpio.ext_methods`), either era."""
+        params = ext_methods.params_of(raw)
+        codec = self.codec
+        if codec is not None:  # a legacy session
+            if env.protocol_version in MODERN:
+                reason = f"this connection is a legacy session of revision {codec.revision}"
+                raise ProtocolError(INVALID_REQUEST, reason)
+            inputs: SentInputs | RetriedInputs = SentInputs(self.ask_client)
+            caps, info, level = self.client_capabilities, self.client_info, self.log_level
+        else:
+            codec = codec_of(self._modern_version(env.protocol_version))
+            inputs, level = RetriedInputs({}), None
+            caps, info = ext_methods.envelope(params)
+        ctx = self._context(codec, id, inputs, caps, info, None, level)
+        assert env.method is not None  # a request's
+        handler = self.server.extension_methods[env.method]
+        result = await self.server.dispatch(ctx, env.method, params, handler)
+        body = ext_methods.result_body(result, ctx.modern, self.server.info)
+        return codec.result_frame(id, body)
 
     # The legacy session's own methods (their params: the revision's own model).
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
 
     from mcpio.http.app import HttpApp
     from mcpio.options import ConnectionOptions, HttpAppOptions, HttpServeOptions
+    from mcpio.skills import SkillsDirectory
 
 log = logging.getLogger("mcpio")
 
@@ -150,6 +152,10 @@ class Server:
         self.task_support: dict[str, TaskSupport] = {}  # task tools: their taskSupport
         self.deferred_tasks: set[str] = set()
         self.retry_safe: set[str] = set()
+        # Methods of extensions outside the revisions' schemas (`mcpio.ext_methods`): plain
+        # params in, a plain result out; and what `capabilities.extensions` declares of them.
+        self.extension_methods: dict[str, MethodHandler] = {}
+        self.extension_settings: dict[str, dict[str, Any]] = {}
 
     def _built_in_handlers(self) -> dict[str, MethodHandler]:
         tasks = {
@@ -506,6 +512,16 @@ class Server:
 
         return register
 
+    def skills(self, directory: str | os.PathLike[str], **options: Any) -> SkillsDirectory:
+        """Publish every skill under `directory` (SEP-2640: `skill://` resources, `skills/list`,
+        `skills/get`, `resources/directory/read`); `options`: see `mcpio.skills.
+        SkillsDirectory`. The directory is watched while the server runs."""
+        from mcpio.skills import SkillsDirectory
+
+        provider = SkillsDirectory(directory, **options)
+        provider.attach(self)
+        return provider
+
     def mount(self, other: Server, namespace: str) -> None:
         """Serve `other`'s tools and prompts as `<namespace>_<name>` and its resources as
         `scheme://<namespace>/rest`, live, with its middleware, lifespan and task tools (see
@@ -529,8 +545,11 @@ class Server:
             caps["prompts"] = {"listChanged": True}
         if self.completion is not None:
             caps["completions"] = {}
+        extensions = dict(self.extension_settings)
         if self.task_support:
-            caps["extensions"] = {TASKS_EXTENSION: {}}
+            extensions[TASKS_EXTENSION] = {}
+        if extensions:
+            caps["extensions"] = extensions
         return pub.ServerCapabilities.model_validate(caps)
 
     @property
