@@ -44,6 +44,7 @@ test-fast: fetch
 
 # The official MCP conformance suite (Node 22 and the suite from tests/conformance's lock file)
 # against examples/everything_server.py over HTTP, both requirement sets.
+# Also every Skills (SEP-2640) scenario of the suite, server and client, at both eras.
 conformance: $(STAMP)
 	$(BIN)/python tests/conformance/run.py
 

@@ -232,6 +232,13 @@ def test_frontmatter_errors_say_what_is_wrong() -> None:
         assert expected.strip("'") in str(error.value) or expected == "no block"
 
 
+def test_one_skills_directory_per_server(skills_dir: Path) -> None:
+    server = Server("skills")
+    server.skills(skills_dir)
+    with pytest.raises(RuntimeError, match="publishes a skills directory already"):
+        server.skills(skills_dir)
+
+
 def test_a_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="is not a directory"):
         Server("skills").skills(tmp_path / "absent")
@@ -285,3 +292,29 @@ async def test_the_directory_is_watched_while_the_server_runs(skills_dir: Path) 
         await until(lambda: "notifications/resources/list_changed" in seen, timeout=5)
     assert "skill://fresh/SKILL.md" in server.resources
     await anyio.sleep(0.1)  # the watch ended with the server: nothing runs on
+
+
+@pytest.mark.parametrize("flag", [[], ["--legacy"]])
+def test_the_example_host_loads_the_example_skills(flag: list[str]) -> None:
+    """examples/skills_host.py (the docs page's example) over examples/skills/."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "skills_host.py"), *flag],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    revision = "2025-11-25" if flag else "2026-07-28"
+    assert done.stdout.splitlines() == [
+        f"1 skill(s) over {revision}:",
+        "  release-notes: Write release notes from a list of merged changes, in this project's"
+        " style (2 files)",
+        f"loaded skill://release-notes/SKILL.md: {len(skill_text())} characters, verified",
+        "  read skill://release-notes/references/STYLE.md:"
+        f" {len((ROOT / 'examples/skills/release-notes/references/STYLE.md').read_bytes())}"
+        " bytes, verified",
+    ]
+
+
+def skill_text() -> str:
+    return (ROOT / "examples" / "skills" / "release-notes" / "SKILL.md").read_text("utf-8")

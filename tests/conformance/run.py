@@ -25,6 +25,11 @@ the auth extensions left out are printed as not run, with the reason (`EXTRA_NOT
 now), and an auth scenario of the suite that no list names fails the run. One at a
 time, so the timing check of sse-retry is not starved of CPU. A scenario fails on any FAILURE check, and
 also on a warning, a client error or a timeout (the CLI's own verdict for a single scenario).
+
+Skills (SEP-2640, `tests/conformance/skills.py`): no requirement set names its scenarios, so
+each one the suite lists (`sep-2640-*`) is run by name: the server ones against the fixture
+server of each revision, which serves a skills directory this runner writes, and the client
+ones with our client at both revisions; the counts and the time they took are printed.
 """
 
 from __future__ import annotations

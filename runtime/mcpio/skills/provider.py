@@ -33,7 +33,7 @@ from mcpio.hints import CacheHint
 from mcpio.latest import public as pub
 from mcpio.paging import page
 from mcpio.sealing import Sealer
-from mcpio.skills.format import EXTENSION, SKILL_FILE
+from mcpio.skills.format import EXTENSION, SKILL_FILE, digest
 from mcpio.skills.scan import Catalog, SkillFile, scan
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
@@ -66,7 +66,8 @@ class SkillsDirectory:
     """The skills under `directory`, published on a server by `attach` (`Server.skills`).
 
     `scheme`: the URI scheme (`skill`); `watch_interval`: seconds between looks for changes
-    while the server runs (None: only `refresh` looks)."""
+    while the server runs (None: only `refresh` looks, and a skills request after a read found
+    a file changed)."""
 
     def __init__(
         self,
@@ -84,6 +85,7 @@ class SkillsDirectory:
         self.watch_interval = watch_interval
         self.catalog = Catalog()
         self._scanned = 0.0
+        self._stale = False  # a read found a file changed since the last look
         self._server: Publisher | None = None
         self._lock = anyio.Lock()
 
@@ -94,6 +96,8 @@ class SkillsDirectory:
         watch of the directory while it runs."""
         if self._server is not None:
             raise RuntimeError("a SkillsDirectory is published on one server")
+        if LIST in server.extension_methods:
+            raise RuntimeError("this server publishes a skills directory already (one per server)")
         self._server = server
         self._install(self._scan())
         server.extension_settings[EXTENSION] = {"directoryRead": True}
@@ -108,7 +112,7 @@ class SkillsDirectory:
         for warning in catalog.warnings:
             if warning not in self.catalog.warnings:
                 log.warning("skills: %s", warning)
-        self._scanned = time.monotonic()
+        self._scanned, self._stale = time.monotonic(), False
         return catalog
 
     def _install(self, catalog: Catalog) -> tuple[bool, list[str]]:
@@ -153,6 +157,8 @@ class SkillsDirectory:
             data = real.read_bytes()
         except OSError:
             raise ProtocolError(INVALID_PARAMS, f"resource not found: {file.uri}") from None
+        if len(data) != file.size or digest(data) != file.digest:
+            self._stale = True  # changed since the last look: the next skills request looks
         if file.mime_type.startswith("text/") or file.path.name == SKILL_FILE:
             try:
                 return data.decode("utf-8")
@@ -177,7 +183,8 @@ class SkillsDirectory:
 
     async def _fresh(self) -> Catalog:
         interval = self.watch_interval
-        if interval is not None and time.monotonic() - self._scanned >= interval:
+        due = interval is not None and time.monotonic() - self._scanned >= interval
+        if due or self._stale:
             await self.refresh()
         return self.catalog
 
