@@ -201,6 +201,21 @@ async def test_a_server_without_skills_is_a_clear_error() -> None:
             await Skills(client).list()
 
 
+@pytest.mark.parametrize(
+    ("in_file", "in_entry"),
+    [("stable: true", {"stable": 1}), ("tags: [a, b]", {"tags": ["b", "a"]}), ("n: 1", {"n": 1.5})],
+)
+async def test_frontmatter_is_compared_as_json(in_file: str, in_entry: dict[str, Any]) -> None:
+    body = SKILL.replace("---\n\n", f"{in_file}\n---\n\n", 1)
+    matter = {"name": "pdf-tools", "description": "Fill and merge PDF forms", **in_entry}
+    async with Client(lying_server(body, matter)) as client:
+        skills = Skills(client)
+        (entry,) = await skills.list()
+        with pytest.raises(SkillVerificationError) as refused:
+            await skills.load(entry)
+        assert refused.value.check == "frontmatter"
+
+
 def test_malformed_entries_are_refused() -> None:
     good = {"uri": URI, "frontmatter": {"name": "pdf-tools", "description": "d"}, "resources": []}
     assert entry_of(good).resources == ()

@@ -150,6 +150,22 @@ def entry_of(data: Any) -> SkillEntry:
     return SkillEntry(uri, matter, tuple(_resource(uri, item) for item in resources))
 
 
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: `true` is not `1`, objects compare without their key order."""
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b) and a == b
+    if type(a) is dict and type(b) is dict:
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if type(a) is list and type(b) is list:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return (
+        type(a) in (int, float)
+        and type(b) in (int, float)
+        and a == b
+        or (type(a) is type(b) and a == b)
+    )
+
+
 def _resource(skill: str, item: Any) -> SkillResource:
     if type(item) is not dict:
         raise SkillError(f"{skill}: a resources item is not an object")
@@ -221,7 +237,7 @@ class Skills:
         differs = sorted(
             key
             for key in found.keys() | entry.frontmatter.keys()
-            if found.get(key) != entry.frontmatter.get(key)
+            if not _same(found.get(key), entry.frontmatter.get(key))
         )
         if differs:
             detail = f"the file's frontmatter differs from the entry's in {', '.join(differs)}"
