@@ -318,3 +318,13 @@ def test_the_example_host_loads_the_example_skills(flag: list[str]) -> None:
 
 def skill_text() -> str:
     return (ROOT / "examples" / "skills" / "release-notes" / "SKILL.md").read_text("utf-8")
+
+
+async def test_another_scheme(skills_dir: Path) -> None:
+    server = Server("skills")
+    server.skills(skills_dir, scheme="kb")
+    async with Client(server) as client:
+        uris = [e["uri"] for e in await entries(client)]
+        assert uris == ["kb://acme/billing/refunds/SKILL.md", "kb://pdf-tools/SKILL.md"]
+        text = (await client.read_resource("kb://pdf-tools/references/FORMS.md")).contents[0]
+        assert getattr(text, "text", None) == "# Forms\n"

@@ -512,13 +512,19 @@ class Server:
 
         return register
 
-    def skills(self, directory: str | os.PathLike[str], **options: Any) -> SkillsDirectory:
+    def skills(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        scheme: str = "skill",
+        watch_interval: float | None = 1.0,
+    ) -> SkillsDirectory:
         """Publish every skill under `directory` (SEP-2640: `skill://` resources, `skills/list`,
-        `skills/get`, `resources/directory/read`); `options`: see `mcpio.skills.
-        SkillsDirectory`. The directory is watched while the server runs."""
+        `skills/get`, `resources/directory/read`), watched every `watch_interval` seconds
+        while the server runs (see `mcpio.skills.SkillsDirectory`)."""
         from mcpio.skills import SkillsDirectory
 
-        provider = SkillsDirectory(directory, **options)
+        provider = SkillsDirectory(directory, scheme=scheme, watch_interval=watch_interval)
         provider.attach(self)
         return provider
 
