@@ -33,6 +33,12 @@ SHOTS = ROOT / "build" / "docs-screenshots"
 LINKS = "JSON.stringify([...document.querySelectorAll('a[href]')].map(a => a.href))"
 IDS = "JSON.stringify([...document.querySelectorAll('[id]')].map(e => e.id))"
 HEADER = "getComputedStyle(document.querySelector('.md-header')).backgroundColor"
+# A page the checks must fault (not part of the site: written beside it before serving).
+BROKEN = "selftest-broken.html"
+BROKEN_PAGE = (
+    '<html><body><a href="servers/tools/#no-such-anchor">a</a><a href="no-such-page/">b</a>'
+    "<script>undefinedFunction()</script></body></html>"
+)
 HITS = "JSON.stringify([...document.querySelectorAll('.md-search-result__link')].map(a => a.href))"
 
 
@@ -126,6 +132,7 @@ async def drive(devtools: str, base: str, paths: list[str]) -> dict[str, Any]:
         await tab.open()
         return {
             "seen": await crawl(tab, base, paths),
+            "broken": await crawl(tab, base, [BROKEN]),
             "hits": await search(tab, base, "tool"),
             "shots": [
                 await screenshot(tab, base, "", "home.png"),
@@ -148,8 +155,13 @@ def assert_themed(png: Path) -> None:
 
 @pytest.mark.services
 def test_every_page_works_in_headless_chromium(site: Path, tmp_path: Path) -> None:
+    paths = pages(site)
+    (site / BROKEN).write_text(BROKEN_PAGE, encoding="utf-8")
     with static_server(site) as base, chromium(tmp_path / "profile") as devtools:
-        facts = asyncio.run(drive(devtools, base, pages(site)))
+        facts = asyncio.run(drive(devtools, base, paths))
+    # The checks themselves: the broken page's script error and both its links are caught.
+    assert facts["broken"][BROKEN]["errors"] != []
+    assert len(broken_links(site, base, {**facts["broken"], **facts["seen"]})) == 2
     seen = facts["seen"]
     assert len(seen) >= 40
     assert {page: f["errors"] for page, f in seen.items() if f["errors"]} == {}
