@@ -129,6 +129,7 @@ class ResourceServerAuth:
         return frozenset(urlsplit(url).path for url in resource_metadata_urls(self.resource))
 
     def metadata(self) -> dict[str, Any]:
+        """The protected-resource metadata document (RFC 9728) served at the well-known path."""
         document: dict[str, Any] = {
             "resource": self.resource,
             "authorization_servers": list(self.authorization_servers),
@@ -243,6 +244,7 @@ class ResourceServerAuth:
 
 
 def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer` header, else None."""
     scheme, token = _credentials(authorization)
     return token if scheme == "bearer" else None
 
