@@ -165,15 +165,19 @@ class TokenStore(Protocol):
 
     async def get_tokens(self, resource: str) -> Tokens | None:
         """The tokens kept for `resource`, if any."""
+        ...
 
     async def set_tokens(self, resource: str, tokens: Tokens | None) -> None:
         """Keep `tokens` for `resource` (None: forget them)."""
+        ...
 
     async def get_client(self, issuer: str) -> ClientInfo | None:
         """The client registration kept for `issuer`, if any."""
+        ...
 
     async def set_client(self, issuer: str, client: ClientInfo | None) -> None:
         """Keep the client registration for `issuer` (None: forget it)."""
+        ...
 
 
 class MemoryTokenStore:

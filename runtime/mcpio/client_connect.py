@@ -53,6 +53,7 @@ class Client(Protocol):
 
     def capabilities(self, modern: bool, revision: str | None = None) -> dict[str, Any]:
         """The capabilities this client declares (modern: in every request's `_meta`)."""
+        ...
 
     def _use(self, revision: str) -> None: ...
 

@@ -74,10 +74,12 @@ class Served(Protocol):
     @property
     def info(self) -> pub.Implementation:
         """The server's name and version (`Implementation`)."""
+        ...
 
     @property
     def instructions(self) -> str | None:
         """The server's instructions for the model, if any."""
+        ...
 
     async def dispatch(
         self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
@@ -88,37 +90,46 @@ class Served(Protocol):
     @property
     def lifespan_state(self) -> Any:
         """What the server's lifespan yielded (`ctx.lifespan`)."""
+        ...
 
     @property
     def sealer(self) -> Sealer:
         """Signs and checks `requestState` and cursors with the server's key."""
+        ...
 
     @property
     def request_timeout(self) -> float:
         """Seconds a request may run before it is cancelled."""
+        ...
 
     @property
     def hub(self) -> Hub:
         """This instance's listeners and legacy sessions, and its notification bus."""
+        ...
 
     @property
     def tasks(self) -> TaskEngine:
         """The task engine task-augmented calls run on."""
+        ...
 
     @property
     def task_support(self) -> Mapping[str, str]:
         """Each tool's task support (`forbidden`, `optional`, `required`), by name."""
+        ...
 
     @property
     def result_meta(self) -> pub.ResultMetaObject:
         """The `_meta` of a modern result that sets none."""
+        ...
 
     @property
     def result_meta_json(self) -> bytes:
         """`result_meta` as JSON bytes, made once."""
+        ...
 
     def capabilities(self) -> pub.ServerCapabilities:
         """The server's capabilities, as `initialize` and `server/discover` report them."""
+        ...
 
 
 class ServerConnection:

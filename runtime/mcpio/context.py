@@ -55,6 +55,7 @@ class HeaderFields(Protocol):
 
     def as_mapping(self) -> Mapping[str, str]:
         """The header fields by lowercase name."""
+        ...
 
 
 #: The HTTP request being answered, set by the HTTP app in the task that answers it (so the

@@ -41,12 +41,15 @@ class Listening(Protocol):
     def wants(self, flag: str | None, uri: str | None) -> bool:
         """Whether this listener takes a change (`flag`: a list changed; `uri`: a resource
         updated)."""
+        ...
 
     def deliver(self, method: str, params: dict[str, Any]) -> None:
         """Queue a notification for the stream (never waits)."""
+        ...
 
     def end(self, error: ProtocolError | None = None) -> None:
         """End the listen stream (with `error`: as that JSON-RPC error)."""
+        ...
 
 
 class Subscribed(Protocol):
@@ -56,9 +59,11 @@ class Subscribed(Protocol):
 
     def wants(self, uri: str | None) -> bool:
         """Whether this legacy session takes a change of `uri` (None: a list change)."""
+        ...
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         """Send the session a notification."""
+        ...
 
 
 class Hub:
