@@ -16,6 +16,7 @@ import asyncio
 import html
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +172,14 @@ def test_every_page_works_in_headless_chromium(site: Path, tmp_path: Path) -> No
         print(f"screenshot: {png}")
         assert header == "rgb({}, {}, {})".format(*INDIGO), header
         assert_themed(png)
+
+
+def test_every_public_module_is_in_the_reference() -> None:
+    """Each public module of `mcpio` (and `mcp_wire`) is rendered on a reference page (a
+    `::: module` line under docs/reference/): a new module needs its line there."""
+    from tests.test_api_surface import api_surface
+
+    rendered = set()
+    for page in (ROOT / "docs" / "reference").glob("*.md"):
+        rendered |= set(re.findall(r"^::: (\S+)$", page.read_text(encoding="utf-8"), re.MULTILINE))
+    assert set(api_surface().public_modules()) - rendered == set()
