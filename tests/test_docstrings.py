@@ -23,24 +23,7 @@ from tests.test_api_surface import api_surface
 
 SURFACE = api_surface()
 MODULES = [m for m in SURFACE.public_modules() if m.startswith("mcpio")]
-# Modules other lanes are rewriting in this round (proxy and gateway, the HTTP host and its
-# client transport, the inspector's HTTP relay): their docstring pass comes after they merge.
-# test_the_pending_modules_still_need_their_pass fails once one is complete: drop it here then.
-PENDING = (
-    "mcpio.http",
-    "mcpio.inspect.http_proxy",
-    "mcpio.inspect.relay",
-    "mcpio.mount",
-    "mcpio.proxy",
-    "mcpio.transports.http1",
-    "mcpio.transports.http_client",
-    "mcpio.upstream",
-)
 OTHER_STYLES = re.compile(r"^\s*(:param\b|:returns?:|:rtype:|-{3,}\s*$)", re.MULTILINE)
-
-
-def pending(module: str) -> bool:
-    return module.startswith(PENDING)
 
 
 def members(cls: type) -> Iterator[tuple[str, Any]]:
@@ -80,20 +63,8 @@ def docstrings(module: ModuleType) -> Iterator[tuple[str, str]]:
 
 
 def test_every_public_name_has_a_docstring() -> None:
-    missing = [
-        name
-        for module in MODULES
-        if not pending(module)
-        for name in undocumented(importlib.import_module(module))
-    ]
+    missing = [name for module in MODULES for name in undocumented(importlib.import_module(module))]
     assert missing == [], f"{len(missing)} public names without a docstring"
-
-
-def test_the_pending_modules_still_need_their_pass() -> None:
-    for prefix in PENDING:
-        found = [m for m in MODULES if m.startswith(prefix)]
-        missing = [n for m in found for n in undocumented(importlib.import_module(m))]
-        assert missing, f"{prefix} is documented now: take it out of PENDING"
 
 
 def test_docstrings_are_in_one_style() -> None:
