@@ -183,3 +183,14 @@ def test_every_public_module_is_in_the_reference() -> None:
     for page in (ROOT / "docs" / "reference").glob("*.md"):
         rendered |= set(re.findall(r"^::: (\S+)$", page.read_text(encoding="utf-8"), re.MULTILINE))
     assert set(api_surface().public_modules()) - rendered == set()
+
+
+def test_the_readme_links_to_pages_that_exist() -> None:
+    """The README's links into the documentation (and to the policies) lead to files there."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#\s]+)\)", readme)
+    local = [link for link in links if "://" not in link]
+    assert len(local) >= 30
+    assert [link for link in local if not (ROOT / link).exists()] == []
+    for policy in ("versioning", "python-and-dependencies", "roadmap", "triage"):
+        assert f"docs/policies/{policy}.md" in local
