@@ -73,10 +73,14 @@ class Served(Protocol):
     """What a connection needs of the server it serves (`mcpio.Server`)."""
 
     @property
-    def info(self) -> pub.Implementation: ...
+    def info(self) -> pub.Implementation:
+        """The server's name and version (`Implementation`)."""
+        ...
 
     @property
-    def instructions(self) -> str | None: ...
+    def instructions(self) -> str | None:
+        """The server's instructions for the model, if any."""
+        ...
 
     async def dispatch(
         self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
@@ -85,33 +89,53 @@ class Served(Protocol):
         ...
 
     @property
-    def lifespan_state(self) -> Any: ...
+    def lifespan_state(self) -> Any:
+        """What the server's lifespan yielded (`ctx.lifespan`)."""
+        ...
 
     @property
-    def sealer(self) -> Sealer: ...
+    def sealer(self) -> Sealer:
+        """Signs and checks `requestState` and cursors with the server's key."""
+        ...
 
     @property
-    def request_timeout(self) -> float: ...
+    def request_timeout(self) -> float:
+        """Seconds a request may run before it is cancelled."""
+        ...
 
     @property
-    def hub(self) -> Hub: ...
+    def hub(self) -> Hub:
+        """This instance's listeners and legacy sessions, and its notification bus."""
+        ...
 
     @property
-    def tasks(self) -> TaskEngine: ...
+    def tasks(self) -> TaskEngine:
+        """The task engine task-augmented calls run on."""
+        ...
 
     @property
-    def task_support(self) -> Mapping[str, str]: ...
+    def task_support(self) -> Mapping[str, str]:
+        """Each tool's task support (`forbidden`, `optional`, `required`), by name."""
+        ...
 
     @property
-    def extension_methods(self) -> Mapping[str, MethodHandler]: ...
+    def extension_methods(self) -> Mapping[str, MethodHandler]:
+        """Handlers of methods an extension adds outside the pinned schemas, by method name."""
+        ...
 
     @property
-    def result_meta(self) -> pub.ResultMetaObject: ...
+    def result_meta(self) -> pub.ResultMetaObject:
+        """The `_meta` of a modern result that sets none."""
+        ...
 
     @property
-    def result_meta_json(self) -> bytes: ...
+    def result_meta_json(self) -> bytes:
+        """`result_meta` as JSON bytes, made once."""
+        ...
 
-    def capabilities(self) -> pub.ServerCapabilities: ...
+    def capabilities(self) -> pub.ServerCapabilities:
+        """The server's capabilities, as `initialize` and `server/discover` report them."""
+        ...
 
 
 class ServerConnection:
@@ -167,9 +191,11 @@ class ServerConnection:
 
     @property
     def subject(self) -> str | None:
+        """The principal's subject (with authorization), else None."""
         return self.principal.subject if self.principal is not None else None
 
     async def run(self) -> None:
+        """Serve the connection until it closes."""
         try:
             await self.session.run()
         finally:
@@ -178,6 +204,7 @@ class ServerConnection:
     # ------------------------------------------------------------------ frames in
 
     async def on_request(self, raw: bytes, env: Peek) -> None:
+        """Answer one request frame; called by the transport."""
         data = await self.answer(raw, env)
         if data is not None:
             await self.send(data)
@@ -200,6 +227,7 @@ class ServerConnection:
         return await answered(id, method, work, self.error_frame)
 
     async def on_notification(self, raw: bytes, env: Peek) -> None:
+        """Handle one notification from the client (cancellation, roots changes, ...)."""
         method = env.method
         if method == "notifications/cancelled":
             params = pydantic_core.from_json(raw).get("params")
@@ -212,6 +240,7 @@ class ServerConnection:
             log.debug("notification %s ignored", method)
 
     async def on_batch(self, raw: bytes, items: list[Any]) -> None:
+        """Answer a JSON-RPC batch, where the revision has batches (2025-03-26); else -32600."""
         codec = self.codec
         if codec is None or not codec.batching:
             revision = codec.revision if codec else "this connection"
@@ -251,12 +280,14 @@ class ServerConnection:
             await self.session.send(b"[" + b",".join(replies) + b"]")
 
     async def on_close(self) -> None:
+        """Drop the connection's session and end its listeners."""
         self.hub.sessions.discard(self)
         for listener in list(self.listeners):
             self.hub.listeners.discard(listener)
             listener.end()
 
     def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
+        """The error response frame for `id`, in this connection's revision."""
         return error_frame(self.codec, id, error)
 
     # ------------------------------------------------------------------ the pipeline
@@ -462,12 +493,15 @@ class ServerConnection:
 
     @property
     def closed(self) -> bool:
+        """Whether the connection has closed."""
         return self.session.closed.is_set()
 
     def wants(self, uri: str | None) -> bool:
+        """Whether this legacy session takes a change of `uri` (None: a list change)."""
         return uri is None or uri in self.subscriptions
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification (public params) in the connection's revision."""
         if self.codec is not None:
             await self.send_notification(self.codec, method, params)
 
@@ -579,6 +613,7 @@ class ServerConnection:
         return await listen(self, ctx, params, self.server.capabilities(), self.server.tasks)
 
     async def send_notification(self, codec: Codec, method: str, params: dict[str, Any]) -> None:
+        """Send a notification whose public params are projected to `codec`'s revision."""
         own = (
             params
             if codec.revision == PUBLIC_REVISION

@@ -87,10 +87,13 @@ Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 class Server:
     """An MCP server for every pinned revision, both eras.
 
-    >>> server = Server("demo", "1.0")
-    >>> @server.tool()
-    ... async def add(a: int, b: int) -> str:
-    ...     return str(a + b)
+    Examples:
+        >>> server = Server("demo", "1.0")
+        >>> @server.tool()
+        ... async def add(a: int, b: int) -> str:
+        ...     return str(a + b)
+        >>> sorted(server.tools)
+        ['add']
     """
 
     def __init__(
@@ -542,6 +545,7 @@ class Server:
     # ------------------------------------------------------------------ capabilities
 
     def capabilities(self) -> pub.ServerCapabilities:
+        """The capabilities the server declares, from what it has registered."""
         caps: dict[str, Any] = {"logging": {}}
         if self.tools or "tools/call" in self.handlers:
             caps["tools"] = {"listChanged": True}
@@ -585,6 +589,8 @@ class Server:
         return {**self.cache_hint(method).fields(), "resultType": "complete"}
 
     def cache_hint(self, method: str | None = None) -> CacheHint:
+        """The cache hint (`ttlMs`, `cacheScope`) of `method`'s results: its own, else the
+        server's."""
         hint = self.method_cache_hints.get(method) if method is not None else None
         return hint or CacheHint(self.cache_ttl_ms, self.cache_scope)  # type: ignore[arg-type]
 
@@ -811,15 +817,20 @@ class Server:
     # ------------------------------------------------------------------ change notifications
 
     async def notify_tools_changed(self) -> None:
+        """Tell every listener (every instance, through the bus) that the tool list changed."""
         await self._publish_list_change("toolsListChanged")
 
     async def notify_prompts_changed(self) -> None:
+        """Tell every listener (every instance, through the bus) that the prompt list changed."""
         await self._publish_list_change("promptsListChanged")
 
     async def notify_resources_changed(self) -> None:
+        """Tell every listener (every instance, through the bus) that the resource list changed."""
         await self._publish_list_change("resourcesListChanged")
 
     async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the listeners subscribed to `uri` (every instance, through the bus) that it
+        changed."""
         await self._publish(None, RESOURCE_UPDATED, {"uri": uri}, uri=uri)
 
     async def _publish_list_change(self, flag: str) -> None:
@@ -836,6 +847,7 @@ class Server:
         self.hub.start_bus()
 
     async def stop_bus(self) -> None:
+        """Stop reading the notification bus."""
         await self.hub.stop_bus()
 
     async def drain_tasks(self) -> None:
@@ -1111,6 +1123,7 @@ def server_info(
     icons: Sequence[pub.Icon | Mapping[str, Any]] | None,
     website_url: str | None,
 ) -> pub.Implementation:
+    """The server's `Implementation` (name, version, title, icons, website URL)."""
     info: dict[str, Any] = {"name": name, "version": version}
     if title:
         info["title"] = title
@@ -1155,6 +1168,7 @@ def task_required(name: str, modern: bool) -> ProtocolError:
 
 
 def tool_result_error(text: str, structured: Any = None) -> pub.CallToolResult:
+    """A tool result marked `isError` with `text` (and `structured` content, if given)."""
     result = pub.CallToolResult(
         content=[pub.TextContent(type="text", text=text)], isError=True, resultType="complete"
     )

@@ -104,6 +104,7 @@ class Session:
         return next(self._ids)
 
     async def send(self, data: bytes) -> None:
+        """Write a frame on the transport."""
         await send_frame(self.transport, data)
 
     async def request(self, id: RequestId, data: bytes, timeout: float | None) -> bytes:
@@ -342,4 +343,5 @@ class Session:
             pass
 
     async def aclose(self) -> None:
+        """Close the transport."""
         await self.transport.aclose()

@@ -31,11 +31,17 @@ class Transport(Protocol):
 
     on_response: ResponseHook | None
 
-    async def receive(self) -> bytes: ...
+    async def receive(self) -> bytes:
+        """The next frame from the peer; `anyio.EndOfStream` when there is none."""
+        ...
 
-    async def send(self, data: bytes) -> None: ...
+    async def send(self, data: bytes) -> None:
+        """Send one frame to the peer."""
+        ...
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Close the transport."""
+        ...
 
 
 __all__ = ["FrameTooLarge", "ResponseHook", "Transport"]

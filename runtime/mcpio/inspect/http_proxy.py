@@ -314,6 +314,7 @@ def _hashable(value: Any) -> Any:
 
 
 def after_response(index: int) -> Finding:
+    """The finding for a message sent on a POST's stream after every request on it was answered."""
     return Finding(
         "stream.after-response",
         SERVER,
@@ -347,10 +348,12 @@ class Upload:
 
     @property
     def size(self) -> int:
+        """The body's size in bytes."""
         return self._held.size
 
     @property
     def head(self) -> bytes:
+        """The body's first bytes, as the transcript keeps them."""
         return self._held.head
 
     async def read(self) -> Upload:

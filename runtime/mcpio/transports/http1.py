@@ -188,9 +188,11 @@ class Response:
 
     @property
     def is_success(self) -> bool:
+        """Whether the status is 2xx."""
         return 200 <= self.status_code < 300
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body's chunks as they arrive."""
         conn = self._conn
         while True:
             chunks = conn.take()
@@ -210,6 +212,7 @@ class Response:
         return b"".join(conn.take()) if conn.complete else None
 
     async def aclose(self) -> None:
+        """Give the connection back to the pool."""
         if not self._done:
             self._done = True
             self._pool.release(self._conn)
@@ -316,6 +319,7 @@ class Http1Client:
             idle.append(conn)
 
     async def aclose(self) -> None:
+        """Close every idle connection; nothing is pooled after this."""
         self._closed = True
         for idle in self._idle.values():
             for conn in idle:

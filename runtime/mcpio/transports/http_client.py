@@ -292,6 +292,8 @@ class HttpTransport:
         await self._stack.aclose()
 
     async def receive(self) -> bytes:
+        """The next frame from the server (answers and its own messages); `anyio.EndOfStream`
+        once closed."""
         try:
             return await self._incoming.get()
         except anyio.ClosedResourceError:
@@ -354,6 +356,7 @@ class HttpTransport:
     # ---------------------------------------------------------------- outgoing frames
 
     async def send(self, data: bytes) -> None:
+        """POST a frame; its answer arrives through `receive`."""
         if self._closed or self._tasks is None:
             raise anyio.ClosedResourceError
         try:
