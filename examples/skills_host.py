@@ -56,3 +56,9 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
+
+# Output:
+#   1 skill(s) over 2026-07-28:
+#     release-notes: Write release notes from a list of merged changes, in this project's style (2 files)
+#   loaded skill://release-notes/SKILL.md: 383 characters, verified
+#     read skill://release-notes/references/STYLE.md: 155 bytes, verified

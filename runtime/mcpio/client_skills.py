@@ -112,17 +112,21 @@ class SkillEntry:
 
     @property
     def name(self) -> str:
+        """The frontmatter's `name`."""
         return str(self.frontmatter["name"])
 
     @property
     def description(self) -> str:
+        """The frontmatter's `description`."""
         return str(self.frontmatter["description"])
 
     @property
     def root(self) -> str:
+        """The URI of the skill's directory (its SKILL.md's URI without the file name)."""
         return skill_root(self.uri)
 
     def listed(self, uri: str) -> SkillResource | None:
+        """The manifest's entry for `uri`, or None if the manifest does not list it."""
         return next((r for r in self.resources or () if r.uri == uri), None)
 
 

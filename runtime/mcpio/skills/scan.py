@@ -64,6 +64,7 @@ class Catalog:
 
 
 def uri_of(scheme: str, relative: PurePosixPath) -> str:
+    """The resource URI of the file at `relative` (under the skills directory), segments quoted."""
     return f"{scheme}://" + "/".join(quote(part, safe=_SEGMENT_SAFE) for part in relative.parts)
 
 
