@@ -28,6 +28,7 @@ import httpx
 
 MAX_IDLE = 32  # idle connections kept per origin
 HIGH_WATER = 1 << 18  # unread body bytes above which the socket stops being read
+MAX_BLOCKS = 256  # encoded header blocks kept (a transport sends a few sets, again and again)
 _Origin = tuple[str, str, int]
 
 
@@ -58,6 +59,8 @@ class _Connection(asyncio.Protocol):
         self.error: BaseException | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.origin: _Origin = ("", "", 0)
+        self.loop = asyncio.get_running_loop()
+        self.fd = -1  # the socket's, for the check before reuse (`_readable`)
         self.reset()
 
     def reset(self) -> None:
@@ -75,6 +78,8 @@ class _Connection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        self.fd = sock.fileno() if sock is not None else -1
 
     def data_received(self, data: bytes) -> None:
         try:
@@ -143,7 +148,7 @@ class _Connection(asyncio.Protocol):
         """Until the parser or the socket has news."""
         if self.error is not None:
             raise self.error
-        self.waiter = asyncio.get_running_loop().create_future()
+        self.waiter = self.loop.create_future()
         try:
             await self.waiter
         finally:
@@ -222,7 +227,9 @@ class Http1Client:
         self.connect_timeout = connect_timeout
         self._idle: dict[_Origin, list[_Connection]] = {}
         self._ssl: ssl.SSLContext | None = None
-        self._heads: dict[tuple[str, httpx.URL], tuple[_Origin, bytes]] = {}
+        # (method, URL) -> the request line and Host header; the URL held: its id is the key
+        self._heads: dict[tuple[str, int], tuple[httpx.URL, _Origin, bytes]] = {}
+        self._blocks: dict[tuple[tuple[str, str], ...], bytes] = {}  # headers -> their lines
         self._closed = False
 
     async def send(
@@ -236,16 +243,16 @@ class Http1Client:
         sent as they are (a list may repeat a name), with Host and, when there is `content`,
         Content-Length added."""
         origin, head = self._head(method, url)
+        block = self._block(headers)
         conn = await self._acquire(origin)
         try:
-            out = [head, *_header_lines(headers)]
-            if content is not None:
-                out.append(b"Content-Length: %d\r\n" % len(content))
-            out.append(b"\r\n")
-            if content:
-                out.append(content)
+            if content is None:
+                out = b"%s%s\r\n" % (head, block)
+            else:
+                length = len(content)
+                out = b"%s%sContent-Length: %d\r\n\r\n%s" % (head, block, length, content)
             assert conn.transport is not None
-            conn.transport.write(b"".join(out))
+            conn.transport.write(out)
             while not conn.headers_done:
                 await conn.wait()
         except BaseException:
@@ -256,18 +263,29 @@ class Http1Client:
     def _head(self, method: str, url: httpx.URL) -> tuple[_Origin, bytes]:
         """The request line and Host header of `method` on `url` (kept: the transport sends to
         one or two URLs)."""
-        known = self._heads.get((method, url))
-        if known is not None:
-            return known
+        known = self._heads.get((method, id(url)))
+        if known is not None and known[0] is url:
+            return known[1], known[2]
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"not an http(s) URL: {url}")
         port = url.port or (443 if url.scheme == "https" else 80)
         target = url.raw_path or b"/"
         head = b"%s %s HTTP/1.1\r\nHost: %s\r\n" % (method.encode(), target, url.netloc)
-        known = (url.scheme, url.host, port), head
+        origin = (url.scheme, url.host, port)
         if len(self._heads) < 64:
-            self._heads[(method, url)] = known
-        return known
+            self._heads[(method, id(url))] = (url, origin, head)
+        return origin, head
+
+    def _block(self, headers: Mapping[str, str] | list[tuple[str, str]]) -> bytes:
+        """The header lines of `headers`, encoded once per set of headers."""
+        key = tuple(headers.items()) if isinstance(headers, Mapping) else tuple(headers)
+        block = self._blocks.get(key)
+        if block is None:
+            block = b"".join(_header_lines(key))
+            if len(self._blocks) >= MAX_BLOCKS:
+                self._blocks.clear()
+            self._blocks[key] = block
+        return block
 
     async def _acquire(self, origin: _Origin) -> _Connection:
         if self._closed:
@@ -327,19 +345,17 @@ def _readable(conn: _Connection) -> bool:
     """Whether an idle connection has something to read: the server closed it (its FIN not seen
     by the loop yet) or sent what no request asked for; either way it is not to be reused (the
     check httpcore makes)."""
-    transport = conn.transport
-    sock = transport.get_extra_info("socket") if transport is not None else None
-    if sock is None:
+    if conn.fd < 0:
         return False
     try:
-        return bool(select.select([sock.fileno()], [], [], 0)[0])
+        return bool(select.select([conn.fd], [], [], 0)[0])
     except (OSError, ValueError):
         return True
 
 
-def _header_lines(headers: Mapping[str, str] | list[tuple[str, str]]) -> list[bytes]:
+def _header_lines(headers: tuple[tuple[str, str], ...]) -> list[bytes]:
     lines: list[bytes] = []
-    for name, value in headers.items() if isinstance(headers, Mapping) else headers:
+    for name, value in headers:
         if "\n" in value or "\r" in value or "\n" in name or "\r" in name or ":" in name:
             raise ValueError(f"invalid HTTP header {name!r}")
         lines.append(f"{name}: {value}\r\n".encode("ascii"))

@@ -185,13 +185,65 @@ class Auth(Protocol):
         ...
 
 
+class _Scope(Protocol):
+    """What the transport asks of a request's cancel scope (anyio's, or a `_TaskScope`)."""
+
+    def cancel(self) -> None: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+        /,
+    ) -> bool | None: ...
+
+
+class _TaskScope:
+    """A request's cancel scope on the lean client's loop (asyncio's), entered once around the
+    whole body of the request's own task: what anyio's scope does there, for a fraction of its
+    cost (the task is cancelled; the cancellation ends at the scope's exit)."""
+
+    __slots__ = ("_task", "cancel_called")
+
+    def __init__(self) -> None:
+        self._task: asyncio.Task[Any] | None = None
+        self.cancel_called = False
+
+    def __enter__(self) -> _TaskScope:
+        task = self._task = asyncio.current_task()
+        if self.cancel_called and task is not None:  # cancelled before its task began
+            task.cancel()
+        return self
+
+    def cancel(self) -> None:
+        if not self.cancel_called:
+            self.cancel_called = True
+            if self._task is not None:
+                self._task.cancel()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        task, self._task = self._task, None
+        if not self.cancel_called or task is None:
+            return False
+        ours = task.uncancel() == 0  # no one else asked the task to stop
+        return ours and exc_type is not None and issubclass(exc_type, asyncio.CancelledError)
+
+
 @dataclass
 class _Post:
     """A request in flight: its POST's cancel scope and how it ended."""
 
     method: str
     modern: bool
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    scope: _Scope = field(default_factory=anyio.CancelScope)
     settled: bool = False  # its response (or an error standing for it) went to the session
     aborted: bool = False  # we closed it (cancellation, a new handshake): nothing to settle
 
@@ -246,7 +298,7 @@ class HttpTransport:
         self._own_http = http is None
         self._lean: Http1Client | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
-        self._scopes: set[anyio.CancelScope] = set()  # one per background task
+        self._scopes: set[_Scope] = set()  # one per background task
         self._native: set[asyncio.Task[None]] = set()  # the lean client's (asyncio) tasks
         self._closed = False
         self._inflight: dict[RequestId, _Post] = {}
@@ -258,6 +310,10 @@ class HttpTransport:
         self._get_scope: anyio.CancelScope | None = None
         self._sse_scope: anyio.CancelScope | None = None
         self.tool_headers: dict[str, ParamHeaders] = {}
+        # (version, method, name) -> a modern request's headers but its `Mcp-Param-*` ones
+        self._routing: dict[tuple[str, str, str | None], dict[str, str]] = {}
+        self._legacy_key: tuple[str | None, str | None, str] | None = None
+        self._legacy: dict[str, str] = {}  # the last legacy headers built, for `_legacy_key`
 
     # ---------------------------------------------------------------- lifetime
 
@@ -324,14 +380,14 @@ class HttpTransport:
         self,
         fn: Callable[..., Awaitable[None]],
         *args: Any,
-        scope: anyio.CancelScope | None = None,
+        scope: _Scope | None = None,
     ) -> None:
         """Run `fn` in the background until it ends or the transport closes: in a new cancel
         scope, or in `scope` when given (which `fn` enters itself). On the lean client's loop
         (asyncio's) a plain asyncio task: a fraction of the cost of the task group's."""
         assert self._tasks is not None
         entered = scope is not None
-        cancel = scope or anyio.CancelScope()
+        cancel: _Scope = scope or anyio.CancelScope()
         self._scopes.add(cancel)
 
         async def run() -> None:
@@ -386,14 +442,16 @@ class HttpTransport:
     def _request(self, env: Peek, data: bytes) -> None:
         assert self._tasks is not None and env.method is not None
         id, method, version = env.id, env.method, env.protocol_version
+        # on the lean client's loop each request has a task of its own: a cheaper scope
+        scope: _Scope = anyio.CancelScope() if self._lean is None else _TaskScope()
         if version is not None:
             self.era, self.modern_version = "modern", version
-            post = _Post(method, True)
+            post = _Post(method, True, scope)
             headers = self._modern_headers(env, data, method, version)
         else:
             if method == "initialize":
                 self._new_handshake()
-            post = _Post(method, False)
+            post = _Post(method, False, scope)
             headers = self._era_headers(method)
         if type(id) is int or type(id) is str:
             self._inflight[id] = post
@@ -449,13 +507,14 @@ class HttpTransport:
         return {**self._extra, "Content-Type": JSON, "Accept": accept}
 
     def _modern_headers(self, env: Peek, data: bytes, method: str, version: str) -> dict[str, str]:
-        headers = self._base_headers()
-        for name, value in (("MCP-Protocol-Version", version), ("Mcp-Method", method)):
-            plain = plain_header_value(value)
-            if plain is not None:
-                headers[name] = plain
-        if env.name is not None and method in NAMED_BY:
-            headers["Mcp-Name"] = encode_header_value(env.name)
+        key = (version, method, env.name)
+        routing = self._routing.get(key)
+        if routing is None:
+            routing = self._routing_headers(version, method, env.name)
+            if len(self._routing) >= 256:
+                self._routing.clear()
+            self._routing[key] = routing
+        headers = {**routing}
         spec = self.tool_headers.get(env.name) if method == "tools/call" and env.name else None
         if spec:  # the tool's x-mcp-header parameters: only then are the params read
             params = pydantic_core.from_json(data).get("params")
@@ -464,7 +523,24 @@ class HttpTransport:
                 headers.update(mirror_params(spec, cast(dict[str, Any], arguments)))
         return headers
 
+    def _routing_headers(self, version: str, method: str, name: str | None) -> dict[str, str]:
+        """The headers of a modern request but for its `Mcp-Param-*` ones."""
+        headers = self._base_headers()
+        for header, value in (("MCP-Protocol-Version", version), ("Mcp-Method", method)):
+            plain = plain_header_value(value)
+            if plain is not None:
+                headers[header] = plain
+        if name is not None and method in NAMED_BY:
+            headers["Mcp-Name"] = encode_header_value(name)
+        return headers
+
     def _legacy_headers(self, accept: str = ACCEPT_BOTH) -> dict[str, str]:
+        key = (self.session_id, self.legacy_version, accept)
+        if self._legacy_key != key:  # the same until the session or its version changes
+            self._legacy_key, self._legacy = key, self._new_legacy_headers(accept)
+        return {**self._legacy}
+
+    def _new_legacy_headers(self, accept: str) -> dict[str, str]:
         headers = self._base_headers(accept)
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
