@@ -3,7 +3,8 @@
 httptools' C parser on an asyncio `Protocol`, and a keep-alive pool per origin (a stack of idle
 connections: the last one used goes out first). It does what the transport asks and nothing else:
 one request written whole, the response's status and headers awaited, its body streamed (or
-read whole); no redirects, cookies, content decoding (it sends no `Accept-Encoding`) or proxies:
+read whole); at most `max_connections` connections open per origin at once (a request beyond
+them waits for one to come back or close); no redirects, cookies, content decoding (it sends no `Accept-Encoding`) or proxies:
 the transport follows its own redirects, and takes httpx's path where the environment names a
 proxy for its URL. TLS verifies certificates with httpx's context (its CA bundle,
 `SSL_CERT_FILE` / `SSL_CERT_DIR`), as the httpx path does.
@@ -21,12 +22,14 @@ from __future__ import annotations
 import asyncio
 import select
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping
 
 import httptools
 import httpx
 
 MAX_IDLE = 32  # idle connections kept per origin
+MAX_CONNECTIONS = 100  # connections open per origin at once (by default; httpx's pool limit)
 HIGH_WATER = 1 << 18  # unread body bytes above which the socket stops being read
 MAX_BLOCKS = 256  # encoded header blocks kept (a transport sends a few sets, again and again)
 _Origin = tuple[str, str, int]
@@ -59,6 +62,7 @@ class _Connection(asyncio.Protocol):
         self.error: BaseException | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.origin: _Origin = ("", "", 0)
+        self.on_lost: Callable[[_Connection], None] | None = None  # the pool's count of it
         self.loop = asyncio.get_running_loop()
         self.fd = -1  # the socket's, for the check before reuse (`_readable`)
         self.reset()
@@ -97,6 +101,9 @@ class _Connection(asyncio.Protocol):
                 "the server closed the connection" + (f": {exc}" if exc else "")
             )
         self.wake()
+        on_lost, self.on_lost = self.on_lost, None
+        if on_lost is not None:
+            on_lost(self)
 
     def _until_close(self) -> bool:
         return "content-length" not in self.headers and "chunked" not in self.headers.get(
@@ -221,11 +228,25 @@ class Response:
 
 
 class Http1Client:
-    """Keep-alive HTTP/1.1 connections per origin; `send` one request at a time on each."""
+    """Keep-alive HTTP/1.1 connections per origin, `max_connections` at most open to each;
+    `send` one request at a time on each. `user_agent`: the User-Agent header of a request
+    that does not name one."""
 
-    def __init__(self, *, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        *,
+        connect_timeout: float = 10.0,
+        max_connections: int = MAX_CONNECTIONS,
+        user_agent: str | None = None,
+    ) -> None:
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
         self.connect_timeout = connect_timeout
+        self.max_connections = max_connections
+        self.user_agent = user_agent
         self._idle: dict[_Origin, list[_Connection]] = {}
+        self._open: dict[_Origin, int] = {}  # connections open (or opening) per origin
+        self._waiting: dict[_Origin, deque[asyncio.Future[None]]] = {}  # for one to free up
         self._ssl: ssl.SSLContext | None = None
         # (method, URL) -> the request line and Host header; the URL held: its id is the key
         self._heads: dict[tuple[str, int], tuple[httpx.URL, _Origin, bytes]] = {}
@@ -281,23 +302,71 @@ class Http1Client:
         key = tuple(headers.items()) if isinstance(headers, Mapping) else tuple(headers)
         block = self._blocks.get(key)
         if block is None:
-            block = b"".join(_header_lines(key))
+            lines = _header_lines(key)
+            if self.user_agent and not any(name.lower() == "user-agent" for name, _ in key):
+                lines.append(b"User-Agent: %s\r\n" % self.user_agent.encode("ascii"))
+            block = b"".join(lines)
             if len(self._blocks) >= MAX_BLOCKS:
                 self._blocks.clear()
             self._blocks[key] = block
         return block
 
     async def _acquire(self, origin: _Origin) -> _Connection:
-        if self._closed:
-            raise HttpConnectionError("the HTTP client is closed")
-        idle = self._idle.get(origin)
-        while idle:
-            conn = idle.pop()
-            if not conn.closed and not _readable(conn):
-                conn.reset()
-                return conn
-            conn.close()
-        return await self._connect(origin)
+        while True:
+            if self._closed:
+                raise HttpConnectionError("the HTTP client is closed")
+            idle = self._idle.get(origin)
+            while idle:
+                conn = idle.pop()
+                if not conn.closed and not _readable(conn):
+                    conn.reset()
+                    return conn
+                conn.close()  # counted out when the loop reports it lost
+            if self._open.get(origin, 0) < self.max_connections:
+                break
+            await self._wait_for(origin)
+        self._open[origin] = self._open.get(origin, 0) + 1
+        try:
+            conn = await self._connect(origin)
+        except BaseException:
+            self._lost(origin)
+            raise
+        conn.on_lost = self._on_lost
+        return conn
+
+    async def _wait_for(self, origin: _Origin) -> None:
+        """Until a connection to `origin` comes back to the pool or closes."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(origin, deque()).append(waiter)
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self._wake(origin)  # woken, then cancelled: its turn passes to the next one
+            else:
+                waiting = self._waiting.get(origin)
+                if waiting is not None and waiter in waiting:
+                    waiting.remove(waiter)
+            raise
+
+    def _wake(self, origin: _Origin) -> None:
+        waiting = self._waiting.get(origin)
+        while waiting:
+            waiter = waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def _on_lost(self, conn: _Connection) -> None:
+        self._lost(conn.origin)
+
+    def _lost(self, origin: _Origin) -> None:
+        left = self._open.get(origin, 1) - 1
+        if left > 0:
+            self._open[origin] = left
+        else:
+            self._open.pop(origin, None)
+        self._wake(origin)
 
     async def _connect(self, origin: _Origin) -> _Connection:
         scheme, host, port = origin
@@ -332,6 +401,8 @@ class Http1Client:
             conn.close()
         else:
             idle.append(conn)
+            if self._waiting.get(conn.origin):
+                self._wake(conn.origin)
 
     async def aclose(self) -> None:
         self._closed = True
@@ -339,6 +410,11 @@ class Http1Client:
             for conn in idle:
                 conn.close()
         self._idle.clear()
+        for waiting in self._waiting.values():  # they see the client closed
+            for waiter in waiting:
+                if not waiter.done():
+                    waiter.set_result(None)
+        self._waiting.clear()
 
 
 def _readable(conn: _Connection) -> bool:

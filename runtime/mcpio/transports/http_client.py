@@ -65,7 +65,7 @@ from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import envelope_version, peek_any
 from mcpio.protocol_rules import version_header_required
 from mcpio.transport import ResponseHook
-from mcpio.transports.http1 import Http1Client
+from mcpio.transports.http1 import MAX_CONNECTIONS, Http1Client
 from mcpio.transports.http1 import Response as Http1Response
 from mcpio.transports.http_rules import (
     ACCEPT_BOTH,
@@ -267,7 +267,10 @@ class HttpTransport:
     (`mcpio.transports.http1`), or over an httpx client of its own where the environment names a
     proxy for the URL (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, less `NO_PROXY`: what httpx
     honours) or the event loop is not asyncio's; with `auth`, an httpx client also runs the
-    authorization flow's own requests."""
+    authorization flow's own requests. The transport's own clients send `User-Agent:
+    mcpio/<version>` (unless `headers` name one) and open at most `max_connections`
+    connections to the server at once (100 by default; on the lean client per origin, a
+    request beyond them waits for one to free up)."""
 
     def __init__(
         self,
@@ -280,8 +283,12 @@ class HttpTransport:
         max_bytes: int = MAX_MESSAGE_BYTES,
         auth: Auth | None = None,
         http: httpx.AsyncClient | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.url = httpx.URL(url)
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+        self.max_connections = max_connections
         self.auth = auth
         if self.url.scheme not in ("http", "https") or not self.url.host:
             raise ValueError(f"not an http(s) URL: {url!r}")
@@ -323,13 +330,20 @@ class HttpTransport:
         return self._tasks is not None
 
     async def __aenter__(self) -> HttpTransport:
+        agent = user_agent()
         if self._own_http and _lean_fits(self.url):
-            self._lean = Http1Client(connect_timeout=self._timeouts.connect or 10.0)
+            self._lean = Http1Client(
+                connect_timeout=self._timeouts.connect or 10.0,
+                max_connections=self.max_connections,
+                user_agent=agent,
+            )
             self._stack.push_async_callback(self._lean.aclose)
         if self._own_http and (self._lean is None or self.auth is not None):
-            self._http = await self._stack.enter_async_context(
-                httpx.AsyncClient(follow_redirects=False, http2=False)
+            limits = httpx.Limits(max_connections=self.max_connections)
+            http = httpx.AsyncClient(
+                follow_redirects=False, http2=False, limits=limits, headers={"User-Agent": agent}
             )
+            self._http = await self._stack.enter_async_context(http)
         self._tasks = await self._stack.enter_async_context(anyio.create_task_group())
         self._stack.push_async_callback(self._join_native)
         return self
@@ -1038,6 +1052,14 @@ class HttpTransport:
 
     def _too_large(self) -> str:
         return f"the server's message exceeds the {self.max_bytes}-byte limit"
+
+
+def user_agent() -> str:
+    """The User-Agent the transport's own clients send: `mcpio/<version>` (read when a
+    transport opens: importing mcpio does not pay for the package metadata)."""
+    from mcpio._version import __version__
+
+    return f"mcpio/{__version__}"
 
 
 def _lean_fits(url: httpx.URL) -> bool:
