@@ -1,7 +1,8 @@
 """The lean HTTP/1.1 client under `HttpTransport` (`mcpio.transports.http1`), against a scripted
-socket server: keep-alive reuse, the per-origin connection cap, the User-Agent, chunked and read-until-close bodies, headers as received, an
-early close, a refused connection, header injection refused; and when the transport takes
-httpx's path instead (a proxy from the environment)."""
+socket server: keep-alive reuse, the per-origin connection cap, the User-Agent, chunked and
+read-until-close bodies, headers as received, an early close, a refused connection, header
+injection refused; and when the transport takes httpx's path instead (a proxy from the
+environment)."""
 
 from __future__ import annotations
 
