@@ -307,6 +307,7 @@ class HttpTransport:
         self._tasks: anyio.abc.TaskGroup | None = None
         self._scopes: set[_Scope] = set()  # one per background task
         self._native: set[asyncio.Task[None]] = set()  # the lean client's (asyncio) tasks
+        self._unstarted = 0  # background tasks spawned that have not begun to run
         self._closed = False
         self._inflight: dict[RequestId, _Post] = {}
         self.era: str | None = None  # "modern" | "legacy" | "sse" once a frame has told
@@ -403,8 +404,14 @@ class HttpTransport:
         entered = scope is not None
         cancel: _Scope = scope or anyio.CancelScope()
         self._scopes.add(cancel)
+        native = self._lean is not None
+        started = False
 
         async def run() -> None:
+            nonlocal started
+            started = True
+            if native:
+                self._unstarted -= 1
             try:
                 if entered:
                     await fn(*args)
@@ -414,12 +421,18 @@ class HttpTransport:
             finally:
                 self._scopes.discard(cancel)
 
-        if self._lean is None:
+        if not native:
             self._tasks.start_soon(run)
             return
+        self._unstarted += 1  # until it runs (`send_request` does not pass it)
         task = asyncio.get_running_loop().create_task(run())
         self._native.add(task)
-        task.add_done_callback(self._native.discard)
+        task.add_done_callback(lambda task: self._ended(task, started))
+
+    def _ended(self, task: asyncio.Task[None], started: bool) -> None:
+        self._native.discard(task)
+        if not started:  # cancelled before it began
+            self._unstarted -= 1
 
     # ---------------------------------------------------------------- outgoing frames
 
@@ -453,7 +466,41 @@ class HttpTransport:
         else:
             await self._post_message(data, "", self._era_headers(None))
 
+    async def send_request(self, data: bytes) -> None:
+        """`send`, but a request's exchange runs in the caller's task, to its end: its response
+        (or the error standing for it) is delivered before this returns; no task per request
+        (`mcpio.transport.Exchanging`: a session's requests). On the lean client only; anything
+        else goes by `send`."""
+        if self._lean is None or self._closed or self._tasks is None:
+            await self.send(data)
+            return
+        try:
+            env = peek_any(data)
+        except ProtocolError:
+            env = None
+        if env is None or env.kind != "request" or env.method is None:
+            await self.send(data)
+            return
+        if self._unstarted:  # a task spawned before it has yet to send: not ahead of it
+            self._request(env, data)
+            return
+        id, headers, post = self._prepare(env, data)
+        self._scopes.add(post.scope)  # closing the transport ends it
+        try:
+            await self._run_request(id, data, headers, post)
+        finally:
+            self._scopes.discard(post.scope)
+
+    def abandon(self, id: RequestId) -> None:
+        """Its caller stopped waiting (a timeout): end the request's exchange."""
+        self._abort(self._post_of(id))
+
     def _request(self, env: Peek, data: bytes) -> None:
+        id, headers, post = self._prepare(env, data)
+        self._spawn(self._run_request, id, data, headers, post, scope=post.scope)
+
+    def _prepare(self, env: Peek, data: bytes) -> tuple[Any, dict[str, str], _Post]:
+        """A request's headers and its `_Post`, counted in flight."""
         assert self._tasks is not None and env.method is not None
         id, method, version = env.id, env.method, env.protocol_version
         # on the lean client's loop each request has a task of its own: a cheaper scope
@@ -469,7 +516,7 @@ class HttpTransport:
             headers = self._era_headers(method)
         if type(id) is int or type(id) is str:
             self._inflight[id] = post
-        self._spawn(self._run_request, id, data, headers, post, scope=post.scope)
+        return id, headers, post
 
     def _new_handshake(self) -> None:
         """`initialize`: a new legacy session; what the probe left in flight is abandoned."""
