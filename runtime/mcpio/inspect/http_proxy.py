@@ -60,6 +60,7 @@ class ProxyApp:
         guard: RelayGuard | None = None,
     ) -> None:
         self.upstream = upstream
+        self._upstream = httpx.URL(upstream)  # parsed once (the lean client keys on it)
         self.recorder = recorder
         self.guard = guard or RelayGuard()
         self.max_frame_bytes = MAX_MESSAGE_BYTES  # a larger answer passes unchecked, as it comes
@@ -177,7 +178,8 @@ class ProxyApp:
         if self.lean is not None and asyncio_loop and body is not None:
             sent = [(k, v) for k, v in headers if k.lower() != "content-length"]  # it sets its own
             content = body if body or method == "POST" else None
-            return await self.lean.send(method, httpx.URL(url), sent, content)
+            target = self._upstream if url == self.upstream else httpx.URL(url)
+            return await self.lean.send(method, target, sent, content)
         if self.client is None:
             self.client = httpx.AsyncClient(timeout=None)
         content = body if body is not None else upload.stream()

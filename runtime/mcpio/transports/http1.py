@@ -4,9 +4,9 @@ httptools' C parser on an asyncio `Protocol`, and a keep-alive pool per origin (
 connections: the last one used goes out first). It does what the transport asks and nothing else:
 one request written whole, the response's status and headers awaited, its body streamed (or
 read whole); at most `max_connections` connections open per origin at once (a request beyond
-them waits for one to come back or close); no redirects, cookies, content decoding (it sends no `Accept-Encoding`) or proxies:
-the transport follows its own redirects, and takes httpx's path where the environment names a
-proxy for its URL. TLS verifies certificates with httpx's context (its CA bundle,
+them waits for one to come back or close); no redirects, cookies, content decoding (it sends no
+`Accept-Encoding`) or proxies: the transport follows its own redirects, and takes httpx's path
+where the environment names a proxy for its URL. TLS verifies certificates with httpx's context (its CA bundle,
 `SSL_CERT_FILE` / `SSL_CERT_DIR`), as the httpx path does.
 
 Every failure to complete an exchange raises an `HttpConnectionError` (an `OSError`), named as
