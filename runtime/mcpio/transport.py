@@ -44,4 +44,16 @@ class Transport(Protocol):
         ...
 
 
-__all__ = ["FrameTooLarge", "ResponseHook", "Transport"]
+class Exchanging(Protocol):
+    """What a transport may offer besides `Transport` (the session looks for it): `send_request`
+    sends a request and carries its whole exchange in the caller's task, its response (or an
+    error standing for it) delivered before it returns, instead of a task of its own per
+    request (for a caller that waits for the response anyway: the session's `request`);
+    `abandon` ends the exchange of a request whose caller stopped waiting (a timeout)."""
+
+    async def send_request(self, data: bytes) -> None: ...
+
+    def abandon(self, id: str | int) -> None: ...
+
+
+__all__ = ["Exchanging", "FrameTooLarge", "ResponseHook", "Transport"]
