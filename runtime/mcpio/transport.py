@@ -51,9 +51,13 @@ class Exchanging(Protocol):
     request (for a caller that waits for the response anyway: the session's `request`);
     `abandon` ends the exchange of a request whose caller stopped waiting (a timeout)."""
 
-    async def send_request(self, data: bytes) -> None: ...
+    async def send_request(self, data: bytes) -> None:
+        """Sends the request `data` and returns once its response (or an error) is delivered."""
+        ...
 
-    def abandon(self, id: str | int) -> None: ...
+    def abandon(self, id: str | int) -> None:
+        """Ends the exchange of request `id`, whose caller stopped waiting."""
+        ...
 
 
 __all__ = ["Exchanging", "FrameTooLarge", "ResponseHook", "Transport"]
