@@ -51,7 +51,9 @@ class Client(Protocol):
     _auth: Auth | None
     _callbacks: Callbacks
 
-    def capabilities(self, modern: bool, revision: str | None = None) -> dict[str, Any]: ...
+    def capabilities(self, modern: bool, revision: str | None = None) -> dict[str, Any]:
+        """The capabilities this client declares (modern: in every request's `_meta`)."""
+        ...
 
     def _use(self, revision: str) -> None: ...
 
