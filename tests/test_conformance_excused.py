@@ -4,11 +4,13 @@ starts passing, stops running or fails more checks than excused fails the run (i
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
-_SPEC = importlib.util.spec_from_file_location(
-    "conformance_run", Path(__file__).resolve().parent / "conformance" / "run.py"
-)
+_HERE = Path(__file__).resolve().parent / "conformance"
+if str(_HERE) not in sys.path:  # run.py imports its sibling modules (skills.py) as a script does
+    sys.path.append(str(_HERE))
+_SPEC = importlib.util.spec_from_file_location("conformance_run", _HERE / "run.py")
 assert _SPEC is not None and _SPEC.loader is not None
 run = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(run)

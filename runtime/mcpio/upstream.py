@@ -21,7 +21,7 @@ from mcpio.jsonrpc import plain
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 
 log = logging.getLogger("mcpio")
-RELATED_TASK = "io.modelcontextprotocol/related-task"
+_RELATED_TASK = "io.modelcontextprotocol/related-task"
 _CLOSE_SECONDS = 2.0  # how long closing waits for the target's connection to end on its own
 
 
@@ -167,7 +167,7 @@ class Upstream:
     async def _asker_of(self, params: Any) -> Asker:
         """Who answers this question: the task's follower if it names a task (one that may
         ask before the proxy answered its client with the task: awaited), else `_asker()`."""
-        related = (plain(params) or {}).get("_meta", {}).get(RELATED_TASK) or {}
+        related = (plain(params) or {}).get("_meta", {}).get(_RELATED_TASK) or {}
         task_id = related.get("taskId") if isinstance(related, dict) else None
         if not isinstance(task_id, str):
             return self._asker()
