@@ -3,8 +3,11 @@
 Nothing connects until a call needs a target: the tests import it (the targets are placeholders).
 """
 
+import os
+
 from mcpio import JwtVerifier, ResourceServerAuth, Server
 from mcpio.proxy import proxy_server
+from mcpio.sealing import Sealer
 
 gateway = Server("gateway")
 gateway.mount(proxy_server(["python", "files_server.py"]), namespace="files")
@@ -17,6 +20,8 @@ gateway.mount(
     ),
     namespace="remote",
 )
+# every instance the same key (hex, 32 bytes or more): what one seals, the others open
+gateway.sealer = Sealer(bytes.fromhex(os.environ["MCPIO_STATE_KEY"]))
 auth = ResourceServerAuth(
     verifier=JwtVerifier(issuer="https://auth.example.com", audience="https://gw.example.com/mcp"),
     resource="https://gw.example.com/mcp",
