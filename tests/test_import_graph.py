@@ -51,6 +51,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpio.elicitation",
             "mcpio.content",
             "mcpio.options",
+            "mcpio.apps",
         ),
     ),
     (

@@ -25,7 +25,7 @@ from mcpio.extras import needs
 from mcpio.jsonrpc import raise_error
 from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
-from mcpio.negotiate import LEGACY, MODERN, fit
+from mcpio.negotiate import LEGACY, MODERN, carried_extensions, fit
 from mcpio.targets import command_for, is_url
 from mcpio.transport import Transport
 from mcpio.wire.codec import Codec
@@ -196,7 +196,8 @@ async def initialize(client: Client, version: str, *, exact: bool) -> None:
         capabilities.pop("elicitation", None)  # URL mode alone: nothing to offer there
     params = {
         "protocolVersion": version,
-        "capabilities": fit(models.ClientCapabilities, capabilities),
+        "capabilities": fit(models.ClientCapabilities, capabilities)
+        | carried_extensions(version, capabilities),
         "clientInfo": fit(models.Implementation, client.info.model_dump(exclude_unset=True)),
     }
     raw = await client._exchange(codec, "initialize", params, client.timeout)

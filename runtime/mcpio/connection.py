@@ -35,7 +35,7 @@ from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.listen import Listener, listen
-from mcpio.negotiate import LEGACY, MODERN, codec_of, fit, legacy_version
+from mcpio.negotiate import LEGACY, MODERN, carried_extensions, codec_of, fit, legacy_version
 from mcpio.protocol_rules import MAX_INPUT_ROUNDS, unsupported_version
 from mcpio.sealing import Sealer, request_digest
 from mcpio.session import Session, send_frame
@@ -365,7 +365,8 @@ class ServerConnection:
             server_caps["tasks"] = tasks_serve.LEGACY_TASKS_CAPABILITY
         result: dict[str, Any] = {
             "protocolVersion": codec.revision,
-            "capabilities": fit(models.ServerCapabilities, server_caps),
+            "capabilities": fit(models.ServerCapabilities, server_caps)
+            | carried_extensions(codec.revision, server_caps),
             "serverInfo": fit(
                 models.Implementation, self.server.info.model_dump(exclude_unset=True)
             ),
