@@ -14,6 +14,7 @@ import pytest
 
 from mcpio import Client, Server
 from mcpio.apps import UI_EXTENSION, UI_MIME_TYPE, UiApp, declares_apps, resource_ui, tool_ui, ui
+from mcpio.inspect.checks import Checker
 from tests.support import ENVELOPE, headers_for, initialize, modern, serve_app
 
 PAGE = "<!doctype html><title>clock</title><p id=out></p>"
@@ -228,3 +229,60 @@ async def test_raw_http_frames_of_both_eras() -> None:
 
 def _legacy_headers() -> dict[str, str]:
     return {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+# --- the inspector on our own server's frames -------------------------------------------------
+
+
+async def _inspected(server: Server) -> list[tuple[str, str]]:
+    """The findings `mcpio inspect`'s checker has on a 2026-07-28 session of `server` that lists
+    its tools and resources and reads each resource (the frames as they crossed HTTP)."""
+    checker = Checker()
+    found = []
+    async with (
+        serve_app(server.http_app()) as served,
+        httpx.AsyncClient(base_url=served.url) as http,
+    ):
+
+        async def exchange(frame: dict[str, Any]) -> dict[str, Any]:
+            found.extend(checker.check("client->server", json.dumps(frame).encode()))
+            answer = await http.post("/mcp", json=frame, headers=headers_for(frame))
+            body = _body(answer)
+            found.extend(checker.check("server->client", json.dumps(body).encode()))
+            return body["result"]
+
+        await exchange(modern(1, "tools/list"))
+        resources = (await exchange(modern(2, "resources/list")))["resources"]
+        for at, resource in enumerate(resources, 3):
+            await exchange(modern(at, "resources/read", uri=resource["uri"]))
+    return [(f.rule, f.path) for f in [*found, *checker.finish()]]
+
+
+async def test_the_inspector_finds_nothing_wrong_with_our_app_server() -> None:
+    assert await _inspected(app_server()) == []
+
+
+async def test_the_inspector_reports_a_tool_whose_app_page_is_not_listed() -> None:
+    server = app_server()
+
+    @server.tool(app=UiApp(resource_uri="ui://clock/missing.html"))
+    def lost() -> str:
+        return "lost"
+
+    found = await _inspected(server)
+    # (tick, app-only, is not listed to this client: `lost` is the third tool)
+    assert found == [("apps.unlisted-resource", "$.result.tools.2._meta.ui.resourceUri")]
+
+
+async def test_the_inspector_reports_an_app_page_served_with_another_mime_type() -> None:
+    server = app_server()
+
+    @server.resource("ui://clock/plain.html", mime_type="text/html")
+    def plain_page() -> str:
+        return "<p>not an app</p>"
+
+    found = await _inspected(server)
+    assert sorted(set(found)) == [
+        ("apps.resource-mime", "$.result.contents.0.mimeType"),
+        ("apps.resource-mime", "$.result.resources.1.mimeType"),
+    ]
