@@ -288,3 +288,12 @@ def test_the_style_variables_are_a_closed_map() -> None:
     }
     with pytest.raises(pydantic.ValidationError):
         styles.validate_python({"--not-a-variable": "#fff"})
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_the_codec_of_each_revision_takes_the_extension(revision: str) -> None:
+    codec = mcp_wire.codec(revision).with_extensions(UI)
+    assert codec.extension_ids == frozenset({UI}) and codec.revision == revision
+    assert type(codec).__module__ == f"{mcp_wire.revision(revision).__name__}.ext.apps.codec"
+    with pytest.raises(LookupError, match="known: none"):
+        mcp_wire.codec("2025-06-18").with_extensions(UI)

@@ -367,6 +367,9 @@ class Codec2025_11_25(Codec):
             "io.modelcontextprotocol/protocolVersion",
         }
     )
+    extensions = {
+        "io.modelcontextprotocol/ui": "mcp_wire.v2025_11_25.ext.apps.codec",
+    }
 
     if TYPE_CHECKING:
         # Declarations for type checkers only: what the methods (Codec's) return in this

@@ -182,6 +182,10 @@ class Codec2025_11_25Apps(Codec):
             "io.modelcontextprotocol/protocolVersion",
         }
     )
+    extensions = {
+        "io.modelcontextprotocol/ui": "mcp_wire.v2025_11_25.ext.apps.codec",
+    }
+    extension_ids = frozenset({"io.modelcontextprotocol/ui"})
 
     if TYPE_CHECKING:
         # Declarations for type checkers only: what the methods (Codec's) return in this
