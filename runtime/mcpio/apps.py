@@ -13,16 +13,43 @@ it there (`declares_apps`).
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from mcp_wire.v2026_07_28.ext.apps import models as ui
+import mcp_wire
 from mcpio.latest import public as pub
 from mcpio.wire.base import WireModel
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+@functools.cache
+def _generated() -> ModuleType:
+    """The extension's models, of the newest revision it was generated for, imported on first
+    use (mcpio also runs on a generated tree without the extension: until an app is used)."""
+    revisions = mcp_wire.EXTENSIONS.get(UI_EXTENSION)
+    if not revisions:
+        raise LookupError(f"{UI_EXTENSION} is not generated (schema/extensions.toml)")
+    package = mcp_wire.revision(revisions[-1]).__name__ + ".ext"
+    name = importlib.import_module(package).EXTENSIONS[UI_EXTENSION]
+    return importlib.import_module(f"{package}.{name}")
+
+
+class _Models:
+    """`ui.McpUiToolMeta` and the rest: attributes of the generated module, found on use."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_generated(), name)
+
+
+if TYPE_CHECKING:
+    from mcp_wire.v2026_07_28.ext.apps import models as ui
+else:
+    ui = _Models()
 
 UI_EXTENSION = "io.modelcontextprotocol/ui"
 UI_MIME_TYPE = "text/html;profile=mcp-app"
