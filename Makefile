@@ -44,6 +44,7 @@ test-fast: fetch
 
 # The official MCP conformance suite (Node 22 and the suite from tests/conformance's lock file)
 # against examples/everything_server.py over HTTP, both requirement sets.
+# Also every Skills (SEP-2640) scenario of the suite, server and client, at both eras.
 conformance: $(STAMP)
 	$(BIN)/python tests/conformance/run.py
 
@@ -69,6 +70,27 @@ bench: fetch services
 	$(BIN)/python bench/task_workers.py
 	$(BIN)/python bench/task_workers_http.py
 
+# The documentation site (issue 40): the `docs` extra installed into .venv, then a strict build
+# into site/ (broken links or anchors, missing references, any warning fail it).
+.PHONY: docs docs-serve api-surface
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# Serves the site with live reload on http://127.0.0.1:8008 (DOCS_PORT to change).
+DOCS_PORT ?= 8008
+docs-serve: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict -a 127.0.0.1:$(DOCS_PORT)
+
+# Rewrites api-surface.txt, the public names and signatures tests/test_api_surface.py compares
+# against: run it when a public API change is meant, and commit the file with the change.
+api-surface: $(STAMP)
+	$(BIN)/python scripts/api_surface.py --write
+
 # The wheel other projects install: mcp_wire and mcpio (the generator stays in the checkout).
 wheel: $(STAMP)
 	rm -f dist/mcpgen-*.whl
@@ -92,5 +114,8 @@ help:
 	@echo "make test         lint, check, typecheck, pytest, conformance (about 25 min on 2 cores)"
 	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages; bus, task stores"
 	@echo "make wheel        dist/mcpgen-<version>-py3-none-any.whl: mcp_wire and mcpio"
+	@echo "make docs         build the documentation site into site/, strictly (the docs extra first)"
+	@echo "make docs-serve   serve the documentation site on http://127.0.0.1:8008 while editing it"
+	@echo "make api-surface  rewrite api-surface.txt (the public API the tests compare against)"
 	@echo "make clean        remove .venv and the caches"
 	@echo "Each target but help and clean bootstraps .venv (Python 3.11+) first."

@@ -14,6 +14,8 @@ With `--auth-issuer` (HTTP only; `pip install 'mcpgen[auth]'`) the server is an 
 server: it accepts JWT access tokens of that issuer for `--resource` (its own URL), and every
 request needs the `--scope`s given (none by default).
 
+With `--skills DIR` it also publishes the Agent Skills under DIR (SEP-2640, `mcpio.skills`).
+
 The same handlers serve legacy sessions (2024-11-05 .. 2025-11-25, where a question to the client
 is a real request) and 2026-07-28 requests (where it becomes an `input_required` round).
 """
@@ -673,7 +675,17 @@ def main(argv: list[str]) -> int:
         default=10.0,
         help="at SIGTERM, how long tasks running here get to finish (default 10)",
     )
+    parser.add_argument(
+        "--skills",
+        metavar="DIR",
+        help="publish the Agent Skills under DIR (SEP-2640: skill:// resources, skills/list)",
+    )
     args = parser.parse_args(argv[1:])
+    if args.skills:
+        try:
+            server.skills(args.skills)
+        except ValueError as exc:
+            parser.error(str(exc))
     try:
         server.tasks.store = open_task_store(args.tasks)
     except (ValueError, TaskStoreError) as exc:

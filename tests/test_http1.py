@@ -1,13 +1,15 @@
 """The lean HTTP/1.1 client under `HttpTransport` (`mcpio.transports.http1`), against a scripted
-socket server: keep-alive reuse, chunked and read-until-close bodies, headers as received, an
-early close, a refused connection, header injection refused; and when the transport takes
-httpx's path instead (a proxy from the environment)."""
+socket server: keep-alive reuse, the per-origin connection cap, the User-Agent, chunked and
+read-until-close bodies, headers as received, an early close, a refused connection, header
+injection refused; and when the transport takes httpx's path instead (a proxy from the
+environment)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import httpx
@@ -174,3 +176,112 @@ async def test_a_reader_slower_than_the_body_gets_all_of_it() -> None:
         assert b"".join(received) == body
         await response.aclose()
         await client.aclose()
+
+
+async def test_the_user_agent_is_sent_unless_the_headers_name_one() -> None:
+    heads: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while not reader.at_eof():
+            try:
+                head, _ = await read_request(reader)
+            except asyncio.IncompleteReadError:
+                return
+            heads.append(head.lower())
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            await writer.drain()
+
+    async with scripted(handler) as (url, _):
+        client = Http1Client(user_agent="mcpio/1.2.3")
+        for headers in ({}, {"user-AGENT": "mine/1"}):
+            await (await client.send("GET", httpx.URL(url), headers)).aclose()
+        await client.aclose()
+    assert heads[0].count(b"user-agent:") == 1 and b"user-agent: mcpio/1.2.3\r\n" in heads[0]
+    assert heads[1].count(b"user-agent:") == 1 and b"user-agent: mine/1\r\n" in heads[1]
+
+
+async def test_the_transport_sends_mcpio_and_its_version_as_user_agent() -> None:
+    from mcpio._version import __version__
+
+    heads: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head, _ = await read_request(reader)
+        heads.append(head)
+        writer.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+
+    async with scripted(handler) as (url, _):
+        async with HttpTransport(url) as transport:
+            transport.era = "modern"
+            await transport.send(b'{"jsonrpc":"2.0","method":"notifications/x"}')
+    assert f"User-Agent: mcpio/{__version__}\r\n".encode() in heads[0]
+
+
+async def test_no_more_connections_to_an_origin_than_the_cap_and_every_request_answered() -> None:
+    open_now = 0
+    most = 0
+
+    async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal open_now, most
+        open_now += 1
+        most = max(most, open_now)
+        try:
+            while not reader.at_eof():
+                try:
+                    _, body = await read_request(reader)
+                except asyncio.IncompleteReadError:
+                    return
+                await asyncio.sleep(0.02)  # requests pile up meanwhile
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+                await writer.drain()
+        finally:
+            open_now -= 1
+
+    async def one(client: Http1Client, url: str, n: int) -> bytes:
+        response = await client.send("POST", httpx.URL(url), {}, b"call %d" % n)
+        try:
+            return await response_body(response)
+        finally:
+            await response.aclose()
+
+    async with scripted(slow) as (url, accepted):
+        client = Http1Client(max_connections=3)
+        bodies = await asyncio.gather(*(one(client, url, n) for n in range(12)))
+        await client.aclose()
+    assert bodies == [b"call %d" % n for n in range(12)]
+    assert most == 3 and len(accepted) == 3  # three opened, then kept and reused
+
+
+async def test_a_request_waiting_for_a_connection_can_be_cancelled() -> None:
+    release = asyncio.Event()
+
+    async def held(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        _, body = await read_request(reader)
+        await release.wait()
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        await writer.drain()
+        await echo_keep_alive(reader, writer)
+
+    async with scripted(held) as (url, accepted):
+        client = Http1Client(max_connections=1)
+        first = asyncio.create_task(client.send("POST", httpx.URL(url), {}, b"first"))
+        await asyncio.sleep(0.05)
+        with pytest.raises(TimeoutError):  # the one connection is busy: it waits, then gives up
+            async with asyncio.timeout(0.1):
+                await client.send("POST", httpx.URL(url), {}, b"second")
+        release.set()
+        response = await first
+        assert await response_body(response) == b"first"
+        await response.aclose()
+        response = await client.send("POST", httpx.URL(url), {}, b"third")  # its turn came back
+        assert await response_body(response) == b"third"
+        await response.aclose()
+        await client.aclose()
+    assert len(accepted) == 1
+    with pytest.raises(ValueError):
+        Http1Client(max_connections=0)
+
+
+async def response_body(response: Any) -> bytes:
+    return b"".join([chunk async for chunk in response.aiter_bytes()])

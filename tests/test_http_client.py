@@ -697,3 +697,48 @@ async def test_an_injected_httpx_client_carries_every_request_and_stays_open() -
         assert result.content[0].text == "through the mock"  # type: ignore[union-attr]
         assert "tools/call" in sent
         assert not http.is_closed
+
+
+# ---------------------------------------------------------------------- in the caller's task
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_a_request_carried_in_the_caller_s_task_still_times_out_and_is_cancelled(
+    mode: str,
+) -> None:
+    """A session's request is carried in its caller's task (no task per request, issue 37):
+    a timeout still ends it at once, the server's handler is cancelled (modern: its POST
+    closed; legacy: notifications/cancelled), a caller's own cancellation ends it too, and the
+    connection goes on serving."""
+    from mcpio import Server
+    from tests.support import serve_app
+
+    server = Server("slow", "1.0")
+    cancelled: list[str] = []
+
+    @server.tool()
+    async def slow(label: str) -> str:
+        try:
+            await anyio.sleep(30)
+        except anyio.get_cancelled_exc_class():
+            cancelled.append(label)
+            raise
+        return label
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        return text
+
+    async with serve_app(server.http_app()) as served:
+        with anyio.fail_after(DEADLINE):
+            async with Client(f"{served.url}/mcp", mode=mode, timeout=CALL_TIMEOUT) as client:
+                started = time.monotonic()
+                with pytest.raises(RequestTimeout):
+                    await client.call_tool("slow", {"label": "timed out"}, timeout=0.3)
+                assert time.monotonic() - started < 3
+                with anyio.move_on_after(0.3):  # the caller's own cancellation
+                    await client.call_tool("slow", {"label": "moved on"})
+                await until(lambda: len(cancelled) == 2, DEADLINE, interval=0.05)
+                assert sorted(cancelled) == ["moved on", "timed out"]
+                answers = [await client.call_tool("echo", {"text": str(n)}) for n in range(3)]
+                assert [text_of(a) for a in answers] == ["0", "1", "2"]

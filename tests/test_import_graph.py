@@ -2,7 +2,8 @@
 import statement (at module level, inside functions, and under `if TYPE_CHECKING:`), so that
 no deferred import hides one. Package `__init__` modules that only re-export are left out.
 Every module sits in one layer of `LAYERS` and imports nothing from a layer above its own;
-the README's Layout section names the same layers in the same order."""
+the maintainer's Layout page (docs/maintainers/layout.md) names the same layers in the same order.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "runtime"
 PACKAGE = "mcpio"
-README = ROOT.parent / "README.md"
+LAYOUT = ROOT.parent / "docs" / "maintainers" / "layout.md"
 
 # Bottom to top: each layer's modules (fnmatch patterns of dotted names).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
@@ -69,6 +70,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpio.middleware.*",
             "mcpio.tasks",
             "mcpio.tasks.*",
+            "mcpio.ext_methods",
+            "mcpio.skills",
+            "mcpio.skills.*",
         ),
     ),
     ("connection", ("mcpio.connection",)),
@@ -194,8 +198,8 @@ def test_every_module_imports_only_its_own_layer_and_below() -> None:
     assert upward == []
 
 
-def test_the_readme_names_the_layers_in_their_order() -> None:
-    layout = README.read_text(encoding="utf-8").split("## Layout", 1)[1].split("\n## ", 1)[0]
+def test_the_layout_page_names_the_layers_in_their_order() -> None:
+    layout = LAYOUT.read_text(encoding="utf-8")
     line = re.search(r"Layers, bottom to top: (.+?)\. ", layout.replace("\n", " "))
-    assert line is not None, "the README's Layout section names no layers"
+    assert line is not None, "the Layout page names no layers"
     assert re.findall(r"\*\*(.+?)\*\*", line.group(1)) == [name for name, _ in LAYERS]

@@ -24,6 +24,7 @@ from mcpio.inspect.replay import replay_transcript
 from mcpio.inspect.transcript import Recorder, read_transcript
 from tests.support import (
     ACCEPT,
+    ENVELOPE,
     ROOT,
     free_port,
     headers_for,
@@ -463,3 +464,94 @@ async def test_a_message_after_a_post_s_last_answer_is_a_warning() -> None:
         for f in recorder.findings()
     ]
     assert found == [("stream.after-response", "warning", "notifications/message")]
+
+
+class _Paced(httpx.AsyncByteStream):
+    """An upstream event stream, one event a chunk, a pause before each (exchanges interleave)."""
+
+    def __init__(self, body: bytes) -> None:
+        self.events = [event + b"\n\n" for event in body.split(b"\n\n") if event]
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for event in self.events:
+            await anyio.sleep(0.002)
+            yield event
+
+
+async def test_concurrent_frames_keep_their_order_and_a_violation_is_still_reported() -> None:
+    """The checks run after forwarding (issue 37): under eight concurrent 2026-07-28 exchanges
+    no frame is recorded (checked) before it was passed on, each client gets its events in the
+    upstream's order, the transcript lists the server's frames in the order they were passed
+    on (each exchange's request before its answers), and the one server stream that goes on
+    after its answer is still flagged, on that frame."""
+    late = 5  # the exchange whose stream sends a message after its answer
+
+    def events(id: int) -> list[dict[str, Any]]:
+        said = [
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": params}
+            for params in ({"level": "info", "data": f"{id}-a"}, {"level": "info", "data": f"{id}-b"})
+        ]  # fmt: skip
+        answer = {"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete", "content": []}}
+        late_params = {"level": "info", "data": f"{id}-late"}
+        after = {"jsonrpc": "2.0", "method": "notifications/message", "params": late_params}
+        return [*said, answer, *([after] if id == late else [])]
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        id = json.loads(request.content)["id"]
+        headers = {"content-type": "text/event-stream"}
+        return httpx.Response(200, headers=headers, stream=_Paced(_sse(*events(id))))
+
+    recorder = Recorder(io.StringIO())
+    http = httpx.AsyncClient(transport=httpx.MockTransport(upstream))
+    app = ProxyApp("http://upstream.test/mcp", recorder, http)
+    forwarded: list[bytes] = []  # the server's frames, in the order the relay passed them on
+    received: dict[int, list[bytes]] = {}
+
+    async def exchange(id: int) -> None:
+        frame = modern(id, "tools/call", name="t", arguments={})
+        frame["params"]["_meta"] = {**ENVELOPE, "io.modelcontextprotocol/logLevel": "info"}
+        headers = [(k.encode(), v.encode()) for k, v in headers_for(frame).items()]
+        body: bytes | None = json.dumps(frame).encode()
+        done = anyio.Event()
+
+        async def receive() -> dict[str, Any]:
+            nonlocal body
+            if body is not None:
+                message, body = {"type": "http.request", "body": body}, None
+                return message
+            await done.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            chunk = message.get("body", b"")
+            if chunk:
+                data = chunk.split(b"data: ", 1)[1].strip()
+                assert data not in [e.frame for e in recorder.entries]  # not checked yet
+                forwarded.append(data)
+                received.setdefault(id, []).append(data)
+
+        scope = {"type": "http", "method": "POST", "headers": headers, "query_string": b""}
+        await app(scope, receive, send)  # type: ignore[arg-type]
+        done.set()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            for id in range(1, 9):
+                group.start_soon(exchange, id)
+        await anyio.sleep(0.05)  # the last checks run once the loop is free
+    assert len(app.checks) == 0
+    for id in range(1, 9):
+        assert [json.loads(f) for f in received[id]] == events(id)
+    server_frames = [e.frame for e in recorder.entries if e.direction == "server->client"]
+    assert server_frames == forwarded
+    assert len(set(forwarded)) > 1 and forwarded != sorted(forwarded, key=lambda f: f[-3:])
+    order = [e.summary().get("id") for e in recorder.entries]
+    for id in range(1, 9):  # each exchange's request (id) first, then its answer (same id)
+        assert order.count(id) == 2 and order.index(id) < len(order) - order[::-1].index(id) - 1
+    found = [(f.rule, recorder.entries[f.frame].frame) for f in recorder.findings()]
+    late_frame = json.dumps(events(late)[-1]).encode()
+    # that frame only (outside its request, its logging opt-in no longer holds either)
+    assert sorted(found) == [
+        ("logging.no-opt-in", late_frame),
+        ("stream.after-response", late_frame),
+    ]

@@ -1,11 +1,14 @@
 """mcpio: the hand-written MCP runtime: a server and a client for every pinned revision, both
 eras, over stdio (and Streamable HTTP), stitched to the generated `mcp_wire` layers.
 
-    from mcpio import Server, Client, Context
-
 Names load on first use: `mcp_wire` imports `mcpio.wire`, and neither may pay for the runtime;
 the authorization names (`ResourceServerAuth`, `JwtVerifier`, `OAuth`, ...) bring httpx, and
 PyJWT when a `JwtVerifier` is made, only when they are used.
+
+Examples:
+    >>> from mcpio import Client, Context, Server
+    >>> Server.__module__, Client.__module__, Context.__module__
+    ('mcpio.server', 'mcpio.client', 'mcpio.context')
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Authorization for Streamable HTTP: the server as an OAuth 2.1 resource server.
 
-Opt-in on the ASGI app:
-
-    auth = ResourceServerAuth(
-        verifier=JwtVerifier(issuer="https://auth.example", audience="https://mcp.example/mcp"),
-        resource="https://mcp.example/mcp",
-        authorization_servers=["https://auth.example"],
-        scopes_supported=["mcp:read", "mcp:write"],
-        required_scopes={"*": ["mcp:read"], "tools/call:deploy": ["mcp:write"]},
-    )
-    app = server.http_app(auth=auth)
+Opt-in on the ASGI app (the example below).
 
 Every POST, GET and DELETE of the MCP endpoint needs `Authorization: Bearer <token>`: a missing
 or invalid token is answered 401, a valid one without the scopes the request needs 403, both with
@@ -34,6 +25,20 @@ advertises `dpop_signing_alg_values_supported` and `dpop_bound_access_tokens_req
 
 `IntrospectionVerifier` asks the authorization server (RFC 7662 token introspection, with
 httpx), with the same subject and scope rules and the same backoff when the endpoint fails.
+
+Examples:
+    >>> from mcpio import JwtVerifier, ResourceServerAuth, Server
+    >>> server = Server("demo", "1.0")
+    >>> auth = ResourceServerAuth(
+    ...     verifier=JwtVerifier(issuer="https://auth.example", audience="https://mcp.example/mcp"),
+    ...     resource="https://mcp.example/mcp",
+    ...     authorization_servers=["https://auth.example"],
+    ...     scopes_supported=["mcp:read", "mcp:write"],
+    ...     required_scopes={"*": ["mcp:read"], "tools/call:deploy": ["mcp:write"]},
+    ... )
+    >>> app = server.http_app(auth=auth)
+    >>> auth.metadata()["resource"]
+    'https://mcp.example/mcp'
 """
 
 from __future__ import annotations
@@ -129,6 +134,7 @@ class ResourceServerAuth:
         return frozenset(urlsplit(url).path for url in resource_metadata_urls(self.resource))
 
     def metadata(self) -> dict[str, Any]:
+        """The protected-resource metadata document (RFC 9728) served at the well-known path."""
         document: dict[str, Any] = {
             "resource": self.resource,
             "authorization_servers": list(self.authorization_servers),
@@ -243,6 +249,7 @@ class ResourceServerAuth:
 
 
 def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer` header, else None."""
     scheme, token = _credentials(authorization)
     return token if scheme == "bearer" else None
 

@@ -143,9 +143,11 @@ class Tokens:
 
     @property
     def dpop(self) -> bool:
+        """Whether the tokens are DPoP-bound (sent as `Authorization: DPoP` with a proof)."""
         return self.token_type.lower() == "dpop" and self.dpop_key is not None
 
     def expired(self, margin: float = 0.0) -> bool:
+        """Whether the access token has expired, or will within `margin` seconds."""
         return self.expires_at is not None and time.time() >= self.expires_at - margin
 
 
@@ -161,10 +163,21 @@ class ClientInfo:
 class TokenStore(Protocol):
     """Where tokens (per resource) and client registrations (per issuer) are kept."""
 
-    async def get_tokens(self, resource: str) -> Tokens | None: ...
-    async def set_tokens(self, resource: str, tokens: Tokens | None) -> None: ...
-    async def get_client(self, issuer: str) -> ClientInfo | None: ...
-    async def set_client(self, issuer: str, client: ClientInfo | None) -> None: ...
+    async def get_tokens(self, resource: str) -> Tokens | None:
+        """The tokens kept for `resource`, if any."""
+        ...
+
+    async def set_tokens(self, resource: str, tokens: Tokens | None) -> None:
+        """Keep `tokens` for `resource` (None: forget them)."""
+        ...
+
+    async def get_client(self, issuer: str) -> ClientInfo | None:
+        """The client registration kept for `issuer`, if any."""
+        ...
+
+    async def set_client(self, issuer: str, client: ClientInfo | None) -> None:
+        """Keep the client registration for `issuer` (None: forget it)."""
+        ...
 
 
 class MemoryTokenStore:
@@ -175,15 +188,19 @@ class MemoryTokenStore:
         self.clients: dict[str, ClientInfo] = {}
 
     async def get_tokens(self, resource: str) -> Tokens | None:
+        """The tokens kept for `resource`, if any."""
         return self.tokens.get(resource)
 
     async def set_tokens(self, resource: str, tokens: Tokens | None) -> None:
+        """Keep `tokens` for `resource` (None: forget them)."""
         _put(self.tokens, resource, tokens)
 
     async def get_client(self, issuer: str) -> ClientInfo | None:
+        """The client registration kept for `issuer`, if any."""
         return self.clients.get(issuer)
 
     async def set_client(self, issuer: str, client: ClientInfo | None) -> None:
+        """Keep the client registration for `issuer` (None: forget it)."""
         _put(self.clients, issuer, client)
 
 
@@ -229,17 +246,21 @@ class FileTokenStore:
         self._save(data)
 
     async def get_tokens(self, resource: str) -> Tokens | None:
+        """The tokens kept for `resource` in the file, if any."""
         found = self._load()["tokens"].get(resource)
         return Tokens(**found) if type(found) is dict else None
 
     async def set_tokens(self, resource: str, tokens: Tokens | None) -> None:
+        """Keep `tokens` for `resource` in the file (None: forget them)."""
         self._put("tokens", resource, tokens)
 
     async def get_client(self, issuer: str) -> ClientInfo | None:
+        """The client registration kept for `issuer` in the file, if any."""
         found = self._load()["clients"].get(issuer)
         return ClientInfo(**found) if type(found) is dict else None
 
     async def set_client(self, issuer: str, client: ClientInfo | None) -> None:
+        """Keep the client registration for `issuer` in the file (None: forget it)."""
         self._put("clients", issuer, client)
 
 
@@ -283,10 +304,12 @@ class Redirect:
 
     @classmethod
     def from_url(cls, url: str) -> Redirect:
+        """The redirect's parameters read from the URL the browser was sent back to."""
         return cls.from_params(dict(parse_qsl(urlsplit(url).query)))
 
     @classmethod
     def from_params(cls, params: Mapping[str, str]) -> Redirect:
+        """The redirect from its query parameters (`code`, `state`, `iss`, ...)."""
         return cls(*(params.get(f.name) for f in fields(cls)))
 
 

@@ -21,6 +21,7 @@ class BearerToken:
     async def headers(
         self, url: httpx.URL, http: httpx.AsyncClient, method: str = "POST"
     ) -> dict[str, str]:
+        """The `Authorization: Bearer` header, for every request."""
         return dict(self._header)
 
     async def challenge(
@@ -30,7 +31,9 @@ class BearerToken:
         sent: Mapping[str, str],
         http: httpx.AsyncClient,
     ) -> bool:
+        """A fixed token cannot answer a 401 or 403: False (the request fails at once)."""
         return False
 
     def succeeded(self) -> None:
+        """Nothing to remember: the token is fixed."""
         pass

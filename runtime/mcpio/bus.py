@@ -58,12 +58,14 @@ class Event:
     uri: str | None = None  # a resource update: the URI listeners subscribe to
 
     def encode(self) -> bytes:
+        """The event as JSON bytes, as it travels on the bus."""
         return pydantic_core.to_json(
             {"method": self.method, "params": self.params, "flag": self.flag, "uri": self.uri}
         )
 
     @classmethod
     def decode(cls, data: bytes | str) -> Event:
+        """An event read from the bus; `ValueError` for anything that is not one."""
         obj = pydantic_core.from_json(data)
         if not (
             type(obj) is dict
@@ -99,6 +101,7 @@ class Bus:
         self._deliver, self._changed = deliver, changed
 
     async def publish(self, event: Event) -> None:
+        """Deliver `event` to every instance's listeners (this one's included)."""
         raise NotImplementedError
 
     async def run(self) -> None:
@@ -109,6 +112,7 @@ class LocalBus(Bus):
     """One process: an event is delivered to this server's listeners as it is published."""
 
     async def publish(self, event: Event) -> None:
+        """Deliver `event` to this process's listeners."""
         await self._deliver(event)
 
 
@@ -159,6 +163,7 @@ class RedisBus(Bus):
         return without_credentials(self.url)
 
     async def publish(self, event: Event) -> None:
+        """Publish `event` on the Redis channel; `BusUnavailable` while Redis is unreachable."""
         client = self._client
         if client is None or not self.available:
             raise BusUnavailable(self.where())

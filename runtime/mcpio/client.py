@@ -85,6 +85,14 @@ __all__ = [
 
 
 class Client:
+    """An MCP client for every pinned revision, both eras: `async with Client(target) as client`.
+
+    `target` is a URL (Streamable HTTP), a `.py` file or a command line (stdio), a `Server` (in
+    memory) or a `Transport`. `mode="auto"` probes a 2026-07-28 server with `server/discover` and
+    falls back to `initialize`; `"legacy"` or a revision string pins it. The callbacks
+    (`elicitation`, `on_elicit_url`, `sampling`, `roots`) answer the server's questions, in
+    either era; `on_log` and `on_notice` receive its notifications. `tasks=True` takes tasks."""
+
     tracing: ClientTracing | None = None  # a span per call (`mcpio.telemetry`, the otel extra)
 
     def __init__(
@@ -147,6 +155,7 @@ class Client:
 
     @property
     def modern(self) -> bool:
+        """Whether the connection speaks the modern era (2026-07-28: stateless, no session)."""
         return self.codec is not None and self.codec.era == "modern"
 
     @property
@@ -381,6 +390,7 @@ class Client:
     # ------------------------------------------------------------------ typed calls
 
     async def discover(self, *, timeout: float | None = None) -> pub.DiscoverResult:
+        """`server/discover` (2026-07-28): the server's revisions, capabilities and info."""
         return self._discovered(await self.request("server/discover", {}, timeout=timeout))
 
     def _discovered(self, result: pub.DiscoverResult) -> pub.DiscoverResult:
@@ -487,18 +497,22 @@ class Client:
         )
 
     async def list_resources(self, cursor: str | None = None) -> pub.ListResourcesResult:
+        """The server's resources: every page, or the one page at `cursor`."""
         return await self._listing("resources", cursor, self._page_of("resources/list"))
 
     async def list_resource_templates(
         self, cursor: str | None = None
     ) -> pub.ListResourceTemplatesResult:
+        """The server's resource templates: every page, or the one page at `cursor`."""
         page = self._page_of("resources/templates/list")
         return await self._listing("resourceTemplates", cursor, page)
 
     async def read_resource(self, uri: str) -> pub.ReadResourceResult:
+        """Read the resource at `uri` (a resource or a template's match)."""
         return await self.request("resources/read", {"uri": uri})
 
     async def list_prompts(self, cursor: str | None = None) -> pub.ListPromptsResult:
+        """The server's prompts: every page, or the one page at `cursor`."""
         return await self._listing("prompts", cursor, self._page_of("prompts/list"))
 
     async def _listing(
@@ -538,6 +552,7 @@ class Client:
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None
     ) -> pub.GetPromptResult:
+        """Get the prompt `name` with its `arguments` (strings on the wire)."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
@@ -550,6 +565,9 @@ class Client:
         value: str,
         context: Mapping[str, str] | None = None,
     ) -> pub.CompleteResult:
+        """Completion values for `argument` (typed so far: `value`) of `ref`: a prompt (`{"type":
+        "ref/prompt", "name": ...}`) or a resource template (`{"type": "ref/resource", "uri":
+        ...}`); `context` gives the arguments already chosen."""
         params: dict[str, Any] = {
             "ref": plain(ref),
             "argument": {"name": argument, "value": value},
@@ -608,6 +626,8 @@ class Client:
     # ------------------------------------------------------------------ frames from the server
 
     async def on_request(self, raw: bytes, env: Peek) -> None:
+        """Answer a request from the server (a question for the callbacks); called by the
+        transport."""
         codec = self.codec
         id, method = env.id, env.method
         if codec is None or id is None or method is None:
@@ -628,6 +648,8 @@ class Client:
         return codec.encode(codec.response(id, method, result))
 
     async def on_notification(self, raw: bytes, env: Peek) -> None:
+        """Route a notification from the server to the listeners and callbacks; called by the
+        transport."""
         codec = self.codec
         if codec is None:
             return
@@ -661,6 +683,8 @@ class Client:
                 await _call(self._on_notice, Notice(method, params))
 
     async def on_batch(self, raw: bytes, items: list[Any]) -> None:
+        """Read a JSON-RPC batch from the server for its notifications (a client answers no
+        batch)."""
         for item in items:
             if type(item) is dict and "method" in item and "id" not in item:
                 frame = pydantic_core.to_json(item)
@@ -668,9 +692,11 @@ class Client:
         log.warning("a batch from the server was read for its notifications only")
 
     def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
+        """The error response frame for `id`, in this connection's revision."""
         return error_frame(self.codec, id, error)
 
     async def on_close(self) -> None:
+        """End every listen subscription: the connection closed."""
         self._listeners.close()
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 
 import mcp_wire
+from mcpio import ext_methods
 from mcpio.client_inputs import Callbacks
 from mcpio.context import URL_ELICITATION_SINCE
 from mcpio.errors import McpError, NegotiationError, RequestTimeout
@@ -25,7 +26,7 @@ from mcpio.extras import needs
 from mcpio.jsonrpc import raise_error
 from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
-from mcpio.negotiate import LEGACY, MODERN, carried_extensions, fit
+from mcpio.negotiate import LEGACY, MODERN, fit
 from mcpio.targets import command_for, is_url
 from mcpio.transport import Transport
 from mcpio.wire.codec import Codec
@@ -51,7 +52,9 @@ class Client(Protocol):
     _auth: Auth | None
     _callbacks: Callbacks
 
-    def capabilities(self, modern: bool, revision: str | None = None) -> dict[str, Any]: ...
+    def capabilities(self, modern: bool, revision: str | None = None) -> dict[str, Any]:
+        """The capabilities this client declares (modern: in every request's `_meta`)."""
+        ...
 
     def _use(self, revision: str) -> None: ...
 
@@ -196,8 +199,10 @@ async def initialize(client: Client, version: str, *, exact: bool) -> None:
         capabilities.pop("elicitation", None)  # URL mode alone: nothing to offer there
     params = {
         "protocolVersion": version,
-        "capabilities": fit(models.ClientCapabilities, capabilities)
-        | carried_extensions(version, capabilities),
+        "capabilities": {
+            **fit(models.ClientCapabilities, capabilities),
+            **ext_methods.legacy_extensions(capabilities),  # MCP Apps' there too
+        },
         "clientInfo": fit(models.Implementation, client.info.model_dump(exclude_unset=True)),
     }
     raw = await client._exchange(codec, "initialize", params, client.timeout)

@@ -19,6 +19,7 @@ import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
+from mcpio import ext_methods
 from mcpio.context import (
     Context,
     ElicitUrl,
@@ -35,7 +36,7 @@ from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.listen import Listener, listen
-from mcpio.negotiate import LEGACY, MODERN, carried_extensions, codec_of, fit, legacy_version
+from mcpio.negotiate import LEGACY, MODERN, codec_of, fit, legacy_version
 from mcpio.protocol_rules import MAX_INPUT_ROUNDS, unsupported_version
 from mcpio.sealing import Sealer, request_digest
 from mcpio.session import Session, send_frame
@@ -72,10 +73,14 @@ class Served(Protocol):
     """What a connection needs of the server it serves (`mcpio.Server`)."""
 
     @property
-    def info(self) -> pub.Implementation: ...
+    def info(self) -> pub.Implementation:
+        """The server's name and version (`Implementation`)."""
+        ...
 
     @property
-    def instructions(self) -> str | None: ...
+    def instructions(self) -> str | None:
+        """The server's instructions for the model, if any."""
+        ...
 
     async def dispatch(
         self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
@@ -84,30 +89,53 @@ class Served(Protocol):
         ...
 
     @property
-    def lifespan_state(self) -> Any: ...
+    def lifespan_state(self) -> Any:
+        """What the server's lifespan yielded (`ctx.lifespan`)."""
+        ...
 
     @property
-    def sealer(self) -> Sealer: ...
+    def sealer(self) -> Sealer:
+        """Signs and checks `requestState` and cursors with the server's key."""
+        ...
 
     @property
-    def request_timeout(self) -> float: ...
+    def request_timeout(self) -> float:
+        """Seconds a request may run before it is cancelled."""
+        ...
 
     @property
-    def hub(self) -> Hub: ...
+    def hub(self) -> Hub:
+        """This instance's listeners and legacy sessions, and its notification bus."""
+        ...
 
     @property
-    def tasks(self) -> TaskEngine: ...
+    def tasks(self) -> TaskEngine:
+        """The task engine task-augmented calls run on."""
+        ...
 
     @property
-    def task_support(self) -> Mapping[str, str]: ...
+    def task_support(self) -> Mapping[str, str]:
+        """Each tool's task support (`forbidden`, `optional`, `required`), by name."""
+        ...
 
     @property
-    def result_meta(self) -> pub.ResultMetaObject: ...
+    def extension_methods(self) -> Mapping[str, MethodHandler]:
+        """Handlers of methods an extension adds outside the pinned schemas, by method name."""
+        ...
 
     @property
-    def result_meta_json(self) -> bytes: ...
+    def result_meta(self) -> pub.ResultMetaObject:
+        """The `_meta` of a modern result that sets none."""
+        ...
 
-    def capabilities(self) -> pub.ServerCapabilities: ...
+    @property
+    def result_meta_json(self) -> bytes:
+        """`result_meta` as JSON bytes, made once."""
+        ...
+
+    def capabilities(self) -> pub.ServerCapabilities:
+        """The server's capabilities, as `initialize` and `server/discover` report them."""
+        ...
 
 
 class ServerConnection:
@@ -163,9 +191,11 @@ class ServerConnection:
 
     @property
     def subject(self) -> str | None:
+        """The principal's subject (with authorization), else None."""
         return self.principal.subject if self.principal is not None else None
 
     async def run(self) -> None:
+        """Serve the connection until it closes."""
         try:
             await self.session.run()
         finally:
@@ -174,6 +204,7 @@ class ServerConnection:
     # ------------------------------------------------------------------ frames in
 
     async def on_request(self, raw: bytes, env: Peek) -> None:
+        """Answer one request frame; called by the transport."""
         data = await self.answer(raw, env)
         if data is not None:
             await self.send(data)
@@ -187,6 +218,8 @@ class ServerConnection:
         codec = self.codec
         if method == "initialize" and env.protocol_version not in MODERN:
             work = self._initialize(raw, id)
+        elif method in self.server.extension_methods:  # outside the revisions' schemas
+            work = self._extension(raw, id, env)
         elif codec is not None:
             work = self._legacy(codec, raw, id, env)
         else:
@@ -194,6 +227,7 @@ class ServerConnection:
         return await answered(id, method, work, self.error_frame)
 
     async def on_notification(self, raw: bytes, env: Peek) -> None:
+        """Handle one notification from the client (cancellation, roots changes, ...)."""
         method = env.method
         if method == "notifications/cancelled":
             params = pydantic_core.from_json(raw).get("params")
@@ -206,6 +240,7 @@ class ServerConnection:
             log.debug("notification %s ignored", method)
 
     async def on_batch(self, raw: bytes, items: list[Any]) -> None:
+        """Answer a JSON-RPC batch, where the revision has batches (2025-03-26); else -32600."""
         codec = self.codec
         if codec is None or not codec.batching:
             revision = codec.revision if codec else "this connection"
@@ -245,12 +280,14 @@ class ServerConnection:
             await self.session.send(b"[" + b",".join(replies) + b"]")
 
     async def on_close(self) -> None:
+        """Drop the connection's session and end its listeners."""
         self.hub.sessions.discard(self)
         for listener in list(self.listeners):
             self.hub.listeners.discard(listener)
             listener.end()
 
     def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
+        """The error response frame for `id`, in this connection's revision."""
         return error_frame(self.codec, id, error)
 
     # ------------------------------------------------------------------ the pipeline
@@ -365,8 +402,10 @@ class ServerConnection:
             server_caps["tasks"] = tasks_serve.LEGACY_TASKS_CAPABILITY
         result: dict[str, Any] = {
             "protocolVersion": codec.revision,
-            "capabilities": fit(models.ServerCapabilities, server_caps)
-            | carried_extensions(codec.revision, server_caps),
+            "capabilities": {
+                **fit(models.ServerCapabilities, server_caps),
+                **ext_methods.legacy_extensions(server_caps),
+            },
             "serverInfo": fit(
                 models.Implementation, self.server.info.model_dump(exclude_unset=True)
             ),
@@ -401,6 +440,27 @@ class ServerConnection:
             ctx.task_offer = tasks_serve.legacy_offer(self, codec, task)
         return self.write(codec, id, method, await self.serve(ctx, method, params))
 
+    async def _extension(self, raw: bytes, id: RequestId, env: Peek) -> bytes | None:
+        """A request of an extension outside the schemas (`mcpio.ext_methods`), either era."""
+        params = ext_methods.params_of(raw)
+        codec = self.codec
+        if codec is not None:  # a legacy session
+            if env.protocol_version in MODERN:
+                reason = f"this connection is a legacy session of revision {codec.revision}"
+                raise ProtocolError(INVALID_REQUEST, reason)
+            inputs: SentInputs | RetriedInputs = SentInputs(self.ask_client)
+            caps, info, level = self.client_capabilities, self.client_info, self.log_level
+        else:
+            codec = codec_of(self._modern_version(env.protocol_version))
+            inputs, level = RetriedInputs({}), None
+            caps, info = ext_methods.envelope(params)
+        ctx = self._context(codec, id, inputs, caps, info, None, level)
+        assert env.method is not None  # a request's
+        handler = self.server.extension_methods[env.method]
+        result = await self.server.dispatch(ctx, env.method, params, handler)
+        body = ext_methods.result_body(result, ctx.modern, self.server.info)
+        return codec.result_frame(id, body)
+
     # The legacy session's own methods (their params: the revision's own model).
 
     async def _ping(self, ctx: Context, params: Any) -> WireResult:
@@ -433,12 +493,15 @@ class ServerConnection:
 
     @property
     def closed(self) -> bool:
+        """Whether the connection has closed."""
         return self.session.closed.is_set()
 
     def wants(self, uri: str | None) -> bool:
+        """Whether this legacy session takes a change of `uri` (None: a list change)."""
         return uri is None or uri in self.subscriptions
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification (public params) in the connection's revision."""
         if self.codec is not None:
             await self.send_notification(self.codec, method, params)
 
@@ -550,6 +613,7 @@ class ServerConnection:
         return await listen(self, ctx, params, self.server.capabilities(), self.server.tasks)
 
     async def send_notification(self, codec: Codec, method: str, params: dict[str, Any]) -> None:
+        """Send a notification whose public params are projected to `codec`'s revision."""
         own = (
             params
             if codec.revision == PUBLIC_REVISION

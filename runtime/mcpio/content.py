@@ -47,6 +47,7 @@ class Image(_Media):
     default_type = "image/png"
 
     def block(self) -> pub.ImageContent:
+        """The image as an `ImageContent` block (base64 data and its MIME type)."""
         return pub.ImageContent(type="image", data=self.encoded(), mimeType=self.mime_type())
 
 
@@ -56,6 +57,7 @@ class Audio(_Media):
     default_type = "audio/wav"
 
     def block(self) -> pub.AudioContent:
+        """The audio as an `AudioContent` block (base64 data and its MIME type)."""
         return pub.AudioContent(type="audio", data=self.encoded(), mimeType=self.mime_type())
 
 
@@ -67,6 +69,7 @@ class File(_Media):
     name: str | None = None
 
     def block(self) -> pub.EmbeddedResource:
+        """The file as an `EmbeddedResource` block with a blob resource."""
         name = self.name or (Path(self.path).name if self.path is not None else "resource")
         contents = pub.BlobResourceContents(
             uri=f"file:///{name}", blob=self.encoded(), mimeType=self.mime_type()

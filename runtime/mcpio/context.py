@@ -51,7 +51,11 @@ _NO_HEADERS: Mapping[str, str] = MappingProxyType({})
 
 
 class HeaderFields(Protocol):
-    def as_mapping(self) -> Mapping[str, str]: ...
+    """The HTTP request's header fields, as the transport keeps them."""
+
+    def as_mapping(self) -> Mapping[str, str]:
+        """The header fields by lowercase name."""
+        ...
 
 
 #: The HTTP request being answered, set by the HTTP app in the task that answers it (so the
@@ -80,6 +84,7 @@ class Elicit:
     method = "elicitation/create"
 
     def params(self) -> dict[str, Any]:
+        """The `elicitation/create` params this question sends."""
         return {"message": self.message, "requestedSchema": dict(self.requested_schema)}
 
 
@@ -93,6 +98,7 @@ class Sample:
     method = "sampling/createMessage"
 
     def params(self) -> dict[str, Any]:
+        """The `sampling/createMessage` params this question sends."""
         return {
             "messages": [plain(m) for m in self.messages],
             "maxTokens": self.max_tokens,
@@ -107,6 +113,7 @@ class ListRoots:
     method = "roots/list"
 
     def params(self) -> dict[str, Any]:
+        """The `roots/list` params this question sends (none)."""
         return {}
 
 
@@ -123,6 +130,7 @@ class ElicitUrl:
     method = "elicitation/create"
 
     def params(self) -> dict[str, Any]:
+        """The URL-mode `elicitation/create` params this question sends."""
         params = {"mode": "url", "message": self.message, "url": self.url}
         if self.elicitation_id is not None:
             params["elicitationId"] = self.elicitation_id
@@ -160,6 +168,8 @@ class InputRequired(Exception):
 
 
 class Inputs(Protocol):
+    """How a handler's questions reach the client: real requests, or `input_required` rounds."""
+
     async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
         """The client's answers (raw result data), by key."""
         ...
@@ -172,6 +182,7 @@ class SentInputs:
         self._send = send
 
     async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
+        """Send every question as a request to the client, at once; their answers by key."""
         answers: dict[str, Any] = {}
 
         async def one(key: str, question: Question) -> None:
@@ -191,6 +202,8 @@ class RetriedInputs:
         self.asked: list[str] = []  # the answered questions, in the order the handler asked
 
     async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
+        """The answers the retry carries; raises `InputRequired` for the questions not yet
+        answered."""
         answered = [key for key in questions if key in self.answers]
         self.asked.extend(k for k in answered if k not in self.asked)
         missing = {k: q for k, q in questions.items() if k not in self.answers}
@@ -270,6 +283,9 @@ class Context:
         status: Callable[[str], Awaitable[None]],
         progress: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     ) -> None:
+        """Move the handler onto a task: its questions now go through `inputs`, its progress
+        messages become the task's status message (`status`), and its progress goes to
+        `progress`."""
         token = self.progress_token
 
         async def notify(method: str, params: dict[str, Any]) -> None:
@@ -460,6 +476,8 @@ class Context:
         return await self._one(Sample(messages, max_tokens, dict(options)), key)
 
     async def list_roots(self, *, key: str | None = None) -> pub.ListRootsResult:
+        """Ask the client for its roots (`key` names the question across `input_required`
+        rounds)."""
         return await self._one(ListRoots(), key)
 
     async def progress(
@@ -482,15 +500,19 @@ class Context:
         await self.progress(progress, total, message)
 
     async def debug(self, data: Any, logger: str | None = None) -> None:
+        """Send a `debug` log message (see `log`)."""
         await self.log("debug", data, logger)
 
     async def info(self, data: Any, logger: str | None = None) -> None:
+        """Send an `info` log message (see `log`)."""
         await self.log("info", data, logger)
 
     async def warning(self, data: Any, logger: str | None = None) -> None:
+        """Send a `warning` log message (see `log`)."""
         await self.log("warning", data, logger)
 
     async def error(self, data: Any, logger: str | None = None) -> None:
+        """Send an `error` log message (see `log`)."""
         await self.log("error", data, logger)
 
     async def read_resource(self, uri: str) -> pub.ReadResourceResult:

@@ -12,6 +12,7 @@ INSPECTOR = "@modelcontextprotocol/inspector"
 
 
 def inspector_command(app: str, npx: str = "npx") -> list[str]:
+    """The command that runs `app` under the MCP Inspector with `npx` (what `mcpio dev` starts)."""
     where, colon, attr = app.partition(":")
     target = str(Path(where).resolve()) + colon + attr
     return [npx, INSPECTOR, sys.executable, "-m", "mcpio", "run", target]

@@ -33,6 +33,7 @@ PROOF_TYPE = "dpop+jwt"
 
 
 def b64url(data: bytes) -> str:
+    """Base64url without padding (JOSE's encoding)."""
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
@@ -89,6 +90,7 @@ class DpopKey:
 
     @classmethod
     def generate(cls) -> DpopKey:
+        """A new EC P-256 key."""
         with needs("auth", "DPoP"):
             from cryptography.hazmat.primitives import serialization
             from cryptography.hazmat.primitives.asymmetric import ec
@@ -102,6 +104,7 @@ class DpopKey:
 
     @property
     def jkt(self) -> str:
+        """The key's JWK thumbprint (RFC 7638), what a bound token's `cnf.jkt` names."""
         return thumbprint(self.jwk)
 
     def proof(

@@ -50,6 +50,8 @@ class ReplayUnavailable(Exception):
 
 
 class ReplayCache(Protocol):
+    """Where DPoP proof ids (`jti`) are remembered, so a proof is accepted once."""
+
     async def first_use(self, key: str, seconds: float) -> bool:
         """Record `key` for `seconds`; False if it was already recorded (a replay)."""
         ...
@@ -63,6 +65,7 @@ class MemoryReplayCache:
         self._seen: OrderedDict[str, float] = OrderedDict()
 
     async def first_use(self, key: str, seconds: float) -> bool:
+        """Record `key` for `seconds`; False if it was already recorded (a replay)."""
         now = time.monotonic()
         until = self._seen.get(key)
         if until is not None and until > now:
@@ -92,6 +95,7 @@ class RedisReplayCache:
         )
 
     async def first_use(self, key: str, seconds: float) -> bool:
+        """Record `key` for `seconds` in Redis (`SET NX PX`); False if it was already recorded."""
         try:
             done = await self._client.set(
                 self.prefix + key, b"1", nx=True, px=max(1, int(seconds * 1000))
@@ -102,6 +106,7 @@ class RedisReplayCache:
         return bool(done)
 
     async def aclose(self) -> None:
+        """Close the Redis connection."""
         await self._client.aclose()
 
 
@@ -117,10 +122,12 @@ class Nonces:
         return f"Nonces(lifetime={self.lifetime})"
 
     def issue(self) -> str:
+        """A new server nonce: a timestamp and its HMAC."""
         stamp = str(int(time.time()))
         return f"{stamp}.{self._mac(stamp)}"
 
     def valid(self, nonce: object) -> bool:
+        """Whether `nonce` is one this server issued, within its lifetime."""
         if type(nonce) is not str:
             return False
         stamp, _, mac = nonce.partition(".")

@@ -13,6 +13,7 @@ EXTRAS: dict[str, frozenset[str]] = {
     "inspect": frozenset({"jsonschema"}),
     "schemas": frozenset({"jsonschema"}),
     "otel": frozenset({"opentelemetry"}),
+    "skills": frozenset({"yaml"}),
 }
 
 

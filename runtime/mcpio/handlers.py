@@ -481,6 +481,7 @@ CompletionFn = Callable[[pub.CompleteRequestParams], Awaitable[Any] | Any]
 
 
 def completion_result(value: Any) -> pub.CompleteResult:
+    """A completer's return value as a `CompleteResult` (a list of values: the first 100)."""
     if isinstance(value, pub.CompleteResult):
         return value
     values = list(value or [])[:100]  # pyright: ignore[reportUnknownArgumentType]

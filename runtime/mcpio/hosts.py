@@ -42,6 +42,7 @@ class Plan:
 
 
 def config_path(host: str, workspace: Path) -> Path:
+    """The configuration file of `host` (`claude-desktop`, `cursor`, `vscode`) on this system."""
     home = Path.home()
     if host == "cursor":
         return home / ".cursor" / "mcp.json"
@@ -69,6 +70,8 @@ def server_entry(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
 
 
 def plan(host: str, app: str, name: str, env: dict[str, str], workspace: Path) -> Plan:
+    """What `mcpio install` would write: the host's file with the server `name` added or
+    replaced."""
     path = config_path(host, workspace)
     try:
         config: Any = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}

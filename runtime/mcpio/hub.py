@@ -38,12 +38,18 @@ LISTEN_FLAGS = {
 class Listening(Protocol):
     """A modern listen stream, as the hub sees it."""
 
-    def wants(self, flag: str | None, uri: str | None) -> bool: ...
+    def wants(self, flag: str | None, uri: str | None) -> bool:
+        """Whether this listener takes a change (`flag`: a list changed; `uri`: a resource
+        updated)."""
+        ...
 
     def deliver(self, method: str, params: dict[str, Any]) -> None:
         """Queue a notification for the stream (never waits)."""
+        ...
 
-    def end(self, error: ProtocolError | None = None) -> None: ...
+    def end(self, error: ProtocolError | None = None) -> None:
+        """End the listen stream (with `error`: as that JSON-RPC error)."""
+        ...
 
 
 class Subscribed(Protocol):
@@ -51,9 +57,13 @@ class Subscribed(Protocol):
 
     subscriptions: set[str]
 
-    def wants(self, uri: str | None) -> bool: ...
+    def wants(self, uri: str | None) -> bool:
+        """Whether this legacy session takes a change of `uri` (None: a list change)."""
+        ...
 
-    async def notify(self, method: str, params: dict[str, Any]) -> None: ...
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Send the session a notification."""
+        ...
 
 
 class Hub:
@@ -73,6 +83,7 @@ class Hub:
 
     @property
     def bus(self) -> Bus:
+        """The notification bus changes travel on."""
         return self._bus
 
     @bus.setter
@@ -137,6 +148,7 @@ class Hub:
             self._bus_task = loop.create_task(self.bus.run())
 
     async def stop_bus(self) -> None:
+        """Stop reading the bus (the server stops)."""
         task, self._bus_task = self._bus_task, None
         if task is not None and task.get_loop() is asyncio.get_running_loop():
             task.cancel()

@@ -38,13 +38,17 @@ class Streaming(Protocol):
     listen_queue: int  # notifications waiting for the reader: more, and it is cut off
 
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """Whether the connection has closed."""
+        ...
 
-    async def send(self, data: bytes) -> None: ...
+    async def send(self, data: bytes) -> None:
+        """Write a frame on the connection."""
+        ...
 
-    async def send_notification(
-        self, codec: Codec, method: str, params: dict[str, Any]
-    ) -> None: ...
+    async def send_notification(self, codec: Codec, method: str, params: dict[str, Any]) -> None:
+        """Write a notification with public params, in `codec`'s revision."""
+        ...
 
 
 class Listener:
@@ -71,10 +75,13 @@ class Listener:
         )
 
     def end(self, error: ProtocolError | None = None) -> None:
+        """End the listen stream: its response goes out (with `error`: that JSON-RPC error)."""
         self.error = self.error or error
         self._send.close()
 
     def wants(self, flag: str | None, uri: str | None) -> bool:
+        """Whether the stream asked for this change (`flag`: a list or task ids; `uri`: a
+        resource)."""
         if flag == TASK_IDS:
             return uri in (self.honoured.get(TASK_IDS) or ())
         if flag is not None:
@@ -82,6 +89,7 @@ class Listener:
         return uri in (self.honoured.get("resourceSubscriptions") or ())
 
     def deliver(self, method: str, params: dict[str, Any]) -> None:
+        """Queue a notification for the stream; a stream whose reader fell behind is cut off."""
         try:
             self._send.send_nowait((method, params))
         except anyio.WouldBlock:
@@ -92,6 +100,7 @@ class Listener:
             pass
 
     async def write(self, method: str, params: dict[str, Any]) -> None:
+        """Write a notification on the stream, tagged with its subscription id."""
         tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: self.id}}
         if method == "notifications/tasks":  # the Tasks extension's
             codec = tasks_serve.tasks_codec(self.codec.revision)

@@ -16,6 +16,8 @@ from mcpio.server import Server
 
 
 def load_server(app: str) -> Server:
+    """The `Server` that `app` names (`path/to/file.py[:attr]` or `module:attr`); ValueError if
+    none."""
     where, _, attr = app.partition(":")
     module = _import(where)
     if attr:

@@ -66,9 +66,11 @@ class Mounted:
     namespace: str
 
     def name(self, name: str) -> str:
+        """A mounted tool's or prompt's name as the parent offers it (`namespace_name`)."""
         return f"{self.namespace}_{name}"
 
     def local_name(self, name: str) -> str | None:
+        """The mounted server's own name for `name`, or None if it is not this mount's."""
         prefix = self.namespace + "_"
         return name[len(prefix) :] if name.startswith(prefix) else None
 
@@ -80,6 +82,7 @@ class Mounted:
         return mine
 
     def renamed(self, item: Any, key: str) -> Any:
+        """`item` (a tool, prompt, resource, ...) with its `key` member namespaced."""
         value = getattr(item, key)
         new = self.name(value) if key == "name" else prefixed_uri(value, self.namespace)
         return item.model_copy(update={key: new})
@@ -120,6 +123,7 @@ class Mounts:
         parent.lifespan = self._lifespan
 
     def add(self, server: Server, namespace: str) -> None:
+        """Mount `server` under `namespace`; ValueError for a bad or taken namespace."""
         if not namespace or any(c in namespace for c in "/: "):
             raise ValueError(f"namespace must be a non-empty word, not {namespace!r}")
         if server is self.parent or any(m.namespace == namespace for m in self.mounted):
@@ -137,6 +141,7 @@ class Mounts:
                 support[mounted.name(name)] = kind
 
     def capabilities(self) -> pub.ServerCapabilities:
+        """The parent's capabilities merged with those of every mounted server."""
         merged = self._own_capabilities().model_dump(by_alias=True, exclude_unset=True)
         for mounted in self.mounted:
             theirs = mounted.server.capabilities().model_dump(by_alias=True, exclude_unset=True)

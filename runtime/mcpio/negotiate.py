@@ -82,18 +82,3 @@ def fit(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
     """`data` without the top-level members `model` (an older revision's) does not declare."""
     names = {field.alias or name for name, field in model.model_fields.items()}
     return {k: v for k, v in data.items() if k in names}
-
-
-def carried_extensions(revision: str, capabilities: Mapping[str, Any]) -> dict[str, Any]:
-    """The `extensions` member of capabilities sent in a revision whose schema does not name it
-    (2025-11-25): those of the extensions generated for that revision (`mcp_wire.EXTENSIONS`,
-    MCP Apps), which its peers declare there all the same; `fit` drops the rest."""
-    found = capabilities.get("extensions")
-    if not isinstance(found, Mapping):
-        return {}
-    kept = {
-        k: v
-        for k, v in found.items()  # pyright: ignore[reportUnknownVariableType]
-        if revision in mcp_wire.EXTENSIONS.get(str(k), ())  # pyright: ignore
-    }
-    return {"extensions": kept} if kept else {}

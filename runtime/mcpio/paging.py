@@ -76,4 +76,5 @@ def _digest(keys: Sequence[str]) -> str:
 
 
 def invalid(why: str) -> ProtocolError:
+    """The -32602 error for a cursor that cannot be used, saying why."""
     return ProtocolError(INVALID_PARAMS, f"invalid cursor: {why}", {"field": "cursor"})

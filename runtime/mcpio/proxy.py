@@ -114,15 +114,18 @@ class Pending:
         self.refused: ProtocolError | None = None  # a question the client could not answer
 
     def key(self, n: int) -> str:
+        """The input key of the `n`th question asked during this call."""
         return f"proxy-{self.id}-{n}"
 
     async def ask(self, question: Forwarded) -> Any:
+        """Ask the real client a question the target asked, and wait for the answer."""
         n = len(self.answers)
         future = self.answers[n] = asyncio.get_running_loop().create_future()
         await self.events.put(("ask", (n, question)))
         return await future
 
     async def log(self, params: Any) -> None:
+        """Pass a log message from the target to the real client."""
         if self.ctx is not None:
             await _log(self.ctx, params)
 
@@ -136,6 +139,7 @@ class Direct:
         self.refused: ProtocolError | None = None  # a question the client could not answer
 
     async def ask(self, question: Forwarded) -> Any:
+        """Ask the real client a question the target asked, through the call's context."""
         self._n += 1
         key = f"proxy-{self._n}"
         try:
@@ -145,6 +149,7 @@ class Direct:
             raise
 
     async def log(self, params: Any) -> None:
+        """Pass a log message from the target to the real client."""
         await _log(self.ctx, params)
 
 
@@ -177,6 +182,8 @@ class Proxy:
         return handler
 
     async def forward(self, ctx: Context, method: str, params: Any) -> Any:
+        """Forward a request to the target and return its result, its questions asked of the real
+        client."""
         data = _outgoing(params)
         inputs = ctx._inputs  # pyright: ignore[reportPrivateUsage]
         if isinstance(inputs, RetriedInputs):

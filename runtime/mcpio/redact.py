@@ -26,6 +26,7 @@ class Secret:
         self._value = value
 
     def reveal(self) -> str:
+        """The secret value itself (never logged, never in a repr)."""
         return self._value
 
     def __repr__(self) -> str:

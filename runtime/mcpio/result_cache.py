@@ -89,4 +89,5 @@ class ResultCache:
             del self._entries[key]
 
     def clear(self) -> None:
+        """Forget every kept result."""
         self._entries.clear()

@@ -48,6 +48,10 @@ def request_digest(method: str, params: dict[str, Any]) -> str:
 
 
 class Sealer:
+    """Signs and checks what a stateless server hands the client to bring back (`requestState`,
+    cursors): HMAC-SHA256 with `key` (random when None; share it between instances), valid for
+    `ttl` seconds."""
+
     def __init__(self, key: bytes | None = None, ttl: float = 600.0) -> None:
         self._key = key if key is not None else secrets.token_bytes(32)
         if len(self._key) < 16:
@@ -61,6 +65,8 @@ class Sealer:
     def seal(
         self, digest: str, responses: dict[str, Any], round: int, subject: str | None = None
     ) -> str:
+        """A signed `requestState` carrying the `responses` so far and the `round`, bound to the
+        request's `digest` (and to `subject`, the principal, where there is one)."""
         payload = {"d": digest, "r": responses, "n": round, "x": int(time.time() + self.ttl)}
         if subject is not None:
             payload["p"] = subject

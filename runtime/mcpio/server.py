@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
 
     from mcpio.http.app import HttpApp
     from mcpio.options import ConnectionOptions, HttpAppOptions, HttpServeOptions
+    from mcpio.skills import SkillsDirectory
 
 log = logging.getLogger("mcpio")
 
@@ -86,10 +88,13 @@ Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 class Server:
     """An MCP server for every pinned revision, both eras.
 
-    >>> server = Server("demo", "1.0")
-    >>> @server.tool()
-    ... async def add(a: int, b: int) -> str:
-    ...     return str(a + b)
+    Examples:
+        >>> server = Server("demo", "1.0")
+        >>> @server.tool()
+        ... async def add(a: int, b: int) -> str:
+        ...     return str(a + b)
+        >>> sorted(server.tools)
+        ['add']
     """
 
     def __init__(
@@ -151,6 +156,10 @@ class Server:
         self.task_support: dict[str, TaskSupport] = {}  # task tools: their taskSupport
         self.deferred_tasks: set[str] = set()
         self.retry_safe: set[str] = set()
+        # Methods of extensions outside the revisions' schemas (`mcpio.ext_methods`): plain
+        # params in, a plain result out; and what `capabilities.extensions` declares of them.
+        self.extension_methods: dict[str, MethodHandler] = {}
+        self.extension_settings: dict[str, dict[str, Any]] = {}
 
     def _built_in_handlers(self) -> dict[str, MethodHandler]:
         tasks = {
@@ -545,6 +554,22 @@ class Server:
 
         return register
 
+    def skills(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        scheme: str = "skill",
+        watch_interval: float | None = 1.0,
+    ) -> SkillsDirectory:
+        """Publish every skill under `directory` (SEP-2640: `skill://` resources, `skills/list`,
+        `skills/get`, `resources/directory/read`), watched every `watch_interval` seconds
+        while the server runs (see `mcpio.skills.SkillsDirectory`)."""
+        from mcpio.skills import SkillsDirectory
+
+        provider = SkillsDirectory(directory, scheme=scheme, watch_interval=watch_interval)
+        provider.attach(self)
+        return provider
+
     def mount(self, other: Server, namespace: str) -> None:
         """Serve `other`'s tools and prompts as `<namespace>_<name>` and its resources as
         `scheme://<namespace>/rest`, live, with its middleware, lifespan and task tools (see
@@ -559,6 +584,7 @@ class Server:
     # ------------------------------------------------------------------ capabilities
 
     def capabilities(self) -> pub.ServerCapabilities:
+        """The capabilities the server declares, from what it has registered."""
         caps: dict[str, Any] = {"logging": {}}
         if self.tools or "tools/call" in self.handlers:
             caps["tools"] = {"listChanged": True}
@@ -568,12 +594,15 @@ class Server:
             caps["prompts"] = {"listChanged": True}
         if self.completion is not None:
             caps["completions"] = {}
+        extensions = dict(self.extension_settings)
         if self.task_support:
-            caps["extensions"] = {TASKS_EXTENSION: {}}
+            extensions[TASKS_EXTENSION] = {}
         if apps.serves_apps(
             e.definition.meta for e in (*self.tools.values(), *self.resources.values())
         ):
-            caps.setdefault("extensions", {})[apps.UI_EXTENSION] = {}
+            extensions[apps.UI_EXTENSION] = {}
+        if extensions:
+            caps["extensions"] = extensions
         return pub.ServerCapabilities.model_validate(caps)
 
     @property
@@ -603,6 +632,8 @@ class Server:
         return {**self.cache_hint(method).fields(), "resultType": "complete"}
 
     def cache_hint(self, method: str | None = None) -> CacheHint:
+        """The cache hint (`ttlMs`, `cacheScope`) of `method`'s results: its own, else the
+        server's."""
         hint = self.method_cache_hints.get(method) if method is not None else None
         return hint or CacheHint(self.cache_ttl_ms, self.cache_scope)  # type: ignore[arg-type]
 
@@ -832,15 +863,20 @@ class Server:
     # ------------------------------------------------------------------ change notifications
 
     async def notify_tools_changed(self) -> None:
+        """Tell every listener (every instance, through the bus) that the tool list changed."""
         await self._publish_list_change("toolsListChanged")
 
     async def notify_prompts_changed(self) -> None:
+        """Tell every listener (every instance, through the bus) that the prompt list changed."""
         await self._publish_list_change("promptsListChanged")
 
     async def notify_resources_changed(self) -> None:
+        """Tell every listener (every instance, through the bus) that the resource list changed."""
         await self._publish_list_change("resourcesListChanged")
 
     async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the listeners subscribed to `uri` (every instance, through the bus) that it
+        changed."""
         await self._publish(None, RESOURCE_UPDATED, {"uri": uri}, uri=uri)
 
     async def _publish_list_change(self, flag: str) -> None:
@@ -857,6 +893,7 @@ class Server:
         self.hub.start_bus()
 
     async def stop_bus(self) -> None:
+        """Stop reading the notification bus."""
         await self.hub.stop_bus()
 
     async def drain_tasks(self) -> None:
@@ -1132,6 +1169,7 @@ def server_info(
     icons: Sequence[pub.Icon | Mapping[str, Any]] | None,
     website_url: str | None,
 ) -> pub.Implementation:
+    """The server's `Implementation` (name, version, title, icons, website URL)."""
     info: dict[str, Any] = {"name": name, "version": version}
     if title:
         info["title"] = title
@@ -1176,6 +1214,7 @@ def task_required(name: str, modern: bool) -> ProtocolError:
 
 
 def tool_result_error(text: str, structured: Any = None) -> pub.CallToolResult:
+    """A tool result marked `isError` with `text` (and `structured` content, if given)."""
     result = pub.CallToolResult(
         content=[pub.TextContent(type="text", text=text)], isError=True, resultType="complete"
     )

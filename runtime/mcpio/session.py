@@ -104,6 +104,7 @@ class Session:
         return next(self._ids)
 
     async def send(self, data: bytes) -> None:
+        """Write a frame on the transport."""
         await send_frame(self.transport, data)
 
     async def request(self, id: RequestId, data: bytes, timeout: float | None) -> bytes:
@@ -126,7 +127,9 @@ class Session:
                 self._timer = loop.call_at(deadline, self._expire)
         try:
             try:
-                await self.transport.send(data)
+                # a transport may carry the exchange in this task (`Exchanging`)
+                send = getattr(self.transport, "send_request", None) or self.transport.send
+                await send(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 raise ConnectionClosed("the connection is closed") from exc
             return await future
@@ -145,6 +148,9 @@ class Session:
                 future = self._pending.get(id)
                 if future is not None and not future.done():
                     future.set_exception(RequestTimeout(f"no response within {timeout} s"))
+                    abandon = getattr(self.transport, "abandon", None)
+                    if abandon is not None:  # its caller may wait in the exchange
+                        abandon(id)
         if self._deadlines:
             self._timer = loop.call_at(min(d for d, _ in self._deadlines.values()), self._expire)
 
@@ -342,4 +348,5 @@ class Session:
             pass
 
     async def aclose(self) -> None:
+        """Close the transport."""
         await self.transport.aclose()

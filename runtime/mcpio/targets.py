@@ -26,6 +26,7 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def is_url(target: str) -> bool:
+    """Whether a client target is an http(s) URL."""
     return target.startswith(("http://", "https://"))
 
 

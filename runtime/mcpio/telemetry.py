@@ -38,7 +38,9 @@ class Caller(Protocol):
     """What the client's tracing needs of `mcpio.Client`."""
 
     @property
-    def revision(self) -> str | None: ...
+    def revision(self) -> str | None:
+        """The revision the client speaks, once connected."""
+        ...
 
     async def request(
         self,
@@ -48,7 +50,9 @@ class Caller(Protocol):
         timeout: float | None = None,
         progress: Any = None,
         task: Any = None,
-    ) -> Any: ...
+    ) -> Any:
+        """Send a request and return its result (the call being traced)."""
+        ...
 
 
 def _tracer(provider: TracerProvider | None) -> Tracer:
@@ -180,6 +184,7 @@ class ClientTracing:
         progress: Any,
         task: Any,
     ) -> Any:
+        """Send the request inside a CLIENT span, its trace context in `params._meta`."""
         from opentelemetry.propagate import inject
         from opentelemetry.trace import SpanKind
 

@@ -31,11 +31,33 @@ class Transport(Protocol):
 
     on_response: ResponseHook | None
 
-    async def receive(self) -> bytes: ...
+    async def receive(self) -> bytes:
+        """The next frame from the peer; `anyio.EndOfStream` when there is none."""
+        ...
 
-    async def send(self, data: bytes) -> None: ...
+    async def send(self, data: bytes) -> None:
+        """Send one frame to the peer."""
+        ...
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Close the transport."""
+        ...
 
 
-__all__ = ["FrameTooLarge", "ResponseHook", "Transport"]
+class Exchanging(Protocol):
+    """What a transport may offer besides `Transport` (the session looks for it): `send_request`
+    sends a request and carries its whole exchange in the caller's task, its response (or an
+    error standing for it) delivered before it returns, instead of a task of its own per
+    request (for a caller that waits for the response anyway: the session's `request`);
+    `abandon` ends the exchange of a request whose caller stopped waiting (a timeout)."""
+
+    async def send_request(self, data: bytes) -> None:
+        """Sends the request `data` and returns once its response (or an error) is delivered."""
+        ...
+
+    def abandon(self, id: str | int) -> None:
+        """Ends the exchange of request `id`, whose caller stopped waiting."""
+        ...
+
+
+__all__ = ["Exchanging", "FrameTooLarge", "ResponseHook", "Transport"]

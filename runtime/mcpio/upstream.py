@@ -31,15 +31,20 @@ class Forwarded:
     data: dict[str, Any]
 
     def params(self) -> dict[str, Any]:
+        """The question's params, as the target asked them."""
         return dict(self.data)
 
 
 class Asker(Protocol):
     """One downstream request: where the target's questions, progress and logs go."""
 
-    async def ask(self, question: Forwarded) -> Any: ...
+    async def ask(self, question: Forwarded) -> Any:
+        """Ask the real client a question the target asked."""
+        ...
 
-    async def log(self, params: Any) -> None: ...
+    async def log(self, params: Any) -> None:
+        """Pass a log message from the target to the real client."""
+        ...
 
 
 # A client made for the target, given the callbacks that carry its questions downstream.
@@ -63,6 +68,7 @@ class Upstream:
         self.on_notice: Callable[[Notice], Awaitable[None]] | None = None
 
     async def client(self) -> Client:
+        """The connected client of the target, connecting (again) if needed."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -121,6 +127,7 @@ class Upstream:
             follow.cancel()
 
     async def close(self) -> None:
+        """Disconnect from the target."""
         self.drop()
         keeper, self._keeper = self._keeper, None
         if keeper is not None:
@@ -185,6 +192,7 @@ def _params(params: Any) -> dict[str, Any]:
 
 
 def gone(exc: BaseException) -> ProtocolError:
+    """The -32603 error for a call whose target went away."""
     return ProtocolError(
         INTERNAL_ERROR,
         f"the proxied server is not reachable ({exc}); the next call connects again",

@@ -133,6 +133,7 @@ class Worker:
 
 
 async def serve(server: Server, args: argparse.Namespace) -> None:
+    """Run the worker: claim queued tasks from Redis and run them until SIGTERM or SIGINT."""
     from mcpio.bus import RedisBus
     from mcpio.tasks.redis import RedisTaskStore
 
@@ -164,6 +165,7 @@ async def serve(server: Server, args: argparse.Namespace) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    """`mcpio worker`: load the server and serve its queue; the exit status."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     try:
         server = load_server(args.app)

@@ -42,6 +42,7 @@ from pydantic import BaseModel
 
 from mcpio import Client, McpError
 from mcpio.auth_client import OAuth, Redirect
+from mcpio.client_skills import Skills, SkillVerificationError
 
 MODERN = "2026-07-28"
 TIMEOUT = 20.0  # the runner kills the client after 30 s
@@ -336,6 +337,34 @@ async def protected_tool(client: Client, run: Run) -> None:
     expect("test-tool" in tools, f"test-tool not listed: {sorted(tools)}")
     text = text_of(await client.call_tool("test-tool", {}))
     expect(text == "test", f"unexpected answer: {text!r}")
+
+
+# Skills (SEP-2640): the host discovers, loads on demand, and refuses what fails verification.
+SKILL_REFUSALS = {
+    "sep-2640-client-verify-digest": "digest",
+    "sep-2640-client-verify-size": "size",
+    "sep-2640-client-verify-frontmatter": "frontmatter",
+}
+
+
+@scenario("sep-2640-client-no-prefetch")
+async def skills_no_prefetch(client: Client, run: Run) -> None:
+    entries = await Skills(client).list()  # the registry, from the listing alone
+    expect(bool(entries), "skills/list named no skill")
+
+
+@scenario(*SKILL_REFUSALS)
+async def skills_refused(client: Client, run: Run) -> None:
+    skills = Skills(client)
+    entries = await skills.list()
+    expect(bool(entries), "skills/list named no skill")
+    try:
+        loaded = await skills.load(entries[0])
+    except SkillVerificationError as exc:
+        expect(exc.check == SKILL_REFUSALS[run.scenario], f"refused for another reason: {exc}")
+        print(f"{run.scenario}: refused as expected: {exc}", file=sys.stderr)
+        return
+    raise AssertionError(f"loaded {loaded.entry.uri}, which should have been refused")
 
 
 # ---------------------------------------------------------------------- main

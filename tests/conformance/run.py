@@ -25,6 +25,11 @@ the auth extensions left out are printed as not run, with the reason (`EXTRA_NOT
 now), and an auth scenario of the suite that no list names fails the run. One at a
 time, so the timing check of sse-retry is not starved of CPU. A scenario fails on any FAILURE check, and
 also on a warning, a client error or a timeout (the CLI's own verdict for a single scenario).
+
+Skills (SEP-2640, `tests/conformance/skills.py`): no requirement set names its scenarios, so
+each one the suite lists (`sep-2640-*`) is run by name: the server ones against the fixture
+server of each revision, which serves a skills directory this runner writes, and the client
+ones with our client at both revisions; the counts and the time they took are printed.
 """
 
 from __future__ import annotations
@@ -36,8 +41,11 @@ import shlex
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+import skills
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -174,10 +182,13 @@ def judge_extensions(output: str, revision: str) -> int:
 OTHER_ERA = {"2025-11-25": "2026-07-28", "2026-07-28": "2025-11-25"}
 
 
-def fixture(port: int, proxy_mode: str | None) -> subprocess.Popen[bytes]:
+def fixture(
+    port: int, proxy_mode: str | None, skills_dir: Path | None = None
+) -> subprocess.Popen[bytes]:
     example = str(ROOT / "examples" / "everything_server.py")
     if proxy_mode is None:
         command = [sys.executable, example, "http", "--port", str(port)]
+        command += ["--skills", str(skills_dir)] if skills_dir is not None else []
     else:
         command = [
             sys.executable, "-m", "mcpio", "proxy", "--transport", "http", "--port", str(port),
@@ -188,21 +199,38 @@ def fixture(port: int, proxy_mode: str | None) -> subprocess.Popen[bytes]:
 
 def server_leg(bin_dir: Path, env: dict[str, str], proxy: bool = False) -> int:
     status = 0
-    for revision in REQUIREMENTS:
-        port = free_port()
-        server = fixture(port, OTHER_ERA[revision] if proxy else None)
+    with tempfile.TemporaryDirectory(prefix="mcpio-skills-") as scratch:
+        skills_dir = None if proxy else skills.write_fixture(Path(scratch))
+        for revision in REQUIREMENTS:
+            status = server_revision(bin_dir, env, revision, proxy, skills_dir) or status
+    return status
+
+
+def server_revision(
+    bin_dir: Path, env: dict[str, str], revision: str, proxy: bool, skills_dir: Path | None
+) -> int:
+    """The server leg at one revision against a fixture server of its own; with `skills_dir`
+    (served by it) the Skills scenarios too."""
+    status = 0
+    port = free_port()
+    server = fixture(port, OTHER_ERA[revision] if proxy else None, skills_dir)
+    try:
+        wait_until_listening(port, server)
+        if proxy:
+            print(f"through mcpio proxy, the fixture server in {OTHER_ERA[revision]}:")
+        status = server_run(bin_dir, env, port, revision) or status
+        if skills_dir is not None:
+            started = time.monotonic()
+            url = f"http://127.0.0.1:{port}/mcp"
+            status = skills.server_runs(bin_dir, env, url, revision) or status
+            print(f"    ({time.monotonic() - started:.1f} s)")
+    finally:
+        server.terminate()
         try:
-            wait_until_listening(port, server)
-            if proxy:
-                print(f"through mcpio proxy, the fixture server in {OTHER_ERA[revision]}:")
-            status = server_run(bin_dir, env, port, revision) or status
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:  # a proxy still closing its target: not a verdict
-                server.kill()
-                server.wait()
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # a proxy still closing its target: not a verdict
+            server.kill()
+            server.wait()
     return status
 
 
@@ -347,6 +375,9 @@ def client_leg(bin_dir: Path, env: dict[str, str]) -> int:
         if name.startswith("auth/") and name not in covered:
             print(f"  not run: {name}: in the suite, but in none of run.py's lists")
             status = 1
+    skills_started = time.monotonic()
+    status = skills.client_runs(bin_dir, env, CLIENT) or status
+    print(f"  ({time.monotonic() - skills_started:.1f} s)")
     print(f"client leg: {time.monotonic() - started:.1f} s")
     return status
 

@@ -36,6 +36,8 @@ class Slots:
         self.held: dict[str, int] = {}  # by client, only those holding any
 
     def take(self, client: str) -> None:
+        """Take a slot for `client`; `Refused` 503 when all are taken, 429 when the client holds
+        its share."""
         if self.count >= self.total:
             raise Refused(503, f"too many {self.what}; try again later")
         held = self.held.get(client, 0)
@@ -45,6 +47,7 @@ class Slots:
         self.held[client] = held + 1
 
     def give(self, client: str) -> None:
+        """Give back a slot `client` held."""
         self.count -= 1
         left = self.held[client] - 1
         if left > 0:
@@ -54,6 +57,7 @@ class Slots:
 
     @contextmanager
     def holding(self, client: str) -> Iterator[None]:
+        """Hold a slot for `client` while the block runs."""
         self.take(client)
         try:
             yield
@@ -97,6 +101,7 @@ class ByteBudget:
         return size
 
     def give(self, size: int) -> None:
+        """Give back `size` bytes, waking whoever waits for room."""
         self.used -= size
         if self._freed is not None:
             self._freed.set()

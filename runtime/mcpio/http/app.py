@@ -141,17 +141,29 @@ class Hosting(Protocol):
 
     def connect(
         self, transport: Transport, **options: Unpack[ConnectionOptions]
-    ) -> ServerConnection: ...
+    ) -> ServerConnection:
+        """A connection of the server over `transport`."""
+        ...
 
-    def param_headers(self, tool: str) -> ParamHeaders: ...
+    def param_headers(self, tool: str) -> ParamHeaders:
+        """The `Mcp-Param-*` headers `tool`'s input schema marks (`x-mcp-header`)."""
+        ...
 
-    async def start(self) -> None: ...
+    async def start(self) -> None:
+        """Start the server: its lifespan, the notification bus and the task engine."""
+        ...
 
-    async def stop(self) -> None: ...
+    async def stop(self) -> None:
+        """Stop what `start` started."""
+        ...
 
-    async def ensure_started(self) -> None: ...
+    async def ensure_started(self) -> None:
+        """Start the server if nothing has yet (an ASGI host without lifespan events)."""
+        ...
 
-    async def drain_tasks(self) -> None: ...
+    async def drain_tasks(self) -> None:
+        """Let running tasks finish within their grace, then fail or requeue the rest."""
+        ...
 
 
 def _route_of(item: Any) -> tuple[str, str | None]:
@@ -171,6 +183,9 @@ def http_app(server: Hosting, **options: Unpack[HttpAppOptions]) -> HttpApp:
 
 
 class HttpApp:
+    """The Streamable HTTP endpoint as a plain ASGI 3 app (what `Server.http_app` returns): both
+    eras, the admission limits of `options`, the routes beside it."""
+
     def __init__(self, server: Hosting, options: HttpOptions) -> None:
         self.server = server
         self.options = options
@@ -708,9 +723,11 @@ class Answer:
         await self.send(data)
 
     async def receive(self) -> bytes:
+        """Nothing more comes in: the request arrived with the POST."""
         raise anyio.EndOfStream  # the request arrived with the POST; nothing else comes
 
     async def send(self, data: bytes) -> None:
+        """Write the POST's answer: a JSON body, or events on its SSE stream."""
         if self._done:
             return
         if self._lock is None:
@@ -756,6 +773,7 @@ class Answer:
                 await self._sse.ping()
 
     async def aclose(self) -> None:
+        """Nothing to close: the POST's response ends on its own."""
         pass
 
 
@@ -776,6 +794,7 @@ class Ticker:
         self._timer: asyncio.TimerHandle | None = None
 
     def add(self, guard: Guard) -> None:
+        """Watch `guard` on the shared timer."""
         self.guards.add(guard)
         if self._timer is None:
             self._timer = self.loop.call_later(TICK, self._tick)
@@ -813,6 +832,7 @@ class Guard:
         ticker.add(self)
 
     def tick(self, now: float) -> None:
+        """Cancel the POST if its body or a write is past its deadline at `now`."""
         if self._reading:
             if now >= self._deadline:
                 self.timed_out = True
@@ -850,6 +870,7 @@ class Guard:
         self._write_by = math.inf if delay is None else self._loop.time() + delay
 
     def watch(self) -> None:
+        """Start watching for the client going away."""
         if not self._watching:
             self._watching = True
             self.spawn(watch_disconnect(self._receive, self.cancel))
@@ -859,6 +880,7 @@ class Guard:
         self._tasks.append(self._loop.create_task(work))
 
     async def close(self) -> None:
+        """Stop guarding: nothing cancels the task from here on."""
         self._ticker.guards.discard(self)
         self._fired = True  # from here on, nothing cancels the task
         if not self._tasks and not self._pending:

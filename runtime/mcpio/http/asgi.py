@@ -60,6 +60,7 @@ class RequestHeaders:
     def get(self, name: str, default: str) -> str: ...
 
     def get(self, name: str, default: str | None = None) -> str | None:
+        """The field `name` (any case): its first value where it repeats; else `default`."""
         key = _KEYS.get(name) or _key(name)
         if self._many is None:
             value = self._one.get(key)
@@ -86,6 +87,7 @@ class RequestHeaders:
         return [(name, value) for name, values in self._many.items() for value in values]
 
     def getlist(self, name: str) -> list[str]:
+        """Every value of the field `name` (any case), in order."""
         key = _KEYS.get(name) or _key(name)
         if self._many is None:
             value = self._one.get(key)
@@ -132,6 +134,8 @@ async def respond(
 
 
 class HttpError(Exception):
+    """An HTTP refusal: its status, the JSON-RPC error of its body, and extra headers."""
+
     def __init__(self, status: int, error: ProtocolError, headers: dict[str, str] | None = None):
         super().__init__(error.message)
         self.status = status

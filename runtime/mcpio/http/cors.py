@@ -24,6 +24,8 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9a-z]+")
 
 
 class Cors:
+    """The origins whose pages may call the endpoint from a browser (`*` for any)."""
+
     def __init__(self, origins: Iterable[str]) -> None:
         self.origins = frozenset(origin.rstrip("/").lower() for origin in origins)
 
@@ -31,6 +33,7 @@ class Cors:
         return bool(self.origins)
 
     def allows(self, origin: str) -> bool:
+        """Whether the page at `origin` may call the endpoint."""
         return "*" in self.origins or origin.lower() in self.origins
 
     def preflight(self, requested: str) -> list[tuple[bytes, bytes]] | None:

@@ -18,6 +18,8 @@ log = logging.getLogger("mcpio")
 
 
 class Routes:
+    """The plain HTTP routes served beside the MCP endpoint (`http_app(routes=...)`)."""
+
     def __init__(self, routes: Sequence[Route], max_body_bytes: int, body_timeout: float) -> None:
         self._routes = {route.path.rstrip("/") or "/": route for route in routes}
         self._max_body_bytes = max_body_bytes
@@ -30,6 +32,7 @@ class Routes:
         return bool(self._routes)
 
     async def serve(self, path: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a request to the route at `path`: 405 for a method it does not take."""
         route = self._routes[path.rstrip("/") or "/"]
         methods = [method.upper() for method in route.methods]
         if scope["method"] not in methods:

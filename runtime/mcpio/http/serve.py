@@ -211,6 +211,8 @@ class GracefulServer(uvicorn.Server):
     as uvicorn serves it."""
 
     async def shutdown(self, sockets: Any = None) -> None:
+        """Shut down: end the legacy sessions within the graceful timeout, then stop as uvicorn
+        does."""
         end = getattr(self.config.app, "end_sessions", None)
         grace = self.config.timeout_graceful_shutdown
         timer = None
@@ -233,6 +235,7 @@ class AnnouncingServer(GracefulServer):
         self.path = path
 
     async def startup(self, sockets: Any = None) -> None:
+        """Start, then say on stderr where MCP is served."""
         await super().startup(sockets)
         for url in self.urls():
             print(f"mcpio: serving MCP (Streamable HTTP) at {url}", file=sys.stderr, flush=True)

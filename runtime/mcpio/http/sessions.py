@@ -62,7 +62,9 @@ WATCH_AFTER = 0.02  # seconds a POST waits for its answers before the client goi
 class Guarding(Protocol):
     """The POST's guard (`mcpio.http.app.Guard`)."""
 
-    def watch_after(self, delay: float) -> None: ...
+    def watch_after(self, delay: float) -> None:
+        """Watch for the client going away once `delay` seconds have passed."""
+        ...
 
 
 class Connecting(Protocol):
@@ -70,7 +72,9 @@ class Connecting(Protocol):
 
     def connect(
         self, transport: Transport, **options: Unpack[ConnectionOptions]
-    ) -> ServerConnection: ...
+    ) -> ServerConnection:
+        """A connection of the server over `transport`."""
+        ...
 
 
 @dataclass
@@ -132,11 +136,13 @@ class LegacySessions:
         self._next_expiry = soonest
 
     def end(self, session: LegacySession) -> None:
+        """End `session` and give back its slot."""
         if self.sessions.pop(session.id, None) is not None:
             self.slots.give(session.client)
         session.end()
 
     async def initialize(self, exchange: Exchange, body: bytes, env: Peek) -> None:
+        """Open a legacy session with its `initialize` POST and answer it."""
         id = env.id
         if env.kind != "request" or id is None:
             reason = "initialize must be a request whose id is a string or an integer"
@@ -222,6 +228,7 @@ class LegacySessions:
                 session.release(ids)
 
     async def get(self, exchange: Exchange) -> None:
+        """Serve a session's GET: its stream of server-to-client messages (or a polled answer)."""
         headers = exchange.headers
         session_id = headers.get("mcp-session-id")
         if session_id is None:
@@ -273,6 +280,7 @@ class LegacySessions:
                     session.release(parked.ids)
 
     async def delete(self, exchange: Exchange) -> None:
+        """End the session the request names (DELETE)."""
         session_id = exchange.headers.get("mcp-session-id")
         if session_id is None:
             raise HttpError(405, ProtocolError(INVALID_REQUEST, "DELETE needs a legacy session"))
@@ -328,6 +336,7 @@ class Outbox:
         return True
 
     def close(self) -> None:
+        """Close the outbox: its reader ends once it has read what is queued."""
         self.closed = True
         self._wake()
 
@@ -337,6 +346,7 @@ class Outbox:
             waiter.set_result(None)
 
     async def receive(self) -> bytes | Done:
+        """The next queued frame (or `Done`); `anyio.EndOfStream` once closed and empty."""
         while not self._items:
             if self.closed:
                 raise anyio.EndOfStream
@@ -507,6 +517,7 @@ class Poll:
         self._round = 0
 
     def event(self) -> bytes:
+        """The next priming event of a polled stream: its id, and the client's retry delay."""
         self._round += 1
         return f"id: {self.key}.{self._round}\nretry: {POLL_RETRY_MS}\n\n".encode()
 
@@ -568,6 +579,7 @@ class LegacySession:
         return outbox
 
     def release(self, ids: list[RequestId]) -> None:
+        """Close the streams of the answered requests `ids`."""
         for id in ids:
             stream = self.streams.pop(id, None)
             if stream is not None:
@@ -591,6 +603,7 @@ class LegacySession:
         self.parked[key] = parked
 
     def unpark(self, key: str) -> Parked | None:
+        """Take the parked answer `key` (a polled request's), stopping its timer."""
         parked = self.parked.pop(key, None)
         if parked is not None and parked.timer is not None:
             parked.timer.cancel()
@@ -602,6 +615,7 @@ class LegacySession:
             self.release(parked.ids)
 
     def open_background(self) -> Outbox:
+        """Open the session's background stream (its GET)."""
         outbox = Outbox(self.queue)
         self.background = outbox
         if self.ended.is_set():
@@ -609,10 +623,12 @@ class LegacySession:
         return outbox
 
     def close_background(self, outbox: Outbox) -> None:
+        """Close the session's background stream."""
         outbox.close()
         self.background = None
 
     async def run(self) -> None:
+        """Serve the session until it ends."""
         self.connection.session.on_served = self._served
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self.connection.run)
@@ -634,12 +650,14 @@ class LegacySession:
             raise HttpError(404, ProtocolError(INVALID_REQUEST, SESSION_ENDED)) from None
 
     async def receive(self) -> bytes:
+        """The next frame the client POSTed; `anyio.EndOfStream` once the session ends."""
         try:
             return await self._receive_in.receive()
         except (anyio.ClosedResourceError, anyio.EndOfStream):
             raise anyio.EndOfStream from None
 
     async def send(self, data: bytes) -> None:
+        """Write a frame on the stream of the request it answers, else on the background stream."""
         current = serving.get()
         target = None
         if current is not None and current[0] is self.connection.session:
@@ -658,6 +676,7 @@ class LegacySession:
             target.close()
 
     async def aclose(self) -> None:
+        """Stop taking frames from the client."""
         self._send_in.close()
 
     def end(self) -> None:

@@ -77,6 +77,7 @@ LONG_LIVED = frozenset({"subscriptions/listen"})
 
 
 def opposite(direction: Direction) -> Direction:
+    """The other direction of a frame (client to server, server to client)."""
     return SERVER if direction == CLIENT else CLIENT
 
 

@@ -56,6 +56,7 @@ def _listen_address(value: str, remote: bool) -> tuple[str, int]:
 
 
 def inspect(args: argparse.Namespace) -> int:
+    """`mcpio inspect`: relay a stdio or HTTP session, check each frame, write what was found."""
     upstream: str | None = args.upstream
     address: str | None = args.listen
     http = upstream is not None or address is not None
@@ -119,6 +120,7 @@ def _inspect_http(upstream: str, listen: tuple[str, int], recorder: Recorder) ->
 
 
 def replay(args: argparse.Namespace) -> int:
+    """`mcpio replay`: send a transcript's requests to a server again and report what differs."""
     from mcpio.inspect.replay import replay_transcript
     from mcpio.inspect.transcript import read_transcript
 

@@ -2,10 +2,13 @@
 DELETE; both eras) to the upstream MCP endpoint and streams its answer back unchanged, status,
 headers and body bytes as they arrive (JSON or SSE). The client's POSTed frames are checked with
 the request's headers; the answers' frames are read from the JSON body or, through the runtime's
-`SseParser`, from the event stream. Every frame is checked before it is passed on (a JSON body
-once it is whole, an event with the chunk that completes it), and a new legacy session's checker
-is known from its answer's headers: a client acting on a frame at once is still judged after the
-frame. Each legacy session (`Mcp-Session-Id`) has its own checker;
+`SseParser`, from the event stream. Every frame is checked after it is passed on (issue 37:
+the checker is off the forwarding path): its check is queued as it is forwarded (a client's
+body before it goes upstream, a JSON answer once it is whole, an event with the chunk that
+completes it) and the queue runs when the event loop is free, first queued first
+(`mcpio.inspect.deferred`); a new legacy session's checker is known from its answer's headers,
+and a request's checker runs what is queued before it reads the session's state: a client
+acting on a frame at once is still judged after the frame. Each legacy session (`Mcp-Session-Id`) has its own checker;
 each modern POST is an exchange of its own (2026-07-28 is stateless: two clients may use the same
 ids at once), checked with the server capabilities the last `server/discover` answered."""
 
@@ -19,6 +22,7 @@ import anyio
 
 from mcpio.extras import needs
 from mcpio.inspect.checks import CLIENT, SERVER, Checker
+from mcpio.inspect.deferred import Deferred
 from mcpio.inspect.guard import RelayGuard
 from mcpio.inspect.rules import Finding
 from mcpio.inspect.stateful import Shared
@@ -56,6 +60,7 @@ class ProxyApp:
         guard: RelayGuard | None = None,
     ) -> None:
         self.upstream = upstream
+        self._upstream = httpx.URL(upstream)  # parsed once (the lean client keys on it)
         self.recorder = recorder
         self.guard = guard or RelayGuard()
         self.max_frame_bytes = MAX_MESSAGE_BYTES  # a larger answer passes unchecked, as it comes
@@ -66,6 +71,7 @@ class ProxyApp:
         self.discovered: dict[str, Any] | None = None  # the last server/discover's capabilities
         self.sessions: dict[str, Checker] = {}
         self.shared = Shared()
+        self.checks = Deferred()  # frames' checks, run after the frames were passed on
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -89,9 +95,14 @@ class ProxyApp:
             mcp = {k: v for k, v in lowered.items() if k.startswith("mcp-")}
             exchange["headers"] = mcp  # replay sends them again
         if method == "POST" and body:
-            findings = checker.check(CLIENT, body, lowered, self.recorder.count)
-            self.recorder.record(CLIENT, body, findings, session=session, http=exchange)
+
+            def check_request() -> None:
+                findings = checker.check(CLIENT, body, lowered, self.recorder.count)
+                self.recorder.record(CLIENT, body, findings, session=session, http=exchange)
+
+            self.checks.add(check_request)  # runs while the upstream works on it
         response = await self._forward(scope, headers, upload, send)
+        self._forwarded()
         if upload.whole is None:  # too large to check: passed on as it came
             findings = [checker.too_large(CLIENT, upload.size)]
             self.recorder.record(
@@ -122,9 +133,20 @@ class ProxyApp:
         if method == "DELETE" and session is not None and response.status_code < 300:
             self.sessions.pop(session, None)
         if session is None and new_session is None:
-            self.discovered = checker.state.server_capabilities
-            if not gone:  # a modern exchange is over; a client that left cancelled it
-                self.recorder.finish(checker.finish())
+            self.checks.add(lambda: self._exchange_over(checker, gone))
+        self._forwarded()
+
+    def _exchange_over(self, checker: Checker, gone: bool) -> None:
+        """A modern exchange's end, once its frames were checked."""
+        self.discovered = checker.state.server_capabilities
+        if not gone:  # a client that left cancelled it
+            self.recorder.finish(checker.finish())
+
+    def _forwarded(self) -> None:
+        """After forwarding, on a loop that is not asyncio's: the checks queued (asyncio's
+        runs them as soon as it is free)."""
+        if self.checks.unscheduled():
+            self.checks.run()
 
     async def _forward(
         self, scope: Scope, headers: list[tuple[str, str]], upload: Upload, send: Send
@@ -143,6 +165,7 @@ class ProxyApp:
 
     def finish(self) -> None:
         """At shutdown: what the open legacy sessions leave unanswered."""
+        self.checks.run()
         for checker in self.sessions.values():
             self.recorder.finish(checker.finish())
 
@@ -155,7 +178,8 @@ class ProxyApp:
         if self.lean is not None and asyncio_loop and body is not None:
             sent = [(k, v) for k, v in headers if k.lower() != "content-length"]  # it sets its own
             content = body if body or method == "POST" else None
-            return await self.lean.send(method, httpx.URL(url), sent, content)
+            target = self._upstream if url == self.upstream else httpx.URL(url)
+            return await self.lean.send(method, target, sent, content)
         if self.client is None:
             self.client = httpx.AsyncClient(timeout=None)
         content = body if body is not None else upload.stream()
@@ -163,6 +187,7 @@ class ProxyApp:
         return await self.client.send(request, stream=True)
 
     def _checker(self, session: str | None, body: bytes) -> Checker:
+        self.checks.run()  # what was forwarded before this request is judged before it
         if session is not None:
             return self.sessions.setdefault(session, Checker(self.shared))
         checker = Checker(self.shared)
@@ -180,19 +205,24 @@ class ProxyApp:
         session: str | None,
         exchange: dict[str, Any],
     ) -> None:
-        """Check and record the events of a POST's stream that `chunk` completes (`pending`:
+        """Queue the checks of the events of a POST's stream that `chunk` completes (`pending`:
         the POST's requests not answered yet; a message after the last answer is a finding)."""
         for event in parser.feed(chunk):
             frame = event.data.encode()
-            if event.too_large:
-                findings = [checker.too_large(SERVER, parser.max_bytes + 1)]
-            else:
-                index = self.recorder.count
-                findings = checker.check(SERVER, frame, index=index)
-                if asked and not pending:
-                    findings.append(after_response(index))
-                pending.discard(_answered_id(frame))
-            self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
+            too_large = event.too_large
+
+            def check_event(frame: bytes = frame, too_large: bool = too_large) -> None:
+                if too_large:
+                    findings = [checker.too_large(SERVER, parser.max_bytes + 1)]
+                else:
+                    index = self.recorder.count
+                    findings = checker.check(SERVER, frame, index=index)
+                    if asked and not pending:
+                        findings.append(after_response(index))
+                    pending.discard(_answered_id(frame))
+                self.recorder.record(SERVER, frame, findings, session=session, http=exchange)
+
+            self.checks.add(check_event)
 
     async def _relay(
         self,
@@ -203,8 +233,8 @@ class ProxyApp:
         method: str,
         asked: set[Any],
     ) -> None:
-        """The upstream's answer to the client, each frame checked (and recorded) before the
-        client sees it; `asked`: the ids of the requests the POST carried (its stream should
+        """The upstream's answer to the client, each frame's check (and record) queued as it is
+        passed on; `asked`: the ids of the requests the POST carried (its stream should
         end once each is answered)."""
         if isinstance(response, httpx.Response):
             received = [
@@ -232,16 +262,22 @@ class ProxyApp:
                     await send({"type": "http.response.body", "body": piece, "more_body": True})
                 continue
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            self._forwarded()
         if held is not None and held.size:
             frame = held.whole()
-            if frame is None:
-                findings = [checker.too_large(SERVER, held.size)]
-            else:
-                findings = checker.check(SERVER, frame, index=self.recorder.count)
-            record = held.head if frame is None else frame
-            self.recorder.record(
-                SERVER, record, findings, session=session, http=exchange, size=held.size
-            )
+            size = held.size
+
+            def check_answer() -> None:
+                if frame is None:
+                    findings = [checker.too_large(SERVER, size)]
+                else:
+                    findings = checker.check(SERVER, frame, index=self.recorder.count)
+                record = held.head if frame is None else frame
+                self.recorder.record(
+                    SERVER, record, findings, session=session, http=exchange, size=size
+                )
+
+            self.checks.add(check_answer)
             if frame is not None:
                 await send({"type": "http.response.body", "body": frame, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -314,6 +350,7 @@ def _hashable(value: Any) -> Any:
 
 
 def after_response(index: int) -> Finding:
+    """The finding for a message sent on a POST's stream after every request on it was answered."""
     return Finding(
         "stream.after-response",
         SERVER,
@@ -347,10 +384,12 @@ class Upload:
 
     @property
     def size(self) -> int:
+        """The body's size in bytes."""
         return self._held.size
 
     @property
     def head(self) -> bytes:
+        """The body's first bytes, as the transcript keeps them."""
         return self._held.head
 
     async def read(self) -> Upload:

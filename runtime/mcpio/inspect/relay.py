@@ -45,6 +45,7 @@ class LineSplitter:
         self._size = 0
 
     def feed(self, chunk: bytes) -> list[Line]:
+        """The lines a chunk completes (a line past the limit: its size alone)."""
         lines: list[Line] = []
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
@@ -83,6 +84,7 @@ class Observer:
         self.checker = checker or Checker()
 
     def line(self, direction: Direction, line: Line) -> None:
+        """Check and record one line (a frame) sent in `direction`."""
         if line.size > len(line.data):  # past the limit: judged by its size alone
             findings = [self.checker.too_large(direction, line.size)]
         else:

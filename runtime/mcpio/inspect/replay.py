@@ -47,6 +47,7 @@ class Difference:
     now: Any
 
     def line(self) -> str:
+        """The difference as one line of the report."""
         return (
             f"#{self.index} {self.method} {self.path}: recorded {json.dumps(self.recorded)}, "
             f"now {json.dumps(self.now)}"
@@ -93,9 +94,11 @@ class Peer:
         await self.stream.aclose()
 
     async def send(self, frame: bytes, headers: dict[str, str] | None = None) -> None:
+        """Send a frame to the server (`headers` are for HTTP peers)."""
         await self.stream.send(frame)
 
     async def receive(self) -> bytes:
+        """The next frame from the server."""
         return await self.stream.receive()
 
 
@@ -152,6 +155,7 @@ class HttpPeer:
         return headers
 
     async def send(self, frame: bytes, headers: dict[str, str] | None = None) -> None:
+        """POST a frame to the server; its answers arrive through `receive`."""
         obj = _json(frame)
         self.group.start_soon(self._post, frame, self._headers(obj, headers), obj)
         await anyio.lowlevel.checkpoint()
@@ -178,6 +182,7 @@ class HttpPeer:
         await self.frames[0].send(frame)
 
     async def receive(self) -> bytes:
+        """The next frame the server answered, from any POST or stream."""
         return await self.frames[1].receive()
 
 

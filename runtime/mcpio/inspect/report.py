@@ -114,4 +114,5 @@ def render(entries: list[Entry], summary: str | None = None) -> str:
 
 
 def write_report(path: Path, entries: list[Entry], summary: str | None = None) -> None:
+    """Write the HTML report of `entries` (and the summary table) to `path`."""
     path.write_text(render(entries, summary), encoding="utf-8")

@@ -183,13 +183,16 @@ class Finding:
 
     @property
     def severity(self) -> Severity:
+        """The severity of the finding's rule (`error`, `warning`, `info`)."""
         return RULES[self.rule].severity
 
     @property
     def spec(self) -> str:
+        """Where the specification states the finding's rule."""
         return RULES[self.rule].spec
 
     def to_json(self) -> dict[str, Any]:
+        """The finding as JSON data, with its severity and specification reference."""
         return {**asdict(self), "severity": self.severity, "spec": self.spec}
 
     def line(self) -> str:

@@ -36,6 +36,7 @@ class Entry:
 
     @property
     def truncated(self) -> bool:
+        """Whether the frame was cut to the transcript's size limit."""
         return self.size > len(self.frame)
 
     def summary(self) -> dict[str, Any]:
@@ -49,6 +50,7 @@ class Entry:
         return {k: obj[k] for k in ("method", "id") if k in obj}
 
     def to_json(self) -> dict[str, Any]:
+        """The entry as one transcript line's JSON data."""
         out: dict[str, Any] = {
             "index": self.index,
             "time": self.time,
@@ -70,6 +72,7 @@ class Entry:
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Entry:
+        """An entry read back from a transcript line's JSON data."""
         if "frame_base64" in obj:
             frame = base64.b64decode(obj["frame_base64"])
         else:
@@ -206,6 +209,7 @@ class Recorder:
         return [f for entry in self.entries for f in entry.findings]
 
     def summary(self) -> str:
+        """The summary table of everything recorded so far."""
         return self.tally.table()
 
 
@@ -222,6 +226,7 @@ class Tally:
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Tally:
+        """The tally of a list of entries."""
         tally = cls()
         for entry in entries:
             tally.frame(entry.direction, entry.session)
@@ -229,10 +234,12 @@ class Tally:
         return tally
 
     def frame(self, direction: Direction, session: str | None) -> None:
+        """Count one frame sent in `direction` (in HTTP `session`)."""
         self.directions[direction] += 1
         self.sessions.setdefault(session, Counter())
 
     def found(self, findings: Iterable[Finding], session: str | None) -> None:
+        """Count a frame's findings (in HTTP `session`)."""
         kinds = self.sessions.setdefault(session, Counter())
         for f in findings:
             self.rules[f.rule] += 1

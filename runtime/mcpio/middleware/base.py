@@ -79,33 +79,43 @@ class Middleware:
         )
 
     async def on_message(self, call: Call, call_next: CallNext) -> Any:
+        """Every request (the outermost hook); call `call_next(call)` to go on."""
         return await call_next(call)
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        """Every request, after `on_message`; call `call_next(call)` to go on."""
         return await call_next(call)
 
     async def on_call_tool(self, call: Call, call_next: CallNext) -> Any:
+        """`tools/call`: `call.name` is the tool; raise `ToolError` for a failed result."""
         return await call_next(call)
 
     async def on_list_tools(self, call: Call, call_next: CallNext) -> Any:
+        """`tools/list`."""
         return await call_next(call)
 
     async def on_read_resource(self, call: Call, call_next: CallNext) -> Any:
+        """`resources/read`."""
         return await call_next(call)
 
     async def on_list_resources(self, call: Call, call_next: CallNext) -> Any:
+        """`resources/list`."""
         return await call_next(call)
 
     async def on_list_resource_templates(self, call: Call, call_next: CallNext) -> Any:
+        """`resources/templates/list`."""
         return await call_next(call)
 
     async def on_get_prompt(self, call: Call, call_next: CallNext) -> Any:
+        """`prompts/get`."""
         return await call_next(call)
 
     async def on_list_prompts(self, call: Call, call_next: CallNext) -> Any:
+        """`prompts/list`."""
         return await call_next(call)
 
     async def on_complete(self, call: Call, call_next: CallNext) -> Any:
+        """`completion/complete`."""
         return await call_next(call)
 
 

@@ -33,6 +33,8 @@ class ResponseCachingMiddleware(Middleware):
         self._entries.clear()
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        """Answer a list or read from the cache while its `ttlMs` lasts, else ask and keep the
+        answer."""
         if call.method not in CACHED_METHODS:
             return await call_next(call)
         params = plain(call.params) if call.params is not None else {}

@@ -20,6 +20,7 @@ class ErrorMappingMiddleware(Middleware):
         self.mapping = dict(mapping)
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        """Turn the exceptions the map names into their JSON-RPC errors."""
         try:
             return await call_next(call)
         except ProtocolError:

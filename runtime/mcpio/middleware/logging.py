@@ -22,6 +22,7 @@ def outcome(result: Any) -> str:
 
 
 def subject(call: Call) -> str:
+    """The caller's subject for a log line (`-` without authorization)."""
     principal = call.ctx.principal
     return principal.subject if principal is not None else "-"
 
@@ -35,6 +36,7 @@ class LoggingMiddleware(Middleware):
         self.level = level
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        """Log one line for the request: method, name, duration, outcome, principal."""
         start = time.perf_counter()
         try:
             result = await call_next(call)
@@ -61,6 +63,7 @@ class MethodTiming:
 
     @property
     def mean(self) -> float:
+        """Mean seconds per request (0.0 before the first)."""
         return self.total / self.count if self.count else 0.0
 
 
@@ -71,6 +74,7 @@ class TimingMiddleware(Middleware):
         self.stats: dict[str, MethodTiming] = {}
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        """Time the request and add it to its method's counts."""
         start = time.perf_counter()
         try:
             return await call_next(call)

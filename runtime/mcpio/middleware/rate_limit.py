@@ -41,6 +41,8 @@ class RateLimitMiddleware(Middleware):
         self._seen: dict[str, deque[float]] = {}
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        """Refuse the request with -32029 (`retryAfterSeconds`) when its principal is over the
+        limit."""
         now = self.clock()
         key = self.key(call)
         seen = self._seen.setdefault(key, deque())

@@ -35,7 +35,9 @@ class TaskCaller(Protocol):
     """What a handle needs of its client."""
 
     @property
-    def modern(self) -> bool: ...
+    def modern(self) -> bool:
+        """Whether the client speaks the modern era."""
+        ...
 
     async def task_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """A task method's result as plain data (`McpError` for the server's error)."""
@@ -81,6 +83,7 @@ class TaskHandle:
 
     @property
     def status(self) -> str | None:
+        """The task's status as last seen (`working`, `input_required`, `completed`, ...)."""
         return self.task.get("status")
 
     @property

@@ -152,6 +152,8 @@ class TaskInputs:
         self._ask = ask
 
     async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
+        """The answers the task has collected; the questions still open park it in
+        `input_required`."""
         run = self._run
         missing = {k: q for k, q in questions.items() if k not in run.answers}
         if missing:
@@ -507,6 +509,7 @@ class TaskEngine:
     # ------------------------------------------------------------------ requests about a task
 
     async def get(self, task_id: str, owner: str | None) -> TaskRecord | None:
+        """The task `task_id` if `owner` owns it and it is live, else None."""
         return await self.store.get(task_id, owner)
 
     async def wait(self, task_id: str, owner: str | None) -> TaskRecord | None:
@@ -557,6 +560,7 @@ class TaskEngine:
     async def list(
         self, owner: str | None, cursor: str | None, limit: int = 100
     ) -> tuple[list[TaskRecord], str | None]:
+        """The owner's live tasks, oldest first, at most `limit`, and the cursor of the rest."""
         return await self.store.list(owner, cursor, limit)
 
     async def _apply(self, order: dict[str, Any]) -> None:

@@ -65,6 +65,7 @@ class Job:
     progress_token: str | int | None = None
 
     def to_json(self) -> str:
+        """The job as the JSON text the queue holds."""
         return json.dumps(asdict(self), separators=(",", ":"))
 
     @classmethod
@@ -128,6 +129,7 @@ class RedisTaskQueue:
         self._cursor = "0-0"  # where the next `reclaim` scan starts
 
     def where(self) -> str:
+        """The queue's Redis URL without credentials (for log lines)."""
         return without_credentials(self.url)
 
     async def _group(self) -> None:
@@ -143,6 +145,8 @@ class RedisTaskQueue:
         self._grouped = True
 
     async def put(self, job: Job) -> bool:
+        """Queue a job; False when the queue already holds `max_queued` (refused, nothing
+        queued)."""
         await self._group()
         added = await cast(
             "Awaitable[bytes | None]",
@@ -178,6 +182,7 @@ class RedisTaskQueue:
         await self._redis.xclaim(self.key, self.group, consumer, 0, [entry_id], justid=True)
 
     async def done(self, entry_id: str) -> None:
+        """Acknowledge and delete a finished entry."""
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.xack(self.key, self.group, entry_id)
             pipe.xdel(self.key, entry_id)
@@ -205,4 +210,5 @@ class RedisTaskQueue:
         return found
 
     async def close(self) -> None:
+        """Close the Redis connection."""
         await self._redis.aclose()

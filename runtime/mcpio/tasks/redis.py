@@ -168,6 +168,7 @@ class RedisTaskStore:
                 return task, text
 
     async def create(self, task: TaskRecord) -> None:
+        """Store a new task (see `TaskStore.create`), with its expiry."""
         now = self._clock()
         expires = task.expires_at
         px = "" if expires is None else str(max(1, round((expires - now) * 1000)))
@@ -189,16 +190,21 @@ class RedisTaskStore:
         self._remember(task, args[0].encode())
 
     async def get(self, task_id: str, owner: str | None) -> TaskRecord | None:
+        """The task as it stands, or None: unknown, expired, or another owner's."""
         task, text = await self._settled(task_id)
         if task is not None:
             self._remember(task, text)
         return task if task is not None and task.owner == owner else None
 
     async def save(self, task: TaskRecord) -> TaskRecord | None:
+        """Store `task` unless its stored state is terminal (compare-and-set); what is stored
+        now."""
         stored, _ = await self._update(task.task_id, lambda now: None if now.terminal else task)
         return stored
 
     async def renew(self, task_id: str, holder: str, until: float) -> bool:
+        """Extend the lease of a task held by `holder` (or no one); False when it cannot."""
+
         def renewed(now: TaskRecord) -> TaskRecord | None:
             if now.terminal or now.lease_holder not in (None, holder):
                 return None
@@ -208,6 +214,7 @@ class RedisTaskStore:
         return done
 
     async def claim(self, task_id: str, holder: str, until: float) -> TaskRecord | None:
+        """Hold the task to run it (see `TaskRecord.claimed`); the task as claimed, or None."""
         stored, done = await self._update(
             task_id, lambda now: now.claimed(holder, until, self._clock())
         )
@@ -239,6 +246,7 @@ class RedisTaskStore:
                 return new, True
 
     async def post_order(self, task_id: str, order: dict[str, Any]) -> bool:
+        """Queue an order for the instance running the task; False when it is gone or terminal."""
         body = json.dumps(order, separators=(",", ":"))
         keys = [self._key(task_id), self._orders(task_id)]
         while True:
@@ -251,6 +259,7 @@ class RedisTaskStore:
                 return True
 
     async def take_orders(self, task_id: str) -> list[dict[str, Any]]:
+        """The task's queued orders, oldest first, removed from the store."""
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.lrange(self._orders(task_id), 0, -1)
             pipe.delete(self._orders(task_id))
@@ -276,6 +285,7 @@ class RedisTaskStore:
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
+        """The owner's live tasks, oldest first, at most `limit`, and the cursor of the rest."""
         place = place_of(cursor) if cursor is not None else None
         owner_set, expiry_set = self._sets(owner)
         low = None if place is None else place[0]
@@ -324,6 +334,7 @@ class RedisTaskStore:
         return page_of(live, None, limit)
 
     async def close(self) -> None:
+        """Close the Redis connection."""
         await self._redis.aclose()
 
 

@@ -66,6 +66,7 @@ def declares_tasks(capabilities: Any) -> bool:
 
 
 def missing_extension(what: str) -> ProtocolError:
+    """The -32021 error for a client that has not declared the Tasks extension."""
     return ProtocolError(
         MISSING_CAPABILITY,
         f"{what} needs the client capability extension {TASKS_EXTENSION!r}",
@@ -75,6 +76,7 @@ def missing_extension(what: str) -> ProtocolError:
 
 def not_found(task_id: str) -> ProtocolError:
     # Unknown, expired and another principal's tasks read alike.
+    """The -32602 error for a task that is unknown, expired or another principal's (alike)."""
     return ProtocolError(
         INVALID_PARAMS, "Failed to retrieve task: Task not found", {"taskId": task_id}
     )
@@ -256,15 +258,21 @@ class Asking(Protocol):
     """What a legacy task offer needs of the session that made the request."""
 
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """Whether the session has closed."""
+        ...
 
-    async def ask_client(self, method: str, params: dict[str, Any]) -> BaseModel: ...
+    async def ask_client(self, method: str, params: dict[str, Any]) -> BaseModel:
+        """Send the client a request on the session and wait for its answer."""
+        ...
 
-    async def send(self, data: bytes) -> None: ...
+    async def send(self, data: bytes) -> None:
+        """Write a frame on the session."""
+        ...
 
-    async def send_notification(
-        self, codec: Codec, method: str, params: dict[str, Any]
-    ) -> None: ...
+    async def send_notification(self, codec: Codec, method: str, params: dict[str, Any]) -> None:
+        """Write a notification with public params, in `codec`'s revision."""
+        ...
 
 
 def legacy_offer(session: Asking, codec: Codec, task: Any) -> TaskOffer:

@@ -241,26 +241,34 @@ class SqliteTaskStore:
     # The store.
 
     async def create(self, task: TaskRecord) -> None:
+        """Store a new task (see `TaskStore.create`), on disk before it returns."""
         await self._run(partial(self._write, partial(self._create, task)))
 
     async def get(self, task_id: str, owner: str | None) -> TaskRecord | None:
+        """The task as it stands, or None: unknown, expired, or another owner's."""
         task = await self._run(partial(self._live, task_id))
         return task if task is not None and task.owner == owner else None
 
     async def save(self, task: TaskRecord) -> TaskRecord | None:
+        """Store `task` unless its stored state is terminal (compare-and-set); what is stored
+        now."""
         return await self._run(partial(self._write, partial(self._save, task)))
 
     async def renew(self, task_id: str, holder: str, until: float) -> bool:
+        """Extend the lease of a task held by `holder` (or no one); False when it cannot."""
         return await self._run(partial(self._write, partial(self._renew, task_id, holder, until)))
 
     async def claim(self, task_id: str, holder: str, until: float) -> TaskRecord | None:
+        """Hold the task to run it (see `TaskRecord.claimed`); the task as claimed, or None."""
         return await self._run(partial(self._write, partial(self._claim, task_id, holder, until)))
 
     async def post_order(self, task_id: str, order: dict[str, Any]) -> bool:
+        """Queue an order for the instance running the task; False when it is gone or terminal."""
         body = json.dumps(order, separators=(",", ":"))
         return await self._run(partial(self._write, partial(self._post_order, task_id, body)))
 
     async def take_orders(self, task_id: str) -> list[dict[str, Any]]:
+        """The task's queued orders, oldest first, removed from the store."""
         bodies = await self._run(partial(self._take_orders, task_id))  # taken: a bad one too
         where = f"an order of task {task_id!r} in {self.path}"
         return [order_from_json(body, where) for body in bodies]
@@ -268,9 +276,11 @@ class SqliteTaskStore:
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
+        """The owner's live tasks, oldest first, at most `limit`, and the cursor of the rest."""
         return await self._run(partial(self._list, owner, cursor, limit))
 
     async def close(self) -> None:
+        """Close the database connection."""
         await self._run(self._db.close)
 
 

@@ -70,16 +70,20 @@ class TaskRecord:
 
     @property
     def terminal(self) -> bool:
+        """Whether the task has ended (`completed`, `failed`, `cancelled`)."""
         return self.status in TERMINAL
 
     @property
     def expires_at(self) -> float | None:
+        """When the task expires (epoch seconds), or None without a TTL."""
         return None if self.ttl_ms is None else self.created_at + self.ttl_ms / 1000
 
     def expired(self, now: float) -> bool:
+        """Whether the task has expired at `now`."""
         return self.expires_at is not None and now >= self.expires_at
 
     def lease_lost(self, now: float) -> bool:
+        """Whether the instance running the task let its lease run out before `now`."""
         return not self.terminal and self.lease_until is not None and self.lease_until < now
 
     def after_lost_lease(self, now: float) -> TaskRecord:
@@ -264,7 +268,9 @@ class TaskStore(Protocol):
         An unknown cursor raises ValueError (the runtime answers it as invalid params)."""
         ...
 
-    async def close(self) -> None: ...
+    async def close(self) -> None:
+        """Release what the store holds open (connections, files)."""
+        ...
 
 
 class MemoryTaskStore:
@@ -276,6 +282,7 @@ class MemoryTaskStore:
         self._clock = clock
 
     async def create(self, task: TaskRecord) -> None:
+        """Store a new task (see `TaskStore.create`); `TaskStoreError` if its id exists."""
         if task.task_id in self._tasks:
             raise TaskStoreError(f"task {task.task_id!r} exists already")
         self._tasks[task.task_id] = task
@@ -296,10 +303,12 @@ class MemoryTaskStore:
         return task
 
     async def get(self, task_id: str, owner: str | None) -> TaskRecord | None:
+        """The task as it stands, or None: unknown, expired, or another owner's."""
         task = self._live(task_id)
         return task if task is not None and task.owner == owner else None
 
     async def save(self, task: TaskRecord) -> TaskRecord | None:
+        """Store `task` unless its stored state is terminal; what is stored now."""
         stored = self._live(task.task_id)
         if stored is None or stored.terminal:
             return stored
@@ -309,6 +318,7 @@ class MemoryTaskStore:
         return task
 
     async def renew(self, task_id: str, holder: str, until: float) -> bool:
+        """Extend the lease of a task held by `holder` (or no one); False when it cannot."""
         task = self._live(task_id)
         if task is None or task.terminal or task.lease_holder not in (None, holder):
             return False
@@ -316,6 +326,7 @@ class MemoryTaskStore:
         return True
 
     async def claim(self, task_id: str, holder: str, until: float) -> TaskRecord | None:
+        """Hold the task to run it (see `TaskRecord.claimed`); the task as claimed, or None."""
         task = self._live(task_id)
         claimed = None if task is None else task.claimed(holder, until, self._clock())
         if claimed is not None:
@@ -323,6 +334,7 @@ class MemoryTaskStore:
         return claimed
 
     async def post_order(self, task_id: str, order: dict[str, Any]) -> bool:
+        """Queue an order for the instance running the task; False when it is gone or terminal."""
         task = self._live(task_id)
         if task is None or task.terminal:
             return False
@@ -330,6 +342,7 @@ class MemoryTaskStore:
         return True
 
     async def take_orders(self, task_id: str) -> list[dict[str, Any]]:
+        """The task's queued orders, oldest first, removed from the store."""
         self._live(task_id)  # a task gone or ended drops its orders
         return [order_from_json(text, "order") for text in self._orders.pop(task_id, [])]
 
@@ -343,6 +356,7 @@ class MemoryTaskStore:
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
+        """The owner's live tasks, oldest first, at most `limit`, and the cursor of the rest."""
         live = [t for i in list(self._tasks) if (t := self._live(i)) is not None]
         mine = sorted(
             (t for t in live if t.owner == owner), key=lambda t: (t.created_at, t.task_id)
@@ -350,5 +364,6 @@ class MemoryTaskStore:
         return page_of(mine, cursor, limit)
 
     async def close(self) -> None:
+        """Forget every task and order."""
         self._tasks.clear()
         self._orders.clear()

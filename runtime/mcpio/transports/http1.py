@@ -3,9 +3,10 @@
 httptools' C parser on an asyncio `Protocol`, and a keep-alive pool per origin (a stack of idle
 connections: the last one used goes out first). It does what the transport asks and nothing else:
 one request written whole, the response's status and headers awaited, its body streamed (or
-read whole); no redirects, cookies, content decoding (it sends no `Accept-Encoding`) or proxies:
-the transport follows its own redirects, and takes httpx's path where the environment names a
-proxy for its URL. TLS verifies certificates with httpx's context (its CA bundle,
+read whole); at most `max_connections` connections open per origin at once (a request beyond
+them waits for one to come back or close); no redirects, cookies, content decoding (it sends no
+`Accept-Encoding`) or proxies: the transport follows its own redirects, and takes httpx's path
+where the environment names a proxy for its URL. TLS verifies certificates with httpx's context (its CA bundle,
 `SSL_CERT_FILE` / `SSL_CERT_DIR`), as the httpx path does.
 
 Every failure to complete an exchange raises an `HttpConnectionError` (an `OSError`), named as
@@ -21,13 +22,16 @@ from __future__ import annotations
 import asyncio
 import select
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping
 
 import httptools
 import httpx
 
 MAX_IDLE = 32  # idle connections kept per origin
+MAX_CONNECTIONS = 100  # connections open per origin at once (by default; httpx's pool limit)
 HIGH_WATER = 1 << 18  # unread body bytes above which the socket stops being read
+MAX_BLOCKS = 256  # encoded header blocks kept (a transport sends a few sets, again and again)
 _Origin = tuple[str, str, int]
 
 
@@ -58,6 +62,9 @@ class _Connection(asyncio.Protocol):
         self.error: BaseException | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.origin: _Origin = ("", "", 0)
+        self.on_lost: Callable[[_Connection], None] | None = None  # the pool's count of it
+        self.loop = asyncio.get_running_loop()
+        self.fd = -1  # the socket's, for the check before reuse (`_readable`)
         self.reset()
 
     def reset(self) -> None:
@@ -75,6 +82,8 @@ class _Connection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        self.fd = sock.fileno() if sock is not None else -1
 
     def data_received(self, data: bytes) -> None:
         try:
@@ -92,6 +101,9 @@ class _Connection(asyncio.Protocol):
                 "the server closed the connection" + (f": {exc}" if exc else "")
             )
         self.wake()
+        on_lost, self.on_lost = self.on_lost, None
+        if on_lost is not None:
+            on_lost(self)
 
     def _until_close(self) -> bool:
         return "content-length" not in self.headers and "chunked" not in self.headers.get(
@@ -143,7 +155,7 @@ class _Connection(asyncio.Protocol):
         """Until the parser or the socket has news."""
         if self.error is not None:
             raise self.error
-        self.waiter = asyncio.get_running_loop().create_future()
+        self.waiter = self.loop.create_future()
         try:
             await self.waiter
         finally:
@@ -188,9 +200,11 @@ class Response:
 
     @property
     def is_success(self) -> bool:
+        """Whether the status is 2xx."""
         return 200 <= self.status_code < 300
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body's chunks as they arrive."""
         conn = self._conn
         while True:
             chunks = conn.take()
@@ -210,19 +224,36 @@ class Response:
         return b"".join(conn.take()) if conn.complete else None
 
     async def aclose(self) -> None:
+        """Give the connection back to the pool."""
         if not self._done:
             self._done = True
             self._pool.release(self._conn)
 
 
 class Http1Client:
-    """Keep-alive HTTP/1.1 connections per origin; `send` one request at a time on each."""
+    """Keep-alive HTTP/1.1 connections per origin, `max_connections` at most open to each;
+    `send` one request at a time on each. `user_agent`: the User-Agent header of a request
+    that does not name one."""
 
-    def __init__(self, *, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        *,
+        connect_timeout: float = 10.0,
+        max_connections: int = MAX_CONNECTIONS,
+        user_agent: str | None = None,
+    ) -> None:
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
         self.connect_timeout = connect_timeout
+        self.max_connections = max_connections
+        self.user_agent = user_agent
         self._idle: dict[_Origin, list[_Connection]] = {}
+        self._open: dict[_Origin, int] = {}  # connections open (or opening) per origin
+        self._waiting: dict[_Origin, deque[asyncio.Future[None]]] = {}  # for one to free up
         self._ssl: ssl.SSLContext | None = None
-        self._heads: dict[tuple[str, httpx.URL], tuple[_Origin, bytes]] = {}
+        # (method, URL) -> the request line and Host header; the URL held: its id is the key
+        self._heads: dict[tuple[str, int], tuple[httpx.URL, _Origin, bytes]] = {}
+        self._blocks: dict[tuple[tuple[str, str], ...], bytes] = {}  # headers -> their lines
         self._closed = False
 
     async def send(
@@ -236,16 +267,16 @@ class Http1Client:
         sent as they are (a list may repeat a name), with Host and, when there is `content`,
         Content-Length added."""
         origin, head = self._head(method, url)
+        block = self._block(headers)
         conn = await self._acquire(origin)
         try:
-            out = [head, *_header_lines(headers)]
-            if content is not None:
-                out.append(b"Content-Length: %d\r\n" % len(content))
-            out.append(b"\r\n")
-            if content:
-                out.append(content)
+            if content is None:
+                out = b"%s%s\r\n" % (head, block)
+            else:
+                length = len(content)
+                out = b"%s%sContent-Length: %d\r\n\r\n%s" % (head, block, length, content)
             assert conn.transport is not None
-            conn.transport.write(b"".join(out))
+            conn.transport.write(out)
             while not conn.headers_done:
                 await conn.wait()
         except BaseException:
@@ -256,30 +287,89 @@ class Http1Client:
     def _head(self, method: str, url: httpx.URL) -> tuple[_Origin, bytes]:
         """The request line and Host header of `method` on `url` (kept: the transport sends to
         one or two URLs)."""
-        known = self._heads.get((method, url))
-        if known is not None:
-            return known
+        known = self._heads.get((method, id(url)))
+        if known is not None and known[0] is url:
+            return known[1], known[2]
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"not an http(s) URL: {url}")
         port = url.port or (443 if url.scheme == "https" else 80)
         target = url.raw_path or b"/"
         head = b"%s %s HTTP/1.1\r\nHost: %s\r\n" % (method.encode(), target, url.netloc)
-        known = (url.scheme, url.host, port), head
+        origin = (url.scheme, url.host, port)
         if len(self._heads) < 64:
-            self._heads[(method, url)] = known
-        return known
+            self._heads[(method, id(url))] = (url, origin, head)
+        return origin, head
+
+    def _block(self, headers: Mapping[str, str] | list[tuple[str, str]]) -> bytes:
+        """The header lines of `headers`, encoded once per set of headers."""
+        key = tuple(headers.items()) if isinstance(headers, Mapping) else tuple(headers)
+        block = self._blocks.get(key)
+        if block is None:
+            lines = _header_lines(key)
+            if self.user_agent and not any(name.lower() == "user-agent" for name, _ in key):
+                lines.append(b"User-Agent: %s\r\n" % self.user_agent.encode("ascii"))
+            block = b"".join(lines)
+            if len(self._blocks) >= MAX_BLOCKS:
+                self._blocks.clear()
+            self._blocks[key] = block
+        return block
 
     async def _acquire(self, origin: _Origin) -> _Connection:
-        if self._closed:
-            raise HttpConnectionError("the HTTP client is closed")
-        idle = self._idle.get(origin)
-        while idle:
-            conn = idle.pop()
-            if not conn.closed and not _readable(conn):
-                conn.reset()
-                return conn
-            conn.close()
-        return await self._connect(origin)
+        while True:
+            if self._closed:
+                raise HttpConnectionError("the HTTP client is closed")
+            idle = self._idle.get(origin)
+            while idle:
+                conn = idle.pop()
+                if not conn.closed and not _readable(conn):
+                    conn.reset()
+                    return conn
+                conn.close()  # counted out when the loop reports it lost
+            if self._open.get(origin, 0) < self.max_connections:
+                break
+            await self._wait_for(origin)
+        self._open[origin] = self._open.get(origin, 0) + 1
+        try:
+            conn = await self._connect(origin)
+        except BaseException:
+            self._lost(origin)
+            raise
+        conn.on_lost = self._on_lost
+        return conn
+
+    async def _wait_for(self, origin: _Origin) -> None:
+        """Until a connection to `origin` comes back to the pool or closes."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(origin, deque()).append(waiter)
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self._wake(origin)  # woken, then cancelled: its turn passes to the next one
+            else:
+                waiting = self._waiting.get(origin)
+                if waiting is not None and waiter in waiting:
+                    waiting.remove(waiter)
+            raise
+
+    def _wake(self, origin: _Origin) -> None:
+        waiting = self._waiting.get(origin)
+        while waiting:
+            waiter = waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def _on_lost(self, conn: _Connection) -> None:
+        self._lost(conn.origin)
+
+    def _lost(self, origin: _Origin) -> None:
+        left = self._open.get(origin, 1) - 1
+        if left > 0:
+            self._open[origin] = left
+        else:
+            self._open.pop(origin, None)
+        self._wake(origin)
 
     async def _connect(self, origin: _Origin) -> _Connection:
         scheme, host, port = origin
@@ -314,32 +404,38 @@ class Http1Client:
             conn.close()
         else:
             idle.append(conn)
+            if self._waiting.get(conn.origin):
+                self._wake(conn.origin)
 
     async def aclose(self) -> None:
+        """Close every idle connection; nothing is pooled after this."""
         self._closed = True
         for idle in self._idle.values():
             for conn in idle:
                 conn.close()
         self._idle.clear()
+        for waiting in self._waiting.values():  # they see the client closed
+            for waiter in waiting:
+                if not waiter.done():
+                    waiter.set_result(None)
+        self._waiting.clear()
 
 
 def _readable(conn: _Connection) -> bool:
     """Whether an idle connection has something to read: the server closed it (its FIN not seen
     by the loop yet) or sent what no request asked for; either way it is not to be reused (the
     check httpcore makes)."""
-    transport = conn.transport
-    sock = transport.get_extra_info("socket") if transport is not None else None
-    if sock is None:
+    if conn.fd < 0:
         return False
     try:
-        return bool(select.select([sock.fileno()], [], [], 0)[0])
+        return bool(select.select([conn.fd], [], [], 0)[0])
     except (OSError, ValueError):
         return True
 
 
-def _header_lines(headers: Mapping[str, str] | list[tuple[str, str]]) -> list[bytes]:
+def _header_lines(headers: tuple[tuple[str, str], ...]) -> list[bytes]:
     lines: list[bytes] = []
-    for name, value in headers.items() if isinstance(headers, Mapping) else headers:
+    for name, value in headers:
         if "\n" in value or "\r" in value or "\n" in name or "\r" in name or ":" in name:
             raise ValueError(f"invalid HTTP header {name!r}")
         lines.append(f"{name}: {value}\r\n".encode("ascii"))

@@ -65,7 +65,7 @@ from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import envelope_version, peek_any
 from mcpio.protocol_rules import version_header_required
 from mcpio.transport import ResponseHook
-from mcpio.transports.http1 import Http1Client
+from mcpio.transports.http1 import MAX_CONNECTIONS, Http1Client
 from mcpio.transports.http1 import Response as Http1Response
 from mcpio.transports.http_rules import (
     ACCEPT_BOTH,
@@ -185,13 +185,65 @@ class Auth(Protocol):
         ...
 
 
+class _Scope(Protocol):
+    """What the transport asks of a request's cancel scope (anyio's, or a `_TaskScope`)."""
+
+    def cancel(self) -> None: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+        /,
+    ) -> bool | None: ...
+
+
+class _TaskScope:
+    """A request's cancel scope on the lean client's loop (asyncio's), entered once around the
+    whole body of the request's own task: what anyio's scope does there, for a fraction of its
+    cost (the task is cancelled; the cancellation ends at the scope's exit)."""
+
+    __slots__ = ("_task", "cancel_called")
+
+    def __init__(self) -> None:
+        self._task: asyncio.Task[Any] | None = None
+        self.cancel_called = False
+
+    def __enter__(self) -> _TaskScope:
+        task = self._task = asyncio.current_task()
+        if self.cancel_called and task is not None:  # cancelled before its task began
+            task.cancel()
+        return self
+
+    def cancel(self) -> None:
+        if not self.cancel_called:
+            self.cancel_called = True
+            if self._task is not None:
+                self._task.cancel()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        task, self._task = self._task, None
+        if not self.cancel_called or task is None:
+            return False
+        ours = task.uncancel() == 0  # no one else asked the task to stop
+        return ours and exc_type is not None and issubclass(exc_type, asyncio.CancelledError)
+
+
 @dataclass
 class _Post:
     """A request in flight: its POST's cancel scope and how it ended."""
 
     method: str
     modern: bool
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    scope: _Scope = field(default_factory=anyio.CancelScope)
     settled: bool = False  # its response (or an error standing for it) went to the session
     aborted: bool = False  # we closed it (cancellation, a new handshake): nothing to settle
 
@@ -215,7 +267,10 @@ class HttpTransport:
     (`mcpio.transports.http1`), or over an httpx client of its own where the environment names a
     proxy for the URL (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, less `NO_PROXY`: what httpx
     honours) or the event loop is not asyncio's; with `auth`, an httpx client also runs the
-    authorization flow's own requests."""
+    authorization flow's own requests. The transport's own clients send `User-Agent:
+    mcpio/<version>` (unless `headers` name one) and open at most `max_connections`
+    connections to the server at once (100 by default; on the lean client per origin, a
+    request beyond them waits for one to free up)."""
 
     def __init__(
         self,
@@ -228,8 +283,12 @@ class HttpTransport:
         max_bytes: int = MAX_MESSAGE_BYTES,
         auth: Auth | None = None,
         http: httpx.AsyncClient | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.url = httpx.URL(url)
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+        self.max_connections = max_connections
         self.auth = auth
         if self.url.scheme not in ("http", "https") or not self.url.host:
             raise ValueError(f"not an http(s) URL: {url!r}")
@@ -246,8 +305,9 @@ class HttpTransport:
         self._own_http = http is None
         self._lean: Http1Client | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
-        self._scopes: set[anyio.CancelScope] = set()  # one per background task
+        self._scopes: set[_Scope] = set()  # one per background task
         self._native: set[asyncio.Task[None]] = set()  # the lean client's (asyncio) tasks
+        self._unstarted = 0  # background tasks spawned that have not begun to run
         self._closed = False
         self._inflight: dict[RequestId, _Post] = {}
         self.era: str | None = None  # "modern" | "legacy" | "sse" once a frame has told
@@ -258,6 +318,10 @@ class HttpTransport:
         self._get_scope: anyio.CancelScope | None = None
         self._sse_scope: anyio.CancelScope | None = None
         self.tool_headers: dict[str, ParamHeaders] = {}
+        # (version, method, name) -> a modern request's headers but its `Mcp-Param-*` ones
+        self._routing: dict[tuple[str, str, str | None], dict[str, str]] = {}
+        self._legacy_key: tuple[str | None, str | None, str] | None = None
+        self._legacy: dict[str, str] = {}  # the last legacy headers built, for `_legacy_key`
 
     # ---------------------------------------------------------------- lifetime
 
@@ -267,13 +331,20 @@ class HttpTransport:
         return self._tasks is not None
 
     async def __aenter__(self) -> HttpTransport:
+        agent = user_agent()
         if self._own_http and _lean_fits(self.url):
-            self._lean = Http1Client(connect_timeout=self._timeouts.connect or 10.0)
+            self._lean = Http1Client(
+                connect_timeout=self._timeouts.connect or 10.0,
+                max_connections=self.max_connections,
+                user_agent=agent,
+            )
             self._stack.push_async_callback(self._lean.aclose)
         if self._own_http and (self._lean is None or self.auth is not None):
-            self._http = await self._stack.enter_async_context(
-                httpx.AsyncClient(follow_redirects=False, http2=False)
+            limits = httpx.Limits(max_connections=self.max_connections)
+            http = httpx.AsyncClient(
+                follow_redirects=False, http2=False, limits=limits, headers={"User-Agent": agent}
             )
+            self._http = await self._stack.enter_async_context(http)
         self._tasks = await self._stack.enter_async_context(anyio.create_task_group())
         self._stack.push_async_callback(self._join_native)
         return self
@@ -292,6 +363,8 @@ class HttpTransport:
         await self._stack.aclose()
 
     async def receive(self) -> bytes:
+        """The next frame from the server (answers and its own messages); `anyio.EndOfStream`
+        once closed."""
         try:
             return await self._incoming.get()
         except anyio.ClosedResourceError:
@@ -324,17 +397,23 @@ class HttpTransport:
         self,
         fn: Callable[..., Awaitable[None]],
         *args: Any,
-        scope: anyio.CancelScope | None = None,
+        scope: _Scope | None = None,
     ) -> None:
         """Run `fn` in the background until it ends or the transport closes: in a new cancel
         scope, or in `scope` when given (which `fn` enters itself). On the lean client's loop
         (asyncio's) a plain asyncio task: a fraction of the cost of the task group's."""
         assert self._tasks is not None
         entered = scope is not None
-        cancel = scope or anyio.CancelScope()
+        cancel: _Scope = scope or anyio.CancelScope()
         self._scopes.add(cancel)
+        native = self._lean is not None
+        started = False
 
         async def run() -> None:
+            nonlocal started
+            started = True
+            if native:
+                self._unstarted -= 1
             try:
                 if entered:
                     await fn(*args)
@@ -344,16 +423,23 @@ class HttpTransport:
             finally:
                 self._scopes.discard(cancel)
 
-        if self._lean is None:
+        if not native:
             self._tasks.start_soon(run)
             return
+        self._unstarted += 1  # until it runs (`send_request` does not pass it)
         task = asyncio.get_running_loop().create_task(run())
         self._native.add(task)
-        task.add_done_callback(self._native.discard)
+        task.add_done_callback(lambda task: self._ended(task, started))
+
+    def _ended(self, task: asyncio.Task[None], started: bool) -> None:
+        self._native.discard(task)
+        if not started:  # cancelled before it began
+            self._unstarted -= 1
 
     # ---------------------------------------------------------------- outgoing frames
 
     async def send(self, data: bytes) -> None:
+        """POST a frame; its answer arrives through `receive`."""
         if self._closed or self._tasks is None:
             raise anyio.ClosedResourceError
         try:
@@ -383,21 +469,57 @@ class HttpTransport:
         else:
             await self._post_message(data, "", self._era_headers(None))
 
+    async def send_request(self, data: bytes) -> None:
+        """`send`, but a request's exchange runs in the caller's task, to its end: its response
+        (or the error standing for it) is delivered before this returns; no task per request
+        (`mcpio.transport.Exchanging`: a session's requests). On the lean client only; anything
+        else goes by `send`."""
+        if self._lean is None or self._closed or self._tasks is None:
+            await self.send(data)
+            return
+        try:
+            env = peek_any(data)
+        except ProtocolError:
+            env = None
+        if env is None or env.kind != "request" or env.method is None:
+            await self.send(data)
+            return
+        if self._unstarted:  # a task spawned before it has yet to send: not ahead of it
+            self._request(env, data)
+            return
+        id, headers, post = self._prepare(env, data)
+        self._scopes.add(post.scope)  # closing the transport ends it
+        try:
+            await self._run_request(id, data, headers, post)
+        finally:
+            self._scopes.discard(post.scope)
+
+    def abandon(self, id: RequestId) -> None:
+        """Its caller stopped waiting (a timeout): end the request's exchange."""
+        self._abort(self._post_of(id))
+
     def _request(self, env: Peek, data: bytes) -> None:
+        id, headers, post = self._prepare(env, data)
+        self._spawn(self._run_request, id, data, headers, post, scope=post.scope)
+
+    def _prepare(self, env: Peek, data: bytes) -> tuple[Any, dict[str, str], _Post]:
+        """A request's headers and its `_Post`, counted in flight."""
         assert self._tasks is not None and env.method is not None
         id, method, version = env.id, env.method, env.protocol_version
+        # on the lean client's loop each request has a task of its own: a cheaper scope
+        scope: _Scope = anyio.CancelScope() if self._lean is None else _TaskScope()
         if version is not None:
             self.era, self.modern_version = "modern", version
-            post = _Post(method, True)
+            post = _Post(method, True, scope)
             headers = self._modern_headers(env, data, method, version)
         else:
             if method == "initialize":
                 self._new_handshake()
-            post = _Post(method, False)
+            post = _Post(method, False, scope)
             headers = self._era_headers(method)
         if type(id) is int or type(id) is str:
             self._inflight[id] = post
-        self._spawn(self._run_request, id, data, headers, post, scope=post.scope)
+        return id, headers, post
 
     def _new_handshake(self) -> None:
         """`initialize`: a new legacy session; what the probe left in flight is abandoned."""
@@ -449,13 +571,14 @@ class HttpTransport:
         return {**self._extra, "Content-Type": JSON, "Accept": accept}
 
     def _modern_headers(self, env: Peek, data: bytes, method: str, version: str) -> dict[str, str]:
-        headers = self._base_headers()
-        for name, value in (("MCP-Protocol-Version", version), ("Mcp-Method", method)):
-            plain = plain_header_value(value)
-            if plain is not None:
-                headers[name] = plain
-        if env.name is not None and method in NAMED_BY:
-            headers["Mcp-Name"] = encode_header_value(env.name)
+        key = (version, method, env.name)
+        routing = self._routing.get(key)
+        if routing is None:
+            routing = self._routing_headers(version, method, env.name)
+            if len(self._routing) >= 256:
+                self._routing.clear()
+            self._routing[key] = routing
+        headers = {**routing}
         spec = self.tool_headers.get(env.name) if method == "tools/call" and env.name else None
         if spec:  # the tool's x-mcp-header parameters: only then are the params read
             params = pydantic_core.from_json(data).get("params")
@@ -464,7 +587,24 @@ class HttpTransport:
                 headers.update(mirror_params(spec, cast(dict[str, Any], arguments)))
         return headers
 
+    def _routing_headers(self, version: str, method: str, name: str | None) -> dict[str, str]:
+        """The headers of a modern request but for its `Mcp-Param-*` ones."""
+        headers = self._base_headers()
+        for header, value in (("MCP-Protocol-Version", version), ("Mcp-Method", method)):
+            plain = plain_header_value(value)
+            if plain is not None:
+                headers[header] = plain
+        if name is not None and method in NAMED_BY:
+            headers["Mcp-Name"] = encode_header_value(name)
+        return headers
+
     def _legacy_headers(self, accept: str = ACCEPT_BOTH) -> dict[str, str]:
+        key = (self.session_id, self.legacy_version, accept)
+        if self._legacy_key != key:  # the same until the session or its version changes
+            self._legacy_key, self._legacy = key, self._new_legacy_headers(accept)
+        return {**self._legacy}
+
+    def _new_legacy_headers(self, accept: str) -> dict[str, str]:
         headers = self._base_headers(accept)
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
@@ -962,6 +1102,14 @@ class HttpTransport:
 
     def _too_large(self) -> str:
         return f"the server's message exceeds the {self.max_bytes}-byte limit"
+
+
+def user_agent() -> str:
+    """The User-Agent the transport's own clients send: `mcpio/<version>` (read when a
+    transport opens: importing mcpio does not pay for the package metadata)."""
+    from mcpio._version import __version__
+
+    return f"mcpio/{__version__}"
 
 
 def _lean_fits(url: httpx.URL) -> bool:

@@ -41,6 +41,7 @@ class LineStream:
         self._lock = asyncio.Lock()
 
     async def receive(self) -> bytes:
+        """The next line (a frame); `FrameTooLarge` in the place of one over the limit."""
         read = self._read
         assert read is not None, "a stream fed by its subclass reads through it"
         while (line := self._take()) is None:
@@ -90,8 +91,10 @@ class LineStream:
             self._lines.append(tail)
 
     async def send(self, data: bytes) -> None:
+        """Write a frame and its newline."""
         async with self._lock:
             await self._write(data + b"\n")
 
     async def aclose(self) -> None:
+        """Close the stream."""
         await self._close()

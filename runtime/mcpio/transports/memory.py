@@ -11,6 +11,8 @@ from mcpio.transport import ResponseHook
 
 
 class MemoryTransport:
+    """A transport over a pair of in-memory streams (`Client(server)` in one process)."""
+
     on_response: ResponseHook | None = None  # (never called: the read loop takes every frame)
 
     def __init__(
@@ -20,15 +22,18 @@ class MemoryTransport:
         self._receive = receive
 
     async def receive(self) -> bytes:
+        """The next frame from the other side; `anyio.EndOfStream` once it closed."""
         try:
             return await self._receive.receive()
         except anyio.ClosedResourceError:
             raise anyio.EndOfStream from None
 
     async def send(self, data: bytes) -> None:
+        """Send a frame to the other side."""
         await self._send.send(data)
 
     async def aclose(self) -> None:
+        """Close both streams."""
         await self._send.aclose()
         await self._receive.aclose()
 

@@ -29,17 +29,21 @@ class SseWriter:
         self._send = send
 
     async def open(self) -> SseWriter:
+        """Start the event-stream response (status 200, its headers)."""
         await self._send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         return self
 
     async def event(self, frame: bytes, last: bool = False) -> None:
+        """Write a frame as a `message` event (`last`: and end the response)."""
         chunk = b"event: message\ndata: " + frame + b"\n\n"
         await self._send({"type": "http.response.body", "body": chunk, "more_body": not last})
 
     async def ping(self) -> None:
+        """Write a keep-alive comment."""
         await self._send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
 
     async def close(self) -> None:
+        """End the response."""
         await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
@@ -75,6 +79,7 @@ class SseParser:
         self._too_large = False
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
+        """The events a chunk completes (the rest is kept for the next chunk)."""
         events: list[SseEvent] = []
         start = 0
         if self._skip_lf and chunk[:1] == b"\n":

@@ -250,6 +250,7 @@ class ProcessTransport(LineStream):
         self._paused = pause
 
     async def receive(self) -> bytes:
+        """The next line the server process wrote; `anyio.EndOfStream` when it exits."""
         while (line := self._take()) is None:
             self._backlog = 0
             if self._paused:
@@ -264,6 +265,7 @@ class ProcessTransport(LineStream):
     async def send(self, data: bytes) -> None:
         # A frame is written whole, synchronously: sends cannot interleave, so no lock; and
         # drain (an await) only when the pipe did not take it all at once, or broke.
+        """Write a frame to the server process's stdin."""
         stdin = self._stdin
         pipe = stdin.transport
         try:

@@ -64,11 +64,13 @@ class SchemaSet:
         return self._by_class[cls]
 
     def resolve(self, schema: Schema) -> Schema:
+        """The schema a definition reference points at (followed to a non-reference)."""
         while schema["type"] == "definition-ref":
             schema = self._definitions[schema["schema_ref"]]
         return schema
 
     def validator(self, schema: Schema) -> SchemaValidator:
+        """A validator of `schema` with the definitions it reaches."""
         definitions = [self._definitions[ref] for ref in self._reachable(schema)]
         whole: Any = cs.definitions_schema(schema, definitions) if definitions else schema
         # pydantic-core validates a complete model class with the class's own validator, not
@@ -209,6 +211,7 @@ class Readers:
         self.message = self._set.validator(one).validate_json
 
     def response(self, method: str) -> SchemaValidator:
+        """The validator of `method`'s responses: its result, or an error frame."""
         codec = self._codec
         frame = self._result(codec.responses[method], codec.methods[method])
         return self._set.validator(labelled_union([(frame, RESULT), *self._error_choices]))

@@ -1,0 +1,53 @@
+"""A client's callbacks, against the conformance fixture server (examples/everything_server.py):
+the server's sampling and elicitation requests answered, its log messages and progress read."""
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcpio import Client
+
+SERVER = Path(__file__).with_name("everything_server.py")
+
+
+async def sampling(params: Any) -> dict[str, Any]:
+    """Answer the server's model request (here without a model)."""
+    prompt = params.messages[0].content.text
+    return {"role": "assistant", "model": "echo", "content": {"type": "text", "text": prompt}}
+
+
+async def elicitation(params: Any) -> dict[str, Any]:
+    """Answer the server's question to the user (`params.requestedSchema` says what to give)."""
+    return {"action": "accept", "content": {"username": "ada", "email": "ada@example.com"}}
+
+
+def on_log(params: Any) -> None:
+    print("log:", params.data)
+
+
+async def main() -> None:
+    command = [sys.executable, str(SERVER), "stdio"]
+    async with Client(command, sampling=sampling, elicitation=elicitation, on_log=on_log) as client:
+        await client.set_log_level("info")
+        for tool, args in (
+            ("test_sampling", {"prompt": "Say hi"}),
+            ("test_elicitation", {"message": "Who are you?"}),
+            ("test_tool_with_logging", {}),
+        ):
+            result = await client.call_tool(tool, args)
+            print(getattr(result.content[0], "text", None))
+        steps: list[float] = []
+        await client.call_tool("test_tool_with_progress", progress=lambda p, t, m: steps.append(p))
+        print("progress:", steps)
+
+
+Client.run(main)
+
+# Output:
+#   LLM response: Say hi
+#   User response: action=accept, content={"username": "ada", "email": "ada@example.com"}
+#   log: Tool execution started
+#   log: Tool processing data
+#   log: Tool execution completed
+#   Tool with logging executed successfully
+#   progress: [0, 50, 100]

@@ -1,0 +1,58 @@
+"""Errors: a tool's failure is a result the model reads; a protocol error is a JSON-RPC error;
+a call that takes too long is cancelled on the wire."""
+
+import anyio
+
+from mcpio import Client, McpError, ProtocolError, Server, ToolError
+from mcpio.errors import RequestTimeout
+
+server = Server("errors", "1.0")
+
+
+@server.tool()
+def divide(a: float, b: float) -> float:
+    if b == 0:
+        raise ToolError("cannot divide by zero")  # shown to the model as it is
+    return a / b
+
+
+@server.tool()
+def crash() -> str:
+    raise RuntimeError("secret detail")  # masked: "Error calling tool 'crash'"
+
+
+@server.tool()
+def strict(level: int) -> str:
+    if level > 3:
+        raise ProtocolError(-32602, "level must be at most 3")  # this JSON-RPC error
+    return "ok"
+
+
+@server.tool()
+async def slow() -> str:
+    await anyio.sleep(10)
+    return "late"
+
+
+async def main() -> None:
+    async with Client(server) as client:
+        for name, args in (("divide", {"a": 1, "b": 0}), ("crash", {})):
+            result = await client.call_tool(name, args)
+            print(result.isError, getattr(result.content[0], "text", None))
+        try:
+            await client.call_tool("strict", {"level": 5})
+        except McpError as error:
+            print(error.code, error.message)
+        try:
+            await client.call_tool("slow", timeout=0.2)  # notifications/cancelled is sent
+        except RequestTimeout:
+            print("timed out")
+
+
+anyio.run(main)
+
+# Output:
+#   True cannot divide by zero
+#   True Error calling tool 'crash'
+#   -32602 level must be at most 3
+#   timed out

@@ -1,0 +1,25 @@
+"""One client for a whole `mcpServers` configuration (each entry mounted under its name)."""
+
+import sys
+from pathlib import Path
+
+import anyio
+
+from mcpio.client_config import from_config
+
+SERVER = Path(__file__).with_name("quickstart_server.py")
+config = {"mcpServers": {"demo": {"command": sys.executable, "args": [str(SERVER)]}}}
+
+
+async def main() -> None:
+    async with from_config(config) as client:  # or a path to the JSON file
+        print([t.name for t in (await client.list_tools()).tools])  # ['demo_add']
+        result = await client.call_tool("demo_add", {"a": 2, "b": 3})
+        print(getattr(result.content[0], "text", None))  # 5
+
+
+anyio.run(main)
+
+# Output:
+#   ['demo_add']
+#   5

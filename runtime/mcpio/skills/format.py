@@ -1,0 +1,98 @@
+"""What server and host agree on about a skill (SEP-2640, the Agent Skills format): the
+extension's identifier and limits, digests, skill names and URIs, and SKILL.md frontmatter.
+
+Frontmatter is YAML, read with PyYAML (the `skills` extra) restricted towards YAML 1.2's core
+schema (what other implementations parse with): `yes`/`no`/`on`/`off` stay strings, and so do
+dates, so a frontmatter block renders as the same JSON object on either side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from mcpio.extras import needs
+
+EXTENSION = "io.modelcontextprotocol/skills"
+SKILL_FILE = "SKILL.md"
+DIRECTORY_MIME = "inode/directory"
+MAX_RESOURCES = 512  # entries per skill, SKILL.md included (the SEP's SHOULD NOT exceed)
+MAX_TOTAL_BYTES = 16 * 1024 * 1024  # bytes per skill
+NAME = re.compile(r"^(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+_BLOCK = re.compile(r"^---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
+_BOOL_1_2 = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+
+
+class FrontmatterError(ValueError):
+    """A SKILL.md whose frontmatter is missing, not YAML, or lacks `name` / `description`."""
+
+
+def digest(data: bytes) -> str:
+    """`sha256:{64 lowercase hex}` of raw bytes."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def frontmatter(text: str) -> dict[str, Any]:
+    """The YAML frontmatter block a SKILL.md begins with, as a JSON-ready object; it must
+    carry a non-empty string `name` and `description`."""
+    found = _BLOCK.match(text.removeprefix("\ufeff"))
+    if found is None:
+        raise FrontmatterError("SKILL.md does not begin with a --- delimited frontmatter block")
+    with needs("skills", "reading SKILL.md frontmatter"):
+        import yaml
+    try:
+        data = yaml.load(found.group(1), Loader=_loader())  # noqa: S506 (a SafeLoader)
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(f"the frontmatter is not valid YAML: {_first_line(exc)}") from None
+    if type(data) is not dict:
+        raise FrontmatterError("the frontmatter is not a YAML mapping")
+    for field in ("name", "description"):
+        value = data.get(field)
+        if type(value) is not str or not value.strip():
+            raise FrontmatterError(f"the frontmatter has no non-empty string {field!r}")
+    return data
+
+
+def _first_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:200]
+
+
+_LOADER: Any = None
+
+
+def _loader() -> Any:
+    """A SafeLoader without YAML 1.1's timestamps and yes/no booleans (built once)."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        class Loader(yaml.SafeLoader):
+            pass
+
+        resolvers: dict[Any, list[Any]] = {}
+        for first, entries in yaml.SafeLoader.yaml_implicit_resolvers.items():
+            kept = [
+                (tag, regexp)
+                for tag, regexp in entries
+                if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")
+            ]
+            resolvers[first] = kept
+        Loader.yaml_implicit_resolvers = resolvers
+        Loader.add_implicit_resolver("tag:yaml.org,2002:bool", _BOOL_1_2, list("tTfF"))
+        _LOADER = Loader
+    return _LOADER
+
+
+def skill_name(uri: str) -> str | None:
+    """The skill name a SKILL.md URI ends in (`skill://a/b/name/SKILL.md` -> `name`)."""
+    _, sep, rest = uri.partition("://")
+    parts = [part for part in rest.split("/") if part]
+    if not sep or len(parts) < 2 or parts[-1] != SKILL_FILE:
+        return None
+    return parts[-2]
+
+
+def skill_root(uri: str) -> str:
+    """The directory URI of the skill whose SKILL.md is at `uri` (no trailing slash)."""
+    return uri.removesuffix("/" + SKILL_FILE)
