@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from codegen.errors import CodegenError
-from codegen.extension import canonical, merged_schema, repeated
+from codegen.extension import canonical, extension_definitions, merged_schema, repeated
 from codegen.normalize import definitions_of, ref_name
 from codegen.pins import ExtensionPin
 
@@ -219,7 +219,7 @@ def fit(
     if eras[revision] != eras[base]:
         why = f"{eras[revision]} era, built on {base} of the {eras[base]} era"
         return Fit(pin.id, revision, "not applicable", base, reason=why)
-    ext_defs = definitions_of(ext)
+    ext_defs = extension_definitions(ext, label)
     core_defs = definitions_of(core)
     if revision in pin.built_on:
         repeated(ext_defs, core_defs, label)  # an error: the pins contradict each other

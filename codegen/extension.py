@@ -98,6 +98,43 @@ def repeated(ext_defs: Schema, core_defs: Schema, label: str) -> list[str]:
     return same
 
 
+def extension_definitions(ext: Schema, label: str) -> Schema:
+    """An extension's definitions, those nested in a definition lifted to the top: a definition
+    generated standalone carries its own `$defs`, which its `#/$defs/...` references name. A
+    lifted name becomes a class name (`__schema0` -> `Schema0`); a name nested twice (or also
+    at the top) must be the same schema each time."""
+    out: Schema = {}
+    nested: Schema = {}
+    for name, node in definitions_of(ext).items():
+        inner = node.get("$defs")
+        if isinstance(inner, dict):
+            node = {k: v for k, v in node.items() if k != "$defs"}
+            for sub, schema in inner.items():
+                if sub in nested and canonical(nested[sub]) != canonical(schema):
+                    raise CodegenError(f"{label}: nested definitions {sub} differ")
+                nested[sub] = schema
+        out[name] = node
+    renames = {sub: pascal(sub) for sub in nested}
+    for sub, schema in nested.items():
+        if canonical(out.setdefault(renames[sub], schema)) != canonical(schema):
+            raise CodegenError(f"{label}: nested definition {sub} differs from {renames[sub]}")
+    return {name: _renamed(node, renames) for name, node in out.items()}
+
+
+def _renamed(node: Any, renames: dict[str, str]) -> Any:
+    if isinstance(node, list):
+        return [_renamed(v, renames) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {
+        k: v if k in ("const", "enum", "default", "examples") else _renamed(v, renames)
+        for k, v in node.items()
+    }
+    if (name := ref_name(node)) in renames:
+        out["$ref"] = REF_PREFIX + renames[name]
+    return out
+
+
 # ---------------------------------------------------------------------- restyling
 
 
@@ -112,7 +149,8 @@ def _is_string_const(node: Any) -> bool:
 
 def _clean(node: Any) -> Any:
     """No-op keywords dropped, `anyOf` of string constants as an enum, `additionalProperties:
-    {not: {}}` as `false`; depth first."""
+    {not: {}}` as `false` (and a closed object's members that must be absent unnamed); depth
+    first."""
     if isinstance(node, list):
         return [_clean(v) for v in node]
     if not isinstance(node, dict):
@@ -129,6 +167,10 @@ def _clean(node: Any) -> Any:
             out[key] = False
         else:
             out[key] = _clean(value)
+    props = out.get("properties")
+    if out.get("additionalProperties") is False and isinstance(props, dict):
+        # A member no value may have (`not: {}`) of a closed object: one it does not name.
+        out["properties"] = {k: v for k, v in props.items() if v != {"not": {}}}
     members = out.get("anyOf")
     if isinstance(members, list) and len(members) > 1 and all(map(_is_string_const, members)):
         rest = {k: v for k, v in out.items() if k != "anyOf"}
@@ -165,7 +207,20 @@ def _distribute(node: Any) -> Any:
         _distribute({"allOf": [*parts[:at], branch, *parts[at + 1 :]]})
         for branch in parts[at]["anyOf"]
     ]
-    return rest | {"anyOf": branches}
+    return rest | {"anyOf": _flat_any_of(branches)}
+
+
+def _flat_any_of(members: list[Any]) -> list[Any]:
+    """`anyOf: [{anyOf: [A, B]}, C]` -> `anyOf: [A, B, C]` (the same instances): what distributing
+    an `allOf` of several `anyOf` members leaves."""
+    out: list[Any] = []
+    for member in members:
+        nested = member.get("anyOf") if isinstance(member, dict) else None
+        if isinstance(nested, list) and set(member) - _ANNOTATIONS == {"anyOf"}:
+            out += _flat_any_of(nested)
+        else:
+            out.append(member)
+    return out
 
 
 def _named(node: Any, own: dict[str, Any], skip: str) -> Any:
@@ -215,8 +270,11 @@ def _hoist_variants(defs: Schema) -> None:
     them apart (`GetTaskResult` -> `GetTaskResultWorking`, ...), in place."""
     for name in sorted(defs):
         members = defs[name].get("anyOf")
-        if not isinstance(members, list) or all(ref_name(m) for m in members):
-            continue
+        if not isinstance(members, list) or not any(
+            isinstance(m, dict) and not ref_name(m) and m.keys() & {"properties", "allOf"}
+            for m in members
+        ):
+            continue  # no inline object among them (a JSON value, say): nothing to name
         consts = [_consts(m, defs) for m in members]
         tag = next(
             (
@@ -296,7 +354,7 @@ def merged_schema(
     names). The repeated definitions are core's (checked identical); core's unions list the
     extension's messages and results."""
     core_defs = definitions_of(core)
-    ext_defs = definitions_of(ext)
+    ext_defs = extension_definitions(ext, label)
     same = repeated(ext_defs, core_defs, label)
     own = restyle({n: d for n, d in ext_defs.items() if n not in core_defs})
     defs = copy.deepcopy(core_defs)

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import io
 import json
 import os
+import tarfile
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -174,6 +176,9 @@ def fetch_extension_verified(
 ) -> bytes:
     location = extension_location(pin, mirror, fetched)
     data = read_source(location)
+    if pin.member is not None and location == pin.source:
+        data = tar_member(data, pin.member, f"{pin.label}: {location}")
+        location = f"{location} ({pin.member})"
     actual = sha256_hex(data)
     if actual != pin.sha256:
         raise CodegenError(
@@ -181,6 +186,23 @@ def fetch_extension_verified(
         )
     parse_schema(data, location)
     return data
+
+
+def tar_member(data: bytes, member: str, origin: str) -> bytes:
+    """The bytes of one regular file of a (gzipped) tarball, as an npm package publishes it."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+            info = tar.getmember(member)
+            handle = tar.extractfile(info) if info.isfile() else None
+            if handle is None:
+                raise CodegenError(f"{origin}: {member} is not a regular file")
+            if info.size > MAX_SCHEMA_BYTES:
+                raise CodegenError(f"{origin}: {member} is larger than {MAX_SCHEMA_BYTES} bytes")
+            return handle.read()
+    except KeyError:
+        raise CodegenError(f"{origin}: the tarball has no member {member}") from None
+    except (tarfile.TarError, OSError, EOFError):
+        raise CodegenError(f"{origin}: not a readable tarball (tar, gzipped or not)") from None
 
 
 def load_pinned_extension(pin: ExtensionPin, schema_dir: Path) -> dict:

@@ -31,8 +31,14 @@ OPTIONS: dict[str, Any] = {
     "target_python_version": PythonVersion.PY_311,
     "base_class": f"{BASE_MODULE}.WireModel",
     "type_overrides": {"JSONValue": f"{BASE_MODULE}.JSONValue"},
-    # Bytes and URIs stay the strings they are on the wire (no Base64Str / AnyUrl rewriting).
-    "type_mappings": ["string+uri=string", "string+byte=string", "string+uri-template=string"],
+    # Bytes, URIs and timestamps stay the strings they are on the wire (no Base64Str, AnyUrl,
+    # datetime rewriting: the model keeps what it read).
+    "type_mappings": [
+        "string+uri=string",
+        "string+byte=string",
+        "string+uri-template=string",
+        "string+date-time=string",
+    ],
     # JSON numbers and booleans are read exactly as JSON types them: no `true` as 1, no "12" as
     # 12, no 1 as `true` (pydantic's lax mode would coerce them, and change the message).
     "strict_types": [StrictTypes.int, StrictTypes.float, StrictTypes.bool],

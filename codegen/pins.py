@@ -162,7 +162,7 @@ def render_pins(pins: dict[str, Pin], existing: str | None = None) -> str:
 # ---------------------------------------------------------------------- extensions
 
 EXTENSION_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
-_EXTENSION_KEYS = {"name", "sha256", "source", "built_on", "task_methods"}
+_EXTENSION_KEYS = {"name", "sha256", "source", "member", "built_on", "task_methods"}
 
 
 @dataclass(frozen=True)
@@ -177,6 +177,8 @@ class ExtensionPin:
     # theirs); newer revisions of the same era get it where it still fits (codegen.carry)
     built_on: tuple[str, ...]
     task_methods: tuple[str, ...]  # methods its specification lets a server answer with a task
+    # the schema's path inside `source` when upstream publishes it in a tarball (an npm package)
+    member: str | None = None
 
     @property
     def label(self) -> str:
@@ -211,6 +213,7 @@ def read_extension_pins(path: Path) -> dict[str, ExtensionPin]:
             raise CodegenError(f"{where} unknown key {unknown[0]!r} (allowed: {allowed})")
         name, sha, source = table.get("name"), table.get("sha256"), table.get("source")
         built_on, methods = table.get("built_on"), table.get("task_methods", [])
+        member = table.get("member")
         if not isinstance(name, str) or not EXTENSION_NAME.match(name):
             raise CodegenError(f"{where} name must be a lowercase Python identifier")
         if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
@@ -227,9 +230,11 @@ def read_extension_pins(path: Path) -> dict[str, ExtensionPin]:
             )
         if not isinstance(methods, list) or not all(isinstance(m, str) for m in methods):
             raise CodegenError(f"{where} task_methods must be a list of method names")
+        if member is not None and (not isinstance(member, str) or not member):
+            raise CodegenError(f"{where} member must be a non-empty path inside the source")
         if any(p.name == name for p in pins.values()):
             raise CodegenError(f"{where} name {name!r} is taken by another extension")
         pins[ext_id] = ExtensionPin(
-            ext_id, name, sha, source, tuple(sorted(set(built_on))), tuple(methods)
+            ext_id, name, sha, source, tuple(sorted(set(built_on))), tuple(methods), member
         )
     return dict(sorted(pins.items()))

@@ -308,6 +308,64 @@ SCENARIOS: dict[str, list[Step]] = {
     ],
 }
 
+
+# MCP Apps (io.modelcontextprotocol/ui): an app tool, its ui:// page listed and read.
+APP_PAGE = "ui://clock/app.html"
+APP_MIME = "text/html;profile=mcp-app"
+
+
+def app_tool(uri: str) -> dict[str, Any]:
+    return {
+        "name": "clock",
+        "inputSchema": {"type": "object"},
+        "_meta": {"ui": {"resourceUri": uri}},
+    }
+
+
+def listed(id: Any, key: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+    return complete(id, **{key: items}, ttlMs=0, cacheScope="private")
+
+
+def app_page(mime: str = APP_MIME, ui: dict[str, Any] | None = None) -> dict[str, Any]:
+    page = {"uri": APP_PAGE, "mimeType": mime, "text": "<p>clock</p>"}
+    return {**page, "_meta": {"ui": ui}} if ui is not None else page
+
+
+APP_META = {"csp": {"connectDomains": ["https://api.example.com"]}, "prefersBorder": True}
+SCENARIOS |= {
+    "clean-apps": [
+        ("c", modern(1, "tools/list")),
+        ("s", listed(1, "tools", [app_tool(APP_PAGE)])),
+        ("c", modern(2, "resources/list")),
+        ("s", listed(2, "resources", [{"uri": APP_PAGE, "name": "clock", "mimeType": APP_MIME}])),
+        ("c", modern(3, "resources/read", {"uri": APP_PAGE})),
+        ("s", listed(3, "contents", [app_page(ui=APP_META)])),
+    ],
+    "apps.tool-meta": [
+        ("c", modern(1, "tools/list")),
+        ("s", listed(1, "tools", [app_tool("https://example.com/clock.html")])),
+    ],
+    "apps.resource-mime": [
+        ("c", modern(1, "resources/read", {"uri": APP_PAGE})),
+        ("s", listed(1, "contents", [app_page(mime="text/html")])),
+    ],
+    "apps.resource-meta": [
+        ("c", modern(1, "resources/read", {"uri": APP_PAGE})),
+        ("s", listed(1, "contents", [app_page(ui={"csp": {"scriptDomains": ["https://x"]}})])),
+    ],
+    "apps.unlisted-resource": [
+        ("c", modern(1, "tools/list")),
+        ("s", listed(1, "tools", [app_tool(APP_PAGE)])),
+        ("c", modern(2, "resources/list")),
+        (
+            "s",
+            listed(
+                2, "resources", [{"uri": "ui://other/page.html", "name": "o", "mimeType": APP_MIME}]
+            ),
+        ),
+    ],
+}
+
 EXPECTED: dict[str, tuple[str, str, str] | None] = {
     "clean-legacy": None,
     "clean-modern": None,
@@ -348,6 +406,15 @@ EXPECTED: dict[str, tuple[str, str, str] | None] = {
     "resource.not-subscribed": ("resource.not-subscribed", "$.params.uri", "error"),
     "clean-subscribed": None,
     "result.input-required": ("result.input-required", "$.result.resultType", "error"),
+    "clean-apps": None,
+    "apps.tool-meta": ("apps.tool-meta", "$.result.tools.0._meta.ui.resourceUri", "error"),
+    "apps.resource-mime": ("apps.resource-mime", "$.result.contents.0.mimeType", "error"),
+    "apps.resource-meta": ("apps.resource-meta", "$.result.contents.0._meta.ui", "error"),
+    "apps.unlisted-resource": (
+        "apps.unlisted-resource",
+        "$.result.tools.0._meta.ui.resourceUri",
+        "error",
+    ),
 }
 # What else a scenario's one broken rule makes the codec say.
 ALSO: dict[str, set[str]] = {"result.input-required": {"frame.schema"}}

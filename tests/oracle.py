@@ -25,11 +25,23 @@ def official_definitions(revision: str) -> dict[str, Any]:
     return official_schema(revision)[defs_key(revision)]
 
 
+@functools.cache
+def reference_table(revision: str) -> dict[str, Any]:
+    """The definitions a `#/$defs/...` reference may name: the top ones and, as the extension
+    generator reads them, those nested in one (the MCP Apps schema's definitions were each
+    generated standalone, and their references name their own nested `$defs`)."""
+    table = dict(official_definitions(revision))
+    for node in official_definitions(revision).values():
+        for sub, schema in (node.get("$defs") or {}).items():
+            assert table.setdefault(sub, schema) == schema, sub
+    return table
+
+
 def definition_schema(revision: str, name: str) -> dict[str, Any]:
     """A standalone schema for one definition: a `$ref` to it, the whole defs table, the dialect."""
     schema = official_schema(revision)
     key = defs_key(revision)
-    return {"$schema": schema["$schema"], "$ref": f"#/{key}/{name}", key: schema[key]}
+    return {"$schema": schema["$schema"], "$ref": f"#/{key}/{name}", key: reference_table(revision)}
 
 
 @functools.cache

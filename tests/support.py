@@ -64,7 +64,11 @@ SCHEMAS = (*REVISIONS, *EXTENSIONS)
 def official_schema(name: str) -> dict:
     """A revision's official schema, or an extension's ("<revision>+<name>")."""
     if name in EXTENSIONS:
-        path = SHARED / "mcp-spec" / "ext" / EXTENSIONS[name][1].name / "schema.json"
+        # the shared mirror's copy, else the one `make fetch` brought from the pinned source
+        ext = EXTENSIONS[name][1].name
+        path = SHARED / "mcp-spec" / "ext" / ext / "schema.json"
+        if not path.is_file():
+            path = ROOT / "schema" / "ext" / ext / "schema.json"
     else:
         path = MIRROR / name / "schema.json"
     return json.loads(path.read_text(encoding="utf-8"))

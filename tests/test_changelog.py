@@ -158,10 +158,12 @@ def test_cli_diff_legacy_to_modern() -> None:
     assert result.exit_code == 0, result.stderr
     assert result.stderr == ""
     text = result.stdout
-    tasks = "io.modelcontextprotocol/tasks"
+    tasks, apps = "io.modelcontextprotocol/tasks", "io.modelcontextprotocol/ui"
     fits = [
         f"{tasks} on 2025-11-25: not applicable (older than 2026-07-28)",
         f"{tasks} on 2026-07-28: pinned",
+        f"{apps} on 2025-11-25: pinned",  # MCP Apps: built on both
+        f"{apps} on 2026-07-28: pinned",
     ]
     assert text == changelog(revision_ir("2025-11-25"), revision_ir("2026-07-28"), fits)
     assert text.startswith(diff("2025-11-25", "2026-07-28").rstrip("\n") + "\n\n## Extensions\n")
@@ -199,10 +201,12 @@ def test_cli_diff_adds_elicitation_and_drops_batching() -> None:
     s = sections(result.stdout)
     assert leading_names(s["Methods added"]) == ["elicitation/create"]
     assert s["Methods removed"] == []
-    tasks = "io.modelcontextprotocol/tasks"
+    tasks, apps = "io.modelcontextprotocol/tasks", "io.modelcontextprotocol/ui"
     assert s["Extensions"] == [
         f"{tasks} on 2025-03-26: not applicable (older than 2026-07-28)",
         f"{tasks} on 2025-06-18: not applicable (older than 2026-07-28)",
+        f"{apps} on 2025-03-26: not applicable (older than 2025-11-25)",
+        f"{apps} on 2025-06-18: not applicable (older than 2025-11-25)",
     ]
 
 

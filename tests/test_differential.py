@@ -36,7 +36,15 @@ from hypothesis_jsonschema import from_schema
 from hypothesis_jsonschema._canonicalise import HypothesisRefResolutionError
 
 from tests import oracle as oracle_module
-from tests.oracle import adapter, dump, first_difference, json_equal, official_definitions, oracle
+from tests.oracle import (
+    adapter,
+    dump,
+    first_difference,
+    json_equal,
+    official_definitions,
+    oracle,
+    reference_table,
+)
 from tests.support import SCHEMAS, official_schema
 
 pytestmark = pytest.mark.slow
@@ -96,7 +104,7 @@ def generation_schema(revision: str, name: str) -> dict[str, Any]:
     - hypothesis-jsonschema cannot unfold recursive references, so where a definition would
       nest inside itself more than RECURSION_DEPTH times it is `false` (not drawn) instead.
     """
-    defs = official_definitions(revision)
+    defs = reference_table(revision)
     dialect = official_schema(revision)["$schema"]
     siblings_apply = "draft-07" not in dialect  # draft-07 ignores the siblings of a `$ref`
 
@@ -371,9 +379,26 @@ def finite_values(schema: Any) -> list[Any] | None:
         parts = [finite_values(part) for part in schema["anyOf"]]
         return None if any(p is None for p in parts) else [v for p in parts if p for v in p]
     closed = schema.get("additionalProperties") in (False, {"not": {}})
-    if schema.get("type") == "object" and closed and not schema.get("properties"):
-        return [{}]
+    if schema.get("type") == "object" and closed:
+        return _finite_objects(schema)
     return None
+
+
+def _finite_objects(schema: dict[str, Any]) -> list[Any] | None:
+    """Every instance of a closed object whose members each have few values (absent too when
+    optional): an extension's notification with a constant method and empty params, say."""
+    out: list[dict[str, Any]] = [{}]
+    required = set(schema.get("required") or ())
+    for name, member in (schema.get("properties") or {}).items():
+        values = finite_values(member)
+        if values is None:
+            return None
+        choices: list[Any] = values if name in required else [_ABSENT, *values]
+        out = [o | ({} if v is _ABSENT else {name: v}) for o in out for v in choices]
+    return out
+
+
+_ABSENT = object()
 
 
 def assert_enough(revision: str, name: str, instances: list[Any]) -> None:

@@ -52,6 +52,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpio.elicitation",
             "mcpio.content",
             "mcpio.options",
+            "mcpio.apps",
         ),
     ),
     (

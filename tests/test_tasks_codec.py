@@ -106,10 +106,15 @@ def test_an_unknown_extension_is_a_clear_lookup_error() -> None:
     with pytest.raises(LookupError) as info:
         PLAIN.with_extensions("com.example/nope")
     assert str(info.value) == (
-        "unknown extension 'com.example/nope' for revision 2026-07-28 " f"(known: {TASKS})"
+        "unknown extension 'com.example/nope' for revision 2026-07-28 "
+        f"(known: {TASKS}, io.modelcontextprotocol/ui)"
     )
-    with pytest.raises(LookupError, match=r"for revision 2025-11-25 \(known: none\)"):
+    with pytest.raises(
+        LookupError, match=r"for revision 2025-11-25 \(known: io.modelcontextprotocol/ui\)"
+    ):
         mcp_wire.codec("2025-11-25").with_extensions(TASKS)
+    with pytest.raises(LookupError, match=r"for revision 2025-06-18 \(known: none\)"):
+        mcp_wire.codec("2025-06-18").with_extensions(TASKS)
     with pytest.raises(TypeError, match="extension ids are strings"):
         PLAIN.with_extensions(b"io.modelcontextprotocol/tasks")  # type: ignore[arg-type]
 

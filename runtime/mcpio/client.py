@@ -21,6 +21,8 @@ import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
+from mcpio.apps import UI_EXTENSION
+from mcpio.apps import client_capability as apps_capability
 from mcpio.bearer import BearerToken
 from mcpio.client_connect import checked_target, negotiate, open_transport, principal, server_key
 from mcpio.client_frames import LOG_LEVEL_KEY as LOG_LEVEL_KEY  # (named here too)
@@ -116,6 +118,7 @@ class Client:
         http: httpx.AsyncClient | None = None,
         tasks: bool = False,
         cache: ResultCache | bool = True,
+        apps: bool = False,
     ) -> None:
         self._target = target = checked_target(target, mode, auth, headers)
         self.mode = mode
@@ -134,6 +137,7 @@ class Client:
         self._headers = dict(headers or {})  # on every HTTP request
         self._http = http  # for an http(s) target: the httpx client to use (TLS, proxies, mocks)
         self.tasks = tasks  # takes tasks: declares the extension (legacy: the tasks capability)
+        self.apps = apps  # renders MCP Apps: declares io.modelcontextprotocol/ui (mcpio.apps)
         self.codec: Codec | None = None
         self.revision: str | None = None
         self.server_info: pub.Implementation | None = None
@@ -179,6 +183,8 @@ class Client:
             caps["extensions"] = {TASKS_EXTENSION: {}}
         elif self.tasks:
             caps["tasks"] = {}  # no request of ours runs as a task (nothing to list or cancel)
+        if self.apps:  # both eras: 2025-11-25 hosts declare it too (an extra member there)
+            caps.setdefault("extensions", {})[UI_EXTENSION] = apps_capability()
         return caps
 
     @staticmethod

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 
 import mcp_wire
+from mcpio import ext_methods
 from mcpio.client_inputs import Callbacks
 from mcpio.context import URL_ELICITATION_SINCE
 from mcpio.errors import McpError, NegotiationError, RequestTimeout
@@ -198,7 +199,10 @@ async def initialize(client: Client, version: str, *, exact: bool) -> None:
         capabilities.pop("elicitation", None)  # URL mode alone: nothing to offer there
     params = {
         "protocolVersion": version,
-        "capabilities": fit(models.ClientCapabilities, capabilities),
+        "capabilities": {
+            **fit(models.ClientCapabilities, capabilities),
+            **ext_methods.legacy_extensions(capabilities),  # MCP Apps' there too
+        },
         "clientInfo": fit(models.Implementation, client.info.model_dump(exclude_unset=True)),
     }
     raw = await client._exchange(codec, "initialize", params, client.timeout)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import anyio
 import pydantic
 
+from mcpio import apps
 from mcpio.bus import Bus
 from mcpio.connection import ServerConnection
 from mcpio.context import Context, InputRequired, MethodHandler, RetriedInputs
@@ -220,6 +221,7 @@ class Server:
         run_in_thread: bool = True,
         retry: Literal["never", "safe"] = "never",
         icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
+        app: apps.UiApp | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -238,14 +240,17 @@ class Server:
         run_in_thread: bool = True,
         retry: Literal["never", "safe"] = "never",
         icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
+        app: apps.UiApp | None = None,
     ) -> Callable[[F], F] | F:
         """Register a tool, bare or called. Its input schema comes from the type hints unless
         given (a `Context` parameter receives the request context), its output schema from the
         return annotation (`mcpio.structured`) unless given or `structured_output=False`.
         Errors, content helpers, `task`/`defer_task`/`retry` and `run_in_thread`: see the README
-        ("Writing servers", "Tasks")."""
+        ("Writing servers", "Tasks"); `app`: the MCP App it shows (`mcpio.apps`)."""
         if callable(name):
             return self.tool()(name)
+        if app is not None:
+            meta = {**(meta or {}), "ui": app.meta()}
 
         def register(fn: F) -> F:
             entry = tool_entry(
@@ -415,6 +420,40 @@ class Server:
 
         return register
 
+    def app_resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: Mapping[str, Any] | Any = None,
+        permissions: Mapping[str, Any] | Any = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        run_in_thread: bool = True,
+        cache: CacheHint | None = None,
+    ) -> Callable[[F], F]:
+        """Register the HTML page of an MCP App at a `ui://` URI: the function returns the HTML,
+        served as `text/html;profile=mcp-app` with `_meta.ui` (CSP, permissions, domain, border:
+        `mcpio.apps.ui_resource_meta`) on the listed resource and on the read contents."""
+        if not uri.startswith(apps.UI_SCHEME):
+            raise ValueError(f"an app resource's URI must be a ui:// URI, not {uri!r}")
+        meta = {"ui": apps.ui_resource_meta(csp, permissions, domain, prefers_border)}
+
+        def register(fn: F) -> F:
+            served = apps.with_meta(fn, uri, meta)
+            self.resource(
+                uri, name=name, title=title, description=description,
+                mime_type=apps.UI_MIME_TYPE, run_in_thread=run_in_thread, cache=cache,
+            )(served)  # fmt: skip
+            entry = self.resources[uri]
+            listed = entry.definition.model_dump(by_alias=True, exclude_unset=True)
+            entry.definition = type(entry.definition).model_validate({**listed, "_meta": meta})
+            return fn
+
+        return register
+
     def resource_template(
         self,
         uri_template: str,
@@ -558,6 +597,10 @@ class Server:
         extensions = dict(self.extension_settings)
         if self.task_support:
             extensions[TASKS_EXTENSION] = {}
+        if apps.serves_apps(
+            e.definition.meta for e in (*self.tools.values(), *self.resources.values())
+        ):
+            extensions[apps.UI_EXTENSION] = {}
         if extensions:
             caps["extensions"] = extensions
         return pub.ServerCapabilities.model_validate(caps)
@@ -618,7 +661,10 @@ class Server:
         return pub.DiscoverResult.model_validate(data)
 
     async def _list_tools(self, ctx: Context, params: Any) -> pub.ListToolsResult:
-        tools, cursor = self._page(ctx, params, "tools/list", self.tools)
+        table = self.tools
+        if not apps.declares_apps(ctx.client_capabilities):  # app-only tools: for apps alone
+            table = {k: e for k, e in table.items() if not apps.app_only(e.definition.meta)}
+        tools, cursor = self._page(ctx, params, "tools/list", table)
         return pub.ListToolsResult(
             tools=[entry.definition for entry in tools],
             nextCursor=cursor,

@@ -7,9 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, overload
 
-from mcp_wire.v2026_07_28 import models as public
 from mcpio.wire.base import WireModel
 from mcpio.wire.codec import Codec, LenientResponse, PublicMapping
+
+if TYPE_CHECKING:
+    from .ext.apps.codec import Codec2025_11_25Apps
+from mcp_wire.v2026_07_28 import models as public
 
 from . import dispatch
 from . import models as m
@@ -364,6 +367,9 @@ class Codec2025_11_25(Codec):
             "io.modelcontextprotocol/protocolVersion",
         }
     )
+    extensions = {
+        "io.modelcontextprotocol/ui": "mcp_wire.v2025_11_25.ext.apps.codec",
+    }
 
     if TYPE_CHECKING:
         # Declarations for type checkers only: what the methods (Codec's) return in this
@@ -546,6 +552,12 @@ class Codec2025_11_25(Codec):
         @overload
         def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> ErrorFrame: ...
         def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> Any: ...
+
+        @overload
+        def with_extensions(self, *extensions: Literal["io.modelcontextprotocol/ui"]) -> Codec2025_11_25Apps: ...
+        @overload
+        def with_extensions(self, *extensions: str) -> Codec: ...
+        def with_extensions(self, *extensions: str) -> Any: ...
         # fmt: on
 
 

@@ -15,6 +15,7 @@ from mcpio.wire.codec import Codec, Envelope, LenientResponse, PublicMapping
 from mcpio.wire.modern import ModernCodec, result_discriminator
 
 if TYPE_CHECKING:
+    from .ext.apps.codec import Codec2026_07_28Apps
     from .ext.tasks.codec import Codec2026_07_28Tasks
 
 from . import dispatch
@@ -196,6 +197,7 @@ class Codec2026_07_28(ModernCodec):
     cache_defaults = {"ttlMs": 0, "cacheScope": "private"}
     extensions = {
         "io.modelcontextprotocol/tasks": "mcp_wire.v2026_07_28.ext.tasks.codec",
+        "io.modelcontextprotocol/ui": "mcp_wire.v2026_07_28.ext.apps.codec",
     }
     meta_key = re.compile(
         r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*/)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?"
@@ -337,6 +339,8 @@ class Codec2026_07_28(ModernCodec):
 
         @overload
         def with_extensions(self, *extensions: Literal["io.modelcontextprotocol/tasks"]) -> Codec2026_07_28Tasks: ...
+        @overload
+        def with_extensions(self, *extensions: Literal["io.modelcontextprotocol/ui"]) -> Codec2026_07_28Apps: ...
         @overload
         def with_extensions(self, *extensions: str) -> Codec: ...
         def with_extensions(self, *extensions: str) -> Any: ...

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_wire
+from mcpio.inspect import apps as apps_rules
 from mcpio.inspect.rules import Direction, Finding, json_path
 from mcpio.inspect.stateful import (
     Shared,
@@ -228,7 +229,7 @@ class Checker:
             if pending.method not in LONG_LIVED
         ]
         self.state.pending.clear()
-        return found
+        return found + apps_rules.unlisted(self.shared.apps)
 
     # ------------------------------------------------------------------ decoding
 
@@ -580,6 +581,9 @@ class Checker:
     ) -> Iterator[Finding]:
         if pending.method == "server/discover":
             self.state.server_capabilities = _obj(result.get("capabilities"))
+        yield from apps_rules.result_findings(
+            direction, pending.method, result, self.shared.apps, pending.index
+        )
         if pending.method == "tools/list":
             for tool in result.get("tools") or ():
                 if type(tool) is dict and type(tool.get("name")) is str:

@@ -22,6 +22,9 @@ _BASIC = "basic#messages"
 _LIFECYCLE = "basic/lifecycle"
 _HTTP = "basic/transports#streamable-http"
 _PROGRESS = "basic/utilities/progress"
+# The MCP Apps extension (io.modelcontextprotocol/ui), specified in its own repository.
+_APPS = "ext-apps: specification/2026-01-26/apps"
+_APP_MIME = "text/html;profile=mcp-app"
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -138,6 +141,30 @@ RULES: dict[str, Rule] = {
             "warning",
             f"{_HTTP}#protocol-version-header",
             "a legacy request after initialize without the negotiated MCP-Protocol-Version",
+        ),
+        Rule(
+            "apps.tool-meta",
+            "error",
+            _APPS,
+            "a tool's _meta.ui that is no McpUiToolMeta or names no ui:// resource",
+        ),
+        Rule(
+            "apps.resource-mime",
+            "error",
+            _APPS,
+            f"a ui:// resource not served as {_APP_MIME}",
+        ),
+        Rule(
+            "apps.resource-meta",
+            "error",
+            _APPS,
+            "a ui:// resource's _meta.ui (CSP, permissions) that is no McpUiResourceMeta",
+        ),
+        Rule(
+            "apps.unlisted-resource",
+            "error",
+            _APPS,
+            "a tool's _meta.ui.resourceUri that the server's resources/list does not list",
         ),
     )
 }

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpio.extras import needs
+from mcpio.inspect.apps import AppsSeen
 from mcpio.transports.http_rules import check_params, param_headers
 from mcpio.wire.errors import ProtocolError
 
@@ -22,6 +23,7 @@ class Shared:
 
     issued_states: set[str] = field(default_factory=lambda: set())
     tools: dict[str, dict[str, Any]] = field(default_factory=lambda: {})  # name -> tool
+    apps: AppsSeen = field(default_factory=AppsSeen)  # MCP Apps: resources listed, tools' UIs
 
 
 @functools.cache
