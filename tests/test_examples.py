@@ -3,7 +3,8 @@
 An example under examples/ is one of three kinds. Most are scripts: run with this interpreter
 (the checkout's mcpgen installed), they must exit 0 and print exactly the lines of their closing
 `# Output:` comment. SERVERS are started by other examples (a client example runs its server over
-stdio) and by the test below (the quick start's server over HTTP). DEFINED ones need what a test
+stdio), by the test below (the quick start's server over HTTP) or by their own test
+(tests/test_apps_example.py). DEFINED ones need what a test
 cannot have (a browser, an authorization server, Redis): they run as a module, not as
 `__main__`, so their imports and definitions run and their main does not. A new example is a
 script unless it is named here, so it must say what it prints. The scripts run four at a time.
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.slow
 EXAMPLES = ROOT / "examples"
 DOCS = ROOT / "docs"
 TIMEOUT = 90
-SERVERS = {"everything_server.py", "quickstart_server.py", "deploy_server.py"}
+SERVERS = {"everything_server.py", "quickstart_server.py", "deploy_server.py", "apps_server.py"}
 DEFINED = {"oauth_client.py", "auth_server.py", "redis_bus.py", "gateway.py"}
 FILES = sorted(p.name for p in EXAMPLES.glob("*.py"))
 SCRIPTS = [name for name in FILES if name not in SERVERS | DEFINED]
