@@ -163,7 +163,11 @@ def fetch_cmd(project: Project, revisions: tuple[str, ...], mirror: Path | None)
         # its fetch to the pinned source (the network, usually), and that should not be silent.
         origin = ""
         if location == str(path):
-            origin = " (kept: added from a local file, no source to fetch from)"
+            origin = (
+                " (kept: it matches its pin)"
+                if rev in ext_pins and ext_pins[rev].source
+                else " (kept: added from a local file, no source to fetch from)"
+            )
         elif location != mirrored.get(rev):
             origin = f" (from {location})"
         click.echo(f"{rev}: {path.relative_to(project.root)} ok{origin}")

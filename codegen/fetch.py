@@ -158,17 +158,27 @@ def extension_path(schema_dir: Path, pin: ExtensionPin) -> Path:
 
 def extension_location(pin: ExtensionPin, mirror: Path | None, fetched: Path | None = None) -> str:
     """Where a pinned extension is fetched from: the mirror's `ext/<name>/schema.json` (in the
-    mirror folder, or beside it as in ../shared/mcp-spec), else its source."""
+    mirror folder, or beside it as in ../shared/mcp-spec), else the copy fetched before if it
+    still matches its pin (no download on every `make`), else its source."""
     if mirror is not None:
         for base in (mirror, mirror.parent):
             candidate = base / "ext" / pin.name / "schema.json"
             if candidate.is_file():
                 return str(candidate)
+    if fetched is not None and _matches(fetched, pin.sha256):
+        return str(fetched)
     if pin.source is not None:
         return pin.source
     if fetched is not None and fetched.is_file():
         return str(fetched)
     raise CodegenError(f"{pin.label}: not in the mirror, and no source to fetch it from")
+
+
+def _matches(path: Path, sha256: str) -> bool:
+    try:
+        return path.is_file() and sha256_hex(path.read_bytes()) == sha256
+    except OSError:
+        return False
 
 
 def fetch_extension_verified(

@@ -89,6 +89,24 @@ def test_fetch_takes_the_schema_out_of_the_package_tarball(tmp_path: Path) -> No
     assert target.read_bytes() == FETCHED.read_bytes()
 
 
+def test_a_copy_fetched_before_that_matches_its_pin_is_not_downloaded_again(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path / "p")
+    package = tarball({MEMBER: FETCHED.read_bytes()})
+    target = pin_tarball(project, package)
+    assert run("--root", project, "fetch", UI).exit_code == 0
+    (tmp_path / "ext-apps.tgz").unlink()  # the source gone: only the fetched copy is left
+
+    again = run("--root", project, "fetch", UI)
+
+    assert again.exit_code == 0, again.output
+    assert again.stdout.startswith(f"{UI}: schema/ext/apps/schema.json ok (kept: it matches")
+    assert target.read_bytes() == FETCHED.read_bytes()
+    target.write_bytes(FETCHED.read_bytes() + b" ")  # changed: not trusted, the source is read
+    assert run("--root", project, "fetch", UI).exit_code != 0
+
+
 @pytest.mark.parametrize(
     ("package", "fragment"),
     [
