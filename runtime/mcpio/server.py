@@ -134,14 +134,7 @@ class Server:
         self.method_cache_hints: dict[str, CacheHint] = dict(method_cache_hints or {})
         self.list_page_size = list_page_size
         self.request_timeout = request_timeout  # for the server's own requests (legacy inputs)
-        self.tools: dict[str, ToolEntry] = {}
-        self._param_headers: dict[str, tuple[ToolEntry, ParamHeaders]] = {}
-        self.resources: dict[str, ResourceEntry] = {}
-        self.templates: dict[str, ResourceEntry] = {}
-        self.prompts: dict[str, PromptEntry] = {}
-        self.completion: CompletionFn | None = None
-        self.completion_threaded = True
-        self.routes: list[Route] = []  # `custom_route`: served by `http_app` beside /mcp
+        self._registries()
         self.mask_error_details = mask_error_details
         self.middleware: list[MiddlewareFn] = list(middleware)
         self._pipeline: tuple[tuple[MiddlewareFn, ...], Callable[[Call], Awaitable[Any]]] | None
@@ -156,6 +149,17 @@ class Server:
         self.task_support: dict[str, TaskSupport] = {}  # task tools: their taskSupport
         self.deferred_tasks: set[str] = set()
         self.retry_safe: set[str] = set()
+
+    def _registries(self) -> None:
+        """What the decorators register, empty."""
+        self.tools: dict[str, ToolEntry] = {}
+        self._param_headers: dict[str, tuple[ToolEntry, ParamHeaders]] = {}
+        self.resources: dict[str, ResourceEntry] = {}
+        self.templates: dict[str, ResourceEntry] = {}
+        self.prompts: dict[str, PromptEntry] = {}
+        self.completion: CompletionFn | None = None
+        self.completion_threaded = True
+        self.routes: list[Route] = []  # `custom_route`: served by `http_app` beside /mcp
         # Methods of extensions outside the revisions' schemas (`mcpio.ext_methods`): plain
         # params in, a plain result out; and what `capabilities.extensions` declares of them.
         self.extension_methods: dict[str, MethodHandler] = {}

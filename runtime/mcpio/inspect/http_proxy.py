@@ -113,6 +113,25 @@ class ProxyApp:
         new_session = response.headers.get(SESSION)
         if new_session is not None and session is None:
             self.sessions[new_session] = checker  # before the client can read the session id
+        asked = _request_ids(body) if method == "POST" else set()
+        gone = await self._pass_on(response, receive, send, checker, session, method, asked)
+        if method == "DELETE" and session is not None and response.status_code < 300:
+            self.sessions.pop(session, None)
+        if session is None and new_session is None:
+            self.checks.add(lambda: self._exchange_over(checker, gone))
+        self._forwarded()
+
+    async def _pass_on(
+        self,
+        response: httpx.Response | LeanResponse,
+        receive: Receive,
+        send: Send,
+        checker: Checker,
+        session: str | None,
+        method: str,
+        asked: set[Any],
+    ) -> bool:
+        """Relays the upstream's answer to the client; True if the client left before its end."""
         gone = False
         try:
             async with anyio.create_task_group() as group:
@@ -124,17 +143,12 @@ class ProxyApp:
                     group.cancel_scope.cancel()  # the client left: stop reading upstream
 
                 group.start_soon(watch)
-                asked = _request_ids(body) if method == "POST" else set()
                 await self._relay(response, send, checker, session, method, asked)
                 group.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 await response.aclose()  # closes the upstream stream, whoever ended it
-        if method == "DELETE" and session is not None and response.status_code < 300:
-            self.sessions.pop(session, None)
-        if session is None and new_session is None:
-            self.checks.add(lambda: self._exchange_over(checker, gone))
-        self._forwarded()
+        return gone
 
     def _exchange_over(self, checker: Checker, gone: bool) -> None:
         """A modern exchange's end, once its frames were checked."""
