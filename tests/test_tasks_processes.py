@@ -318,13 +318,18 @@ async def test_workers_survive_a_kill_and_a_rolling_restart(tmp_path: Path) -> N
         await store.close()
 
         logs = runs_in_logs(workers)
-        retried = 0
+        retried = lost_claims = 0
         reasons: set[str] = set()
         for task_id, (tool, seconds, label) in plan.items():
             record, lines = final[task_id], logs.get(task_id, [])
             runs = [w for what, w in lines if what == "run"]
             completions = [w for what, w in lines if what == "completed"]
-            assert len(runs) == record.attempts, (record, lines)
+            # the store also counts a claim the SIGKILLed worker made and never ran (killed
+            # between the store's answer and its log line): one per task at most
+            unlogged = record.attempts - len(runs)
+            assert unlogged in (0, 1) and record.attempts >= 1, (record, lines)
+            lost_claims += unlogged
+            runs = runs or [a.name]
             if record.status == "completed":
                 assert record.result is not None
                 assert record.result["content"][0]["text"] == f"computed {label} after {seconds} s"
@@ -351,6 +356,9 @@ async def test_workers_survive_a_kill_and_a_rolling_restart(tmp_path: Path) -> N
                 else:
                     assert record.status == "completed", (record, lines)
         assert retried >= 1, "the killed worker's retry-safe task should have run again"
+        assert (
+            lost_claims <= 4
+        ), f"{lost_claims} claims without a run: more than the killed had slots"
         assert expected and expected <= reasons, (expected, reasons)
     finally:
         for process in sorted(reversed(processes), key=lambda p: p.name == "redis"):
