@@ -131,3 +131,69 @@ async def test_unknown_tools_do_not_list_the_target_again() -> None:
                 await client.call_tool("nope", {})
         assert (await client.call_tool("greet", {"name": "Al"})).content[0].text == "Hello, Al!"  # type: ignore[union-attr]
     assert listings == ["tools/list"]
+
+
+def modern_target() -> Server:
+    """A 2026-07-28-only target whose task tools are task-required (one asks inside its task)."""
+    server = Server("target")
+    server.task_runs = 0  # type: ignore[attr-defined]
+
+    @server.tool()
+    def greet(name: str) -> str:
+        return f"Hello, {name}!"
+
+    @server.tool(task="required")
+    async def job() -> str:
+        server.task_runs += 1  # type: ignore[attr-defined]
+        return "done"
+
+    @server.tool(task="required")
+    async def asks_inside(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", NAME)
+        return f"Hi {(answer.content or {}).get('name')}"
+
+    @server.tool(task="optional")
+    async def two_questions(ctx: Context) -> str:
+        answers = await ctx.ask({"a": Elicit("A?", NAME), "b": Elicit("B?", NAME)})
+        return "+".join(str((answers[k].content or {}).get("name")) for k in ("a", "b"))
+
+    return server
+
+
+@pytest.mark.parametrize("client_mode", ["2026-07-28", "2025-11-25"])
+async def test_a_modern_targets_task_tools_through_the_proxy(client_mode: str) -> None:
+    """In front of a 2026-07-28 target, a task call goes to the target as one (its Tasks
+    extension declared on that call): a task-required tool runs there, its question answered."""
+    target = modern_target()
+    proxy = proxy_server(target, mode="2026-07-28")
+    async with Client(proxy, mode=client_mode, tasks=True, elicitation=elicit) as client:
+        with anyio.fail_after(30):
+            await client.list_tools()
+            for name, text in [
+                ("job", "done"),
+                ("asks_inside", "Hi Name"),
+                ("two_questions", "A+B"),
+            ]:
+                handle = await client.start_tool(name, {})
+                assert isinstance(handle, TaskHandle), name
+                assert (await handle.result()).content[0].text == text  # type: ignore[union-attr]
+            # a sync tool: the target answers at once (a legacy client asked for a task: one)
+            greeted = await client.start_tool("greet", {"name": "Bo"})
+            assert isinstance(greeted, TaskHandle) == (client_mode == "2025-11-25")
+            if isinstance(greeted, TaskHandle):
+                greeted = await greeted.result()
+            assert greeted.content[0].text == "Hello, Bo!"  # type: ignore[union-attr]
+    assert target.task_runs == 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("client_mode", "code"), [("2026-07-28", -32021), ("2025-11-25", -32601)])
+async def test_a_modern_targets_task_only_tool_called_without_tasks(
+    client_mode: str, code: int
+) -> None:
+    target = modern_target()
+    proxy = proxy_server(target, mode="2026-07-28")
+    async with Client(proxy, mode=client_mode) as client:
+        with anyio.fail_after(30), pytest.raises(McpError) as caught:
+            await client.call_tool("job", {})
+    assert caught.value.code == code
+    assert target.task_runs == 0  # type: ignore[attr-defined]

@@ -26,7 +26,7 @@ from mcpio.apps import client_capability as apps_capability
 from mcpio.bearer import BearerToken
 from mcpio.client_connect import checked_target, negotiate, open_transport, principal, server_key
 from mcpio.client_frames import LOG_LEVEL_KEY as LOG_LEVEL_KEY  # (named here too)
-from mcpio.client_frames import RequestFrames
+from mcpio.client_frames import RequestFrames, with_tasks
 from mcpio.client_inputs import (
     Callbacks,
     Elicitation,
@@ -248,14 +248,18 @@ class Client:
         id: int | None = None,
         *,
         cancel: bool = True,
+        tasks: bool = False,
     ) -> bytes:
         """Send one request and return the raw response; a timeout or a cancelled caller cancels
-        the request on the wire too."""
+        the request on the wire too. `tasks`: a modern request declares the Tasks extension."""
         session = self._session
         if session is None:
             raise ConnectionClosed("the client is not connected")
         id = id if id is not None else session.next_id()
-        frame = codec.encode(codec.request(method, params, id=id, **self._envelope(codec)))
+        envelope = self._envelope(codec)
+        if tasks and envelope:
+            envelope["client_capabilities"] = with_tasks(envelope)
+        frame = codec.encode(codec.request(method, params, id=id, **envelope))
         try:
             return await session.request(id, frame, timeout)
         except BaseException as exc:
@@ -292,8 +296,9 @@ class Client:
     ) -> Any:
         """Any client->server method: public params in, the public result out. A modern server's
         `input_required` answers are resolved through the callbacks, then retried. A task
-        answered instead of a result (with `Client(tasks=True)`) comes back as a `TaskHandle`;
-        `task`: 2025-11-25's task augmentation (`params.task`) to send."""
+        answered instead of a result (with `Client(tasks=True)`, or `task`) comes back as a
+        `TaskHandle`; `task`: 2025-11-25's task augmentation (`params.task`) to send (2026-07-28:
+        the Tasks extension declared on this request alone)."""
         codec = self.codec
         if codec is None or self._session is None:
             raise ConnectionClosed("the client is not connected")
@@ -342,7 +347,7 @@ class Client:
             await self._given_up(codec, id, exc, True)
             raise
         else:
-            if self.tasks:
+            if self.tasks or task is not None:
                 created = created_task(raw)
                 if created is not None:
                     kept = progress is not None
@@ -372,7 +377,8 @@ class Client:
         if codec is None or self._session is None:
             raise ConnectionClosed("the client is not connected")
         codec = task_codec(codec)
-        return task_result(codec, method, await self._exchange(codec, method, params, self.timeout))
+        raw = await self._exchange(codec, method, params, self.timeout, tasks=True)
+        return task_result(codec, method, raw)
 
     async def list_tasks(self, cursor: str | None = None) -> dict[str, Any]:
         """2025-11-25 `tasks/list`: the tasks the server lets this client see (`tasks`, and

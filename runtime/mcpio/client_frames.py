@@ -12,6 +12,7 @@ import pydantic_core
 
 from mcpio.jsonrpc import plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
+from mcpio.protocol_rules import TASKS_EXTENSION
 from mcpio.wire.codec import Codec
 
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
@@ -58,12 +59,14 @@ class RequestFrames:
         if self.log_level is not None and codec.era == "modern":
             meta[LOG_LEVEL_KEY] = self.log_level
         payload = {**data, "_meta": meta} if meta else data
+        envelope = self.envelope(codec)
         if codec.revision != PUBLIC_REVISION and method in codec.public:
-            envelope = self.envelope(codec)
             payload = plain(codec.from_public(method, payload, "params", envelope=envelope))
         if task is not None and codec.era != "modern":
             payload = {**payload, "task": dict(task)}
-        built = codec.request(method, payload or None, id=id, **self.envelope(codec))
+        elif task is not None:  # 2026-07-28: this request takes a task (the extension declared)
+            envelope = {**envelope, "client_capabilities": with_tasks(envelope)}
+        built = codec.request(method, payload or None, id=id, **envelope)
         return codec.encode(built)
 
     def fast(self, codec: Codec, id: int, data: Mapping[str, Any], progress: bool) -> bytes | None:
@@ -101,6 +104,13 @@ class RequestFrames:
                 meta = plain(frame)["params"]["_meta"]
             self._metas[key] = meta
         return meta
+
+
+def with_tasks(envelope: Mapping[str, Any]) -> dict[str, Any]:
+    """A modern envelope's client capabilities, with the Tasks extension declared."""
+    caps = dict(envelope.get("client_capabilities") or {})
+    caps["extensions"] = {**(caps.get("extensions") or {}), TASKS_EXTENSION: {}}
+    return caps
 
 
 def json_plain(value: Any, depth: int = 0) -> bool:

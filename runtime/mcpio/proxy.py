@@ -26,9 +26,10 @@ from typing import Any, cast
 
 from mcpio.client import Client, Notice
 from mcpio.context import Context, InputRequired, Question, RetriedInputs
-from mcpio.errors import ConnectionClosed
+from mcpio.errors import ConnectionClosed, McpError
 from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED
 from mcpio.jsonrpc import plain
+from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.server import Server, task_required
 from mcpio.tasks.client import TaskHandle
@@ -246,13 +247,21 @@ class Proxy:
         if ctx.task_offer is None and support == "required":
             raise task_required(str(params.name), ctx.modern)
         if ctx.task_offer is None or support == "forbidden":
-            return await self.forward(ctx, "tools/call", params)
-        if not self.target_tasks:
+            try:
+                return await self.forward(ctx, "tools/call", params)
+            except McpError as exc:  # a 2026-07-28 target's task-only tool: as legacy says it
+                if ctx.modern or not _wants_tasks(exc):
+                    raise
+                raise task_required(str(params.name), False) from None
+        modern = (await self.upstream.client()).modern  # a 2026-07-28 target decides per call
+        if not self.target_tasks and not modern:
             return await self._as_task(ctx, params)
         # the target's task: its questions before it makes one are the request's own
         result = await self.forward(ctx, "tools/call", params, task=True)
         if isinstance(result, TaskHandle):
             return await self._following(ctx, result)
+        if modern and not ctx.modern:  # answered at once: a legacy client still gets its task
+            return await self._task(ctx, lambda _: _ready(result))
         return result
 
     async def forward(self, ctx: Context, method: str, params: Any, task: bool = False) -> Any:
@@ -391,7 +400,9 @@ class Proxy:
         """A task of this proxy's engine following the target's task to its end."""
 
         async def run(inner: Context) -> Any:
-            done = self.upstream.following(handle.task_id, Direct(inner, _TOGETHER_SECONDS))
+            asker = Direct(inner, _TOGETHER_SECONDS)
+            done = self.upstream.following(handle.task_id, asker)
+            asked = self.upstream.asking(asker)  # a 2026-07-28 task's, through the handle
             try:
                 return await handle.result()
             except asyncio.CancelledError:  # cancelled here: there too
@@ -402,6 +413,7 @@ class Proxy:
                 self.upstream.drop()
                 raise gone(exc) from None
             finally:
+                asked()
                 done()
 
         return await self._task(ctx, run)
@@ -467,6 +479,17 @@ class _Relay:
         ctx = self._pending.ctx
         if ctx is not None:
             await ctx.progress(progress, total, message)
+
+
+def _wants_tasks(error: McpError) -> bool:
+    """Whether a 2026-07-28 error says the call needs the Tasks extension (a task-only tool)."""
+    data = error.data if isinstance(error.data, dict) else {}
+    needed = (data.get("requiredCapabilities") or {}).get("extensions") or {}
+    return error.code == MISSING_CAPABILITY and TASKS_EXTENSION in needed
+
+
+async def _ready(result: Any) -> Any:
+    return result
 
 
 def _progress_to(ctx: Any) -> Callable[[float, float | None, str | None], Awaitable[None]]:
