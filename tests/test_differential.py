@@ -162,6 +162,8 @@ class KnownFailure:
     kind: str
     reason: str
     match: str  # a regex the failure message must contain
+    # why the failure comes in some runs and not others: then its absence is not stale
+    intermittent: str = ""
 
 
 def load_exceptions(
@@ -171,10 +173,16 @@ def load_exceptions(
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     out: dict[tuple[str, str], KnownFailure] = {}
     for entry in data.get("exception", []):
-        unknown = entry.keys() - {"revision", "definition", "kind", "reason", "match"}
+        keys = {"revision", "definition", "kind", "reason", "match", "intermittent"}
+        unknown = entry.keys() - keys
         assert not unknown, f"{path.name}: unknown keys {sorted(unknown)} in {entry}"
         exc = KnownFailure(
-            entry["revision"], entry["definition"], entry["kind"], entry["reason"], entry["match"]
+            entry["revision"],
+            entry["definition"],
+            entry["kind"],
+            entry["reason"],
+            entry["match"],
+            entry.get("intermittent", ""),
         )
         assert exc.kind in KINDS, f"{path.name}: kind must be one of {sorted(KINDS)}: {entry}"
         assert exc.reason.strip(), f"{path.name}: every exception needs a reason: {entry}"
@@ -415,6 +423,8 @@ def assert_enough(revision: str, name: str, instances: list[Any]) -> None:
 def judge(revision: str, name: str, result: Verdict) -> None:
     """Pass or fail one definition's verdict against the exceptions file."""
     known = EXCEPTIONS.get((revision, name))
+    if known is not None and known.intermittent and result.failure is None:
+        known = None  # it did not fail this time: judged as any other definition
     if known is None:
         if result.failure is not None:
             kind, message = result.failure

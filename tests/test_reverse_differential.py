@@ -248,6 +248,8 @@ def test_model_rejects_what_the_schema_rejects(
         )
         return
     TOTALS["excused"] += len(result.accepted)
+    if known.intermittent and not result.accepted:
+        return  # it did not fail this time (see the entry's `intermittent`)
     assert result.accepted, (
         f"stale exception: {revision}/{name} (model-accepts) accepts no rejected mutant "
         f"({result.mutants} checked); remove the entry"
