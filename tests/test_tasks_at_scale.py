@@ -739,6 +739,7 @@ def assert_kill_outcome(
     reason_of = {kill.killed.name: LEASE_LOST, kill.stopped.name: SHUT_DOWN}
     failed: dict[str, int] = {LEASE_LOST: 0, SHUT_DOWN: 0}
     rerun = lost_claims = 0
+    ended_on_killed: set[str] = set()
     for task_id, plan in plans.items():
         record, lines = final[task_id], logs.get(task_id, [])
         runs = [w for what, w in lines if what == "run"]
@@ -753,6 +754,8 @@ def assert_kill_outcome(
             # (a worker SIGKILLed between storing the result and logging it leaves no line)
             unlogged = not completions and runs[-1] == kill.killed.name
             assert record.result is not None and (len(completions) == 1 or unlogged), lines
+            if unlogged or completions[-1:] == [kill.killed.name]:
+                ended_on_killed.add(task_id)
             assert record.result["content"][0]["text"] == expected(plan), record
         else:
             assert not completions, (record, lines)
@@ -766,10 +769,10 @@ def assert_kill_outcome(
             if record.status == "failed":
                 assert record.status_message == reason_of.get(runs[0]), (record, lines)
                 failed[reason_of[runs[0]]] += 1
-    # What ran on the SIGKILLed worker (and did not end in the instant before) ran again if
-    # retry-safe, else failed with its lease lost.
+    # What ran on the SIGKILLed worker (and did not end there in the instant before, its
+    # result stored, logged or not) ran again if retry-safe, else failed with its lease lost.
     for task_id in kill.on_killed:
-        if ("completed", kill.killed.name) not in logs[task_id]:
+        if task_id not in ended_on_killed:
             record = final[task_id]
             assert record.attempts > 1 or record.status_message == LEASE_LOST, record
     assert any(plans[t][0] == "retried_compute" for t in kill.on_killed), kill

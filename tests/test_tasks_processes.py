@@ -330,10 +330,13 @@ async def test_workers_survive_a_kill_and_a_rolling_restart(tmp_path: Path) -> N
             assert unlogged in (0, 1) and record.attempts >= 1, (record, lines)
             lost_claims += unlogged
             runs = runs or [a.name]
+            # a worker SIGKILLed between storing a result and logging it leaves no line
+            unlogged_end = record.status == "completed" and not completions and runs[-1] == a.name
             if record.status == "completed":
                 assert record.result is not None
                 assert record.result["content"][0]["text"] == f"computed {label} after {seconds} s"
-                assert len(completions) == 1, (record, lines)  # no result lost or duplicated
+                # no result lost or duplicated
+                assert len(completions) == 1 or unlogged_end, (record, lines)
             if tool == "retried_compute":
                 assert record.status == "completed", (record, lines)
                 assert record.max_attempts == 3 and 1 <= record.attempts <= 3
@@ -343,7 +346,7 @@ async def test_workers_survive_a_kill_and_a_rolling_restart(tmp_path: Path) -> N
                     for what, w in lines
                     if w in (a.name, b.name)
                 )
-                if unfinished:
+                if unfinished and not unlogged_end:
                     assert record.attempts > 1, (record, lines)
                 retried += record.attempts > 1
             else:
