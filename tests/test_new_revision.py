@@ -419,7 +419,12 @@ IMPORT_CHECK = textwrap.dedent("""
     from mcp_wire.v2027_01_20 import codec as tc
 
     codec = mcp_wire.codec("2027-01-20")
-    extended = codec.with_result_types("task")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as told:
+        warnings.simplefilter("always")
+        extended = codec.with_result_types("task")
+    assert [w.category for w in told] == [DeprecationWarning]
     assert not issubclass(tc.CallToolResultResponse, tm.CallToolResultResponse)
     for result, result_class, codecs in (
         ({**call, "resultType": "complete"}, tm.CallToolResult, (codec, extended)),

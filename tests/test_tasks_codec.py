@@ -355,6 +355,7 @@ def test_the_core_frames_read_and_write_the_same_through_the_extension_codec() -
 
 def test_with_result_types_still_recognises_values_untyped() -> None:
     # The older, untyped way (deprecated in favour of with_extensions): any result may carry it.
-    loose = PLAIN.with_result_types("task")
+    with pytest.deprecated_call():
+        loose = PLAIN.with_result_types("task")
     msg = loose.decode_response(response(2, {"resultType": "task", "content": []}), "tools/call")
     assert type(msg.result) is tasks.CallToolResult

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Self, TypeVar, cast
@@ -257,6 +258,12 @@ class Codec:
         Deprecated: `with_extensions(id)` reads a negotiated extension's results typed, and
         only on the methods that may answer them.
         """
+        warnings.warn(
+            "Codec.with_result_types is deprecated: use with_extensions(id), which reads a"
+            " negotiated extension's results typed",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         if not all(isinstance(v, str) for v in values):
             raise TypeError("resultType values are strings")
         return type(self)(self.max_bytes, result_types=self.extra_result_types | set(values))
