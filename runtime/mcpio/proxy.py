@@ -56,18 +56,7 @@ def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Clie
         target = options.pop("target")
     if isinstance(target, Client):
         given = target
-
-        def remade(callbacks: dict[str, Any]) -> Client:
-            for name, value in callbacks.items():  # the given client, asking through the proxy
-                key = {"on_elicit_url": "_elicit_url"}.get(name, "_" + name)
-                setattr(given, key, value)
-            held = getattr(given, "_callbacks", None)  # a client keeping them in one record
-            if held is not None:
-                asks = ("elicitation", "on_elicit_url", "sampling", "roots")
-                given.__dict__["_callbacks"] = type(held)(*(callbacks[n] for n in asks))
-            return given
-
-        return remade
+        return lambda callbacks: _like(given, callbacks)
     if not isinstance(target, str | Sequence | Server):
         raise ValueError(f"cannot proxy {target!r}: give a URL, a command, a Client or an entry")
 
@@ -76,6 +65,23 @@ def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Clie
         client.log_level = "debug"  # a 2026-07-28 target logs only when asked; each client filters
         return client
 
+    return made
+
+
+def _like(given: Client, callbacks: dict[str, Any]) -> Client:
+    """A new client with `given`'s target and settings and the proxy's `callbacks`: the user's
+    client is neither entered nor changed (it may be used on its own, before or after)."""
+    own = vars(given)
+    made = Client(
+        own["_target"], mode=given.mode, name=given.info.name, version=given.info.version,
+        timeout=given.timeout, probe_timeout=given.probe_timeout, **own["_spawn"],
+        auth=own["_auth"], headers=own["_headers"] or None, http=own["_http"],
+        tasks=given.tasks, cache=given.cache if given.cache is not None else False,
+        apps=given.apps, **callbacks,
+    )  # fmt: skip
+    made.log_level = given.log_level
+    if "tracing" in own:
+        made.tracing = given.tracing
     return made
 
 
