@@ -267,7 +267,6 @@ class Mounts:
                 )
         return await self.own["completion/complete"](ctx, params)
 
-
     # ------------------------------------------------------------------ skills (SEP-2640)
 
     async def _skills_list(self, ctx: Context, params: Any) -> dict[str, Any]:
