@@ -34,16 +34,20 @@ TESTS = Path(__file__).parent
 
 # fast path -> (its general path, its oracle: "test_file.py::test_name")
 CATALOGUE: dict[str, tuple[str, str]] = {
-    "Session._settle_now (a response settled straight from the transport)": (
+    "Session._take_now (a response settled straight from the transport)": (
         "Session._read_loop: peek_any, then Session._settle",
         "test_fastpaths.py::test_settled_straight_from_the_transport_as_peek_any_says",
     ),
-    "Session._settle_now(raw, id) (HttpTransport: settled by the envelope it read)": (
+    "Session._take_now (a request's handler started straight from the transport)": (
+        "Session._read_loop: peek_any, then Session._dispatch",
+        "test_fastpaths.py::test_requests_started_straight_from_the_transport_as_by_the_read_loop",
+    ),
+    "Session._take_now(raw, id) (HttpTransport: settled by the envelope it read)": (
         "the frame queued for Session._read_loop",
         "test_fastpaths.py::test_http_responses_settled_by_their_envelope_as_by_the_read_loop",
     ),
-    "ProcessTransport._arrived: one whole response line settled as it arrives": (
-        "LineStream._feed, then ProcessTransport.receive",
+    "PushedLines.arrived: one whole line taken as it arrives (both sides of stdio)": (
+        "LineStream._feed, then PushedLines.receive",
         "test_fastpaths.py::test_stdout_chunks_settle_as_lines",
     ),
     "RequestFrames.fast (a plain tools/call written without a model)": (
@@ -170,7 +174,7 @@ def test_settled_straight_from_the_transport_as_peek_any_says(raw: bytes) -> Non
         session = Session(_Nothing(), None)  # type: ignore[arg-type]
         futures = {id: loop.create_future() for id in PENDING}
         session._pending.update(futures)  # pyright: ignore[reportPrivateUsage]
-        settled = session._settle_now(raw)  # pyright: ignore[reportPrivateUsage]
+        settled = session._take_now(raw)  # pyright: ignore[reportPrivateUsage]
         expected = _peek_verdict(raw)
         assert settled is (expected is not None)
         for id, future in futures.items():
@@ -179,6 +183,54 @@ def test_settled_straight_from_the_transport_as_peek_any_says(raw: bytes) -> Non
                 assert future.result() is raw
     finally:
         loop.close()
+
+
+REQUESTS = [
+    *FRAMES,
+    b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","_meta":'
+    b'{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}',
+    b'{"jsonrpc":"2.0","id":"s-9","method":"resources/read","params":{"uri":"file:///a"}}',
+    b'{"jsonrpc":"2.0","id":9,"method":"initialize","params":{}}',  # served inline, in order
+    b'{"jsonrpc":"2.0","id":"busy","method":"ping"}',  # an id being served
+    b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}',
+    b'{"jsonrpc":"2.0","id":9,"method":7}',
+    b'{"jsonrpc":"2.0","id":[9],"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":9,"method":"ping","params":[]}',
+    b'[{"jsonrpc":"2.0","id":9,"method":"ping"}]',  # a batch: the read loop's
+]
+
+
+def _started_by_the_read_loop(raw: bytes) -> Any:
+    """The envelope the read loop hands a request's handler task, else None."""
+    try:
+        env = peek_any(raw)
+    except ProtocolError:
+        return None
+    if env.kind != "request" or env.method == "initialize" or env.id == "busy":
+        return None
+    return env
+
+
+@pytest.mark.parametrize("raw", REQUESTS)
+def test_requests_started_straight_from_the_transport_as_by_the_read_loop(raw: bytes) -> None:
+    started: list[tuple[bytes, Any]] = []
+
+    class Peer:
+        async def on_request(self, raw: bytes, env: Any) -> None:
+            started.append((raw, env))
+
+    async def main() -> None:
+        session = Session(_Nothing(), Peer())  # type: ignore[arg-type]
+        session._tasks = object()  # type: ignore[assignment]  # (running)
+        session._serving["busy"] = anyio.CancelScope()  # pyright: ignore[reportPrivateUsage]
+        taken = session._take_now(raw)  # pyright: ignore[reportPrivateUsage]
+        await asyncio.sleep(0)  # (the handler's task runs)
+        expected = _started_by_the_read_loop(raw)
+        assert taken is (expected is not None)
+        assert started == ([(raw, expected)] if expected is not None else [])
+        assert session.serves(expected.id) is False if expected is not None else True
+
+    asyncio.run(main())
 
 
 RESULTS: dict[str, list[dict[str, Any]]] = {
@@ -242,15 +294,6 @@ def _frame(result: dict[str, Any]) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}).encode()
 
 
-class _Stream:
-    transport: Any = None
-
-
-class _Process:
-    stdout = _Stream()
-    stdin = _Stream()
-
-
 # chunks as read from a server's stdout -> (lines settled, lines left to the read loop)
 CHUNKS: list[tuple[list[bytes], list[bytes], list[bytes]]] = [
     ([b'{"id":1}\n'], [b'{"id":1}'], []),  # one whole response line: settled at once
@@ -272,28 +315,30 @@ CHUNKS: list[tuple[list[bytes], list[bytes], list[bytes]]] = [
 def test_stdout_chunks_settle_as_lines(
     chunks: list[bytes], settled: list[bytes], left: list[bytes]
 ) -> None:
-    """`ProcessTransport._arrived`'s whole-line path takes the lines the general one would."""
-    from mcpio.transports.stdio import CHUNK, ProcessTransport, _ProcessProtocol
+    """`PushedLines.arrived`'s whole-line path takes the lines the general one would."""
+    from mcpio.transports.stdio import PushedLines
+
+    async def nothing(data: bytes = b"") -> None:
+        raise AssertionError("nothing is written or closed")
 
     loop = asyncio.new_event_loop()
     try:
-        protocol = _ProcessProtocol(CHUNK, loop)
-        transport = ProcessTransport(_Process(), 1.0, protocol)  # type: ignore[arg-type]
+        transport = PushedLines(nothing, nothing)
         taken: list[bytes] = []
 
-        def settle(line: bytes, id: Any = None) -> bool:
-            try:  # (as `_settle_now`: what is not a JSON response is left to the read loop)
-                if "method" in json.loads(line):
+        def settle(raw: bytes, id: Any = None) -> bool:
+            try:  # (as `_take_now` of a client: what is not a JSON response is left)
+                if "method" in json.loads(raw):
                     return False
             except ValueError:
                 return False
-            taken.append(line)
+            taken.append(raw)
             return True
 
-        transport.on_response = settle
+        transport.on_frame = settle
         waiter = transport._waiter = loop.create_future()  # pyright: ignore[reportPrivateUsage]
         for chunk in chunks:
-            transport._arrived(chunk)  # pyright: ignore[reportPrivateUsage]
+            transport.arrived(chunk)
         assert taken == settled
         assert list(transport._lines) == left  # pyright: ignore[reportPrivateUsage]
         assert waiter.done() is bool(left or chunks[-1] == b"")

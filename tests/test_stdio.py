@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ import anyio
 import pytest
 
 from mcpio import Client, ConnectionClosed, RequestTimeout
-from mcpio.transports.stdio import BACKLOG, spawn
+from mcpio.transports.stdio import BACKLOG, PushedLines, spawn, stdio_server_transport
 from tests.support import ROOT, until
 
 EVERYTHING = [sys.executable, str(ROOT / "examples" / "everything_server.py"), "stdio"]
@@ -178,6 +179,59 @@ def test_an_error_after_initialize_follows_its_answer(revision: str) -> None:
         assert answers[1]["id"] is None  # the schema requires an id: JSON-RPC's null
 
 
+CONTEXT_SERVER = """
+import contextvars
+
+import anyio
+
+from mcpio import Server
+from mcpio.transports.stdio import protocol_stdout, stdio_server_transport
+
+TENANT = contextvars.ContextVar("tenant", default="unset")
+server = Server("context", "1.0")
+
+
+@server.tool(structured_output=False)
+async def tenant(mark: str) -> str:
+    seen = TENANT.get()
+    TENANT.set(mark)  # a handler's own change stays its own
+    return seen
+
+
+async def main():
+    with protocol_stdout() as stdout:
+        transport = await stdio_server_transport(stdout=stdout)
+        TENANT.set("acme")  # in the serving task, after the pipe is connected
+        await server.serve(transport)
+
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_handlers_run_in_the_serving_context_however_their_request_came(
+    mode: str, tmp_path: Path
+) -> None:
+    """A request whose handler starts straight from the pipe (the read loop idle) runs in the
+    context the read loop would have given it (the serving task's, not the one the pipe was
+    connected in), each handler in its own copy."""
+    script = tmp_path / "context_server.py"
+    script.write_text(CONTEXT_SERVER)
+    async with Client([sys.executable, str(script)], mode=mode) as client:
+        seen = [await client.call_tool("tenant", {"mark": f"m{i}"}) for i in range(20)]
+        answers: list[Any] = []
+
+        async def call(i: int) -> None:
+            answers.append(await client.call_tool("tenant", {"mark": f"c{i}"}))
+
+        async with anyio.create_task_group() as tasks:
+            for i in range(20):
+                tasks.start_soon(call, i)
+    assert {r.content[0].text for r in seen + answers} == {"acme"}
+
+
 ECHO_SERVER = """
 from mcpio import Server
 
@@ -248,7 +302,7 @@ async def _read_ahead_pauses() -> None:
     try:
         await until(lambda: transport._paused)
         assert transport._backlog <= BACKLOG + 256 * 1024  # one read of the pipe beyond it
-        pipe = transport._protocol.stdout_pipe  # type: ignore[union-attr]
+        pipe = transport.pipe
         assert pipe is not None and not pipe.is_reading()  # type: ignore[attr-defined]
         with anyio.fail_after(30):
             got = [int((await transport.receive())[:9]) for _ in range(lines)]
@@ -258,6 +312,39 @@ async def _read_ahead_pauses() -> None:
             await transport.receive()
     finally:
         await transport.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_servers_read_ahead_pauses_its_stdin_until_read(tmp_path: Path) -> None:
+    """The server's side alike: frames its read loop has not taken fill at most about BACKLOG
+    bytes before stdin is paused; reading resumes it, every line comes, in order, then the
+    end."""
+    lines = 5_000
+    read_end, write_end = os.pipe()
+    out = (tmp_path / "out").open("wb")
+    stdin = os.fdopen(read_end, "rb", 0)
+    transport = await stdio_server_transport(stdin=stdin, stdout=out)
+    assert isinstance(transport, PushedLines)
+
+    def write_all() -> None:
+        with os.fdopen(write_end, "wb") as pipe:
+            for i in range(lines):
+                pipe.write(f"{i:09d}".encode() + b"y" * 90 + b"\n")
+
+    got: list[int] = []
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(anyio.to_thread.run_sync, write_all)
+            await until(lambda: transport._paused)  # pyright: ignore[reportPrivateUsage]
+            assert transport._backlog <= BACKLOG + 256 * 1024  # pyright: ignore[reportPrivateUsage]
+            with anyio.fail_after(30):
+                got = [int((await transport.receive())[:9]) for _ in range(lines)]
+        assert got == list(range(lines))
+        with pytest.raises(anyio.EndOfStream):
+            await transport.receive()
+    finally:
+        stdin.close()
+        out.close()
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -31,6 +31,7 @@ from mcpio.handlers import (
     ToolEntry,
     call,
     completion_result,
+    is_async,
     prompt_entry,
     prompt_result,
     resource_entry,
@@ -270,7 +271,7 @@ class Server:
                 structured_output=structured_output,
                 icons=icons,
             )
-            entry.threaded = run_in_thread
+            entry.threaded = run_in_thread and not is_async(fn)  # (not asked on every call)
             self.tools[entry.definition.name] = entry
             self.task_support.pop(entry.definition.name, None)
             self.deferred_tasks.discard(entry.definition.name)

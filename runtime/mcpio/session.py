@@ -20,18 +20,19 @@ import pydantic_core
 
 from mcpio.errors import ConnectionClosed, RequestTimeout
 from mcpio.jsonrpc import RequestId
-from mcpio.negotiate import peek_any
+from mcpio.negotiate import MODERN, codec_of, peek_any
 from mcpio.transport import FrameTooLarge, Transport
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
-from mcpio.wire.peek import Peek, peek_validator
+from mcpio.wire.peek import Peek, envelope, peek_validator
 
 log = logging.getLogger("mcpio")
 _BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array: a batch (only its start is read)
 _RESOLUTION = time.get_clock_info("monotonic").resolution
-# The envelope of a frame as `peek_any` reads it (same members, same refusals) minus the
-# modern protocol version, which a response does not carry: `_settle_now`'s read.
-_peek_json = peek_validator(None).validate_json
+# The envelope of a frame as `peek_any` reads it (same members, same refusals): `_take_now`'s read.
+_peek_json = peek_validator(
+    codec_of(MODERN[-1]).envelope_keys.get("protocol_version")
+).validate_json
 
 
 # The request the current task serves, so that a transport can send what its handler says
@@ -92,6 +93,7 @@ class Session:
         # group's, on every request's path), or the scope of one served inline (initialize).
         self._serving: dict[RequestId, asyncio.Task[None] | anyio.CancelScope] = {}
         self._tasks: anyio.abc.TaskGroup | None = None
+        self._context = contextvars.Context()
         self.closed = asyncio.Event()
         # Told when the handler of an incoming request has finished, answered or not (cancelled):
         # the HTTP transport ends that request's exchange then.
@@ -179,7 +181,10 @@ class Session:
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
             self._loop = asyncio.get_running_loop()
-            self.transport.on_response = self._settle_now
+            # What a handler started from the transport runs in (a copy each): the context the
+            # read loop would have started it in, not the transport callback's.
+            self._context = contextvars.copy_context()
+            self.transport.on_frame = self._take_now
             task_status.started()
             try:
                 try:
@@ -260,10 +265,17 @@ class Session:
                 with scope:
                     await self._serve(id, raw, env)
             else:
-                loop = self._loop or asyncio.get_running_loop()
-                task = loop.create_task(self._serve(id, raw, env))
-                self._serving[id] = task
-                task.add_done_callback(functools.partial(self._unstarted, id))
+                self._start(id, raw, env)
+
+    def _start(
+        self, id: RequestId, raw: bytes, env: Peek, context: contextvars.Context | None = None
+    ) -> None:
+        """Serve a request in a task of its own (in a copy of the current context, else in
+        `context`)."""
+        loop = self._loop or asyncio.get_running_loop()
+        task = loop.create_task(self._serve(id, raw, env), context=context)
+        self._serving[id] = task
+        task.add_done_callback(functools.partial(self._unstarted, id))
 
     async def _serve(self, id: RequestId, raw: bytes, env: Peek) -> None:
         token = serving.set((self, id))
@@ -288,13 +300,13 @@ class Session:
         if self._serving.get(id) is task:
             self._served(id)
 
-    def _settle_now(self, raw: bytes, id: RequestId | None = None) -> bool:
-        """Settle a response to a pending request straight from the transport (called only
-        while the read loop waits with nothing queued, so the order of frames holds); False
-        for any other frame, left to the read loop. With `id`, the transport read the frame's
-        envelope: a response with that id. Else `peek_any`'s verdict on a response, without
-        building its `Peek`: a frame it refuses, a request or a notification is left to the
-        read loop."""
+    def _take_now(self, raw: bytes, id: RequestId | None = None) -> bool:
+        """Take a frame straight from the transport (called only while the read loop waits with
+        nothing queued, so the order of frames holds): settle a response to a pending request,
+        or start the handler of a request as the read loop would; False for any other frame,
+        left to the read loop. With `id`, the transport read the frame's envelope: a response
+        with that id. Else `peek_any`'s verdict, one parse: a frame it refuses is left to the
+        read loop, which answers it."""
         if id is not None:
             return self._settle_pending(raw, id)
         if type(raw) is not bytes or len(raw) > MAX_MESSAGE_BYTES:
@@ -305,11 +317,16 @@ class Session:
             return False
         get = frame.get
         id = get("id")
-        if get("method") is not None or id is None:
+        if id is None:  # a notification, or what the read loop answers
             return False
-        if "error" not in frame and "result" not in frame:
-            return False
-        return self._settle_pending(raw, id)
+        if get("method") is None:
+            if "error" not in frame and "result" not in frame:
+                return False
+            return self._settle_pending(raw, id)
+        if get("method") == "initialize" or id in self._serving or self._tasks is None:
+            return False  # (initialize is served inline, in order: the read loop's)
+        self._start(id, raw, envelope(frame), self._context.copy())
+        return True
 
     def _settle_pending(self, raw: bytes, id: RequestId) -> bool:
         future = self._pending.get(id)

@@ -14,10 +14,11 @@ class FrameTooLarge(Exception):
         self.limit = limit
 
 
-class ResponseHook(Protocol):
-    """Settles a response to a pending request as it arrives (True), instead of queueing it for
-    `receive` (False: any other frame, left to the read loop). `id`: the response's id, when
-    the transport has read its envelope already (the hook then trusts it is a response)."""
+class FrameHook(Protocol):
+    """Takes a frame as it arrives, instead of queueing it for `receive`: settles a response to
+    a pending request, or starts the handler of a request (True); False leaves the frame (any
+    other, or one it cannot take now) to the read loop. `id`: the response's id, when the
+    transport has read its envelope already (the hook then trusts it is a response)."""
 
     def __call__(self, raw: bytes, id: str | int | None = None) -> bool: ...
 
@@ -25,11 +26,11 @@ class ResponseHook(Protocol):
 class Transport(Protocol):
     """One connection. `receive` raises `anyio.EndOfStream` once the peer is gone.
 
-    `on_response` is set by the session that reads the transport. A transport may call it with
-    a response frame while that session's read loop waits with nothing queued (so the order of
-    frames holds), saving a task switch per call; one that never calls it keeps it None."""
+    `on_frame` is set by the session that reads the transport. A transport may call it with
+    a frame while that session's read loop waits with nothing queued (so the order of frames
+    holds), saving a task switch per call; one that never calls it keeps it None."""
 
-    on_response: ResponseHook | None
+    on_frame: FrameHook | None
 
     async def receive(self) -> bytes:
         """The next frame from the peer; `anyio.EndOfStream` when there is none."""
@@ -60,4 +61,4 @@ class Exchanging(Protocol):
         ...
 
 
-__all__ = ["Exchanging", "FrameTooLarge", "ResponseHook", "Transport"]
+__all__ = ["Exchanging", "FrameTooLarge", "FrameHook", "Transport"]

@@ -72,7 +72,7 @@ from mcpio.latest import HEADER_MISMATCH
 from mcpio.negotiate import MODERN, peek_any, read_modern
 from mcpio.protocol_rules import unsupported_version
 from mcpio.routes import Route
-from mcpio.transport import ResponseHook, Transport
+from mcpio.transport import FrameHook, Transport
 from mcpio.transports.http_rules import (
     JSON,
     NAMED_BY,
@@ -695,7 +695,7 @@ class Answer:
     reader does not take within `send_timeout` ends the exchange, as the client going away
     does."""
 
-    on_response: ResponseHook | None = None  # (never called: frames come by dispatch)
+    on_frame: FrameHook | None = None  # (never called: frames come by dispatch)
 
     def __init__(self, send: Send, guard: Guard, send_timeout: float) -> None:
         self._send = send

@@ -37,7 +37,7 @@ from mcpio.http.asgi import (
 from mcpio.jsonrpc import RequestId, error_frame
 from mcpio.negotiate import peek_any
 from mcpio.session import serving
-from mcpio.transport import ResponseHook, Transport
+from mcpio.transport import FrameHook, Transport
 from mcpio.transports.http_rules import EVENT_STREAM, accepts
 from mcpio.transports.sse import SseWriter
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
@@ -548,7 +548,7 @@ class LegacySession:
     the request whose handler said them, or to the GET stream. Every outbox is bounded: a
     reader that falls `queue` frames behind is cut off (its stream ends)."""
 
-    on_response: ResponseHook | None = None  # (never called: frames come by dispatch)
+    on_frame: FrameHook | None = None  # (never called: frames come by dispatch)
 
     def __init__(self, id: str, client: str, queue: int) -> None:
         self.id = id

@@ -4,6 +4,6 @@ which the HTTP host shares). The contract they fulfil is `mcpio.transport`, re-e
 
 from __future__ import annotations
 
-from mcpio.transport import FrameTooLarge, ResponseHook, Transport
+from mcpio.transport import FrameHook, FrameTooLarge, Transport
 
-__all__ = ["FrameTooLarge", "ResponseHook", "Transport"]
+__all__ = ["FrameTooLarge", "FrameHook", "Transport"]

@@ -66,7 +66,7 @@ from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import envelope_version, peek_any
 from mcpio.protocol_rules import version_header_required
 from mcpio.redact import redacted
-from mcpio.transport import ResponseHook
+from mcpio.transport import FrameHook
 from mcpio.transports.http1 import MAX_CONNECTIONS, Http1Client
 from mcpio.transports.http1 import Response as Http1Response
 from mcpio.transports.http_rules import (
@@ -306,7 +306,7 @@ class HttpTransport:
         self._timeouts = httpx.Timeout(timeout, connect=connect_timeout, read=None)
         self.max_bytes = max_bytes
         self._incoming = _Inbox()
-        self.on_response: ResponseHook | None = None  # see `_deliver`
+        self.on_frame: FrameHook | None = None  # see `_deliver`
         self._stack = AsyncExitStack()
         self._http: httpx.AsyncClient | None = http
         self._own_http = http is None
@@ -976,7 +976,7 @@ class HttpTransport:
                     self._deliver_parsed(raw)
                     return
                 post.settled = True
-                settle = self.on_response
+                settle = self.on_frame
                 if settle is not None and self._idle() and settle(raw, env.id):
                     return  # settled by its envelope: the session reads it no more
         elif env is None:

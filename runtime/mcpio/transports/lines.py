@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from mcpio.transport import FrameTooLarge, ResponseHook
+from mcpio.transport import FrameHook, FrameTooLarge
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 
 
@@ -18,7 +18,7 @@ class LineStream:
     and reported once, in its place, as `FrameTooLarge`; blank lines are skipped. `read` None:
     a subclass feeds the chunks itself (`ProcessTransport`)."""
 
-    on_response: ResponseHook | None = None  # (called by `ProcessTransport` only)
+    on_frame: FrameHook | None = None  # (called by `ProcessTransport` only)
 
     def __init__(
         self,

@@ -7,13 +7,13 @@ import math
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcpio.transport import ResponseHook
+from mcpio.transport import FrameHook
 
 
 class MemoryTransport:
     """A transport over a pair of in-memory streams (`Client(server)` in one process)."""
 
-    on_response: ResponseHook | None = None  # (never called: the read loop takes every frame)
+    on_frame: FrameHook | None = None  # (never called: the read loop takes every frame)
 
     def __init__(
         self, send: MemoryObjectSendStream[bytes], receive: MemoryObjectReceiveStream[bytes]

@@ -19,7 +19,7 @@ from typing import IO, cast
 
 import anyio
 
-from mcpio.transport import ResponseHook
+from mcpio.transport import FrameHook
 from mcpio.transports.lines import LineStream
 
 CHUNK = 1 << 16
@@ -37,8 +37,8 @@ def _pollable(fd: int) -> bool:
 
 
 async def _pipe_reader(fd: int) -> Callable[[], Awaitable[bytes]]:
-    """Read a pipe through the event loop; a regular file (stdin redirected from one) through a
-    worker thread, since the loop cannot poll files."""
+    """Chunks of a pipe read through the event loop (the inspector's relay); a regular file
+    (stdin redirected from one) read through a worker thread, since the loop cannot poll files."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=CHUNK)
     try:
@@ -69,8 +69,9 @@ async def _pipe_writer(fd: int) -> Callable[[bytes], Awaitable[None]]:
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
     async def write(data: bytes) -> None:
-        writer.write(data)
-        await writer.drain()
+        transport.write(data)  # (what `writer.write` does, one call less)
+        if transport.get_write_buffer_size() or transport.is_closing():
+            await writer.drain()  # only when the pipe did not take it all at once, or broke
 
     return write
 
@@ -101,16 +102,26 @@ def protocol_stdout() -> Iterator[IO[bytes]]:
 async def stdio_server_transport(
     stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None
 ) -> LineStream:
-    """The server's side: its own stdin and stdout (or the given binary files)."""
+    """The server's side: its own stdin and stdout (or the given binary files). A pipe is read
+    through the event loop, its lines pushed as they come (`PushedLines`); a regular file
+    (stdin redirected from one) through a worker thread, since the loop cannot poll files."""
     in_fd = (stdin or sys.stdin.buffer).fileno()
     out_fd = (stdout or sys.stdout.buffer).fileno()
-    read = await _pipe_reader(in_fd)
     write = await _pipe_writer(out_fd)
 
     async def close() -> None:
         pass  # the process owns its standard streams
 
-    return LineStream(read, write, close)
+    if _pollable(in_fd):
+        lines = PushedLines(write, close)
+        try:
+            await asyncio.get_running_loop().connect_read_pipe(
+                lambda: _PushingPipe(lines), os.fdopen(in_fd, "rb", 0, closefd=False)
+            )
+            return lines
+        except ValueError:
+            pass
+    return LineStream(lambda: anyio.to_thread.run_sync(os.read, in_fd, CHUNK), write, close)
 
 
 class _ProcessProtocol(asyncio.subprocess.SubprocessStreamProtocol):
@@ -172,13 +183,109 @@ class _DirectStdout(asyncio.Protocol):
         self._inner.resume_writing()
 
 
-class ProcessTransport(LineStream):
-    """The client's side: a spawned server process, spoken to over its stdin and stdout.
+class PushedLines(LineStream):
+    """Lines of a pipe whose protocol pushes the chunks read (`arrived`) as they come, on both
+    sides: the server's stdin, the client's view of the server's stdout.
 
-    Its stdout is split into lines as it arrives; while the reader waits with nothing queued, a
-    line that `on_response` takes (a response to a pending request, settled there and then) is
-    not queued at all: one task switch less per call. Reading pauses while more than
-    `BACKLOG` bytes wait unread.
+    While the reader waits with nothing queued, a line that `on_frame` takes (a response to a
+    pending request, settled there and then, or a request whose handler starts there and then)
+    is not queued at all: one task switch less per message. Reading pauses while more than
+    `BACKLOG` bytes wait unread."""
+
+    def __init__(
+        self, write: Callable[[bytes], Awaitable[None]], close: Callable[[], Awaitable[None]]
+    ) -> None:
+        super().__init__(None, write, close)  # the chunks come from `arrived`
+        self.on_frame: FrameHook | None = None
+        self.pipe: asyncio.BaseTransport | None = None  # what pauses: the read pipe
+        self._waiter: asyncio.Future[None] | None = None
+        self._backlog = 0
+        self._paused = False
+
+    def arrived(self, chunk: bytes) -> None:
+        """Take in a chunk read from the pipe (b"": the end)."""
+        self._backlog += len(chunk)
+        waiter = self._waiter
+        take = self.on_frame
+        if (
+            take is not None
+            and waiter is not None
+            and not self._lines
+            and not self._pending
+            and not self._discarding
+            and chunk.endswith(b"\n")  # one whole line (a message, mostly); b"": the end
+            and chunk.find(b"\n") == len(chunk) - 1
+            and len(chunk) <= self._max
+            and not waiter.done()
+        ):
+            line = chunk[:-1]
+            if line and not line.isspace() and take(line):
+                return
+            self._feed(chunk)  # what `take` did not take: as any other line
+            if self._lines or self._ended:
+                waiter.set_result(None)
+            return
+        self._feed(chunk)
+        if waiter is None or waiter.done():
+            if self._backlog > BACKLOG and not self._paused:
+                self._pause(True)
+            return
+        lines, take = self._lines, self.on_frame
+        while take is not None and lines:
+            line = lines[0]
+            if line is None or len(line) > self._max or not take(line):
+                break
+            lines.popleft()
+        if lines or self._ended:
+            waiter.set_result(None)
+
+    def _pause(self, pause: bool) -> None:
+        transport = self.pipe
+        if transport is not None and not transport.is_closing():
+            pipe = cast(asyncio.ReadTransport, transport)  # (uvloop's is one, unregistered)
+            pipe.pause_reading() if pause else pipe.resume_reading()
+        self._paused = pause
+
+    async def receive(self) -> bytes:
+        """The next line the pipe brought; `anyio.EndOfStream` once it has ended."""
+        while (line := self._take()) is None:
+            self._backlog = 0
+            if self._paused:
+                self._pause(False)
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return line
+
+
+class _PushingPipe(asyncio.Protocol):
+    """The protocol of a read pipe: each chunk to `PushedLines.arrived`, then the end."""
+
+    def __init__(self, lines: PushedLines) -> None:
+        self._lines = lines
+        self._ended = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._lines.pipe = transport
+
+    def data_received(self, data: bytes) -> None:
+        self._lines.arrived(data)
+
+    def eof_received(self) -> bool | None:
+        self.connection_lost(None)
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self._ended:  # the end, or a failure to read: the end too
+            self._ended = True
+            self._lines.arrived(b"")
+
+
+class ProcessTransport(PushedLines):
+    """The client's side: a spawned server process, spoken to over its stdin and stdout
+    (pushed as it arrives, see `PushedLines`).
 
     Closing ends the process: stdin is closed, then after `grace` seconds SIGTERM, then SIGKILL;
     it is always reaped (no zombie)."""
@@ -192,75 +299,15 @@ class ProcessTransport(LineStream):
         async def write(data: bytes) -> None:  # (`send` writes without it)
             await self.send(data.removesuffix(b"\n"))
 
-        super().__init__(None, write, self._stop)  # stdout comes from `protocol`, as it arrives
+        super().__init__(write, self._stop)
         self.process = process
         self._grace = grace
         self._stdin = stdin
-        self.on_response: ResponseHook | None = None
-        self._protocol = protocol
-        self._waiter: asyncio.Future[None] | None = None
-        self._backlog = 0
-        self._paused = False
-        protocol.sink = self._arrived
+        self.pipe = protocol.stdout_pipe
+        protocol.sink = self.arrived
         for chunk in protocol.early:
-            self._arrived(chunk)
+            self.arrived(chunk)
         protocol.early.clear()
-
-    def _arrived(self, chunk: bytes) -> None:
-        self._backlog += len(chunk)
-        waiter = self._waiter
-        settle = self.on_response
-        if (
-            settle is not None
-            and waiter is not None
-            and not self._lines
-            and not self._pending
-            and not self._discarding
-            and chunk.endswith(b"\n")  # one whole line (a response, mostly); b"": the end
-            and chunk.find(b"\n") == len(chunk) - 1
-            and len(chunk) <= self._max
-            and not waiter.done()
-        ):
-            line = chunk[:-1]
-            if line and not line.isspace() and settle(line):
-                return
-            self._feed(chunk)  # what `settle` did not take: as any other line
-            if self._lines or self._ended:
-                waiter.set_result(None)
-            return
-        self._feed(chunk)
-        if waiter is None or waiter.done():
-            if self._backlog > BACKLOG and not self._paused:
-                self._pipe(pause=True)
-            return
-        lines, settle = self._lines, self.on_response
-        while settle is not None and lines:
-            line = lines[0]
-            if line is None or len(line) > self._max or not settle(line):
-                break
-            lines.popleft()
-        if lines or self._ended:
-            waiter.set_result(None)
-
-    def _pipe(self, *, pause: bool) -> None:
-        transport = self._protocol.stdout_pipe
-        if transport is not None and not transport.is_closing():
-            pipe = cast(asyncio.ReadTransport, transport)  # (uvloop's is one, unregistered)
-            pipe.pause_reading() if pause else pipe.resume_reading()
-        self._paused = pause
-
-    async def receive(self) -> bytes:
-        """The next line the server process wrote; `anyio.EndOfStream` when it exits."""
-        while (line := self._take()) is None:
-            self._backlog = 0
-            if self._paused:
-                self._pipe(pause=False)
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-        return line
 
     async def send(self, data: bytes) -> None:
         # A frame is written whole, synchronously: sends cannot interleave, so no lock; and
