@@ -366,6 +366,94 @@ SCENARIOS |= {
     ],
 }
 
+# Skills (SEP-2640): methods no codec knows, known once the server declares the extension.
+SKILLS_EXT = "io.modelcontextprotocol/skills"
+SKILL_URI = "skill://pdf-tools/SKILL.md"
+SKILL_ENTRY = {
+    "uri": SKILL_URI,
+    "frontmatter": {"name": "pdf-tools", "description": "Fill PDF forms"},
+    "resources": [{"uri": SKILL_URI, "digest": "sha256:" + "0" * 64, "size": 42}],
+}
+
+
+def skills_handshake(settings: dict[str, Any] | None) -> list[Step]:
+    """The legacy handshake, the server declaring the extension with `settings` (None: not)."""
+    caps = {**SERVER_CAPS, "extensions": {SKILLS_EXT: settings}} if settings is not None else {}
+    answer = {
+        "protocolVersion": LEGACY,
+        "capabilities": caps or SERVER_CAPS,
+        "serverInfo": {"name": "s", "version": "1"},
+    }
+    return [HANDSHAKE[0], ("s", res(0, answer)), HANDSHAKE[2]]
+
+
+def discovered(id: Any, settings: dict[str, Any] | None) -> dict[str, Any]:
+    """A server/discover answer declaring the extension with `settings` (None: not)."""
+    extensions = {SKILLS_EXT: settings} if settings is not None else {}
+    capabilities = {**SERVER_CAPS, "extensions": extensions}
+    return complete(
+        id,
+        supportedVersions=[MODERN],
+        capabilities=capabilities,
+        serverInfo={"name": "s", "version": "1"},
+    )
+
+
+SKILLS_CHILD = {"uri": SKILL_URI, "name": "SKILL.md", "mimeType": "text/markdown"}
+SCENARIOS |= {
+    "clean-skills-legacy": [
+        *skills_handshake({"directoryRead": True}),
+        ("c", req(1, "skills/list", {})),
+        ("s", res(1, {"skills": [SKILL_ENTRY]})),
+        ("c", req(2, "skills/get", {"uri": SKILL_URI})),
+        ("s", res(2, {"skill": SKILL_ENTRY})),
+        ("c", req(3, "resources/directory/read", {"uri": "skill://pdf-tools"})),
+        ("s", res(3, {"resources": [SKILLS_CHILD], "nextCursor": "2"})),
+        ("c", req(4, "skills/get", {"uri": "skill://nope/SKILL.md"})),
+        ("s", err(4, -32602, "not a skill this server serves")),
+    ],
+    "clean-skills-modern": [
+        ("c", modern(1, "server/discover")),
+        ("s", discovered(1, {"directoryRead": True})),
+        ("c", modern(2, "skills/list")),
+        ("s", listed(2, "skills", [SKILL_ENTRY])),
+        ("c", modern(3, "resources/directory/read", {"uri": "skill://pdf-tools"})),
+        ("s", listed(3, "resources", [SKILLS_CHILD])),
+    ],
+    "skills.shape": [
+        *skills_handshake({}),
+        ("c", req(1, "skills/list")),
+        ("s", res(1, {"skills": [{**SKILL_ENTRY, "uri": "skill://pdf-tools/README.md"}]})),
+    ],
+    "skills.shape/params": [
+        *skills_handshake({}),
+        ("c", req(1, "skills/get", {"name": "pdf-tools"})),
+        ("s", err(1, -32602, "params.uri must be a non-empty string")),
+    ],
+    "skills.shape/modern-result": [
+        ("c", modern(1, "server/discover")),
+        ("s", discovered(1, {})),
+        ("c", modern(2, "skills/get", {"uri": SKILL_URI})),
+        ("s", complete(2, skill={**SKILL_ENTRY, "resources": [{"uri": SKILL_URI}]})),
+    ],
+    "capability.server/skills-legacy": [
+        *skills_handshake(None),
+        ("c", req(1, "skills/list", {})),
+        ("s", err(1, -32601, "Method not found")),
+    ],
+    "capability.server/skills-modern": [
+        ("c", modern(1, "server/discover")),
+        ("s", discovered(1, None)),
+        ("c", modern(2, "skills/get", {"uri": SKILL_URI})),
+        ("s", err(2, -32601, "Method not found")),
+    ],
+    "capability.server/skills-directory-read": [
+        *skills_handshake({}),
+        ("c", req(1, "resources/directory/read", {"uri": "skill://pdf-tools"})),
+        ("s", err(1, -32601, "Method not found")),
+    ],
+}
+
 EXPECTED: dict[str, tuple[str, str, str] | None] = {
     "clean-legacy": None,
     "clean-modern": None,
@@ -415,6 +503,14 @@ EXPECTED: dict[str, tuple[str, str, str] | None] = {
         "$.result.tools.0._meta.ui.resourceUri",
         "error",
     ),
+    "clean-skills-legacy": None,
+    "clean-skills-modern": None,
+    "skills.shape": ("skills.shape", "$.result.skills.0", "error"),
+    "skills.shape/params": ("skills.shape", "$.params.uri", "error"),
+    "skills.shape/modern-result": ("skills.shape", "$.result.skill", "error"),
+    "capability.server/skills-legacy": ("capability.server", "$.method", "error"),
+    "capability.server/skills-modern": ("capability.server", "$.method", "error"),
+    "capability.server/skills-directory-read": ("capability.server", "$.method", "error"),
 }
 # What else a scenario's one broken rule makes the codec say.
 ALSO: dict[str, set[str]] = {"result.input-required": {"frame.schema"}}

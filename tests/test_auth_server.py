@@ -123,10 +123,12 @@ async def stack(
     leeway: float = 30.0,
     introspection: bool = False,
     verifier_options: dict[str, Any] | None = None,
+    cors_origins: tuple[str, ...] = (),
     **auth_options: Any,
 ) -> AsyncIterator[Stack]:
     """The issuer and our server; its verifier `JwtVerifier` (with `verifier_options`), or with
-    `introspection` an `IntrospectionVerifier` asking the issuer."""
+    `introspection` an `IntrospectionVerifier` asking the issuer; browser pages of
+    `cors_origins` allowed."""
     issuer_port, port = free_port(), free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
     issuer = Issuer(issuer_port, [resource])
@@ -154,7 +156,7 @@ async def stack(
         },
         **auth_options,
     }
-    app = server.http_app(auth=ResourceServerAuth(**options))
+    app = server.http_app(auth=ResourceServerAuth(**options), cors_origins=cors_origins)
     async with serve_app(issuer.app(), issuer_port), serve_app(app, port) as served:
         async with httpx.AsyncClient(base_url=served.url, timeout=10) as http:
             yield Stack(issuer, http, resource)
@@ -1014,6 +1016,45 @@ async def test_dpop_nonces_and_required_binding() -> None:
         # without a token: the challenge is DPoP's alone, naming the metadata
         bare = await post(s.http, whoami, None)
         assert bare.headers["www-authenticate"].startswith("DPoP resource_metadata=")
+
+
+async def test_a_browser_dpop_client_passes_cors() -> None:
+    """A page of an allowed origin with a DPoP-bound token: its preflight naming `DPoP` and
+    `Authorization` is allowed; the `use_dpop_nonce` refusal exposes `DPoP-Nonce` and
+    `WWW-Authenticate` to the page, which retries with the nonce and gets through."""
+    page = "http://127.0.0.1:5173"
+    key = DpopKey.generate()
+    policy = DpopPolicy(required=True, nonces=Nonces())
+    async with stack(dpop=policy, cors_origins=(page,)) as s:
+        asked = "authorization, content-type, dpop, mcp-method, mcp-protocol-version"
+        preflight = {
+            "origin": page,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": asked,
+        }
+        answer = await s.http.options("/mcp", headers=preflight)
+        assert answer.status_code == 204, answer.text
+        assert answer.headers["access-control-allow-origin"] == page
+        assert answer.headers["access-control-allow-headers"] == asked
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+
+        async def from_page(proof: str) -> httpx.Response:
+            headers = {"authorization": f"DPoP {token}", "dpop": proof, "origin": page}
+            return await post(s.http, whoami, None, **headers)
+
+        def exposed(response: httpx.Response) -> set[str]:
+            assert response.headers["access-control-allow-origin"] == page
+            names = response.headers["access-control-expose-headers"].split(",")
+            return {name.strip().lower() for name in names}
+
+        refused = await from_page(dpop_proof(key, token, s.resource))
+        assert dpop_error(refused) == "use_dpop_nonce"
+        assert {"dpop-nonce", "www-authenticate"} <= exposed(refused)
+        nonce = refused.headers["dpop-nonce"]
+        response = await from_page(dpop_proof(key, token, s.resource, nonce=nonce))
+        assert response.json()["result"]["content"][0]["text"] == f"alice {READ}"
+        assert "dpop-nonce" in exposed(response)
 
 
 async def test_our_client_gets_and_uses_a_dpop_bound_token() -> None:

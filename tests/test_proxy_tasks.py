@@ -197,3 +197,31 @@ async def test_a_modern_targets_task_only_tool_called_without_tasks(
             await client.call_tool("job", {})
     assert caught.value.code == code
     assert target.task_runs == 0  # type: ignore[attr-defined]
+
+
+async def test_the_users_client_is_left_as_it_was() -> None:
+    """A `Client` given as the target: the proxy connects a client made like it (its target and
+    settings, the proxy's callbacks) and never enters nor changes the user's, through a task
+    call to a 2025-11-25 target; the user's client still works on its own afterwards."""
+    target = target_server()
+    mine = Client(target, mode="2025-11-25", timeout=30, elicitation=elicit)
+    before = dict(vars(mine))
+    proxy = proxy_server(mine)
+    async with Client(proxy, mode="2025-11-25", tasks=True, elicitation=elicit) as client:
+        with anyio.fail_after(30):
+            handle = await client.start_tool("job", {})
+            assert isinstance(handle, TaskHandle)
+            assert (await handle.result()).content[0].text == "done"  # type: ignore[union-attr]
+            handle = await client.start_tool("two_questions", {})
+            assert isinstance(handle, TaskHandle)
+            assert (await handle.result()).content[0].text == "A+B"  # type: ignore[union-attr]
+    assert target.task_runs == 1  # type: ignore[attr-defined]
+    after = vars(mine)
+    assert after.keys() == before.keys()
+    assert all(after[key] is before[key] for key in before), [
+        key for key in before if after[key] is not before[key]
+    ]
+    assert mine.tasks is False and mine.codec is None and mine.server_info is None
+    async with mine:
+        with anyio.fail_after(30):
+            assert (await mine.call_tool("greet", {"name": "Al"})).content[0].text == "Hello, Al!"  # type: ignore[union-attr]

@@ -4,7 +4,12 @@ made at mount time).
 
 Names: tool and prompt `x` become `<namespace>_x`; resource URIs and templates get the namespace
 as their first path segment: `data://info` -> `data://<namespace>/info` (`scheme:rest` without an
-authority -> `scheme:<namespace>/rest`), as FastMCP names them. Every call reaches the mounted
+authority -> `scheme:<namespace>/rest`), as FastMCP names them. Skills (SEP-2640) follow their
+resources: `skills/list` merges every server's skills, each mounted one's URIs (the entry's and
+its manifest's) namespaced like its resources (`skill://<namespace>/pdf-tools/SKILL.md`, a
+skill path one segment deeper, its name unchanged), digests as they are; `skills/get` and
+`resources/directory/read` go to the server whose namespace the URI names; the extension is
+declared when any of them serves skills. Every call reaches the mounted
 server through its own `dispatch`, so its middleware runs; its lifespan is entered with the
 parent's; its task tools run as tasks of the parent's task engine (the one clients poll); its
 change notifications reach the parent's listeners, renamed.
@@ -22,6 +27,9 @@ from mcpio.context import Context, MethodHandler
 from mcpio.hub import TASK_IDS, Hub
 from mcpio.latest import public as pub
 from mcpio.paging import page
+from mcpio.skills.format import EXTENSION as SKILLS_EXTENSION
+from mcpio.skills.provider import DIRECTORY_READ, GET, LIST
+from mcpio.wire.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
 
 # A `mcpio.server.Server` (not imported: the server imports this module).
 Server = Any
@@ -38,6 +46,7 @@ LISTINGS: dict[str, tuple[str, str, type[Any]]] = {
     ),
 }
 _MAX_PAGES = 1000  # a listing that never ends is cut here
+SKILLS_METHODS = (LIST, GET, DIRECTORY_READ)
 
 
 def prefixed_uri(uri: str, namespace: str) -> str:
@@ -87,6 +96,30 @@ class Mounted:
         new = self.name(value) if key == "name" else prefixed_uri(value, self.namespace)
         return item.model_copy(update={key: new})
 
+    def skill_entry(self, entry: Any) -> Any:
+        """A skill entry (plain data) with its URI and its manifest's namespaced."""
+        if type(entry) is not dict:
+            return entry
+        renamed = dict(entry)
+        if isinstance(entry.get("uri"), str):
+            renamed["uri"] = prefixed_uri(entry["uri"], self.namespace)
+        if type(entry.get("resources")) is list:
+            renamed["resources"] = [self.with_uri(item) for item in entry["resources"]]
+        return renamed
+
+    def with_uri(self, item: Any) -> Any:
+        """A plain-data item (a manifest file, a directory child) with its `uri` namespaced."""
+        if type(item) is not dict or not isinstance(item.get("uri"), str):
+            return item
+        return {**item, "uri": prefixed_uri(item["uri"], self.namespace)}
+
+    async def extension(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
+        """The mounted server's answer to an extension's request (None: it serves none)."""
+        handler = self.server.extension_methods.get(method)
+        if handler is None:
+            return None
+        return await self.server.dispatch(self.context(ctx), method, params, handler)
+
 
 class _Upward(Hub):
     """The mounted server's hub: what it announces goes to the parent's listeners, renamed."""
@@ -121,6 +154,15 @@ class Mounts:
         parent.handlers["completion/complete"] = self._complete
         parent.capabilities = self.capabilities  # type: ignore[method-assign]
         parent.lifespan = self._lifespan
+        # the parent's own skills (`Server.skills`, before or after mounting) answer from here
+        self.own_extension: dict[str, MethodHandler] = {}
+        for method in SKILLS_METHODS:
+            own = parent.extension_methods.pop(method, None)
+            if own is not None:
+                self.own_extension[method] = own
+        parent.extension_methods[LIST] = self._skills_list
+        parent.extension_methods[GET] = self._skills_named(GET)
+        parent.extension_methods[DIRECTORY_READ] = self._skills_named(DIRECTORY_READ)
 
     def add(self, server: Server, namespace: str) -> None:
         """Mount `server` under `namespace`; ValueError for a bad or taken namespace."""
@@ -143,10 +185,17 @@ class Mounts:
     def capabilities(self) -> pub.ServerCapabilities:
         """The parent's capabilities merged with those of every mounted server."""
         merged = self._own_capabilities().model_dump(by_alias=True, exclude_unset=True)
+        extensions = dict(merged.get("extensions") or {})
         for mounted in self.mounted:
             theirs = mounted.server.capabilities().model_dump(by_alias=True, exclude_unset=True)
             for key, value in theirs.items():
                 merged.setdefault(key, value)
+            for key, value in (theirs.get("extensions") or {}).items():
+                extensions.setdefault(key, value)
+        if self.own_extension or any(LIST in m.server.extension_methods for m in self.mounted):
+            extensions.setdefault(SKILLS_EXTENSION, {"directoryRead": True})
+        if extensions:
+            merged["extensions"] = extensions
         return pub.ServerCapabilities.model_validate(merged)
 
     @asynccontextmanager
@@ -217,6 +266,77 @@ class Mounts:
                     mounted.context(ctx), "completion/complete", mine
                 )
         return await self.own["completion/complete"](ctx, params)
+
+    # ------------------------------------------------------------------ skills (SEP-2640)
+
+    async def _skills_list(self, ctx: Context, params: Any) -> dict[str, Any]:
+        """Every server's skills (the parent's, then each mount's, namespaced), paged here."""
+        own = self.own_extension.get(LIST)
+        serving = [m for m in self.mounted if LIST in m.server.extension_methods]
+        if own is None and not serving:
+            raise ProtocolError(METHOD_NOT_FOUND, f"method {LIST!r} is not served here")
+        entries: list[Any] = []
+        if own is not None:
+            entries += await _every_skill(lambda p: own(ctx, p))
+        for mounted in serving:
+            theirs = await _every_skill(lambda p, m=mounted: m.extension(ctx, LIST, p))
+            entries += [mounted.skill_entry(entry) for entry in theirs]
+        cursor = params.get("cursor")
+        if cursor is not None and type(cursor) is not str:
+            raise ProtocolError(INVALID_PARAMS, "params.cursor must be a string")
+        shown, next_cursor = page(
+            entries, [str(_obj(e).get("uri")) for e in entries], cursor,
+            size=self.parent.list_page_size, method=LIST, sealer=self.parent.sealer,
+            subject=ctx.principal.subject if ctx.principal is not None else None,
+        )  # fmt: skip
+        result: dict[str, Any] = {"skills": shown}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        if ctx.modern:
+            result.update(self.parent.cache_hint(LIST).fields())
+        return result
+
+    def _skills_named(self, method: str) -> MethodHandler:
+        """`skills/get` or `resources/directory/read`: answered by the server whose namespace
+        the URI names (its URIs namespaced back), else by the parent's own skills."""
+
+        async def handler(ctx: Context, params: Any) -> Any:
+            uri = params.get("uri")
+            for mounted in self.mounted if isinstance(uri, str) else ():
+                local = unprefixed_uri(uri, mounted.namespace)
+                if local is None or method not in mounted.server.extension_methods:
+                    continue
+                result = dict(await mounted.extension(ctx, method, {**params, "uri": local}))
+                if method == GET:
+                    result["skill"] = mounted.skill_entry(result.get("skill"))
+                else:
+                    children = result.get("resources")
+                    if type(children) is list:
+                        result["resources"] = [mounted.with_uri(c) for c in children]
+                return result
+            own = self.own_extension.get(method)
+            if own is None:
+                raise ProtocolError(INVALID_PARAMS, f"no skill or directory here: {uri}")
+            return await own(ctx, params)
+
+        return handler
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if type(value) is dict else {}
+
+
+async def _every_skill(ask: Callable[[dict[str, Any]], Any]) -> list[Any]:
+    """Every entry of a `skills/list`, its pages followed (`ask`: one page's result)."""
+    entries: list[Any] = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        result = _obj(await ask({"cursor": cursor} if cursor else {}))
+        entries += list(result.get("skills") or ())
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            break
+    return entries
 
 
 def _own_name(server: Server, method: str, name: str) -> bool:

@@ -8,7 +8,8 @@ requests; a 2026-07-28 downstream request gets `input_required` rounds, while th
 target waits in this process for the answers (`Pending`: the revision bridge, so the target's
 tool runs once however many rounds it asks). A task the downstream client accepts is a task of
 this proxy's engine, running the forwarded call. Progress and logs go to the request they serve,
-list changes and resource updates to the proxy's listeners.
+list changes and resource updates to the proxy's listeners. The Skills extension's methods
+(SEP-2640), outside the schemas, are forwarded as plain data, URIs unchanged.
 
 The in-flight rounds of 2026-07-28 requests live in this process: run one proxy instance (or
 route a request's retries to the instance that answered it).
@@ -25,6 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any, cast
 
 from mcpio.client import Client, Notice
+from mcpio.client_skills import extension_request
 from mcpio.context import Context, InputRequired, Question, RetriedInputs
 from mcpio.errors import ConnectionClosed, McpError
 from mcpio.hub import LIST_CHANGED, RESOURCE_UPDATED
@@ -32,6 +34,7 @@ from mcpio.jsonrpc import plain
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.server import Server, task_required
+from mcpio.skills.format import EXTENSION as SKILLS_EXTENSION
 from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskCreated, TaskInputs, TaskSupport
 from mcpio.transports.http_rules import ParamHeaders, param_headers
@@ -46,6 +49,8 @@ _ROUND_SECONDS = 300.0  # how long a call waits for the next round of a 2026-07-
 _TOGETHER_SECONDS = 0.05  # questions this close together go in one input_required round
 _NOTICE_FLAGS = {method: flag for flag, (method, _) in LIST_CHANGED.items()}
 _ROUND_FIELDS = ("_meta", "inputResponses", "requestState", "task")
+SKILLS_METHODS = ("skills/list", "skills/get", "resources/directory/read")  # SEP-2640
+_LEGACY_DROPPED = ("resultType", "_meta", "ttlMs", "cacheScope")  # a modern target's, not legacy
 
 
 def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Client]:
@@ -56,18 +61,7 @@ def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Clie
         target = options.pop("target")
     if isinstance(target, Client):
         given = target
-
-        def remade(callbacks: dict[str, Any]) -> Client:
-            for name, value in callbacks.items():  # the given client, asking through the proxy
-                key = {"on_elicit_url": "_elicit_url"}.get(name, "_" + name)
-                setattr(given, key, value)
-            held = getattr(given, "_callbacks", None)  # a client keeping them in one record
-            if held is not None:
-                asks = ("elicitation", "on_elicit_url", "sampling", "roots")
-                given.__dict__["_callbacks"] = type(held)(*(callbacks[n] for n in asks))
-            return given
-
-        return remade
+        return lambda callbacks: _like(given, callbacks)
     if not isinstance(target, str | Sequence | Server):
         raise ValueError(f"cannot proxy {target!r}: give a URL, a command, a Client or an entry")
 
@@ -76,6 +70,23 @@ def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Clie
         client.log_level = "debug"  # a 2026-07-28 target logs only when asked; each client filters
         return client
 
+    return made
+
+
+def _like(given: Client, callbacks: dict[str, Any]) -> Client:
+    """A new client with `given`'s target and settings and the proxy's `callbacks`: the user's
+    client is neither entered nor changed (it may be used on its own, before or after)."""
+    own = vars(given)
+    made = Client(
+        own["_target"], mode=given.mode, name=given.info.name, version=given.info.version,
+        timeout=given.timeout, probe_timeout=given.probe_timeout, **own["_spawn"],
+        auth=own["_auth"], headers=own["_headers"] or None, http=own["_http"],
+        tasks=given.tasks, cache=given.cache if given.cache is not None else False,
+        apps=given.apps, **callbacks,
+    )  # fmt: skip
+    made.log_level = given.log_level
+    if "tracing" in own:
+        made.tracing = given.tracing
     return made
 
 
@@ -200,6 +211,8 @@ class Proxy:
         upstream.on_notice = self._notice
         for method in FORWARDED:
             server.handlers[method] = self._handler(method)
+        for method in SKILLS_METHODS:  # outside the schemas: forwarded as plain data
+            server.extension_methods[method] = self._extension(method)
 
     def _handler(self, method: str) -> Callable[[Context, Any], Awaitable[Any]]:
         async def handler(ctx: Context, params: Any) -> Any:
@@ -211,6 +224,22 @@ class Proxy:
                     self.server.task_support[tool.name] = await self._support(tool.name)
                     self.param_specs[tool.name] = param_headers(plain(tool.inputSchema))
             return result
+
+        return handler
+
+    def _extension(self, method: str) -> Callable[[Context, Any], Awaitable[Any]]:
+        """An extension's request outside the schemas (Skills), sent on to the target as it
+        came, its result or error back (this hop's envelope and the target's left out)."""
+
+        async def handler(ctx: Context, params: Any) -> Any:
+            client = await self.upstream.client()
+            try:
+                result = await extension_request(client, method, _outgoing(params))
+            except ConnectionClosed as exc:
+                self.upstream.drop()
+                raise gone(exc) from None
+            dropped = ("resultType", "_meta") if ctx.modern else _LEGACY_DROPPED
+            return {k: v for k, v in result.items() if k not in dropped}
 
         return handler
 
@@ -543,11 +572,11 @@ def proxy_server(target: Any, *, name: str | None = None, **options: Any) -> Ser
 
 def _everything() -> pub.ServerCapabilities:
     """What a proxy offers: all a target may (a method the target lacks answers its error);
-    tasks: its own engine's, or the target's followed."""
+    tasks: its own engine's, or the target's followed; Skills: the target's, forwarded."""
     return pub.ServerCapabilities.model_validate({
         "logging": {}, "completions": {}, "tools": {"listChanged": True},
         "prompts": {"listChanged": True}, "resources": {"subscribe": True, "listChanged": True},
-        "extensions": {TASKS_EXTENSION: {}},
+        "extensions": {TASKS_EXTENSION: {}, SKILLS_EXTENSION: {"directoryRead": True}},
     })  # fmt: skip
 
 

@@ -94,8 +94,8 @@ class Upstream:
     async def _keep(self, ready: asyncio.Future[Client]) -> None:
         try:
             async with self._make(self._callbacks()) as client:
-                if not client.modern:  # a legacy target's task answers come back as handles
-                    client.tasks = True  # (a task is asked for only when the client's call is one)
+                # a task is asked for per call (`request(task=...)`, whose answer comes back as
+                # a handle): the client, maybe the user's, is left as it was made
                 ready.set_result(client)
                 if self._listen:
                     await self._follow(client)

@@ -1,9 +1,11 @@
 """CORS for browser clients of the MCP endpoint (`http_app(cors_origins=[...])`): a preflight
 (OPTIONS) from a listed origin is answered with the methods and request headers MCP uses, and
 every answer to that origin names it and exposes the headers a browser client must read
-(`Mcp-Session-Id`, `Mcp-Protocol-Version`, `WWW-Authenticate`). An origin is matched exactly as
+(`Mcp-Session-Id`, `Mcp-Protocol-Version`, `WWW-Authenticate`, and RFC 9449's `DPoP-Nonce`, which a
+DPoP client needs to retry after `use_dpop_nonce`). An origin is matched exactly as
 the browser sends it (`https://app.example:8443`); "*" allows any. No credentials (cookies):
-MCP clients send their token in `Authorization`, which a preflight allows."""
+MCP clients send their token in `Authorization` (and a DPoP proof in `DPoP`), which a preflight
+allows."""
 
 from __future__ import annotations
 
@@ -15,10 +17,10 @@ from mcpio.http.asgi import Message, Send
 METHODS = "GET, POST, DELETE"
 # What MCP clients send besides the CORS-safelisted headers (`Mcp-Param-*` by its prefix).
 REQUEST_HEADERS = frozenset(
-    {"content-type", "accept", "authorization", "last-event-id"}
+    {"content-type", "accept", "authorization", "dpop", "last-event-id"}
     | {"mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name"}
 )
-EXPOSED = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate"
+EXPOSED = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, DPoP-Nonce"
 MAX_AGE = "600"  # seconds a browser may keep a preflight's answer
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9a-z]+")
 

@@ -4,7 +4,8 @@ or, over HTTP, the headers) and held against the session's rules: the direction 
 method from the dispatch tables, initialization order, request/response correlation, declared
 capabilities, progress (live tokens, increasing), unanswered requests, structured tool output
 against the tool's `outputSchema`, logging and resource-update opt-ins, `resultType` and
-`input_required`, and the modern HTTP headers.
+`input_required`, and the modern HTTP headers. The Skills extension's methods, which no codec
+knows, are checked by `mcpio.inspect.skills`.
 
 Members the schema leaves open (no `additionalProperties`, or `true`: capability objects, `_meta`,
 results) are never findings; a member a closed object (`additionalProperties: false`) does not
@@ -22,6 +23,7 @@ from typing import Any
 
 import mcp_wire
 from mcpio.inspect import apps as apps_rules
+from mcpio.inspect import skills as skills_rules
 from mcpio.inspect.rules import Direction, Finding, json_path
 from mcpio.inspect.stateful import (
     Shared,
@@ -296,8 +298,11 @@ class Checker:
         found: list[Finding] = []
         if revision is not None:
             codec = codec_of(revision)
-            found += self._decode(direction, codec, raw)
-            found += self._direction(direction, codec, method, "$.method")
+            if method in skills_rules.METHODS:  # no codec knows them
+                found += skills_rules.request_findings(direction, method, obj.get("params"))
+            else:
+                found += self._decode(direction, codec, raw)
+                found += self._direction(direction, codec, method, "$.method")
             if modern:
                 state.revision = revision
         if headers is not None and direction == CLIENT:
@@ -332,6 +337,8 @@ class Checker:
         if not modern:
             found += self._early(direction, method)
         found += self._capability(direction, method, revision, "$.method")
+        if method in skills_rules.METHODS and revision is not None:
+            found += skills_rules.undeclared(direction, method, state.server_capabilities)
         pending.flagged = any(f.severity == "error" for f in found)
         yield from found
 
@@ -560,7 +567,12 @@ class Checker:
                 )
         if revision is None:
             return  # asked under a revision no codec has: the error the server gave is its own
-        yield from self._decode(direction, codec_of(revision), raw, pending.method)
+        if pending.method in skills_rules.METHODS:
+            yield from self._decode(direction, codec_of(revision), raw)
+            if "result" in obj:
+                yield from skills_rules.result_findings(direction, pending.method, result)
+        else:
+            yield from self._decode(direction, codec_of(revision), raw, pending.method)
         if type(result) is dict:
             yield from self._result(direction, pending, revision, result)
 

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -68,6 +69,11 @@ def inspect(args: argparse.Namespace) -> int:
         raise UsageError("no server command: mcpio inspect -- <server command...>")
     if not http and shutil.which(args.server[0]) is None:
         raise UsageError(f"cannot run {args.server[0]!r}: not found or not executable")
+    if upstream is not None and _has_userinfo(upstream):
+        raise UsageError(
+            "--upstream: credentials in the URL are not supported; the relay forwards the "
+            "client's own Authorization header"
+        )
     remote = bool(getattr(args, "allow_remote", False))
     listen = _listen_address(address, remote) if address is not None else None
     with _opened(args.log, sys.stderr) as log, _opened(args.jsonl, None) as jsonl:
@@ -92,6 +98,11 @@ def inspect(args: argparse.Namespace) -> int:
 
                 write_report(args.report, recorder.entries, recorder.summary())
     return status
+
+
+def _has_userinfo(url: str) -> bool:
+    """Whether `url` names a user (`scheme://user:password@host`)."""
+    return "@" in urlsplit(url).netloc
 
 
 def _interrupt(signum: int, frame: object) -> None:

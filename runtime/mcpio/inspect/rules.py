@@ -25,6 +25,8 @@ _PROGRESS = "basic/utilities/progress"
 # The MCP Apps extension (io.modelcontextprotocol/ui), specified in its own repository.
 _APPS = "ext-apps: specification/2026-01-26/apps"
 _APP_MIME = "text/html;profile=mcp-app"
+# The Skills extension (io.modelcontextprotocol/skills), a SEP with no schema in the revisions.
+_SKILLS = "SEP-2640: io.modelcontextprotocol/skills"
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -165,6 +167,13 @@ RULES: dict[str, Rule] = {
             "error",
             _APPS,
             "a tool's _meta.ui.resourceUri that the server's resources/list does not list",
+        ),
+        Rule(
+            "skills.shape",
+            "error",
+            _SKILLS,
+            "a skills/list, skills/get or resources/directory/read request or result whose "
+            "shape is not the extension's (params, skill entries, directory children)",
         ),
     )
 }

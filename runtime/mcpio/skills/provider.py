@@ -104,14 +104,15 @@ class SkillsDirectory:
         watch of the directory while it runs."""
         if self._server is not None:
             raise RuntimeError("a SkillsDirectory is published on one server")
-        if LIST in server.extension_methods:
+        methods = _own_methods(server)
+        if LIST in methods:
             raise RuntimeError("this server publishes a skills directory already (one per server)")
         self._server = server
         self._install(self._scan())
         server.extension_settings[EXTENSION] = {"directoryRead": True}
-        server.extension_methods[LIST] = self._list
-        server.extension_methods[GET] = self._get
-        server.extension_methods[DIRECTORY_READ] = self._directory_read
+        methods[LIST] = self._list
+        methods[GET] = self._get
+        methods[DIRECTORY_READ] = self._directory_read
         if self.watch_interval is not None:
             server.lifespan = _watching(server.lifespan, self)
 
@@ -262,6 +263,13 @@ class SkillsDirectory:
         if ctx.modern and server is not None:
             result.update(server.cache_hint(method).fields())
         return result
+
+
+def _own_methods(server: Publisher) -> dict[str, MethodHandler]:
+    """Where the server's own skills handlers go: a server that mounts others answers the
+    skills methods with every server's skills (`mcpio.mount`) and keeps its own apart."""
+    mounts = getattr(server, "_mounts", None)
+    return mounts.own_extension if mounts is not None else server.extension_methods
 
 
 def _uri(params: Mapping[str, Any]) -> str:

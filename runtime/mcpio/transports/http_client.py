@@ -44,6 +44,7 @@ with -32600 and the reason.
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import re
 import urllib.request
@@ -64,6 +65,7 @@ from mcpio.errors import AuthError
 from mcpio.jsonrpc import RequestId
 from mcpio.negotiate import envelope_version, peek_any
 from mcpio.protocol_rules import version_header_required
+from mcpio.redact import redacted
 from mcpio.transport import FrameHook
 from mcpio.transports.http1 import MAX_CONNECTIONS, Http1Client
 from mcpio.transports.http1 import Response as Http1Response
@@ -270,7 +272,8 @@ class HttpTransport:
     authorization flow's own requests. The transport's own clients send `User-Agent:
     mcpio/<version>` (unless `headers` name one) and open at most `max_connections`
     connections to the server at once (100 by default; on the lean client per origin, a
-    request beyond them waits for one to free up)."""
+    request beyond them waits for one to free up). Credentials in `url` (`user:password@`) go
+    as HTTP Basic on every request and are taken out of `url` (never shown)."""
 
     def __init__(
         self,
@@ -285,14 +288,18 @@ class HttpTransport:
         http: httpx.AsyncClient | None = None,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
-        self.url = httpx.URL(url)
+        self.url, basic = _without_credentials(url)
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         self.max_connections = max_connections
         self.auth = auth
-        if self.url.scheme not in ("http", "https") or not self.url.host:
-            raise ValueError(f"not an http(s) URL: {url!r}")
         self._extra = dict(headers or {})
+        if basic is not None:
+            if auth is not None or any(k.lower() == "authorization" for k in self._extra):
+                raise ValueError(
+                    "credentials in the URL and auth= or an Authorization header: give one"
+                )
+            self._extra["Authorization"] = basic
         self._timeout = timeout  # a POST that answers a notification, the DELETE
         self._endpoint_timeout = endpoint_timeout
         # streams are read without a deadline: keep-alives and the request's own timeout bound them
@@ -1110,6 +1117,23 @@ def user_agent() -> str:
     from mcpio._version import __version__
 
     return f"mcpio/{__version__}"
+
+
+def _without_credentials(url: str) -> tuple[httpx.URL, str | None]:
+    """`url` without its user info, and that user info as an HTTP Basic `Authorization` value
+    (None when it has none): the credentials go on every request, as httpx would send them, and
+    never appear in `HttpTransport.url`, a repr, a log line or an error message."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError):
+        raise ValueError(f"not an http(s) URL: {redacted(str(url))!r}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"not an http(s) URL: {redacted(str(parsed))!r}")
+    if not parsed.userinfo:
+        return parsed, None
+    pair = f"{parsed.username}:{parsed.password}".encode()  # RFC 7617: UTF-8
+    basic = "Basic " + base64.b64encode(pair).decode("ascii")
+    return parsed.copy_with(username=None, password=None), basic
 
 
 def _lean_fits(url: httpx.URL) -> bool:
