@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from tests.support import EXTENSIONS, PROJECT, ROOT, SHARED, official_schema
 from tests.test_cli import assert_one_line_error, make_project, run, snapshot
 
 TASKS = "io.modelcontextprotocol/tasks"
+UI = "io.modelcontextprotocol/ui"
 PIN = PROJECT.extension_pins()[TASKS]
 EXT_MIRROR = SHARED / "mcp-spec" / "ext" / "tasks" / "schema.json"
 
@@ -194,6 +197,63 @@ def test_the_extension_codec_reuses_the_core_codecs_tables() -> None:
     # its own, not the core's.
     assert ext.responses["tools/call"] is ext_module.CallToolResultResponse
     assert ext_module.RequestFrame != core_module.RequestFrame
+
+
+EXTENSION_CODECS = [("2025-11-25", UI), ("2026-07-28", UI), ("2026-07-28", TASKS)]
+
+
+@pytest.mark.parametrize(("revision", "extension"), EXTENSION_CODECS)
+def test_an_extension_codec_is_its_revision_codec_and_sets_only_what_the_extension_adds(
+    revision: str, extension: str
+) -> None:
+    """The extension's codec class derives from its revision's: every attribute the extension
+    does not change is inherited (none is set on the class again), and the typed API declares
+    again only the methods whose types the extension changes (apps: none; tasks: those naming
+    its messages and widened results)."""
+    plain = mcp_wire.codec(revision)
+    codec = plain.with_extensions(extension)
+    core, ext = type(plain), type(codec)
+    assert ext.__bases__ == (core,) and isinstance(codec, core)
+    own = {name for name in vars(ext) if not name.startswith("__")}
+    changes = {"open_models", "own_modules", "extension_ids"}
+    if extension == TASKS:
+        changes |= {"methods", "requests", "notifications", "responses", "extension_result_tags"}
+    assert own == changes
+    for name in ("revision", "era", "batching", "result_response", "error_frames", "extensions"):
+        assert getattr(ext, name) is getattr(core, name), name
+    assert core.own_modules < ext.own_modules and core.open_models < ext.open_models
+    source = Path(sys.modules[ext.__module__].__file__ or "").read_text(encoding="utf-8")
+    declared = set(re.findall(r"^        def (\w+)\(", source, re.MULTILINE))
+    if extension == TASKS:
+        assert declared == {"decode", "decode_response", "request", "notification", "response"}
+    else:
+        assert declared == set() and "TYPE_CHECKING" not in source and "TypeAlias" not in source
+
+
+@pytest.mark.parametrize(
+    ("revision", "extension"), [(r, None) for r in mcp_wire.REVISIONS] + EXTENSION_CODECS
+)
+def test_every_frame_a_codec_names_is_one_it_encodes(revision: str, extension: str | None) -> None:
+    """A frame class in a codec's tables is of a module the codec writes (`own_modules`): an
+    extension's codec encodes the frames it shares with its revision's codec too (it refused
+    them once: "CallToolResultResponse is not a message of revision 2026-07-28")."""
+    codec = mcp_wire.codec(revision)
+    codec = codec.with_extensions(extension) if extension else codec
+    frames = [*codec.requests.values(), *codec.notifications.values(), *codec.responses.values()]
+    frames += [*codec.error_frames.values(), codec.result_response, codec.error_response]
+    assert [f for f in frames if f.__module__ not in codec.own_modules] == []
+    built = codec.response(7, "tools/call", {"content": [{"type": "text", "text": "hi"}]})
+    raw = codec.encode(built)
+    assert json.loads(raw)["result"]["content"] == [{"type": "text", "text": "hi"}]
+    assert type(codec.decode_response(raw, "tools/call")) is type(built)
+
+
+def test_an_extension_codec_asked_for_another_extension_says_they_do_not_go_together() -> None:
+    apps = mcp_wire.codec("2026-07-28").with_extensions(UI)
+    with pytest.raises(LookupError) as info:
+        apps.with_extensions(TASKS)
+    assert str(info.value) == f"no codec of revision 2026-07-28 with {TASKS}, {UI} together"
+    assert type(apps.with_extensions(UI)) is type(apps)
 
 
 def test_a_repeated_definition_that_differs_from_core_is_reported() -> None:
