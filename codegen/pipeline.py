@@ -302,6 +302,7 @@ def extension_files(
         # What the codec shares with the core revision's (imported, not written again).
         "own_public": [p for p in wire_plan.public if p not in core_plan.public],
         "own_methods": [m for m in revision.methods if m not in core_revision.methods],
+        "core_revision": core_revision,
         "share": share(wire_plan, core_plan, own),
     }
     return {

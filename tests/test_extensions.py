@@ -8,6 +8,7 @@ mirror; the synthetic schemas here are small ones written for each rule.
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import re
 import shutil
@@ -356,6 +357,40 @@ def test_the_dispatch_table_has_the_extension_methods() -> None:
     assert call.results == core_dispatch.METHODS["tools/call"].results
     assert call.result is tasks.CallToolResult
     assert [n for n, s in dispatch.METHODS.items() if s.task_result] == ["tools/call"]
+
+
+@pytest.mark.parametrize(("revision", "extension"), EXTENSION_CODECS)
+def test_an_extension_dispatch_module_adds_its_methods_to_the_revisions_sets(
+    revision: str, extension: str
+) -> None:
+    """Each method set of an extension's dispatch module is the core's with the extension's
+    methods added (the core's own object where it adds none), as METHODS says."""
+    codec = mcp_wire.codec(revision).with_extensions(extension)
+    core = importlib.import_module(f"{mcp_wire.revision(revision).__name__}.dispatch")
+    ext = importlib.import_module(type(codec).__module__.replace(".codec", ".dispatch"))
+    assert ext.METHODS == codec.methods  # the core's table, when the extension adds nothing
+    kinds = {
+        "REQUESTS": "request",
+        "NOTIFICATIONS": "notification",
+        "INPUT_REQUESTS": "input request",
+    }
+    for name, kind in kinds.items():
+        ours, theirs = getattr(ext, name), getattr(core, name)
+        assert ours == {n for n, spec in ext.METHODS.items() if spec.kind == kind}, name
+        assert theirs <= ours and (ours is theirs) == (ours == theirs), name
+    added = set(ext.METHODS) - set(core.METHODS)
+    assert ext.CLIENT_TO_SERVER - core.CLIENT_TO_SERVER == {
+        n for n in added if ext.METHODS[n].direction == "client->server"
+    }
+    assert ext.SERVER_TO_CLIENT - core.SERVER_TO_CLIENT == {
+        n for n in added if ext.METHODS[n].direction == "server->client"
+    }
+    assert ext.ERROR_CODES is core.ERROR_CODES
+    assert added == (
+        {"tasks/get", "tasks/update", "tasks/cancel", "notifications/tasks"}
+        if extension == TASKS
+        else set()
+    )
 
 
 # --- the CLI with an extension pinned ---------------------------------------------------------
