@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import venv
@@ -211,16 +212,61 @@ def test_the_wheel_works_at_its_lowest_declared_dependencies(wheel: Path, tmp_pa
          "-c", str(constraints), f"{wheel}[http]"],
         check=True, timeout=300, cwd=tmp_path, env=_env(),
     )  # fmt: skip
-    (tmp_path / "lowest_server.py").write_text(LOWEST_SERVER, encoding="utf-8")
+    installed = _served_and_called(python, tmp_path, list(lowest))
+    assert all(installed[n] in (v, f"{v}.0") for n, v in lowest.items()), (installed, lowest)
+
+
+def _served_and_called(python: Path, where: Path, names: list[str]) -> dict[str, str]:
+    """Run LOWEST_CONSUMER with `python` in `where` (its tool answered over stdio and HTTP,
+    both eras, checked here); the installed versions of the distributions `names`."""
+    (where / "lowest_server.py").write_text(LOWEST_SERVER, encoding="utf-8")
     proc = subprocess.run(
-        [str(python), "-I", "-c", LOWEST_CONSUMER, str(free_port()), *lowest],
-        capture_output=True, text=True, timeout=180, cwd=tmp_path, env=_env(), check=False,
+        [str(python), "-I", "-c", LOWEST_CONSUMER, str(free_port()), *names],
+        capture_output=True, text=True, timeout=180, cwd=where, env=_env(), check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["answers"] == [{"result": 3}] * 2 + [{"result": 5}] * 2
-    installed = report["versions"]
-    assert all(installed[n] in (v, f"{v}.0") for n, v in lowest.items()), (installed, lowest)
+    return report["versions"]
+
+
+def _interpreter(minor: str) -> Path | None:
+    """A CPython `minor` ("3.12") on this machine that runs: one of pyenv's, or on PATH (a
+    pyenv shim on PATH runs only the versions pyenv has selected)."""
+    pyenv = sorted(Path.home().glob(f".pyenv/versions/{minor}.*/bin/python{minor}"))
+    found = shutil.which(f"python{minor}")
+    for candidate in [*pyenv[-1:], *([Path(found)] if found else [])]:
+        proc = subprocess.run(
+            [str(candidate), "-c", "import venv"], capture_output=True, timeout=60, check=False
+        )
+        if proc.returncode == 0:
+            return candidate
+    return None
+
+
+@pytest.mark.parametrize("minor", ["3.12", "3.13"])
+def test_the_wheel_works_on_the_newer_pythons(wheel: Path, tmp_path: Path, minor: str) -> None:
+    """The wheel (with its `http` extra, the newest dependencies its ranges allow) serves and
+    calls a tool over stdio and HTTP, both eras, on each newer CPython found on the machine
+    (the checkout itself runs on 3.11, the oldest supported)."""
+    interpreter = _interpreter(minor)
+    if interpreter is None:
+        pytest.skip(f"no Python {minor} on this machine")
+    target = tmp_path / "venv"
+    subprocess.run([str(interpreter), "-m", "venv", str(target)], check=True, timeout=120)
+    python = target / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         f"{wheel}[http]"],
+        check=True, timeout=300, cwd=tmp_path, env=_env(),
+    )  # fmt: skip
+    versions = _served_and_called(python, tmp_path, ["mcpgen"])
+    assert versions == {"mcpgen": VERSION}
+    proc = subprocess.run(
+        [str(python), "-I", "-c", "import sys; print(sys.version_info[:2])"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert proc.stdout.strip() == str(tuple(int(p) for p in minor.split(".")))
 
 
 def test_the_checkout_keeps_the_generator_and_its_script() -> None:
