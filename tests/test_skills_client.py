@@ -230,3 +230,22 @@ def test_malformed_entries_are_refused() -> None:
     ):
         with pytest.raises(SkillError):
             entry_of(bad)
+
+
+async def test_a_client_told_its_modern_revision_asks_the_server_what_it_declares(
+    skills_dir: Path,
+) -> None:
+    """`Client(mode="2026-07-28")` skips the `server/discover` probe, so it knows no server
+    capabilities yet: `Skills` asks (`server/discover`) before it judges the extension
+    undeclared, then lists and loads."""
+    server = Server("skills")
+    server.skills(skills_dir, watch_interval=None)
+    seen = counting(server)
+    async with serve_app(server.http_app()) as served:
+        async with Client(f"{served.url}/mcp", mode="2026-07-28") as client:
+            assert client.server_capabilities is None
+            skills = Skills(client)
+            (entry,) = await skills.list()
+            assert (await skills.load(entry)).text == SKILL
+            assert skills.settings == {"directoryRead": True}
+    assert seen[:2] == ["server/discover", "skills/list"]

@@ -195,13 +195,15 @@ class Skills:
         declared = extensions.get(EXTENSION)
         return declared if isinstance(declared, Mapping) else None
 
-    def _require(self) -> None:
+    async def _require(self) -> None:
+        if self.client.server_capabilities is None and self.client.modern:
+            await self.client.discover()  # (a client told its revision has not asked yet)
         if self.settings is None:
             raise SkillError(f"the server does not declare the {EXTENSION} extension")
 
     async def list(self) -> list[SkillEntry]:
         """Every skill `skills/list` names (all pages); reads no file."""
-        self._require()
+        await self._require()
         entries: list[SkillEntry] = []
         self.rejected = []
         cursor: str | None = None
@@ -222,7 +224,7 @@ class Skills:
 
     async def get(self, uri: str) -> SkillEntry:
         """The entry of the skill whose SKILL.md is at `uri` (`skills/get`); reads no file."""
-        self._require()
+        await self._require()
         result = await extension_request(self.client, "skills/get", {"uri": uri})
         entry = entry_of(result.get("skill"))
         if entry.uri != uri:
