@@ -178,14 +178,54 @@ print(json.dumps({"answers": answers, "versions": {n: version(n) for n in sys.ar
 """
 
 
-def _lowest(metadata: str, extra: str) -> dict[str, str]:
-    """Each runtime dependency's (and `extra`'s) lowest version the wheel's metadata allows."""
+EXTRAS_CONSUMER = r"""
+import json, pathlib
+
+import anyio
+from mcpio import Client, Server
+from mcpio.client_skills import Skills
+from mcpio.schema_check import violation
+from mcpio.telemetry import ClientTracing, Tracing
+
+schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+checks = {"schema": [violation({"n": 1}, schema), violation({"n": "x"}, schema) is not None]}
+
+skill = pathlib.Path("skills/hello")
+skill.mkdir(parents=True, exist_ok=True)
+(skill / "SKILL.md").write_text("---\nname: hello\ndescription: Says hello.\n---\nSay hello.\n")
+server = Server("extras", "1.0", middleware=[Tracing()])
+server.skills("skills")
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+async def main():
+    for mode in ("legacy", "2026-07-28"):
+        async with Client(server, mode=mode) as client:
+            client.tracing = ClientTracing()
+            result = await client.call_tool("add", {"a": 1, "b": 2})
+            skills = Skills(client)
+            entries = await skills.list()
+            loaded = await skills.load(entries[0])
+            checks[mode] = [result.structuredContent, [e.name for e in entries], loaded.text]
+
+
+anyio.run(main)
+print(json.dumps(checks))
+"""
+
+
+def _lowest(metadata: str, extras: tuple[str, ...]) -> dict[str, str]:
+    """Each runtime dependency's (and `extras`') lowest version the wheel's metadata allows."""
     lowest: dict[str, str] = {}
     for line in metadata.splitlines():
         if not line.startswith("Requires-Dist:"):
             continue
         requirement = line.split(":", 1)[1].strip()
-        if "extra ==" in requirement and f"extra == '{extra}'" not in requirement:
+        if "extra ==" in requirement and not any(f"extra == '{e}'" in requirement for e in extras):
             continue
         name = re.split(r"[<>=!~; \[]", requirement, maxsplit=1)[0]
         floor = re.search(r">=\s*([0-9][^,;\s]*)", requirement)
@@ -195,13 +235,16 @@ def _lowest(metadata: str, extra: str) -> dict[str, str]:
 
 
 def test_the_wheel_works_at_its_lowest_declared_dependencies(wheel: Path, tmp_path: Path) -> None:
-    """Installed with every runtime and `http` dependency at the lowest version its metadata
-    allows (pip constraints), the wheel serves and calls a tool over stdio and over HTTP, both
-    eras: the lower bounds it declares are ones it works with."""
+    """Installed with every runtime dependency and those of the `http`, `schemas`, `otel` and
+    `skills` extras at the lowest version its metadata allows (pip constraints), the wheel
+    serves and calls a tool over stdio and over HTTP, both eras, checks a JSON Schema, traces a
+    call and serves and loads a skill: the lower bounds it declares are ones it works with."""
     with zipfile.ZipFile(wheel) as archive:
         metadata = archive.read(f"mcpgen-{VERSION}.dist-info/METADATA").decode()
-    lowest = _lowest(metadata, "http")
-    assert RUNTIME_DEPENDENCIES | {"uvicorn", "httpx"} <= set(lowest)
+    extras = ("http", "schemas", "otel", "skills")
+    lowest = _lowest(metadata, extras)
+    expected = {"uvicorn", "httpx", "jsonschema", "opentelemetry-api", "pyyaml"}
+    assert RUNTIME_DEPENDENCIES | expected <= set(lowest)
     constraints = tmp_path / "lowest.txt"
     constraints.write_text("".join(f"{n}=={v}\n" for n, v in lowest.items()), encoding="utf-8")
     target = tmp_path / "venv"
@@ -209,11 +252,20 @@ def test_the_wheel_works_at_its_lowest_declared_dependencies(wheel: Path, tmp_pa
     python = target / "bin" / "python"
     subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "-c", str(constraints), f"{wheel}[http]"],
+         "-c", str(constraints), f"{wheel}[{','.join(extras)}]"],
         check=True, timeout=300, cwd=tmp_path, env=_env(),
     )  # fmt: skip
     installed = _served_and_called(python, tmp_path, list(lowest))
     assert all(installed[n] in (v, f"{v}.0") for n, v in lowest.items()), (installed, lowest)
+    proc = subprocess.run(
+        [str(python), "-I", "-c", EXTRAS_CONSUMER],
+        capture_output=True, text=True, timeout=180, cwd=tmp_path, env=_env(), check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    checks = json.loads(proc.stdout)
+    assert checks.pop("schema") == [None, True]  # valid, then a violation found
+    skill = "---\nname: hello\ndescription: Says hello.\n---\nSay hello.\n"
+    assert checks == {mode: [{"result": 3}, ["hello"], skill] for mode in ("legacy", "2026-07-28")}
 
 
 def _served_and_called(python: Path, where: Path, names: list[str]) -> dict[str, str]:
