@@ -218,6 +218,55 @@ print(json.dumps(checks))
 """
 
 
+AUTH_CONSUMER = r"""
+import json, threading, time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import anyio
+import jwt
+from cryptography.hazmat.primitives.asymmetric import rsa
+from mcpio.auth import JwtVerifier
+
+key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+jwks = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig", "alg": "RS256"}]}).encode()
+
+
+class Keys(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(jwks)))
+        self.end_headers()
+        self.wfile.write(jwks)
+
+    def log_message(self, *args):
+        pass
+
+
+httpd = HTTPServer(("127.0.0.1", 0), Keys)
+threading.Thread(target=httpd.serve_forever, daemon=True).start()
+issuer = "https://issuer.example"
+verifier = JwtVerifier(
+    issuer=issuer, audience="https://mcp.example/mcp",
+    jwks_uri=f"http://127.0.0.1:{httpd.server_port}/jwks",
+)
+claims = {"iss": issuer, "aud": "https://mcp.example/mcp", "sub": "alice",
+          "exp": int(time.time()) + 300, "scope": "mcp:read"}
+good = jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1", "typ": "at+jwt"})
+bad = jwt.encode({**claims, "aud": "elsewhere"}, key, algorithm="RS256", headers={"kid": "k1"})
+
+
+async def main():
+    principal = await verifier(good)
+    return [principal.subject, sorted(principal.scopes), await verifier(bad)]
+
+
+print(json.dumps(anyio.run(main)))
+httpd.shutdown()
+"""
+
+
 def _lowest(metadata: str, extras: tuple[str, ...]) -> dict[str, str]:
     """Each runtime dependency's (and `extras`') lowest version the wheel's metadata allows."""
     lowest: dict[str, str] = {}
@@ -235,15 +284,16 @@ def _lowest(metadata: str, extras: tuple[str, ...]) -> dict[str, str]:
 
 
 def test_the_wheel_works_at_its_lowest_declared_dependencies(wheel: Path, tmp_path: Path) -> None:
-    """Installed with every runtime dependency and those of the `http`, `schemas`, `otel` and
-    `skills` extras at the lowest version its metadata allows (pip constraints), the wheel
+    """Installed with every runtime dependency and those of the `http`, `auth`, `schemas`, `otel`
+    and `skills` extras at the lowest version its metadata allows (pip constraints), the wheel
     serves and calls a tool over stdio and over HTTP, both eras, checks a JSON Schema, traces a
-    call and serves and loads a skill: the lower bounds it declares are ones it works with."""
+    call, serves and loads a skill and verifies a JWT access token: the lower bounds it
+    declares are ones it works with."""
     with zipfile.ZipFile(wheel) as archive:
         metadata = archive.read(f"mcpgen-{VERSION}.dist-info/METADATA").decode()
-    extras = ("http", "schemas", "otel", "skills")
+    extras = ("http", "auth", "schemas", "otel", "skills")
     lowest = _lowest(metadata, extras)
-    expected = {"uvicorn", "httpx", "jsonschema", "opentelemetry-api", "pyyaml"}
+    expected = {"uvicorn", "httpx", "pyjwt", "jsonschema", "opentelemetry-api", "pyyaml"}
     assert RUNTIME_DEPENDENCIES | expected <= set(lowest)
     constraints = tmp_path / "lowest.txt"
     constraints.write_text("".join(f"{n}=={v}\n" for n, v in lowest.items()), encoding="utf-8")
@@ -266,6 +316,12 @@ def test_the_wheel_works_at_its_lowest_declared_dependencies(wheel: Path, tmp_pa
     assert checks.pop("schema") == [None, True]  # valid, then a violation found
     skill = "---\nname: hello\ndescription: Says hello.\n---\nSay hello.\n"
     assert checks == {mode: [{"result": 3}, ["hello"], skill] for mode in ("legacy", "2026-07-28")}
+    proc = subprocess.run(
+        [str(python), "-I", "-c", AUTH_CONSUMER],
+        capture_output=True, text=True, timeout=180, cwd=tmp_path, env=_env(), check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == ["alice", ["mcp:read"], None]  # then a foreign aud refused
 
 
 def _served_and_called(python: Path, where: Path, names: list[str]) -> dict[str, str]:
