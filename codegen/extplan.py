@@ -1,20 +1,26 @@
-"""What an extension's codec shares with its core revision's codec (imported, not written again).
+"""What an extension's codec shares with its core revision's codec (inherited, not written again).
 
-An extension's models import every core class they share, so an expression of the extension's
-codec names the same object as the core codec's when it is the same text and names no
-definition of the extension's own (`m.X` with X a core definition) or a frame class defined alike
-in both. From that, per table: the core table is reused as it is, or spread with the extension's
-added and changed entries, or (when the extension drops an entry) written in full; per class
-attribute: a reference to the core codec's when the revision facts it is made of are equal.
+The extension's codec class derives from its revision's codec class. An extension's models import
+every core class they share, so an expression of the extension's codec names the same object as
+the core codec's when it is the same text and names no definition of the extension's own (`m.X`
+with X a core definition) or a frame class defined alike in both. From that, per table: the
+core table is inherited as it is, or spread with the extension's added and changed entries, or
+(when the extension drops an entry) written in full; per class attribute: inherited when the
+revision facts it is made of are equal; per method of the typed API: its whole overload set
+declared again when the extension changes a type it names (a subclass's declaration replaces
+the overload set, it cannot add to it), else inherited.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.wireplan import Frame, WirePlan
+from codegen.wireplan import Frame, Signature, WirePlan
 
 TABLES = ("requests", "notifications", "responses")
+# The codec methods the typed API declares (with_extensions: the core codec's names every
+# extension of the revision, so an extension's codec inherits it).
+TYPED = ("decode", "decode_response", "request", "notification", "response", "error", "envelope")
 
 
 @dataclass(frozen=True)
@@ -27,7 +33,8 @@ class Shared:
     spread: dict[str, tuple[Frame, ...]]  # table -> its entries beside the core table's
     unions: dict[str, str]  # alias -> annotation, the core codec's alias where it fits
     open_models: tuple[str, ...] | None  # the extension's own open models (None: in full)
-    inherited: frozenset[str]  # class attributes referring to the core codec's
+    inherited: frozenset[str]  # class attributes the extension's codec inherits
+    typed: frozenset[str]  # typed API methods the extension changes (declared again, whole)
 
 
 def share(ext: WirePlan, core: WirePlan, own: set[str]) -> Shared:
@@ -53,6 +60,11 @@ def share(ext: WirePlan, core: WirePlan, own: set[str]) -> Shared:
     extra = None
     if set(core.open_models) <= set(ext.open_models):
         extra = tuple(n for n in ext.open_models if n not in core.open_models)
+    inherited = _inherited(ext, core)
+    if same.expr(f"m.{ext.revision.frames.result_response}") and same.expr(
+        f"m.{ext.revision.frames.error_response}"
+    ):
+        inherited |= {"result_response", "error_response"}
     return Shared(
         core_class=f"_core.{core.codec_class}",
         frames=frames,
@@ -60,7 +72,8 @@ def share(ext: WirePlan, core: WirePlan, own: set[str]) -> Shared:
         spread=spread,
         unions=unions,
         open_models=extra,
-        inherited=_inherited(ext, core),
+        inherited=inherited,
+        typed=_typed(ext, core, same, unions),
     )
 
 
@@ -72,8 +85,12 @@ def _inherited(ext: WirePlan, core: WirePlan) -> frozenset[str]:
     """The class attributes whose revision facts are the core revision's."""
     a, b = ext.revision, core.revision
     out = set()
+    if (a.name, a.era, a.batching, a.handshake) == (b.name, b.era, b.batching, b.handshake):
+        out |= {"revision", "era", "batching", "unbatchable"}
     if ext.error_frames == core.error_frames:
         out.add("error_frames")
+    if (ext.envelope, ext.envelope_keys) == (core.envelope, core.envelope_keys):
+        out.add("public_envelope_keys")
     if a.meta_envelope == b.meta_envelope:
         out |= {"envelope_keys", "envelope_model"}
     if a.result_types == b.result_types and a.interim_one_of == b.interim_one_of:
@@ -83,6 +100,35 @@ def _inherited(ext: WirePlan, core: WirePlan) -> frozenset[str]:
     if a.meta_rule == b.meta_rule:
         out |= {"meta_key", "reserved_labels", "known_reserved_keys"}
     return frozenset(out)
+
+
+def _typed(
+    ext: WirePlan, core: WirePlan, same: _SameObject, unions: dict[str, str]
+) -> frozenset[str]:
+    """The typed API methods whose declarations name a type the extension changes."""
+    kept = {alias for alias, annotation in unions.items() if annotation == f"_core.{alias}"}
+    if {"RequestFrame", "NotificationFrame", "ErrorFrame"} <= kept and same.expr(
+        f"m.{ext.revision.frames.result_response}"
+    ):
+        kept.add("MessageFrame")
+    requests = same.signatures(ext.request_signatures, core.request_signatures)
+    errors = ext.error_frames == core.error_frames and all(
+        same.expr(f"m.{name}") for _, name in ext.error_frames
+    )
+    envelope = ext.envelope_types == core.envelope_types and all(
+        same.expr(t) for t in ext.envelope_types or () if t != "Any"
+    )
+    unchanged = {
+        "decode": "MessageFrame" in kept,
+        "decode_response": requests and {"ResultFrame", "ErrorFrame"} <= kept,
+        "request": requests and envelope and "RequestFrame" in kept,
+        "notification": "NotificationFrame" in kept
+        and same.signatures(ext.notification_signatures, core.notification_signatures),
+        "response": requests and "ResultFrame" in kept,
+        "error": errors and "ErrorFrame" in kept,
+        "envelope": envelope,
+    }
+    return frozenset(name for name in TYPED if not unchanged[name])
 
 
 class _SameObject:
@@ -101,6 +147,11 @@ class _SameObject:
             return name[2:] not in self._own
         frame = self._ext_frames.get(name)
         return frame is not None and self.frame(frame)
+
+    def signatures(self, ours: tuple[Signature, ...], theirs: tuple[Signature, ...]) -> bool:
+        """Whether the typed API declares these methods as the core codec's does."""
+        names = [n for s in ours for n in (s.frame, s.params, s.response, *s.results) if n]
+        return ours == theirs and all(self.expr(n) for n in names)
 
     def frame(self, frame: Frame) -> bool:
         if self._core_frames.get(frame.name) != frame:

@@ -300,9 +300,9 @@ def extension_files(
         "extension": ext_pin,
         "extensions": [ext_pin],
         # What the codec shares with the core revision's (imported, not written again).
-        "core_codec_class": core_plan.codec_class,
         "own_public": [p for p in wire_plan.public if p not in core_plan.public],
         "own_methods": [m for m in revision.methods if m not in core_revision.methods],
+        "core_revision": core_revision,
         "share": share(wire_plan, core_plan, own),
     }
     return {
@@ -311,7 +311,7 @@ def extension_files(
         ),
         f"{pkg}/models.py": header + models,
         f"{pkg}/dispatch.py": render("dispatch.py.jinja", what="dispatch tables", **context),
-        f"{pkg}/codec.py": render(era_template(revision), what="modern codec", **context),
+        f"{pkg}/codec.py": render(era_template(revision), what=f"{revision.era} codec", **context),
     }
 
 

@@ -8,8 +8,11 @@ mirror; the synthetic schemas here are small ones written for each rule.
 from __future__ import annotations
 
 import copy
+import importlib
 import json
+import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,7 @@ from tests.support import EXTENSIONS, PROJECT, ROOT, SHARED, official_schema
 from tests.test_cli import assert_one_line_error, make_project, run, snapshot
 
 TASKS = "io.modelcontextprotocol/tasks"
+UI = "io.modelcontextprotocol/ui"
 PIN = PROJECT.extension_pins()[TASKS]
 EXT_MIRROR = SHARED / "mcp-spec" / "ext" / "tasks" / "schema.json"
 
@@ -196,6 +200,63 @@ def test_the_extension_codec_reuses_the_core_codecs_tables() -> None:
     assert ext_module.RequestFrame != core_module.RequestFrame
 
 
+EXTENSION_CODECS = [("2025-11-25", UI), ("2026-07-28", UI), ("2026-07-28", TASKS)]
+
+
+@pytest.mark.parametrize(("revision", "extension"), EXTENSION_CODECS)
+def test_an_extension_codec_is_its_revision_codec_and_sets_only_what_the_extension_adds(
+    revision: str, extension: str
+) -> None:
+    """The extension's codec class derives from its revision's: every attribute the extension
+    does not change is inherited (none is set on the class again), and the typed API declares
+    again only the methods whose types the extension changes (apps: none; tasks: those naming
+    its messages and widened results)."""
+    plain = mcp_wire.codec(revision)
+    codec = plain.with_extensions(extension)
+    core, ext = type(plain), type(codec)
+    assert ext.__bases__ == (core,) and isinstance(codec, core)
+    own = {name for name in vars(ext) if not name.startswith("__")}
+    changes = {"open_models", "own_modules", "extension_ids"}
+    if extension == TASKS:
+        changes |= {"methods", "requests", "notifications", "responses", "extension_result_tags"}
+    assert own == changes
+    for name in ("revision", "era", "batching", "result_response", "error_frames", "extensions"):
+        assert getattr(ext, name) is getattr(core, name), name
+    assert core.own_modules < ext.own_modules and core.open_models < ext.open_models
+    source = Path(sys.modules[ext.__module__].__file__ or "").read_text(encoding="utf-8")
+    declared = set(re.findall(r"^        def (\w+)\(", source, re.MULTILINE))
+    if extension == TASKS:
+        assert declared == {"decode", "decode_response", "request", "notification", "response"}
+    else:
+        assert declared == set() and "TYPE_CHECKING" not in source and "TypeAlias" not in source
+
+
+@pytest.mark.parametrize(
+    ("revision", "extension"), [(r, None) for r in mcp_wire.REVISIONS] + EXTENSION_CODECS
+)
+def test_every_frame_a_codec_names_is_one_it_encodes(revision: str, extension: str | None) -> None:
+    """A frame class in a codec's tables is of a module the codec writes (`own_modules`): an
+    extension's codec encodes the frames it shares with its revision's codec too (it refused
+    them once: "CallToolResultResponse is not a message of revision 2026-07-28")."""
+    codec = mcp_wire.codec(revision)
+    codec = codec.with_extensions(extension) if extension else codec
+    frames = [*codec.requests.values(), *codec.notifications.values(), *codec.responses.values()]
+    frames += [*codec.error_frames.values(), codec.result_response, codec.error_response]
+    assert [f for f in frames if f.__module__ not in codec.own_modules] == []
+    built = codec.response(7, "tools/call", {"content": [{"type": "text", "text": "hi"}]})
+    raw = codec.encode(built)
+    assert json.loads(raw)["result"]["content"] == [{"type": "text", "text": "hi"}]
+    assert type(codec.decode_response(raw, "tools/call")) is type(built)
+
+
+def test_an_extension_codec_asked_for_another_extension_says_they_do_not_go_together() -> None:
+    apps = mcp_wire.codec("2026-07-28").with_extensions(UI)
+    with pytest.raises(LookupError) as info:
+        apps.with_extensions(TASKS)
+    assert str(info.value) == f"no codec of revision 2026-07-28 with {TASKS}, {UI} together"
+    assert type(apps.with_extensions(UI)) is type(apps)
+
+
 def test_a_repeated_definition_that_differs_from_core_is_reported() -> None:
     ext = ext_schema()
     ext["$defs"]["Tool"]["properties"]["name"] = {"type": "integer"}
@@ -296,6 +357,40 @@ def test_the_dispatch_table_has_the_extension_methods() -> None:
     assert call.results == core_dispatch.METHODS["tools/call"].results
     assert call.result is tasks.CallToolResult
     assert [n for n, s in dispatch.METHODS.items() if s.task_result] == ["tools/call"]
+
+
+@pytest.mark.parametrize(("revision", "extension"), EXTENSION_CODECS)
+def test_an_extension_dispatch_module_adds_its_methods_to_the_revisions_sets(
+    revision: str, extension: str
+) -> None:
+    """Each method set of an extension's dispatch module is the core's with the extension's
+    methods added (the core's own object where it adds none), as METHODS says."""
+    codec = mcp_wire.codec(revision).with_extensions(extension)
+    core = importlib.import_module(f"{mcp_wire.revision(revision).__name__}.dispatch")
+    ext = importlib.import_module(type(codec).__module__.replace(".codec", ".dispatch"))
+    assert ext.METHODS == codec.methods  # the core's table, when the extension adds nothing
+    kinds = {
+        "REQUESTS": "request",
+        "NOTIFICATIONS": "notification",
+        "INPUT_REQUESTS": "input request",
+    }
+    for name, kind in kinds.items():
+        ours, theirs = getattr(ext, name), getattr(core, name)
+        assert ours == {n for n, spec in ext.METHODS.items() if spec.kind == kind}, name
+        assert theirs <= ours and (ours is theirs) == (ours == theirs), name
+    added = set(ext.METHODS) - set(core.METHODS)
+    assert ext.CLIENT_TO_SERVER - core.CLIENT_TO_SERVER == {
+        n for n in added if ext.METHODS[n].direction == "client->server"
+    }
+    assert ext.SERVER_TO_CLIENT - core.SERVER_TO_CLIENT == {
+        n for n in added if ext.METHODS[n].direction == "server->client"
+    }
+    assert ext.ERROR_CODES is core.ERROR_CODES
+    assert added == (
+        {"tasks/get", "tasks/update", "tasks/cancel", "notifications/tasks"}
+        if extension == TASKS
+        else set()
+    )
 
 
 # --- the CLI with an extension pinned ---------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import venv
@@ -121,6 +122,151 @@ def test_the_wheel_installs_and_works_without_the_checkout(wheel: Path, tmp_path
     assert report["script"] is False
     assert report["mcpio"].startswith("mcpio inspect: 0 frames")
     assert report["server"] == "Server"
+
+
+LOWEST_SERVER = """
+import sys
+from mcpio import Server
+
+server = Server("lowest", "1.0")
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+if sys.argv[1] == "stdio":
+    server.run_stdio()
+else:
+    server.run_http(host="127.0.0.1", port=int(sys.argv[2]))
+"""
+
+LOWEST_CONSUMER = """
+import json, socket, subprocess, sys, time
+from importlib.metadata import version
+
+import anyio
+from mcpio import Client
+
+port = int(sys.argv[1])
+http = subprocess.Popen([sys.executable, "lowest_server.py", "http", str(port)])
+answers = []
+
+
+async def main():
+    for mode in ("legacy", "2026-07-28"):
+        async with Client([sys.executable, "lowest_server.py", "stdio"], mode=mode) as client:
+            answers.append((await client.call_tool("add", {"a": 1, "b": 2})).structuredContent)
+    for _ in range(300):
+        try:
+            socket.create_connection(("127.0.0.1", port)).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    for mode in ("legacy", "2026-07-28"):
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as client:
+            answers.append((await client.call_tool("add", {"a": 2, "b": 3})).structuredContent)
+
+
+try:
+    anyio.run(main)
+finally:
+    http.terminate()
+    http.wait()
+print(json.dumps({"answers": answers, "versions": {n: version(n) for n in sys.argv[2:]}}))
+"""
+
+
+def _lowest(metadata: str, extra: str) -> dict[str, str]:
+    """Each runtime dependency's (and `extra`'s) lowest version the wheel's metadata allows."""
+    lowest: dict[str, str] = {}
+    for line in metadata.splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        requirement = line.split(":", 1)[1].strip()
+        if "extra ==" in requirement and f"extra == '{extra}'" not in requirement:
+            continue
+        name = re.split(r"[<>=!~; \[]", requirement, maxsplit=1)[0]
+        floor = re.search(r">=\s*([0-9][^,;\s]*)", requirement)
+        assert floor is not None, f"{requirement}: no lower bound"
+        lowest[name] = floor[1]
+    return lowest
+
+
+def test_the_wheel_works_at_its_lowest_declared_dependencies(wheel: Path, tmp_path: Path) -> None:
+    """Installed with every runtime and `http` dependency at the lowest version its metadata
+    allows (pip constraints), the wheel serves and calls a tool over stdio and over HTTP, both
+    eras: the lower bounds it declares are ones it works with."""
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = archive.read(f"mcpgen-{VERSION}.dist-info/METADATA").decode()
+    lowest = _lowest(metadata, "http")
+    assert RUNTIME_DEPENDENCIES | {"uvicorn", "httpx"} <= set(lowest)
+    constraints = tmp_path / "lowest.txt"
+    constraints.write_text("".join(f"{n}=={v}\n" for n, v in lowest.items()), encoding="utf-8")
+    target = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True, clear=True).create(target)
+    python = target / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         "-c", str(constraints), f"{wheel}[http]"],
+        check=True, timeout=300, cwd=tmp_path, env=_env(),
+    )  # fmt: skip
+    installed = _served_and_called(python, tmp_path, list(lowest))
+    assert all(installed[n] in (v, f"{v}.0") for n, v in lowest.items()), (installed, lowest)
+
+
+def _served_and_called(python: Path, where: Path, names: list[str]) -> dict[str, str]:
+    """Run LOWEST_CONSUMER with `python` in `where` (its tool answered over stdio and HTTP,
+    both eras, checked here); the installed versions of the distributions `names`."""
+    (where / "lowest_server.py").write_text(LOWEST_SERVER, encoding="utf-8")
+    proc = subprocess.run(
+        [str(python), "-I", "-c", LOWEST_CONSUMER, str(free_port()), *names],
+        capture_output=True, text=True, timeout=180, cwd=where, env=_env(), check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["answers"] == [{"result": 3}] * 2 + [{"result": 5}] * 2
+    return report["versions"]
+
+
+def _interpreter(minor: str) -> Path | None:
+    """A CPython `minor` ("3.12") on this machine that runs: one of pyenv's, or on PATH (a
+    pyenv shim on PATH runs only the versions pyenv has selected)."""
+    pyenv = sorted(Path.home().glob(f".pyenv/versions/{minor}.*/bin/python{minor}"))
+    found = shutil.which(f"python{minor}")
+    for candidate in [*pyenv[-1:], *([Path(found)] if found else [])]:
+        proc = subprocess.run(
+            [str(candidate), "-c", "import venv"], capture_output=True, timeout=60, check=False
+        )
+        if proc.returncode == 0:
+            return candidate
+    return None
+
+
+@pytest.mark.parametrize("minor", ["3.12", "3.13"])
+def test_the_wheel_works_on_the_newer_pythons(wheel: Path, tmp_path: Path, minor: str) -> None:
+    """The wheel (with its `http` extra, the newest dependencies its ranges allow) serves and
+    calls a tool over stdio and HTTP, both eras, on each newer CPython found on the machine
+    (the checkout itself runs on 3.11, the oldest supported)."""
+    interpreter = _interpreter(minor)
+    if interpreter is None:
+        pytest.skip(f"no Python {minor} on this machine")
+    target = tmp_path / "venv"
+    subprocess.run([str(interpreter), "-m", "venv", str(target)], check=True, timeout=120)
+    python = target / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         f"{wheel}[http]"],
+        check=True, timeout=300, cwd=tmp_path, env=_env(),
+    )  # fmt: skip
+    versions = _served_and_called(python, tmp_path, ["mcpgen"])
+    assert versions == {"mcpgen": VERSION}
+    proc = subprocess.run(
+        [str(python), "-I", "-c", "import sys; print(sys.version_info[:2])"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert proc.stdout.strip() == str(tuple(int(p) for p in minor.split(".")))
 
 
 def test_the_checkout_keeps_the_generator_and_its_script() -> None:

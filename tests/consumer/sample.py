@@ -22,7 +22,7 @@ from mcp_wire import v2024_11_05 as oldest
 from mcp_wire import v2025_11_25 as legacy
 from mcp_wire import v2026_07_28 as modern
 from mcp_wire.v2025_11_25.codec import InitializeResultResponse
-from mcp_wire.v2026_07_28.codec import ErrorFrame
+from mcp_wire.v2026_07_28.codec import Codec2026_07_28, ErrorFrame
 from mcp_wire.v2026_07_28.ext import tasks
 from mcpio import (
     Call,
@@ -164,6 +164,27 @@ if not isinstance(got, ErrorFrame):
         reveal_type(got.result.status)  # expect: Literal['completed']
 status = with_tasks.notification("notifications/tasks", {**task, "status": "cancelled"})
 reveal_type(status)  # expect: TaskStatusNotification
+called_with_tasks = with_tasks.encode(with_tasks.response(8, "tools/call", {"content": []}))
+# expect: CallToolResultResponse | JSONRPCErrorResponse | UnsupportedProtocolVersionError | MissingRequiredClientCapabilityError | HeaderMismatchError
+reveal_type(with_tasks.decode_response(called_with_tasks, "tools/call"))
+# What the extension leaves alone is the revision codec's, inherited: its builders and errors.
+late = with_tasks.error(4, -32022, "no", {"requested": "x", "supported": []})
+reveal_type(late)  # expect: UnsupportedProtocolVersionError
+reveal_type(with_tasks.envelope(poll).client_capabilities)  # expect: ClientCapabilities
+
+# --- 2026-07-28 with MCP Apps: the revision's codec, every typed method inherited ------------
+
+with_apps = codec.with_extensions("io.modelcontextprotocol/ui")
+reveal_type(with_apps)  # expect: Codec2026_07_28Apps
+revision_codec: Codec2026_07_28 = with_apps  # a subclass of the revision's codec
+called_with_apps = with_apps.encode(with_apps.response(8, "tools/call", {"content": []}))
+on_apps = with_apps.decode_response(called_with_apps, "tools/call")
+# expect: CallToolResultResponse | JSONRPCErrorResponse | UnsupportedProtocolVersionError | MissingRequiredClientCapabilityError | HeaderMismatchError
+reveal_type(on_apps)
+if not isinstance(on_apps, ErrorFrame):
+    reveal_type(on_apps.result)  # expect: InputRequiredResult | CallToolResult
+reveal_type(with_apps.request("tools/list", {}, id=11))  # expect: ListToolsRequest
+reveal_type(with_apps.with_extensions("io.modelcontextprotocol/ui"))  # expect: Codec2026_07_28Apps
 
 # --- 2025-11-25 (legacy): the same, with the handshake -------------------------------------------
 

@@ -14,96 +14,12 @@ METHODS: dict[str, MethodSpec] = {
     **_core.METHODS,  # the core revision's, then the extension's own and what it changes
 }
 
-REQUESTS = frozenset(
-    {
-        "completion/complete",
-        "elicitation/create",
-        "initialize",
-        "logging/setLevel",
-        "ping",
-        "prompts/get",
-        "prompts/list",
-        "resources/list",
-        "resources/read",
-        "resources/subscribe",
-        "resources/templates/list",
-        "resources/unsubscribe",
-        "roots/list",
-        "sampling/createMessage",
-        "tasks/cancel",
-        "tasks/get",
-        "tasks/list",
-        "tasks/result",
-        "tools/call",
-        "tools/list",
-    }
-)
-NOTIFICATIONS = frozenset(
-    {
-        "notifications/cancelled",
-        "notifications/elicitation/complete",
-        "notifications/initialized",
-        "notifications/message",
-        "notifications/progress",
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-        "notifications/resources/updated",
-        "notifications/roots/list_changed",
-        "notifications/tasks/status",
-        "notifications/tools/list_changed",
-    }
-)
-INPUT_REQUESTS = frozenset({})
-CLIENT_TO_SERVER = frozenset(
-    {
-        "completion/complete",
-        "initialize",
-        "logging/setLevel",
-        "notifications/cancelled",
-        "notifications/initialized",
-        "notifications/progress",
-        "notifications/roots/list_changed",
-        "notifications/tasks/status",
-        "ping",
-        "prompts/get",
-        "prompts/list",
-        "resources/list",
-        "resources/read",
-        "resources/subscribe",
-        "resources/templates/list",
-        "resources/unsubscribe",
-        "tasks/cancel",
-        "tasks/get",
-        "tasks/list",
-        "tasks/result",
-        "tools/call",
-        "tools/list",
-    }
-)
-SERVER_TO_CLIENT = frozenset(
-    {
-        "elicitation/create",
-        "notifications/cancelled",
-        "notifications/elicitation/complete",
-        "notifications/message",
-        "notifications/progress",
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-        "notifications/resources/updated",
-        "notifications/tasks/status",
-        "notifications/tools/list_changed",
-        "ping",
-        "roots/list",
-        "sampling/createMessage",
-        "tasks/cancel",
-        "tasks/get",
-        "tasks/list",
-        "tasks/result",
-    }
-)
+REQUESTS = _core.REQUESTS
+NOTIFICATIONS = _core.NOTIFICATIONS
+INPUT_REQUESTS = _core.INPUT_REQUESTS
+CLIENT_TO_SERVER = _core.CLIENT_TO_SERVER
+SERVER_TO_CLIENT = _core.SERVER_TO_CLIENT
 
 # Error codes pinned by the schema.
 URL_ELICITATION_REQUIRED_ERROR = -32042
-ERROR_CODES: dict[str, int] = {
-    "URLElicitationRequiredError": -32042,
-}
+ERROR_CODES: dict[str, int] = _core.ERROR_CODES

@@ -6,52 +6,14 @@ revision's codec that also reads, writes and types the extension's messages (mod
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, overload
-
 from mcp_wire.v2026_07_28 import codec as _core
-from mcp_wire.v2026_07_28.codec import (
-    CallToolResultResponse,
-    GetPromptResultResponse,
-    ReadResourceResultResponse,
-)
-from mcpio.wire.codec import Codec, Envelope, LenientResponse
-from mcpio.wire.modern import ModernCodec, result_discriminator
 
-from . import dispatch
 from . import models as m
 
-_RESULT_TYPE = result_discriminator("complete", "input_required")
 
-
-# This revision's messages, as the codec's typed API (below) names them: `decode` returns a
-# MessageFrame, `decode_response(raw, method)` that method's frame in ResultFrame, or an ErrorFrame.
-RequestFrame: TypeAlias = _core.RequestFrame
-NotificationFrame: TypeAlias = _core.NotificationFrame
-ResultFrame: TypeAlias = _core.ResultFrame
-ErrorFrame: TypeAlias = _core.ErrorFrame
-MessageFrame: TypeAlias = RequestFrame | NotificationFrame | m.JSONRPCResultResponse | ErrorFrame
-
-
-class Codec2026_07_28Apps(ModernCodec):
+class Codec2026_07_28Apps(_core.Codec2026_07_28):
     """Codec of revision 2026-07-28 with the extension io.modelcontextprotocol/ui."""
 
-    revision: ClassVar[str] = "2026-07-28"
-    era: ClassVar[str] = "modern"
-    batching: ClassVar[bool] = False
-    methods = dispatch.METHODS
-    requests = {
-        **_core.Codec2026_07_28.requests,
-    }
-    notifications = {
-        **_core.Codec2026_07_28.notifications,
-    }
-    responses = {
-        **_core.Codec2026_07_28.responses,
-    }
-    result_response = m.JSONRPCResultResponse
-    error_response = m.JSONRPCErrorResponse
-    error_frames = _core.Codec2026_07_28.error_frames
     # fmt: off
     open_models = _core.Codec2026_07_28.open_models | frozenset({
         "McpUiAppCapabilities", "McpUiAppCapabilitiesTools", "McpUiClientCapabilities",
@@ -151,153 +113,8 @@ class Codec2026_07_28Apps(ModernCodec):
         "McpUiUpdateModelContextRequestParamsContentItemTextAnnotations",
     })
     # fmt: on
-    own_modules = frozenset({m.__name__, __name__, "mcp_wire.v2026_07_28.models"})
-    # One row a method: own params, public params, own result, public result, result backfill.
-    # fmt: off
-    public = {
-        **_core.Codec2026_07_28.public,
-    }
-    # fmt: on
-    envelope_keys = _core.Codec2026_07_28.envelope_keys
-    envelope_model = _core.Codec2026_07_28.envelope_model
-    result_tags = _core.Codec2026_07_28.result_tags
-    interim_one_of = _core.Codec2026_07_28.interim_one_of
-    cache_defaults = _core.Codec2026_07_28.cache_defaults
-    extensions = {
-        "io.modelcontextprotocol/ui": "mcp_wire.v2026_07_28.ext.apps.codec",
-    }
+    own_modules = _core.Codec2026_07_28.own_modules | {m.__name__, __name__}
     extension_ids = frozenset({"io.modelcontextprotocol/ui"})
-    extension_result_tags = {}
-    meta_key = _core.Codec2026_07_28.meta_key
-    reserved_labels = _core.Codec2026_07_28.reserved_labels
-    known_reserved_keys = _core.Codec2026_07_28.known_reserved_keys
-
-    if TYPE_CHECKING:
-        # Declarations for type checkers only: what the methods (Codec's) return in this
-        # revision. A method name outside these literals falls back to the revision's unions.
-        # fmt: off
-        def decode(self, data: bytes | str, *, strict: bool = False) -> MessageFrame: ...
-
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["completion/complete"], *, lenient: Literal[False] = False, strict: bool = False) -> m.CompleteResultResponse | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["prompts/get"], *, lenient: Literal[False] = False, strict: bool = False) -> GetPromptResultResponse | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["prompts/list"], *, lenient: Literal[False] = False, strict: bool = False) -> m.ListPromptsResultResponse | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["prompts/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[m.ListPromptsResultResponse] | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["resources/list"], *, lenient: Literal[False] = False, strict: bool = False) -> m.ListResourcesResultResponse | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["resources/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[m.ListResourcesResultResponse] | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["resources/read"], *, lenient: Literal[False] = False, strict: bool = False) -> ReadResourceResultResponse | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["resources/templates/list"], *, lenient: Literal[False] = False, strict: bool = False) -> m.ListResourceTemplatesResultResponse | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["resources/templates/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[m.ListResourceTemplatesResultResponse] | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["server/discover"], *, lenient: Literal[False] = False, strict: bool = False) -> m.DiscoverResultResponse | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["subscriptions/listen"], *, lenient: Literal[False] = False, strict: bool = False) -> m.SubscriptionsListenResultResponse | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["tools/call"], *, lenient: Literal[False] = False, strict: bool = False) -> CallToolResultResponse | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["tools/list"], *, lenient: Literal[False] = False, strict: bool = False) -> m.ListToolsResultResponse | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: Literal["tools/list"], *, lenient: Literal[True], strict: bool = False) -> LenientResponse[m.ListToolsResultResponse] | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: str, *, lenient: Literal[False] = False, strict: bool = False) -> ResultFrame | ErrorFrame: ...
-        @overload
-        def decode_response(self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False) -> ResultFrame | LenientResponse[ResultFrame] | ErrorFrame: ...
-        def decode_response(self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False) -> Any: ...
-
-        @overload
-        def request(self, method: Literal["completion/complete"], params: m.CompleteRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.CompleteRequest: ...
-        @overload
-        def request(self, method: Literal["prompts/get"], params: m.GetPromptRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.GetPromptRequest: ...
-        @overload
-        def request(self, method: Literal["prompts/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListPromptsRequest: ...
-        @overload
-        def request(self, method: Literal["resources/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListResourcesRequest: ...
-        @overload
-        def request(self, method: Literal["resources/read"], params: m.ReadResourceRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ReadResourceRequest: ...
-        @overload
-        def request(self, method: Literal["resources/templates/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListResourceTemplatesRequest: ...
-        @overload
-        def request(self, method: Literal["server/discover"], params: m.RequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.DiscoverRequest: ...
-        @overload
-        def request(self, method: Literal["subscriptions/listen"], params: m.SubscriptionsListenRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.SubscriptionsListenRequest: ...
-        @overload
-        def request(self, method: Literal["tools/call"], params: m.CallToolRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.CallToolRequest: ...
-        @overload
-        def request(self, method: Literal["tools/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListToolsRequest: ...
-        @overload
-        def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> RequestFrame: ...
-        def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> Any: ...
-
-        @overload
-        def notification(self, method: Literal["notifications/cancelled"], params: m.CancelledNotificationParams | Mapping[str, Any]) -> m.CancelledNotification: ...
-        @overload
-        def notification(self, method: Literal["notifications/message"], params: m.LoggingMessageNotificationParams | Mapping[str, Any]) -> m.LoggingMessageNotification: ...
-        @overload
-        def notification(self, method: Literal["notifications/progress"], params: m.ProgressNotificationParams | Mapping[str, Any]) -> m.ProgressNotification: ...
-        @overload
-        def notification(self, method: Literal["notifications/prompts/list_changed"], params: m.NotificationParams | Mapping[str, Any] | None = None) -> m.PromptListChangedNotification: ...
-        @overload
-        def notification(self, method: Literal["notifications/resources/list_changed"], params: m.NotificationParams | Mapping[str, Any] | None = None) -> m.ResourceListChangedNotification: ...
-        @overload
-        def notification(self, method: Literal["notifications/resources/updated"], params: m.ResourceUpdatedNotificationParams | Mapping[str, Any]) -> m.ResourceUpdatedNotification: ...
-        @overload
-        def notification(self, method: Literal["notifications/subscriptions/acknowledged"], params: m.SubscriptionsAcknowledgedNotificationParams | Mapping[str, Any]) -> m.SubscriptionsAcknowledgedNotification: ...
-        @overload
-        def notification(self, method: Literal["notifications/tools/list_changed"], params: m.NotificationParams | Mapping[str, Any] | None = None) -> m.ToolListChangedNotification: ...
-        @overload
-        def notification(self, method: str, params: Any = None) -> NotificationFrame: ...
-        def notification(self, method: str, params: Any = None) -> Any: ...
-
-        @overload
-        def response(self, id: str | int, method: Literal["completion/complete"], result: m.CompleteResult | Mapping[str, Any]) -> m.CompleteResultResponse: ...
-        @overload
-        def response(self, id: str | int, method: Literal["prompts/get"], result: m.InputRequiredResult | m.GetPromptResult | Mapping[str, Any]) -> GetPromptResultResponse: ...
-        @overload
-        def response(self, id: str | int, method: Literal["prompts/list"], result: m.ListPromptsResult | Mapping[str, Any]) -> m.ListPromptsResultResponse: ...
-        @overload
-        def response(self, id: str | int, method: Literal["resources/list"], result: m.ListResourcesResult | Mapping[str, Any]) -> m.ListResourcesResultResponse: ...
-        @overload
-        def response(self, id: str | int, method: Literal["resources/read"], result: m.InputRequiredResult | m.ReadResourceResult | Mapping[str, Any]) -> ReadResourceResultResponse: ...
-        @overload
-        def response(self, id: str | int, method: Literal["resources/templates/list"], result: m.ListResourceTemplatesResult | Mapping[str, Any]) -> m.ListResourceTemplatesResultResponse: ...
-        @overload
-        def response(self, id: str | int, method: Literal["server/discover"], result: m.DiscoverResult | Mapping[str, Any]) -> m.DiscoverResultResponse: ...
-        @overload
-        def response(self, id: str | int, method: Literal["subscriptions/listen"], result: m.SubscriptionsListenResult | Mapping[str, Any]) -> m.SubscriptionsListenResultResponse: ...
-        @overload
-        def response(self, id: str | int, method: Literal["tools/call"], result: m.InputRequiredResult | m.CallToolResult | Mapping[str, Any]) -> CallToolResultResponse: ...
-        @overload
-        def response(self, id: str | int, method: Literal["tools/list"], result: m.ListToolsResult | Mapping[str, Any]) -> m.ListToolsResultResponse: ...
-        @overload
-        def response(self, id: str | int, method: str, result: Any) -> ResultFrame: ...
-        def response(self, id: str | int, method: str, result: Any) -> Any: ...
-
-        @overload
-        def error(self, id: str | int | None, code: Literal[-32022], message: str, data: Any = None) -> m.UnsupportedProtocolVersionError: ...
-        @overload
-        def error(self, id: str | int | None, code: Literal[-32021], message: str, data: Any = None) -> m.MissingRequiredClientCapabilityError: ...
-        @overload
-        def error(self, id: str | int | None, code: Literal[-32020], message: str, data: Any = None) -> m.HeaderMismatchError: ...
-        @overload
-        def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> ErrorFrame: ...
-        def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> Any: ...
-
-        @overload
-        def with_extensions(self, *extensions: Literal["io.modelcontextprotocol/ui"]) -> Codec2026_07_28Apps: ...
-        @overload
-        def with_extensions(self, *extensions: str) -> Codec: ...
-        def with_extensions(self, *extensions: str) -> Any: ...
-
-        def envelope(self, message: Any) -> Envelope[m.ClientCapabilities, m.Implementation]: ...
-        # fmt: on
 
 
 CODEC = Codec2026_07_28Apps()

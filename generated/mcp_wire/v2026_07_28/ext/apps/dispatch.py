@@ -14,69 +14,11 @@ METHODS: dict[str, MethodSpec] = {
     **_core.METHODS,  # the core revision's, then the extension's own and what it changes
 }
 
-REQUESTS = frozenset(
-    {
-        "completion/complete",
-        "prompts/get",
-        "prompts/list",
-        "resources/list",
-        "resources/read",
-        "resources/templates/list",
-        "server/discover",
-        "subscriptions/listen",
-        "tools/call",
-        "tools/list",
-    }
-)
-NOTIFICATIONS = frozenset(
-    {
-        "notifications/cancelled",
-        "notifications/message",
-        "notifications/progress",
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-        "notifications/resources/updated",
-        "notifications/subscriptions/acknowledged",
-        "notifications/tools/list_changed",
-    }
-)
-INPUT_REQUESTS = frozenset(
-    {
-        "elicitation/create",
-        "roots/list",
-        "sampling/createMessage",
-    }
-)
-CLIENT_TO_SERVER = frozenset(
-    {
-        "completion/complete",
-        "notifications/cancelled",
-        "prompts/get",
-        "prompts/list",
-        "resources/list",
-        "resources/read",
-        "resources/templates/list",
-        "server/discover",
-        "subscriptions/listen",
-        "tools/call",
-        "tools/list",
-    }
-)
-SERVER_TO_CLIENT = frozenset(
-    {
-        "elicitation/create",
-        "notifications/cancelled",
-        "notifications/message",
-        "notifications/progress",
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-        "notifications/resources/updated",
-        "notifications/subscriptions/acknowledged",
-        "notifications/tools/list_changed",
-        "roots/list",
-        "sampling/createMessage",
-    }
-)
+REQUESTS = _core.REQUESTS
+NOTIFICATIONS = _core.NOTIFICATIONS
+INPUT_REQUESTS = _core.INPUT_REQUESTS
+CLIENT_TO_SERVER = _core.CLIENT_TO_SERVER
+SERVER_TO_CLIENT = _core.SERVER_TO_CLIENT
 
 # Error codes pinned by the schema.
 HEADER_MISMATCH_ERROR = -32020
@@ -87,13 +29,4 @@ METHOD_NOT_FOUND_ERROR = -32601
 MISSING_REQUIRED_CLIENT_CAPABILITY_ERROR = -32021
 PARSE_ERROR = -32700
 UNSUPPORTED_PROTOCOL_VERSION_ERROR = -32022
-ERROR_CODES: dict[str, int] = {
-    "ParseError": -32700,
-    "InternalError": -32603,
-    "InvalidParamsError": -32602,
-    "MethodNotFoundError": -32601,
-    "InvalidRequestError": -32600,
-    "UnsupportedProtocolVersionError": -32022,
-    "MissingRequiredClientCapabilityError": -32021,
-    "HeaderMismatchError": -32020,
-}
+ERROR_CODES: dict[str, int] = _core.ERROR_CODES

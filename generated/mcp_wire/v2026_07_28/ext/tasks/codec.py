@@ -7,14 +7,14 @@ revision's codec that also reads, writes and types the extension's messages (mod
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, overload
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, overload
 
 from pydantic import Tag
 
 from mcp_wire.v2026_07_28 import codec as _core
 from mcpio.wire.base import WireModel
-from mcpio.wire.codec import Codec, Envelope, LenientResponse
-from mcpio.wire.modern import ModernCodec, result_discriminator
+from mcpio.wire.codec import LenientResponse
+from mcpio.wire.modern import result_discriminator
 
 from . import dispatch
 from . import models as m
@@ -108,12 +108,9 @@ ErrorFrame: TypeAlias = _core.ErrorFrame
 MessageFrame: TypeAlias = RequestFrame | NotificationFrame | m.JSONRPCResultResponse | ErrorFrame
 
 
-class Codec2026_07_28Tasks(ModernCodec):
+class Codec2026_07_28Tasks(_core.Codec2026_07_28):
     """Codec of revision 2026-07-28 with the extension io.modelcontextprotocol/tasks."""
 
-    revision: ClassVar[str] = "2026-07-28"
-    era: ClassVar[str] = "modern"
-    batching: ClassVar[bool] = False
     methods = dispatch.METHODS
     requests = {
         **_core.Codec2026_07_28.requests,
@@ -134,9 +131,6 @@ class Codec2026_07_28Tasks(ModernCodec):
         "tasks/update": UpdateTaskResultResponse,
         "tools/call": CallToolResultResponse,
     }
-    result_response = m.JSONRPCResultResponse
-    error_response = m.JSONRPCErrorResponse
-    error_frames = _core.Codec2026_07_28.error_frames
     # fmt: off
     open_models = _core.Codec2026_07_28.open_models | frozenset({
         "CancelTaskResult", "CreateTaskResult", "GetTaskResultCancelled",
@@ -147,21 +141,7 @@ class Codec2026_07_28Tasks(ModernCodec):
         "TasksExtensionCapability", "UpdateTaskResult",
     })
     # fmt: on
-    own_modules = frozenset({m.__name__, __name__, "mcp_wire.v2026_07_28.models"})
-    # One row a method: own params, public params, own result, public result, result backfill.
-    # fmt: off
-    public = {
-        **_core.Codec2026_07_28.public,
-    }
-    # fmt: on
-    envelope_keys = _core.Codec2026_07_28.envelope_keys
-    envelope_model = _core.Codec2026_07_28.envelope_model
-    result_tags = _core.Codec2026_07_28.result_tags
-    interim_one_of = _core.Codec2026_07_28.interim_one_of
-    cache_defaults = _core.Codec2026_07_28.cache_defaults
-    extensions = {
-        "io.modelcontextprotocol/tasks": "mcp_wire.v2026_07_28.ext.tasks.codec",
-    }
+    own_modules = _core.Codec2026_07_28.own_modules | {m.__name__, __name__}
     extension_ids = frozenset({"io.modelcontextprotocol/tasks"})
     extension_result_tags = {
         "task": frozenset(
@@ -170,15 +150,14 @@ class Codec2026_07_28Tasks(ModernCodec):
             }
         ),
     }
-    meta_key = _core.Codec2026_07_28.meta_key
-    reserved_labels = _core.Codec2026_07_28.reserved_labels
-    known_reserved_keys = _core.Codec2026_07_28.known_reserved_keys
 
     if TYPE_CHECKING:
-        # Declarations for type checkers only: what the methods (Codec's) return in this
-        # revision. A method name outside these literals falls back to the revision's unions.
+        # Declarations for type checkers only: the methods whose types the extension changes,
+        # each with its whole overload set (a subclass's replaces the revision codec's); every
+        # other one is the revision codec's. They widen what the revision codec's return: where
+        # a revision codec is expected, this one is typed as that (the checker is told so).
         # fmt: off
-        def decode(self, data: bytes | str, *, strict: bool = False) -> MessageFrame: ...
+        def decode(self, data: bytes | str, *, strict: bool = False) -> MessageFrame: ...  # pyright: ignore[reportIncompatibleMethodOverride]
 
         @overload
         def decode_response(self, data: bytes | str, method: Literal["completion/complete"], *, lenient: Literal[False] = False, strict: bool = False) -> m.CompleteResultResponse | ErrorFrame: ...
@@ -218,7 +197,7 @@ class Codec2026_07_28Tasks(ModernCodec):
         def decode_response(self, data: bytes | str, method: str, *, lenient: Literal[False] = False, strict: bool = False) -> ResultFrame | ErrorFrame: ...
         @overload
         def decode_response(self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False) -> ResultFrame | LenientResponse[ResultFrame] | ErrorFrame: ...
-        def decode_response(self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False) -> Any: ...
+        def decode_response(self, data: bytes | str, method: str, *, lenient: bool = False, strict: bool = False) -> Any: ...  # pyright: ignore[reportIncompatibleMethodOverride]
 
         @overload
         def request(self, method: Literal["completion/complete"], params: m.CompleteRequestParams | Mapping[str, Any], *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.CompleteRequest: ...
@@ -248,7 +227,7 @@ class Codec2026_07_28Tasks(ModernCodec):
         def request(self, method: Literal["tools/list"], params: m.PaginatedRequestParams | Mapping[str, Any] | None = None, *, id: str | int, protocol_version: str = ..., client_capabilities: m.ClientCapabilities | Mapping[str, Any] | None = ..., client_info: m.Implementation | Mapping[str, Any] | None = ...) -> m.ListToolsRequest: ...
         @overload
         def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> RequestFrame: ...
-        def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> Any: ...
+        def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> Any: ...  # pyright: ignore[reportIncompatibleMethodOverride]
 
         @overload
         def notification(self, method: Literal["notifications/cancelled"], params: m.CancelledNotificationParams | Mapping[str, Any]) -> m.CancelledNotification: ...
@@ -270,7 +249,7 @@ class Codec2026_07_28Tasks(ModernCodec):
         def notification(self, method: Literal["notifications/tools/list_changed"], params: m.NotificationParams | Mapping[str, Any] | None = None) -> m.ToolListChangedNotification: ...
         @overload
         def notification(self, method: str, params: Any = None) -> NotificationFrame: ...
-        def notification(self, method: str, params: Any = None) -> Any: ...
+        def notification(self, method: str, params: Any = None) -> Any: ...  # pyright: ignore[reportIncompatibleMethodOverride]
 
         @overload
         def response(self, id: str | int, method: Literal["completion/complete"], result: m.CompleteResult | Mapping[str, Any]) -> m.CompleteResultResponse: ...
@@ -300,25 +279,7 @@ class Codec2026_07_28Tasks(ModernCodec):
         def response(self, id: str | int, method: Literal["tools/list"], result: m.ListToolsResult | Mapping[str, Any]) -> m.ListToolsResultResponse: ...
         @overload
         def response(self, id: str | int, method: str, result: Any) -> ResultFrame: ...
-        def response(self, id: str | int, method: str, result: Any) -> Any: ...
-
-        @overload
-        def error(self, id: str | int | None, code: Literal[-32022], message: str, data: Any = None) -> m.UnsupportedProtocolVersionError: ...
-        @overload
-        def error(self, id: str | int | None, code: Literal[-32021], message: str, data: Any = None) -> m.MissingRequiredClientCapabilityError: ...
-        @overload
-        def error(self, id: str | int | None, code: Literal[-32020], message: str, data: Any = None) -> m.HeaderMismatchError: ...
-        @overload
-        def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> ErrorFrame: ...
-        def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> Any: ...
-
-        @overload
-        def with_extensions(self, *extensions: Literal["io.modelcontextprotocol/tasks"]) -> Codec2026_07_28Tasks: ...
-        @overload
-        def with_extensions(self, *extensions: str) -> Codec: ...
-        def with_extensions(self, *extensions: str) -> Any: ...
-
-        def envelope(self, message: Any) -> Envelope[m.ClientCapabilities, m.Implementation]: ...
+        def response(self, id: str | int, method: str, result: Any) -> Any: ...  # pyright: ignore[reportIncompatibleMethodOverride]
         # fmt: on
 
 

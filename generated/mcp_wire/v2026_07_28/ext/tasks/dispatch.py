@@ -80,75 +80,29 @@ METHODS: dict[str, MethodSpec] = {
     ),
 }
 
-REQUESTS = frozenset(
+REQUESTS = _core.REQUESTS | frozenset(
     {
-        "completion/complete",
-        "prompts/get",
-        "prompts/list",
-        "resources/list",
-        "resources/read",
-        "resources/templates/list",
-        "server/discover",
-        "subscriptions/listen",
         "tasks/cancel",
         "tasks/get",
         "tasks/update",
-        "tools/call",
-        "tools/list",
     }
 )
-NOTIFICATIONS = frozenset(
+NOTIFICATIONS = _core.NOTIFICATIONS | frozenset(
     {
-        "notifications/cancelled",
-        "notifications/message",
-        "notifications/progress",
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-        "notifications/resources/updated",
-        "notifications/subscriptions/acknowledged",
         "notifications/tasks",
-        "notifications/tools/list_changed",
     }
 )
-INPUT_REQUESTS = frozenset(
+INPUT_REQUESTS = _core.INPUT_REQUESTS
+CLIENT_TO_SERVER = _core.CLIENT_TO_SERVER | frozenset(
     {
-        "elicitation/create",
-        "roots/list",
-        "sampling/createMessage",
-    }
-)
-CLIENT_TO_SERVER = frozenset(
-    {
-        "completion/complete",
-        "notifications/cancelled",
-        "prompts/get",
-        "prompts/list",
-        "resources/list",
-        "resources/read",
-        "resources/templates/list",
-        "server/discover",
-        "subscriptions/listen",
         "tasks/cancel",
         "tasks/get",
         "tasks/update",
-        "tools/call",
-        "tools/list",
     }
 )
-SERVER_TO_CLIENT = frozenset(
+SERVER_TO_CLIENT = _core.SERVER_TO_CLIENT | frozenset(
     {
-        "elicitation/create",
-        "notifications/cancelled",
-        "notifications/message",
-        "notifications/progress",
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-        "notifications/resources/updated",
-        "notifications/subscriptions/acknowledged",
         "notifications/tasks",
-        "notifications/tools/list_changed",
-        "roots/list",
-        "sampling/createMessage",
     }
 )
 
@@ -161,13 +115,4 @@ METHOD_NOT_FOUND_ERROR = -32601
 MISSING_REQUIRED_CLIENT_CAPABILITY_ERROR = -32021
 PARSE_ERROR = -32700
 UNSUPPORTED_PROTOCOL_VERSION_ERROR = -32022
-ERROR_CODES: dict[str, int] = {
-    "ParseError": -32700,
-    "InternalError": -32603,
-    "InvalidParamsError": -32602,
-    "MethodNotFoundError": -32601,
-    "InvalidRequestError": -32600,
-    "UnsupportedProtocolVersionError": -32022,
-    "MissingRequiredClientCapabilityError": -32021,
-    "HeaderMismatchError": -32020,
-}
+ERROR_CODES: dict[str, int] = _core.ERROR_CODES
