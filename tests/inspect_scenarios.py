@@ -454,6 +454,88 @@ SCENARIOS |= {
     ],
 }
 
+# Tasks: 2025-11-25's core methods; 2026-07-28's extension (io.modelcontextprotocol/tasks),
+# checked with its codec once declared, an undeclared use flagged as any other.
+TASKS_EXT = "io.modelcontextprotocol/tasks"
+TASK_ID = "t-1"
+STAMPS = {"createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:01Z"}
+LEGACY_TASK = {**STAMPS, "taskId": TASK_ID, "status": "working", "ttl": 60000, "pollInterval": 500}
+MODERN_TASK = {**STAMPS, "taskId": TASK_ID, "ttlMs": 60000, "pollIntervalMs": 500}
+TASKS_CLIENT = {
+    **ENVELOPE,
+    "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXT: {}}},
+}
+
+
+def tasks_call(id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A 2026-07-28 request whose clientCapabilities declare the Tasks extension."""
+    return req(id, method, {**params, "_meta": TASKS_CLIENT})
+
+
+def tasks_discovered(id: Any, declared: bool) -> dict[str, Any]:
+    extensions = {TASKS_EXT: {}} if declared else {}
+    return complete(
+        id,
+        supportedVersions=[MODERN],
+        capabilities={**SERVER_CAPS, "extensions": extensions},
+        serverInfo={"name": "s", "version": "1"},
+    )
+
+
+def tasks_handshake() -> list[Step]:
+    """The 2025-11-25 handshake, both sides declaring tasks (tools/call as a task)."""
+    ask = {
+        "protocolVersion": LEGACY,
+        "capabilities": {"tasks": {}},
+        "clientInfo": {"name": "c", "version": "1"},
+    }
+    caps = {**SERVER_CAPS, "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+    answer = {
+        "protocolVersion": LEGACY,
+        "capabilities": caps,
+        "serverInfo": {"name": "s", "version": "1"},
+    }
+    return [("c", req(0, "initialize", ask)), ("s", res(0, answer)), HANDSHAKE[2]]
+
+
+TASK_DONE = {"content": [{"type": "text", "text": "done"}], "isError": False}
+SCENARIOS |= {
+    "clean-tasks-legacy": [
+        *tasks_handshake(),
+        ("c", req(1, "tools/call", {"name": "t", "arguments": {}, "task": {"ttl": 60000}})),
+        ("s", res(1, {"task": LEGACY_TASK})),
+        ("s", note("notifications/tasks/status", {**LEGACY_TASK, "status": "completed"})),
+        ("c", req(2, "tasks/get", {"taskId": TASK_ID})),
+        ("s", res(2, {**LEGACY_TASK, "status": "completed"})),
+        ("c", req(3, "tasks/result", {"taskId": TASK_ID})),
+        ("s", res(3, TASK_DONE)),
+        ("c", req(4, "tasks/list", {})),
+        ("s", res(4, {"tasks": [{**LEGACY_TASK, "status": "completed"}]})),
+        ("c", req(5, "tasks/cancel", {"taskId": "t-2"})),
+        ("s", res(5, {**LEGACY_TASK, "taskId": "t-2", "status": "cancelled"})),
+    ],
+    "clean-tasks-modern": [
+        ("c", modern(1, "server/discover")),
+        ("s", tasks_discovered(1, True)),
+        ("c", tasks_call(2, "tools/call", {"name": "t", "arguments": {}})),
+        ("s", res(2, {**MODERN_TASK, "resultType": "task", "status": "working"})),
+        ("c", tasks_call(3, "tasks/get", {"taskId": TASK_ID})),
+        ("s", complete(3, **MODERN_TASK, status="working")),
+        ("c", tasks_call(4, "tasks/cancel", {"taskId": TASK_ID})),
+        ("s", complete(4)),
+    ],
+    "capability.server/tasks-modern": [
+        ("c", modern(1, "server/discover")),
+        ("s", tasks_discovered(1, False)),
+        ("c", tasks_call(2, "tasks/get", {"taskId": TASK_ID})),
+        ("s", err(2, -32601, "Method not found")),
+    ],
+    "capability.client/task-result": [
+        ("c", modern(1, "tools/call", {"name": "t", "arguments": {}})),
+        ("s", res(1, {**MODERN_TASK, "resultType": "task", "status": "working"})),
+    ],
+}
+
 EXPECTED: dict[str, tuple[str, str, str] | None] = {
     "clean-legacy": None,
     "clean-modern": None,
@@ -511,6 +593,10 @@ EXPECTED: dict[str, tuple[str, str, str] | None] = {
     "capability.server/skills-legacy": ("capability.server", "$.method", "error"),
     "capability.server/skills-modern": ("capability.server", "$.method", "error"),
     "capability.server/skills-directory-read": ("capability.server", "$.method", "error"),
+    "clean-tasks-legacy": None,
+    "clean-tasks-modern": None,
+    "capability.server/tasks-modern": ("capability.server", "$.method", "error"),
+    "capability.client/task-result": ("capability.client", "$.result.resultType", "error"),
 }
 # What else a scenario's one broken rule makes the codec say.
 ALSO: dict[str, set[str]] = {"result.input-required": {"frame.schema"}}

@@ -1075,6 +1075,55 @@ async def test_our_client_gets_and_uses_a_dpop_bound_token() -> None:
             assert claims["cnf"]["jkt"] == DpopKey(tokens.dpop_key or "").jkt
 
 
+async def test_a_nonce_near_its_end_comes_with_the_next_one() -> None:
+    """RFC 9449 9: a proof whose nonce has less than half its lifetime left is accepted, and the
+    answer carries a fresh `DPoP-Nonce` (which works); a young nonce's answer carries none."""
+    key = DpopKey.generate()
+    async with stack(dpop=DpopPolicy(required=True, nonces=Nonces(lifetime=4))) as s:
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+        refused = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))
+        nonce = refused.headers["dpop-nonce"]
+        young = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource, nonce=nonce))
+        assert young.status_code == 200 and "dpop-nonce" not in young.headers
+        await anyio.sleep(3.1 - (time.time() - int(nonce.partition(".")[0])))
+        old = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource, nonce=nonce))
+        assert old.status_code == 200, old.text
+        fresh = old.headers["dpop-nonce"]
+        assert fresh != nonce
+        again = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource, nonce=fresh))
+        assert again.status_code == 200 and "dpop-nonce" not in again.headers
+
+
+async def test_a_long_running_client_rotates_nonces_without_a_401() -> None:
+    """Our client over three nonce lifetimes: after the first call (its token, then the first
+    nonce: 401s it answers) it takes each next nonce from a successful answer, and is never
+    refused again."""
+    policy = DpopPolicy(required=True, nonces=Nonces(lifetime=2))
+    async with stack(dpop=policy) as s:
+        s.issuer.dpop = True
+        oauth = OAuth(grant="client_credentials", client_id="machine", client_secret="s3cret")
+        refusals: list[int] = []
+        challenge = oauth.challenge
+
+        async def counted(url: Any, response: httpx.Response, *args: Any) -> bool:
+            refusals.append(response.status_code)
+            return await challenge(url, response, *args)
+
+        oauth.challenge = counted  # type: ignore[method-assign]
+        async with Client(s.resource, auth=oauth, mode="2026-07-28", timeout=10) as client:
+            await client.call_tool("whoami", {})
+            first = len(refusals)
+            assert first >= 1  # the first nonce came with a 401
+            calls, started = 0, time.monotonic()
+            while time.monotonic() - started < 6.5:
+                result = await client.call_tool("whoami", {})
+                assert result.content[0].text == f"machine {READ}"  # type: ignore[union-attr]
+                calls += 1
+                await anyio.sleep(0.2)
+        assert calls >= 20 and refusals[first:] == []
+
+
 @pytest.mark.services
 async def test_two_instances_share_the_replay_cache_through_redis(tmp_path: Path) -> None:
     """Two resource servers for one resource (behind one address) with a `RedisReplayCache`:

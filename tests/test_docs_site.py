@@ -194,3 +194,4 @@ def test_the_readme_links_to_pages_that_exist() -> None:
     assert [link for link in local if not (ROOT / link).exists()] == []
     for policy in ("versioning", "python-and-dependencies", "roadmap", "triage"):
         assert f"docs/policies/{policy}.md" in local
+    assert "SECURITY.md" in local  # how to report a vulnerability

@@ -5,6 +5,7 @@ flagged (and still relayed, to get the upstream's own refusal)."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import signal
@@ -22,6 +23,7 @@ from mcpio import Client
 from mcpio.inspect.http_proxy import ProxyApp
 from mcpio.inspect.replay import replay_transcript
 from mcpio.inspect.transcript import Recorder, read_transcript
+from mcpio.tasks.client import TaskHandle
 from tests.support import (
     ACCEPT,
     ENVELOPE,
@@ -37,6 +39,8 @@ from tests.support import (
 
 sys.path.insert(0, str(ROOT / "examples"))
 from everything_server import server as everything  # noqa: E402
+
+EXAMPLE = ROOT / "examples" / "everything_server.py"
 
 pytestmark = pytest.mark.anyio
 
@@ -555,3 +559,37 @@ async def test_concurrent_frames_keep_their_order_and_a_violation_is_still_repor
         ("logging.no-opt-in", late_frame),
         ("stream.after-response", late_frame),
     ]
+
+
+@pytest.mark.parametrize("mode", ["2025-11-25", "2026-07-28"])
+async def test_tasks_through_the_relay_are_unflagged(mode: str) -> None:
+    """The example server's task tools run as tasks (2025-11-25: core; 2026-07-28: the Tasks
+    extension, declared by both sides): created, polled, answered, one cancelled, with no
+    finding (no method.unknown for tasks/get, no schema error for a `task` result). A fresh
+    instance of the example: serving it to its end shuts its task engine down."""
+    spec = importlib.util.spec_from_file_location("everything_server", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    recorder = Recorder(io.StringIO())
+    async with serve_app(example.server.http_app()) as upstream:
+        async with serve_app(ProxyApp(f"{upstream.url}/mcp", recorder)) as proxy:
+            await _run_tasks(f"{proxy.url}/mcp", mode)
+    methods = {e.summary().get("method") for e in recorder.entries}
+    assert {"tasks/get", "tasks/cancel"} <= methods, methods
+    assert recorder.findings() == [], recorder.findings()
+
+
+async def _run_tasks(url: str, mode: str) -> None:
+    with anyio.fail_after(60):
+        async with Client(url, mode=mode, tasks=True, elicitation=elicit) as client:
+            handle = await client.start_tool("slow_compute", {"seconds": 0.2, "label": "x"})
+            assert isinstance(handle, TaskHandle)
+            await handle.refresh()
+            assert text_of(await handle.result()) == "computed x after 0.2 s"
+            failing = await client.start_tool("failing_job", {})
+            assert isinstance(failing, TaskHandle)
+            assert (await failing.result()).isError
+            slow = await client.start_tool("slow_compute", {"seconds": 30})
+            assert isinstance(slow, TaskHandle)
+            await slow.cancel()

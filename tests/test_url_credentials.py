@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,7 +22,9 @@ import pytest
 from mcpio import Client, Server
 from mcpio.errors import McpError
 from mcpio.inspect.http_proxy import ProxyApp
-from mcpio.inspect.transcript import Recorder
+from mcpio.inspect.replay import replay_transcript
+from mcpio.inspect.transcript import Recorder, read_transcript
+from mcpio.proxy import proxy_server
 from mcpio.transports.http_client import HttpTransport
 from tests.support import free_port, serve_app, text_of
 
@@ -176,4 +179,68 @@ def test_inspect_refuses_an_upstream_with_credentials() -> None:
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "credentials in the URL" in lines[0], done.stderr
+    assert not leaked(done.stderr + done.stdout)
+
+
+def test_the_client_keeps_no_credentials_in_sight() -> None:
+    """`Client` keeps the URL without its user info (its target, the result cache's key): the
+    credentials are held apart, never shown, and tell one user's cached results from another's."""
+    url = f"http://{USERINFO}@127.0.0.1:9/mcp?x=1"
+    client = Client(url)
+    assert client._target == "http://127.0.0.1:9/mcp?x=1"
+    assert client._server_key == "http://127.0.0.1:9/mcp?x=1"
+    assert not leaked(repr(vars(client))), vars(client)
+    other = Client("http://bob:pw@127.0.0.1:9/mcp?x=1")
+    assert other._principal not in (client._principal, "", Client(client._target)._principal)
+    assert Client(url)._principal == client._principal
+
+
+def test_the_client_refuses_credentials_and_another_authorization() -> None:
+    url = f"http://{USERINFO}@127.0.0.1:9/mcp"
+    for options in ({"headers": {"Authorization": "Bearer t"}}, {"auth": "t"}):
+        with pytest.raises(ValueError, match="give one") as caught:
+            Client(url, **options)  # type: ignore[arg-type]
+        assert not leaked(str(caught.value))
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_proxied_client_sends_its_urls_credentials(mode: str) -> None:
+    """`proxy_server(client)` builds its own client like the given one: with the credentials."""
+    async with recording(small_server().http_app()) as (port, seen):
+        target = Client(f"http://{USERINFO}@127.0.0.1:{port}/mcp", mode=mode)
+        async with Client(proxy_server(target), mode="2026-07-28") as client:
+            assert text_of(await client.call_tool("echo", {"text": "hi"})) == "hi"
+    assert seen and all(headers["authorization"] == BASIC for headers in seen)
+    assert not leaked(repr(vars(target)))
+
+
+async def _transcript(where: Path) -> Path:
+    transcript = where / "t.jsonl"
+    with transcript.open("w") as jsonl:
+        recorder = Recorder(io.StringIO(), jsonl)
+        async with serve_app(small_server().http_app()) as upstream:
+            async with serve_app(ProxyApp(f"{upstream.url}/mcp", recorder)) as proxy:
+                async with Client(f"{proxy.url}/mcp", mode="legacy") as mcp:
+                    await mcp.call_tool("echo", {"text": "hi"})
+    return transcript
+
+
+async def test_replay_sends_the_urls_credentials(tmp_path: Path) -> None:
+    entries = read_transcript(await _transcript(tmp_path))
+    async with recording(small_server().http_app()) as (port, seen):
+        out = io.StringIO()
+        url = f"http://{USERINFO}@127.0.0.1:{port}/mcp"
+        assert await replay_transcript(entries, url, 10, out) == [], out.getvalue()
+    assert out.getvalue() == "mcpio replay: 0 differences\n"
+    assert len(seen) >= 3 and all(headers["authorization"] == BASIC for headers in seen)
+
+
+async def test_replay_against_no_server_is_one_line_without_credentials(tmp_path: Path) -> None:
+    transcript = await _transcript(tmp_path)
+    server = f"http://{USERINFO}@127.0.0.1:{free_port()}/mcp"  # nothing listens there
+    command = [sys.executable, "-m", "mcpio", "replay", str(transcript), "--server", server]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no answer from http://127.0.0.1:" in lines[0], done.stderr
     assert not leaked(done.stderr + done.stdout)

@@ -198,12 +198,14 @@ class ResourceServerAuth:
         proof: str | None = None,
         method: str = "POST",
         urls: Sequence[str] = (),
+        answer: dict[str, str] | None = None,
     ) -> Principal | None:
         """The principal of an `Authorization` header's token; None if there is none or it is
         invalid (`VerifierUnavailable` when that cannot be decided). With DPoP on, the request's
         `proof` (its `DPoP` header) is checked against the `method` and one of `urls` (the
         request's URL as the client may have named it); `AuthRefused` when the proof or the
-        scheme is wrong."""
+        scheme is wrong. `answer` gets the headers the response should carry: a `dpop-nonce`
+        when the proof's nonce nears its end (`Nonces.renewal`)."""
         token = self.token_of(authorization)
         if token is None:
             return None
@@ -219,15 +221,17 @@ class ResourceServerAuth:
             why = "a DPoP-bound token sent as a bearer token"
             raise AuthRefused(why, {"www-authenticate": self.dpop_challenge("invalid_token", why)})
         if jkt is not None:
-            await self._check_proof(proof, method, [*urls, self.resource], token, jkt)
+            renewed = await self._check_proof(proof, method, [*urls, self.resource], token, jkt)
+            if renewed is not None and answer is not None:
+                answer["dpop-nonce"] = renewed
         return principal
 
     async def _check_proof(
         self, proof: str | None, method: str, urls: Sequence[str], token: str, jkt: str
-    ) -> None:
+    ) -> str | None:
         assert self.dpop is not None
         try:
-            await self.dpop.check(proof, method, urls, token, jkt)
+            return await self.dpop.check(proof, method, urls, token, jkt)
         except DpopError as exc:
             headers = {"www-authenticate": self.dpop_challenge(exc.error, exc.reason)}
             if exc.nonce is not None:

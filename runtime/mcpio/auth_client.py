@@ -47,7 +47,7 @@ DPoP (RFC 9449): with `dpop=True`, or by default when the authorization server a
 (`mcpio.dpop`; kept with the tokens in the store): every token request and every MCP request
 carries a fresh proof, the token goes as `Authorization: DPoP ...`, and a `use_dpop_nonce`
 answer (400 from the authorization server, 401 from the resource server) is retried with the
-server's `DPoP-Nonce`.
+server's `DPoP-Nonce`; a `DPoP-Nonce` on a successful answer is used from the next request on.
 Step-ups are limited (`max_step_ups`, 2 by default) until a request succeeds again.
 
 Written on httpx and the standard library (secrets, hashlib, base64): the OAuth pieces are
@@ -422,6 +422,11 @@ class OAuth:
         """An authorized request went through: step-ups may start again."""
         self.step_ups = 0
         self._obtained = None
+
+    def dpop_nonce(self, url: httpx.URL, nonce: str) -> None:
+        """A `DPoP-Nonce` came with a successful answer from `url`'s server (RFC 9449 9: it
+        may send one on any response): the next proofs to that origin carry it."""
+        self._nonces[_origin(url)] = nonce
 
     async def challenge(
         self,

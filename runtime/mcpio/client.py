@@ -120,12 +120,14 @@ class Client:
         cache: ResultCache | bool = True,
         apps: bool = False,
     ) -> None:
-        self._target = target = checked_target(target, mode, auth, headers)
+        # a URL's `user:password@` kept apart, never shown (`vars`, reprs, the cache's key)
+        target, self._basic = checked_target(target, mode, auth, headers)
+        self._target = target
         self.mode = mode
         # list results kept as the server's hints allow (mcpio.result_cache); False: none
         self.cache = ResultCache() if cache is True else cache if cache is not False else None
         self._server_key = server_key(target)
-        self._principal = principal(auth, headers or {})
+        self._principal = principal(auth, headers or {}, self._basic)
         self.info = pub.Implementation(name=name, version=version)
         self._callbacks = Callbacks(elicitation, on_elicit_url, sampling, roots)
         self._on_log = on_log
@@ -204,6 +206,7 @@ class Client:
                 auth=self._auth,
                 http=self._http,
                 spawn=self._spawn,
+                basic=self._basic,
             )
             self._session = Session(transport, self)
             tasks = await self._stack.enter_async_context(anyio.create_task_group())

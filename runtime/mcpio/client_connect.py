@@ -27,6 +27,7 @@ from mcpio.jsonrpc import raise_error
 from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
 from mcpio.negotiate import LEGACY, MODERN, fit
+from mcpio.redact import Secret, split_credentials
 from mcpio.targets import command_for, is_url
 from mcpio.transport import Transport
 from mcpio.wire.codec import Codec
@@ -79,17 +80,25 @@ def checked_target(
     mode: str,
     auth: Auth | str | None,
     headers: Mapping[str, str] | None,
-) -> Sequence[str] | Transport | Server | str:
-    """The target to connect to (a command string or a file made argv: `mcpio.targets`);
-    `ValueError` for a mode that is no revision, or credentials for a target that is no URL."""
+) -> tuple[Sequence[str] | Transport | Server | str, Secret | None]:
+    """The target to connect to (a command string or a file made argv: `mcpio.targets`; a URL
+    without its `user:password@`) and those credentials as an HTTP Basic `Authorization` value,
+    kept apart so that they never show; `ValueError` for a mode that is no revision, credentials
+    for a target that is no URL, or credentials both in the URL and in `auth`/`headers`."""
     if mode not in ("auto", "legacy", *mcp_wire.REVISIONS):
         raise ValueError(f"mode must be 'auto', 'legacy' or one of {', '.join(mcp_wire.REVISIONS)}")
     url = isinstance(target, str) and is_url(target)
     if (headers or isinstance(auth, str)) and not url:
         raise ValueError("headers= and auth='token' are for an http(s) URL target")
     if isinstance(target, str) and not url:
-        return command_for(target)
-    return target
+        return command_for(target), None
+    if not isinstance(target, str):
+        return target, None
+    plain, basic = split_credentials(target)
+    given = any(k.lower() == "authorization" for k in headers or {})
+    if basic is not None and (auth is not None or given):
+        raise ValueError("credentials in the URL and auth= or an Authorization header: give one")
+    return plain, basic
 
 
 async def open_transport(
@@ -100,8 +109,10 @@ async def open_transport(
     auth: Auth | None,
     http: httpx.AsyncClient | None,
     spawn: Mapping[str, Any],
+    basic: Secret | None = None,
 ) -> Transport:
-    """The transport to a checked target, its cleanup pushed on `stack` where it has one."""
+    """The transport to a checked target, its cleanup pushed on `stack` where it has one
+    (`basic`: the URL's credentials, `checked_target`'s, sent on every HTTP request)."""
     from mcpio.server import Server
 
     if isinstance(target, Server):
@@ -115,7 +126,8 @@ async def open_transport(
         with needs("http", "mcpio's HTTP transport"):
             from mcpio.transports.http_client import HttpTransport
 
-        transport = HttpTransport(target, headers=dict(headers), auth=auth, http=http)
+        sent = dict(headers) if basic is None else {**headers, "Authorization": basic.reveal()}
+        transport = HttpTransport(target, headers=sent, auth=auth, http=http)
         return await stack.enter_async_context(transport)
     if isinstance(target, Sequence) and not isinstance(target, str):
         from mcpio.transports.stdio import spawn as spawn_process
@@ -236,9 +248,11 @@ def server_key(target: Any) -> str:
     return f"{type(target).__name__}@{id(target):x}"
 
 
-def principal(auth: Any, headers: Mapping[str, str]) -> str:
-    """Whose private results these are: a digest of the fixed credentials, the auth object's
-    identity, or "" (no credentials: the local user, over stdio or in memory)."""
+def principal(auth: Any, headers: Mapping[str, str], basic: Secret | None = None) -> str:
+    """Whose private results these are: a digest of the fixed credentials (`basic`: the URL's),
+    the auth object's identity, or "" (no credentials: the local user, over stdio or in memory)."""
+    if basic is not None:
+        return "basic:" + hashlib.sha256(basic.reveal().encode()).hexdigest()
     if isinstance(auth, str):
         return "bearer:" + hashlib.sha256(auth.encode()).hexdigest()
     if auth is not None:

@@ -8,7 +8,8 @@ fragment left out); its `iat` is at most `max_age` seconds old (`leeway` seconds
 `ath` is the token's hash; its `nonce` one this server issued within `nonce_lifetime` (when
 `nonces` are on); and its `jti` was not seen before (`replay`: `MemoryReplayCache`, bounded, or
 `RedisReplayCache`, shared by every instance). The first failing rule is the error: a
-`use_dpop_nonce` refusal carries a fresh nonce; nonces rotate as they age out.
+`use_dpop_nonce` refusal carries a fresh nonce; nonces rotate as they age out, and a response to
+a proof whose nonce has less than half its lifetime left carries the next one (`DPoP-Nonce`).
 """
 
 from __future__ import annotations
@@ -135,6 +136,15 @@ class Nonces:
             return False
         return 0 <= time.time() - int(stamp) <= self.lifetime
 
+    def renewal(self, nonce: object) -> str | None:
+        """A new nonce to send with the response to a request that used `nonce` (a valid one)
+        when less than half its lifetime is left, else None: RFC 9449 9 lets a resource server
+        send one on any response, so a client moves on before its nonce is refused."""
+        stamp = nonce.partition(".")[0] if type(nonce) is str else ""
+        if stamp.isdigit() and time.time() - int(stamp) > self.lifetime / 2:
+            return self.issue()
+        return None
+
     def _mac(self, stamp: str) -> str:
         digest = hmac.new(self._secret, stamp.encode("ascii"), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest[:18]).decode("ascii")
@@ -176,9 +186,10 @@ class DpopPolicy:
 
     async def check(
         self, proof: str | None, method: str, urls: Sequence[str], token: str, jkt: str
-    ) -> None:
+    ) -> str | None:
         """Accept the proof of a request (`method`, one of `urls`) presenting `token` bound to
-        the key `jkt`, or raise `DpopError` (`ReplayUnavailable` when that cannot be decided)."""
+        the key `jkt`, or raise `DpopError` (`ReplayUnavailable` when that cannot be decided).
+        Accepted: the fresh nonce to send with the response (`Nonces.renewal`), if any."""
         if not proof or "," in proof:
             raise DpopError("invalid_dpop_proof", "one DPoP proof header is needed")
         claims = self._verified(proof, jkt)
@@ -188,6 +199,7 @@ class DpopPolicy:
         key = hashlib.sha256(f"{jkt}:{claims['jti']}".encode()).hexdigest()
         if not await self.replay.first_use(key, self.max_age + self.leeway):
             raise DpopError("invalid_dpop_proof", "the proof was used before")
+        return None if self.nonces is None else self.nonces.renewal(claims.get("nonce"))
 
     def _verified(self, proof: str, jkt: str) -> dict[str, Any]:
         """The proof's claims, its signature checked with its own key, which must be `jkt`."""

@@ -84,6 +84,7 @@ def _like(given: Client, callbacks: dict[str, Any]) -> Client:
         tasks=given.tasks, cache=given.cache if given.cache is not None else False,
         apps=given.apps, **callbacks,
     )  # fmt: skip
+    made._basic = own["_basic"]  # the target URL's credentials, kept apart from `_target`
     made.log_level = given.log_level
     if "tracing" in own:
         made.tracing = given.tracing

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import base64
 import re
+import urllib.parse
 
 _USERINFO = re.compile(r"(?<=://)[^/?#@\s]*@")
 _SECRET_QUERY = re.compile(
@@ -15,6 +17,20 @@ def redacted(text: str) -> str:
     """`text` with the user info of every URL in it (`scheme://user:password@`) and the values
     of query parameters named like secrets (`?password=`, `&token=`) replaced by `***`."""
     return _SECRET_QUERY.sub(r"\1***", _USERINFO.sub("***@", text))
+
+
+def split_credentials(url: str) -> tuple[str, Secret | None]:
+    """`url` without its user info (`user:password@`), and that user info (percent-decoded,
+    as HTTP Basic sends it: RFC 7617, UTF-8) as an `Authorization` value; `(url, None)` when it
+    has none."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    pair = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()
+    basic = Secret("Basic " + base64.b64encode(pair).decode("ascii"))
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), basic
 
 
 class Secret:

@@ -52,6 +52,7 @@ from mcpio.http.asgi import (
     KEEPALIVE_SECONDS,
     Exchange,
     HttpError,
+    Message,
     Receive,
     RequestHeaders,
     Scope,
@@ -248,7 +249,10 @@ class HttpApp:
                     await self._preflight(send, headers)
                     return
             self._check_host_and_origin(headers)
-            principal = await self._authenticate(headers, scope)
+            answer: dict[str, str] = {}  # headers for the response (a fresh DPoP nonce)
+            principal = await self._authenticate(headers, scope, answer)
+            if answer:
+                send = _adding(send, answer)
             exchange = Exchange(receive, send, headers, principal, _client(scope, principal))
             method = scope["method"]
             if method == "POST":
@@ -353,7 +357,9 @@ class HttpApp:
         body = pydantic_core.to_json(auth.metadata())
         await respond(send, 200, body, {"access-control-allow-origin": "*"})
 
-    async def _authenticate(self, headers: RequestHeaders, scope: Scope) -> Principal | None:
+    async def _authenticate(
+        self, headers: RequestHeaders, scope: Scope, answer: dict[str, str]
+    ) -> Principal | None:
         auth = self.options.auth
         if auth is None:
             return None
@@ -364,6 +370,7 @@ class HttpApp:
                 proof=headers.get("dpop"),
                 method=scope["method"],
                 urls=[_request_url(scope, headers)],
+                answer=answer,
             )
         except VerifierUnavailable:
             raise HttpError(
@@ -572,6 +579,18 @@ def _request_url(scope: Scope, headers: RequestHeaders) -> str:
     header (checked before authentication), the full path; no query."""
     host = headers.get("host") or "localhost"
     return f"{scope.get('scheme', 'http')}://{host}{scope['path']}"
+
+
+def _adding(send: Send, headers: dict[str, str]) -> Send:
+    """`send` adding `headers` to the response's head."""
+    extra = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+
+    async def adding_send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *extra]}
+        await send(message)
+
+    return adding_send
 
 
 def _client(scope: Scope, principal: Principal | None) -> str:

@@ -5,7 +5,8 @@ method from the dispatch tables, initialization order, request/response correlat
 capabilities, progress (live tokens, increasing), unanswered requests, structured tool output
 against the tool's `outputSchema`, logging and resource-update opt-ins, `resultType` and
 `input_required`, and the modern HTTP headers. The Skills extension's methods, which no codec
-knows, are checked by `mcpio.inspect.skills`.
+knows, are checked by `mcpio.inspect.skills`; the 2026-07-28 Tasks extension's methods and task
+answers with the extension's codec (`mcpio.inspect.tasks`).
 
 Members the schema leaves open (no `additionalProperties`, or `true`: capability objects, `_meta`,
 results) are never findings; a member a closed object (`additionalProperties: false`) does not
@@ -24,6 +25,7 @@ from typing import Any
 import mcp_wire
 from mcpio.inspect import apps as apps_rules
 from mcpio.inspect import skills as skills_rules
+from mcpio.inspect import tasks as tasks_rules
 from mcpio.inspect.rules import Direction, Finding, json_path
 from mcpio.inspect.stateful import (
     Shared,
@@ -95,6 +97,7 @@ class Pending:
     flagged: bool = False  # the request itself was a violation: its answer is not judged again
     token: str | None = None  # its progress token (a key)
     params: dict[str, Any] = field(default_factory=lambda: {})
+    tasks: bool = False  # checked with the Tasks extension's codec (its method, or declared)
 
 
 @dataclass
@@ -295,9 +298,12 @@ class Checker:
         modern = revision in MODERN
         params = _obj(obj.get("params"))
         meta = _obj(params.get("_meta"))
+        caps = _obj(meta.get("io.modelcontextprotocol/clientCapabilities")) if modern else None
         found: list[Finding] = []
+        tasks = False
         if revision is not None:
-            codec = codec_of(revision)
+            codec = self._request_codec(revision, method, caps)
+            tasks = codec is not codec_of(revision)
             if method in skills_rules.METHODS:  # no codec knows them
                 found += skills_rules.request_findings(direction, method, obj.get("params"))
             else:
@@ -310,8 +316,8 @@ class Checker:
         key = (direction, _key(obj.get("id")))
         if key in state.pending:
             found.append(Finding("request.id-reused", direction, "$.id", "still in flight"))
-        caps = _obj(meta.get("io.modelcontextprotocol/clientCapabilities")) if modern else None
         pending = state.pending[key] = Pending(method, revision, caps, self.index, params=params)
+        pending.tasks = tasks
         state.answered.discard(key)
         state.cancelled.discard(key)
         request_state = params.get("requestState")
@@ -339,8 +345,19 @@ class Checker:
         found += self._capability(direction, method, revision, "$.method")
         if method in skills_rules.METHODS and revision is not None:
             found += skills_rules.undeclared(direction, method, state.server_capabilities)
+        if tasks and revision is not None and method in tasks_rules.methods(revision):
+            found += tasks_rules.undeclared_method(direction, method, state.server_capabilities)
         pending.flagged = any(f.severity == "error" for f in found)
         yield from found
+
+    @staticmethod
+    def _request_codec(revision: str, method: str, caps: dict[str, Any] | None) -> Codec:
+        """The revision's codec, with the Tasks extension for its methods or for a request
+        that declares it (whose answer may be a task)."""
+        codec = codec_of(revision)
+        if method in tasks_rules.methods(revision) or (caps and tasks_rules.declares(caps)):
+            return tasks_rules.codec(revision) or codec
+        return codec
 
     def _early(self, direction: Direction, method: str) -> Iterator[Finding]:
         state = self.state
@@ -443,6 +460,8 @@ class Checker:
         state = self.state
         revision = state.revision or LEGACY[-1]
         codec = codec_of(revision)
+        if method in tasks_rules.methods(revision):
+            codec = tasks_rules.codec(revision) or codec
         yield from self._decode(direction, codec, raw)
         yield from self._direction(direction, codec, method, "$.method")
         if method == "notifications/initialized" and direction == CLIENT:
@@ -549,8 +568,10 @@ class Checker:
         result = obj.get("result")
         revision = pending.revision
         token = state.tokens.get((key[0], pending.token)) if pending.token else None
-        if token is not None and not (type(result) is dict and "task" in result):
-            token.live = False  # a task's token stays valid until the task ends (2025-11-25)
+        if token is not None and not (
+            type(result) is dict and "task" in result or tasks_rules.is_task(result)
+        ):
+            token.live = False  # a task's token stays valid until the task ends
         if pending.flagged and "error" in obj:
             # the answer to a request that was itself a violation: only its own shape is judged
             yield from self._decode(direction, codec_of(revision or LEGACY[-1]), raw)
@@ -572,7 +593,13 @@ class Checker:
             if "result" in obj:
                 yield from skills_rules.result_findings(direction, pending.method, result)
         else:
-            yield from self._decode(direction, codec_of(revision), raw, pending.method)
+            codec = codec_of(revision)
+            if revision in MODERN and tasks_rules.is_task(result):
+                caps = pending.client_capabilities
+                yield from tasks_rules.undeclared_task(direction, pending.method, caps)
+            if pending.tasks or tasks_rules.is_task(result):
+                codec = tasks_rules.codec(revision) or codec
+            yield from self._decode(direction, codec, raw, pending.method)
         if type(result) is dict:
             yield from self._result(direction, pending, revision, result)
 
@@ -600,7 +627,11 @@ class Checker:
             for tool in result.get("tools") or ():
                 if type(tool) is dict and type(tool.get("name")) is str:
                     self.shared.tools[tool["name"]] = tool
-        elif pending.method == "tools/call" and result.get("resultType", "complete") == "complete":
+        elif (
+            pending.method == "tools/call"
+            and result.get("resultType", "complete") == "complete"
+            and not ("task" in result and "task" in pending.params)  # 2025-11-25: a task made
+        ):
             tool = self.shared.tools.get(str(pending.params.get("name")))
             violation = output_violation(tool, result) if output_checked() else None
             if violation is not None:

@@ -132,7 +132,7 @@ def _inspect_http(upstream: str, listen: tuple[str, int], recorder: Recorder) ->
 
 def replay(args: argparse.Namespace) -> int:
     """`mcpio replay`: send a transcript's requests to a server again and report what differs."""
-    from mcpio.inspect.replay import replay_transcript
+    from mcpio.inspect.replay import ReplayError, replay_transcript
     from mcpio.inspect.transcript import read_transcript
 
     try:
@@ -147,5 +147,8 @@ def replay(args: argparse.Namespace) -> int:
     )
     if not target:
         raise UsageError("--server is empty")
-    differences = anyio.run(replay_transcript, entries, target, args.timeout, sys.stdout)
+    try:
+        differences = anyio.run(replay_transcript, entries, target, args.timeout, sys.stdout)
+    except ReplayError as exc:
+        raise UsageError(str(exc)) from None
     return 1 if differences else 0

@@ -20,6 +20,7 @@ import anyio
 from mcpio.extras import needs
 from mcpio.inspect.transcript import Entry
 from mcpio.negotiate import PROTOCOL_VERSION_KEY
+from mcpio.redact import redacted, split_credentials
 from mcpio.transports.http_rules import (
     ACCEPT_BOTH,
     EVENT_STREAM,
@@ -106,17 +107,21 @@ class HttpPeer:
     """The server being replayed against, over Streamable HTTP: each client frame is its own
     POST (with the `Mcp-*` headers it was recorded with, or those its body implies), answered
     by JSON or an event stream whose frames are read as they come; a legacy session's id and
-    version are the new server's."""
+    version are the new server's. The URL's credentials go as HTTP Basic, never shown; a server
+    that cannot be reached is a `ReplayError`."""
 
     def __init__(self, url: str) -> None:
-        self.url = url
+        self.url, self._basic = split_credentials(url)
         self.session: str | None = None
         self.version: str | None = None
+        self.failure: str | None = None  # why a POST got no answer
 
     async def __aenter__(self) -> HttpPeer:
         with needs("http", "mcpio replay against a URL"):
             import httpx
-        self.http = httpx.AsyncClient(timeout=None)
+        basic = {} if self._basic is None else {"authorization": self._basic.reveal()}
+        self.http = httpx.AsyncClient(timeout=None, headers=basic)
+        self._errors = httpx.HTTPError
         self.frames: tuple[Any, Any] = anyio.create_memory_object_stream[bytes](1000)
         self.group = await anyio.create_task_group().__aenter__()
         return self
@@ -161,6 +166,13 @@ class HttpPeer:
         await anyio.lowlevel.checkpoint()
 
     async def _post(self, frame: bytes, headers: dict[str, str], obj: Any) -> None:
+        try:
+            await self._exchange(frame, headers, obj)
+        except self._errors as exc:
+            self.failure = redacted(f"no answer from {self.url}: {exc or type(exc).__name__}")
+            await self.frames[0].send(b"")  # wakes `receive`, which raises
+
+    async def _exchange(self, frame: bytes, headers: dict[str, str], obj: Any) -> None:
         async with self.http.stream("POST", self.url, content=frame, headers=headers) as answer:
             if type(obj) is dict and obj.get("method") == "initialize":
                 self.session = answer.headers.get("mcp-session-id")
@@ -183,7 +195,14 @@ class HttpPeer:
 
     async def receive(self) -> bytes:
         """The next frame the server answered, from any POST or stream."""
-        return await self.frames[1].receive()
+        frame = await self.frames[1].receive()
+        if self.failure is not None:
+            raise ReplayError(self.failure)
+        return frame
+
+
+class ReplayError(Exception):
+    """The server replayed against could not be reached (one line, no credentials)."""
 
 
 async def replay_transcript(

@@ -183,7 +183,8 @@ class Auth(Protocol):
         ...
 
     def succeeded(self) -> None:
-        """A request went through."""
+        """A request went through. (An auth object may also have `dpop_nonce(url, nonce)`,
+        told the `DPoP-Nonce` a successful answer carries: `mcpio.auth_client.OAuth`'s.)"""
         ...
 
 
@@ -667,6 +668,10 @@ class HttpTransport:
                     continue
             elif self.auth is not None and response.is_success and "Authorization" in sent:
                 self.auth.succeeded()
+                nonce = response.headers.get("dpop-nonce")
+                take = getattr(self.auth, "dpop_nonce", None) if nonce is not None else None
+                if take is not None:
+                    take(url, nonce)
             location = response.headers.get("location")
             if response.status_code not in (307, 308) or location is None or hops >= MAX_REDIRECTS:
                 break
