@@ -330,6 +330,29 @@ class Checker:
                     "never issued by the server in an input_required result",
                 )
             )
+        self._track(direction, method, params, pending, key)
+        if not modern:
+            found += self._early(direction, method)
+        found += self._capability(direction, method, revision, "$.method")
+        if method in skills_rules.METHODS and revision is not None:
+            found += skills_rules.undeclared(direction, method, state.server_capabilities)
+        if tasks and revision is not None and method in tasks_rules.methods(revision):
+            found += tasks_rules.undeclared_method(direction, method, state.server_capabilities)
+        pending.flagged = any(f.severity == "error" for f in found)
+        yield from found
+
+    def _track(
+        self,
+        direction: Direction,
+        method: str,
+        params: dict[str, Any],
+        pending: Pending,
+        key: tuple[Direction, Any],
+    ) -> None:
+        """What a request changes of the session's state: its progress token, the client's
+        capabilities (initialize), the subscribed resources."""
+        state = self.state
+        meta = _obj(params.get("_meta"))
         if "progressToken" in meta:
             pending.token = _key(meta["progressToken"])
             state.tokens[(direction, pending.token)] = Token(key)
@@ -340,15 +363,6 @@ class Checker:
             state.subscribed.add(uri)
         elif method == "resources/unsubscribe":
             state.subscribed.discard(uri)  # type: ignore[arg-type]
-        if not modern:
-            found += self._early(direction, method)
-        found += self._capability(direction, method, revision, "$.method")
-        if method in skills_rules.METHODS and revision is not None:
-            found += skills_rules.undeclared(direction, method, state.server_capabilities)
-        if tasks and revision is not None and method in tasks_rules.methods(revision):
-            found += tasks_rules.undeclared_method(direction, method, state.server_capabilities)
-        pending.flagged = any(f.severity == "error" for f in found)
-        yield from found
 
     @staticmethod
     def _request_codec(revision: str, method: str, caps: dict[str, Any] | None) -> Codec:
