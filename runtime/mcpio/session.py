@@ -319,11 +319,12 @@ class Session:
         id = get("id")
         if id is None:  # a notification, or what the read loop answers
             return False
-        if get("method") is None:
+        method = get("method")
+        if method is None:
             if "error" not in frame and "result" not in frame:
                 return False
             return self._settle_pending(raw, id)
-        if get("method") == "initialize" or id in self._serving or self._tasks is None:
+        if method == "initialize" or id in self._serving or self._tasks is None:
             return False  # (initialize is served inline, in order: the read loop's)
         self._start(id, raw, envelope(frame), self._context.copy())
         return True

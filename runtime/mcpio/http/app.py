@@ -249,10 +249,12 @@ class HttpApp:
                     await self._preflight(send, headers)
                     return
             self._check_host_and_origin(headers)
-            answer: dict[str, str] = {}  # headers for the response (a fresh DPoP nonce)
-            principal = await self._authenticate(headers, scope, answer)
-            if answer:
-                send = _adding(send, answer)
+            principal = None
+            if self.options.auth is not None:
+                answer: dict[str, str] = {}  # headers for the response (a fresh DPoP nonce)
+                principal = await self._authenticate(headers, scope, answer)
+                if answer:
+                    send = _adding(send, answer)
             exchange = Exchange(receive, send, headers, principal, _client(scope, principal))
             method = scope["method"]
             if method == "POST":
