@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import sys
-import venv
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,6 +66,20 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
 
 
+def _installed(where: Path, requirement: str, *pip: str, interpreter: str = sys.executable) -> Path:
+    """A fresh venv in `where` made by `interpreter`, `requirement` installed into it from the
+    package index (`pip`: pip's further options); its python."""
+    target = where / "venv"
+    subprocess.run([interpreter, "-m", "venv", "--clear", str(target)], check=True, timeout=120)
+    python = target / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *pip,
+         requirement],
+        check=True, timeout=300, cwd=where, env=_env(),
+    )  # fmt: skip
+    return python
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     out = tmp_path_factory.mktemp("wheel")
@@ -103,13 +116,8 @@ def test_the_wheel_holds_mcp_wire_and_mcpio_and_their_runtime_dependencies(wheel
 
 
 def test_the_wheel_installs_and_works_without_the_checkout(wheel: Path, tmp_path: Path) -> None:
-    target = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True, clear=True).create(target)
-    python = target / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)],
-        check=True, timeout=300, cwd=tmp_path, env=_env(),
-    )  # fmt: skip
+    python = _installed(tmp_path, str(wheel))
+    target = python.parent.parent
     proc = subprocess.run(
         [str(python), "-I", "-c", CONSUMER],
         capture_output=True, text=True, timeout=120, cwd=tmp_path, env=_env(), check=False,
@@ -297,14 +305,7 @@ def test_the_wheel_works_at_its_lowest_declared_dependencies(wheel: Path, tmp_pa
     assert RUNTIME_DEPENDENCIES | expected <= set(lowest)
     constraints = tmp_path / "lowest.txt"
     constraints.write_text("".join(f"{n}=={v}\n" for n, v in lowest.items()), encoding="utf-8")
-    target = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True, clear=True).create(target)
-    python = target / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "-c", str(constraints), f"{wheel}[{','.join(extras)}]"],
-        check=True, timeout=300, cwd=tmp_path, env=_env(),
-    )  # fmt: skip
+    python = _installed(tmp_path, f"{wheel}[{','.join(extras)}]", "-c", str(constraints))
     installed = _served_and_called(python, tmp_path, list(lowest))
     assert all(installed[n] in (v, f"{v}.0") for n, v in lowest.items()), (installed, lowest)
     proc = subprocess.run(
@@ -352,29 +353,29 @@ def _interpreter(minor: str) -> Path | None:
     return None
 
 
-@pytest.mark.parametrize("minor", ["3.12", "3.13"])
-def test_the_wheel_works_on_the_newer_pythons(wheel: Path, tmp_path: Path, minor: str) -> None:
+def test_the_wheel_works_on_every_supported_python_the_machine_has(
+    wheel: Path, tmp_path: Path
+) -> None:
     """The wheel (with its `http` extra, the newest dependencies its ranges allow) serves and
-    calls a tool over stdio and HTTP, both eras, on each newer CPython found on the machine
-    (the checkout itself runs on 3.11, the oldest supported)."""
-    interpreter = _interpreter(minor)
-    if interpreter is None:
-        pytest.skip(f"no Python {minor} on this machine")
-    target = tmp_path / "venv"
-    subprocess.run([str(interpreter), "-m", "venv", str(target)], check=True, timeout=120)
-    python = target / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         f"{wheel}[http]"],
-        check=True, timeout=300, cwd=tmp_path, env=_env(),
-    )  # fmt: skip
-    versions = _served_and_called(python, tmp_path, ["mcpgen"])
-    assert versions == {"mcpgen": VERSION}
-    proc = subprocess.run(
-        [str(python), "-I", "-c", "import sys; print(sys.version_info[:2])"],
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
-    assert proc.stdout.strip() == str(tuple(int(p) for p in minor.split(".")))
+    calls a tool over stdio and HTTP, both eras, on this CPython (3.11, the oldest supported)
+    and on each newer one the machine has (3.12, 3.13: pyenv's here); each venv runs the
+    version it was made with."""
+    interpreters = {f"{sys.version_info[0]}.{sys.version_info[1]}": sys.executable}
+    for minor in ("3.12", "3.13"):
+        found = _interpreter(minor) if minor not in interpreters else None
+        if found is not None:
+            interpreters[minor] = str(found)
+    print("the wheel on Python", ", ".join(interpreters))
+    for minor, interpreter in interpreters.items():
+        where = tmp_path / minor
+        where.mkdir()
+        python = _installed(where, f"{wheel}[http]", interpreter=interpreter)
+        assert _served_and_called(python, where, ["mcpgen"]) == {"mcpgen": VERSION}
+        proc = subprocess.run(
+            [str(python), "-I", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        assert proc.stdout.strip() == minor
 
 
 def test_the_checkout_keeps_the_generator_and_its_script() -> None:
@@ -405,14 +406,7 @@ def test_the_readme_quick_start_runs_from_the_wheel_with_its_http_extra(
 ) -> None:
     """As the quick start says: a fresh venv, `pip install 'mcpgen-...whl[http]'`, the server
     file, then its client over stdio and the server over HTTP, with that venv's interpreter."""
-    target = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True, clear=True).create(target)
-    python = target / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         f"{wheel}[http]"],
-        check=True, timeout=300, cwd=tmp_path, env=_env(),
-    )  # fmt: skip
+    python = _installed(tmp_path, f"{wheel}[http]")
     quick = [s for s in readme_snippets() if "demo_server.py" in (s.file or s.code)]
     server, client = quick[0], quick[1]
     assert server.file == "demo_server.py" and client.file is None
