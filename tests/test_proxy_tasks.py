@@ -20,7 +20,9 @@ pytestmark = pytest.mark.anyio
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}}
 
 
-def target_server() -> Server:
+def common_target() -> Server:
+    """What both targets serve: a plain tool, a task-required one that counts its runs, and a
+    task-optional one that asks two questions."""
     server = Server("target")
     server.task_runs = 0  # type: ignore[attr-defined]
 
@@ -37,6 +39,12 @@ def target_server() -> Server:
     async def two_questions(ctx: Context) -> str:
         answers = await ctx.ask({"a": Elicit("A?", NAME), "b": Elicit("B?", NAME)})
         return "+".join(str((answers[k].content or {}).get("name")) for k in ("a", "b"))
+
+    return server
+
+
+def target_server() -> Server:
+    server = common_target()
 
     @server.tool(task="required", defer_task=True)
     async def asks_first(ctx: Context) -> str:
@@ -135,27 +143,12 @@ async def test_unknown_tools_do_not_list_the_target_again() -> None:
 
 def modern_target() -> Server:
     """A 2026-07-28-only target whose task tools are task-required (one asks inside its task)."""
-    server = Server("target")
-    server.task_runs = 0  # type: ignore[attr-defined]
-
-    @server.tool()
-    def greet(name: str) -> str:
-        return f"Hello, {name}!"
-
-    @server.tool(task="required")
-    async def job() -> str:
-        server.task_runs += 1  # type: ignore[attr-defined]
-        return "done"
+    server = common_target()
 
     @server.tool(task="required")
     async def asks_inside(ctx: Context) -> str:
         answer = await ctx.elicit("Name?", NAME)
         return f"Hi {(answer.content or {}).get('name')}"
-
-    @server.tool(task="optional")
-    async def two_questions(ctx: Context) -> str:
-        answers = await ctx.ask({"a": Elicit("A?", NAME), "b": Elicit("B?", NAME)})
-        return "+".join(str((answers[k].content or {}).get("name")) for k in ("a", "b"))
 
     return server
 
