@@ -14,6 +14,12 @@ over stdio, warms up (``WARMUP`` calls), then runs ``ROUNDS`` rounds, each timin
 sequential calls (one in flight: the round-trip rate) and ``CALLS`` calls with ``CONCURRENCY`` in
 flight (throughput). Every answer is checked.
 
+The rounds are interleaved: all the pairs of an era are started (and warmed up) first, then round
+1 of every pair runs, then round 2, and so on, each round beginning with the next pair (the
+drivers run ``--paced``). A comparison's two sides thus meet the machine's changing load alike;
+run one after the other, minutes apart, they did not (on a VM whose cross-CPU wake-ups cost tens
+of µs, the one-in-flight rate of one pair moved by 1.5x between runs, the ratios with it).
+
 Both eras: mode ``"legacy"`` (the initialize handshake, 2025-11-25) and ``"2026-07-28"``.
 
 * server comparison: our client drives our server, the SDK's server and FastMCP's;
@@ -26,7 +32,8 @@ calls per round and kind instead of ``CALLS``; rates are per call either way.
 
 Figures are calls/s, the median over the rounds, with the min..max spread; a ratio is
 ours/theirs of the medians; the goals (against the SDK: the server >= 3x, the client >= 2x) are
-judged on these. Both processes of a pair share
+judged on these. Beside it, "per round": the ratio of the two sides' figures in each round (run
+side by side), median (min..max): the spread of the comparison itself. Both processes of a pair share
 this machine's cores: the figures are end-to-end (client + server + pipes) and sensitive to other
 load (the load average is printed). With one call in flight the two sides mostly take turns, so
 a pair's rate includes the CPU time of the side that is not being compared, which pulls each
@@ -42,14 +49,17 @@ from __future__ import annotations
 import json
 import os
 import platform
+import queue
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, cast
 
 PEERS = Path(__file__).resolve().parent / "peers"
 SDK_VERSION = "2.3.0"
@@ -87,7 +97,7 @@ class Run:
     protocol: str
     rates: dict[str, list[float]]  # kind -> calls/s per round
     cpu: dict[str, dict[str, float | None]]  # kind -> side ("client", "server") -> CPU µs/call
-    seconds: float  # wall time of the driver process, start-up included
+    seconds: float  # wall time of its timed rounds
 
     def median(self, kind: str) -> float:
         return statistics.median(self.rates[kind])
@@ -115,48 +125,114 @@ def load() -> str:
         return "n/a"
 
 
-def drive(client: str, server: str, mode: str) -> Run:
-    command = [
-        sys.executable,
-        str(PEERS / f"{client}_client.py"),
-        "--server",
-        str(PEERS / f"{server}_server.py"),
-        "--mode",
-        mode,
-        "--calls",
-        str(FASTMCP_CALLS if "fastmcp" in (client, server) else CALLS),
-        "--rounds",
-        str(ROUNDS),
-        "--concurrency",
-        str(CONCURRENCY),
-        "--warmup",
-        str(WARMUP),
-    ]
-    what = f"{NAME[client]} client -> {NAME[server]} server, mode {mode}"
-    start = time.perf_counter()
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=DRIVER_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise SystemExit(f"error: {what}: no answer within {DRIVER_TIMEOUT:.0f} s") from None
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(
-            f"error: {what}: the driver failed (exit status {done.returncode})\n"
-            f"{done.stderr.strip()[-4000:]}"
+class Driver:
+    """A client driver process run ``--paced``: warmed up when started, then one round per
+    `round()` (both kinds), so that the bench interleaves the rounds of all its pairs."""
+
+    def __init__(self, client: str, server: str, mode: str) -> None:
+        self.client, self.server, self.mode = client, server, mode
+        self.what = f"{NAME[client]} client -> {NAME[server]} server, mode {mode}"
+        calls = FASTMCP_CALLS if "fastmcp" in (client, server) else CALLS
+        command = [
+            sys.executable,
+            str(PEERS / f"{client}_client.py"),
+            *("--server", str(PEERS / f"{server}_server.py"), "--mode", mode),
+            *("--calls", str(calls), "--rounds", "0", "--concurrency", str(CONCURRENCY)),
+            *("--warmup", str(WARMUP), "--paced"),
+        ]
+        self.errors = tempfile.TemporaryFile("w+")
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors, text=True
         )
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.rounds: list[dict[str, Any]] = []
+        self.seconds = 0.0  # wall time of the timed rounds, with the pacing between them
+        self.protocol = str(self._next("ready")["protocol"])
+        if self.protocol != PROTOCOL[mode]:
+            self.fail(f"negotiated {self.protocol!r}, expected {PROTOCOL[mode]!r}")
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put("")  # the end
+
+    def _next(self, key: str) -> dict[str, Any]:
+        """The driver's next JSON line that has `key` (a library may print other lines)."""
+        while True:
+            try:
+                line = self.lines.get(timeout=DRIVER_TIMEOUT)
+            except queue.Empty:
+                self.fail(f"no answer within {DRIVER_TIMEOUT:.0f} s")
+            if not line:
+                self.fail(f"the driver ended (exit status {self.process.wait()})")
+            try:
+                report = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(report, dict) and key in report:
+                return cast(dict[str, Any], report)
+
+    def round(self) -> None:
+        """Run one round (both kinds) and keep its figures."""
+        assert self.process.stdin is not None
+        start = time.perf_counter()
+        self.process.stdin.write("round\n")
+        self.process.stdin.flush()
+        report = self._next("sequential")
+        self.seconds += time.perf_counter() - start
+        if any(float(report[kind]) <= 0 for kind, _ in KINDS):
+            self.fail(f"a malformed report: {report!r}")
+        self.rounds.append(report)
+
+    def finish(self) -> Run:
+        """End the driver (its stdin ends) and return its figures."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            status = self.process.wait(timeout=DRIVER_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.fail(f"did not end within {DRIVER_TIMEOUT:.0f} s")
+        if status != 0:
+            self.fail(f"the driver failed (exit status {status})")
+        rates = {kind: [float(r[kind]) for r in self.rounds] for kind, _ in KINDS}
+        cpu: dict[str, dict[str, float | None]] = {}
+        for kind, _ in KINDS:  # rounds of equal calls: the mean of the rounds' figures
+            per_round = [r["cpu_us_per_call"][kind] for r in self.rounds]
+            cpu[kind] = {
+                side: None if None in (v := [f[side] for f in per_round]) else statistics.mean(v)
+                for side in ("client", "server")
+            }
+        return Run(self.client, self.server, self.mode, self.protocol, rates, cpu, self.seconds)
+
+    def fail(self, why: str) -> NoReturn:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.errors.seek(0)
+        raise SystemExit(f"error: {self.what}: {why}\n{self.errors.read().strip()[-4000:]}")
+
+
+def interleaved(mode: str) -> dict[tuple[str, str, str], Run]:
+    """Every pair's rounds in one mode, interleaved: round r of every pair, then round r + 1,
+    each round starting from the next pair (so that no pair always follows the same one). The
+    pairs meet the machine's other load alike; one pair's drift shows in every pair."""
+    drivers: list[Driver] = []
     try:
-        report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        raise SystemExit(f"error: {what}: no JSON report on stdout:\n{done.stdout!r}") from None
-    if report["protocol"] != PROTOCOL[mode]:
-        raise SystemExit(
-            f"error: {what}: negotiated {report['protocol']!r}, expected {PROTOCOL[mode]!r}"
-        )
-    rates = {kind: [float(x) for x in report[kind]] for kind, _ in KINDS}
-    if any(len(values) != ROUNDS or min(values) <= 0 for values in rates.values()):
-        raise SystemExit(f"error: {what}: a malformed report: {report!r}")
-    cpu = {kind: dict(report["cpu_us_per_call"][kind]) for kind, _ in KINDS}
-    return Run(client, server, mode, report["protocol"], rates, cpu, seconds)
+        for client, server in PAIRS:  # started one at a time: the warm-ups do not overlap
+            print(f"starting {client} client -> {server} server, {mode} ...", file=sys.stderr)
+            drivers.append(Driver(client, server, mode))
+        for r in range(ROUNDS):
+            print(f"round {r + 1}/{ROUNDS}, {mode} ...", file=sys.stderr)
+            for i in range(len(drivers)):
+                drivers[(r + i) % len(drivers)].round()
+        return {(d.client, d.server, mode): d.finish() for d in drivers}
+    finally:
+        for driver in drivers:
+            if driver.process.poll() is None:
+                driver.process.kill()
+                driver.process.wait()
 
 
 def verdict(ratio: float, goal: float) -> str:
@@ -166,6 +242,12 @@ def verdict(ratio: float, goal: float) -> str:
 def cpu_ratio(mine: Run, theirs: Run, kind: str, side: str) -> str:
     cpu_mine, cpu_theirs = mine.cpu[kind][side], theirs.cpu[kind][side]
     return "n/a" if not cpu_mine or cpu_theirs is None else f"{cpu_theirs / cpu_mine:.2f}x"
+
+
+def paired(mine: Run, theirs: Run, kind: str) -> str:
+    """The ratio of each round's two figures (the rounds run side by side): median (min..max)."""
+    ratios = [a / b for a, b in zip(mine.rates[kind], theirs.rates[kind], strict=True)]
+    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}..{max(ratios):.2f})"
 
 
 def comparison(
@@ -180,10 +262,10 @@ def comparison(
     print(f"## {title}\n")
     print(
         f"| era (protocol) | calls | mcpio {side} | mcp {SDK_VERSION} {side} | FastMCP {side} "
-        f"| ours/SDK | goal | | ours/FastMCP | {side} CPU/call, SDK/ours "
+        f"| ours/SDK | per round | goal | | ours/FastMCP | {side} CPU/call, SDK/ours "
         f"| {side} CPU/call, FastMCP/ours |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for mode in MODES:
         mine, theirs, fast = runs[(*ours, mode)], runs[(*sdk, mode)], runs[(*fastmcp, mode)]
         for kind, label in KINDS:
@@ -191,7 +273,7 @@ def comparison(
             print(
                 f"| {mode} ({mine.protocol}) | {label} | {mine.figure(kind)} "
                 f"| {theirs.figure(kind)} | {fast.figure(kind)} | {ratio:.2f}x "
-                f"| >= {goal:g}x | {verdict(ratio, goal)} "
+                f"| {paired(mine, theirs, kind)} | >= {goal:g}x | {verdict(ratio, goal)} "
                 f"| {mine.median(kind) / fast.median(kind):.2f}x "
                 f"| {cpu_ratio(mine, theirs, kind, side)} | {cpu_ratio(mine, fast, kind, side)} |"
             )
@@ -214,11 +296,13 @@ def report(runs: dict[tuple[str, str, str], Run], load_before: str, elapsed: flo
         f"calls, then {ROUNDS} rounds of {CALLS} timed calls ({FASTMCP_CALLS} with a "
         "FastMCP side), one in flight and "
         f"{CONCURRENCY} in flight. Tool: `echo(text)`, every answer checked. "
-        f"Figures: calls/s, median (min..max) over the rounds; ratios: of the medians. "
+        f"Figures: calls/s, median (min..max) over the rounds; ratios: of the medians "
+        "(per round: of each round's two figures, median (min..max)); the rounds of all pairs "
+        "interleaved. "
         f"Whole run: {elapsed:.0f} s.\n"
     )
     print("## All runs\n")
-    print(f"| client | server | era (protocol) | 1 in flight | {CONCURRENCY} in flight | wall s |")
+    print(f"| client | server | era (protocol) | 1 in flight | {CONCURRENCY} in flight | rounds s |")
     print("|---|---|---|---:|---:|---:|")
     for mode in MODES:
         for client, server in PAIRS:
@@ -290,9 +374,7 @@ def main() -> int:
     start = time.perf_counter()
     runs: dict[tuple[str, str, str], Run] = {}
     for mode in MODES:
-        for client, server in PAIRS:
-            print(f"running {client} client -> {server} server, {mode} ...", file=sys.stderr)
-            runs[(client, server, mode)] = drive(client, server, mode)
+        runs.update(interleaved(mode))
     report(runs, load_before, time.perf_counter() - start)
     return 0
 

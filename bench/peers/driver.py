@@ -9,6 +9,12 @@ with an error (exit status 2).
 It prints one JSON object on stdout (nothing else goes there): calls/s per round and kind, and
 the CPU time per call of the client (this process) and of the server (its child process, read
 from ``/proc``; ``null`` where that is not available), summed over the rounds, per kind.
+
+With ``--paced`` it runs its rounds on demand instead, so that a bench can interleave the rounds
+of several drivers (each kept warm, its server running) and compare them under the same load:
+after the warm-up it prints a ready line (``{"ready": true, "protocol": ...}``), then one round
+per line it reads on stdin, each answered by one JSON line (that round's calls/s per kind and CPU
+µs per call), until stdin ends.
 """
 
 from __future__ import annotations
@@ -49,6 +55,12 @@ def arguments(client: str) -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=16, help="calls in flight (throughput)")
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--profile", help="write a cProfile (CPU time) of the timed rounds here")
+    parser.add_argument(
+        "--paced",
+        action="store_true",
+        help="after the warm-up, print a ready line, then run one round per line read on stdin "
+        "and print its figures (a JSON line), until stdin ends: lets a bench interleave drivers",
+    )
     args = parser.parse_args()
     if (args.server is None) == (args.url is None):
         parser.error("give --server or --url")
@@ -151,6 +163,9 @@ async def drive(args: argparse.Namespace, client: str, connect: Connect) -> dict
         meter = Meter(args.server_pid if args.url else spawned[0] if len(spawned) == 1 else None)
         await sequential(echo, texts("warm-seq", args.warmup // 2))
         await concurrent(echo, texts("warm-conc", args.warmup - args.warmup // 2), args.concurrency)
+        if args.paced:
+            await paced(args, protocol, echo, meter)
+            return {}
         if profiler is not None:
             profiler.enable()
         for r in range(args.rounds):
@@ -176,6 +191,23 @@ async def drive(args: argparse.Namespace, client: str, connect: Connect) -> dict
     }
 
 
+async def paced(args: argparse.Namespace, protocol: str, echo: Echo, meter: Meter) -> None:
+    """Rounds on demand: a ready line (the protocol), then for each line read on stdin one round
+    and its figures on one line (calls/s per kind; this round's CPU µs per call), until stdin
+    ends. Waiting for the next line is outside every timed section."""
+    print(json.dumps({"ready": True, "protocol": protocol}), flush=True)
+    r = 0
+    while await anyio.to_thread.run_sync(sys.stdin.readline):
+        rates: dict[str, float] = {}
+        this_round = Meter(meter.server_pid)
+        run = sequential(echo, texts(f"s{r}", args.calls))
+        rates["sequential"] = await this_round.time("sequential", run, args.calls)
+        run = concurrent(echo, texts(f"c{r}", args.calls), args.concurrency)
+        rates["concurrent"] = await this_round.time("concurrent", run, args.calls)
+        print(json.dumps({**rates, "cpu_us_per_call": this_round.per_call_us()}), flush=True)
+        r += 1
+
+
 def first_leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup):
         exc = exc.exceptions[0]
@@ -194,5 +226,6 @@ def main(client: str, connect: Connect, run: Callable[..., Any] = anyio.run) -> 
     if wrong is not None or report is None:
         print(f"error: {client} client, {args.server}, mode {args.mode}: {wrong}", file=sys.stderr)
         return 2
-    print(json.dumps(report))
+    if not args.paced:
+        print(json.dumps(report))
     return 0
