@@ -302,7 +302,9 @@ def report(runs: dict[tuple[str, str, str], Run], load_before: str, elapsed: flo
         f"Whole run: {elapsed:.0f} s.\n"
     )
     print("## All runs\n")
-    print(f"| client | server | era (protocol) | 1 in flight | {CONCURRENCY} in flight | rounds s |")
+    print(
+        f"| client | server | era (protocol) | 1 in flight | {CONCURRENCY} in flight | rounds s |"
+    )
     print("|---|---|---|---:|---:|---:|")
     for mode in MODES:
         for client, server in PAIRS:
