@@ -17,6 +17,7 @@ import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,6 +81,17 @@ def _installed(where: Path, requirement: str, *pip: str, interpreter: str = sys.
     return python
 
 
+def _run_json(python: Path, where: Path, *args: str, timeout: float = 180) -> Any:
+    """Run `python -I *args` in `where` (isolated: the checkout cannot leak in); it must succeed
+    and print one JSON value, returned."""
+    proc = subprocess.run(
+        [str(python), "-I", *args],
+        capture_output=True, text=True, timeout=timeout, cwd=where, env=_env(), check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     out = tmp_path_factory.mktemp("wheel")
@@ -118,12 +130,7 @@ def test_the_wheel_holds_mcp_wire_and_mcpio_and_their_runtime_dependencies(wheel
 def test_the_wheel_installs_and_works_without_the_checkout(wheel: Path, tmp_path: Path) -> None:
     python = _installed(tmp_path, str(wheel))
     target = python.parent.parent
-    proc = subprocess.run(
-        [str(python), "-I", "-c", CONSUMER],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=_env(), check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)
+    report = _run_json(python, tmp_path, "-c", CONSUMER, timeout=120)
     assert report["versions"] == [VERSION, VERSION]
     assert Path(report["mcp_wire"]).is_relative_to(target)
     assert report["codegen"] is False  # the generator is the checkout's tool
@@ -308,33 +315,22 @@ def test_the_wheel_works_at_its_lowest_declared_dependencies(wheel: Path, tmp_pa
     python = _installed(tmp_path, f"{wheel}[{','.join(extras)}]", "-c", str(constraints))
     installed = _served_and_called(python, tmp_path, list(lowest))
     assert all(installed[n] in (v, f"{v}.0") for n, v in lowest.items()), (installed, lowest)
-    proc = subprocess.run(
-        [str(python), "-I", "-c", EXTRAS_CONSUMER],
-        capture_output=True, text=True, timeout=180, cwd=tmp_path, env=_env(), check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    checks = json.loads(proc.stdout)
+    checks = _run_json(python, tmp_path, "-c", EXTRAS_CONSUMER)
     assert checks.pop("schema") == [None, True]  # valid, then a violation found
     skill = "---\nname: hello\ndescription: Says hello.\n---\nSay hello.\n"
     assert checks == {mode: [{"result": 3}, ["hello"], skill] for mode in ("legacy", "2026-07-28")}
-    proc = subprocess.run(
-        [str(python), "-I", "-c", AUTH_CONSUMER],
-        capture_output=True, text=True, timeout=180, cwd=tmp_path, env=_env(), check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout) == ["alice", ["mcp:read"], None]  # then a foreign aud refused
+    assert _run_json(python, tmp_path, "-c", AUTH_CONSUMER) == [
+        "alice",
+        ["mcp:read"],
+        None,
+    ]  # then a foreign aud refused
 
 
 def _served_and_called(python: Path, where: Path, names: list[str]) -> dict[str, str]:
     """Run LOWEST_CONSUMER with `python` in `where` (its tool answered over stdio and HTTP,
     both eras, checked here); the installed versions of the distributions `names`."""
     (where / "lowest_server.py").write_text(LOWEST_SERVER, encoding="utf-8")
-    proc = subprocess.run(
-        [str(python), "-I", "-c", LOWEST_CONSUMER, str(free_port()), *names],
-        capture_output=True, text=True, timeout=180, cwd=where, env=_env(), check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)
+    report = _run_json(python, where, "-c", LOWEST_CONSUMER, str(free_port()), *names)
     assert report["answers"] == [{"result": 3}] * 2 + [{"result": 5}] * 2
     return report["versions"]
 
