@@ -90,6 +90,14 @@ CATALOGUE: dict[str, tuple[str, str]] = {
         "an anyio memory object stream of the same bound",
         "test_fastpaths.py::test_an_outbox_answers_as_a_bounded_memory_stream",
     ),
+    "handlers.is_async: an `async def` told by its code flags": (
+        "inspect.iscoroutinefunction of the callable and of its __call__",
+        "test_fastpaths.py::test_is_async_says_what_inspect_says",
+    ),
+    "LineStream(atomic=True): a pipe's lines sent without a lock (the stdio server's stdout)": (
+        "LineStream.send under its lock",
+        "test_stdio.py::test_a_servers_answers_sent_at_once_stay_whole_lines",
+    ),
     "asgi.Verdicts (the HTTP host's one cache of header verdicts)": (
         "the header check run on every request",
         "test_http_server.py::test_verdicts_judge_each_key_once_and_stay_bounded",
@@ -539,3 +547,59 @@ async def test_an_outbox_wakes_a_waiting_reader_as_a_memory_stream_does() -> Non
         await anyio.sleep(0.01)
         assert outbox.put(b"late")
     assert got == [b"late"]
+
+
+async def _coroutine_function(x: int) -> int:
+    return x
+
+
+def _plain_function(x: int) -> int:
+    return x
+
+
+async def _async_generator() -> Any:
+    yield 1
+
+
+class _AsyncCall:
+    async def __call__(self) -> None:
+        pass
+
+
+class _SyncCall:
+    def __call__(self) -> None:
+        pass
+
+
+def test_is_async_says_what_inspect_says() -> None:
+    """The code-flag check of `is_async` agrees with `inspect` for every kind of callable."""
+    import functools
+    import inspect
+
+    from mcpio.handlers import is_async
+
+    marked = (
+        inspect.markcoroutinefunction(lambda: None)
+        if hasattr(inspect, "markcoroutinefunction")
+        else None
+    )
+    callables: list[Any] = [
+        _coroutine_function,
+        _plain_function,
+        _async_generator,
+        _AsyncCall(),
+        _SyncCall(),
+        _AsyncCall().__call__,
+        functools.partial(_coroutine_function, 1),
+        functools.partial(_plain_function, 1),
+        lambda: None,
+        print,
+        _SyncCall,
+    ]
+    if marked is not None:
+        callables.append(marked)
+    for fn in callables:
+        general = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004
+        )
+        assert is_async(fn) is general, fn

@@ -24,7 +24,7 @@ from mcpio.negotiate import MODERN, codec_of, peek_any
 from mcpio.transport import FrameTooLarge, Transport
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
-from mcpio.wire.peek import Peek, envelope, peek_validator
+from mcpio.wire.peek import NAMED_BY, Peek, peek_validator
 
 log = logging.getLogger("mcpio")
 _BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array: a batch (only its start is read)
@@ -80,6 +80,9 @@ class Session:
         self, transport: Transport, peer: Peer, *, ids: itertools.count[int] | None = None
     ):
         self.transport = transport
+        # a transport may carry the exchange in the requesting task (`Exchanging`): read once
+        # (a missing attribute costs an exception on every request)
+        self._send_request = getattr(transport, "send_request", None)
         self.peer = peer
         self._ids = ids or itertools.count(1)
         self._pending: dict[RequestId, asyncio.Future[bytes]] = {}
@@ -129,9 +132,7 @@ class Session:
                 self._timer = loop.call_at(deadline, self._expire)
         try:
             try:
-                # a transport may carry the exchange in this task (`Exchanging`)
-                send = getattr(self.transport, "send_request", None) or self.transport.send
-                await send(data)
+                await (self._send_request or self.transport.send)(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 raise ConnectionClosed("the connection is closed") from exc
             return await future
@@ -326,7 +327,10 @@ class Session:
             return self._settle_pending(raw, id)
         if method == "initialize" or id in self._serving or self._tasks is None:
             return False  # (initialize is served inline, in order: the read loop's)
-        self._start(id, raw, envelope(frame), self._context.copy())
+        key = NAMED_BY.get(method)  # `envelope(frame)` of a request, inlined
+        name = get(key) if key is not None else None
+        env = tuple.__new__(Peek, ("request", id, method, name, get("version")))
+        self._start(id, raw, env, self._context.copy())
         return True
 
     def _settle_pending(self, raw: bytes, id: RequestId) -> bool:
