@@ -173,8 +173,13 @@ class Session:
         handler = self._serving.get(id)
         if handler is None:
             return False
-        handler.cancel()
+        self._cancel(id, handler)
         return True
+
+    def _cancel(self, id: RequestId, handler: asyncio.Task[None] | anyio.CancelScope) -> None:
+        handler.cancel()
+        if isinstance(handler, asyncio.Task):  # it may not have started: see `_unstarted`
+            handler.add_done_callback(functools.partial(self._unstarted, id))
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED):
         """Read frames until the transport ends; then fail what is pending and wait for the
@@ -203,13 +208,23 @@ class Session:
                     await asyncio.wait(running)
             finally:
                 if running := self._handlers():
-                    for handler in running:
-                        handler.cancel()
+                    for id, handler in list(self._serving.items()):
+                        if handler in running:
+                            self._cancel(id, handler)
                     with anyio.CancelScope(shield=True):
                         await asyncio.wait(running)
 
     def _handlers(self) -> list[asyncio.Task[None]]:
-        return [h for h in self._serving.values() if isinstance(h, asyncio.Task)]
+        """The handlers' tasks not done yet (one done already, that never ran its `_served`,
+        was cancelled before it started by another than `_cancel`: let go of here)."""
+        running: list[asyncio.Task[None]] = []
+        for id, handler in list(self._serving.items()):
+            if isinstance(handler, asyncio.Task):
+                if handler.done():
+                    self._unstarted(id, handler)
+                else:
+                    running.append(handler)
+        return running
 
     async def _read_loop(self) -> None:
         while True:
@@ -274,9 +289,8 @@ class Session:
         """Serve a request in a task of its own (in a copy of the current context, else in
         `context`)."""
         loop = self._loop or asyncio.get_running_loop()
-        task = loop.create_task(self._serve(id, raw, env), context=context)
-        self._serving[id] = task
-        task.add_done_callback(functools.partial(self._unstarted, id))
+        # (no done callback here, on every request's path: `_cancel` adds `_unstarted`)
+        self._serving[id] = loop.create_task(self._serve(id, raw, env), context=context)
 
     async def _serve(self, id: RequestId, raw: bytes, env: Peek) -> None:
         token = serving.set((self, id))
@@ -297,7 +311,7 @@ class Session:
 
     def _unstarted(self, id: RequestId, task: asyncio.Task[None]) -> None:
         """A handler cancelled before it started (its cancellation read right after it) never
-        ran its own `_served`."""
+        ran its own `_served` (told once a cancelled handler is done)."""
         if self._serving.get(id) is task:
             self._served(id)
 
