@@ -12,7 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -48,7 +48,8 @@ class Peer(Protocol):
     read once, by the peer's codec."""
 
     async def on_request(self, raw: bytes, env: Peek) -> None:
-        """Serve a request (in its own task) and send its response."""
+        """Serve a request (in its own task) and send its response. A peer that has
+        `read_request` (see `Reading`) also takes the message it read, as `message`."""
 
     async def on_notification(self, raw: bytes, env: Peek) -> None:
         """Handle a notification (inline, in the reading task: keep it short)."""
@@ -63,6 +64,19 @@ class Peer(Protocol):
 
     async def on_close(self) -> None:
         """The transport ended: stop what only made sense while connected."""
+
+
+class Reading(Protocol):
+    """What a peer may offer besides `Peer`: `read_request` decodes a request frame whole with
+    its envelope (what `peek_any` reads of it), or None to leave it to `peek_any`; the session
+    takes a frame as it arrives with it (one parse) and hands the message to `on_request`."""
+
+    def read_request(self, raw: bytes) -> tuple[Any, Peek] | None:
+        """The request decoded, and its envelope; None: not read here."""
+        ...
+
+    async def on_request(self, raw: bytes, env: Peek, message: Any = None) -> None:
+        """Serve a request; `message`: what `read_request` read of it, if it did."""
 
 
 async def send_frame(transport: Transport, data: bytes) -> None:
@@ -84,6 +98,9 @@ class Session:
         # (a missing attribute costs an exception on every request)
         self._send_request = getattr(transport, "send_request", None)
         self.peer = peer
+        self._read: Callable[[bytes], tuple[Any, Peek] | None] | None = getattr(
+            peer, "read_request", None
+        )
         self._ids = ids or itertools.count(1)
         self._pending: dict[RequestId, asyncio.Future[bytes]] = {}
         # Request timeouts: id -> (deadline, timeout), swept by one timer set for the earliest
@@ -284,18 +301,27 @@ class Session:
                 self._start(id, raw, env)
 
     def _start(
-        self, id: RequestId, raw: bytes, env: Peek, context: contextvars.Context | None = None
+        self,
+        id: RequestId,
+        raw: bytes,
+        env: Peek,
+        context: contextvars.Context | None = None,
+        message: Any = None,
     ) -> None:
         """Serve a request in a task of its own (in a copy of the current context, else in
-        `context`)."""
+        `context`); `message`: what the peer's `read_request` read of it."""
         loop = self._loop or asyncio.get_running_loop()
         # (no done callback here, on every request's path: `_cancel` adds `_unstarted`)
-        self._serving[id] = loop.create_task(self._serve(id, raw, env), context=context)
+        work = self._serve(id, raw, env, message)
+        self._serving[id] = loop.create_task(work, context=context)
 
-    async def _serve(self, id: RequestId, raw: bytes, env: Peek) -> None:
+    async def _serve(self, id: RequestId, raw: bytes, env: Peek, message: Any = None) -> None:
         token = serving.set((self, id))
         try:
-            await self.peer.on_request(raw, env)
+            if message is None:
+                await self.peer.on_request(raw, env)
+            else:
+                await cast(Reading, self.peer).on_request(raw, env, message)
         except ConnectionClosed:
             pass
         except Exception:  # a peer's bug: logged; the session goes on
@@ -326,6 +352,15 @@ class Session:
             return self._settle_pending(raw, id)
         if type(raw) is not bytes or len(raw) > MAX_MESSAGE_BYTES:
             return False
+        read = self._read
+        if read is not None and (got := read(raw)) is not None:
+            message, env = got  # a request, parsed once (its envelope as `peek_any`'s)
+            id = env.id
+            if env.method == "initialize" or id in self._serving or self._tasks is None:
+                return False
+            assert id is not None  # a request's
+            self._start(id, raw, env, self._context.copy(), message)
+            return True
         try:
             frame = _peek_json(raw)
         except pydantic_core.ValidationError:
