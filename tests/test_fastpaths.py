@@ -651,3 +651,33 @@ def test_is_async_says_what_inspect_says() -> None:
             getattr(fn, "__call__", None)  # noqa: B004
         )
         assert is_async(fn) is general, fn
+
+
+def test_a_handler_cancelled_before_it_started_frees_its_id_however_cancelled() -> None:
+    """A request's task takes no done callback when it starts (every request's path): one
+    cancelled through the session (`cancel_incoming`) and one cancelled by another before it
+    ran both free their id and are told to `on_served`, as a handler that ran is."""
+    served: list[Any] = []
+
+    class Peer:
+        async def on_request(self, raw: bytes, env: Any) -> None:
+            raise AssertionError("never runs")
+
+    async def main() -> None:
+        session = Session(_Nothing(), Peer())  # type: ignore[arg-type]
+        session._tasks = object()  # type: ignore[assignment]  # (running)
+        session.on_served = served.append
+        for id in (1, 2):
+            raw = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % id
+            assert session._take_now(raw)  # pyright: ignore[reportPrivateUsage]
+        assert session.cancel_incoming(1)
+        task = session._serving[2]  # pyright: ignore[reportPrivateUsage]
+        assert isinstance(task, asyncio.Task)
+        task.cancel()  # by another than the session
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert served == [1] and session.serves(2)
+        assert session._handlers() == []  # pyright: ignore[reportPrivateUsage]
+        assert served == [1, 2] and not session.serves(1) and not session.serves(2)
+
+    asyncio.run(main())
