@@ -90,6 +90,22 @@ CATALOGUE: dict[str, tuple[str, str]] = {
         "an anyio memory object stream of the same bound",
         "test_fastpaths.py::test_an_outbox_answers_as_a_bounded_memory_stream",
     ),
+    "Session._take_now with a peer's read_request (the stdio server's one parse)": (
+        "Session._take_now's peek, then the connection's Codec.decode",
+        "test_read_modern.py::test_read_legacy_agrees_with_peek_and_decode",
+    ),
+    "Session._take_now with read_request, the handler's start": (
+        "Session._read_loop: peek_any, then Session._dispatch",
+        "test_fastpaths.py::test_a_reading_peers_requests_start_with_their_message_as_by_the_read_loop",
+    ),
+    "handlers.is_async: an `async def` told by its code flags": (
+        "inspect.iscoroutinefunction of the callable and of its __call__",
+        "test_fastpaths.py::test_is_async_says_what_inspect_says",
+    ),
+    "LineStream(atomic=True): a pipe's lines sent without a lock (the stdio server's stdout)": (
+        "LineStream.send under its lock",
+        "test_stdio.py::test_a_servers_answers_sent_at_once_stay_whole_lines",
+    ),
     "asgi.Verdicts (the HTTP host's one cache of header verdicts)": (
         "the header check run on every request",
         "test_http_server.py::test_verdicts_judge_each_key_once_and_stay_bounded",
@@ -190,6 +206,10 @@ REQUESTS = [
     b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","_meta":'
     b'{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}',
     b'{"jsonrpc":"2.0","id":"s-9","method":"resources/read","params":{"uri":"file:///a"}}',
+    b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","_meta":'
+    b'{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    b'"io.modelcontextprotocol/clientCapabilities":{},'
+    b'"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}}',
     b'{"jsonrpc":"2.0","id":9,"method":"initialize","params":{}}',  # served inline, in order
     b'{"jsonrpc":"2.0","id":"busy","method":"ping"}',  # an id being served
     b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}',
@@ -229,6 +249,42 @@ def test_requests_started_straight_from_the_transport_as_by_the_read_loop(raw: b
         assert taken is (expected is not None)
         assert started == ([(raw, expected)] if expected is not None else [])
         assert session.serves(expected.id) is False if expected is not None else True
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("raw", REQUESTS)
+def test_a_reading_peers_requests_start_with_their_message_as_by_the_read_loop(
+    raw: bytes, era: str
+) -> None:
+    """A peer that reads requests itself (`read_request`: the server connection's one parse)
+    gets the request started with the envelope the read loop would give it, and the message
+    it read (a frame it declines goes the peek's way)."""
+    from mcpio.negotiate import MODERN, codec_of, read_legacy, read_modern
+
+    started: list[tuple[bytes, Any, Any]] = []
+    legacy = codec_of(LEGACY[-1])
+
+    class Peer:
+        def read_request(self, raw: bytes) -> Any:
+            return read_legacy(legacy, raw) if era == "legacy" else read_modern(MODERN[-1], raw)
+
+        async def on_request(self, raw: bytes, env: Any, message: Any = None) -> None:
+            started.append((raw, env, message))
+
+    async def main() -> None:
+        session = Session(_Nothing(), Peer())  # type: ignore[arg-type]
+        session._tasks = object()  # type: ignore[assignment]  # (running)
+        session._serving["busy"] = anyio.CancelScope()  # pyright: ignore[reportPrivateUsage]
+        taken = session._take_now(raw)  # pyright: ignore[reportPrivateUsage]
+        await asyncio.sleep(0)  # (the handler's task runs)
+        expected = _started_by_the_read_loop(raw)
+        assert taken is (expected is not None)
+        assert [(r, e) for r, e, _ in started] == ([(raw, expected)] if expected else [])
+        read = Peer().read_request(raw)
+        if started and read is not None:
+            assert started[0][2] is not None and started[0][2] == read[0]
 
     asyncio.run(main())
 
@@ -539,3 +595,89 @@ async def test_an_outbox_wakes_a_waiting_reader_as_a_memory_stream_does() -> Non
         await anyio.sleep(0.01)
         assert outbox.put(b"late")
     assert got == [b"late"]
+
+
+async def _coroutine_function(x: int) -> int:
+    return x
+
+
+def _plain_function(x: int) -> int:
+    return x
+
+
+async def _async_generator() -> Any:
+    yield 1
+
+
+class _AsyncCall:
+    async def __call__(self) -> None:
+        pass
+
+
+class _SyncCall:
+    def __call__(self) -> None:
+        pass
+
+
+def test_is_async_says_what_inspect_says() -> None:
+    """The code-flag check of `is_async` agrees with `inspect` for every kind of callable."""
+    import functools
+    import inspect
+
+    from mcpio.handlers import is_async
+
+    marked = (
+        inspect.markcoroutinefunction(lambda: None)
+        if hasattr(inspect, "markcoroutinefunction")
+        else None
+    )
+    callables: list[Any] = [
+        _coroutine_function,
+        _plain_function,
+        _async_generator,
+        _AsyncCall(),
+        _SyncCall(),
+        _AsyncCall().__call__,
+        functools.partial(_coroutine_function, 1),
+        functools.partial(_plain_function, 1),
+        lambda: None,
+        print,
+        _SyncCall,
+    ]
+    if marked is not None:
+        callables.append(marked)
+    for fn in callables:
+        general = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004
+        )
+        assert is_async(fn) is general, fn
+
+
+def test_a_handler_cancelled_before_it_started_frees_its_id_however_cancelled() -> None:
+    """A request's task takes no done callback when it starts (every request's path): one
+    cancelled through the session (`cancel_incoming`) and one cancelled by another before it
+    ran both free their id and are told to `on_served`, as a handler that ran is."""
+    served: list[Any] = []
+
+    class Peer:
+        async def on_request(self, raw: bytes, env: Any) -> None:
+            raise AssertionError("never runs")
+
+    async def main() -> None:
+        session = Session(_Nothing(), Peer())  # type: ignore[arg-type]
+        session._tasks = object()  # type: ignore[assignment]  # (running)
+        session.on_served = served.append
+        for id in (1, 2):
+            raw = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % id
+            assert session._take_now(raw)  # pyright: ignore[reportPrivateUsage]
+        assert session.cancel_incoming(1)
+        task = session._serving[2]  # pyright: ignore[reportPrivateUsage]
+        assert isinstance(task, asyncio.Task)
+        task.cancel()  # by another than the session
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert served == [1] and session.serves(2)
+        assert session._handlers() == []  # pyright: ignore[reportPrivateUsage]
+        assert served == [1, 2] and not session.serves(1) and not session.serves(2)
+
+    asyncio.run(main())

@@ -364,3 +364,46 @@ def test_client_run_owns_its_loop_uvloop_where_installed(mode: str) -> None:
     loop, text = Client.run(main, 0.01)
     assert text == "slept 0.01"
     assert loop.split(".")[0] == ("uvloop" if importlib.util.find_spec("uvloop") else "asyncio")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("stdout_kind", ["pipe", "file"])
+async def test_a_servers_answers_sent_at_once_stay_whole_lines(
+    tmp_path: Path, stdout_kind: str
+) -> None:
+    """Frames sent concurrently, each larger than a pipe takes at once (the writer drains
+    between them), come out as whole lines: to a pipe, written whole without a lock (the
+    transport is `atomic`); to a regular file, written by a worker thread, one at a time."""
+    read_end, write_end = os.pipe()
+    stdin = os.fdopen(read_end, "rb", 0)
+    out_read = -1
+    if stdout_kind == "pipe":
+        out_read, out_write = os.pipe()
+        out = os.fdopen(out_write, "wb", 0)
+    else:
+        out = (tmp_path / "out").open("wb")
+    frames = [f'{{"n":{i},"pad":"{"z" * (150_000 + i)}"}}'.encode() for i in range(12)]
+    transport = await stdio_server_transport(stdin=stdin, stdout=out)
+    assert transport._atomic is (stdout_kind == "pipe")  # pyright: ignore[reportPrivateUsage]
+
+    got: list[bytes] = []
+
+    def read_all() -> None:
+        with os.fdopen(out_read, "rb") as pipe:
+            got.append(pipe.read())
+
+    try:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as reader:
+                if stdout_kind == "pipe":
+                    reader.start_soon(anyio.to_thread.run_sync, read_all)
+                async with anyio.create_task_group() as tasks:
+                    for frame in frames:
+                        tasks.start_soon(transport.send, frame)
+                out.close()
+        written = got[0] if stdout_kind == "pipe" else (tmp_path / "out").read_bytes()
+    finally:
+        stdin.close()
+        os.close(write_end)
+        out.close()
+    assert sorted(written.splitlines()) == sorted(frames)

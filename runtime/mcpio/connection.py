@@ -36,7 +36,7 @@ from mcpio.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.listen import Listener, listen
-from mcpio.negotiate import LEGACY, MODERN, codec_of, fit, legacy_version
+from mcpio.negotiate import LEGACY, MODERN, codec_of, fit, legacy_version, read_legacy, read_modern
 from mcpio.protocol_rules import MAX_INPUT_ROUNDS, unsupported_version
 from mcpio.sealing import Sealer, request_digest
 from mcpio.session import Session, send_frame
@@ -203,15 +203,25 @@ class ServerConnection:
 
     # ------------------------------------------------------------------ frames in
 
-    async def on_request(self, raw: bytes, env: Peek) -> None:
-        """Answer one request frame; called by the transport."""
-        data = await self.answer(raw, env)
+    async def on_request(self, raw: bytes, env: Peek, message: Any = None) -> None:
+        """Answer one request frame; called by the transport (`message`: as `answer`'s)."""
+        data = await self.answer(raw, env, message)
         if data is not None:
             await self.send(data)
 
+    def read_request(self, raw: bytes) -> tuple[Any, Peek] | None:
+        """A request decoded whole, in the revision it is served in, with its envelope (what
+        `peek_any` reads of it): the session's one parse of a frame it takes as it arrives;
+        None leaves the frame to `peek_any`, then `answer` decodes it."""
+        codec = self.codec
+        if codec is None:
+            return read_modern(MODERN[-1], raw)
+        return read_legacy(codec, raw)
+
     async def answer(self, raw: bytes, env: Peek, message: Any = None) -> bytes | None:
         """The response to a request, as bytes (None: none to send): `on_request` sends it, the
-        HTTP app writes it itself. `message`: a modern request already decoded (`read_modern`)."""
+        HTTP app writes it itself. `message`: the request already decoded (`read_request`,
+        `read_modern`)."""
         id = env.id
         method = env.method
         assert id is not None and method is not None  # a request's envelope
@@ -221,7 +231,7 @@ class ServerConnection:
         elif method in self.server.extension_methods:  # outside the revisions' schemas
             work = self._extension(raw, id, env)
         elif codec is not None:
-            work = self._legacy(codec, raw, id, env)
+            work = self._legacy(codec, raw, id, env, message)
         else:
             work = self._modern(raw, id, env, message)
         return await answered(id, method, work, self.error_frame)
@@ -415,12 +425,15 @@ class ServerConnection:
         self.hub.sessions.add(self)
         return WireResult(result)
 
-    async def _legacy(self, codec: Codec, raw: bytes, id: RequestId, env: Peek) -> bytes | None:
+    async def _legacy(
+        self, codec: Codec, raw: bytes, id: RequestId, env: Peek, message: Any = None
+    ) -> bytes | None:
         if env.protocol_version in MODERN:
             raise ProtocolError(
                 INVALID_REQUEST, f"this connection is a legacy session of revision {codec.revision}"
             )
-        message = codec.decode(raw)
+        if message is None:
+            message = codec.decode(raw)
         method = message.method
         own = message.params
         if method in _LEGACY_OWN:

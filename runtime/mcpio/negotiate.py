@@ -65,6 +65,35 @@ def read_modern(version: str, raw: bytes) -> tuple[Any, Peek] | None:
     return message, peek
 
 
+# A modern envelope's version key as a legacy frame may spell it (unescaped): `read_legacy`
+# leaves a frame that holds it, or any escape, to `peek_any`.
+_VERSION_KEY_BYTES = PROTOCOL_VERSION_KEY.encode()
+
+
+def read_legacy(codec: Codec, raw: bytes) -> tuple[Any, Peek] | None:
+    """A request of a legacy session (`codec`'s revision) decoded whole, with the envelope
+    `peek_any` reads of it (so that it is parsed once); None for what is not such a request,
+    does not decode, or may name a modern version in its `_meta` (`peek_any` then reads it)."""
+    if _VERSION_KEY_BYTES in raw or b"\\" in raw:
+        return None  # (a JSON escape could spell the key: the peek reads the version)
+    try:
+        message = codec.decode(raw)
+    except ProtocolError:
+        return None
+    if type(message) is list:
+        return None  # a batch (2025-03-26): the read loop's
+    fields = message.__dict__
+    method = fields.get("method")
+    request_id = fields.get("id")
+    if type(method) is not str or request_id is None:
+        return None
+    key = NAMED_BY.get(method)
+    name = getattr(fields.get("params"), key, None) if key is not None else None
+    if type(name) is not str:
+        name = None
+    return message, tuple.__new__(Peek, ("request", request_id, method, name, None))
+
+
 def legacy_version(requested: Any) -> str:
     """Echo a supported legacy version; otherwise counter-offer the newest legacy one."""
     return requested if requested in LEGACY else LEGACY[-1]

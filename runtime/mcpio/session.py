@@ -12,7 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -24,7 +24,7 @@ from mcpio.negotiate import MODERN, codec_of, peek_any
 from mcpio.transport import FrameTooLarge, Transport
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
-from mcpio.wire.peek import Peek, envelope, peek_validator
+from mcpio.wire.peek import NAMED_BY, Peek, peek_validator
 
 log = logging.getLogger("mcpio")
 _BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array: a batch (only its start is read)
@@ -48,7 +48,8 @@ class Peer(Protocol):
     read once, by the peer's codec."""
 
     async def on_request(self, raw: bytes, env: Peek) -> None:
-        """Serve a request (in its own task) and send its response."""
+        """Serve a request (in its own task) and send its response. A peer that has
+        `read_request` (see `Reading`) also takes the message it read, as `message`."""
 
     async def on_notification(self, raw: bytes, env: Peek) -> None:
         """Handle a notification (inline, in the reading task: keep it short)."""
@@ -63,6 +64,19 @@ class Peer(Protocol):
 
     async def on_close(self) -> None:
         """The transport ended: stop what only made sense while connected."""
+
+
+class Reading(Protocol):
+    """What a peer may offer besides `Peer`: `read_request` decodes a request frame whole with
+    its envelope (what `peek_any` reads of it), or None to leave it to `peek_any`; the session
+    takes a frame as it arrives with it (one parse) and hands the message to `on_request`."""
+
+    def read_request(self, raw: bytes) -> tuple[Any, Peek] | None:
+        """The request decoded, and its envelope; None: not read here."""
+        ...
+
+    async def on_request(self, raw: bytes, env: Peek, message: Any = None) -> None:
+        """Serve a request; `message`: what `read_request` read of it, if it did."""
 
 
 async def send_frame(transport: Transport, data: bytes) -> None:
@@ -80,7 +94,13 @@ class Session:
         self, transport: Transport, peer: Peer, *, ids: itertools.count[int] | None = None
     ):
         self.transport = transport
+        # a transport may carry the exchange in the requesting task (`Exchanging`): read once
+        # (a missing attribute costs an exception on every request)
+        self._send_request = getattr(transport, "send_request", None)
         self.peer = peer
+        self._read: Callable[[bytes], tuple[Any, Peek] | None] | None = getattr(
+            peer, "read_request", None
+        )
         self._ids = ids or itertools.count(1)
         self._pending: dict[RequestId, asyncio.Future[bytes]] = {}
         # Request timeouts: id -> (deadline, timeout), swept by one timer set for the earliest
@@ -129,9 +149,7 @@ class Session:
                 self._timer = loop.call_at(deadline, self._expire)
         try:
             try:
-                # a transport may carry the exchange in this task (`Exchanging`)
-                send = getattr(self.transport, "send_request", None) or self.transport.send
-                await send(data)
+                await (self._send_request or self.transport.send)(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 raise ConnectionClosed("the connection is closed") from exc
             return await future
@@ -172,8 +190,13 @@ class Session:
         handler = self._serving.get(id)
         if handler is None:
             return False
-        handler.cancel()
+        self._cancel(id, handler)
         return True
+
+    def _cancel(self, id: RequestId, handler: asyncio.Task[None] | anyio.CancelScope) -> None:
+        handler.cancel()
+        if isinstance(handler, asyncio.Task):  # it may not have started: see `_unstarted`
+            handler.add_done_callback(functools.partial(self._unstarted, id))
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED):
         """Read frames until the transport ends; then fail what is pending and wait for the
@@ -202,13 +225,23 @@ class Session:
                     await asyncio.wait(running)
             finally:
                 if running := self._handlers():
-                    for handler in running:
-                        handler.cancel()
+                    for id, handler in list(self._serving.items()):
+                        if handler in running:
+                            self._cancel(id, handler)
                     with anyio.CancelScope(shield=True):
                         await asyncio.wait(running)
 
     def _handlers(self) -> list[asyncio.Task[None]]:
-        return [h for h in self._serving.values() if isinstance(h, asyncio.Task)]
+        """The handlers' tasks not done yet (one done already, that never ran its `_served`,
+        was cancelled before it started by another than `_cancel`: let go of here)."""
+        running: list[asyncio.Task[None]] = []
+        for id, handler in list(self._serving.items()):
+            if isinstance(handler, asyncio.Task):
+                if handler.done():
+                    self._unstarted(id, handler)
+                else:
+                    running.append(handler)
+        return running
 
     async def _read_loop(self) -> None:
         while True:
@@ -268,19 +301,27 @@ class Session:
                 self._start(id, raw, env)
 
     def _start(
-        self, id: RequestId, raw: bytes, env: Peek, context: contextvars.Context | None = None
+        self,
+        id: RequestId,
+        raw: bytes,
+        env: Peek,
+        context: contextvars.Context | None = None,
+        message: Any = None,
     ) -> None:
         """Serve a request in a task of its own (in a copy of the current context, else in
-        `context`)."""
+        `context`); `message`: what the peer's `read_request` read of it."""
         loop = self._loop or asyncio.get_running_loop()
-        task = loop.create_task(self._serve(id, raw, env), context=context)
-        self._serving[id] = task
-        task.add_done_callback(functools.partial(self._unstarted, id))
+        # (no done callback here, on every request's path: `_cancel` adds `_unstarted`)
+        work = self._serve(id, raw, env, message)
+        self._serving[id] = loop.create_task(work, context=context)
 
-    async def _serve(self, id: RequestId, raw: bytes, env: Peek) -> None:
+    async def _serve(self, id: RequestId, raw: bytes, env: Peek, message: Any = None) -> None:
         token = serving.set((self, id))
         try:
-            await self.peer.on_request(raw, env)
+            if message is None:
+                await self.peer.on_request(raw, env)
+            else:
+                await cast(Reading, self.peer).on_request(raw, env, message)
         except ConnectionClosed:
             pass
         except Exception:  # a peer's bug: logged; the session goes on
@@ -296,7 +337,7 @@ class Session:
 
     def _unstarted(self, id: RequestId, task: asyncio.Task[None]) -> None:
         """A handler cancelled before it started (its cancellation read right after it) never
-        ran its own `_served`."""
+        ran its own `_served` (told once a cancelled handler is done)."""
         if self._serving.get(id) is task:
             self._served(id)
 
@@ -311,6 +352,15 @@ class Session:
             return self._settle_pending(raw, id)
         if type(raw) is not bytes or len(raw) > MAX_MESSAGE_BYTES:
             return False
+        read = self._read
+        if read is not None and (got := read(raw)) is not None:
+            message, env = got  # a request, parsed once (its envelope as `peek_any`'s)
+            id = env.id
+            if env.method == "initialize" or id in self._serving or self._tasks is None:
+                return False
+            assert id is not None  # a request's
+            self._start(id, raw, env, self._context.copy(), message)
+            return True
         try:
             frame = _peek_json(raw)
         except pydantic_core.ValidationError:
@@ -326,7 +376,10 @@ class Session:
             return self._settle_pending(raw, id)
         if method == "initialize" or id in self._serving or self._tasks is None:
             return False  # (initialize is served inline, in order: the read loop's)
-        self._start(id, raw, envelope(frame), self._context.copy())
+        key = NAMED_BY.get(method)  # `envelope(frame)` of a request, inlined
+        name = get(key) if key is not None else None
+        env = tuple.__new__(Peek, ("request", id, method, name, get("version")))
+        self._start(id, raw, env, self._context.copy())
         return True
 
     def _settle_pending(self, raw: bytes, id: RequestId) -> bool:

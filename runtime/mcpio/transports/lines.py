@@ -16,7 +16,9 @@ class LineStream:
     """Frames over a byte stream: `read` returns the next chunk (b"" at the end), `write` sends
     bytes. A line longer than `max_bytes` is dropped up to its newline (never held in memory)
     and reported once, in its place, as `FrameTooLarge`; blank lines are skipped. `read` None:
-    a subclass feeds the chunks itself (`ProcessTransport`)."""
+    a subclass feeds the chunks itself (`ProcessTransport`). `atomic`: `write` puts the whole
+    line before its first await (a pipe transport's buffer), so lines cannot interleave and
+    `send` takes no lock."""
 
     on_frame: FrameHook | None = None  # (called by `ProcessTransport` only)
 
@@ -26,6 +28,8 @@ class LineStream:
         write: Callable[[bytes], Awaitable[None]],
         close: Callable[[], Awaitable[None]],
         max_bytes: int = MAX_MESSAGE_BYTES,
+        *,
+        atomic: bool = False,
     ) -> None:
         self._read = read
         self._write = write
@@ -39,6 +43,7 @@ class LineStream:
         # One frame written at a time (`write` may take several steps); asyncio's lock, taken
         # without a checkpoint when free: this is every answer's path.
         self._lock = asyncio.Lock()
+        self._atomic = atomic
 
     async def receive(self) -> bytes:
         """The next line (a frame); `FrameTooLarge` in the place of one over the limit."""
@@ -92,6 +97,9 @@ class LineStream:
 
     async def send(self, data: bytes) -> None:
         """Write a frame and its newline."""
+        if self._atomic:
+            await self._write(data + b"\n")
+            return
         async with self._lock:
             await self._write(data + b"\n")
 

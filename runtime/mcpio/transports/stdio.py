@@ -53,6 +53,12 @@ async def _pipe_reader(fd: int) -> Callable[[], Awaitable[bytes]]:
 
 
 async def _pipe_writer(fd: int) -> Callable[[bytes], Awaitable[None]]:
+    return (await _writer(fd))[0]
+
+
+async def _writer(fd: int) -> tuple[Callable[[bytes], Awaitable[None]], bool]:
+    """A writer of the file and whether it is atomic (see `LineStream`): a pipe's, through the
+    event loop, is; a regular file's, through a worker thread, is not."""
     loop = asyncio.get_running_loop()
     try:
         if not _pollable(fd):
@@ -65,7 +71,7 @@ async def _pipe_writer(fd: int) -> Callable[[bytes], Awaitable[None]]:
         async def write_file(data: bytes) -> None:
             await anyio.to_thread.run_sync(_write_all, fd, data)
 
-        return write_file
+        return write_file, False
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
     async def write(data: bytes) -> None:
@@ -73,7 +79,7 @@ async def _pipe_writer(fd: int) -> Callable[[bytes], Awaitable[None]]:
         if transport.get_write_buffer_size() or transport.is_closing():
             await writer.drain()  # only when the pipe did not take it all at once, or broke
 
-    return write
+    return write, True
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -107,13 +113,13 @@ async def stdio_server_transport(
     (stdin redirected from one) through a worker thread, since the loop cannot poll files."""
     in_fd = (stdin or sys.stdin.buffer).fileno()
     out_fd = (stdout or sys.stdout.buffer).fileno()
-    write = await _pipe_writer(out_fd)
+    write, atomic = await _writer(out_fd)
 
     async def close() -> None:
         pass  # the process owns its standard streams
 
     if _pollable(in_fd):
-        lines = PushedLines(write, close)
+        lines = PushedLines(write, close, atomic=atomic)
         try:
             await asyncio.get_running_loop().connect_read_pipe(
                 lambda: _PushingPipe(lines), os.fdopen(in_fd, "rb", 0, closefd=False)
@@ -121,7 +127,9 @@ async def stdio_server_transport(
             return lines
         except ValueError:
             pass
-    return LineStream(lambda: anyio.to_thread.run_sync(os.read, in_fd, CHUNK), write, close)
+    return LineStream(
+        lambda: anyio.to_thread.run_sync(os.read, in_fd, CHUNK), write, close, atomic=atomic
+    )
 
 
 class _ProcessProtocol(asyncio.subprocess.SubprocessStreamProtocol):
@@ -193,9 +201,13 @@ class PushedLines(LineStream):
     `BACKLOG` bytes wait unread."""
 
     def __init__(
-        self, write: Callable[[bytes], Awaitable[None]], close: Callable[[], Awaitable[None]]
+        self,
+        write: Callable[[bytes], Awaitable[None]],
+        close: Callable[[], Awaitable[None]],
+        *,
+        atomic: bool = False,
     ) -> None:
-        super().__init__(None, write, close)  # the chunks come from `arrived`
+        super().__init__(None, write, close, atomic=atomic)  # the chunks come from `arrived`
         self.on_frame: FrameHook | None = None
         self.pipe: asyncio.BaseTransport | None = None  # what pauses: the read pipe
         self._waiter: asyncio.Future[None] | None = None
