@@ -12,7 +12,7 @@ A benchmark, not a test: it prints figures (Markdown) and exits 0.
 
 Figures: CPU µs per call (`time.process_time`), the median over ``ROUNDS`` rounds of ``CALLS``
 calls (min..max), on uvloop where installed. ``--instructions`` counts machine instructions
-per call instead, under valgrind's callgrind (two runs, ``INSTRUCTION_CALLS`` and 6 x that,
+per call instead, under valgrind's callgrind (two runs, ``dispatch.INSTRUCTION_CALLS`` and 6 x that,
 their difference; about a minute per path): a figure the machine's load does not move, for
 comparing two versions of the code (their noise: a few per cent).
 
@@ -29,22 +29,22 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import dispatch  # (this directory's: the same server, sink and callgrind runs)
+from dispatch import Kept, make_server
 
-from mcpio import Client, Server
+from mcpio import Client
 from mcpio.negotiate import peek_any
 from mcpio.transports.stdio import PushedLines
 
 CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "5000"))
 ROUNDS = int(os.environ.get("MCPGEN_BENCH_ROUNDS", "7"))
 WARMUP = 500
-INSTRUCTION_CALLS = 200
 UVLOOP = importlib.util.find_spec("uvloop") is not None
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -61,40 +61,11 @@ CALL_ID = re.compile(rb'\{"jsonrpc":"2\.0","id":(\d+),"method":"tools/call"')
 Calls = Callable[[int], Awaitable[None]]
 
 
-def make_server() -> Server:
-    server = Server("bench", "1.0")
-
-    @server.tool(structured_output=False)
-    async def echo(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
-        """Echo the text back."""
-        return text
-
-    return server
-
-
 def line(id: int, method: str, params: dict[str, Any] | None = None) -> bytes:
     frame: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
     if params is not None:
         frame["params"] = params
     return json.dumps(frame, separators=(",", ":")).encode() + b"\n"
-
-
-class Kept:
-    """A transport that keeps what a server connection sends."""
-
-    on_frame = None
-
-    def __init__(self) -> None:
-        self.sent: list[bytes] = []
-
-    async def receive(self) -> bytes:
-        raise AssertionError("not read")
-
-    async def send(self, data: bytes) -> None:
-        self.sent.append(data)
-
-    async def aclose(self) -> None:
-        pass
 
 
 async def server_path(era: str) -> tuple[Calls, Callable[[], Awaitable[None]]]:
@@ -233,26 +204,8 @@ async def measure(side: str, era: str, rounds: int, calls: int) -> list[float]:
 
 
 def instructions(side: str, era: str) -> float:
-    """Instructions per call: the difference of two runs; a run that went astray (the longer
-    one counting fewer, seen once) is measured again, once."""
-    for _ in range(2):
-        figure = _instructions(side, era)
-        if figure > 0:
-            return figure
-    raise SystemExit(f"error: {side}, {era}: the longer run counted fewer instructions, twice")
-
-
-def _instructions(side: str, era: str) -> float:
-    counts: list[int] = []
-    for calls in (INSTRUCTION_CALLS, 6 * INSTRUCTION_CALLS):
-        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
-        command += [sys.executable, __file__, "--run", side, era, str(calls)]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
-        found = re.search(r"Collected : (\d+)", done.stderr)
-        if done.returncode != 0 or found is None:
-            raise SystemExit(f"error: {side}, {era} under callgrind:\n{done.stderr[-2000:]}")
-        counts.append(int(found[1]))
-    return (counts[1] - counts[0]) / (5 * INSTRUCTION_CALLS)
+    """Instructions per call of one side (see `dispatch.instructions`)."""
+    return dispatch.instructions(side, era, __file__)
 
 
 def run(main: Callable[..., Awaitable[Any]], *args: Any) -> Any:

@@ -240,17 +240,25 @@ def test_requests_started_straight_from_the_transport_as_by_the_read_loop(raw: b
             started.append((raw, env))
 
     async def main() -> None:
-        session = Session(_Nothing(), Peer())  # type: ignore[arg-type]
-        session._tasks = object()  # type: ignore[assignment]  # (running)
-        session._serving["busy"] = anyio.CancelScope()  # pyright: ignore[reportPrivateUsage]
-        taken = session._take_now(raw)  # pyright: ignore[reportPrivateUsage]
-        await asyncio.sleep(0)  # (the handler's task runs)
+        session, taken = await _taken_now(Peer(), raw)
         expected = _started_by_the_read_loop(raw)
         assert taken is (expected is not None)
         assert started == ([(raw, expected)] if expected is not None else [])
         assert session.serves(expected.id) is False if expected is not None else True
 
     asyncio.run(main())
+
+
+async def _taken_now(peer: Any, raw: bytes) -> tuple[Session, bool]:
+    """A running session of `peer` (another request being served) offered `raw` as the
+    transport's hook offers a frame: the session, and whether it took the frame (its handler's
+    task has run once)."""
+    session = Session(_Nothing(), peer)  # type: ignore[arg-type]
+    session._tasks = object()  # type: ignore[assignment]  # (running)
+    session._serving["busy"] = anyio.CancelScope()  # pyright: ignore[reportPrivateUsage]
+    taken = session._take_now(raw)  # pyright: ignore[reportPrivateUsage]
+    await asyncio.sleep(0)  # (the handler's task runs)
+    return session, taken
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
@@ -274,11 +282,7 @@ def test_a_reading_peers_requests_start_with_their_message_as_by_the_read_loop(
             started.append((raw, env, message))
 
     async def main() -> None:
-        session = Session(_Nothing(), Peer())  # type: ignore[arg-type]
-        session._tasks = object()  # type: ignore[assignment]  # (running)
-        session._serving["busy"] = anyio.CancelScope()  # pyright: ignore[reportPrivateUsage]
-        taken = session._take_now(raw)  # pyright: ignore[reportPrivateUsage]
-        await asyncio.sleep(0)  # (the handler's task runs)
+        _, taken = await _taken_now(Peer(), raw)
         expected = _started_by_the_read_loop(raw)
         assert taken is (expected is not None)
         assert [(r, e) for r, e, _ in started] == ([(raw, expected)] if expected else [])
