@@ -104,7 +104,10 @@ def test_the_proxy_flags_what_the_checker_flags(name: str, tmp_path: Path) -> No
         assert f"[{severity}]" in err and f"{rule} at {path}" in err
 
 
-def test_bytes_pass_through_unchanged_both_ways(tmp_path: Path) -> None:
+@pytest.mark.parametrize("host", ["pipes", "files"])
+def test_bytes_pass_through_unchanged_both_ways(host: str, tmp_path: Path) -> None:
+    """The host's stdin and stdout as pipes (read and written through the event loop), or as
+    regular files (which the loop cannot poll: worker threads read and write them)."""
     big = b'{"jsonrpc":"2.0","method":"x","params":{"p":"' + b"a" * (17 << 20) + b'"}}'
     from_server = (
         b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}\n'
@@ -114,13 +117,19 @@ def test_bytes_pass_through_unchanged_both_ways(tmp_path: Path) -> None:
     out_file, in_file = tmp_path / "out", tmp_path / "in"
     out_file.write_bytes(from_server)
     transcript = tmp_path / "t.jsonl"
-    proxy = subprocess.run(
-        [*INSPECT, "--jsonl", str(transcript), "--", sys.executable, PEER, "raw",
-         str(out_file), str(in_file)],
-        input=to_server, capture_output=True, timeout=120,
-    )  # fmt: skip
+    command = [*INSPECT, "--jsonl", str(transcript), "--", sys.executable, PEER, "raw",
+               str(out_file), str(in_file)]  # fmt: skip
+    if host == "pipes":
+        proxy = subprocess.run(command, input=to_server, capture_output=True, timeout=120)
+        stdout = proxy.stdout
+    else:
+        (tmp_path / "host_in").write_bytes(to_server)
+        with (tmp_path / "host_in").open("rb") as stdin, (tmp_path / "host_out").open("wb") as out:
+            proxy = subprocess.run(command, stdin=stdin, stdout=out, stderr=subprocess.PIPE,
+                                   timeout=120)  # fmt: skip
+        stdout = (tmp_path / "host_out").read_bytes()
     assert proxy.returncode == 0, proxy.stderr
-    assert proxy.stdout == from_server
+    assert stdout == from_server
     assert in_file.read_bytes() == to_server
     entries = read_transcript(transcript)
     rules = {(e.direction, f.rule) for e in entries for f in e.findings}

@@ -48,21 +48,10 @@ def read_modern(version: str, raw: bytes) -> tuple[Any, Peek] | None:
         message = codec_of(version).decode(raw)
     except ProtocolError:
         return None
-    fields = message.__dict__
-    method = fields.get("method")
-    request_id = fields.get("id")
-    if method is None or request_id is None:
-        return None
-    params = fields.get("params")
-    meta = getattr(params, "meta", None)
+    meta = getattr(message.__dict__.get("params"), "meta", None)
     if getattr(meta, "io_modelcontextprotocol_protocolVersion", None) != version:
         return None  # the server reads a request by the revision its envelope names
-    key = NAMED_BY.get(method)
-    name = getattr(params, key, None) if key is not None else None
-    if type(name) is not str:
-        name = None
-    peek = tuple.__new__(Peek, ("request", request_id, method, name, version))
-    return message, peek
+    return _as_request(message, version)
 
 
 # A modern envelope's version key as a legacy frame may spell it (unescaped): `read_legacy`
@@ -82,6 +71,12 @@ def read_legacy(codec: Codec, raw: bytes) -> tuple[Any, Peek] | None:
         return None
     if type(message) is list:
         return None  # a batch (2025-03-26): the read loop's
+    return _as_request(message, None)
+
+
+def _as_request(message: Any, version: str | None) -> tuple[Any, Peek] | None:
+    """A decoded message with the envelope `peek_any` reads of it, if it is a request (the
+    version: the one its modern envelope names, None for legacy); else None."""
     fields = message.__dict__
     method = fields.get("method")
     request_id = fields.get("id")
@@ -91,7 +86,7 @@ def read_legacy(codec: Codec, raw: bytes) -> tuple[Any, Peek] | None:
     name = getattr(fields.get("params"), key, None) if key is not None else None
     if type(name) is not str:
         name = None
-    return message, tuple.__new__(Peek, ("request", request_id, method, name, None))
+    return message, tuple.__new__(Peek, ("request", request_id, method, name, version))
 
 
 def legacy_version(requested: Any) -> str:

@@ -24,7 +24,7 @@ from mcpio.negotiate import MODERN, codec_of, peek_any
 from mcpio.transport import FrameTooLarge, Transport
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
-from mcpio.wire.peek import NAMED_BY, Peek, peek_validator
+from mcpio.wire.peek import Peek, envelope, peek_validator
 
 log = logging.getLogger("mcpio")
 _BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array: a batch (only its start is read)
@@ -226,7 +226,7 @@ class Session:
             finally:
                 if running := self._handlers():
                     for id, handler in list(self._serving.items()):
-                        if handler in running:
+                        if isinstance(handler, asyncio.Task) and not handler.done():
                             self._cancel(id, handler)
                     with anyio.CancelScope(shield=True):
                         await asyncio.wait(running)
@@ -376,10 +376,7 @@ class Session:
             return self._settle_pending(raw, id)
         if method == "initialize" or id in self._serving or self._tasks is None:
             return False  # (initialize is served inline, in order: the read loop's)
-        key = NAMED_BY.get(method)  # `envelope(frame)` of a request, inlined
-        name = get(key) if key is not None else None
-        env = tuple.__new__(Peek, ("request", id, method, name, get("version")))
-        self._start(id, raw, env, self._context.copy())
+        self._start(id, raw, envelope(frame), self._context.copy())
         return True
 
     def _settle_pending(self, raw: bytes, id: RequestId) -> bool:

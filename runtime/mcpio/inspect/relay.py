@@ -7,8 +7,6 @@ stderr is the relay's own."""
 from __future__ import annotations
 
 import asyncio
-import os
-import stat
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -23,7 +21,6 @@ from mcpio.transports.stdio import (  # pyright: ignore[reportPrivateUsage]
     CHUNK,
     _pipe_reader,
     _pipe_writer,
-    _write_all,
 )
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 
@@ -118,29 +115,6 @@ async def _pump(
         observer.line(direction, last)
 
 
-def _pollable(fd: int) -> bool:
-    """Whether the event loop can poll `fd` (a pipe, a socket, a terminal; not /dev/null or a
-    regular file, which worker threads read and write instead)."""
-    mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
-
-
-async def _host_reader(fd: int) -> Callable[[], Awaitable[bytes]]:
-    if _pollable(fd):
-        return await _pipe_reader(fd)
-    return lambda: anyio.to_thread.run_sync(os.read, fd, CHUNK)
-
-
-async def _host_writer(fd: int) -> Callable[[bytes], Awaitable[None]]:
-    if _pollable(fd):
-        return await _pipe_writer(fd)
-
-    async def write(data: bytes) -> None:
-        await anyio.to_thread.run_sync(_write_all, fd, data)
-
-    return write
-
-
 async def relay_stdio(command: Sequence[str], observer: Observer, grace: float = 2.0) -> int:
     """Run `command` with the host's stdin and stdout relayed through `observer`; the server's
     exit status (when the host closes stdin, the server's stdin is closed; SIGTERM after
@@ -150,8 +124,8 @@ async def relay_stdio(command: Sequence[str], observer: Observer, grace: float =
     )
     assert process.stdin is not None and process.stdout is not None
     child_in, child_out = process.stdin, process.stdout
-    host_read = await _host_reader(sys.stdin.fileno())
-    host_write = await _host_writer(sys.stdout.fileno())
+    host_read = await _pipe_reader(sys.stdin.fileno())  # (a regular file: a worker thread's)
+    host_write, _ = await _pipe_writer(sys.stdout.fileno())
 
     async def to_server(data: bytes) -> None:
         child_in.write(data)

@@ -52,11 +52,7 @@ async def _pipe_reader(fd: int) -> Callable[[], Awaitable[bytes]]:
     return lambda: reader.read(CHUNK)
 
 
-async def _pipe_writer(fd: int) -> Callable[[bytes], Awaitable[None]]:
-    return (await _writer(fd))[0]
-
-
-async def _writer(fd: int) -> tuple[Callable[[bytes], Awaitable[None]], bool]:
+async def _pipe_writer(fd: int) -> tuple[Callable[[bytes], Awaitable[None]], bool]:
     """A writer of the file and whether it is atomic (see `LineStream`): a pipe's, through the
     event loop, is; a regular file's, through a worker thread, is not."""
     loop = asyncio.get_running_loop()
@@ -113,7 +109,7 @@ async def stdio_server_transport(
     (stdin redirected from one) through a worker thread, since the loop cannot poll files."""
     in_fd = (stdin or sys.stdin.buffer).fileno()
     out_fd = (stdout or sys.stdout.buffer).fileno()
-    write, atomic = await _writer(out_fd)
+    write, atomic = await _pipe_writer(out_fd)
 
     async def close() -> None:
         pass  # the process owns its standard streams
