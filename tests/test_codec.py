@@ -1105,3 +1105,42 @@ def test_modern_result_with_an_unrecognised_result_type_is_invalid(result_type: 
         codec.decode_response(json.dumps(frame), "tools/call")
     assert info.value.code == -32600
     assert "unrecognised resultType" in info.value.message
+
+
+TASK = {
+    "taskId": "t-1",
+    "status": "working",
+    "createdAt": "2025-01-01T00:00:00Z",
+    "lastUpdatedAt": "2025-01-01T00:00:00Z",
+    "ttl": None,
+}
+# 2025-11-25's methods a task-augmented request of which may answer with a task, and a result
+TASK_OR_RESULT = {
+    "tools/call": {"content": [{"type": "text", "text": "x"}]},
+    "elicitation/create": {"action": "accept", "content": {"a": 1}},
+    "sampling/createMessage": {
+        "role": "assistant",
+        "content": {"type": "text", "text": "x"},
+        "model": "m",
+    },
+}
+
+
+@pytest.mark.parametrize("method", list(TASK_OR_RESULT))
+def test_a_2025_11_25_answer_is_a_task_when_it_carries_one(method: str) -> None:
+    codec = mcp_wire.codec("2025-11-25")
+    own = codec.methods[method].result
+
+    def read(result: Any) -> Any:
+        raw = json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}).encode()
+        return codec.decode_response(raw, method).result
+
+    assert type(read(TASK_OR_RESULT[method])) is own
+    assert type(read({"task": TASK})) is mcp_wire.v2025_11_25.CreateTaskResult
+    # both: the task (its `task` member says so; the result's members are its extras)
+    both = read({**TASK_OR_RESULT[method], "task": TASK})
+    assert type(both) is mcp_wire.v2025_11_25.CreateTaskResult and both.task.taskId == "t-1"
+    # a `task` that is not one is refused, not read as the result's extra member
+    raw = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {**TASK_OR_RESULT[method], "task": 5}})
+    assert fails(codec.decode_response, raw.encode(), method).code == -32600
+    assert fails(codec.decode_response, b'{"jsonrpc":"2.0","id":1,"result":{}}', method)

@@ -364,7 +364,7 @@ class Client:
             raise_error(response)
         result = response.result
         if codec.revision != PUBLIC_REVISION:
-            result = codec.to_public(method, result, "result")
+            result = codec.public_result(method, result, raw)
         return result
 
     # ------------------------------------------------------------------ tasks

@@ -502,7 +502,7 @@ class ServerConnection:
         error = getattr(response, "error", None)
         if error is not None:
             raise McpError(error.code, error.message, error.data)
-        return codec.to_public(method, response.result, "result")
+        return codec.public_result(method, response.result, raw)
 
     @property
     def closed(self) -> bool:

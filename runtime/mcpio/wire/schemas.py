@@ -241,12 +241,32 @@ class Readers:
     def _relaxed(self, schema: Schema, spec: Any) -> Schema:
         schema = self._set.resolve(_inner(schema))
         if not _by_result_type(schema):  # one model, or a union of them (tagged otherwise)
-            return self._changed(schema, self._changes(spec, None))
+            return self._task_or_result(self._changed(schema, self._changes(spec, None)), spec)
         order = list(self._codec.result_tags)
         tags = sorted(schema["choices"], key=lambda t: order.index(t) if t in order else len(order))
         return labelled_union(
             [(self._changed(schema["choices"][t], self._changes(spec, t)), str(t)) for t in tags]
         )
+
+    def _task_or_result(self, schema: Schema, spec: Any) -> Schema:
+        """A method's result or the task a task-augmented request may get instead (2025-11-25:
+        `CallToolResult | CreateTaskResult`), picked by the task result's required `task` member:
+        the smart union tried both models (strict, then lax) on every result."""
+        task_result = getattr(spec, "task_result", None)
+        if task_result is None or schema["type"] != "union" or len(schema["choices"]) != 2:
+            return schema
+        choices = [c[0] if isinstance(c, tuple) else c for c in schema["choices"]]
+        models = [self._set.resolve(c).get("cls") for c in choices]
+        if models.count(task_result) != 1 or None in models:
+            return schema
+        if models[0] is not task_result:
+            choices, models = choices[::-1], models[::-1]
+        tags = [cls.__name__ for cls in models]  # (a failure's location names its model, as before)
+
+        def task_or_result(value: Any) -> str:
+            return tags[0] if type(value) is dict and "task" in value else tags[1]
+
+        return cs.tagged_union_schema(dict(zip(tags, choices)), discriminator=task_or_result)
 
     def _changed(self, schema: Schema, changes: Mapping[str, Any]) -> Schema:
         """A result schema with `changes` made to its models (each branch of a union)."""
@@ -276,3 +296,14 @@ def _by_result_type(schema: Schema) -> bool:
         return False
     discriminator = schema.get("discriminator")
     return callable(discriminator) or discriminator == "resultType"
+
+
+def result_reader(target: type[BaseModel], backfill: Mapping[str, Any]) -> SchemaValidator:
+    """A validator of a response's bytes that reads its `result` alone, as `target` with the
+    `backfill` members defaulted to their values (another revision's result, read as the public
+    model: the codec has judged the frame). Returns a dict: `{"result": <target>}`."""
+    models = SchemaSet([target])
+    changes = {member: defaulted(value) for member, value in backfill.items()}
+    model = models.with_fields(models.of(target), changes)
+    frame = cs.typed_dict_schema({"result": cs.typed_dict_field(model)}, extra_behavior="ignore")
+    return models.validator(frame)
