@@ -266,7 +266,9 @@ class Readers:
         def task_or_result(value: Any) -> str:
             return tags[0] if type(value) is dict and "task" in value else tags[1]
 
-        return cs.tagged_union_schema(dict(zip(tags, choices)), discriminator=task_or_result)
+        return cs.tagged_union_schema(
+            dict(zip(tags, choices, strict=True)), discriminator=task_or_result
+        )
 
     def _changed(self, schema: Schema, changes: Mapping[str, Any]) -> Schema:
         """A result schema with `changes` made to its models (each branch of a union)."""
