@@ -758,12 +758,54 @@ async def test_drain_hands_back_a_task_with_a_run_left() -> None:
         await engine.drain()
     [back] = ended
     assert back.status == "input_required" and back.status_message == HANDED_BACK
-    assert (back.lease_holder, back.lease_until, back.attempts) == (None, None, 1)
+    # the run the shutdown stopped is counted, and given back: still three runs left
+    assert (back.lease_holder, back.lease_until, back.attempts, back.max_attempts) == (
+        None,
+        None,
+        1,
+        4,
+    )
     assert back.input_requests == {"b": {"method": "elicitation/create"}}
     assert back.answers == {"a": {"action": "decline"}}
     assert await store.get(queued.task_id, None) == back
     again = await store.claim(queued.task_id, "another", 1e12)  # a second run for another
     assert again is not None and again.attempts == 2
+
+
+async def test_a_retry_safe_task_stopped_by_every_shutdown_is_handed_back_each_time() -> None:
+    """A rolling restart: the task's every run (more than its `max_attempts`) is on a worker
+    that shuts down; each hands it back, none fails it (each run still counted)."""
+    store = MemoryTaskStore()
+    now = time.time()
+    queued = TaskRecord(
+        task_id="long", owner=None, method="tools/call", status="working",
+        created_at=now, updated_at=now, ttl_ms=None, attempts=0, max_attempts=2,
+    )  # fmt: skip
+    await store.create(queued)
+
+    async def forever(inputs: Any, status: Any) -> dict[str, Any]:
+        await anyio.sleep_forever()
+        return {}
+
+    for run in range(1, 5):
+        engine = TaskEngine(store, grace_seconds=0.01)  # a worker, stopped while it runs the task
+        claimed = await store.claim(queued.task_id, engine.instance, 1e12)
+        assert claimed is not None and claimed.attempts == run
+        ended: list[Any] = []
+
+        async def execute(claimed: TaskRecord, engine: TaskEngine, ended: list[Any]) -> None:
+            ended.append(await engine.execute(claimed, forever))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(execute, claimed, engine, ended)
+            await anyio.sleep(0.02)
+            await engine.drain()
+        [back] = ended
+        assert back.status == "working" and back.status_message == HANDED_BACK, back
+        assert (back.attempts, back.max_attempts) == (run, run + 2)
+
+    again = await store.claim(queued.task_id, "another", 1e12)  # and it runs again
+    assert again is not None and (again.attempts, again.max_attempts) == (5, 6)
 
 
 async def test_without_auth_a_legacy_session_reaches_only_its_own_tasks() -> None:

@@ -62,7 +62,7 @@ from tests.cluster import (
     worker_name,
 )
 from tests.support import until
-from tests.test_tasks_processes import Peer, runs_in_logs, url_of
+from tests.test_tasks_processes import Peer, handed_back, runs_in_logs, url_of
 from tests.test_tasks_processes import text as text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.services]
@@ -561,7 +561,8 @@ async def test_a_rolling_restart_under_load_loses_and_repeats_nothing(cluster: C
 def assert_handed_back_by_stopped_workers(
     stopped: list[Process], workers: list[Process], records: dict[str, TaskRecord]
 ) -> None:
-    """A task run more than once was handed back (not ended) by a worker that was stopped."""
+    """A task run more than once was handed back (not ended) by a worker that was stopped, and
+    got each such run back (its `max_attempts`)."""
     names = {w.name for w in stopped}
     logs = runs_in_logs(workers)
     for task_id, record in records.items():
@@ -572,6 +573,8 @@ def assert_handed_back_by_stopped_workers(
                 record,
                 logs[task_id],
             )
+            # each run a stopping worker handed back was given back: never failed for it
+            assert record.max_attempts == 3 + len(ended) - 1, (record, logs[task_id])
 
 
 # ---------------------------------------------------------------------- a kill at scale
@@ -760,7 +763,8 @@ def assert_kill_outcome(
         else:
             assert not completions, (record, lines)
         if plan[0] == "retried_compute":
-            assert record.status == "completed" and record.max_attempts == 3, (record, lines)
+            assert record.status == "completed", (record, lines)
+            assert record.max_attempts == 3 + handed_back(lines), (record, lines)
             assert all(w in reason_of for w in runs[:-1]), (record, lines)  # failed runs
             rerun += record.attempts > 1
         else:

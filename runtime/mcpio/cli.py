@@ -263,7 +263,11 @@ def proxy_cmd(target: tuple[str, ...], transport: str, host: str, port: int, mod
 @click.option("--lease", type=float, default=30.0, show_default=True, help="Task lease, seconds.")
 @click.option("--grace", type=float, default=10.0, show_default=True, help="Seconds at SIGTERM.")
 @click.option(
-    "--attempts", type=int, default=3, show_default=True, help="Runs of a retry-safe task."
+    "--attempts",
+    type=int,
+    default=3,
+    show_default=True,
+    help="Runs of a retry-safe task (one a shutdown stopped is given back).",
 )
 def worker_cmd(**options: Any) -> None:  # fmt: skip
     """Run the tasks queued in Redis with APP's tools.

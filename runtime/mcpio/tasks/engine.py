@@ -20,9 +20,9 @@ retry-safe task keeps the answers it collected in its record, so that a re-run a
 died (or shut down) gets them.
 
 `drain` is the graceful shutdown: no new task; the running ones get a grace period, then the
-rest are stopped and handed back: a task with a run left (queued, retry-safe) goes back to the
-queue's workers, any other ends `failed` with `SHUT_DOWN`, never left `working` until its lease
-runs out.
+rest are stopped and handed back: a queued retry-safe task goes back to the queue's workers (the
+stopped run not counted against its `max_attempts`), any other ends `failed` with `SHUT_DOWN`,
+never left `working` until its lease runs out.
 """
 
 from __future__ import annotations
@@ -194,7 +194,8 @@ class TaskEngine:
     ask for less. `poll_interval_ms`: the polling interval clients are told. `lease_seconds`:
     how long a task survives this instance's silence (renewed every third of it, and by each
     change of the task). `queue`: where `enqueue` puts tasks for workers (None: tasks run
-    here); `max_attempts`: the runs a retry-safe queued task gets. `grace_seconds`: how long
+    here); `max_attempts`: the runs a retry-safe queued task gets (a run `drain` stopped is
+    given back). `grace_seconds`: how long
     `drain` lets running tasks finish.
 
     Bounds: `max_tasks_per_owner` and `max_tasks` tasks running here at once (a new one beyond
@@ -626,13 +627,17 @@ class TaskEngine:
 
 
 def _handed_back(run: _Run) -> dict[str, Any]:
-    """The changes that end this instance's run of a task stopped by `drain`."""
+    """The changes that end this instance's run of a task stopped by `drain`: a retry-safe
+    queued task goes back to the queue, its open questions kept, and gets the run back (the
+    shutdown stopped it, not the task: `attempts` still counts it, `max_attempts` grows by one),
+    so that a rolling restart never fails it, however many of its runs it catches."""
     record = run.record
-    if record.attempts < record.max_attempts:  # back to the queue, its open questions kept
+    if record.max_attempts > 1:
         return {
             "status_message": HANDED_BACK,
             "input_requests": dict(run.open) or None,
             "answers": dict(run.answers) or None,
+            "max_attempts": record.max_attempts + 1,
         }
     error = {"code": INTERNAL_ERROR, "message": SHUT_DOWN}
     return {"status": "failed", "status_message": SHUT_DOWN, "error": error}
