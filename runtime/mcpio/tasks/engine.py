@@ -195,8 +195,7 @@ class TaskEngine:
     how long a task survives this instance's silence (renewed every third of it, and by each
     change of the task). `queue`: where `enqueue` puts tasks for workers (None: tasks run
     here); `max_attempts`: the runs a retry-safe queued task gets (a run `drain` stopped is
-    given back). `grace_seconds`: how long
-    `drain` lets running tasks finish.
+    given back). `grace_seconds`: how long `drain` lets running tasks finish.
 
     Bounds: `max_tasks_per_owner` and `max_tasks` tasks running here at once (a new one beyond
     is -32005, retry later); a client's TTL clamped to `min_ttl_ms`..`ttl_ms`; a result larger

@@ -250,8 +250,8 @@ class Readers:
 
     def _task_or_result(self, schema: Schema, spec: Any) -> Schema:
         """A method's result or the task a task-augmented request may get instead (2025-11-25:
-        `CallToolResult | CreateTaskResult`), picked by the task result's required `task` member:
-        the smart union tried both models (strict, then lax) on every result."""
+        `CallToolResult | CreateTaskResult`), picked by the task result's required `task` member
+        (pydantic's smart union would try both models, strict then lax, on every result)."""
         task_result = getattr(spec, "task_result", None)
         if task_result is None or schema["type"] != "union" or len(schema["choices"]) != 2:
             return schema
