@@ -66,6 +66,10 @@ CATALOGUE: dict[str, tuple[str, str]] = {
         "Codec.to_public of the result decode_response read",
         "test_fastpaths.py::test_legacy_results_read_from_their_bytes_as_projected",
     ),
+    "Codec.public_params: a legacy request's params read from its bytes as the public model": (
+        "Codec.to_public of the params decode read, with the session's envelope",
+        "test_fastpaths.py::test_legacy_params_read_from_their_bytes_as_projected",
+    ),
     "HttpTransport.send: a request carried by its envelope alone": (
         "the frame parsed whole (pydantic_core.from_json, envelope_version)",
         "test_fastpaths.py::test_a_request_is_carried_by_its_envelope_as_parsed_whole",
@@ -396,6 +400,60 @@ def test_legacy_results_read_from_their_bytes_as_projected(revision: str, method
             assert (
                 public.model_fields_set == expected[0].model_validate(expected[1]).model_fields_set
             )
+    plans = codec._public_reads._results  # pyright: ignore[reportPrivateUsage]
+    assert plans[method] is not None  # (the shortcut was there to take)
+
+
+PARAMS: dict[str, list[dict[str, Any] | None]] = {
+    "tools/call": [
+        {"name": "echo", "arguments": {"text": "hi"}},
+        {"name": "e", "arguments": {"n": [1, 2.5, None], "deep": {"x": True}}, "extra": "kept"},
+        {"name": "e", "_meta": {"progressToken": 5}},  # its own `_meta`: merged, in general
+        {"name": "e", "arguments": {"text": "x" * 3000}},
+        {"name": 5},  # not a tools/call: refused by decode
+    ],
+    "resources/read": [{"uri": "file:///a"}, {"uri": "file:///a", "_meta": {"k": [1]}}],
+    "prompts/get": [{"name": "p", "arguments": {"a": "b"}}],
+    "tools/list": [None, {}, {"cursor": "c"}],
+}
+CAPABILITIES: list[dict[str, Any] | None] = [None, {}, {"roots": {"listChanged": True}}]
+
+
+@pytest.mark.parametrize("revision", LEGACY)
+@pytest.mark.parametrize("method", list(PARAMS))
+def test_legacy_params_read_from_their_bytes_as_projected(revision: str, method: str) -> None:
+    codec = fresh(revision)
+    for params in PARAMS[method]:
+        frame: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
+        if params is not None:
+            frame["params"] = params
+        raw = json.dumps(frame).encode()
+        try:
+            own = codec.decode(raw).params
+        except ProtocolError:
+            continue
+        for capabilities in CAPABILITIES:
+            general = fresh(revision)
+            try:
+                expected: Any = general.to_public(
+                    method, own, "params", client_capabilities=capabilities
+                )
+                expected = (type(expected), plain(expected))
+            except ProtocolError as exc:
+                expected = ("error", exc.code, exc.message, exc.data)
+            metas = []
+            for _ in range(2):  # the reader's first use makes it; the second uses it
+                try:
+                    public = codec.public_params(method, own, raw, client_capabilities=capabilities)
+                except ProtocolError as exc:
+                    assert ("error", exc.code, exc.message, exc.data) == expected
+                    continue
+                assert (type(public), plain(public)) == expected
+                metas.append(getattr(public, "meta", None))
+            if len(metas) == 2 and metas[0] is not None:
+                assert metas[0] is not metas[1]  # each request its own `_meta`
+    plans = codec._public_reads._params  # pyright: ignore[reportPrivateUsage]
+    assert plans[method] is not None  # (the shortcut was there to take)
 
 
 def _frame(result: dict[str, Any]) -> bytes:

@@ -441,8 +441,8 @@ class ServerConnection:
         elif method in tasks_serve.LEGACY_METHODS:
             params = tasks_serve.legacy_params(own)
         else:
-            params = codec.to_public(
-                method, own, "params", client_capabilities=self.client_capabilities_data
+            params = codec.public_params(
+                method, own, raw, client_capabilities=self.client_capabilities_data
             )
         inputs = SentInputs(self.ask_client)
         meta = getattr(params, "meta", None)

@@ -43,6 +43,7 @@ from mcpio.wire.errors import (
 from mcpio.wire.peek import Peek
 from mcpio.wire.peek import envelope as envelope_of
 from mcpio.wire.peek import failure as peek_failure
+from mcpio.wire.public_reads import PublicReads
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
@@ -247,9 +248,7 @@ class Codec:
         # method -> (this revision's result model, the public one's validator, backfill): the
         # result path of `to_public`, per method, once it has gone the general way
         self._public_results: dict[str, tuple[type, Callable[[Any], Any], Mapping[str, Any]]] = {}
-        # method -> (this revision's result model, the reader of its public one from a response's
-        # bytes, backfill), or None where there is none: see `public_result`
-        self._public_readers: dict[str, tuple[type, SchemaValidator, Mapping[str, Any]] | None] = {}
+        self._public_reads = PublicReads(self.public, self._envelope_of)
 
     def __repr__(self) -> str:
         return f"<mcp_wire codec {self.revision} ({self.era} era)>"
@@ -827,39 +826,26 @@ class Codec:
         return public
 
     def public_result(self, method: str, result: Any, data: bytes) -> Any:
-        """`to_public` of the result of a response just read from `data` (its bytes, as
-        `decode_response` read them): one of this revision's result models is read again from the
-        bytes, as the public model with the members it lacks backfilled (one validation, not a
-        dump and a validation; the same members, the same values)."""
-        if method in self._public_readers:
-            plan = self._public_readers[method]
-        else:
-            plan = self._public_readers[method] = self._public_reader(method)
-        if plan is None or type(result) is not plan[0] or type(data) is not bytes:
-            return self.to_public(method, result, "result")
-        _, reader, backfill = plan
-        try:
-            if len(data) < numbers.LARGE:
-                public = reader.validate_json(data)["result"]
-            else:
-                public = numbers.read_large(reader.validate_json, data)["result"]
-        except ValidationError:  # not expressible: the general path says why, as it says it
-            return self.to_public(method, result, "result")
-        public.__pydantic_fields_set__.update(backfill)  # (set, as `to_public` sets them)
-        return public
+        """`to_public` of a result just read from `data` (its response's bytes, as
+        `decode_response` read them): the public model read from the bytes, one validation
+        instead of a dump and a validation (`mcpio.wire.public_reads`)."""
+        general = functools.partial(self.to_public, method, result, "result")
+        return self._public_reads.result(method, result, data, general)
 
-    def _public_reader(self, method: str) -> tuple[type, SchemaValidator, Mapping[str, Any]] | None:
-        mapping = self.public.get(method)
-        if mapping is None:
-            return None
-        own, target = mapping.own_result, mapping.public_result
-        if not (
-            isinstance(own, type) and isinstance(target, type) and issubclass(target, BaseModel)
-        ):
-            return None
-        if own is target:  # the public revision's own: `to_public` returns it as it is
-            return None
-        return own, schemas.result_reader(target, mapping.result_backfill), mapping.result_backfill
+    def public_params(
+        self, method: str, params: Any, data: bytes, *, client_capabilities: Any = None
+    ) -> Any:
+        """`to_public` of a request's params just read from `data` (the request's bytes, as
+        `decode` read them), with the `_meta` envelope of a session with `client_capabilities`:
+        the public model read from the bytes (`mcpio.wire.public_reads`)."""
+        general = functools.partial(
+            self.to_public, method, params, "params", client_capabilities=client_capabilities
+        )
+        return self._public_reads.params(method, params, data, client_capabilities, general)
+
+    def _envelope_of(self, client_capabilities: Any) -> dict[str, Any]:
+        """The `_meta` of a request's public params without one (see `to_public`)."""
+        return self._public_params({}, self._as_data(client_capabilities)).get("_meta", {})
 
     def _inexpressible(self, method: str, kind: str, exc: ValidationError) -> ProtocolError:
         return ProtocolError(

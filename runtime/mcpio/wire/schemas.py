@@ -298,14 +298,3 @@ def _by_result_type(schema: Schema) -> bool:
         return False
     discriminator = schema.get("discriminator")
     return callable(discriminator) or discriminator == "resultType"
-
-
-def result_reader(target: type[BaseModel], backfill: Mapping[str, Any]) -> SchemaValidator:
-    """A validator of a response's bytes that reads its `result` alone, as `target` with the
-    `backfill` members defaulted to their values (another revision's result, read as the public
-    model: the codec has judged the frame). Returns a dict: `{"result": <target>}`."""
-    models = SchemaSet([target])
-    changes = {member: defaulted(value) for member, value in backfill.items()}
-    model = models.with_fields(models.of(target), changes)
-    frame = cs.typed_dict_schema({"result": cs.typed_dict_field(model)}, extra_behavior="ignore")
-    return models.validator(frame)

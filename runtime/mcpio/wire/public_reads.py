@@ -1,0 +1,135 @@
+"""The public layer read straight from a frame's bytes: the fast path beside `Codec.to_public`.
+
+A legacy revision's params or result, just decoded from a frame, is projected to the public
+(latest revision's) model by `to_public`: its model dumped, the members the public one requires
+added, the dump validated. When the frame's bytes are at hand, the public model can instead be
+read from them: one validation, the same members with the same values (the revision's models
+keep every member they read, extras too). What the bytes cannot give alone (params that carry a
+`_meta` of their own, to be merged with the session's envelope), and every failure, take
+`to_public`'s path, which says why as it always has. tests/test_fastpaths.py holds the two equal.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import SchemaValidator
+from pydantic_core import core_schema as cs
+
+from mcpio.wire import numbers
+from mcpio.wire.schemas import SchemaSet, defaulted
+
+Project = Callable[[], Any]  # the general path (`to_public`) of one call
+
+
+class PublicReads:
+    """One codec's readers of public models from frames' bytes, made per method on first use.
+    `public`: the codec's table (method -> `PublicMapping`); `envelope(capabilities)`: the
+    `_meta` a request's public params get from a session with those client capabilities."""
+
+    def __init__(
+        self, public: Mapping[str, Any], envelope: Callable[[Any], dict[str, Any]]
+    ) -> None:
+        self._public = public
+        self._envelope = envelope
+        # method -> (this revision's model, the reader, backfill) or None where there is none
+        self._results: dict[str, tuple[type, SchemaValidator, Mapping[str, Any]] | None] = {}
+        self._params: dict[str, tuple[type, SchemaValidator, type[BaseModel]] | None] = {}
+        # the last session's envelope, by the type of `_meta`: (its capabilities, the model)
+        self._envelopes: dict[type[BaseModel], tuple[Any, BaseModel]] = {}
+
+    def result(self, method: str, result: Any, data: bytes, general: Project) -> Any:
+        """The public model of `result`, read from `data` (the response it was decoded from)."""
+        if method in self._results:
+            plan = self._results[method]
+        else:
+            plan = self._results[method] = self._result_plan(method)
+        if plan is None or type(result) is not plan[0] or type(data) is not bytes:
+            return general()
+        _, reader, backfill = plan
+        public = _read(reader, data, "result")
+        if public is None:
+            return general()
+        public.__pydantic_fields_set__.update(backfill)  # (set, as `to_public` sets them)
+        return public
+
+    def params(
+        self, method: str, params: Any, data: bytes, client_capabilities: Any, general: Project
+    ) -> Any:
+        """The public model of a request's `params`, read from `data` (the request they were
+        decoded from), with the `_meta` envelope of a session with `client_capabilities`."""
+        if method in self._params:
+            plan = self._params[method]
+        else:
+            plan = self._params[method] = self._params_plan(method)
+        if plan is None or type(params) is not plan[0] or type(data) is not bytes:
+            return general()
+        _, reader, meta_type = plan
+        public = _read(reader, data, "params")
+        if public is None or public.__dict__["meta"] is not None:
+            return general()  # (a `_meta` of its own: merged with the envelope there)
+        kept = self._envelopes.get(meta_type)
+        if kept is None or kept[0] is not client_capabilities:
+            try:
+                meta = meta_type.model_validate(self._envelope(client_capabilities))
+            except ValidationError:
+                return general()
+            kept = self._envelopes[meta_type] = (client_capabilities, meta)
+        public.__dict__["meta"] = copy.copy(kept[1])  # (each request its own, as in general)
+        public.__pydantic_fields_set__.add("meta")
+        return public
+
+    def _result_plan(self, method: str) -> tuple[type, SchemaValidator, Mapping[str, Any]] | None:
+        mapping = self._public.get(method)
+        if mapping is None or not _projected(mapping.own_result, mapping.public_result):
+            return None
+        backfill = mapping.result_backfill
+        changes = {member: defaulted(value) for member, value in backfill.items()}
+        return mapping.own_result, _reader(mapping.public_result, "result", changes), backfill
+
+    def _params_plan(self, method: str) -> tuple[type, SchemaValidator, type[BaseModel]] | None:
+        mapping = self._public.get(method)
+        if mapping is None or not _projected(mapping.own_params, mapping.public_params):
+            return None
+        target: type[BaseModel] = mapping.public_params
+        meta = target.model_fields.get("meta")
+        if meta is None or not meta.is_required() or meta.alias != "_meta":
+            return None  # (not the envelope this reading fills)
+        meta_type = meta.annotation
+        if not (isinstance(meta_type, type) and issubclass(meta_type, BaseModel)):
+            return None
+        reader = _reader(target, "params", {"_meta": defaulted(None)})
+        return mapping.own_params, reader, meta_type
+
+
+def _projected(own: Any, target: Any) -> bool:
+    """Whether `to_public` projects this revision's model `own` to another, `target`."""
+    return (
+        isinstance(own, type)
+        and isinstance(target, type)
+        and issubclass(target, BaseModel)
+        and own is not target
+    )
+
+
+def _reader(target: type[BaseModel], member: str, changes: Mapping[str, Any]) -> SchemaValidator:
+    """A validator of a frame's bytes that reads its `member` alone, as `target` with `changes`
+    made to its fields (see `SchemaSet.with_fields`); the rest of the frame is not read (the
+    codec has judged it). It returns a dict: `{member: <target>}`."""
+    models = SchemaSet([target])
+    model = models.with_fields(models.of(target), changes)
+    frame = cs.typed_dict_schema({member: cs.typed_dict_field(model)}, extra_behavior="ignore")
+    return models.validator(frame)
+
+
+def _read(reader: SchemaValidator, data: bytes, member: str) -> Any:
+    """`member` of the frame `data` as `reader` reads it; None if it cannot (not expressible)."""
+    try:
+        if len(data) < numbers.LARGE:
+            return reader.validate_json(data)[member]
+        return numbers.read_large(reader.validate_json, data)[member]
+    except ValidationError:
+        return None
