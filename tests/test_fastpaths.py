@@ -456,6 +456,26 @@ def test_legacy_params_read_from_their_bytes_as_projected(revision: str, method:
     assert plans[method] is not None  # (the shortcut was there to take)
 
 
+def test_legacy_params_get_the_envelope_of_the_capabilities_given_now() -> None:
+    """The envelope made for one session's capabilities is not another's, nor that of the same
+    dict changed since."""
+    codec = fresh("2025-11-25")
+    raw = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e"}}'
+    own = codec.decode(raw).params
+    capabilities: dict[str, Any] = {"roots": {"listChanged": True}}
+    key = "io.modelcontextprotocol/clientCapabilities"
+
+    def envelope() -> Any:
+        public = codec.public_params("tools/call", own, raw, client_capabilities=capabilities)
+        return plain(public)["_meta"][key]
+
+    assert envelope() == {"roots": {"listChanged": True}}
+    capabilities["sampling"] = {}  # the same dict, changed
+    assert envelope() == {"roots": {"listChanged": True}, "sampling": {}}
+    capabilities = {}
+    assert envelope() == {}
+
+
 def _frame(result: dict[str, Any]) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}).encode()
 

@@ -38,7 +38,7 @@ class PublicReads:
         # method -> (this revision's model, the reader, backfill) or None where there is none
         self._results: dict[str, tuple[type, SchemaValidator, Mapping[str, Any]] | None] = {}
         self._params: dict[str, tuple[type, SchemaValidator, type[BaseModel]] | None] = {}
-        # the last session's envelope, by the type of `_meta`: (its capabilities, the model)
+        # the last envelope made, by the type of `_meta`: (the capabilities it is of, the model)
         self._envelopes: dict[type[BaseModel], tuple[Any, BaseModel]] = {}
 
     def result(self, method: str, result: Any, data: bytes, general: Project) -> Any:
@@ -72,12 +72,13 @@ class PublicReads:
         if public is None or public.__dict__["meta"] is not None:
             return general()  # (a `_meta` of its own: merged with the envelope there)
         kept = self._envelopes.get(meta_type)
-        if kept is None or kept[0] is not client_capabilities:
+        if kept is None or kept[0] != client_capabilities:
             try:
                 meta = meta_type.model_validate(self._envelope(client_capabilities))
             except ValidationError:
                 return general()
-            kept = self._envelopes[meta_type] = (client_capabilities, meta)
+            kept = (copy.deepcopy(client_capabilities), meta)  # (a caller's dict may change)
+            self._envelopes[meta_type] = kept
         public.__dict__["meta"] = copy.copy(kept[1])  # (each request its own, as in general)
         public.__pydantic_fields_set__.add("meta")
         return public
