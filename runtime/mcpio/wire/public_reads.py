@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import SchemaValidator
@@ -23,6 +23,7 @@ from mcpio.wire import numbers
 from mcpio.wire.schemas import SchemaSet, defaulted
 
 Project = Callable[[], Any]  # the general path (`to_public`) of one call
+T = TypeVar("T")
 
 
 class PublicReads:
@@ -43,10 +44,7 @@ class PublicReads:
 
     def result(self, method: str, result: Any, data: bytes, general: Project) -> Any:
         """The public model of `result`, read from `data` (the response it was decoded from)."""
-        if method in self._results:
-            plan = self._results[method]
-        else:
-            plan = self._results[method] = self._result_plan(method)
+        plan = _planned(self._results, method, self._result_plan)
         if plan is None or type(result) is not plan[0] or type(data) is not bytes:
             return general()
         _, reader, backfill = plan
@@ -61,10 +59,7 @@ class PublicReads:
     ) -> Any:
         """The public model of a request's `params`, read from `data` (the request they were
         decoded from), with the `_meta` envelope of a session with `client_capabilities`."""
-        if method in self._params:
-            plan = self._params[method]
-        else:
-            plan = self._params[method] = self._params_plan(method)
+        plan = _planned(self._params, method, self._params_plan)
         if plan is None or type(params) is not plan[0] or type(data) is not bytes:
             return general()
         _, reader, meta_type = plan
@@ -104,6 +99,14 @@ class PublicReads:
             return None
         reader = _reader(target, "params", {"_meta": defaulted(None)})
         return mapping.own_params, reader, meta_type
+
+
+def _planned(plans: dict[str, T | None], method: str, make: Callable[[str], T | None]) -> T | None:
+    """`method`'s plan, made on first use (None: the general path's method)."""
+    if method in plans:
+        return plans[method]
+    plan = plans[method] = make(method)
+    return plan
 
 
 def _projected(own: Any, target: Any) -> bool:
