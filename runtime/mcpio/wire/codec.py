@@ -829,8 +829,8 @@ class Codec:
         """`to_public` of a result just read from `data` (its response's bytes, as
         `decode_response` read them): the public model read from the bytes, one validation
         instead of a dump and a validation (`mcpio.wire.public_reads`)."""
-        general = functools.partial(self.to_public, method, result, "result")
-        return self._public_reads.result(method, result, data, general)
+        public = self._public_reads.result(method, result, data)
+        return self.to_public(method, result, "result") if public is None else public
 
     def public_params(
         self, method: str, params: Any, data: bytes, *, client_capabilities: Any = None
@@ -838,10 +838,11 @@ class Codec:
         """`to_public` of a request's params just read from `data` (the request's bytes, as
         `decode` read them), with the `_meta` envelope of a session with `client_capabilities`:
         the public model read from the bytes (`mcpio.wire.public_reads`)."""
-        general = functools.partial(
-            self.to_public, method, params, "params", client_capabilities=client_capabilities
-        )
-        return self._public_reads.params(method, params, data, client_capabilities, general)
+        public = self._public_reads.params(method, params, data, client_capabilities)
+        if public is None:
+            caps = client_capabilities
+            return self.to_public(method, params, "params", client_capabilities=caps)
+        return public
 
     def _envelope_of(self, client_capabilities: Any) -> dict[str, Any]:
         """The `_meta` of a request's public params without one (see `to_public`)."""

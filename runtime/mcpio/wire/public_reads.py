@@ -6,7 +6,8 @@ added, the dump validated. When the frame's bytes are at hand, the public model 
 read from them: one validation, the same members with the same values (the revision's models
 keep every member they read, extras too). What the bytes cannot give alone (params that carry a
 `_meta` of their own, to be merged with the session's envelope), and every failure, take
-`to_public`'s path, which says why as it always has. tests/test_fastpaths.py holds the two equal.
+`to_public`'s path (each method here returns None for it), which says why as it always has.
+tests/test_fastpaths.py holds the two equal.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from pydantic_core import core_schema as cs
 from mcpio.wire import numbers
 from mcpio.wire.schemas import SchemaSet, defaulted
 
-Project = Callable[[], Any]  # the general path (`to_public`) of one call
 T = TypeVar("T")
 
 
@@ -42,36 +42,37 @@ class PublicReads:
         # the last envelope made, by the type of `_meta`: (the capabilities it is of, the model)
         self._envelopes: dict[type[BaseModel], tuple[Any, BaseModel]] = {}
 
-    def result(self, method: str, result: Any, data: bytes, general: Project) -> Any:
-        """The public model of `result`, read from `data` (the response it was decoded from)."""
+    def result(self, method: str, result: Any, data: bytes) -> BaseModel | None:
+        """The public model of `result`, read from `data` (the response it was decoded from);
+        None: `to_public`'s to give."""
         plan = _planned(self._results, method, self._result_plan)
         if plan is None or type(result) is not plan[0] or type(data) is not bytes:
-            return general()
+            return None
         _, reader, backfill = plan
         public = _read(reader, data, "result")
-        if public is None:
-            return general()
-        public.__pydantic_fields_set__.update(backfill)  # (set, as `to_public` sets them)
+        if public is not None:
+            public.__pydantic_fields_set__.update(backfill)  # (set, as `to_public` sets them)
         return public
 
     def params(
-        self, method: str, params: Any, data: bytes, client_capabilities: Any, general: Project
-    ) -> Any:
+        self, method: str, params: Any, data: bytes, client_capabilities: Any
+    ) -> BaseModel | None:
         """The public model of a request's `params`, read from `data` (the request they were
-        decoded from), with the `_meta` envelope of a session with `client_capabilities`."""
+        decoded from), with the `_meta` envelope of a session with `client_capabilities`;
+        None: `to_public`'s to give."""
         plan = _planned(self._params, method, self._params_plan)
         if plan is None or type(params) is not plan[0] or type(data) is not bytes:
-            return general()
+            return None
         _, reader, meta_type = plan
         public = _read(reader, data, "params")
         if public is None or public.__dict__["meta"] is not None:
-            return general()  # (a `_meta` of its own: merged with the envelope there)
+            return None  # (a `_meta` of its own: merged with the envelope there)
         kept = self._envelopes.get(meta_type)
         if kept is None or kept[0] != client_capabilities:
             try:
                 meta = meta_type.model_validate(self._envelope(client_capabilities))
             except ValidationError:
-                return general()
+                return None
             kept = (copy.deepcopy(client_capabilities), meta)  # (a caller's dict may change)
             self._envelopes[meta_type] = kept
         public.__dict__["meta"] = copy.copy(kept[1])  # (each request its own, as in general)
