@@ -652,6 +652,7 @@ def context_server() -> Server:
             "tenant": ctx.headers.get("x-tenant"),
             "session": ctx.session_id is not None,
             "calls": ctx.state["calls"],
+            "client": ctx.client_key,
         }
 
     @server.resource("test://motd")
@@ -676,9 +677,15 @@ async def test_context_headers_session_and_state_over_http(mode: str) -> None:
                 first = (await client.call_tool("whoami", {})).structuredContent
                 second = (await client.call_tool("whoami", {})).structuredContent
     legacy = mode != MODERN
-    assert first == {"tenant": "acme", "session": legacy, "calls": 1}
+    # Without authorization, per-client bounds count the peer's address.
+    assert first == {"tenant": "acme", "session": legacy, "calls": 1, "client": "127.0.0.1"}
     # A legacy session keeps its state; each 2026-07-28 request starts afresh (stateless).
-    assert second == {"tenant": "acme", "session": legacy, "calls": 2 if legacy else 1}
+    assert second == {
+        "tenant": "acme",
+        "session": legacy,
+        "calls": 2 if legacy else 1,
+        "client": "127.0.0.1",
+    }
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -696,6 +703,7 @@ async def test_context_reads_resources_reports_progress_and_logs(mode: str) -> N
         no_http = (await client.call_tool("whoami", {})).structuredContent
     assert steps == [(1, 1, "read")] and logs == ["read the motd"]
     assert no_http is not None and no_http["tenant"] is None and no_http["session"] is False
+    assert no_http["client"] is None
 
 
 # --- typed elicitation ---------------------------------------------------------------------------

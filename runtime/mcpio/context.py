@@ -60,8 +60,9 @@ class HeaderFields(Protocol):
 
 #: The HTTP request being answered, set by the HTTP app in the task that answers it (so the
 #: handler's `ctx.headers` and `ctx.session_id` read its own request; unset on stdio): its
-#: header fields, and the legacy session's id (None on 2026-07-28).
-HTTP_REQUEST: ContextVar[tuple[HeaderFields, str | None] | None] = ContextVar(
+#: header fields, the legacy session's id (None on 2026-07-28), and whom per-client bounds count
+#: (`Context.client_key`).
+HTTP_REQUEST: ContextVar[tuple[HeaderFields, str | None, str] | None] = ContextVar(
     "mcpio_http_request", default=None
 )
 
@@ -247,6 +248,9 @@ class Context:
         self._request = HTTP_REQUEST.get()
         # The legacy HTTP session's id (`Mcp-Session-Id`); None on stdio and on 2026-07-28.
         self.session_id: str | None = None if self._request is None else self._request[1]
+        # Whom per-client bounds count: "principal:<subject>" with authorization, else the peer's
+        # address (an IPv6 peer's /64); None on stdio and in memory (one client per process).
+        self.client_key: str | None = None if self._request is None else self._request[2]
         self._inputs = inputs
         self._notify = notify
         self._codec = codec

@@ -539,7 +539,7 @@ class HttpApp:
                 listen_queue=self.options.stream_queue,
             )
             guard.watch_after(WATCH_AFTER)  # the handler runs in this task
-            HTTP_REQUEST.set((exchange.headers, None))
+            HTTP_REQUEST.set((exchange.headers, None, client))
             data = await connection.answer(body, env, message)
             if data is not None:
                 await answer.final(data)

@@ -212,7 +212,9 @@ class LegacySessions:
             if message.kind == "request" and message.id is not None:
                 ids.append(message.id)
         outbox = session.exchange(ids)
-        HTTP_REQUEST.set((exchange.headers, session.id))  # the handlers' tasks start from here
+        HTTP_REQUEST.set(
+            (exchange.headers, session.id, exchange.client)
+        )  # the handlers' tasks start from here
         poll = session.poll(self.limits.poll_seconds) if ids else None
         pending = set(ids)
         parked = False
