@@ -1,0 +1,193 @@
+"""Hardening of the HTTP host and its per-caller middlewares (issue 46): cached results and rate
+limits kept apart between clients, custom routes behind the Host and Origin checks, a share of
+the session tables per network, and one body's parse budget.
+
+Clients that must count as different ones connect from different loopback addresses (real
+sockets), or reach the ASGI app with a `scope["client"]` of their own (addresses of documentation
+networks, which loopback sockets cannot have)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import pytest
+
+from mcpio import Client, Context, Server
+from mcpio.apps import UiApp
+from mcpio.auth import Principal, ResourceServerAuth
+from mcpio.errors import McpError
+from mcpio.middleware import RateLimitMiddleware, ResponseCachingMiddleware
+from tests.support import MODERN, Served, serve_app
+
+pytestmark = pytest.mark.anyio
+LEGACY = "2025-11-25"
+PUBLIC = {"cache_ttl_ms": 60_000, "cache_scope": "public"}
+PRIVATE = {"cache_ttl_ms": 60_000, "cache_scope": "private"}
+
+
+@asynccontextmanager
+async def served(app: Any) -> AsyncIterator[Served]:
+    async with serve_app(app) as running:
+        yield running
+
+
+def from_address(address: str, **headers: str) -> httpx.AsyncClient:
+    """An httpx client whose connections come from `address` (a loopback one)."""
+    transport = httpx.AsyncHTTPTransport(local_address=address)
+    return httpx.AsyncClient(transport=transport, headers=headers, timeout=10)
+
+
+def client_at(url: str, address: str = "127.0.0.1", mode: str = MODERN, **options: Any) -> Client:
+    """A client of `url` connecting from `address`, without a result cache of its own (what is
+    answered again is the server's doing)."""
+    return Client(url, mode=mode, http=from_address(address), cache=False, **options)
+
+
+# ---------------------------------------------------------------------- response caching
+
+
+def apps_server(**options: Any) -> Server:
+    server = Server("apps", middleware=[ResponseCachingMiddleware()], **options)
+
+    @server.tool(app=UiApp(resource_uri="ui://clock/app.html", visibility=["app"]))
+    def tick() -> str:
+        """The app's own button."""
+        return "tick"
+
+    @server.tool
+    def plain() -> str:
+        return "plain"
+
+    @server.app_resource("ui://clock/app.html")
+    def page() -> str:
+        return "<!doctype html><title>clock</title>"
+
+    return server
+
+
+async def test_a_cached_list_is_not_served_to_a_client_of_other_capabilities() -> None:
+    # Public results are shared, but only between requests that would get the same result: an
+    # apps client's tools/list lists the app-only tool, a plain client's must not.
+    server = apps_server(**PUBLIC)
+    async with Client(server, mode=MODERN, apps=True, cache=False) as apps:
+        assert sorted(t.name for t in (await apps.list_tools()).tools) == ["plain", "tick"]
+    async with Client(server, mode=MODERN, cache=False) as plain:
+        assert [t.name for t in (await plain.list_tools()).tools] == ["plain"]
+    async with Client(server, mode=MODERN, apps=True, cache=False) as again:
+        server.remove_tool("plain")  # within the ttlMs: the kept answer, for the same caller
+        assert sorted(t.name for t in (await again.list_tools()).tools) == ["plain", "tick"]
+
+
+def revision_server() -> Server:
+    server = Server("revisions", middleware=[ResponseCachingMiddleware()], **PUBLIC)
+
+    @server.resource("test://revision")
+    def revision(ctx: Context) -> str:
+        return ctx.revision
+
+    return server
+
+
+async def test_a_cached_read_is_not_served_to_a_client_of_another_revision() -> None:
+    server = revision_server()
+    for mode in (LEGACY, MODERN, LEGACY):
+        async with Client(server, mode=mode, cache=False) as client:
+            read = await client.read_resource("test://revision")
+            assert read.contents[0].text == mode  # type: ignore[union-attr]
+
+
+def tenant_server(reads: list[str], **options: Any) -> Server:
+    server = Server("tenants", middleware=[ResponseCachingMiddleware()], **options)
+
+    @server.resource("test://tenant")
+    def tenant(ctx: Context) -> str:
+        reads.append(ctx.headers.get("x-tenant", ""))
+        return ctx.headers.get("x-tenant", "none")
+
+    return server
+
+
+@pytest.mark.parametrize("mode", [LEGACY, MODERN])
+async def test_private_results_are_not_cached_for_callers_without_a_principal(mode: str) -> None:
+    # Without authorization nothing tells callers apart: a private result (one that may depend
+    # on the session, its state or its headers) is computed afresh for each request.
+    reads: list[str] = []
+    async with served(tenant_server(reads, **PRIVATE).http_app()) as web:
+        url = f"{web.url}/mcp"
+        for address, tenant in (("127.0.0.1", "acme"), ("127.0.0.2", "globex")):
+            headers = {"x-tenant": tenant}
+            async with client_at(url, address, mode, headers=headers) as client:
+                for _ in range(2):
+                    read = await client.read_resource("test://tenant")
+                    assert read.contents[0].text == tenant  # type: ignore[union-attr]
+    assert reads == ["acme", "acme", "globex", "globex"]
+
+
+async def verify(token: str) -> Principal | None:
+    return Principal(subject=token) if token in ("alice", "bob") else None
+
+
+def authorized(server: Server) -> Any:
+    auth = ResourceServerAuth(
+        verifier=verify, resource="http://127.0.0.1/mcp", authorization_servers=["http://as"]
+    )
+    return server.http_app(auth=auth, allowed_hosts=frozenset({"*"}))
+
+
+@pytest.mark.parametrize("mode", [LEGACY, MODERN])
+async def test_private_results_are_cached_per_principal_and_session(mode: str) -> None:
+    reads: list[str] = []
+    async with served(authorized(tenant_server(reads, **PRIVATE))) as web:
+        url = f"{web.url}/mcp"
+
+        async def read_twice(token: str, tenant: str) -> list[str]:
+            headers = {"x-tenant": tenant}
+            texts = []
+            async with client_at(url, mode=mode, auth=token, headers=headers) as client:
+                for _ in range(2):
+                    read = await client.read_resource("test://tenant")
+                    texts.append(read.contents[0].text)  # type: ignore[union-attr]
+            return texts
+
+        assert await read_twice("alice", "a1") == ["a1", "a1"]  # the second from the cache
+        assert await read_twice("bob", "b1") == ["b1", "b1"]  # bob never gets alice's
+        # Legacy: alice's next session is another caller; 2026-07-28 has no session.
+        again = await read_twice("alice", "a2")
+    assert reads == ["a1", "b1", "a2"] if mode == LEGACY else ["a1", "b1"]
+    assert again == (["a2", "a2"] if mode == LEGACY else ["a1", "a1"])
+
+
+# ---------------------------------------------------------------------- rate limits
+
+
+def limited_server() -> Server:
+    server = Server("limited", middleware=[RateLimitMiddleware(4, 3600)])
+
+    @server.tool
+    def echo(text: str) -> str:
+        return text
+
+    return server
+
+
+@pytest.mark.parametrize("mode", [LEGACY, MODERN])
+async def test_rate_limits_count_each_client_without_authorization(mode: str) -> None:
+    # The budget counts every request (initialize and server/discover too): the client at
+    # 127.0.0.2 spends it all; the one at 127.0.0.3 has its own, a later one at 127.0.0.2 none.
+    async with served(limited_server().http_app()) as web:
+        url = f"{web.url}/mcp"
+        async with client_at(url, "127.0.0.2", mode) as hog:
+            with pytest.raises(McpError) as refused:
+                for n in range(5):
+                    await hog.call_tool("echo", {"text": str(n)})
+            assert refused.value.code == -32029
+        async with client_at(url, "127.0.0.3", mode) as other:
+            answered = await other.call_tool("echo", {"text": "mine"})
+            assert answered.content[0].text == "mine"  # type: ignore[union-attr]
+        with pytest.raises(McpError) as refused:
+            async with client_at(url, "127.0.0.2", mode) as again:
+                await again.call_tool("echo", {"text": "again"})
+        assert refused.value.code == -32029
