@@ -191,3 +191,41 @@ async def test_rate_limits_count_each_client_without_authorization(mode: str) ->
             async with client_at(url, "127.0.0.2", mode) as again:
                 await again.call_tool("echo", {"text": "again"})
         assert refused.value.code == -32029
+
+
+# ---------------------------------------------------------------------- custom routes
+
+
+def routed_server() -> Server:
+    server = Server("routed")
+
+    @server.custom_route("/status")
+    async def status(request: object) -> dict[str, Any]:
+        return {"users": ["alice"]}  # what a DNS-rebound page must not read
+
+    @server.custom_route("/healthz", check_host=False)
+    async def healthz(request: object) -> str:
+        return "ok"
+
+    return server
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({}, 200),
+        ({"host": "rebound.example:8000"}, 421),
+        ({"origin": "http://rebound.example"}, 403),
+        ({"origin": "http://localhost:3000"}, 200),
+    ],
+)
+async def test_custom_routes_are_behind_the_host_and_origin_checks(
+    headers: dict[str, str], status: int
+) -> None:
+    async with served(routed_server().http_app()) as web, httpx.AsyncClient() as http:
+        answer = await http.get(f"{web.url}/status", headers=headers)
+        assert answer.status_code == status
+        assert ("alice" in answer.text) == (status == 200)
+        # A route that opted out (a probe naming the pod's address) answers whatever they name.
+        probe = await http.get(f"{web.url}/healthz", headers=headers)
+        assert (probe.status_code, probe.text) == (200, "ok")

@@ -237,6 +237,8 @@ class HttpApp:
                 await self._metadata(send, headers, auth, scope["method"])
                 return
             if self.routes and path in self.routes:
+                if self.routes.checks_host(path):
+                    self._check_host_and_origin(headers)
                 await self.routes.serve(path, scope, receive, send)
                 return
             if path != self._path and path.rstrip("/") != self._path:
