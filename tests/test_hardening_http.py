@@ -8,10 +8,12 @@ networks, which loopback sockets cannot have)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -20,7 +22,7 @@ from mcpio.apps import UiApp
 from mcpio.auth import Principal, ResourceServerAuth
 from mcpio.errors import McpError
 from mcpio.middleware import RateLimitMiddleware, ResponseCachingMiddleware
-from tests.support import MODERN, Served, serve_app
+from tests.support import MODERN, Served, headers_for, modern, serve_app
 
 pytestmark = pytest.mark.anyio
 LEGACY = "2025-11-25"
@@ -229,3 +231,47 @@ async def test_custom_routes_are_behind_the_host_and_origin_checks(
         # A route that opted out (a probe naming the pod's address) answers whatever they name.
         probe = await http.get(f"{web.url}/healthz", headers=headers)
         assert (probe.status_code, probe.text) == (200, "ok")
+
+
+# ---------------------------------------------------------------------- parse budget
+
+
+async def test_by_default_one_largest_body_is_parsed_and_served_at_a_time() -> None:
+    # `max_parsing_bytes` defaults to `max_body_bytes` (16 MiB): while one 9 MiB body is in
+    # service, a second one waits for it (here past `admission_timeout`: 503), never parsed
+    # beside it; a small body still fits beside the first.
+    server = Server("bodies")
+    started, gate = anyio.Event(), anyio.Event()
+
+    @server.tool
+    async def hold(text: str) -> int:
+        started.set()
+        await gate.wait()
+        return len(text)
+
+    @server.tool
+    def echo(text: str) -> int:
+        return len(text)
+
+    app = server.http_app(admission_timeout=0.2)
+    big = "x" * (9 * 1024 * 1024)
+
+    async def call(http: httpx.AsyncClient, id: int, name: str, text: str) -> httpx.Response:
+        frame = modern(id, "tools/call", name=name, arguments={"text": text})
+        return await http.post("/mcp", content=json.dumps(frame), headers=headers_for(frame))
+
+    async with served(app) as web, httpx.AsyncClient(base_url=web.url, timeout=30) as http:
+        held: list[httpx.Response] = []
+        async with anyio.create_task_group() as tasks:
+
+            async def first() -> None:
+                held.append(await call(http, 1, "hold", big))
+
+            tasks.start_soon(first)
+            await started.wait()
+            second = await call(http, 2, "echo", big)
+            small = await call(http, 3, "echo", "small")
+            gate.set()
+        assert second.status_code == 503 and second.headers["retry-after"] == "1"
+        assert small.json()["result"]["structuredContent"] == {"result": 5}
+        assert held[0].json()["result"]["structuredContent"] == {"result": len(big)}

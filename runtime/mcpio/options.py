@@ -30,7 +30,7 @@ class HttpAppOptions(TypedDict, total=False):
     allowed_origins: frozenset[str] | None
     max_body_bytes: int
     body_timeout: float
-    max_parsing_bytes: int
+    max_parsing_bytes: int | None
     admission_timeout: float
     max_batch_items: int
     max_sessions: int

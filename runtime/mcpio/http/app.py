@@ -117,7 +117,8 @@ class HttpOptions:
     allowed_origins: frozenset[str] | None = None  # host names an Origin may carry
     max_body_bytes: int = MAX_MESSAGE_BYTES
     body_timeout: float = 30.0  # to receive a whole body: 408 past it
-    max_parsing_bytes: int = 2 * MAX_MESSAGE_BYTES  # bodies held (parsed, served) at once
+    # bodies held (parsed, served) at once; None: `max_body_bytes` (one largest body at a time)
+    max_parsing_bytes: int | None = None
     admission_timeout: float = 10.0  # how long a body waits for that budget: 503 past it
     max_batch_items: int = 256  # 2025-03-26 batches
     max_sessions: int = 1000
@@ -196,7 +197,10 @@ class HttpApp:
         self.listen_slots = Slots(
             "open streams", options.max_listen_streams, options.max_listen_streams_per_client
         )
-        self.parsing = ByteBudget(options.max_parsing_bytes, options.admission_timeout)
+        parsing = options.max_parsing_bytes
+        self.parsing = ByteBudget(
+            options.max_body_bytes if parsing is None else parsing, options.admission_timeout
+        )
         limits = SessionLimits(
             options.session_idle_seconds,
             options.handshake_seconds,
