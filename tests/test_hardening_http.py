@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -22,7 +23,7 @@ from mcpio.apps import UiApp
 from mcpio.auth import Principal, ResourceServerAuth
 from mcpio.errors import McpError
 from mcpio.middleware import RateLimitMiddleware, ResponseCachingMiddleware
-from tests.support import MODERN, Served, headers_for, modern, serve_app
+from tests.support import MODERN, Served, headers_for, initialize, modern, serve_app
 
 pytestmark = pytest.mark.anyio
 LEGACY = "2025-11-25"
@@ -275,3 +276,115 @@ async def test_by_default_one_largest_body_is_parsed_and_served_at_a_time() -> N
         assert second.status_code == 503 and second.headers["retry-after"] == "1"
         assert small.json()["result"]["structuredContent"] == {"result": 5}
         assert held[0].json()["result"]["structuredContent"] == {"result": len(big)}
+
+
+# ---------------------------------------------------------------------- a network's share
+
+
+@dataclass
+class Reply:
+    """What the ASGI app sent: its status and headers once it started answering."""
+
+    status: int = 0
+    headers: dict[str, str] = field(default_factory=dict[str, str])
+    started: anyio.Event = field(default_factory=anyio.Event)
+    body: bytes = b""
+
+
+async def asgi_request(
+    app: Any, address: str, frame: dict[str, Any], headers: dict[str, str], reply: Reply
+) -> None:
+    """POST `frame` to the ASGI app as a peer at `address` would; the client stays connected
+    until the task is cancelled."""
+    fields = {**headers, "host": "127.0.0.1"}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(k.encode(), v.encode()) for k, v in fields.items()],
+        "client": (address, 40000),
+    }
+    body = json.dumps(frame).encode()
+    read = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal read
+        if not read:
+            read = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await anyio.sleep_forever()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            reply.status = message["status"]
+            reply.headers = {k.decode(): v.decode() for k, v in message["headers"]}
+            reply.started.set()
+        elif message["type"] == "http.response.body":
+            reply.body += message.get("body", b"")
+
+    await app(scope, receive, send)
+
+
+async def initialize_from(app: Any, address: str) -> Reply:
+    reply = Reply()
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    await asgi_request(app, address, initialize(), headers, reply)
+    return reply
+
+
+async def test_the_addresses_of_one_network_hold_a_share_of_the_session_table() -> None:
+    # 20 sessions, 2 per client: one /24 (or IPv6 /48) holds at most a quarter, 5, so three
+    # addresses of one network cannot take what others need; loopback addresses count alone.
+    app = limited_server().http_app(max_sessions=20, max_sessions_per_client=2)
+    statuses = [(await initialize_from(app, f"203.0.113.{n // 2}")).status for n in range(6)]
+    assert statuses == [200, 200, 200, 200, 200, 429]
+    assert (await initialize_from(app, "198.51.100.1")).status == 200  # another network
+    ipv6 = ["2001:db8:1:1::1", "2001:db8:1:1::2", "2001:db8:1:2::1", "2001:db8:1:3::1"]
+    statuses = [(await initialize_from(app, address)).status for address in ipv6 * 2]
+    # The first two are one client (one /64), at its share of 2; the third /64 finds the /48's
+    # share (5) taken.
+    assert statuses == [200, 200, 200, 200, 429, 429, 200, 429]
+    assert (await initialize_from(app, "2001:db8:2::1")).status == 200
+    for n in range(2, 6):
+        assert (await initialize_from(app, f"127.0.0.{n}")).status == 200
+    assert app.legacy.slots.by_network == {
+        "203.0.113.0/24": 5,
+        "198.51.100.0/24": 1,
+        "2001:db8:1::/48": 5,
+        "2001:db8:2::/48": 1,
+    }
+
+
+async def test_the_addresses_of_one_network_hold_a_share_of_the_listen_streams() -> None:
+    app = limited_server().http_app(max_listen_streams=8, max_listen_streams_per_client=1)
+    frame = modern(1, "subscriptions/listen", notifications={"toolsListChanged": True})
+    headers = headers_for(frame)
+    replies: dict[str, Reply] = {}
+    async with anyio.create_task_group() as tasks:
+        for address in ("203.0.113.1", "203.0.113.2", "203.0.113.3", "198.51.100.1"):
+            reply = replies[address] = Reply()
+            tasks.start_soon(asgi_request, app, address, frame, headers, reply)
+            await reply.started.wait()  # the stream is open (or refused)
+        statuses = {address: reply.status for address, reply in replies.items()}
+        tasks.cancel_scope.cancel()  # the listeners go away
+    assert statuses == {
+        "203.0.113.1": 200,
+        "203.0.113.2": 200,
+        "203.0.113.3": 429,  # a quarter of 8: two streams for 203.0.113.0/24
+        "198.51.100.1": 200,
+    }
+    assert app.listen_slots.count == 0 and app.listen_slots.by_network == {}
+
+
+async def test_a_legacy_initialize_spends_its_own_clients_rate_budget() -> None:
+    # initialize is served by the session's own task: it too knows its client (ctx.client_key).
+    server = Server("limited", middleware=[RateLimitMiddleware(2, 3600)])
+    app = server.http_app()
+    answers = [json.loads((await initialize_from(app, "203.0.113.1")).body) for _ in range(3)]
+    assert ["result" in answer for answer in answers] == [True, True, False]
+    assert answers[2]["error"]["code"] == -32029
+    other = json.loads((await initialize_from(app, "198.51.100.1")).body)
+    assert other["result"]["protocolVersion"] == LEGACY

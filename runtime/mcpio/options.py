@@ -35,12 +35,14 @@ class HttpAppOptions(TypedDict, total=False):
     max_batch_items: int
     max_sessions: int
     max_sessions_per_client: int
+    max_sessions_per_network: int | None
     handshake_seconds: float
     session_idle_seconds: float
     max_streams: int
     max_streams_per_client: int
     max_listen_streams: int
     max_listen_streams_per_client: int
+    max_listen_streams_per_network: int | None
     stream_lifetime: float
     stream_queue: int
     send_timeout: float
