@@ -9,8 +9,6 @@ networks, which loopback sockets cannot have)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,18 +21,12 @@ from mcpio.apps import UiApp
 from mcpio.auth import Principal, ResourceServerAuth
 from mcpio.errors import McpError
 from mcpio.middleware import RateLimitMiddleware, ResponseCachingMiddleware
-from tests.support import MODERN, Served, headers_for, initialize, modern, serve_app
+from tests.support import MODERN, headers_for, initialize, modern, serve_app
 
 pytestmark = pytest.mark.anyio
 LEGACY = "2025-11-25"
 PUBLIC = {"cache_ttl_ms": 60_000, "cache_scope": "public"}
 PRIVATE = {"cache_ttl_ms": 60_000, "cache_scope": "private"}
-
-
-@asynccontextmanager
-async def served(app: Any) -> AsyncIterator[Served]:
-    async with serve_app(app) as running:
-        yield running
 
 
 def from_address(address: str, **headers: str) -> httpx.AsyncClient:
@@ -118,7 +110,7 @@ async def test_private_results_are_not_cached_for_callers_without_a_principal(mo
     # Without authorization nothing tells callers apart: a private result (one that may depend
     # on the session, its state or its headers) is computed afresh for each request.
     reads: list[str] = []
-    async with served(tenant_server(reads, **PRIVATE).http_app()) as web:
+    async with serve_app(tenant_server(reads, **PRIVATE).http_app()) as web:
         url = f"{web.url}/mcp"
         for address, tenant in (("127.0.0.1", "acme"), ("127.0.0.2", "globex")):
             headers = {"x-tenant": tenant}
@@ -143,7 +135,7 @@ def authorized(server: Server) -> Any:
 @pytest.mark.parametrize("mode", [LEGACY, MODERN])
 async def test_private_results_are_cached_per_principal_and_session(mode: str) -> None:
     reads: list[str] = []
-    async with served(authorized(tenant_server(reads, **PRIVATE))) as web:
+    async with serve_app(authorized(tenant_server(reads, **PRIVATE))) as web:
         url = f"{web.url}/mcp"
 
         async def read_twice(token: str, tenant: str) -> list[str]:
@@ -180,7 +172,7 @@ def limited_server() -> Server:
 async def test_rate_limits_count_each_client_without_authorization(mode: str) -> None:
     # The budget counts every request (initialize and server/discover too): the client at
     # 127.0.0.2 spends it all; the one at 127.0.0.3 has its own, a later one at 127.0.0.2 none.
-    async with served(limited_server().http_app()) as web:
+    async with serve_app(limited_server().http_app()) as web:
         url = f"{web.url}/mcp"
         async with client_at(url, "127.0.0.2", mode) as hog:
             with pytest.raises(McpError) as refused:
@@ -225,7 +217,7 @@ def routed_server() -> Server:
 async def test_custom_routes_are_behind_the_host_and_origin_checks(
     headers: dict[str, str], status: int
 ) -> None:
-    async with served(routed_server().http_app()) as web, httpx.AsyncClient() as http:
+    async with serve_app(routed_server().http_app()) as web, httpx.AsyncClient() as http:
         answer = await http.get(f"{web.url}/status", headers=headers)
         assert answer.status_code == status
         assert ("alice" in answer.text) == (status == 200)
@@ -261,7 +253,7 @@ async def test_by_default_one_largest_body_is_parsed_and_served_at_a_time() -> N
         frame = modern(id, "tools/call", name=name, arguments={"text": text})
         return await http.post("/mcp", content=json.dumps(frame), headers=headers_for(frame))
 
-    async with served(app) as web, httpx.AsyncClient(base_url=web.url, timeout=30) as http:
+    async with serve_app(app) as web, httpx.AsyncClient(base_url=web.url, timeout=30) as http:
         held: list[httpx.Response] = []
         async with anyio.create_task_group() as tasks:
 
