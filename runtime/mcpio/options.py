@@ -30,17 +30,19 @@ class HttpAppOptions(TypedDict, total=False):
     allowed_origins: frozenset[str] | None
     max_body_bytes: int
     body_timeout: float
-    max_parsing_bytes: int
+    max_parsing_bytes: int | None
     admission_timeout: float
     max_batch_items: int
     max_sessions: int
     max_sessions_per_client: int
+    max_sessions_per_network: int | None
     handshake_seconds: float
     session_idle_seconds: float
     max_streams: int
     max_streams_per_client: int
     max_listen_streams: int
     max_listen_streams_per_client: int
+    max_listen_streams_per_network: int | None
     stream_lifetime: float
     stream_queue: int
     send_timeout: float

@@ -1,8 +1,10 @@
 """Routes of your own beside the MCP endpoint (`server.custom_route`, `http_app(routes=...)`):
 health and readiness probes, a status page. A handler takes the request (`HttpRequest`: its
 body read whole, bounded as the endpoint's) and returns an `HttpResponse`, a `str` (text) or a
-`dict`/`list` (JSON). They are plain HTTP: no Host or Origin check, no authorization, no CORS
-(those guard the MCP endpoint alone; a probe from the cluster names the pod's address)."""
+`dict`/`list` (JSON). Their Host and Origin headers are checked as the endpoint's (421 / 403:
+a page of another site, DNS-rebound to this server, cannot read them); `check_host=False` serves
+a route whatever they name (a probe from the cluster names the pod's address: keep such a route
+free of anything private). Routes have no authorization and no CORS: guard them yourself."""
 
 from __future__ import annotations
 
@@ -33,8 +35,10 @@ RouteHandler = Callable[[HttpRequest], Awaitable[HttpResponse | str | dict[str, 
 
 @dataclass(frozen=True)
 class Route:
-    """`handler` serves `path` (exactly, a trailing slash aside) for `methods`."""
+    """`handler` serves `path` (exactly, a trailing slash aside) for `methods`; `check_host`:
+    the request's Host and Origin checked as the endpoint's (False: any, for a probe)."""
 
     path: str
     handler: RouteHandler
     methods: Sequence[str] = ("GET",)
+    check_host: bool = True

@@ -1049,13 +1049,14 @@ class Server:
         return http_app(self, **options)
 
     def custom_route(
-        self, path: str, methods: Sequence[str] = ("GET",)
+        self, path: str, methods: Sequence[str] = ("GET",), *, check_host: bool = True
     ) -> Callable[[RouteHandler], RouteHandler]:
         """Serve `path` with the decorated handler in `http_app`, beside the MCP endpoint (a
-        health probe; see `mcpio.routes`)."""
+        health probe; see `mcpio.routes`); `check_host=False` skips the Host and Origin checks
+        (a probe naming the pod's address)."""
 
         def register(handler: RouteHandler) -> RouteHandler:
-            self.routes.append(Route(path, handler, tuple(methods)))
+            self.routes.append(Route(path, handler, tuple(methods), check_host))
             return handler
 
         return register

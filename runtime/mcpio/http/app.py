@@ -47,7 +47,7 @@ import pydantic_core
 from mcpio.auth import AuthRefused, Principal, ResourceServerAuth, VerifierUnavailable
 from mcpio.context import HTTP_REQUEST
 from mcpio.errors import LifespanError
-from mcpio.http.admission import ByteBudget, Refused, Slots
+from mcpio.http.admission import ByteBudget, Refused, Slots, network_share
 from mcpio.http.asgi import (
     KEEPALIVE_SECONDS,
     Exchange,
@@ -117,17 +117,22 @@ class HttpOptions:
     allowed_origins: frozenset[str] | None = None  # host names an Origin may carry
     max_body_bytes: int = MAX_MESSAGE_BYTES
     body_timeout: float = 30.0  # to receive a whole body: 408 past it
-    max_parsing_bytes: int = 2 * MAX_MESSAGE_BYTES  # bodies held (parsed, served) at once
+    # bodies held (parsed, served) at once; None: `max_body_bytes` (one largest body at a time)
+    max_parsing_bytes: int | None = None
     admission_timeout: float = 10.0  # how long a body waits for that budget: 503 past it
     max_batch_items: int = 256  # 2025-03-26 batches
     max_sessions: int = 1000
     max_sessions_per_client: int = 100
+    # what the clients of one network (IPv4 /24, IPv6 /48; not principals, not loopback) may
+    # hold; None: a quarter of the table, never less than one client's share
+    max_sessions_per_network: int | None = None
     handshake_seconds: float = 60.0  # a session never used after its initialize ends then
     session_idle_seconds: float = 1800.0
     max_streams: int = 1000  # requests being answered at once
     max_streams_per_client: int = 200
     max_listen_streams: int = 1000  # legacy GET streams and subscriptions/listen streams
     max_listen_streams_per_client: int = 100
+    max_listen_streams_per_network: int | None = None  # as `max_sessions_per_network`
     stream_lifetime: float = 3600.0  # a GET or listen stream ends then; the client opens another
     stream_queue: int = 256  # frames waiting for a stream's reader: a slower one is cut off
     send_timeout: float = 30.0  # a stream whose reader takes no frame this long: cut off
@@ -193,10 +198,17 @@ class HttpApp:
         self.request_slots = Slots(
             "requests in flight", options.max_streams, options.max_streams_per_client
         )
+        total, per_client = options.max_listen_streams, options.max_listen_streams_per_client
         self.listen_slots = Slots(
-            "open streams", options.max_listen_streams, options.max_listen_streams_per_client
+            "open streams",
+            total,
+            per_client,
+            network_share(total, per_client, options.max_listen_streams_per_network),
         )
-        self.parsing = ByteBudget(options.max_parsing_bytes, options.admission_timeout)
+        parsing = options.max_parsing_bytes
+        self.parsing = ByteBudget(
+            options.max_body_bytes if parsing is None else parsing, options.admission_timeout
+        )
         limits = SessionLimits(
             options.session_idle_seconds,
             options.handshake_seconds,
@@ -205,7 +217,9 @@ class HttpApp:
             options.max_batch_items,
             options.poll_seconds,
         )
-        slots = Slots("sessions", options.max_sessions, options.max_sessions_per_client)
+        total, per_client = options.max_sessions, options.max_sessions_per_client
+        share = network_share(total, per_client, options.max_sessions_per_network)
+        slots = Slots("sessions", total, per_client, share)
         self.legacy = LegacySessions(server, limits, slots, self.listen_slots)
         # Verdicts by the raw header values they read (a request whose names repeat is judged
         # afresh): Host and Origin (0: allowed, else the refusing status), Content-Type and
@@ -237,6 +251,8 @@ class HttpApp:
                 await self._metadata(send, headers, auth, scope["method"])
                 return
             if self.routes and path in self.routes:
+                if self.routes.checks_host(path):
+                    self._check_host_and_origin(headers)
                 await self.routes.serve(path, scope, receive, send)
                 return
             if path != self._path and path.rstrip("/") != self._path:

@@ -31,6 +31,10 @@ class Routes:
     def __bool__(self) -> bool:
         return bool(self._routes)
 
+    def checks_host(self, path: str) -> bool:
+        """Whether the route at `path` wants the Host and Origin checks."""
+        return self._routes[path.rstrip("/") or "/"].check_host
+
     async def serve(self, path: str, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a request to the route at `path`: 405 for a method it does not take."""
         route = self._routes[path.rstrip("/") or "/"]

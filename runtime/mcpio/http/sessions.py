@@ -154,6 +154,9 @@ class LegacySessions:
         )
         session.connection = self.server.connect(session, principal=exchange.principal)
         session.principal = exchange.principal
+        # The session's own task serves initialize (and any frame that does not go straight to
+        # dispatch): its context names this request, and the session's client.
+        HTTP_REQUEST.set((exchange.headers, session.id, exchange.client))
         session.task = asyncio.get_running_loop().create_task(session.run())
         opened = False
         try:

@@ -1,6 +1,12 @@
 """`ResponseCachingMiddleware`: list and read results kept for as long as their cache hints say
-(`ttlMs`; `cacheScope` "private": per principal, "public": for everyone), answered again from
-memory meanwhile."""
+(`ttlMs`), answered again from memory meanwhile.
+
+A result is answered again only to a request that would get the same one: the same method and
+params, protocol revision and declared client capabilities (extensions included: an apps
+client's `tools/list` is not a plain client's). `cacheScope` "public" shares it between
+callers; "private" keeps it for its principal (and its legacy session, when there is one), and
+a caller without a principal (no authorization) gets no private result from the cache at all,
+since nothing tells it apart from other callers."""
 
 from __future__ import annotations
 
@@ -17,16 +23,20 @@ CACHED_METHODS = frozenset(
     {"tools/list", "resources/list", "resources/templates/list", "prompts/list", "resources/read"}
 )
 
+# (method, params, revision, client capabilities, scope: "*" public, else principal and session)
+CacheKey = tuple[str, str, str, str, str]
+
 
 class ResponseCachingMiddleware(Middleware):
     """Caches the results of `CACHED_METHODS` that carry `ttlMs` > 0, at most `max_entries`
-    (the oldest dropped first). A result without cache hints (or `ttlMs` 0) is not kept."""
+    (the oldest dropped first). A result without cache hints (or `ttlMs` 0) is not kept, nor is
+    a private one of a caller without a principal."""
 
     def __init__(
         self, max_entries: int = 1024, *, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.max_entries, self.clock = max_entries, clock
-        self._entries: OrderedDict[tuple[str, str, str], tuple[float, Any]] = OrderedDict()
+        self._entries: OrderedDict[CacheKey, tuple[float, Any]] = OrderedDict()
 
     def clear(self) -> None:
         """Forget every cached result (after changing what the server lists, say)."""
@@ -37,15 +47,19 @@ class ResponseCachingMiddleware(Middleware):
         answer."""
         if call.method not in CACHED_METHODS:
             return await call_next(call)
+        ctx = call.ctx
         params = plain(call.params) if call.params is not None else {}
         if isinstance(params, dict):
-            params.pop("_meta", None)  # per-request envelope, not what is asked
+            params.pop("_meta", None)  # the envelope: its revision and capabilities come below
         asked = json.dumps(params, sort_keys=True)
-        principal = call.ctx.principal
-        private = (call.method, asked, principal.subject if principal is not None else "")
-        public = (call.method, asked, "*")
+        capabilities = json.dumps(plain(ctx.client_capabilities), sort_keys=True)
+        public: CacheKey = (call.method, asked, ctx.revision, capabilities, "*")
+        private: CacheKey | None = None
+        if ctx.principal is not None:
+            owner = json.dumps([ctx.principal.subject, ctx.session_id])
+            private = (call.method, asked, ctx.revision, capabilities, owner)
         now = self.clock()
-        for key in (private, public):
+        for key in (public,) if private is None else (private, public):
             entry = self._entries.get(key)
             if entry is not None and entry[0] > now:
                 return entry[1].model_copy(deep=True)
@@ -53,8 +67,10 @@ class ResponseCachingMiddleware(Middleware):
                 del self._entries[key]
         result = await call_next(call)
         ttl = getattr(result, "ttlMs", None)
-        if isinstance(ttl, int) and ttl > 0:
-            key = public if getattr(result, "cacheScope", None) == "public" else private
+        if not isinstance(ttl, int) or ttl <= 0:
+            return result
+        key = public if getattr(result, "cacheScope", None) == "public" else private
+        if key is not None:
             self._entries[key] = (now + ttl / 1000, result.model_copy(deep=True))
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)

@@ -1,5 +1,7 @@
-"""`RateLimitMiddleware`: at most `requests` per `seconds` for each principal (a sliding window),
-refused beyond with a JSON-RPC error that says when to retry."""
+"""`RateLimitMiddleware`: at most `requests` per `seconds` for each client (a sliding window),
+refused beyond with a JSON-RPC error that says when to retry. A client is `ctx.client_key`: the
+principal with authorization, else the peer's address (an IPv6 peer's /64); over stdio and in
+memory, the one client of the process."""
 
 from __future__ import annotations
 
@@ -16,6 +18,16 @@ from mcpio.wire.errors import ProtocolError
 RATE_LIMITED = -32029
 
 
+def by_client(call: Call) -> str:
+    """The caller's `ctx.client_key` (its principal, else its address); over stdio and in
+    memory the principal if any, else one key for the process's one client."""
+    key = call.ctx.client_key
+    if key is not None:
+        return key
+    principal = call.ctx.principal
+    return "principal:" + principal.subject if principal is not None else ""
+
+
 def by_principal(call: Call) -> str:
     """The access token's subject; one shared key for requests without authorization."""
     principal = call.ctx.principal
@@ -23,16 +35,17 @@ def by_principal(call: Call) -> str:
 
 
 class RateLimitMiddleware(Middleware):
-    """Refuses a principal's request once it made `requests` in the last `seconds` (-32029,
-    `data.retryAfterSeconds`). `key`: whose budget a request spends (default: its principal's;
-    without authorization every client shares one, so key by something of yours there)."""
+    """Refuses a client's request once it made `requests` in the last `seconds` (-32029,
+    `data.retryAfterSeconds`). `key`: whose budget a request spends (default `by_client`: its
+    principal's, else its address's; `by_principal` makes every caller without authorization
+    share one)."""
 
     def __init__(
         self,
         requests: int,
         seconds: float,
         *,
-        key: Callable[[Call], str] = by_principal,
+        key: Callable[[Call], str] = by_client,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if requests < 1 or seconds <= 0:
@@ -41,7 +54,7 @@ class RateLimitMiddleware(Middleware):
         self._seen: dict[str, deque[float]] = {}
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
-        """Refuse the request with -32029 (`retryAfterSeconds`) when its principal is over the
+        """Refuse the request with -32029 (`retryAfterSeconds`) when its client is over the
         limit."""
         now = self.clock()
         key = self.key(call)
