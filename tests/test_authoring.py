@@ -520,6 +520,19 @@ async def test_rate_limit_refuses_beyond_the_window_then_lets_through() -> None:
         assert text_of(await client.call_tool("echo", {"text": "y"})) == "y"
 
 
+async def test_rate_limit_forgets_clients_idle_past_the_window() -> None:
+    now = [100.0]
+    keys = iter(f"10.0.0.{n}" for n in range(1, 1000))
+    limit = RateLimitMiddleware(5, 10, key=lambda call: next(keys), clock=lambda: now[0])
+    async with Client(tool_server(middleware=[limit]), mode=MODERN) as client:
+        for _ in range(50):  # fifty clients, one request each, within one window
+            await client.call_tool("echo", {"text": "x"})
+        remembered = len(limit._seen)  # pyright: ignore[reportPrivateUsage]
+        now[0] += 10.5
+        await client.call_tool("echo", {"text": "x"})  # a window later: the fifty are forgotten
+        assert remembered == 50 and len(limit._seen) == 1  # pyright: ignore[reportPrivateUsage]
+
+
 async def test_response_caching_honours_the_cache_hints() -> None:
     now = [0.0]
     cache = ResponseCachingMiddleware(clock=lambda: now[0])

@@ -52,6 +52,7 @@ class RateLimitMiddleware(Middleware):
             raise ValueError("a rate limit needs requests >= 1 and seconds > 0")
         self.requests, self.seconds, self.key, self.clock = requests, seconds, key, clock
         self._seen: dict[str, deque[float]] = {}
+        self._next_sweep = -math.inf  # when clients with no request in the window are forgotten
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
         """Refuse the request with -32029 (`retryAfterSeconds`) when its client is over the
@@ -69,6 +70,9 @@ class RateLimitMiddleware(Middleware):
                 {"retryAfterSeconds": max(1, math.ceil(wait))},
             )
         seen.append(now)
-        for idle in [k for k, times in self._seen.items() if not times]:
-            del self._seen[idle]  # keys come and go: keep only those with requests in the window
+        if now >= self._next_sweep:  # once a window: a client's key is kept only while it counts
+            self._next_sweep = now + self.seconds
+            horizon = now - self.seconds
+            for idle in [k for k, times in self._seen.items() if times[-1] <= horizon]:
+                del self._seen[idle]
         return await call_next(call)
