@@ -260,7 +260,9 @@ class DpopPolicy:
             raise DpopError("invalid_dpop_proof", "the proof is for another method")
         if type(htu) is not str or not any(same_url(htu, url) for url in urls):
             raise DpopError("invalid_dpop_proof", "the proof is for another URL")
-        age = time.time() - iat if type(iat) in (int, float) and abs(iat) < 1e12 else math.nan
+        age = math.nan
+        if isinstance(iat, int | float) and not isinstance(iat, bool) and abs(iat) < 1e12:
+            age = time.time() - iat
         if not -self.leeway <= age <= self.max_age + self.leeway:
             raise DpopError("invalid_dpop_proof", "the proof is too old or from the future")
         nonce = claims.get("nonce", "")
