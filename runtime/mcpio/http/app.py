@@ -141,6 +141,8 @@ class HttpOptions:
 class Hosting(Protocol):
     """What the app needs of the server it serves (`mcpio.Server`)."""
 
+    max_answer_bytes: int  # the bound on a client's answers to the server's questions
+
     def connect(
         self, transport: Transport, **options: Unpack[ConnectionOptions]
     ) -> ServerConnection:
