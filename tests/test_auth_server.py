@@ -36,7 +36,13 @@ from mcpio.auth import (
 )
 from mcpio.auth_client import OAuth, pkce_pair
 from mcpio.dpop import DpopKey, token_hash
-from mcpio.dpop_server import DpopPolicy, MemoryReplayCache, Nonces, RedisReplayCache
+from mcpio.dpop_server import (
+    DpopPolicy,
+    MemoryReplayCache,
+    Nonces,
+    RedisReplayCache,
+    ReplayCacheFull,
+)
 from tests.oauth_issuer import REDIRECT_URI, Issuer
 from tests.support import (
     ACCEPT,
@@ -1124,6 +1130,104 @@ async def test_a_long_running_client_rotates_nonces_without_a_401() -> None:
         assert calls >= 20 and refusals[first:] == []
 
 
+async def test_the_dpop_leeway_applies_both_ways() -> None:
+    """`leeway=30`: a proof a few seconds ahead (a client's clock a little fast) and one a few
+    seconds past `max_age` are accepted; farther either way, refused (PyJWT's own `iat` check
+    refused a proof 1 s ahead before)."""
+    key = DpopKey.generate()
+    async with stack(dpop=DpopPolicy(max_age=300, leeway=30)) as s:
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+        now = int(time.time())
+        for ahead in (1, 5):
+            proof = dpop_proof(key, token, s.resource, iat=now + ahead)
+            response = await dpop_post(s, whoami, token, proof)
+            assert response.status_code == 200, (ahead, response.text)
+        late = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource, iat=now - 310))
+        assert late.status_code == 200, late.text
+        for iat in (now + 60, now - 340, 10**400, 1.5e308):
+            proof = dpop_proof(key, token, s.resource, iat=iat)
+            assert dpop_error(await dpop_post(s, whoami, token, proof)) == "invalid_dpop_proof"
+
+
+async def test_a_full_replay_cache_refuses_and_never_forgets_an_unexpired_proof() -> None:
+    """A holder of a bound token cannot flush the memory replay cache to replay a captured
+    proof: once `size` unexpired proofs are held, a new one is 503 with Retry-After (it was
+    accepted, the oldest forgotten, and that one then accepted again); a replay stays 401."""
+    key = DpopKey.generate()
+    async with stack(dpop=DpopPolicy(replay=MemoryReplayCache(size=2))) as s:
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+        captured_proof = dpop_proof(key, token, s.resource)
+        assert (await dpop_post(s, whoami, token, captured_proof)).status_code == 200
+        assert (await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))).is_success
+        with captured() as lines:
+            full = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))
+            assert full.status_code == 503, full.text
+            assert int(full.headers["retry-after"]) >= 1
+            assert "DPoP" in full.json()["error"]["message"]
+            replayed = await dpop_post(s, whoami, token, captured_proof)
+            assert dpop_error(replayed) == "invalid_dpop_proof"
+        assert not [line for line in lines if "Traceback" in line]
+
+
+async def test_the_memory_replay_cache_drops_expired_proofs_first() -> None:
+    """Expired keys make room (no refusal while any has expired); unexpired ones never do."""
+    cache = MemoryReplayCache(size=1)
+    assert await cache.first_use("a", 0.0)  # expired at once
+    assert await cache.first_use("b", 60.0)
+    assert not await cache.first_use("b", 60.0)
+    with pytest.raises(ReplayCacheFull) as full:
+        await cache.first_use("c", 60.0)
+    assert 0 < full.value.retry_after <= 60
+    assert len(cache) == 1 and not await cache.first_use("b", 60.0)
+
+
+async def test_a_nonce_of_another_syntax_is_an_invalid_proof() -> None:
+    """A proof whose `nonce` is not RFC 9449's syntax (non-ASCII, Unicode digits, a number) is
+    401 `invalid_dpop_proof`, with nonces on or off: a non-ASCII one was a 500 and a
+    traceback; a well-formed nonce this server did not issue stays `use_dpop_nonce`."""
+    key = DpopKey.generate()
+    for nonces in (Nonces(), None):
+        async with stack(dpop=DpopPolicy(nonces=nonces)) as s:
+            token = s.issuer.token("alice", READ, jkt=key.jkt)
+            whoami = modern(1, "tools/call", name="whoami")
+            with captured() as lines:
+                for nonce in ("1700000000.é", "é", "١٧٠٠٠٠٠٠٠٠.abc", 'a"b', 5, ["x"]):
+                    proof = dpop_proof(key, token, s.resource, nonce=nonce)
+                    response = await dpop_post(s, whoami, token, proof)
+                    assert dpop_error(response) == "invalid_dpop_proof", (nonces, nonce)
+                if nonces is not None:
+                    proof = dpop_proof(key, token, s.resource, nonce="1700000000.abc")
+                    response = await dpop_post(s, whoami, token, proof)
+                    assert dpop_error(response) == "use_dpop_nonce"
+            assert not [line for line in lines if "Traceback" in line]
+
+
+async def test_two_dpop_header_fields_are_refused() -> None:
+    """RFC 9449 4.3: a request carries exactly one `DPoP` field; two (each a valid proof) are
+    401 `invalid_dpop_proof` (the first was taken before)."""
+    key = DpopKey.generate()
+    async with stack(dpop=DpopPolicy()) as s:
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+        headers = httpx.Headers(headers_for(whoami))
+        headers["authorization"] = f"DPoP {token}"
+        headers.update(
+            httpx.Headers(
+                [
+                    ("dpop", dpop_proof(key, token, s.resource)),
+                    ("dpop", dpop_proof(key, token, s.resource)),
+                ]
+            )
+        )
+        assert len(headers.get_list("dpop")) == 2
+        response = await s.http.post("/mcp", content=json.dumps(whoami), headers=headers)
+        assert dpop_error(response) == "invalid_dpop_proof"
+        one = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))
+        assert one.status_code == 200
+
+
 @pytest.mark.services
 async def test_two_instances_share_the_replay_cache_through_redis(tmp_path: Path) -> None:
     """Two resource servers for one resource (behind one address) with a `RedisReplayCache`:
@@ -1169,8 +1273,10 @@ async def test_two_instances_share_the_replay_cache_through_redis(tmp_path: Path
 async def test_memory_replay_cache_is_bounded() -> None:
     cache = MemoryReplayCache(size=3)
     assert [await cache.first_use(k, 60) for k in "abca"] == [True, True, True, False]
-    assert await cache.first_use("d", 60) and len(cache) == 3  # "a" dropped to make room
-    assert await cache.first_use("a", 60)  # so it passes again: bounded memory's price
+    with pytest.raises(ReplayCacheFull):  # issue 46: refused, no unexpired key dropped
+        await cache.first_use("d", 60)
+    assert len(cache) == 3 and not await cache.first_use("a", 60)  # still a replay
+    cache = MemoryReplayCache(size=3)
     assert await cache.first_use("x", 0.05) and not await cache.first_use("x", 0.05)
     await anyio.sleep(0.1)
     assert await cache.first_use("x", 0.05)  # expired

@@ -55,7 +55,13 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from mcpio.dpop_server import DpopError, DpopPolicy, ReplayUnavailable, bound_key
+from mcpio.dpop_server import (
+    DpopError,
+    DpopPolicy,
+    ReplayCacheFull,
+    ReplayUnavailable,
+    bound_key,
+)
 from mcpio.extras import needs
 from mcpio.wellknown import (
     PROTECTED_RESOURCE,
@@ -201,7 +207,8 @@ class ResourceServerAuth:
         answer: dict[str, str] | None = None,
     ) -> Principal | None:
         """The principal of an `Authorization` header's token; None if there is none or it is
-        invalid (`VerifierUnavailable` when that cannot be decided). With DPoP on, the request's
+        invalid (`VerifierUnavailable` when that cannot be decided; `ReplayCacheFull` when the
+        memory replay cache is full of unexpired proofs). With DPoP on, the request's
         `proof` (its `DPoP` header) is checked against the `method` and one of `urls` (the
         request's URL as the client may have named it); `AuthRefused` when the proof or the
         scheme is wrong. `answer` gets the headers the response should carry: a `dpop-nonce`
@@ -237,6 +244,8 @@ class ResourceServerAuth:
             if exc.nonce is not None:
                 headers["dpop-nonce"] = exc.nonce
             raise AuthRefused(exc.reason, headers) from None
+        except ReplayCacheFull:
+            raise
         except ReplayUnavailable as exc:
             raise VerifierUnavailable(str(exc)) from None
 

@@ -46,6 +46,7 @@ from mcpio.transport import Transport
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     ProtocolError,
 )
@@ -101,6 +102,11 @@ class Served(Protocol):
     @property
     def request_timeout(self) -> float:
         """Seconds a request may run before it is cancelled."""
+        ...
+
+    @property
+    def max_answer_bytes(self) -> int:
+        """The largest answer a client may give to one of the server's questions."""
         ...
 
     @property
@@ -498,11 +504,22 @@ class ServerConnection:
         id = self.session.next_id()
         frame = codec.request(method, codec.from_public(method, params, "params"), id=id)
         raw = await self.session.request(id, codec.encode(frame), self.server.request_timeout)
-        response = codec.decode_response(raw, method)
-        error = getattr(response, "error", None)
-        if error is not None:
-            raise McpError(error.code, error.message, error.data)
-        return codec.public_result(method, response.result, raw)
+        limit = self.server.max_answer_bytes
+        if len(raw) > limit:
+            raise ProtocolError(
+                INVALID_PARAMS, f"the client's answer to {method} exceeds {limit} bytes"
+            )
+        try:
+            response = codec.decode_response(raw, method)
+            error = getattr(response, "error", None)
+            if error is None:
+                return codec.public_result(method, response.result, raw)
+        except ProtocolError as exc:  # one line for the caller, no traceback
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"the client's answer to {method} is not a valid result: {exc.message}",
+            ) from None
+        raise McpError(error.code, error.message, error.data)
 
     @property
     def closed(self) -> bool:
@@ -589,6 +606,15 @@ class ServerConnection:
         stand (the client cannot replace them), beside the new `inputResponses`."""
         sealed: dict[str, Any] = {}
         rounds = 0
+        limit = self.server.max_answer_bytes
+        if params.inputResponses and len(raw) > limit:  # (else no answer can be larger)
+            for key, answer in params.inputResponses.items():
+                if len(pydantic_core.to_json(answer)) > limit:
+                    raise ProtocolError(
+                        INVALID_PARAMS,
+                        f"inputResponses.{key}: the answer exceeds {limit} bytes",
+                        {"field": f"inputResponses.{key}"},
+                    )
         if params.requestState is not None:
             digest = request_digest(method, _params_of(raw))
             sealed, rounds = self.server.sealer.open(params.requestState, digest, self.subject)

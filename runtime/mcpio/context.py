@@ -160,6 +160,12 @@ class UrlElicitationRequired(ProtocolError):
         super().__init__(URL_ELICITATION_REQUIRED, message, data)
 
 
+# The largest answer a client may give to one of the server's questions (an elicitation,
+# sampling or roots result, as its JSON): a legacy response frame, a 2026-07-28 `inputResponses`
+# entry. `Server(max_answer_bytes=...)` changes it.
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+
+
 class InputRequired(Exception):
     """Raised inside a modern handler that needs answers it does not have yet."""
 
@@ -183,16 +189,30 @@ class SentInputs:
         self._send = send
 
     async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
-        """Send every question as a request to the client, at once; their answers by key."""
+        """Send every question as a request to the client, at once; their answers by key. A
+        failure (the client's error answer, `McpError`; an answer that is no valid result,
+        `ProtocolError`) is raised as it is, not inside an exception group."""
+        if len(questions) == 1:
+            ((key, question),) = questions.items()
+            return {key: await self._send(question.method, question.params())}
         answers: dict[str, Any] = {}
 
         async def one(key: str, question: Question) -> None:
             answers[key] = await self._send(question.method, question.params())
 
-        async with anyio.create_task_group() as tasks:
-            for key, question in questions.items():
-                tasks.start_soon(one, key, question)
+        try:
+            async with anyio.create_task_group() as tasks:
+                for key, question in questions.items():
+                    tasks.start_soon(one, key, question)
+        except ExceptionGroup as group:
+            raise _first_leaf(group) from None
         return answers
+
+
+def _first_leaf(group: BaseExceptionGroup[Exception]) -> Exception:
+    """The first exception of a group, nested groups looked into."""
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 class RetriedInputs:

@@ -4,10 +4,11 @@ DPoP-bound access token (`ResourceServerAuth(dpop=DpopPolicy(...))`, see `mcpio.
 A proof is accepted when it is a JWT of `typ` `dpop+jwt`, signed by an allowed asymmetric
 algorithm with the public key in its own `jwk` header (no private part), whose thumbprint is the
 token's `cnf.jkt`; its `htm` is the request's method and its `htu` the request's URL (query and
-fragment left out); its `iat` is at most `max_age` seconds old (`leeway` seconds ahead); its
-`ath` is the token's hash; its `nonce` one this server issued within `nonce_lifetime` (when
-`nonces` are on); and its `jti` was not seen before (`replay`: `MemoryReplayCache`, bounded, or
-`RedisReplayCache`, shared by every instance). The first failing rule is the error: a
+fragment left out); its `iat` at most `max_age` seconds old and not in the future, either way
+with `leeway` seconds for clocks that differ; its `ath` is the token's hash; its `nonce` one this
+server issued within `nonce_lifetime` (when `nonces` are on); and its `jti` was not seen before
+(`replay`: `MemoryReplayCache`, bounded, or `RedisReplayCache`, shared by every instance). Only
+one `DPoP` header field is taken. The first failing rule is the error: a
 `use_dpop_nonce` refusal carries a fresh nonce; nonces rotate as they age out, and a response to
 a proof whose nonce has less than half its lifetime left carries the next one (`DPoP-Nonce`).
 """
@@ -18,6 +19,8 @@ import base64
 import hashlib
 import hmac
 import logging
+import math
+import re
 import secrets
 import time
 from collections import OrderedDict
@@ -33,6 +36,8 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 log = logging.getLogger("mcpio.auth")
+# RFC 9449 8.1: a nonce is 1*NQCHAR (printable ASCII without '"' and '\\').
+_NONCE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]*")
 
 
 class DpopError(Exception):
@@ -50,6 +55,15 @@ class ReplayUnavailable(Exception):
     """The shared replay cache cannot be asked: the proof can be neither accepted nor refused."""
 
 
+class ReplayCacheFull(ReplayUnavailable):
+    """The memory replay cache holds `size` proofs none of which has expired: a new proof can
+    be accepted only once the oldest expires, `retry_after` seconds from now."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__("the DPoP replay cache is full")
+        self.retry_after = retry_after
+
+
 class ReplayCache(Protocol):
     """Where DPoP proof ids (`jti`) are remembered, so a proof is accepted once."""
 
@@ -59,14 +73,17 @@ class ReplayCache(Protocol):
 
 
 class MemoryReplayCache:
-    """In this process, at most `size` keys (the oldest dropped first when full)."""
+    """In this process, at most `size` unexpired keys. Expired keys are dropped first; when
+    `size` keys are still unexpired a new one is refused (`ReplayCacheFull`), never recorded by
+    forgetting one that could still be replayed."""
 
     def __init__(self, size: int = 100_000) -> None:
         self.size = size
         self._seen: OrderedDict[str, float] = OrderedDict()
 
     async def first_use(self, key: str, seconds: float) -> bool:
-        """Record `key` for `seconds`; False if it was already recorded (a replay)."""
+        """Record `key` for `seconds`; False if it was already recorded (a replay).
+        `ReplayCacheFull` when `size` unexpired keys are recorded."""
         now = time.monotonic()
         until = self._seen.get(key)
         if until is not None and until > now:
@@ -74,9 +91,11 @@ class MemoryReplayCache:
         self._seen.pop(key, None)
         while self._seen:  # keys are recorded for the same span: the oldest expire first
             oldest, until = next(iter(self._seen.items()))
-            if until > now and len(self._seen) < self.size:
+            if until > now:
                 break
             del self._seen[oldest]
+        if len(self._seen) >= self.size:
+            raise ReplayCacheFull(next(iter(self._seen.values())) - now)
         self._seen[key] = now + seconds
         return True
 
@@ -129,7 +148,7 @@ class Nonces:
 
     def valid(self, nonce: object) -> bool:
         """Whether `nonce` is one this server issued, within its lifetime."""
-        if type(nonce) is not str:
+        if type(nonce) is not str or not nonce.isascii():
             return False
         stamp, _, mac = nonce.partition(".")
         if not stamp.isdigit() or not hmac.compare_digest(mac, self._mac(stamp)):
@@ -140,7 +159,7 @@ class Nonces:
         """A new nonce to send with the response to a request that used `nonce` (a valid one)
         when less than half its lifetime is left, else None: RFC 9449 9 lets a resource server
         send one on any response, so a client moves on before its nonce is refused."""
-        stamp = nonce.partition(".")[0] if type(nonce) is str else ""
+        stamp = nonce.partition(".")[0] if type(nonce) is str and nonce.isascii() else ""
         if stamp.isdigit() and time.time() - int(stamp) > self.lifetime / 2:
             return self.issue()
         return None
@@ -190,14 +209,15 @@ class DpopPolicy:
         """Accept the proof of a request (`method`, one of `urls`) presenting `token` bound to
         the key `jkt`, or raise `DpopError` (`ReplayUnavailable` when that cannot be decided).
         Accepted: the fresh nonce to send with the response (`Nonces.renewal`), if any."""
-        if not proof or "," in proof:
-            raise DpopError("invalid_dpop_proof", "one DPoP proof header is needed")
+        if not proof or "," in proof:  # (fields repeated come joined by commas)
+            raise DpopError("invalid_dpop_proof", "exactly one DPoP proof header is needed")
         claims = self._verified(proof, jkt)
         self._check_claims(claims, method, urls, token)
         if self.nonces is not None and not self.nonces.valid(claims.get("nonce")):
             raise DpopError("use_dpop_nonce", "a fresh server nonce is needed", self.nonces.issue())
         key = hashlib.sha256(f"{jkt}:{claims['jti']}".encode()).hexdigest()
-        if not await self.replay.first_use(key, self.max_age + self.leeway):
+        # As long as a proof can be accepted: from `leeway` ahead to `max_age + leeway` old.
+        if not await self.replay.first_use(key, self.max_age + 2 * self.leeway):
             raise DpopError("invalid_dpop_proof", "the proof was used before")
         return None if self.nonces is None else self.nonces.renewal(claims.get("nonce"))
 
@@ -217,8 +237,12 @@ class DpopPolicy:
         try:
             bound = thumbprint(cast(dict[str, Any], jwk)) == jkt
             key = jwt.PyJWK(jwk, header["alg"])
-            claims = jwt.decode(
-                proof, key, algorithms=[header["alg"]], options={"verify_aud": False}
+            claims = jwt.decode(  # (`iat` is checked below, with the leeway)
+                proof,
+                key,
+                algorithms=[header["alg"]],
+                leeway=self.leeway,
+                options={"verify_aud": False, "verify_iat": False},
             )
         except (jwt.PyJWTError, ValueError):
             raise DpopError("invalid_dpop_proof", "the proof's signature is not valid") from None
@@ -236,9 +260,14 @@ class DpopPolicy:
             raise DpopError("invalid_dpop_proof", "the proof is for another method")
         if type(htu) is not str or not any(same_url(htu, url) for url in urls):
             raise DpopError("invalid_dpop_proof", "the proof is for another URL")
-        now = time.time()
-        if not isinstance(iat, int | float) or not -self.leeway <= now - iat <= self.max_age:
+        age = math.nan
+        if isinstance(iat, int | float) and not isinstance(iat, bool) and abs(iat) < 1e12:
+            age = time.time() - iat
+        if not -self.leeway <= age <= self.max_age + self.leeway:
             raise DpopError("invalid_dpop_proof", "the proof is too old or from the future")
+        nonce = claims.get("nonce", "")
+        if type(nonce) is not str or not _NONCE.fullmatch(nonce):
+            raise DpopError("invalid_dpop_proof", "the proof's nonce is not a nonce's syntax")
         if claims.get("ath") != token_hash(token):
             raise DpopError("invalid_dpop_proof", "the proof is for another access token")
 

@@ -20,7 +20,7 @@ import pydantic
 from mcpio import apps
 from mcpio.bus import Bus
 from mcpio.connection import ServerConnection
-from mcpio.context import Context, InputRequired, MethodHandler, RetriedInputs
+from mcpio.context import MAX_ANSWER_BYTES, Context, InputRequired, MethodHandler, RetriedInputs
 from mcpio.errors import ConnectionClosed, LifespanError, ToolError
 from mcpio.extras import needs
 from mcpio.handlers import (
@@ -109,6 +109,7 @@ class Server:
         cache_ttl_ms: int = 0,
         cache_scope: str = "private",
         request_timeout: float = 300.0,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
         bus: Bus | None = None,
         tasks: TaskEngine | TaskStore | None = None,
         mask_error_details: bool = True,
@@ -123,7 +124,9 @@ class Server:
         the exception's message. `middleware`: see `add_middleware`; `lifespan`: `running`;
         `list_page_size`: lists in pages (`mcpio.paging`; None: all at once); cache hints:
         `cache_ttl_ms`/`cache_scope`, per method `method_cache_hints`; `icons`, `website_url`:
-        the server's `serverInfo`."""
+        the server's `serverInfo`. `max_answer_bytes`: the largest answer a client may give to
+        a question (`ctx.elicit`, `ctx.sample`, `ctx.list_roots`) in either era; a larger one
+        is -32602."""
         if list_page_size is not None and list_page_size < 1:
             raise ValueError("list_page_size must be at least 1")
         self.info = server_info(name, version, title, icons, website_url)
@@ -135,6 +138,7 @@ class Server:
         self.method_cache_hints: dict[str, CacheHint] = dict(method_cache_hints or {})
         self.list_page_size = list_page_size
         self.request_timeout = request_timeout  # for the server's own requests (legacy inputs)
+        self.max_answer_bytes = max_answer_bytes
         self._registries()
         self.mask_error_details = mask_error_details
         self.middleware: list[MiddlewareFn] = list(middleware)

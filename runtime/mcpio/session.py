@@ -404,8 +404,12 @@ class Session:
         if error.code == INVALID_REQUEST and raw:
             obj = pydantic_core.from_json(raw, allow_inf_nan=False)
             maybe = obj.get("id") if type(obj) is dict else None
-            if (type(maybe) is int or type(maybe) is str) and maybe not in self._serving:
-                id = maybe
+            if type(maybe) is int or type(maybe) is str:
+                if maybe in self._pending and "method" not in obj:  # a malformed answer: for
+                    self._settle_pending(raw, maybe)  # the request waiting for it to refuse
+                    return
+                if maybe not in self._serving:
+                    id = maybe
         await self.reply(id, error)
 
     async def reply(self, id: RequestId | None, error: ProtocolError) -> None:

@@ -46,6 +46,7 @@ import pydantic_core
 
 from mcpio.auth import AuthRefused, Principal, ResourceServerAuth, VerifierUnavailable
 from mcpio.context import HTTP_REQUEST
+from mcpio.dpop_server import ReplayCacheFull
 from mcpio.errors import LifespanError
 from mcpio.http.admission import ByteBudget, Refused, Slots, network_share
 from mcpio.http.asgi import (
@@ -144,6 +145,8 @@ class HttpOptions:
 
 class Hosting(Protocol):
     """What the app needs of the server it serves (`mcpio.Server`)."""
+
+    max_answer_bytes: int  # the bound on a client's answers to the server's questions
 
     def connect(
         self, transport: Transport, **options: Unpack[ConnectionOptions]
@@ -385,7 +388,8 @@ class HttpApp:
         try:
             principal = await auth.authenticate(
                 authorization,
-                proof=headers.get("dpop"),
+                # RFC 9449 4.3: exactly one field; repeated ones, joined, are refused
+                proof=", ".join(headers.getlist("dpop")) or None,
                 method=scope["method"],
                 urls=[_request_url(scope, headers)],
                 answer=answer,
@@ -394,6 +398,10 @@ class HttpApp:
             raise HttpError(
                 503, ProtocolError(INVALID_REQUEST, "the access token cannot be verified now")
             ) from None
+        except ReplayCacheFull as exc:
+            reason = "too many DPoP proofs to remember now: retry later"
+            retry = {"retry-after": str(max(1, math.ceil(exc.retry_after)))}
+            raise HttpError(503, ProtocolError(INVALID_REQUEST, reason), retry) from None
         except AuthRefused as exc:
             raise HttpError(401, ProtocolError(INVALID_REQUEST, exc.reason), exc.headers) from None
         if principal is None:

@@ -68,7 +68,10 @@ class Guarding(Protocol):
 
 
 class Connecting(Protocol):
-    """What the sessions need of the server: a connection over a transport."""
+    """What the sessions need of the server: a connection over a transport, and the bound on
+    a client's answers to its questions."""
+
+    max_answer_bytes: int
 
     def connect(
         self, transport: Transport, **options: Unpack[ConnectionOptions]
@@ -214,6 +217,10 @@ class LegacySessions:
             frames.append((body, message))
             if message.kind == "request" and message.id is not None:
                 ids.append(message.id)
+        # An answer past the server's bound: still delivered (its question fails at once with
+        # -32602, unread), and this POST refused.
+        limit = self.server.max_answer_bytes
+        oversized = not batch and message.kind in ("result", "error") and len(body) > limit
         outbox = session.exchange(ids)
         HTTP_REQUEST.set(
             (exchange.headers, session.id, exchange.client)
@@ -224,6 +231,9 @@ class LegacySessions:
         try:
             for frame, env in frames:
                 await session.deliver(frame, env)
+            if oversized:
+                reason = f"an answer exceeds {limit} bytes"
+                raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
             guard.watch_after(WATCH_AFTER)
             parked = await _relay(exchange.send, outbox, pending, refused, batch, poll)
         finally:
