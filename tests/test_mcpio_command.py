@@ -221,3 +221,36 @@ def test_install_refuses_a_configuration_that_is_not_json(home: Path, script: Pa
     assert result.stderr.endswith("): left as it is\n") and result.stderr.count("\n") == 1
     assert path.read_text() == "{not json"
     assert sorted(os.listdir(path.parent)) == ["mcp.json"]
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+@pytest.mark.parametrize("host", HOSTS)
+def test_install_writes_secrets_owner_only(host: str, home: Path, script: Path) -> None:
+    old_umask = os.umask(0o022)  # what most shells have: a plain write would be 0644
+    try:
+        result = mcpio("install", host, script, "--env", "TOKEN=s3cret")
+    finally:
+        os.umask(old_umask)
+    assert result.exit_code == 0, result.stderr
+    path = configured(host, home, Path.cwd())
+    assert "s3cret" in path.read_text() and _mode(path) == 0o600
+    assert sorted(os.listdir(path.parent)) == [path.name]  # no temporary file left
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+def test_install_tightens_an_existing_configuration_and_its_backup(
+    home: Path, script: Path
+) -> None:
+    path = configured("cursor", home, Path.cwd())
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"mcpServers": {"other": {"env": {"K": "old-secret"}}}}))
+    path.chmod(0o644)
+    result = mcpio("install", "cursor", script, "--env", "TOKEN=s3cret")
+    assert result.exit_code == 0, result.stderr
+    backup = path.with_name(path.name + ".bak")
+    assert "old-secret" in backup.read_text() and _mode(backup) == 0o600
+    assert "s3cret" in path.read_text() and _mode(path) == 0o600
