@@ -5,6 +5,7 @@ eras; bad input is skipped with a warning; changes are announced."""
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import subprocess
@@ -230,6 +231,52 @@ def test_frontmatter_errors_say_what_is_wrong() -> None:
         with pytest.raises(FrontmatterError) as error:
             frontmatter(text)
         assert expected.strip("'") in str(error.value) or expected == "no block"
+
+
+# 262 bytes that PyYAML would expand to 9**5 strings (4 MB of JSON) through anchors and aliases
+BOMB = """---
+name: bomb
+description: Bomb
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+---
+"""
+
+
+def test_frontmatter_refuses_anchors_aliases_deep_nesting_and_size() -> None:
+    head = "---\nname: x\ndescription: d\n"
+    cases = [
+        ("anchors and aliases", BOMB),
+        ("anchors and aliases", head + "one: &one 1\n---\n"),  # an anchor alone
+        ("anchors and aliases", head + "base: {a: 1}\n<<: *base\n---\n"),  # a merge
+        ("nested deeper than 32 levels", head + "m: " + "[" * 33 + "]" * 33 + "\n---\n"),
+        ("over 65536 bytes", head + "long: " + "é" * 40000 + "\n---\n"),  # 80,000 bytes
+    ]
+    for expected, text in cases:
+        with pytest.raises(FrontmatterError, match=expected):
+            frontmatter(text)
+    assert frontmatter(head + "m: " + "[" * 31 + "]" * 31 + "\n---\n")["name"] == "x"
+
+
+async def test_a_yaml_bomb_skill_is_skipped_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = tmp_path / "skills"
+    write(root, "good/SKILL.md", "---\nname: good\ndescription: Fine\n---\n")
+    write(root, "bomb/SKILL.md", BOMB)
+    with caplog.at_level(logging.WARNING, logger="mcpio.skills"):
+        server = Server("skills")
+        server.skills(root, watch_interval=None)
+    warned = "\n".join(record.getMessage() for record in caplog.records)
+    assert f"{root / 'bomb' / 'SKILL.md'}: the frontmatter is refused: anchors" in warned
+    async with Client(server) as client:
+        listed = await extension_request(client, "skills/list")
+        assert [e["uri"] for e in listed["skills"]] == ["skill://good/SKILL.md"]
+        assert len(json.dumps(listed)) < 1000
 
 
 def test_one_skills_directory_per_server(skills_dir: Path) -> None:
