@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -75,3 +76,45 @@ async def test_three_servers_one_client(tmp_path: Any) -> None:
                 assert result.content[0].text == name  # type: ignore[union-attr]
             read = await client.read_resource("data://beta/info")
             assert read.contents[0].text == "info of beta"  # type: ignore[union-attr]
+
+
+LEAK_SCRIPT = """
+import os
+from mcpio import Server
+
+server = Server("leak")
+
+
+@server.tool()
+def seen() -> str:
+    return " ".join(os.environ.get(k, "-") for k in ("WHO", "MCPIO_TEST_API_KEY", "PATH"))
+
+
+server.run_stdio()
+"""
+
+
+async def test_a_configured_stdio_server_gets_its_env_and_no_host_secret(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCPIO_TEST_API_KEY", "s3cret")
+    script = tmp_path / "leak.py"
+    script.write_text(LEAK_SCRIPT)
+    config = {
+        "mcpServers": {
+            "bare": {"command": sys.executable, "args": [str(script)]},
+            "given": {"command": sys.executable, "args": [str(script)], "env": {"WHO": "me"}},
+        }
+    }
+    with anyio.fail_after(60):
+        async with from_config(config) as client:
+            for name, who in (("bare", "-"), ("given", "me")):
+                result = await client.call_tool(f"{name}_seen", {})
+                text = result.content[0].text  # type: ignore[union-attr]
+                assert text == f"{who} - {os.environ['PATH']}", name
+
+
+def test_server_names_that_would_shadow_each_other_are_refused() -> None:
+    config = {"mcpServers": {"gh": {"command": "x"}, "gh_ent": {"command": "y"}}}
+    with pytest.raises(ValueError, match="clashes"):
+        from_config(config)

@@ -221,3 +221,74 @@ def test_install_refuses_a_configuration_that_is_not_json(home: Path, script: Pa
     assert result.stderr.endswith("): left as it is\n") and result.stderr.count("\n") == 1
     assert path.read_text() == "{not json"
     assert sorted(os.listdir(path.parent)) == ["mcp.json"]
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+@pytest.mark.parametrize("host", HOSTS)
+def test_install_writes_secrets_owner_only(host: str, home: Path, script: Path) -> None:
+    old_umask = os.umask(0o022)  # what most shells have: a plain write would be 0644
+    try:
+        result = mcpio("install", host, script, "--env", "TOKEN=s3cret")
+    finally:
+        os.umask(old_umask)
+    assert result.exit_code == 0, result.stderr
+    path = configured(host, home, Path.cwd())
+    assert "s3cret" in path.read_text() and _mode(path) == 0o600
+    assert sorted(os.listdir(path.parent)) == [path.name]  # no temporary file left
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+def test_install_tightens_an_existing_configuration_and_its_backup(
+    home: Path, script: Path
+) -> None:
+    path = configured("cursor", home, Path.cwd())
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"mcpServers": {"other": {"env": {"K": "old-secret"}}}}))
+    path.chmod(0o644)
+    result = mcpio("install", "cursor", script, "--env", "TOKEN=s3cret")
+    assert result.exit_code == 0, result.stderr
+    backup = path.with_name(path.name + ".bak")
+    assert "old-secret" in backup.read_text() and _mode(backup) == 0o600
+    assert "s3cret" in path.read_text() and _mode(path) == 0o600
+
+
+ENV_SERVER = """
+import os
+from mcpio import Server
+
+server = Server("env")
+
+
+@server.tool()
+def seen() -> str:
+    return " ".join(os.environ.get(k, "-") for k in ("WHO", "MCPIO_TEST_API_KEY"))
+
+
+server.run_stdio()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize(("options", "seen"), [([], "- -"), (["--env", "WHO=me"], "me -")])
+async def test_proxy_passes_its_target_env_and_no_secret_of_its_own(
+    tmp_path: Path, options: list[str], seen: str
+) -> None:
+    script = tmp_path / "env_server.py"
+    script.write_text(ENV_SERVER, encoding="utf-8")
+    proxy = [*MCPIO, "proxy", *options, "--", sys.executable, str(script)]
+    with anyio.fail_after(60):
+        # the proxy itself is given a secret; the server it starts must not inherit it
+        async with Client(proxy, env={"MCPIO_TEST_API_KEY": "s3cret"}) as client:
+            result = await client.call_tool("seen", {})
+    assert result.content[0].text == seen  # type: ignore[union-attr]
+
+
+def test_proxy_env_is_for_a_stdio_target() -> None:
+    result = mcpio("proxy", "--env", "K=v", "https://example.test/mcp")
+    assert result.exit_code == 2
+    assert result.stderr == "mcpio proxy: --env is for a stdio target (a .py file or a command)\n"

@@ -182,3 +182,32 @@ async def test_paged_composite_listing_and_bad_namespaces() -> None:
         main.mount(Server("x"), namespace="weather")
     with pytest.raises(ValueError):
         main.mount(Server("x"), namespace="a/b")
+
+
+def _one_tool(name: str, answer: str) -> Server:
+    server = Server(answer)
+    server.tool(name=name)(lambda: answer)
+    return server
+
+
+@pytest.mark.parametrize("first, second", [("gh", "gh_ent"), ("gh_ent", "gh")])
+def test_a_namespace_that_prefixes_another_with_an_underscore_is_refused(
+    first: str, second: str
+) -> None:
+    # `gh`'s `ent_x` and `gh_ent`'s `x` would both be `gh_ent_x`: one would shadow the other
+    main = Server("main")
+    main.mount(_one_tool("ent_x" if first == "gh" else "x", first), namespace=first)
+    with pytest.raises(ValueError, match="clashes"):
+        main.mount(_one_tool("ent_x" if second == "gh" else "x", second), namespace=second)
+    assert [m.namespace for m in main.__dict__["_mounts"].mounted] == [first]
+
+
+async def test_namespaces_that_share_a_start_without_the_separator_route_apart() -> None:
+    main = Server("main")
+    main.mount(_one_tool("entx", "gh"), namespace="gh")
+    main.mount(_one_tool("x", "ghent"), namespace="ghent")
+    async with Client(main) as client:
+        names = sorted(t.name for t in (await client.list_tools()).tools)
+        assert names == ["gh_entx", "ghent_x"]
+        assert (await client.call_tool("gh_entx", {})).content[0].text == "gh"
+        assert (await client.call_tool("ghent_x", {})).content[0].text == "ghent"

@@ -5,6 +5,7 @@ eras; bad input is skipped with a warning; changes are announced."""
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import subprocess
@@ -230,6 +231,102 @@ def test_frontmatter_errors_say_what_is_wrong() -> None:
         with pytest.raises(FrontmatterError) as error:
             frontmatter(text)
         assert expected.strip("'") in str(error.value) or expected == "no block"
+
+
+async def test_symlinks_to_dot_files_or_out_of_the_skill_are_never_served(
+    skills_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write(skills_dir, ".env", "API_KEY=secret\n")  # inside the skills directory, a dot file
+    write(skills_dir, "pdf-tools/.git/config", "[remote]\n")
+    refs = skills_dir / "pdf-tools" / "references"
+    os.symlink("../../.env", refs / "env.txt")
+    os.symlink("../.git/config", refs / "git.txt")
+    os.symlink("../../acme/billing/refunds/SKILL.md", refs / "other.md")  # another skill's
+    os.symlink("FORMS.md", refs / "same.md")  # inside the skill: published
+    with caplog.at_level(logging.WARNING, logger="mcpio.skills"):
+        server = Server("skills")
+        server.skills(skills_dir, watch_interval=None)
+    async with Client(server) as client:
+        got = await extension_request(client, "skills/get", {"uri": "skill://pdf-tools/SKILL.md"})
+        manifest = [r["uri"] for r in got["skill"]["resources"]]
+        assert "skill://pdf-tools/references/same.md" in manifest
+        children = await extension_request(
+            client, "resources/directory/read", {"uri": "skill://pdf-tools/references"}
+        )
+        listed = [r.uri for r in (await client.list_resources()).resources]
+        for name in ("env.txt", "git.txt", "other.md"):
+            uri = f"skill://pdf-tools/references/{name}"
+            assert uri not in manifest and uri not in listed
+            assert uri not in [c["uri"] for c in children["resources"]]
+            with pytest.raises(McpError):
+                await client.read_resource(uri)
+        assert "secret" not in str(await entries(client))
+    warned = "\n".join(record.getMessage() for record in caplog.records)
+    for name in ("env.txt", "git.txt", "other.md"):
+        assert f"{refs / name}: a symlink out of its skill or to a dot file" in warned
+
+
+async def test_a_symlink_turned_to_a_dot_file_after_the_scan_is_not_read(
+    skills_dir: Path,
+) -> None:
+    write(skills_dir, ".env", "API_KEY=secret\n")
+    link = skills_dir / "pdf-tools" / "references" / "link.md"
+    os.symlink("FORMS.md", link)
+    server = Server("skills")
+    server.skills(skills_dir, watch_interval=None)
+    async with Client(server) as client:
+        uri = "skill://pdf-tools/references/link.md"
+        assert (await client.read_resource(uri)).contents[0].text == "# Forms\n"
+        link.unlink()
+        os.symlink("../../.env", link)  # swapped before the next look at the directory
+        with pytest.raises(McpError, match="resource not found"):
+            await client.read_resource(uri)
+
+
+# 262 bytes that PyYAML would expand to 9**5 strings (4 MB of JSON) through anchors and aliases
+BOMB = """---
+name: bomb
+description: Bomb
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+---
+"""
+
+
+def test_frontmatter_refuses_anchors_aliases_deep_nesting_and_size() -> None:
+    head = "---\nname: x\ndescription: d\n"
+    cases = [
+        ("anchors and aliases", BOMB),
+        ("anchors and aliases", head + "one: &one 1\n---\n"),  # an anchor alone
+        ("anchors and aliases", head + "base: {a: 1}\n<<: *base\n---\n"),  # a merge
+        ("nested deeper than 32 levels", head + "m: " + "[" * 33 + "]" * 33 + "\n---\n"),
+        ("over 65536 bytes", head + "long: " + "é" * 40000 + "\n---\n"),  # 80,000 bytes
+    ]
+    for expected, text in cases:
+        with pytest.raises(FrontmatterError, match=expected):
+            frontmatter(text)
+    assert frontmatter(head + "m: " + "[" * 31 + "]" * 31 + "\n---\n")["name"] == "x"
+
+
+async def test_a_yaml_bomb_skill_is_skipped_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = tmp_path / "skills"
+    write(root, "good/SKILL.md", "---\nname: good\ndescription: Fine\n---\n")
+    write(root, "bomb/SKILL.md", BOMB)
+    with caplog.at_level(logging.WARNING, logger="mcpio.skills"):
+        server = Server("skills")
+        server.skills(root, watch_interval=None)
+    warned = "\n".join(record.getMessage() for record in caplog.records)
+    assert f"{root / 'bomb' / 'SKILL.md'}: the frontmatter is refused: anchors" in warned
+    async with Client(server) as client:
+        listed = await extension_request(client, "skills/list")
+        assert [e["uri"] for e in listed["skills"]] == ["skill://good/SKILL.md"]
+        assert len(json.dumps(listed)) < 1000
 
 
 def test_one_skills_directory_per_server(skills_dir: Path) -> None:

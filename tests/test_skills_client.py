@@ -249,3 +249,17 @@ async def test_a_client_told_its_modern_revision_asks_the_server_what_it_declare
             assert (await skills.load(entry)).text == SKILL
             assert skills.settings == {"directoryRead": True}
     assert seen[:2] == ["server/discover", "skills/list"]
+
+
+async def test_a_skill_md_with_yaml_aliases_is_refused() -> None:
+    # a server publishing, in the entry, what its aliases expand to: the host does not expand them
+    body = SKILL.replace("---\n\n", "a: &a [x, x]\nb: [*a, *a]\n---\n\n", 1)
+    matter = {"name": "pdf-tools", "description": "Fill and merge PDF forms"}
+    expanded = {**matter, "a": ["x", "x"], "b": [["x", "x"], ["x", "x"]]}
+    async with Client(lying_server(body, expanded)) as client:
+        skills = Skills(client)
+        (entry,) = await skills.list()
+        with pytest.raises(SkillVerificationError) as refused:
+            await skills.load(entry)
+        assert refused.value.check == "frontmatter"
+        assert "anchors and aliases" in str(refused.value)

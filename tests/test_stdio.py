@@ -16,7 +16,13 @@ import anyio
 import pytest
 
 from mcpio import Client, ConnectionClosed, RequestTimeout
-from mcpio.transports.stdio import BACKLOG, PushedLines, spawn, stdio_server_transport
+from mcpio.transports.stdio import (
+    BACKLOG,
+    PushedLines,
+    server_environment,
+    spawn,
+    stdio_server_transport,
+)
 from tests.support import ROOT, until
 
 EVERYTHING = [sys.executable, str(ROOT / "examples" / "everything_server.py"), "stdio"]
@@ -407,3 +413,61 @@ async def test_a_servers_answers_sent_at_once_stay_whole_lines(
         os.close(write_end)
         out.close()
     assert sorted(written.splitlines()) == sorted(frames)
+
+
+ENVIRONMENT_SERVER = """
+import json, os
+from mcpio import Server
+
+server = Server("environment")
+
+
+@server.tool()
+def environment() -> str:
+    return json.dumps(dict(os.environ))
+
+
+server.run_stdio()
+"""
+
+
+async def child_environment(tmp_path: Path, **options: Any) -> dict[str, str]:
+    script = tmp_path / "environment_server.py"
+    script.write_text(ENVIRONMENT_SERVER, encoding="utf-8")
+    with anyio.fail_after(60):
+        async with Client([sys.executable, str(script)], **options) as client:
+            result = await client.call_tool("environment", {})
+    return json.loads(result.content[0].text)  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_a_stdio_server_inherits_only_the_allow_listed_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCPIO_TEST_API_KEY", "s3cret")
+    monkeypatch.setenv("LC_TIME", "C")
+    seen = await child_environment(tmp_path)
+    assert "MCPIO_TEST_API_KEY" not in seen and "s3cret" not in seen.values()
+    assert seen["PATH"] == os.environ["PATH"] and seen["HOME"] == os.environ["HOME"]
+    assert seen["LC_TIME"] == "C"
+    python_own = {"LC_CTYPE"}  # what the interpreter may set itself (PEP 538)
+    assert set(seen) - python_own <= set(server_environment()) | {"LC_TIME"}
+
+
+@pytest.mark.anyio
+async def test_env_is_added_to_the_allow_listed_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCPIO_TEST_API_KEY", "s3cret")
+    seen = await child_environment(tmp_path, env={"WEATHER_KEY": "given", "HOME": "/elsewhere"})
+    assert seen["WEATHER_KEY"] == "given" and seen["HOME"] == "/elsewhere"  # given wins
+    assert seen["PATH"] == os.environ["PATH"] and "MCPIO_TEST_API_KEY" not in seen
+
+
+def test_the_allow_list_takes_no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "OPENAI_API_KEY", "SSH_AUTH_SOCK"):
+        monkeypatch.setenv(name, "s3cret")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    assert "s3cret" not in server_environment().values()
+    assert server_environment({"X": "1"}) == {**server_environment(), "X": "1"}
+    assert server_environment()["LANG"] == "C.UTF-8"

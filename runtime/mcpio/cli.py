@@ -6,7 +6,7 @@
     mcpio inspect [--log FILE] [--jsonl FILE] [--report FILE.html] -- <server command...>
     mcpio inspect --upstream URL --listen 127.0.0.1:PORT [--log FILE] [--jsonl FILE] [--report ...]
     mcpio replay TRANSCRIPT --server CMD|URL
-    mcpio proxy [--transport stdio|http] [--mode REVISION] [--header K=V] -- TARGET...
+    mcpio proxy [--transport stdio|http] [--mode REVISION] [--header K=V] [--env K=V] -- TARGET...
     mcpio worker APP --redis URL [--concurrency N] [--lease S] [--grace S] [--attempts N]
 
 Bad input (a usage error, a file that is missing or holds no Server, an unreadable
@@ -225,12 +225,16 @@ def replay_cmd(**options: Any) -> None:
 @click.option("--mode", default="auto", show_default=True, help="The target's revision or era.")
 @click.option("--header", "headers", multiple=True, callback=_env, metavar="NAME=VALUE",
               help="An HTTP target: a header on every request (repeatable).")  # fmt: skip
+@click.option("--env", "env", multiple=True, callback=_env, metavar="KEY=VALUE",
+              help="A stdio target: a variable set for it, beside the few it inherits"
+                   " (HOME, PATH, ...; repeatable).")  # fmt: skip
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
-def proxy_cmd(target: tuple[str, ...], transport: str, host: str, port: int, mode: str, headers: dict[str, str]) -> None:  # fmt: skip
+def proxy_cmd(target: tuple[str, ...], transport: str, host: str, port: int, mode: str, headers: dict[str, str], env: dict[str, str]) -> None:  # fmt: skip
     """Re-serve TARGET (a URL, a .py file, or a command after --) over stdio or HTTP.
 
     Each side in its own revision: a legacy stdio server to 2026-07-28 HTTP clients, a
-    2026-07-28 server to a host that only launches stdio commands."""
+    2026-07-28 server to a host that only launches stdio commands. A stdio TARGET inherits
+    only HOME, PATH, the locale and the like of this environment, and what --env sets."""
     import shutil
 
     from mcpio.client import Client
@@ -245,7 +249,11 @@ def proxy_cmd(target: tuple[str, ...], transport: str, host: str, port: int, mod
             raise ValueError(f"no program {given[0]!r} (not on PATH, not an executable file)")
         if headers and not isinstance(given, str):
             raise ValueError("--header is for an http(s) URL target")
+        if env and isinstance(given, str):
+            raise ValueError("--env is for a stdio target (a .py file or a command)")
         options: dict[str, Any] = {"mode": mode, **({"headers": headers} if headers else {})}
+        if env:
+            options["env"] = env
         Client(given, **options)  # checks the mode and the target
         server = proxy_server(given, name="mcpio-proxy", **options)
     except ValueError as exc:

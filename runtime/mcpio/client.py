@@ -91,7 +91,9 @@ class Client:
     memory) or a `Transport`. `mode="auto"` probes a 2026-07-28 server with `server/discover` and
     falls back to `initialize`; `"legacy"` or a revision string pins it. The callbacks
     (`elicitation`, `on_elicit_url`, `sampling`, `roots`) answer the server's questions, in
-    either era; `on_log` and `on_notice` receive its notifications. `tasks=True` takes tasks."""
+    either era; `on_log` and `on_notice` receive its notifications. `tasks=True` takes tasks.
+    A stdio server inherits only an allow-list of this process's environment (HOME, PATH, the
+    locale, ...: `mcpio.transports.stdio.server_environment`); `env` adds to it."""
 
     tracing: ClientTracing | None = None  # a span per call (`mcpio.telemetry`, the otel extra)
 

@@ -40,8 +40,21 @@ def servers_of(config: str | PathLike[str] | Mapping[str, Any]) -> dict[str, dic
 def from_config(config: str | PathLike[str] | Mapping[str, Any], **options: Any) -> Client:
     """One `Client` for every server of `config`: each behind a proxy (`proxy_server`) in its
     own era, mounted under its name (`weather_forecast`, `data://weather/...`) on one
-    in-process server that the client talks to. `options`: the `Client`'s (callbacks, ...)."""
+    in-process server that the client talks to. `options`: the `Client`'s (callbacks, ...).
+    A stdio server gets the allow-listed part of this process's environment and its entry's
+    `env` (`mcpio.transports.stdio.server_environment`). Server names that would shadow each
+    other's tools (`gh`, `gh_ent`) are a `ValueError` (`Server.mount`)."""
     combined = Server("mcpServers")
     for name, entry in servers_of(config).items():
-        combined.mount(proxy_server(entry, name=name), namespace=name)
+        combined.mount(proxy_server(entry, name=name, **_entry_env(entry)), namespace=name)
     return Client(combined, **options)
+
+
+def _entry_env(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A stdio entry's `env` as the `Client` takes it: added to the variables a stdio server
+    inherits (`mcpio.transports.stdio.server_environment`), not to the whole environment."""
+    given = entry.get("env")
+    remote = entry.get("url") or entry.get("serverUrl")
+    if remote or not entry.get("command") or not isinstance(given, Mapping) or not given:
+        return {}
+    return {"env": {str(k): str(v) for k, v in cast(Mapping[str, Any], given).items()}}

@@ -12,15 +12,18 @@ stdio, the interpreter by its full path (the host knows nothing of virtual envir
   path to name).
 
 Other servers and settings in the file stay as they were; the old file is copied to
-`<file>.bak` first. A file that is not a JSON object is refused, untouched.
+`<file>.bak` first. A file that is not a JSON object is refused, untouched. Both files are
+written owner-only (0600, created so and swapped in atomically): they hold the servers' `env`
+(`--env KEY=SECRET`) and `headers`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,16 +93,30 @@ def plan(host: str, app: str, name: str, env: dict[str, str], workspace: Path) -
 
 
 def write(planned: Plan) -> Path | None:
-    """Write the plan (the old file copied to `<file>.bak` first); the backup's path."""
+    """Write the plan (the old file copied to `<file>.bak` first); the backup's path. Both are
+    readable by their owner only (0600): a host's configuration holds its servers' secrets
+    (`env`, `headers`)."""
     path = planned.path
     backup = path.with_name(path.name + ".bak") if path.exists() else None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if backup is not None:
-            shutil.copy2(path, backup)
-        partial = path.with_name(path.name + ".mcpio-tmp")
-        partial.write_text(planned.text, encoding="utf-8")
-        os.replace(partial, path)
+            _write_private(backup, path.read_bytes())
+        _write_private(path, planned.text.encode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
     return backup
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Replace `path` atomically by a new file of `data`, mode 0600 from its creation (an
+    existing file's looser mode goes with it; no moment where the secrets are readable)."""
+    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".mcpio-tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:  # mkstemp: O_EXCL, mode 0600
+            file.write(data)
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise

@@ -165,11 +165,21 @@ class Mounts:
         parent.extension_methods[DIRECTORY_READ] = self._skills_named(DIRECTORY_READ)
 
     def add(self, server: Server, namespace: str) -> None:
-        """Mount `server` under `namespace`; ValueError for a bad or taken namespace."""
+        """Mount `server` under `namespace`; ValueError for a bad or taken namespace, or one
+        that begins with another's and `_` (or the other way round)."""
         if not namespace or any(c in namespace for c in "/: "):
             raise ValueError(f"namespace must be a non-empty word, not {namespace!r}")
         if server is self.parent or any(m.namespace == namespace for m in self.mounted):
             raise ValueError(f"namespace {namespace!r} is taken (or the server mounts itself)")
+        for other in self.mounted:
+            # `gh` and `gh_ent` would both name a tool `gh_ent_x` (`gh`'s `ent_x`, `gh_ent`'s
+            # `x`): one would shadow the other, so such pairs are refused, in either order
+            shorter, longer = sorted((other.namespace, namespace), key=len)
+            if longer.startswith(shorter + "_"):
+                raise ValueError(
+                    f"namespace {namespace!r} clashes with the mounted {other.namespace!r}:"
+                    f" tools and prompts named {longer}_... could be either's"
+                )
         mounted = Mounted(server, namespace)
         server.tasks = self.parent.tasks  # its task tools: tasks the parent's clients poll
         server.hub = _Upward(self.parent, mounted)

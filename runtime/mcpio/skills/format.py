@@ -3,7 +3,10 @@ extension's identifier and limits, digests, skill names and URIs, and SKILL.md f
 
 Frontmatter is YAML, read with PyYAML (the `skills` extra) restricted towards YAML 1.2's core
 schema (what other implementations parse with): `yes`/`no`/`on`/`off` stay strings, and so do
-dates, so a frontmatter block renders as the same JSON object on either side.
+dates, so a frontmatter block renders as the same JSON object on either side. It is data, not a
+program: anchors and aliases (`&a`, `*a`, and so `<<: *a` merges) are refused, since a few
+hundred bytes of aliases expand to megabytes of JSON in every `skills/list`; so is a block over
+`MAX_FRONTMATTER_BYTES` or nested deeper than `MAX_FRONTMATTER_DEPTH`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ SKILL_FILE = "SKILL.md"
 DIRECTORY_MIME = "inode/directory"
 MAX_RESOURCES = 512  # entries per skill, SKILL.md included (the SEP's SHOULD NOT exceed)
 MAX_TOTAL_BYTES = 16 * 1024 * 1024  # bytes per skill
+MAX_FRONTMATTER_BYTES = 64 * 1024  # the YAML block, UTF-8 (the Agent Skills fields need < 2 KiB)
+MAX_FRONTMATTER_DEPTH = 32  # nested sequences and mappings
 NAME = re.compile(r"^(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 _BLOCK = re.compile(r"^---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
 _BOOL_1_2 = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
@@ -39,10 +44,17 @@ def frontmatter(text: str) -> dict[str, Any]:
     found = _BLOCK.match(text.removeprefix("\ufeff"))
     if found is None:
         raise FrontmatterError("SKILL.md does not begin with a --- delimited frontmatter block")
+    block = found.group(1)
+    size = len(block.encode())
+    if size > MAX_FRONTMATTER_BYTES:
+        raise FrontmatterError(f"the frontmatter is over {MAX_FRONTMATTER_BYTES} bytes ({size})")
     with needs("skills", "reading SKILL.md frontmatter"):
         import yaml
+    loader = _loader()
     try:
-        data = yaml.load(found.group(1), Loader=_loader())  # noqa: S506 (a SafeLoader)
+        data = yaml.load(block, Loader=loader)  # noqa: S506 (a SafeLoader)
+    except loader.Refused as exc:
+        raise FrontmatterError(f"the frontmatter is refused: {_first_line(exc)}") from None
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"the frontmatter is not valid YAML: {_first_line(exc)}") from None
     if type(data) is not dict:
@@ -62,13 +74,36 @@ _LOADER: Any = None
 
 
 def _loader() -> Any:
-    """A SafeLoader without YAML 1.1's timestamps and yes/no booleans (built once)."""
+    """A SafeLoader without YAML 1.1's timestamps and yes/no booleans, anchors and aliases,
+    or nesting deeper than `MAX_FRONTMATTER_DEPTH` (built once)."""
     global _LOADER
     if _LOADER is None:
         import yaml
+        from yaml.composer import ComposerError
+
+        class Refused(ComposerError):
+            """Valid YAML that frontmatter may not use."""
 
         class Loader(yaml.SafeLoader):
-            pass
+            depth = 0
+
+            def compose_node(self, parent: Any, index: Any) -> Any:
+                event = self.peek_event()
+                if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                    raise Refused(
+                        None, None, "anchors and aliases (& and *) are not allowed",
+                        event.start_mark,
+                    )  # fmt: skip
+                if self.depth >= MAX_FRONTMATTER_DEPTH:
+                    raise Refused(
+                        None, None, f"nested deeper than {MAX_FRONTMATTER_DEPTH} levels",
+                        event.start_mark,
+                    )  # fmt: skip
+                self.depth += 1
+                try:
+                    return super().compose_node(parent, index)
+                finally:
+                    self.depth -= 1
 
         resolvers: dict[Any, list[Any]] = {}
         for first, entries in yaml.SafeLoader.yaml_implicit_resolvers.items():
@@ -78,6 +113,7 @@ def _loader() -> Any:
                 if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")
             ]
             resolvers[first] = kept
+        Loader.Refused = Refused  # pyright: ignore[reportAttributeAccessIssue]
         Loader.yaml_implicit_resolvers = resolvers
         Loader.add_implicit_resolver("tag:yaml.org,2002:bool", _BOOL_1_2, list("tTfF"))
         _LOADER = Loader

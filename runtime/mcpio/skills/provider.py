@@ -34,7 +34,7 @@ from mcpio.latest import public as pub
 from mcpio.paging import page
 from mcpio.sealing import Sealer
 from mcpio.skills.format import EXTENSION, SKILL_FILE, digest
-from mcpio.skills.scan import Catalog, SkillFile, scan
+from mcpio.skills.scan import Catalog, SkillFile, publishable, scan
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 
@@ -158,9 +158,10 @@ class SkillsDirectory:
         return entry
 
     def _read(self, file: SkillFile) -> str | bytes:
-        """A file's bytes now (text for text types), never from outside the directory."""
-        real = file.path.resolve()
-        if not real.is_relative_to(self.root.resolve()):
+        """A file's bytes now (text for text types), never from outside its skill's directory
+        nor a dot file (a symlink may have changed since the last look)."""
+        real = publishable(file.path, file.home)
+        if real is None:
             raise ProtocolError(INVALID_PARAMS, f"resource not found: {file.uri}")
         try:
             data = real.read_bytes()

@@ -4,8 +4,9 @@ skill (a directory holding SKILL.md, at any depth) with its entry (`uri`, verbat
 
 What cannot be published is skipped with a warning, never raised: a directory without SKILL.md,
 a SKILL.md whose frontmatter is broken or whose `name` is not its directory's, a symlink out of
-the directory, a skill over the SEP's limits (512 files, 16 MiB), an unreadable file. Dot files
-and directories (`.git`, `.DS_Store`) are not part of any skill.
+its skill's directory or to a dot file, a skill over the SEP's limits (512 files, 16 MiB), an
+unreadable file. Dot files and directories (`.git`, `.env`, `.DS_Store`) are not part of any
+skill, nor reached through a symlink (`refs/env.txt -> ../../.env`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,21 @@ class SkillFile:
     mtime_ns: int
     digest: str
     mime_type: str
+    home: Path  # its skill's directory, resolved: what the file must resolve inside of
+
+
+def publishable(path: Path, home: Path) -> Path | None:
+    """What `path` leads to, its symlinks followed, if that is inside `home` (a skill's resolved
+    directory) with no dot-named component there (`.env`, `.git/config`); else None."""
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return None
+    if not target.is_relative_to(home):
+        return None
+    if any(part.startswith(".") for part in target.relative_to(home).parts):
+        return None
+    return target
 
 
 @dataclass(frozen=True)
@@ -133,6 +149,14 @@ def _skill(
 ) -> SkillRecord | None:
     """The skill at `directory`, or None (with the warning why it is not published)."""
     where = root / directory
+    home = where.resolve()
+    for rel, path in list(files.items()):
+        if publishable(path, home) is None:
+            warnings.append(f"{path}: a symlink out of its skill or to a dot file: skipped")
+            del files[rel]
+    if directory / SKILL_FILE not in files:
+        warnings.append(f"{where}: its SKILL.md is not publishable: skill skipped")
+        return None
     try:
         sizes = {rel: path.stat() for rel, path in files.items()}
     except OSError as exc:
@@ -160,7 +184,7 @@ def _skill(
         return None
     made: list[SkillFile] = []
     for rel, path in files.items():
-        made_file = _file(uri_of(scheme, rel), path, sizes[rel], known)
+        made_file = _file(uri_of(scheme, rel), path, home, sizes[rel], known)
         if made_file is None:
             warnings.append(f"{path}: cannot be read: skill {where} skipped")
             return None
@@ -178,7 +202,9 @@ def _reason(exc: Exception) -> str:
     return str(exc)
 
 
-def _file(uri: str, path: Path, stat: os.stat_result, known: Mapping[str, SkillFile]) -> Any:
+def _file(
+    uri: str, path: Path, home: Path, stat: os.stat_result, known: Mapping[str, SkillFile]
+) -> Any:
     before = known.get(uri)
     if before is not None and (before.size, before.mtime_ns) == (stat.st_size, stat.st_mtime_ns):
         return before
@@ -189,7 +215,7 @@ def _file(uri: str, path: Path, stat: os.stat_result, known: Mapping[str, SkillF
     mime = _TEXT_TYPES.get(path.suffix) or mimetypes.guess_type(path.name)[0]
     if mime is None:
         mime = "text/plain" if _is_text(data) else "application/octet-stream"
-    return SkillFile(uri, path, len(data), stat.st_mtime_ns, digest(data), mime)
+    return SkillFile(uri, path, len(data), stat.st_mtime_ns, digest(data), mime, home)
 
 
 def _is_text(data: bytes) -> bool:

@@ -25,6 +25,45 @@ from mcpio.transports.lines import LineStream
 CHUNK = 1 << 16
 BACKLOG = 2 * CHUNK  # unread bytes of a process's stdout at which its pipe is paused
 
+# What a stdio server inherits of the host's environment (`server_environment`): what a program
+# needs to run as this user, and no credentials (API keys, tokens, cloud settings stay with the
+# host unless `env=` passes them). Variables absent from the host's environment are not made up.
+INHERITED_ENV: tuple[str, ...] = (
+    # POSIX
+    "HOME",  # the user's home: where a program finds its configuration and caches
+    "USER", "LOGNAME",  # who runs it (getpass, logs)
+    "PATH",  # how a server finds the programs it runs (node, uv, git)
+    "SHELL",  # the user's shell, for a server that runs commands
+    "TERM",  # what stderr is shown on (colours)
+    "LANG", "LANGUAGE",  # the locale, and with `LC_*` below the text encoding of stdio and paths
+    "TMPDIR",  # where temporary files go (macOS's is per user)
+    "TZ",  # the time zone
+    # the XDG base directories: where configuration, data and caches are, when not the defaults
+    "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
+    # Windows
+    "SYSTEMROOT", "WINDIR", "SYSTEMDRIVE",  # without SYSTEMROOT, Python's sockets fail to start
+    "COMSPEC", "PATHEXT",  # how `npx.cmd` and other scripts run and are found
+    "TEMP", "TMP",  # temporary files
+    "USERNAME", "USERPROFILE", "HOMEDRIVE", "HOMEPATH",  # the user and their home
+    "APPDATA", "LOCALAPPDATA", "PROGRAMDATA",  # configuration and caches
+    "PROGRAMFILES", "PROGRAMFILES(X86)", "COMMONPROGRAMFILES",  # where programs are installed
+    "PROCESSOR_ARCHITECTURE", "NUMBER_OF_PROCESSORS",  # what the machine is
+)  # fmt: skip
+INHERITED_ENV_PREFIXES: tuple[str, ...] = ("LC_",)  # LC_ALL, LC_CTYPE, ...: the locale
+
+
+def server_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a stdio server starts with: the host's variables named in
+    `INHERITED_ENV` (or starting with `LC_`), then `env` over them."""
+    names = frozenset(INHERITED_ENV)
+    windows = sys.platform == "win32"  # where names are case-insensitive
+    inherited = {
+        key: value
+        for key, value in os.environ.items()
+        if (key.upper() if windows else key) in names or key.startswith(INHERITED_ENV_PREFIXES)
+    }
+    return {**inherited, **(env or {})}
+
 
 def _pollable(fd: int) -> bool:
     """Whether the event loop can watch the file: a pipe, socket or terminal, not a regular file
@@ -356,7 +395,9 @@ async def spawn(
     stderr: int | IO[bytes] | None = None,
     grace: float = 2.0,
 ) -> ProcessTransport:
-    """Start a stdio server; its stderr goes to ours unless `stderr` says otherwise."""
+    """Start a stdio server; its stderr goes to ours unless `stderr` says otherwise. Its
+    environment: the host's allow-listed variables with `env` over them (`server_environment`),
+    never the host's whole environment."""
     loop = asyncio.get_running_loop()
     # What `asyncio.create_subprocess_exec` does, with a protocol that hands stdout over.
     transport, protocol = await loop.subprocess_exec(
@@ -365,7 +406,7 @@ async def spawn(
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=stderr,
-        env=dict(env) if env is not None else None,
+        env=server_environment(env),
         cwd=cwd,
     )
     process = asyncio.subprocess.Process(transport, protocol, loop)
