@@ -11,7 +11,7 @@ import itertools
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, cast
 
 import anyio
@@ -77,6 +77,32 @@ class Reading(Protocol):
 
     async def on_request(self, raw: bytes, env: Peek, message: Any = None) -> None:
         """Serve a request; `message`: what `read_request` read of it, if it did."""
+
+
+# What makes a request's response (`ServerConnection.answer`): its bytes, None for none.
+Answer = Callable[[bytes, Peek, Any], Awaitable[bytes | None]]
+
+
+class _Batch:
+    """A JSON-RPC batch being served: how its requests are answered, the tasks serving them,
+    and the responses gathered for its one array."""
+
+    __slots__ = ("answer", "tasks", "replies")
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.tasks: list[asyncio.Task[None]] = []
+        self.replies: list[bytes] = []
+
+
+def unreadable_id(error: ProtocolError, raw: bytes) -> RequestId | None:
+    """The id to answer a frame that is not a valid message with (`error`): its id where the
+    JSON reads as an object whose id is a string or an integer, else None."""
+    if error.code != INVALID_REQUEST or not raw:
+        return None
+    obj = pydantic_core.from_json(raw, allow_inf_nan=False)
+    maybe = obj.get("id") if type(obj) is dict else None
+    return maybe if type(maybe) is int or type(maybe) is str else None
 
 
 async def send_frame(transport: Transport, data: bytes) -> None:
@@ -278,7 +304,49 @@ class Session:
             return
         await self.peer.on_batch(raw, items)
 
-    async def _dispatch(self, raw: bytes, env: Peek) -> None:
+    async def serve_batch(
+        self, items: list[Any], answer: Answer, unbatchable: frozenset[str] = frozenset()
+    ) -> None:
+        """Serve a JSON-RPC batch (its array read): each item as the read loop serves a frame
+        alone (a request in a task of its own, its response made by `answer`); the responses
+        and the errors of the items refused go out as one array once every request is done
+        (nothing when there are none). An empty batch is one -32600 error; a request whose
+        method is `unbatchable` is refused with -32600 (such a notification is dropped)."""
+        if not items:
+            await self.reply(None, ProtocolError(INVALID_REQUEST, "an empty batch is not valid"))
+            return
+        batch = _Batch(answer)
+        for item in items:
+            frame = pydantic_core.to_json(item)
+            try:
+                env = peek_any(frame)
+            except ProtocolError as exc:
+                log.warning("unreadable batch item: %s", exc.message)
+                batch.replies.append(self.peer.error_frame(self._unreadable_id(exc, frame), exc))
+                continue
+            if env.method in unbatchable:
+                if env.kind == "request":
+                    reason = f"{env.method} must not be part of a batch"
+                    error = ProtocolError(INVALID_REQUEST, reason, {"method": env.method})
+                    batch.replies.append(self.peer.error_frame(env.id, error))
+                continue
+            await self._dispatch(frame, env, batch)
+        if batch.tasks:  # the array waits for them, the frames that follow do not
+            self.start_soon(self._answer_batch, batch)
+        else:
+            await self._answer_batch(batch)
+
+    async def _answer_batch(self, batch: _Batch) -> None:
+        """Send a batch's array once its requests are done."""
+        if batch.tasks:
+            await asyncio.wait(batch.tasks)
+        if batch.replies:
+            try:
+                await self.send(b"[" + b",".join(batch.replies) + b"]")
+            except ConnectionClosed:
+                pass
+
+    async def _dispatch(self, raw: bytes, env: Peek, batch: _Batch | None = None) -> None:
         if env.kind == "notification":
             await self.peer.on_notification(raw, env)
         elif env.kind != "request":
@@ -289,16 +357,19 @@ class Session:
             if id in self._serving:
                 # One still being served: an answer could not be told apart from its.
                 error = ProtocolError(INVALID_REQUEST, "id must not be one in use")
-                await self.reply(None, error)
+                if batch is None:
+                    await self.reply(None, error)
+                else:
+                    batch.replies.append(self.peer.error_frame(None, error))
                 return
             if env.method == "initialize":
                 # The lifecycle keeps the order of arrival: the frames that follow initialize
                 # are read once it is answered, and answered in the revision it chose.
                 scope = self._serving[id] = anyio.CancelScope()
                 with scope:
-                    await self._serve(id, raw, env)
+                    await self._serve(id, raw, env, None, batch)
             else:
-                self._start(id, raw, env)
+                self._start(id, raw, env, batch=batch)
 
     def _start(
         self,
@@ -307,18 +378,28 @@ class Session:
         env: Peek,
         context: contextvars.Context | None = None,
         message: Any = None,
+        batch: _Batch | None = None,
     ) -> None:
         """Serve a request in a task of its own (in a copy of the current context, else in
-        `context`); `message`: what the peer's `read_request` read of it."""
+        `context`); `message`: what the peer's `read_request` read of it; `batch`: the batch
+        it is an item of, whose array takes its response."""
         loop = self._loop or asyncio.get_running_loop()
         # (no done callback here, on every request's path: `_cancel` adds `_unstarted`)
-        work = self._serve(id, raw, env, message)
-        self._serving[id] = loop.create_task(work, context=context)
+        work = self._serve(id, raw, env, message, batch)
+        task = self._serving[id] = loop.create_task(work, context=context)
+        if batch is not None:
+            batch.tasks.append(task)
 
-    async def _serve(self, id: RequestId, raw: bytes, env: Peek, message: Any = None) -> None:
+    async def _serve(
+        self, id: RequestId, raw: bytes, env: Peek, message: Any = None, batch: _Batch | None = None
+    ) -> None:
         token = serving.set((self, id))
         try:
-            if message is None:
+            if batch is not None:
+                reply = await batch.answer(raw, env, message)
+                if reply is not None:
+                    batch.replies.append(reply)
+            elif message is None:
                 await self.peer.on_request(raw, env)
             else:
                 await cast(Reading, self.peer).on_request(raw, env, message)
@@ -400,13 +481,12 @@ class Session:
     async def _answer_unreadable(self, error: ProtocolError, raw: bytes = b"") -> None:
         """Answer a frame that is not a JSON-RPC message, with its id when one can be read."""
         log.warning("unreadable frame: %s", error.message)
-        id = None
-        if error.code == INVALID_REQUEST and raw:
-            obj = pydantic_core.from_json(raw, allow_inf_nan=False)
-            maybe = obj.get("id") if type(obj) is dict else None
-            if (type(maybe) is int or type(maybe) is str) and maybe not in self._serving:
-                id = maybe
-        await self.reply(id, error)
+        await self.reply(self._unreadable_id(error, raw), error)
+
+    def _unreadable_id(self, error: ProtocolError, raw: bytes) -> RequestId | None:
+        """`unreadable_id`, unless it is one in use (its answer could not be told apart)."""
+        id = unreadable_id(error, raw)
+        return None if id in self._serving else id
 
     async def reply(self, id: RequestId | None, error: ProtocolError) -> None:
         """Send an error response, ignoring a closed connection (nobody is left to tell)."""

@@ -36,7 +36,7 @@ from mcpio.http.asgi import (
 )
 from mcpio.jsonrpc import RequestId, error_frame
 from mcpio.negotiate import peek_any
-from mcpio.session import serving
+from mcpio.session import serving, unreadable_id
 from mcpio.transport import FrameHook, Transport
 from mcpio.transports.http_rules import EVENT_STREAM, accepts
 from mcpio.transports.sse import SseWriter
@@ -197,8 +197,11 @@ class LegacySessions:
         ids: list[RequestId] = []
         frames: list[tuple[bytes, Peek]] = []
         if isinstance(message, list):
-            if codec is None or not codec.batching or not message:
+            if codec is None or not codec.batching:
                 reason = "batches are not part of this revision"
+                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+            if not message:
+                reason = "an empty batch is not valid"
                 raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
             if len(message) > self.limits.max_batch_items:
                 reason = f"a batch holds at most {self.limits.max_batch_items} messages"
@@ -369,13 +372,23 @@ def _batch_items(
     refused: list[bytes],
 ) -> None:
     """A batch's items sorted: the messages the session will see (`frames`, the requests'
-    `ids`), and the answers made here for the others (`refused`: not a message, an id in use)."""
+    `ids`), and the answers made here for the others (`refused`: not a message, an id in use,
+    a method that must not be batched) as a stdio session answers them (`Session.serve_batch`)."""
     for item in items:
         frame = pydantic_core.to_json(item)
         try:
             env = peek_any(frame)
         except ProtocolError as exc:  # not a message; an id of the wrong type
-            refused.append(error_frame(codec, None, exc))
+            id = unreadable_id(exc, frame)
+            if id is not None and (id in ids or session.in_use(id)):
+                id = None
+            refused.append(error_frame(codec, id, exc))
+            continue
+        if env.method in codec.unbatchable:
+            if env.kind == "request":
+                reason = f"{env.method} must not be part of a batch"
+                error = ProtocolError(INVALID_REQUEST, reason, {"method": env.method})
+                refused.append(error_frame(codec, env.id, error))
             continue
         error = _in_use(session, env, ids)
         if error is not None:
