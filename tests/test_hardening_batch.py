@@ -272,7 +272,12 @@ EDGE_CASES: dict[str, tuple[list[Any], list[tuple[Any, str | int]] | None, bool]
     ),
     "invalid items only": (
         [1, "x", None, {"jsonrpc": "2.0", "id": True, "method": "ping"}],
-        [(None, -32600)] * 4,
+        [(None, -32600), (None, -32600), (None, -32600), (None, -32600)],
+        True,
+    ),
+    "a repeated id": (
+        [request(31, "ping"), request(31, "ping"), request(32, "ping")],
+        [(31, "ok"), (31, -32600), (32, "ok")],  # the second refused: its id in use
         True,
     ),
     "a mix": (
@@ -611,4 +616,3 @@ async def test_every_request_answered_once_under_a_mixed_load_over_http() -> Non
         assert final.json() == {"jsonrpc": "2.0", "id": "final", "result": {}}
         assert (await http.delete("/mcp", headers=session)).status_code == 200
     check_once(sent, received, True, load.texts)
-

@@ -12,7 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, cast
+from typing import Any, NamedTuple, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -95,7 +95,7 @@ class _Batch:
         self.replies: list[bytes] = []
 
 
-def unreadable_id(error: ProtocolError, raw: bytes) -> RequestId | None:
+def _readable_id(error: ProtocolError, raw: bytes) -> RequestId | None:
     """The id to answer a frame that is not a valid message with (`error`): its id where the
     JSON reads as an object whose id is a string or an integer, else None."""
     if error.code != INVALID_REQUEST or not raw:
@@ -103,6 +103,32 @@ def unreadable_id(error: ProtocolError, raw: bytes) -> RequestId | None:
     obj = pydantic_core.from_json(raw, allow_inf_nan=False)
     maybe = obj.get("id") if type(obj) is dict else None
     return maybe if type(maybe) is int or type(maybe) is str else None
+
+
+class Refused(NamedTuple):
+    """A batch item answered where the batch is read: the id to answer with, and the error."""
+
+    id: RequestId | None
+    error: ProtocolError
+
+
+def read_batch_item(
+    frame: bytes, unbatchable: frozenset[str], in_use: Callable[[RequestId], bool]
+) -> Peek | Refused | None:
+    """A batch item's envelope, to serve as the frame alone is; else why it is refused (not a
+    message: with its id where it can be read and is not `in_use`; a request whose method is
+    `unbatchable`), or None for a notification that must not be batched (dropped)."""
+    try:
+        env = peek_any(frame)
+    except ProtocolError as exc:
+        id = _readable_id(exc, frame)
+        return Refused(None if id is not None and in_use(id) else id, exc)
+    if env.method in unbatchable:
+        if env.kind != "request":
+            return None
+        reason = f"{env.method} must not be part of a batch"
+        return Refused(env.id, ProtocolError(INVALID_REQUEST, reason, {"method": env.method}))
+    return env
 
 
 async def send_frame(transport: Transport, data: bytes) -> None:
@@ -318,19 +344,12 @@ class Session:
         batch = _Batch(answer)
         for item in items:
             frame = pydantic_core.to_json(item)
-            try:
-                env = peek_any(frame)
-            except ProtocolError as exc:
-                log.warning("unreadable batch item: %s", exc.message)
-                batch.replies.append(self.peer.error_frame(self._unreadable_id(exc, frame), exc))
-                continue
-            if env.method in unbatchable:
-                if env.kind == "request":
-                    reason = f"{env.method} must not be part of a batch"
-                    error = ProtocolError(INVALID_REQUEST, reason, {"method": env.method})
-                    batch.replies.append(self.peer.error_frame(env.id, error))
-                continue
-            await self._dispatch(frame, env, batch)
+            read = read_batch_item(frame, unbatchable, self._serving.__contains__)
+            if isinstance(read, Refused):
+                log.warning("batch item refused: %s", read.error.message)
+                batch.replies.append(self.peer.error_frame(read.id, read.error))
+            elif read is not None:
+                await self._dispatch(frame, read, batch)
         if batch.tasks:  # the array waits for them, the frames that follow do not
             self.start_soon(self._answer_batch, batch)
         else:
@@ -355,12 +374,13 @@ class Session:
             id = env.id
             assert id is not None  # a request's id: peek refuses one of another type
             if id in self._serving:
-                # One still being served: an answer could not be told apart from its.
+                # One still being served: an answer could not be told apart from its. (In a
+                # batch, its array's: the error carries the id, one answer per item.)
                 error = ProtocolError(INVALID_REQUEST, "id must not be one in use")
                 if batch is None:
                     await self.reply(None, error)
                 else:
-                    batch.replies.append(self.peer.error_frame(None, error))
+                    batch.replies.append(self.peer.error_frame(id, error))
                 return
             if env.method == "initialize":
                 # The lifecycle keeps the order of arrival: the frames that follow initialize
@@ -484,8 +504,8 @@ class Session:
         await self.reply(self._unreadable_id(error, raw), error)
 
     def _unreadable_id(self, error: ProtocolError, raw: bytes) -> RequestId | None:
-        """`unreadable_id`, unless it is one in use (its answer could not be told apart)."""
-        id = unreadable_id(error, raw)
+        """`_readable_id`, unless it is one in use (its answer could not be told apart)."""
+        id = _readable_id(error, raw)
         return None if id in self._serving else id
 
     async def reply(self, id: RequestId | None, error: ProtocolError) -> None:

@@ -35,8 +35,7 @@ from mcpio.http.asgi import (
     watch_disconnect,
 )
 from mcpio.jsonrpc import RequestId, error_frame
-from mcpio.negotiate import peek_any
-from mcpio.session import serving, unreadable_id
+from mcpio.session import Refused, read_batch_item, serving
 from mcpio.transport import FrameHook, Transport
 from mcpio.transports.http_rules import EVENT_STREAM, accepts
 from mcpio.transports.sse import SseWriter
@@ -374,21 +373,17 @@ def _batch_items(
     """A batch's items sorted: the messages the session will see (`frames`, the requests'
     `ids`), and the answers made here for the others (`refused`: not a message, an id in use,
     a method that must not be batched) as a stdio session answers them (`Session.serve_batch`)."""
+
+    def in_use(id: RequestId) -> bool:
+        return id in ids or session.in_use(id)
+
     for item in items:
         frame = pydantic_core.to_json(item)
-        try:
-            env = peek_any(frame)
-        except ProtocolError as exc:  # not a message; an id of the wrong type
-            id = unreadable_id(exc, frame)
-            if id is not None and (id in ids or session.in_use(id)):
-                id = None
-            refused.append(error_frame(codec, id, exc))
+        env = read_batch_item(frame, codec.unbatchable, in_use)
+        if env is None:  # a notification that must not be batched
             continue
-        if env.method in codec.unbatchable:
-            if env.kind == "request":
-                reason = f"{env.method} must not be part of a batch"
-                error = ProtocolError(INVALID_REQUEST, reason, {"method": env.method})
-                refused.append(error_frame(codec, env.id, error))
+        if isinstance(env, Refused):  # not a message; an id of the wrong type; initialize
+            refused.append(error_frame(codec, env.id, env.error))
             continue
         error = _in_use(session, env, ids)
         if error is not None:
