@@ -14,7 +14,6 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-import anyio
 import pydantic_core
 from pydantic import BaseModel
 
@@ -256,44 +255,15 @@ class ServerConnection:
             log.debug("notification %s ignored", method)
 
     async def on_batch(self, raw: bytes, items: list[Any]) -> None:
-        """Answer a JSON-RPC batch, where the revision has batches (2025-03-26); else -32600."""
+        """Serve a JSON-RPC batch where the revision has batches (2025-03-26), each request in
+        it as one sent alone (`answer`); else one -32600 error."""
         codec = self.codec
         if codec is None or not codec.batching:
             revision = codec.revision if codec else "this connection"
             error = ProtocolError(INVALID_REQUEST, f"JSON-RPC batches are not part of {revision}")
             await self.session.reply(None, error)
             return
-        replies: list[bytes] = []
-
-        async def one(item: Any) -> None:
-            frame = pydantic_core.to_json(item)
-            try:
-                env = codec.peek(frame)
-            except ProtocolError as exc:
-                replies.append(self.error_frame(None, exc))
-                return
-            if env.kind not in ("request", "notification"):
-                error = ProtocolError(INVALID_REQUEST, "invalid batch item")
-                replies.append(self.error_frame(None, error))
-            elif env.method == "initialize":
-                error = ProtocolError(INVALID_REQUEST, "initialize must not be batched")
-                replies.append(self.error_frame(env.id, error))
-            elif env.kind == "notification":
-                await self.on_notification(frame, env)
-            else:
-                assert env.id is not None  # a request's
-                try:
-                    reply = await self._legacy(codec, frame, env.id, env)
-                except ProtocolError as exc:
-                    reply = self.error_frame(env.id, exc)
-                if reply is not None:
-                    replies.append(reply)
-
-        async with anyio.create_task_group() as tasks:
-            for item in items:
-                tasks.start_soon(one, item)
-        if replies:
-            await self.session.send(b"[" + b",".join(replies) + b"]")
+        await self.session.serve_batch(items, self.answer, codec.unbatchable)
 
     async def on_close(self) -> None:
         """Drop the connection's session and end its listeners."""

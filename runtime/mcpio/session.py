@@ -11,8 +11,8 @@ import itertools
 import logging
 import re
 import time
-from collections.abc import Callable
-from typing import Any, Protocol, cast
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -77,6 +77,65 @@ class Reading(Protocol):
 
     async def on_request(self, raw: bytes, env: Peek, message: Any = None) -> None:
         """Serve a request; `message`: what `read_request` read of it, if it did."""
+
+
+# What makes a request's response (`ServerConnection.answer`): its bytes, None for none.
+Answer = Callable[[bytes, Peek, Any], Awaitable[bytes | None]]
+
+
+class _Batch:
+    """A JSON-RPC batch being served: how its requests are answered, the tasks serving them,
+    and the responses gathered for its one array."""
+
+    __slots__ = ("answer", "tasks", "replies")
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.tasks: list[asyncio.Task[None]] = []
+        self.replies: list[bytes] = []
+
+
+def _readable_id(error: ProtocolError, raw: bytes) -> RequestId | None:
+    """The id to answer a frame that is not a valid message with (`error`): its id where the
+    JSON reads as an object whose id is a string or an integer, else None."""
+    if error.code != INVALID_REQUEST or not raw:
+        return None
+    obj = pydantic_core.from_json(raw, allow_inf_nan=False)
+    maybe = obj.get("id") if type(obj) is dict else None
+    return maybe if type(maybe) is int or type(maybe) is str else None
+
+
+def _names_a_method(raw: bytes) -> bool:
+    """Whether `raw`, a JSON object, has a `method` member (a request or notification, not an
+    answer)."""
+    obj = pydantic_core.from_json(raw, allow_inf_nan=False)
+    return type(obj) is dict and "method" in obj
+
+
+class Refused(NamedTuple):
+    """A batch item answered where the batch is read: the id to answer with, and the error."""
+
+    id: RequestId | None
+    error: ProtocolError
+
+
+def read_batch_item(
+    frame: bytes, unbatchable: frozenset[str], in_use: Callable[[RequestId], bool]
+) -> Peek | Refused | None:
+    """A batch item's envelope, to serve as the frame alone is; else why it is refused (not a
+    message: with its id where it can be read and is not `in_use`; a request whose method is
+    `unbatchable`), or None for a notification that must not be batched (dropped)."""
+    try:
+        env = peek_any(frame)
+    except ProtocolError as exc:
+        id = _readable_id(exc, frame)
+        return Refused(None if id is not None and in_use(id) else id, exc)
+    if env.method in unbatchable:
+        if env.kind != "request":
+            return None
+        reason = f"{env.method} must not be part of a batch"
+        return Refused(env.id, ProtocolError(INVALID_REQUEST, reason, {"method": env.method}))
+    return env
 
 
 async def send_frame(transport: Transport, data: bytes) -> None:
@@ -278,7 +337,42 @@ class Session:
             return
         await self.peer.on_batch(raw, items)
 
-    async def _dispatch(self, raw: bytes, env: Peek) -> None:
+    async def serve_batch(
+        self, items: list[Any], answer: Answer, unbatchable: frozenset[str] = frozenset()
+    ) -> None:
+        """Serve a JSON-RPC batch (its array read): each item as the read loop serves a frame
+        alone (a request in a task of its own, its response made by `answer`); the responses
+        and the errors of the items refused go out as one array once every request is done
+        (nothing when there are none). An empty batch is one -32600 error; a request whose
+        method is `unbatchable` is refused with -32600 (such a notification is dropped)."""
+        if not items:
+            await self.reply(None, ProtocolError(INVALID_REQUEST, "an empty batch is not valid"))
+            return
+        batch = _Batch(answer)
+        for item in items:
+            frame = pydantic_core.to_json(item)
+            read = read_batch_item(frame, unbatchable, self._serving.__contains__)
+            if isinstance(read, Refused):
+                log.warning("batch item refused: %s", read.error.message)
+                batch.replies.append(self.peer.error_frame(read.id, read.error))
+            elif read is not None:
+                await self._dispatch(frame, read, batch)
+        if batch.tasks:  # the array waits for them, the frames that follow do not
+            self.start_soon(self._answer_batch, batch)
+        else:
+            await self._answer_batch(batch)
+
+    async def _answer_batch(self, batch: _Batch) -> None:
+        """Send a batch's array once its requests are done."""
+        if batch.tasks:
+            await asyncio.wait(batch.tasks)
+        if batch.replies:
+            try:
+                await self.send(b"[" + b",".join(batch.replies) + b"]")
+            except ConnectionClosed:
+                pass
+
+    async def _dispatch(self, raw: bytes, env: Peek, batch: _Batch | None = None) -> None:
         if env.kind == "notification":
             await self.peer.on_notification(raw, env)
         elif env.kind != "request":
@@ -287,18 +381,22 @@ class Session:
             id = env.id
             assert id is not None  # a request's id: peek refuses one of another type
             if id in self._serving:
-                # One still being served: an answer could not be told apart from its.
+                # One still being served: an answer could not be told apart from its. (In a
+                # batch, its array's: the error carries the id, one answer per item.)
                 error = ProtocolError(INVALID_REQUEST, "id must not be one in use")
-                await self.reply(None, error)
+                if batch is None:
+                    await self.reply(None, error)
+                else:
+                    batch.replies.append(self.peer.error_frame(id, error))
                 return
             if env.method == "initialize":
                 # The lifecycle keeps the order of arrival: the frames that follow initialize
                 # are read once it is answered, and answered in the revision it chose.
                 scope = self._serving[id] = anyio.CancelScope()
                 with scope:
-                    await self._serve(id, raw, env)
+                    await self._serve(id, raw, env, None, batch)
             else:
-                self._start(id, raw, env)
+                self._start(id, raw, env, batch=batch)
 
     def _start(
         self,
@@ -307,18 +405,28 @@ class Session:
         env: Peek,
         context: contextvars.Context | None = None,
         message: Any = None,
+        batch: _Batch | None = None,
     ) -> None:
         """Serve a request in a task of its own (in a copy of the current context, else in
-        `context`); `message`: what the peer's `read_request` read of it."""
+        `context`); `message`: what the peer's `read_request` read of it; `batch`: the batch
+        it is an item of, whose array takes its response."""
         loop = self._loop or asyncio.get_running_loop()
         # (no done callback here, on every request's path: `_cancel` adds `_unstarted`)
-        work = self._serve(id, raw, env, message)
-        self._serving[id] = loop.create_task(work, context=context)
+        work = self._serve(id, raw, env, message, batch)
+        task = self._serving[id] = loop.create_task(work, context=context)
+        if batch is not None:
+            batch.tasks.append(task)
 
-    async def _serve(self, id: RequestId, raw: bytes, env: Peek, message: Any = None) -> None:
+    async def _serve(
+        self, id: RequestId, raw: bytes, env: Peek, message: Any = None, batch: _Batch | None = None
+    ) -> None:
         token = serving.set((self, id))
         try:
-            if message is None:
+            if batch is not None:
+                reply = await batch.answer(raw, env, message)
+                if reply is not None:
+                    batch.replies.append(reply)
+            elif message is None:
                 await self.peer.on_request(raw, env)
             else:
                 await cast(Reading, self.peer).on_request(raw, env, message)
@@ -400,17 +508,11 @@ class Session:
     async def _answer_unreadable(self, error: ProtocolError, raw: bytes = b"") -> None:
         """Answer a frame that is not a JSON-RPC message, with its id when one can be read."""
         log.warning("unreadable frame: %s", error.message)
-        id = None
-        if error.code == INVALID_REQUEST and raw:
-            obj = pydantic_core.from_json(raw, allow_inf_nan=False)
-            maybe = obj.get("id") if type(obj) is dict else None
-            if type(maybe) is int or type(maybe) is str:
-                if maybe in self._pending and "method" not in obj:  # a malformed answer: for
-                    self._settle_pending(raw, maybe)  # the request waiting for it to refuse
-                    return
-                if maybe not in self._serving:
-                    id = maybe
-        await self.reply(id, error)
+        id = _readable_id(error, raw)
+        if id is not None and id in self._pending and not _names_a_method(raw):
+            self._settle_pending(raw, id)  # a malformed answer: the request waiting for it refuses
+            return
+        await self.reply(None if id in self._serving else id, error)  # in use: not told apart
 
     async def reply(self, id: RequestId | None, error: ProtocolError) -> None:
         """Send an error response, ignoring a closed connection (nobody is left to tell)."""

@@ -35,8 +35,7 @@ from mcpio.http.asgi import (
     watch_disconnect,
 )
 from mcpio.jsonrpc import RequestId, error_frame
-from mcpio.negotiate import peek_any
-from mcpio.session import serving
+from mcpio.session import Refused, read_batch_item, serving
 from mcpio.transport import FrameHook, Transport
 from mcpio.transports.http_rules import EVENT_STREAM, accepts
 from mcpio.transports.sse import SseWriter
@@ -203,8 +202,11 @@ class LegacySessions:
         ids: list[RequestId] = []
         frames: list[tuple[bytes, Peek]] = []
         if isinstance(message, list):
-            if codec is None or not codec.batching or not message:
+            if codec is None or not codec.batching:
                 reason = "batches are not part of this revision"
+                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+            if not message:
+                reason = "an empty batch is not valid"
                 raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
             if len(message) > self.limits.max_batch_items:
                 reason = f"a batch holds at most {self.limits.max_batch_items} messages"
@@ -382,13 +384,19 @@ def _batch_items(
     refused: list[bytes],
 ) -> None:
     """A batch's items sorted: the messages the session will see (`frames`, the requests'
-    `ids`), and the answers made here for the others (`refused`: not a message, an id in use)."""
+    `ids`), and the answers made here for the others (`refused`: not a message, an id in use,
+    a method that must not be batched) as a stdio session answers them (`Session.serve_batch`)."""
+
+    def in_use(id: RequestId) -> bool:
+        return id in ids or session.in_use(id)
+
     for item in items:
         frame = pydantic_core.to_json(item)
-        try:
-            env = peek_any(frame)
-        except ProtocolError as exc:  # not a message; an id of the wrong type
-            refused.append(error_frame(codec, None, exc))
+        env = read_batch_item(frame, codec.unbatchable, in_use)
+        if env is None:  # a notification that must not be batched
+            continue
+        if isinstance(env, Refused):  # not a message; an id of the wrong type; initialize
+            refused.append(error_frame(codec, env.id, env.error))
             continue
         error = _in_use(session, env, ids)
         if error is not None:
