@@ -263,7 +263,7 @@ class TaskEngine:
         self, owner: str | None, requestor: str | None, method: str, ttl_ms: int | None
     ) -> TaskRecord:
         """A new task, held in the ledger for `requestor` (`owner` when None): released by
-        `_not_created` if it is not stored after all."""
+        `_create` if it is not stored after all."""
         if not self.accepting:
             raise ProtocolError(SERVER_BUSY, "the server is shutting down: retry elsewhere")
         now = self.clock()
