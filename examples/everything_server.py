@@ -669,6 +669,13 @@ def main(argv: list[str]) -> int:
         help="tasks queued and not finished before new ones are refused (default 10000)",
     )
     parser.add_argument(
+        "--task-queue-max-per-client",
+        metavar="N",
+        type=int,
+        default=1_000,
+        help="of those, at most this many of one client (address or principal; default 1000)",
+    )
+    parser.add_argument(
         "--task-grace",
         metavar="SECONDS",
         type=float,
@@ -695,7 +702,11 @@ def main(argv: list[str]) -> int:
     if args.task_queue:
         from mcpio.tasks.queue import RedisTaskQueue
 
-        server.tasks.queue = RedisTaskQueue(args.task_queue, max_queued=args.task_queue_max)
+        server.tasks.queue = RedisTaskQueue(
+            args.task_queue,
+            max_queued=args.task_queue_max,
+            max_queued_per_requestor=args.task_queue_max_per_client,
+        )
     if args.auth_issuer and (not args.resource or args.transport != "http"):
         parser.error("--auth-issuer needs the http transport and --resource")
     if args.redis:

@@ -32,7 +32,11 @@ async def done(inputs: Any, status: Any) -> dict[str, Any]:
 
 
 async def test_tasks_running_at_once_are_bounded_per_requestor_and_in_all() -> None:
-    engine = TaskEngine(max_tasks_per_owner=2, max_tasks=4)
+    now = [1_000.0]
+    engine = TaskEngine(
+        MemoryTaskStore(lambda: now[0]), max_tasks_per_requestor=2, max_tasks=4, ttl_ms=60_000,
+        clock=lambda: now[0],
+    )  # fmt: skip
     release = anyio.Event()
     for owner in ("ann", "ann", "bob"):
         await engine.start(owner=owner, method="tools/call", work=waiting(release))
@@ -45,6 +49,11 @@ async def test_tasks_running_at_once_are_bounded_per_requestor_and_in_all() -> N
     assert caught.value.code == SERVER_BUSY and "too many tasks running (4)" in caught.value.message
     release.set()
     await until(lambda: not engine._runs)  # pyright: ignore[reportPrivateUsage]
+    # Ended, ann's two tasks are kept (their results readable) until they expire: they count.
+    with pytest.raises(ProtocolError) as caught:
+        await engine.start(owner="ann", method="tools/call", work=done)
+    assert caught.value.code == SERVER_BUSY and caught.value.data == {"retryAfterSeconds": 60}
+    now[0] += 60
     record = await engine.start(owner="ann", method="tools/call", work=done)  # room again
     assert record.status == "working"
     await engine.aclose()

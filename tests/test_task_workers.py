@@ -90,7 +90,7 @@ async def test_a_full_queue_refuses_and_keeps_what_it_holds(redis_url: str) -> N
     prefix = f"test:{uuid.uuid4().hex}"
     queue = RedisTaskQueue(redis_url, prefix=prefix, max_queued=2)
     jobs = [Job(f"t{i}", None, "deploy", {"ref": str(i)}, MODERN) for i in range(3)]
-    assert [await queue.put(job) for job in jobs] == [True, True, False]
+    assert [await queue.put(job) for job in jobs] == ["queued", "queued", "full"]
     reader = RedisTaskQueue(redis_url, prefix=prefix)
     taken = await reader.read("w1", 10, 100)
     assert [e.job for e in taken] == jobs[:2]

@@ -727,7 +727,9 @@ class Server:
         )  # fmt: skip
         retry = params.name in self.retry_safe
         return TaskCreated(
-            await self.tasks.enqueue(job, owner=owner, ttl_ms=offer.ttl_ms, retry=retry)
+            await self.tasks.enqueue(
+                job, owner=owner, requestor=ctx.client_key, ttl_ms=offer.ttl_ms, retry=retry
+            )
         )
 
     def queued_work(self, job: Job) -> Work:

@@ -49,7 +49,15 @@ from mcpio.latest import public as pub
 from mcpio.protocol_rules import TASKS_EXTENSION as TASKS_EXTENSION  # (named here too)
 from mcpio.tasks.owner import owner_of
 from mcpio.tasks.queue import Job, TaskQueue
-from mcpio.tasks.store import Clock, MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError
+from mcpio.tasks.quota import TaskLedger
+from mcpio.tasks.store import (
+    Clock,
+    MemoryTaskStore,
+    TaskRecord,
+    TaskStore,
+    TaskStoreError,
+    record_json,
+)
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, SERVER_BUSY, ProtocolError
 
 log = logging.getLogger("mcpio")
@@ -197,11 +205,14 @@ class TaskEngine:
     here); `max_attempts`: the runs a retry-safe queued task gets (a run `drain` stopped is
     given back). `grace_seconds`: how long `drain` lets running tasks finish.
 
-    Bounds: `max_tasks_per_owner` and `max_tasks` tasks running here at once (a new one beyond
-    is -32005, retry later); a client's TTL clamped to `min_ttl_ms`..`ttl_ms`; a result larger
-    than `max_result_bytes` (as JSON) fails its task instead of being stored; expired tasks are
-    swept from the store every `sweep_seconds` while tasks run here (the memory and SQLite
-    stores; Redis expires its keys itself)."""
+    Bounds (a new task beyond one is -32005, retry later): `max_tasks` tasks running here at
+    once; per requestor (`mcpio.tasks.quota`: the client's address or principal, whatever its
+    sessions), `max_tasks_per_requestor` tasks accepted here and not yet expired (running,
+    queued, or ended and kept) and `max_kept_bytes_per_requestor` of ended tasks' records kept,
+    `max_kept_bytes` for all requestors together; a client's TTL clamped to
+    `min_ttl_ms`..`ttl_ms`; a result larger than `max_result_bytes` (as JSON) fails its task
+    instead of being stored; expired tasks are swept from the store every `sweep_seconds` while
+    tasks run here (the memory and SQLite stores; Redis expires its keys itself)."""
 
     def __init__(
         self,
@@ -215,8 +226,10 @@ class TaskEngine:
         queue: TaskQueue | None = None,
         max_attempts: int = 3,
         grace_seconds: float = 10.0,
-        max_tasks_per_owner: int = 1_000,
+        max_tasks_per_requestor: int = 1_000,
         max_tasks: int = 10_000,
+        max_kept_bytes_per_requestor: int = 64 * 1024 * 1024,
+        max_kept_bytes: int = 1024 * 1024 * 1024,
         min_ttl_ms: int = 1_000,
         max_result_bytes: int = 4 * 1024 * 1024,
         sweep_seconds: float = 60.0,
@@ -233,8 +246,10 @@ class TaskEngine:
         self.max_attempts = max_attempts
         self.grace_seconds = grace_seconds
         self.accepting = True  # False once `drain` began
-        self.max_tasks_per_owner = max_tasks_per_owner
         self.max_tasks = max_tasks
+        self.ledger = TaskLedger(
+            max_tasks_per_requestor, max_kept_bytes_per_requestor, max_kept_bytes
+        )
         self.min_ttl_ms = min_ttl_ms
         self.max_result_bytes = max_result_bytes
         self.sweep_seconds = sweep_seconds
@@ -244,15 +259,20 @@ class TaskEngine:
 
     # ------------------------------------------------------------------ running
 
-    def _new_record(self, owner: str | None, method: str, ttl_ms: int | None) -> TaskRecord:
+    def _new_record(
+        self, owner: str | None, requestor: str | None, method: str, ttl_ms: int | None
+    ) -> TaskRecord:
+        """A new task, held in the ledger for `requestor` (`owner` when None): released by
+        `_create` if it is not stored after all."""
         if not self.accepting:
             raise ProtocolError(SERVER_BUSY, "the server is shutting down: retry elsewhere")
-        self._check_room(owner)
         now = self.clock()
+        who = owner if requestor is None else requestor
+        self._check_room(who, now)
         if ttl_ms is not None:  # a client's wish, within the server's range
             ttl_ms = max(ttl_ms, self.min_ttl_ms)
         ttl = min((t for t in (ttl_ms, self.ttl_ms) if t is not None), default=None)
-        return TaskRecord(
+        record = TaskRecord(
             task_id=new_task_id(),
             owner=owner,
             method=method,
@@ -264,22 +284,17 @@ class TaskEngine:
             lease_holder=self.instance,
             lease_until=now + self.lease_seconds,
         )
+        self.ledger.hold(record.task_id, who, record.expires_at)
+        return record
 
-    def _check_room(self, owner: str | None) -> None:
-        """-32005 when this instance runs its limit of tasks, in all or for `owner`."""
+    def _check_room(self, requestor: str | None, now: float) -> None:
+        """-32005 when this instance runs its limit of tasks, or `requestor` holds its share."""
         if len(self._runs) >= self.max_tasks:
             raise ProtocolError(
                 SERVER_BUSY, f"too many tasks running ({self.max_tasks}): retry later",
                 {"retryAfterSeconds": 1},
             )  # fmt: skip
-        mine = sum(1 for run in self._runs.values() if run.record.owner == owner)
-        if mine >= self.max_tasks_per_owner:
-            raise ProtocolError(
-                SERVER_BUSY,
-                f"too many tasks running for this requestor ({self.max_tasks_per_owner}): "
-                "retry when one has ended",
-                {"retryAfterSeconds": 1},
-            )
+        self.ledger.check(requestor, now)
 
     def _sweep_here(self, record: TaskRecord) -> None:
         """Keep a sweeper running on this event loop while tasks run here and until the last
@@ -304,23 +319,51 @@ class TaskEngine:
         )
 
     async def enqueue(
-        self, job: Job, *, owner: str | None, ttl_ms: int | None = None, retry: bool = False
+        self,
+        job: Job,
+        *,
+        owner: str | None,
+        requestor: str | None = None,
+        ttl_ms: int | None = None,
+        retry: bool = False,
     ) -> TaskRecord:
         """Store a new task held by no one (`retry`: it gets `max_attempts` runs, else one)
-        and queue `job` (its `task_id` set) for the workers. A full queue: the task is stored
-        `failed` and a `SERVER_BUSY` error raised."""
+        and queue `job` (its `task_id` and `requestor` set) for the workers. A full queue, or
+        one holding the requestor's share: the task is stored `failed` and a `SERVER_BUSY` error
+        raised."""
         assert self.queue is not None, "enqueue needs a queue"
         record = dataclasses.replace(
-            self._new_record(owner, "tools/call", ttl_ms),
+            self._new_record(owner, requestor, "tools/call", ttl_ms),
             lease_holder=None, lease_until=None, attempts=0,
             max_attempts=self.max_attempts if retry else 1,
         )  # fmt: skip
-        await self.store.create(record)
-        if not await self.queue.put(dataclasses.replace(job, task_id=record.task_id)):
-            full = f"the task queue is full ({self.queue.max_queued} tasks): retry later"
-            await self.store.save(record.failed(full, self.clock()))
-            raise ProtocolError(SERVER_BUSY, full, {"retryAfterSeconds": 1})
+        # Queued, it runs elsewhere: held here by its count until it expires (its result's
+        # size is the worker's to bound, `max_result_bytes`).
+        self.ledger.ended(record.task_id, 0, self.clock())
+        await self._create(record)
+        who = owner if requestor is None else requestor
+        queued = await self.queue.put(
+            dataclasses.replace(job, task_id=record.task_id, requestor=who)
+        )
+        if queued != "queued":
+            if queued == "full":
+                refused = f"the task queue is full ({self.queue.max_queued} tasks): retry later"
+            else:
+                refused = (
+                    "too many queued tasks for this requestor "
+                    f"({self.queue.max_queued_per_requestor}): retry when one has ended"
+                )
+            await self.store.save(record.failed(refused, self.clock()))
+            raise ProtocolError(SERVER_BUSY, refused, {"retryAfterSeconds": 1})
         return record
+
+    async def _create(self, record: TaskRecord) -> None:
+        """Store a new task; one the store refused is no longer held in the ledger."""
+        try:
+            await self.store.create(record)
+        except BaseException:
+            self.ledger.forget(record.task_id)
+            raise
 
     async def execute(
         self, record: TaskRecord, work: Work, renewed: Renewed | None = None
@@ -342,10 +385,12 @@ class TaskEngine:
         ttl_ms: int | None = None,
         ask: Callable[[str], Inputs] | None = None,
         watch: Watcher | None = None,
+        requestor: str | None = None,
     ) -> TaskRecord:
-        """Store a new task (returns once stored) and run `work` in the background."""
-        record = self._new_record(owner, method, ttl_ms)
-        await self.store.create(record)
+        """Store a new task (returns once stored) and run `work` in the background. Its bounds
+        count for `requestor` (`Context.client_key`; None: for `owner`)."""
+        record = self._new_record(owner, requestor, method, ttl_ms)
+        await self._create(record)
         self._launch(record, work, ask, watch)
         return record
 
@@ -396,10 +441,9 @@ class TaskEngine:
             raise
 
     async def _start_for(self, offer: TaskOffer, ctx: Context, work: Work) -> TaskRecord:
-        owner = owner_of(ctx)
         return await self.start(
-            owner=owner, method="tools/call", work=work, ttl_ms=offer.ttl_ms,
-            ask=offer.ask, watch=offer.watch,
+            owner=owner_of(ctx), method="tools/call", work=work, ttl_ms=offer.ttl_ms,
+            ask=offer.ask, watch=offer.watch, requestor=ctx.client_key,
         )  # fmt: skip
 
     def _launch(
@@ -464,6 +508,11 @@ class TaskEngine:
                 **{"input_requests": None, "lease_holder": None, "lease_until": None, **changes},
             )
         finally:
+            # Its record counts from now on for its requestor, whatever its size: a result
+            # accepted is kept (the next new task waits for room instead).
+            if self.ledger.running(run.record.task_id):
+                stored = len(record_json(run.record))
+                self.ledger.ended(run.record.task_id, stored, self.clock())
             run.done.set()
 
     async def _renew(self, run: _Run) -> None:

@@ -10,9 +10,14 @@ the instances share: `XREADGROUP` delivers each entry to one consumer and keeps 
 (arq, taskiq, Celery...) would add its own retry, result and timeout rules beside the store's,
 and a second source of truth about whether a task runs.
 
-- `put` adds a job unless the stream holds `max_queued` entries already (one Lua script: the
-  bound is exact); the entry stays until its task ends, so the bound counts tasks accepted and
-  not finished (waiting or running). A refused job is the only one lost: none accepted is.
+- `put` adds a job unless the stream holds `max_queued` entries already, or its requestor's
+  (`Job.requestor`: whom the task's bounds count, `mcpio.tasks.quota`) `max_queued_per_requestor`
+  (one Lua script: the bounds are exact, whatever the instances putting jobs); the entry stays
+  until its task ends, so the bounds count tasks accepted and not finished (waiting or running).
+  Each entry names its requestor (its `who` field) and the hash `<prefix>:queued` counts the
+  entries of each requestor, kept by the scripts that add and remove entries, so that one
+  requestor never holds more than its share of the queue. A refused job is the only one lost:
+  none accepted is.
 - A worker `read`s new entries, `reclaim`s those whose worker went silent (pending, idle past
   the lease), `touch`es the entries of the tasks it runs at each renewal of their lease (so that
   they never look idle while it lives), and, once a task ended, marks its entry `done` (acked
@@ -28,7 +33,7 @@ import json
 import logging
 from collections.abc import Awaitable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from mcpio.bus import without_credentials
 from mcpio.extras import needs
@@ -38,18 +43,54 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpio")
 
-# KEYS: the stream. ARGV: the job, the bound. The entry's id, or nil when the stream is full.
+# KEYS: the stream, the count of entries by requestor. ARGV: the job, the bound, the requestor,
+# its share. The entry's id; 0 when the stream is full, 1 when the requestor has its share.
 PUT = """
-if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[2]) then return false end
-return redis.call('XADD', KEYS[1], '*', 'job', ARGV[1])
+if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+if tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '0') >= tonumber(ARGV[4]) then return 1 end
+redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
+return redis.call('XADD', KEYS[1], '*', 'job', ARGV[1], 'who', ARGV[3])
 """
 
-# KEYS: the stream. ARGV: the group, the entry's id, the job. The new entry's id.
-REQUEUE = """
+# The requestor an entry counts for (false: none, an entry put before entries named theirs).
+WHO = """
+local function who(stream, id)
+  local found = redis.call('XRANGE', stream, id, id)
+  if #found == 0 then return false end
+  local fields = found[1][2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'who' then return fields[i + 1] end
+  end
+  return false
+end
+"""
+
+# KEYS: the stream, the counts. ARGV: the group, the entry's id. Acked and deleted; its requestor
+# counts one less (once: an entry already deleted counts for no one).
+DONE = WHO + """
+local was = who(KEYS[1], ARGV[2])
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
-return redis.call('XADD', KEYS[1], '*', 'job', ARGV[3])
+if was and redis.call('HINCRBY', KEYS[2], was, -1) <= 0 then redis.call('HDEL', KEYS[2], was) end
+return 1
 """
+
+# KEYS: the stream, the counts. ARGV: the group, the entry's id, the job, the requestor. The new
+# entry's id; it counts for the requestor (in place of the old one, when that one did).
+REQUEUE = WHO + """
+local was = who(KEYS[1], ARGV[2])
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+if was then
+  if redis.call('HINCRBY', KEYS[2], was, -1) <= 0 then redis.call('HDEL', KEYS[2], was) end
+end
+redis.call('HINCRBY', KEYS[2], ARGV[4], 1)
+return redis.call('XADD', KEYS[1], '*', 'job', ARGV[3], 'who', ARGV[4])
+"""
+
+Queued = Literal["queued", "full", "share"]
+"""What `put` did: queued the job, or refused it: the queue is full, or holds the job's
+requestor's share."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +104,12 @@ class Job:
     revision: str  # of the request that created it
     capabilities: dict[str, Any] = field(default_factory=dict[str, Any])  # the client's
     progress_token: str | int | None = None
+    requestor: str | None = None  # whom its bounds count (`mcpio.tasks.quota`)
+
+    @property
+    def who(self) -> str:
+        """The requestor as the queue counts it (\"-\" for none)."""
+        return "-" if self.requestor is None else f"={self.requestor}"
 
     def to_json(self) -> str:
         """The job as the JSON text the queue holds."""
@@ -80,6 +127,8 @@ class Job:
             raise ValueError(f"not a job ({exc})") from None
         if type(job.task_id) is not str or type(job.tool) is not str:
             raise ValueError("not a job (task_id, tool)")
+        if job.requestor is not None and type(job.requestor) is not str:
+            raise ValueError("not a job (requestor)")
         return job
 
 
@@ -95,14 +144,16 @@ class TaskQueue(Protocol):
     """What the accepting side needs of a queue."""
 
     max_queued: int
+    max_queued_per_requestor: int
 
-    async def put(self, job: Job) -> bool:
-        """Queue a job; False when the queue is full."""
+    async def put(self, job: Job) -> Queued:
+        """Queue a job, unless the queue is full or holds the share of its requestor."""
         ...
 
 
 class RedisTaskQueue:
-    """The stream `<prefix>:queue` in the Redis at `url`, read by the consumer group `workers`."""
+    """The stream `<prefix>:queue` in the Redis at `url`, read by the consumer group `workers`:
+    at most `max_queued` entries, `max_queued_per_requestor` of one requestor."""
 
     def __init__(
         self,
@@ -110,6 +161,7 @@ class RedisTaskQueue:
         *,
         prefix: str = "mcpio:tasks",
         max_queued: int = 10_000,
+        max_queued_per_requestor: int = 1_000,
         timeout: float = 5.0,
     ) -> None:
         with needs("redis", "RedisTaskQueue"):
@@ -117,14 +169,17 @@ class RedisTaskQueue:
 
         self.url = without_credentials(url)  # for show: the client keeps the credentials
         self.key = f"{prefix}:queue"
+        self.counts = f"{prefix}:queued"  # entries by requestor
         self.group = "workers"
         self.max_queued = max_queued
+        self.max_queued_per_requestor = max_queued_per_requestor
         # Reads block for up to a second: the socket waits longer than that.
         self._redis: Redis = Redis.from_url(
             url, socket_connect_timeout=timeout, socket_timeout=timeout + 5
         )
         self._put = self._redis.register_script(PUT)
         self._requeue = self._redis.register_script(REQUEUE)
+        self._done = self._redis.register_script(DONE)
         self._grouped = False
         self._cursor = "0-0"  # where the next `reclaim` scan starts
 
@@ -144,19 +199,27 @@ class RedisTaskQueue:
                 raise
         self._grouped = True
 
-    async def put(self, job: Job) -> bool:
-        """Queue a job; False when the queue already holds `max_queued` (refused, nothing
-        queued)."""
+    async def put(self, job: Job) -> Queued:
+        """Queue a job; refused (nothing queued) when the queue already holds `max_queued`
+        entries (\"full\"), or `max_queued_per_requestor` of the job's requestor (\"share\")."""
         await self._group()
+        args = [job.to_json(), self.max_queued, job.who, self.max_queued_per_requestor]
         added = await cast(
-            "Awaitable[bytes | None]",
-            self._put(keys=[self.key], args=[job.to_json(), self.max_queued]),
+            "Awaitable[bytes | int]", self._put(keys=[self.key, self.counts], args=args)
         )
-        return added is not None
+        if added == 0:
+            return "full"
+        return "share" if added == 1 else "queued"
 
     async def length(self) -> int:
         """Entries in the stream: tasks accepted and not finished."""
         return await cast("Awaitable[int]", self._redis.xlen(self.key))
+
+    async def queued_for(self, requestor: str | None) -> int:
+        """Entries of `requestor` in the stream."""
+        who = Job("", None, "", {}, "", requestor=requestor).who
+        count = await cast("Awaitable[bytes | None]", self._redis.hget(self.counts, who))
+        return 0 if count is None else int(count)
 
     async def read(self, consumer: str, count: int, block_ms: int) -> list[Entry]:
         """Up to `count` new entries for `consumer`, waiting up to `block_ms` for the first."""
@@ -182,17 +245,20 @@ class RedisTaskQueue:
         await self._redis.xclaim(self.key, self.group, consumer, 0, [entry_id], justid=True)
 
     async def done(self, entry_id: str) -> None:
-        """Acknowledge and delete a finished entry."""
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.xack(self.key, self.group, entry_id)
-            pipe.xdel(self.key, entry_id)
-            await pipe.execute()
+        """Acknowledge and delete a finished entry (its requestor's count with it)."""
+        await cast(
+            "Awaitable[int]",
+            self._done(keys=[self.key, self.counts], args=[self.group, entry_id]),
+        )
 
     async def requeue(self, entry: Entry) -> None:
         """Give an entry's job back to the queue at once (a new entry, to any worker)."""
+        job = entry.job
         await cast(
             "Awaitable[bytes]",
-            self._requeue(keys=[self.key], args=[self.group, entry.id, entry.job.to_json()]),
+            self._requeue(
+                keys=[self.key, self.counts], args=[self.group, entry.id, job.to_json(), job.who]
+            ),
         )
 
     async def _entries(self, raw: Any) -> list[Entry]:
