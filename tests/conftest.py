@@ -7,10 +7,12 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.cluster import start_redis
 from tests.support import PEERS, REVISIONS
 
 
@@ -19,6 +21,16 @@ def anyio_backend() -> str:
     """The event loop of every async test (anyio's plugin runs them): asyncio, as uvicorn's.
     Session-scoped, so module-scoped fixtures may depend on it too."""
     return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A redis-server of the module's own on a loopback port (tests marked `services`)."""
+    redis = start_redis(tmp_path_factory.mktemp("redis"), [])
+    try:
+        yield f"redis://127.0.0.1:{redis.port}/0"
+    finally:
+        redis.stop()
 
 
 @pytest.fixture(params=REVISIONS)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -21,7 +21,6 @@ from mcpio.auth import Principal, ResourceServerAuth
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine
 from mcpio.tasks.queue import Job, RedisTaskQueue
 from mcpio.wire.errors import SERVER_BUSY, ProtocolError
-from tests.cluster import Process, start_redis
 from tests.support import ACCEPT, MODERN, serve_app, until
 
 pytestmark = pytest.mark.anyio
@@ -241,16 +240,6 @@ async def test_one_requestor_cannot_take_the_instance_s_share_of_kept_results() 
 
 
 # ---------------------------------------------------------------------- the queue (Redis)
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    processes: list[Process] = []
-    redis = start_redis(tmp_path_factory.mktemp("redis"), processes)
-    try:
-        yield f"redis://127.0.0.1:{redis.port}/0"
-    finally:
-        redis.stop()
 
 
 def job(requestor: str | None) -> Job:

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,6 @@ from mcpio.tasks.store import (
     record_json,
 )
 from mcpio.tasks.stores import open_task_store
-from tests.cluster import Process, start_redis
 from tests.support import ROOT
 
 pytestmark = pytest.mark.anyio
@@ -66,16 +65,6 @@ class Clock:
 
 
 Open = Callable[[], TaskStore]  # another store object on the same backend
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    processes: list[Process] = []
-    redis = start_redis(tmp_path_factory.mktemp("redis"), processes)
-    try:
-        yield f"redis://127.0.0.1:{redis.port}/0"
-    finally:
-        redis.stop()
 
 
 @pytest.fixture

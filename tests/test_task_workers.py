@@ -5,7 +5,6 @@ while the task waits for an answer."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -17,23 +16,12 @@ from mcpio.tasks.engine import TaskEngine
 from mcpio.tasks.queue import Job, RedisTaskQueue
 from mcpio.tasks.redis import RedisTaskStore
 from mcpio.worker import Worker, load_server
-from tests.cluster import Process, start_redis
 from tests.support import MODERN, ROOT, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.services]
 
 LEASE = 0.6
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    processes: list[Process] = []
-    redis = start_redis(tmp_path_factory.mktemp("redis"), processes)
-    try:
-        yield f"redis://127.0.0.1:{redis.port}/0"
-    finally:
-        redis.stop()
 
 
 async def accept(params: Any) -> dict[str, Any]:
