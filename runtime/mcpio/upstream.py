@@ -187,6 +187,7 @@ class Lane:
             return self._client
 
     async def _keep(self, ready: asyncio.Future[Client]) -> None:
+        stop = self._stop  # this connection's (a reconnection makes another)
         try:
             async with self.pool._make(
                 self._callbacks()
@@ -196,7 +197,7 @@ class Lane:
                 ready.set_result(client)
                 if self._listen:
                     await self._follow(client)
-                await self._until_stopped_or_idle()
+                await self._until_stopped_or_idle(stop)
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc)
@@ -205,20 +206,20 @@ class Lane:
         finally:
             self._client = None
 
-    async def _until_stopped_or_idle(self) -> None:
-        """Wait for `drop`, or (a client's own lane) `idle_seconds` without a call in flight:
-        then the lane is forgotten (its client's next call makes a new one)."""
+    async def _until_stopped_or_idle(self, stop: asyncio.Event) -> None:
+        """Wait for `stop` (`drop`), or (a client's own lane) `idle_seconds` without a call in
+        flight: then the lane is forgotten (its client's next call makes a new one)."""
         idle = self.pool.idle_seconds
-        while not self._stop.is_set():
+        while not stop.is_set():
             if idle is None or self.key is None:
-                await self._stop.wait()
+                await stop.wait()
                 return
             left = self.touched + idle - time.monotonic()
             if left <= 0 and not self.busy:
                 self.retire()
                 return
             try:
-                await asyncio.wait_for(self._stop.wait(), max(left, idle / 10))
+                await asyncio.wait_for(stop.wait(), max(left, idle / 10))
             except TimeoutError:
                 pass
 
