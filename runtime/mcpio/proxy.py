@@ -239,7 +239,7 @@ class Proxy:
             result = await self.forward(ctx, method, params)
             if method == "tools/list":
                 for tool in result.tools:
-                    self.server.task_support[tool.name] = await self._support(tool.name)
+                    self.server.task_support[tool.name] = await self._support(ctx, tool.name)
                     self.param_specs[tool.name] = param_headers(plain(tool.inputSchema))
             return result
 
@@ -265,12 +265,12 @@ class Proxy:
 
         return handler
 
-    async def _support(self, name: str) -> TaskSupport:
+    async def _support(self, ctx: Context, name: str) -> TaskSupport:
         """Whether a call of tool `name` may run as a task: as a 2025-11-25 target says (the
         call then a task of the target's, followed here); else "optional" (a task of this
         proxy's engine running the call, for a target without tasks or one that decides per
         call, as 2026-07-28's does)."""
-        client = await self.upstream.client()
+        client = await (await self.lane(ctx)).client()
         codec = client.codec
         if client.modern or codec is None or "tasks/get" not in codec.methods:
             return "optional"
@@ -294,7 +294,7 @@ class Proxy:
 
     async def _call_tool(self, ctx: Context, params: Any) -> Any:
         """tools/call: a task where the target would make one (see `_support`)."""
-        support = await self._support(str(params.name))
+        support = await self._support(ctx, str(params.name))
         if ctx.task_offer is None and support == "required":
             raise task_required(str(params.name), ctx.modern)
         if ctx.task_offer is None or support == "forbidden":
@@ -304,11 +304,11 @@ class Proxy:
                 if ctx.modern or not _wants_tasks(exc):
                     raise
                 raise task_required(str(params.name), False) from None
-        modern = (await self.upstream.client()).modern  # a 2026-07-28 target decides per call
+        lane = await self.lane(ctx)
+        modern = (await lane.client()).modern  # a 2026-07-28 target decides per call
         if not self.target_tasks and not modern:
             return await self._as_task(ctx, params)
         # the target's task: its questions before it makes one are the request's own
-        lane = await self.lane(ctx)
         result = await self.forward(ctx, "tools/call", params, task=True, lane=lane)
         if isinstance(result, TaskHandle):
             return await self._following(ctx, lane, result)

@@ -74,8 +74,9 @@ _CURRENT: contextvars.ContextVar[tuple[Lane, Asker] | None] = contextvars.Contex
 class Upstream:
     """The proxy's connections to its target: a `Lane` per downstream client (`lane(key)`),
     at most `max_connections` (None: no bound) besides the shared one (key None: a proxy served
-    on stdio or in memory, and the one that follows the target's list changes), each closed
-    after `idle_seconds` (None: never) without a call in flight."""
+    on stdio or in memory), each closed after `idle_seconds` (None: never) without a call in
+    flight. Each follows its connection's list changes (a stdio target runs a process per
+    connection, each with its own lists)."""
 
     def __init__(
         self,
@@ -94,27 +95,15 @@ class Upstream:
         self.lanes: dict[str | None, Lane] = {}
         self.on_notice: Callable[[Notice], Awaitable[None]] | None = None
 
-    def _shared(self) -> Lane:
-        lane = self.lanes.get(None)
-        if lane is None:
-            lane = self.lanes[None] = Lane(self, None, self._listen)
-        return lane
-
-    async def client(self) -> Client:
-        """The shared lane's connected client (what the proxy asks the target for itself)."""
-        return await self._shared().client()
-
     async def lane(self, key: str | None) -> Lane:
-        """The lane of downstream client `key`, made (and the shared one connected, to follow
-        the target's changes) if needed; -32005 when `max_connections` lanes all have calls in
-        flight."""
+        """The lane of downstream client `key`, made if needed; -32005 when `max_connections`
+        lanes all have calls in flight."""
         lane = self.lanes.get(key)
         if lane is None:
-            self._make_room()
-            lane = self.lanes[key] = Lane(self, key, False)
+            if key is not None:
+                self._make_room()
+            lane = self.lanes[key] = Lane(self, key, self._listen)
         lane.touched = time.monotonic()
-        if key is not None and self._listen:
-            await self.client()
         return lane
 
     def _make_room(self) -> None:
