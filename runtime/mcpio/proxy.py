@@ -1,15 +1,20 @@
 """`proxy_server(target)`: a server that re-serves another one (a URL, a command, a `Client`, an
 `mcpServers` entry) on any transport, in whichever era each side speaks.
 
-Every client->server method of the handler table is forwarded through one `Client` to the target
-(`mcpio.upstream`), its result or JSON-RPC error (code kept) answered back. The target's questions
-reach the downstream client and its answers go back: a legacy downstream session gets real
-requests; a 2026-07-28 downstream request gets `input_required` rounds, while the call to the
-target waits in this process for the answers (`Pending`: the revision bridge, so the target's
-tool runs once however many rounds it asks). A task the downstream client accepts is a task of
-this proxy's engine, running the forwarded call. Progress and logs go to the request they serve,
-list changes and resource updates to the proxy's listeners. The Skills extension's methods
-(SEP-2640), outside the schemas, are forwarded as plain data, URIs unchanged.
+Every client->server method of the handler table is forwarded through a `Client` of the target
+(`mcpio.upstream`), its result or JSON-RPC error (code kept) answered back. Each downstream client
+(`lane_key`: its principal, else its legacy session, else its address) has a connection to the
+target of its own, so the target's questions reach the client whose call asked them, never
+another; at most `max_connections` such connections, each closed after `idle_seconds` without a
+call in flight. The answers go back: a legacy downstream session gets real requests; a 2026-07-28
+downstream request gets `input_required` rounds, while the call to the target waits in this
+process for the answers (`Pending`: the revision bridge, so the target's tool runs once however
+many rounds it asks). A task the downstream client accepts is a task of this proxy's engine,
+running the forwarded call. Progress goes to the request it serves; a log line to the request it
+is sent in, else to its client's only call in flight, else (several in flight: the wire names
+none) to this process's log; list changes and resource updates to the proxy's listeners. The
+Skills extension's methods (SEP-2640), outside the schemas, are forwarded as plain data, URIs
+unchanged.
 
 The in-flight rounds of 2026-07-28 requests live in this process: run one proxy instance (or
 route a request's retries to the instance that answered it).
@@ -38,7 +43,7 @@ from mcpio.skills.format import EXTENSION as SKILLS_EXTENSION
 from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskCreated, TaskInputs, TaskSupport
 from mcpio.transports.http_rules import ParamHeaders, param_headers
-from mcpio.upstream import Forwarded, Upstream, gone
+from mcpio.upstream import Forwarded, Lane, Upstream, gone
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 FORWARDED = (
@@ -51,6 +56,8 @@ _NOTICE_FLAGS = {method: flag for flag, (method, _) in LIST_CHANGED.items()}
 _ROUND_FIELDS = ("_meta", "inputResponses", "requestState", "task")
 SKILLS_METHODS = ("skills/list", "skills/get", "resources/directory/read")  # SEP-2640
 _LEGACY_DROPPED = ("resultType", "_meta", "ttlMs", "cacheScope")  # a modern target's, not legacy
+MAX_CONNECTIONS = 64  # connections to the target, one per downstream client (`proxy_server`)
+IDLE_SECONDS = 300.0  # a downstream client's connection to the target closes after this idle
 
 
 def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Client]:
@@ -128,6 +135,11 @@ class Pending:
         self.touched = time.monotonic()
         self.refused: ProtocolError | None = None  # a question the client could not answer
 
+    @property
+    def call(self) -> object:
+        """The downstream call it serves: itself, across the client's rounds."""
+        return self
+
     def key(self, n: int) -> str:
         """The input key of the `n`th question asked during this call."""
         return f"proxy-{self.id}-{n}"
@@ -156,6 +168,11 @@ class Direct:
         self._together = together
         self._batch: dict[str, tuple[Forwarded, asyncio.Future[Any]]] | None = None
         self.refused: ProtocolError | None = None  # a question the client could not answer
+
+    @property
+    def call(self) -> object:
+        """The downstream call it serves: its context's."""
+        return self.ctx
 
     async def ask(self, question: Forwarded) -> Any:
         """Ask the real client a question the target asked, through the call's context."""
@@ -222,7 +239,7 @@ class Proxy:
             result = await self.forward(ctx, method, params)
             if method == "tools/list":
                 for tool in result.tools:
-                    self.server.task_support[tool.name] = await self._support(tool.name)
+                    self.server.task_support[tool.name] = await self._support(ctx, tool.name)
                     self.param_specs[tool.name] = param_headers(plain(tool.inputSchema))
             return result
 
@@ -233,23 +250,27 @@ class Proxy:
         came, its result or error back (this hop's envelope and the target's left out)."""
 
         async def handler(ctx: Context, params: Any) -> Any:
-            client = await self.upstream.client()
+            lane = await self.lane(ctx)
+            done = lane.asking(Direct(ctx))
             try:
+                client = await lane.client()
                 result = await extension_request(client, method, _outgoing(params))
             except ConnectionClosed as exc:
-                self.upstream.drop()
+                lane.drop()
                 raise gone(exc) from None
+            finally:
+                done()
             dropped = ("resultType", "_meta") if ctx.modern else _LEGACY_DROPPED
             return {k: v for k, v in result.items() if k not in dropped}
 
         return handler
 
-    async def _support(self, name: str) -> TaskSupport:
+    async def _support(self, ctx: Context, name: str) -> TaskSupport:
         """Whether a call of tool `name` may run as a task: as a 2025-11-25 target says (the
         call then a task of the target's, followed here); else "optional" (a task of this
         proxy's engine running the call, for a target without tasks or one that decides per
         call, as 2026-07-28's does)."""
-        client = await self.upstream.client()
+        client = await (await self.lane(ctx)).client()
         codec = client.codec
         if client.modern or codec is None or "tasks/get" not in codec.methods:
             return "optional"
@@ -273,7 +294,7 @@ class Proxy:
 
     async def _call_tool(self, ctx: Context, params: Any) -> Any:
         """tools/call: a task where the target would make one (see `_support`)."""
-        support = await self._support(str(params.name))
+        support = await self._support(ctx, str(params.name))
         if ctx.task_offer is None and support == "required":
             raise task_required(str(params.name), ctx.modern)
         if ctx.task_offer is None or support == "forbidden":
@@ -283,28 +304,36 @@ class Proxy:
                 if ctx.modern or not _wants_tasks(exc):
                     raise
                 raise task_required(str(params.name), False) from None
-        modern = (await self.upstream.client()).modern  # a 2026-07-28 target decides per call
+        lane = await self.lane(ctx)
+        modern = (await lane.client()).modern  # a 2026-07-28 target decides per call
         if not self.target_tasks and not modern:
             return await self._as_task(ctx, params)
         # the target's task: its questions before it makes one are the request's own
-        result = await self.forward(ctx, "tools/call", params, task=True)
+        result = await self.forward(ctx, "tools/call", params, task=True, lane=lane)
         if isinstance(result, TaskHandle):
-            return await self._following(ctx, result)
+            return await self._following(ctx, lane, result)
         if modern and not ctx.modern:  # answered at once: a legacy client still gets its task
             return await self._task(ctx, lambda _: _ready(result))
         return result
 
-    async def forward(self, ctx: Context, method: str, params: Any, task: bool = False) -> Any:
+    async def lane(self, ctx: Context) -> Lane:
+        """The connection to the target that serves `ctx`'s client (see `lane_key`)."""
+        return await self.upstream.lane(lane_key(ctx))
+
+    async def forward(
+        self, ctx: Context, method: str, params: Any, task: bool = False, lane: Lane | None = None
+    ) -> Any:
         """Forward a request to the target and return its result, its questions asked of the real
         client (with `task`: a 2025-11-25 task asked for, its handle returned)."""
         data = _outgoing(params)
+        lane = lane or await self.lane(ctx)
         inputs = ctx._inputs  # pyright: ignore[reportPrivateUsage]
         if isinstance(inputs, RetriedInputs):
-            return await self._rounds(ctx, inputs, method, data, task)
+            return await self._rounds(ctx, lane, inputs, method, data, task)
         direct = Direct(ctx)
-        done = self.upstream.asking(direct)
+        done = lane.asking(direct)
         try:
-            result = await self._call(ctx, method, data, task)
+            result = await self._call(lane, ctx, method, data, task)
         except Exception:
             if direct.refused is not None:
                 raise direct.refused from None
@@ -316,10 +345,10 @@ class Proxy:
         return result
 
     async def _call(
-        self, ctx: Context, method: str, data: dict[str, Any], task: bool = False
+        self, lane: Lane, ctx: Context, method: str, data: dict[str, Any], task: bool = False
     ) -> Any:
         """The call to the target; with `task`, a 2025-11-25 task asked for (its handle)."""
-        client = await self.upstream.client()
+        client = await lane.client()
         progress = _progress_to(ctx) if ctx.progress_token is not None else None
         try:
             asked = {} if task else None
@@ -328,13 +357,19 @@ class Proxy:
                 result = await result.result()
             return result
         except ConnectionClosed as exc:
-            self.upstream.drop()
+            lane.drop()
             raise gone(exc) from None
         except BaseExceptionGroup as group:  # questions asked at once: the first failure
             raise group.exceptions[0] from None
 
     async def _rounds(
-        self, ctx: Context, inputs: RetriedInputs, method: str, data: dict[str, Any], task: bool
+        self,
+        ctx: Context,
+        lane: Lane,
+        inputs: RetriedInputs,
+        method: str,
+        data: dict[str, Any],
+        task: bool,
     ) -> Any:
         """A 2026-07-28 downstream request: the call to the target, started or resumed with
         the round's answers, until its next question (an `input_required` round) or its end."""
@@ -344,7 +379,7 @@ class Proxy:
         if pending is None:
             pending = Pending(owner)
             self.pending[pending.id] = pending
-            running = self._run(pending, method, data, task)
+            running = self._run(lane, pending, method, data, task)
             pending.task = asyncio.get_running_loop().create_task(running)
         pending.ctx, pending.touched = ctx, time.monotonic()
         while True:
@@ -372,11 +407,13 @@ class Proxy:
                 for n in asked:
                     pending.answers[n].set_exception(exc)
 
-    async def _run(self, pending: Pending, method: str, data: dict[str, Any], task: bool) -> None:
-        done = self.upstream.asking(pending)
+    async def _run(
+        self, lane: Lane, pending: Pending, method: str, data: dict[str, Any], task: bool
+    ) -> None:
+        done = lane.asking(pending)
         try:
             relay = _Relay(pending)
-            result = await self._call(relay, method, data, task)  # type: ignore[arg-type]
+            result = await self._call(lane, relay, method, data, task)  # type: ignore[arg-type]
             await pending.events.put(("done", result))
         except Exception as exc:
             await pending.events.put(("error", exc))
@@ -422,17 +459,23 @@ class Proxy:
         data = _outgoing(params)
 
         async def run(inner: Context) -> Any:
-            return await self._call(inner, "tools/call", data)
+            lane = await self.lane(inner)
+            done = lane.asking(Direct(inner))
+            try:
+                return await self._call(lane, inner, "tools/call", data)
+            finally:
+                done()
 
         return await self._task(ctx, run)
 
-    async def _following(self, ctx: Context, handle: TaskHandle) -> TaskCreated:
-        """A task of this proxy's engine following the target's task to its end."""
+    async def _following(self, ctx: Context, lane: Lane, handle: TaskHandle) -> TaskCreated:
+        """A task of this proxy's engine following the target's task (on `lane`, whose client
+        made it) to its end."""
 
         async def run(inner: Context) -> Any:
             asker = Direct(inner, _TOGETHER_SECONDS)
-            done = self.upstream.following(handle.task_id, asker)
-            asked = self.upstream.asking(asker)  # a 2026-07-28 task's, through the handle
+            done = lane.following(handle.task_id, asker)
+            asked = lane.asking(asker)  # a 2026-07-28 task's, through the handle
             try:
                 return await handle.result()
             except asyncio.CancelledError:  # cancelled here: there too
@@ -440,7 +483,7 @@ class Proxy:
                     await asyncio.shield(handle.cancel())
                 raise
             except ConnectionClosed as exc:
-                self.upstream.drop()
+                lane.drop()
                 raise gone(exc) from None
             finally:
                 asked()
@@ -454,11 +497,7 @@ class Proxy:
 
         async def work(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
             inner = ctx.for_task(inputs, status, _task_progress(offer, inputs.task_id))
-            done = self.upstream.asking(Direct(inner))
-            try:
-                return plain(await run(inner))
-            finally:
-                done()
+            return plain(await run(inner))
 
         owner = ctx.principal.subject if ctx.principal is not None else None
         record = await self.server.tasks.start(
@@ -558,10 +597,33 @@ def _hop_meta(key: str) -> bool:
     return key == "progressToken" or key.startswith("io.modelcontextprotocol/")
 
 
-def proxy_server(target: Any, *, name: str | None = None, **options: Any) -> Server:
+def lane_key(ctx: Context) -> str | None:
+    """Whose connection to the target serves `ctx`: its principal's (with authorization), else
+    its legacy HTTP session's, else its peer address's; None (the shared one) on stdio and in
+    memory, where one client is served."""
+    if ctx.principal is not None:
+        return f"principal:{ctx.principal.subject}"
+    if ctx.session_id is not None:
+        return f"session:{ctx.session_id}"
+    return ctx.client_key
+
+
+def proxy_server(
+    target: Any,
+    *,
+    name: str | None = None,
+    max_connections: int | None = MAX_CONNECTIONS,
+    idle_seconds: float | None = IDLE_SECONDS,
+    **options: Any,
+) -> Server:
     """A `Server` re-serving `target` (see the module); `options`: the `Client`'s (`mode`,
-    `timeout`, `headers`, `auth`, `env`, ...)."""
-    upstream = Upstream(client_maker(target, **options))
+    `timeout`, `headers`, `auth`, `env`, ...). Each downstream client (`lane_key`) has a
+    connection to the target of its own, closed after `idle_seconds` without a call in flight;
+    at most `max_connections` of them (None: no bound), the least recently used idle one closed
+    to make room, a call answered -32005 when all have calls in flight."""
+    upstream = Upstream(
+        client_maker(target, **options), max_connections=max_connections, idle_seconds=idle_seconds
+    )
     server = Server(name or "mcpio-proxy")
     server.__dict__["_proxy"] = proxy = Proxy(server, upstream)
     server.lifespan = _closing(proxy)

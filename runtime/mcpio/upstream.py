@@ -1,15 +1,22 @@
-"""The proxy's side towards its target: one `Client`, connected at the first call in a task of
-its own (a client's task group must be left by the task that entered it), dropped when the target
-goes away and connected again at the next call. What the target asks (elicitation, sampling,
-roots) and logs goes to the downstream request it serves (`Asker`): the one whose call is running
-in this task (a 2026-07-28 target asks inside the call), else the most recent one in flight (a
-legacy target asks on its session, which names no request)."""
+"""The proxy's side towards its target: a `Lane` per downstream client (an authenticated
+principal, else a legacy HTTP session, else a peer address; one shared lane for a proxy served on
+stdio or in memory), each one `Client` of the target, connected at its first call in a task of its
+own (a client's task group must be left by the task that entered it), dropped when the target
+goes away and connected again at the next call, closed after `idle_seconds` without a call in
+flight; at most `max_connections` of them (`Upstream`). A legacy target asks its questions
+(elicitation, sampling, roots) on its session, which names no request: each session serves one
+downstream client, so a question reaches only that client. Within it a question goes to the
+request it names (a task's), else to the call running in the same task (a 2026-07-28 target asks
+inside the call), else to the client's newest call in flight. A log line goes to the call it is
+sent in, else to the client's only call in flight; with several in flight it names none of them,
+and goes to this process's log (`mcpio` logger, debug) instead."""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -18,7 +25,7 @@ from mcpio.client import Client, Notice
 from mcpio.context import ElicitUrl
 from mcpio.errors import ConnectionClosed
 from mcpio.jsonrpc import plain
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
+from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_BUSY, ProtocolError
 
 log = logging.getLogger("mcpio")
 _RELATED_TASK = "io.modelcontextprotocol/related-task"
@@ -40,6 +47,11 @@ class Forwarded:
 class Asker(Protocol):
     """One downstream request: where the target's questions, progress and logs go."""
 
+    @property
+    def call(self) -> object:
+        """The downstream call it serves (the askers of one call share it)."""
+        ...
+
     async def ask(self, question: Forwarded) -> Any:
         """Ask the real client a question the target asked."""
         ...
@@ -53,14 +65,81 @@ class Asker(Protocol):
 ClientMaker = Callable[[dict[str, Any]], Client]
 
 _FRESH = contextvars.Context()
-_CURRENT: contextvars.ContextVar[Asker | None] = contextvars.ContextVar("mcpio_proxy_asker")
+# The lane and asker of the call running in this task (a 2026-07-28 target asks inside the call)
+_CURRENT: contextvars.ContextVar[tuple[Lane, Asker] | None] = contextvars.ContextVar(
+    "mcpio_proxy_asker"
+)
 
 
 class Upstream:
-    """The connection to the target (`client()`), and who answers its questions."""
+    """The proxy's connections to its target: a `Lane` per downstream client (`lane(key)`),
+    at most `max_connections` (None: no bound) besides the shared one (key None: a proxy served
+    on stdio or in memory), each closed after `idle_seconds` (None: never) without a call in
+    flight. Each follows its connection's list changes (a stdio target runs a process per
+    connection, each with its own lists)."""
 
-    def __init__(self, make: ClientMaker, listen: bool = True) -> None:
+    def __init__(
+        self,
+        make: ClientMaker,
+        listen: bool = True,
+        *,
+        max_connections: int | None = 64,
+        idle_seconds: float | None = 300.0,
+    ) -> None:
+        if max_connections is not None and max_connections < 1:
+            raise ValueError("max_connections must be 1 or more (None: no bound)")
         self._make = make
+        self._listen = listen
+        self.max_connections = max_connections
+        self.idle_seconds = idle_seconds
+        self.lanes: dict[str | None, Lane] = {}
+        self.on_notice: Callable[[Notice], Awaitable[None]] | None = None
+
+    async def lane(self, key: str | None) -> Lane:
+        """The lane of downstream client `key`, made if needed; -32005 when `max_connections`
+        lanes all have calls in flight."""
+        lane = self.lanes.get(key)
+        if lane is None:
+            if key is not None:
+                self._make_room()
+            lane = self.lanes[key] = Lane(self, key, self._listen)
+        lane.touched = time.monotonic()
+        return lane
+
+    def _make_room(self) -> None:
+        """Close the least recently used idle lane when a new one would pass the bound."""
+        bound = self.max_connections
+        keyed = [lane for key, lane in self.lanes.items() if key is not None]
+        if bound is None or len(keyed) < bound:
+            return
+        idle = [lane for lane in keyed if not lane.busy]
+        if not idle:
+            raise ProtocolError(
+                SERVER_BUSY,
+                f"the proxy holds {bound} connections to its target (max_connections), each "
+                "with calls in flight; try again later",
+            )
+        min(idle, key=lambda lane: lane.touched).retire()
+
+    def forget(self, lane: Lane) -> None:
+        """`lane` closed: the next call of its client makes a new one."""
+        if self.lanes.get(lane.key) is lane:
+            del self.lanes[lane.key]
+
+    async def close(self) -> None:
+        """Disconnect every lane from the target."""
+        lanes = list(self.lanes.values())
+        self.lanes.clear()
+        await asyncio.gather(*(lane.close() for lane in lanes))
+
+
+class Lane:
+    """One downstream client's connection to the target (`client()`), and who answers its
+    questions: its calls in flight (`asking`) and the target's tasks followed (`following`)."""
+
+    def __init__(self, pool: Upstream, key: str | None, listen: bool) -> None:
+        self.pool = pool
+        self.key = key
         self._listen = listen
         self._client: Client | None = None
         self._keeper: asyncio.Task[None] | None = None
@@ -68,7 +147,12 @@ class Upstream:
         self._lock: asyncio.Lock | None = None
         self.active: list[Asker] = []  # downstream requests in flight, the latest last
         self._tasks: dict[str, asyncio.Future[Asker]] = {}  # the target's tasks followed here
-        self.on_notice: Callable[[Notice], Awaitable[None]] | None = None
+        self.touched = time.monotonic()
+
+    @property
+    def busy(self) -> bool:
+        """Whether a call is in flight on it (or a task of the target is followed)."""
+        return bool(self.active or self._tasks)
 
     async def client(self) -> Client:
         """The connected client of the target, connecting (again) if needed."""
@@ -92,14 +176,17 @@ class Upstream:
             return self._client
 
     async def _keep(self, ready: asyncio.Future[Client]) -> None:
+        stop = self._stop  # this connection's (a reconnection makes another)
         try:
-            async with self._make(self._callbacks()) as client:
+            async with self.pool._make(
+                self._callbacks()
+            ) as client:  # pyright: ignore[reportPrivateUsage]
                 # a task is asked for per call (`request(task=...)`, whose answer comes back as
                 # a handle): the client, maybe the user's, is left as it was made
                 ready.set_result(client)
                 if self._listen:
                     await self._follow(client)
-                await self._stop.wait()
+                await self._until_stopped_or_idle(stop)
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc)
@@ -108,6 +195,23 @@ class Upstream:
         finally:
             self._client = None
 
+    async def _until_stopped_or_idle(self, stop: asyncio.Event) -> None:
+        """Wait for `stop` (`drop`), or (a client's own lane) `idle_seconds` without a call in
+        flight: then the lane is forgotten (its client's next call makes a new one)."""
+        idle = self.pool.idle_seconds
+        while not stop.is_set():
+            if idle is None or self.key is None:
+                await stop.wait()
+                return
+            left = self.touched + idle - time.monotonic()
+            if left <= 0 and not self.busy:
+                self.retire()
+                return
+            try:
+                await asyncio.wait_for(stop.wait(), max(left, idle / 10))
+            except TimeoutError:
+                pass
+
     async def _follow(self, client: Client) -> None:
         """The target's list changes, to `on_notice` (the proxy's listeners), in a task."""
 
@@ -115,8 +219,8 @@ class Upstream:
             try:
                 async with client.listen(tools=True, prompts=True, resources=True) as sub:
                     async for notice in sub:
-                        if self.on_notice is not None:
-                            await self.on_notice(notice)
+                        if self.pool.on_notice is not None:
+                            await self.pool.on_notice(notice)
             except Exception as exc:  # a target that offers no listening
                 log.debug("not following the proxied server's changes: %r", exc)
 
@@ -131,6 +235,11 @@ class Upstream:
         if follow is not None:
             follow.cancel()
 
+    def retire(self) -> None:
+        """Close the connection and forget the lane (idle, or room made for another)."""
+        self.pool.forget(self)
+        self.drop()
+
     async def close(self) -> None:
         """Disconnect from the target."""
         self.drop()
@@ -144,12 +253,14 @@ class Upstream:
     def asking(self, asker: Asker) -> Callable[[], None]:
         """`asker` serves the calls of this task (and of tasks it starts) until the returned
         function is called."""
-        token = _CURRENT.set(asker)
+        token = _CURRENT.set((self, asker))
         self.active.append(asker)
+        self.touched = time.monotonic()
 
         def done() -> None:
             _CURRENT.reset(token)
             self.active.remove(asker)
+            self.touched = time.monotonic()
 
         return done
 
@@ -177,12 +288,24 @@ class Upstream:
             self._tasks.pop(task_id, None)
             raise ProtocolError(INVALID_REQUEST, f"no one follows task {task_id} here") from None
 
+    def _running(self) -> Asker | None:
+        """The asker of the call running in this task, if it is one of this lane's."""
+        current = _CURRENT.get(None)
+        return current[1] if current is not None and current[0] is self else None
+
     def _asker(self) -> Asker:
-        asker = _CURRENT.get(None)
+        asker = self._running()
         if asker is None and self.active:
             asker = self.active[-1]
         if asker is None:
             raise ProtocolError(INVALID_REQUEST, "no client request is in flight to ask")
+        return asker
+
+    def _log_to(self) -> Asker | None:
+        """Who gets a log line: the call it is sent in, else the only call in flight."""
+        asker = self._running()
+        if asker is None and self.active and len({id(a.call) for a in self.active}) == 1:
+            asker = self.active[-1]
         return asker
 
     def _callbacks(self) -> dict[str, Any]:
@@ -201,13 +324,16 @@ class Upstream:
             return await self._asker().ask(Forwarded("roots/list", {}))
 
         async def on_log(params: Any) -> None:
-            asker = _CURRENT.get(None) or (self.active[-1] if self.active else None)
+            asker = self._log_to()
             if asker is not None:
                 await asker.log(params)
+            else:  # no request it can be told to belong to: not a client's to see
+                log.debug("a log line of the proxied server, for no one call: %r", plain(params))
 
         async def on_notice(notice: Notice) -> None:
-            if self.on_notice is not None and notice.method == "notifications/resources/updated":
-                await self.on_notice(notice)
+            on_notice = self.pool.on_notice
+            if on_notice is not None and notice.method == "notifications/resources/updated":
+                await on_notice(notice)
 
         return {
             "elicitation": elicitation,
