@@ -10,8 +10,9 @@ from typing import Any
 import anyio
 import pytest
 
+from mcpio import Client
 from mcpio.client_config import from_config, servers_of
-from mcpio.proxy import entry_options
+from mcpio.proxy import entry_options, proxy_server
 
 pytestmark = pytest.mark.anyio
 
@@ -42,8 +43,8 @@ def test_entries_checked_up_front(tmp_path: Any) -> None:
         "headers": {"A": "b"},
     }
     stdio = entry_options({"command": "python3", "args": ["s.py"], "env": {"K": "v"}})
-    assert stdio["target"] == ["python3", "s.py"] and stdio["env"]["K"] == "v"
-    assert "PATH" in stdio["env"]  # added to the environment, as the hosts do
+    # Only the entry's own: spawning adds it to the variables a stdio server inherits.
+    assert stdio["target"] == ["python3", "s.py"] and stdio["env"] == {"K": "v"}
     for bad in ({}, {"command": "x", "args": "not a list"}, {"url": ""}):
         with pytest.raises(ValueError):
             entry_options(bad)
@@ -112,6 +113,19 @@ async def test_a_configured_stdio_server_gets_its_env_and_no_host_secret(
                 result = await client.call_tool(f"{name}_seen", {})
                 text = result.content[0].text  # type: ignore[union-attr]
                 assert text == f"{who} - {os.environ['PATH']}", name
+
+
+async def test_a_proxied_entry_gets_its_env_and_no_host_secret(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCPIO_TEST_API_KEY", "s3cret")
+    script = tmp_path / "leak.py"
+    script.write_text(LEAK_SCRIPT)
+    entry = {"command": sys.executable, "args": [str(script)], "env": {"WHO": "me"}}
+    with anyio.fail_after(60):
+        async with Client(proxy_server(entry)) as client:
+            text = (await client.call_tool("seen", {})).content[0].text  # type: ignore[union-attr]
+    assert text == f"me - {os.environ['PATH']}"
 
 
 def test_server_names_that_would_shadow_each_other_are_refused() -> None:

@@ -46,15 +46,5 @@ def from_config(config: str | PathLike[str] | Mapping[str, Any], **options: Any)
     other's tools (`gh`, `gh_ent`) are a `ValueError` (`Server.mount`)."""
     combined = Server("mcpServers")
     for name, entry in servers_of(config).items():
-        combined.mount(proxy_server(entry, name=name, **_entry_env(entry)), namespace=name)
+        combined.mount(proxy_server(entry, name=name), namespace=name)
     return Client(combined, **options)
-
-
-def _entry_env(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """A stdio entry's `env` as the `Client` takes it: added to the variables a stdio server
-    inherits (`mcpio.transports.stdio.server_environment`), not to the whole environment."""
-    given = entry.get("env")
-    remote = entry.get("url") or entry.get("serverUrl")
-    if remote or not entry.get("command") or not isinstance(given, Mapping) or not given:
-        return {}
-    return {"env": {str(k): str(v) for k, v in cast(Mapping[str, Any], given).items()}}

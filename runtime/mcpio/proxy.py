@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -114,8 +113,8 @@ def entry_options(entry: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError("an mcpServers entry's args must be a list of strings")
         options = {"target": [command, *args]}
         if entry.get("env"):
-            given = {str(k): str(v) for k, v in dict(entry["env"]).items()}
-            options["env"] = {**os.environ, **given}  # added to ours, as the hosts do
+            # added to the allow-listed variables a stdio server inherits (`server_environment`)
+            options["env"] = {str(k): str(v) for k, v in dict(entry["env"]).items()}
         if entry.get("cwd"):
             options["cwd"] = str(entry["cwd"])
         return options
