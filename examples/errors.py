@@ -4,7 +4,7 @@ a call that takes too long is cancelled on the wire."""
 import anyio
 
 from mcpio import Client, McpError, ProtocolError, Server, ToolError
-from mcpio.errors import RequestTimeout
+from mcpio._core.errors import RequestTimeout
 
 server = Server("errors", "1.0")
 

@@ -1,4 +1,4 @@
-"""The OAuth client (mcpio.auth_client) against a tiny Starlette mock on 127.0.0.1: a protected
+"""The OAuth client (mcpio.auth._client) against a tiny Starlette mock on 127.0.0.1: a protected
 MCP endpoint (our own Server behind a bearer check), its protected-resource metadata, and an
 authorization server (metadata, /authorize that redirects at once, /token, /register), each
 piece placed where a test wants it. Every request the mock sees is recorded, so the tests check
@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from mcpio import Client, McpError, Server
-from mcpio.auth_client import (
+from mcpio.auth._client import (
     AuthError,
     ClientInfo,
     FileTokenStore,

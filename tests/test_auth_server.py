@@ -34,9 +34,9 @@ from mcpio.auth import (
     ResourceServerAuth,
     VerifierUnavailable,
 )
-from mcpio.auth_client import OAuth, pkce_pair
-from mcpio.dpop import DpopKey, token_hash
-from mcpio.dpop_server import (
+from mcpio.auth._client import OAuth, pkce_pair
+from mcpio.auth._dpop import DpopKey, token_hash
+from mcpio.auth._dpop_server import (
     DpopPolicy,
     MemoryReplayCache,
     Nonces,
@@ -840,7 +840,7 @@ def test_the_auth_names_are_mcpios_and_load_lazily() -> None:
     PyJWT comes only with a `JwtVerifier`."""
     code = (
         "import sys, mcpio\n"
-        "def loaded(): return [m for m in ('httpx', 'jwt', 'mcpio.auth', 'mcpio.auth_client')"
+        "def loaded(): return [m for m in ('httpx', 'jwt', 'mcpio.auth', 'mcpio.auth._client')"
         " if m in sys.modules]\n"
         "print(loaded())\n"
         "mcpio.ResourceServerAuth, mcpio.IntrospectionVerifier\n"
@@ -857,8 +857,8 @@ def test_the_auth_names_are_mcpios_and_load_lazily() -> None:
         "[]",
         "['mcpio.auth']",
         "['OAuth', 'FileTokenStore']",
-        "['httpx', 'mcpio.auth', 'mcpio.auth_client']",
-        "['httpx', 'jwt', 'mcpio.auth', 'mcpio.auth_client']",
+        "['httpx', 'mcpio.auth', 'mcpio.auth._client']",
+        "['httpx', 'jwt', 'mcpio.auth', 'mcpio.auth._client']",
     ]
 
 

@@ -26,8 +26,8 @@ import httpx
 import pytest
 
 from mcpio import Audio, Client, Context, File, Image, LifespanError, McpError, Server, ToolError
-from mcpio.elicitation import Accepted, form_of
-from mcpio.jsonrpc import plain
+from mcpio._core.elicitation import Accepted, form_of
+from mcpio._core.jsonrpc import plain
 from mcpio.latest import public as pub
 from mcpio.middleware import (
     Call,

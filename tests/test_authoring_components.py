@@ -15,8 +15,8 @@ import anyio
 import pytest
 
 from mcpio import CacheHint, Client, McpError, Server
-from mcpio.docstrings import parse
-from mcpio.uritemplate import UriTemplate
+from mcpio._core.docstrings import parse
+from mcpio._core.uritemplate import UriTemplate
 from tests.support import MODERN
 
 pytestmark = pytest.mark.anyio
@@ -424,7 +424,7 @@ async def test_a_forged_foreign_stale_or_expired_cursor_is_invalid_params(
         assert "altered" in await refused("list_tools", "nonsense")
         assert "another list" in await refused("list_prompts", cursor)
         now = time.time()
-        monkeypatch.setattr("mcpio.paging.time.time", lambda: now + server.sealer.ttl + 1)
+        monkeypatch.setattr("mcpio._core.paging.time.time", lambda: now + server.sealer.ttl + 1)
         assert "expired" in await refused("list_tools", cursor)
         monkeypatch.undo()
         server.remove_tool("t4")

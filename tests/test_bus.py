@@ -1,4 +1,4 @@
-"""The notification bus (`mcpio.bus`): in process first (the default `LocalBus`, and a bus that
+"""The notification bus (`mcpio._core.bus`): in process first (the default `LocalBus`, and a bus that
 an outage can be switched on), then a real Redis with three instances of
 examples/everything_server.py behind nginx (round-robin, one worker), all sharing one
 `MCPIO_STATE_KEY` and `--redis` URL:
@@ -36,7 +36,7 @@ import httpx
 import pytest
 
 from mcpio import Client, McpError, Server
-from mcpio.bus import UNAVAILABLE, Bus, BusUnavailable, Event, LocalBus, RedisBus
+from mcpio._core.bus import UNAVAILABLE, Bus, BusUnavailable, Event, LocalBus, RedisBus
 from tests.cluster import Process, start_instances, start_nginx, start_redis
 from tests.support import ACCEPT, ENVELOPE, MODERN, free_port, until
 

@@ -11,8 +11,8 @@ import anyio
 import pytest
 
 from mcpio import Client
-from mcpio.client_config import from_config, servers_of
-from mcpio.proxy import entry_options, proxy_server
+from mcpio.client._config import from_config, servers_of
+from mcpio.client._proxy import entry_options, proxy_server
 
 pytestmark = pytest.mark.anyio
 

@@ -18,8 +18,8 @@ import anyio
 import pytest
 
 from mcpio import Server
-from mcpio.client_config import from_config
-from mcpio.proxy import proxy_server
+from mcpio.client._config import from_config
+from mcpio.client._proxy import proxy_server
 from tests.support import serve_app, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.peers]

@@ -10,9 +10,9 @@ import anyio
 import pytest
 
 from mcpio import CacheHint, Call, Client, Server
+from mcpio.client._result_cache import ResultCache
 from mcpio.latest import public as pub
 from mcpio.middleware import CallNext
-from mcpio.result_cache import ResultCache
 from mcpio.wire.errors import ProtocolError
 
 pytestmark = pytest.mark.anyio

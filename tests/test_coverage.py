@@ -22,7 +22,7 @@ import pytest
 
 import mcp_wire
 from mcpio import Client, Context, Server
-from mcpio.connection import ServerConnection
+from mcpio.server._connection import ServerConnection
 from mcpio.tasks.client import TaskHandle
 
 

@@ -18,8 +18,8 @@ import pytest
 
 import mcp_wire
 from mcpio import Server
-from mcpio.handlers import tool_result
-from mcpio.session import Session
+from mcpio._core.handlers import tool_result
+from mcpio._core.session import Session
 from mcpio.transports.lines import LineStream
 from mcpio.wire.errors import INTERNAL_ERROR, MessageBuildError, ProtocolError
 from mcpio.wire.peek import Peek

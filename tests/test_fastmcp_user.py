@@ -23,7 +23,7 @@ import anyio
 import pytest
 
 from mcpio import Client, McpError
-from mcpio.jsonrpc import plain
+from mcpio._core.jsonrpc import plain
 from tests.support import MODERN, PEERS, free_port
 from tests.test_http_client import Peer
 

@@ -23,10 +23,10 @@ import pytest
 
 import mcp_wire
 from mcpio import Client, Context, Server
-from mcpio.client_frames import RequestFrames
+from mcpio._core.negotiate import LEGACY, envelope_version, peek_any
+from mcpio._core.session import Session
+from mcpio.client._frames import RequestFrames
 from mcpio.http.sessions import Done, Outbox
-from mcpio.negotiate import LEGACY, envelope_version, peek_any
-from mcpio.session import Session
 from mcpio.wire.codec import Codec, plain
 from mcpio.wire.errors import ProtocolError
 
@@ -277,7 +277,7 @@ def test_a_reading_peers_requests_start_with_their_message_as_by_the_read_loop(
     """A peer that reads requests itself (`read_request`: the server connection's one parse)
     gets the request started with the envelope the read loop would give it, and the message
     it read (a frame it declines goes the peek's way)."""
-    from mcpio.negotiate import MODERN, codec_of, read_legacy, read_modern
+    from mcpio._core.negotiate import MODERN, codec_of, read_legacy, read_modern
 
     started: list[tuple[bytes, Any, Any]] = []
     legacy = codec_of(LEGACY[-1])
@@ -754,7 +754,7 @@ def test_is_async_says_what_inspect_says() -> None:
     import functools
     import inspect
 
-    from mcpio.handlers import is_async
+    from mcpio._core.handlers import is_async
 
     marked = (
         inspect.markcoroutinefunction(lambda: None)

@@ -32,8 +32,8 @@ import sys
 import uvicorn
 
 from mcpio import JwtVerifier, ResourceServerAuth, Server
-from mcpio.proxy import proxy_server
-from mcpio.sealing import Sealer
+from mcpio.client._proxy import proxy_server
+from mcpio._core.sealing import Sealer
 
 port, issuer, resource, remote, key, files, tools = sys.argv[1:]
 gateway = Server("gateway")

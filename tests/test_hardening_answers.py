@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from mcpio import Context, McpError, Server
-from mcpio.context import Elicit
+from mcpio._core.context import Elicit
 from mcpio.transports.memory import MemoryTransport, memory_pair
 from tests.support import ACCEPT, ENVELOPE, MODERN, serve_app
 

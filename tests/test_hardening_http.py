@@ -17,9 +17,9 @@ import httpx
 import pytest
 
 from mcpio import Client, Context, Server
+from mcpio._core.errors import McpError
 from mcpio.apps import UiApp
 from mcpio.auth import Principal, ResourceServerAuth
-from mcpio.errors import McpError
 from mcpio.middleware import RateLimitMiddleware, ResponseCachingMiddleware
 from tests.support import MODERN, headers_for, initialize, modern, serve_app
 

@@ -14,7 +14,7 @@ import pytest
 
 from mcpio import Client, Context, McpError, Server
 from mcpio.auth import Principal, ResourceServerAuth
-from mcpio.proxy import proxy_server
+from mcpio.client._proxy import proxy_server
 from tests.support import serve_app, text_of, until
 
 pytestmark = pytest.mark.anyio

@@ -1301,7 +1301,7 @@ async def test_a_sealed_state_of_the_wrong_shape_is_invalid_params(
     traceback)."""
     import base64
 
-    from mcpio.sealing import request_digest
+    from mcpio._core.sealing import request_digest
 
     server = hardening_server()
     sealer = server.sealer

@@ -78,7 +78,7 @@ def test_route_path(root: str, path: str, inside: str) -> None:
 
 
 async def test_custom_routes_are_served_beside_the_endpoint() -> None:
-    from mcpio.routes import HttpRequest, HttpResponse, Route
+    from mcpio._core.routes import HttpRequest, HttpResponse, Route
 
     server = small_server()
     seen: list[HttpRequest] = []
@@ -139,7 +139,7 @@ async def test_custom_routes_under_a_root_path() -> None:
 
 
 def test_a_route_may_not_take_the_endpoint_path() -> None:
-    from mcpio.routes import Route
+    from mcpio._core.routes import Route
 
     async def handler(request: object) -> str:
         return ""

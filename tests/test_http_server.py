@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from mcpio import Context, Server
-from mcpio.connection import ServerConnection
+from mcpio.server._connection import ServerConnection
 from tests.support import (
     ACCEPT,
     ENVELOPE,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mcpio import Client, McpError, Server
-from mcpio.client_skills import Skills, extension_request
+from mcpio.client._skills import Skills, extension_request
 from mcpio.inspect.http_proxy import ProxyApp
 from mcpio.inspect.transcript import Recorder
 from tests.support import serve_app

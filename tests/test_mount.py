@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from mcpio import Call, Client, Context, McpError, Server
-from mcpio.mount import prefixed_uri, unprefixed_uri
+from mcpio.server._mount import prefixed_uri, unprefixed_uri
 from mcpio.tasks.client import TaskHandle
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from mcpio import Client, Context, McpError, Server
-from mcpio.proxy import proxy_server
+from mcpio.client._proxy import proxy_server
 from mcpio.tasks.client import TaskHandle
 from tests.support import free_port
 

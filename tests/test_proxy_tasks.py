@@ -11,8 +11,8 @@ import anyio
 import pytest
 
 from mcpio import Client, Context, McpError, Server
-from mcpio.context import Elicit
-from mcpio.proxy import proxy_server
+from mcpio._core.context import Elicit
+from mcpio.client._proxy import proxy_server
 from mcpio.tasks.client import TaskHandle
 
 pytestmark = pytest.mark.anyio

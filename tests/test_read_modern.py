@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcpio.negotiate import (
+from mcpio._core.negotiate import (
     LEGACY,
     MODERN,
     PROTOCOL_VERSION_KEY,

@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpio.bus import Event, RedisBus
-from mcpio.redact import Secret, redacted
+from mcpio._core.bus import Event, RedisBus
+from mcpio._core.redact import Secret, redacted
 from mcpio.tasks.queue import RedisTaskQueue
 from mcpio.tasks.redis import RedisTaskStore
 from mcpio.tasks.stores import open_task_store

@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from mcpio import Client, McpError, Server
-from mcpio.client_skills import extension_request
+from mcpio.client._skills import extension_request
 from mcpio.skills import SkillsDirectory
 from mcpio.skills.format import FrontmatterError, frontmatter
 from tests.support import until

@@ -1,4 +1,4 @@
-"""Skills (SEP-2640), host side (`mcpio.client_skills.Skills`) against our server over HTTP, in a
+"""Skills (SEP-2640), host side (`mcpio.client._skills.Skills`) against our server over HTTP, in a
 2025-11-25 session and in 2026-07-28 stateless calls: nothing is read ahead of need, and a file
 that does not match the skill's entry (tampered, wrong size, changed frontmatter, unlisted) is
 refused with `SkillVerificationError`, its content never returned."""
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mcpio import Client, Server
-from mcpio.client_skills import (
+from mcpio.client._skills import (
     SkillEntry,
     SkillError,
     Skills,

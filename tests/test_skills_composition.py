@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from mcpio import Client, McpError, Server
-from mcpio.client_skills import Skills, SkillVerificationError, extension_request
-from mcpio.proxy import proxy_server
+from mcpio.client._proxy import proxy_server
+from mcpio.client._skills import Skills, SkillVerificationError, extension_request
 from tests.support import serve_app
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcpio import Client, Server
-from mcpio.client_skills import Skills, SkillVerificationError
+from mcpio.client._skills import Skills, SkillVerificationError
 from tests.support import serve_app
 
 pytestmark = [pytest.mark.anyio, pytest.mark.peers]

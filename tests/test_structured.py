@@ -22,8 +22,8 @@ from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 from pydantic import BaseModel
 
 from mcpio import Client, InvalidOutput, McpError, Server, ToolError
+from mcpio._core.structured import output_of
 from mcpio.latest import public as pub
-from mcpio.structured import output_of
 from tests.peers.structured_server import Box, Point, Weather, server
 from tests.support import PEERS, serve_app
 

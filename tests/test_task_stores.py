@@ -24,7 +24,7 @@ import anyio
 import pytest
 
 from mcpio import Client, Context, Server
-from mcpio.bus import Bus, BusUnavailable, Event
+from mcpio._core.bus import Bus, BusUnavailable, Event
 from mcpio.tasks.client import TaskCancelled, TaskHandle
 from mcpio.tasks.engine import TaskEngine
 from mcpio.tasks.redis import RedisTaskStore

@@ -1,4 +1,4 @@
-"""Workers in one process (`mcpio.worker.Worker` over a redis-server of tests/cluster.py:
+"""Workers in one process (`mcpio.cli._worker.Worker` over a redis-server of tests/cluster.py:
 marked `services`): a task queued by an accepting server, run by workers, one of which dies
 while the task waits for an answer."""
 
@@ -11,11 +11,11 @@ import anyio
 import pytest
 
 from mcpio import Client, Context, Server
+from mcpio.cli._worker import Worker, load_server
 from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import TaskEngine
 from mcpio.tasks.queue import Job, RedisTaskQueue
 from mcpio.tasks.redis import RedisTaskStore
-from mcpio.worker import Worker, load_server
 from tests.support import MODERN, ROOT, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.services]
@@ -103,4 +103,4 @@ def test_load_server_from_a_file_or_a_module() -> None:
     with pytest.raises(ValueError, match="no such Python file"):
         load_server("nowhere.py")
     with pytest.raises(ValueError, match="is not an mcpio Server"):
-        load_server("mcpio.worker:log")
+        load_server("mcpio.cli._worker:log")

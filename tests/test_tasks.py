@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from mcpio import Client, Context, McpError, ProtocolError, Server, ToolError
-from mcpio.bus import Bus, Event
+from mcpio._core.bus import Bus, Event
 from mcpio.tasks.client import TaskCancelled, TaskHandle
 from mcpio.tasks.engine import HANDED_BACK, SHUT_DOWN, TASKS_EXTENSION, TaskEngine
 from mcpio.tasks.serve import RELATED_TASK

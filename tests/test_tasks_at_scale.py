@@ -45,7 +45,7 @@ import httpx
 import pytest
 
 from mcpio import Client
-from mcpio.errors import ConnectionClosed, McpError
+from mcpio._core.errors import ConnectionClosed, McpError
 from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import SHUT_DOWN
 from mcpio.tasks.redis import RedisTaskStore

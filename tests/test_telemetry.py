@@ -16,8 +16,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from mcpio import Client, Server, ToolError
+from mcpio.middleware.telemetry import ClientTracing, Tracing
 from mcpio.tasks.client import TaskHandle
-from mcpio.telemetry import ClientTracing, Tracing
 from mcpio.wire.errors import ProtocolError
 from tests.support import MODERN, ROOT, serve_app, until
 
@@ -188,12 +188,12 @@ def test_nothing_is_imported_without_tracing() -> None:
     """A server and client that trace nothing import no OpenTelemetry; without the extra,
     asking for tracing names the extra to install."""
     code = (
-        "import sys; import mcpio, mcpio.server, mcpio.client, mcpio.telemetry;"
+        "import sys; import mcpio, mcpio.server, mcpio.client, mcpio.middleware.telemetry;"
         "from mcpio.http import app;"
         "assert not [m for m in sys.modules if m.startswith('opentelemetry')], sys.modules;"
         "sys.modules['opentelemetry'] = None;"
-        "from mcpio.extras import MissingExtra;"
-        "from mcpio.telemetry import Tracing\n"
+        "from mcpio._core.extras import MissingExtra;"
+        "from mcpio.middleware.telemetry import Tracing\n"
         "try:\n    Tracing()\nexcept MissingExtra as exc:\n    print(exc)\n"
     )
     done = subprocess.run(

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from mcpio import Client, Context, McpError, Server
-from mcpio.context import ElicitUrl, UrlElicitationRequired
-from mcpio.url_check import MAX_URL_LENGTH, url_problem
+from mcpio._core.context import ElicitUrl, UrlElicitationRequired
+from mcpio._core.url_check import MAX_URL_LENGTH, url_problem
 from mcpio.wire.errors import ProtocolError
 from tests.support import MODERN
 

@@ -20,11 +20,11 @@ import httpx
 import pytest
 
 from mcpio import Client, Server
-from mcpio.errors import McpError
+from mcpio._core.errors import McpError
+from mcpio.client._proxy import proxy_server
 from mcpio.inspect.http_proxy import ProxyApp
 from mcpio.inspect.replay import replay_transcript
 from mcpio.inspect.transcript import Recorder, read_transcript
-from mcpio.proxy import proxy_server
 from mcpio.transports.http_client import HttpTransport
 from tests.support import free_port, serve_app, text_of
 

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from mcpio import Call, Context, Image, Middleware, Server, ToolError
-from mcpio.elicitation import Accepted
+from mcpio._core.elicitation import Accepted
 from mcpio.latest import public as pub
 from mcpio.middleware import CallNext
 

@@ -10,7 +10,7 @@ from typing import TypedDict
 from pydantic import BaseModel
 
 from mcpio import Call, Context, Middleware, Server
-from mcpio.context import ElicitUrl, UrlElicitationRequired
+from mcpio._core.context import ElicitUrl, UrlElicitationRequired
 from mcpio.latest import public as pub
 from mcpio.middleware import CallNext
 

@@ -44,10 +44,16 @@ import anyio
 import anyio.lowlevel
 import pydantic_core
 
-from mcpio.auth import AuthRefused, Principal, ResourceServerAuth, VerifierUnavailable
-from mcpio.context import HTTP_REQUEST
-from mcpio.dpop_server import ReplayCacheFull
-from mcpio.errors import LifespanError
+from mcpio._core.context import HTTP_REQUEST
+from mcpio._core.errors import LifespanError
+from mcpio._core.jsonrpc import error_frame
+from mcpio._core.negotiate import MODERN, peek_any, read_modern
+from mcpio._core.principal import Principal
+from mcpio._core.protocol_rules import unsupported_version
+from mcpio._core.routes import Route
+from mcpio._core.transport import FrameHook, Transport
+from mcpio.auth._dpop_server import ReplayCacheFull
+from mcpio.auth._resource import AuthRefused, ResourceServerAuth, VerifierUnavailable
 from mcpio.http.admission import ByteBudget, Refused, Slots, network_share
 from mcpio.http.asgi import (
     KEEPALIVE_SECONDS,
@@ -68,13 +74,8 @@ from mcpio.http.asgi import (
 )
 from mcpio.http.cors import Cors
 from mcpio.http.routes import Routes
-from mcpio.http.sessions import LegacySessions, SessionLimits
-from mcpio.jsonrpc import error_frame
+from mcpio.http.sessions import Hosted, LegacySessions, SessionLimits
 from mcpio.latest import HEADER_MISMATCH
-from mcpio.negotiate import MODERN, peek_any, read_modern
-from mcpio.protocol_rules import unsupported_version
-from mcpio.routes import Route
-from mcpio.transport import FrameHook, Transport
 from mcpio.transports.http_rules import (
     JSON,
     NAMED_BY,
@@ -94,8 +95,8 @@ from mcpio.wire.peek import Peek
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from mcpio.connection import ServerConnection
-    from mcpio.options import ConnectionOptions, HttpAppOptions
+    from mcpio._core.options import ConnectionOptions
+    from mcpio.http.options import HttpAppOptions
 
 log = logging.getLogger("mcpio")
 
@@ -139,7 +140,7 @@ class HttpOptions:
     send_timeout: float = 30.0  # a stream whose reader takes no frame this long: cut off
     poll_seconds: float = 30.0  # a 2025-11-25 POST waiting this long is closed; the client polls
     auth: ResourceServerAuth | None = None  # None: no authorization
-    routes: Sequence[Route] = ()  # served beside the endpoint (`mcpio.routes`)
+    routes: Sequence[Route] = ()  # served beside the endpoint (`mcpio._core.routes`)
     cors_origins: Sequence[str] = ()  # browser origins allowed to call (`mcpio.http.cors`)
 
 
@@ -148,9 +149,7 @@ class Hosting(Protocol):
 
     max_answer_bytes: int  # the bound on a client's answers to the server's questions
 
-    def connect(
-        self, transport: Transport, **options: Unpack[ConnectionOptions]
-    ) -> ServerConnection:
+    def connect(self, transport: Transport, **options: Unpack[ConnectionOptions]) -> Hosted:
         """A connection of the server over `transport`."""
         ...
 

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import pydantic_core
 
-from mcpio.negotiate import peek_any
+from mcpio._core.negotiate import peek_any
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
-    from mcpio.auth import Principal
+    from mcpio._core.principal import Principal
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -1,4 +1,4 @@
-"""Serving the routes of `mcpio.routes` inside the HTTP app: one request read (bounded in size
+"""Serving the routes of `mcpio._core.routes` inside the HTTP app: one request read (bounded in size
 and time as the endpoint's), handed to its handler, its answer written. A handler that raises
 is a 500 without a traceback (logged)."""
 
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import anyio
 import pydantic_core
 
+from mcpio._core.routes import HttpRequest, HttpResponse, Route
 from mcpio.http.asgi import HttpError, Receive, RequestHeaders, Scope, Send, read_body
-from mcpio.routes import HttpRequest, HttpResponse, Route
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 
 log = logging.getLogger("mcpio")

@@ -23,7 +23,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import pydantic_core
 
-from mcpio.context import HTTP_REQUEST
+from mcpio._core.context import HTTP_REQUEST
+from mcpio._core.jsonrpc import RequestId, error_frame
+from mcpio._core.session import Refused, read_batch_item, serving
+from mcpio._core.transport import FrameHook, Transport
 from mcpio.http.admission import Slots
 from mcpio.http.asgi import (
     KEEPALIVE_SECONDS,
@@ -34,9 +37,6 @@ from mcpio.http.asgi import (
     sent_kind,
     watch_disconnect,
 )
-from mcpio.jsonrpc import RequestId, error_frame
-from mcpio.session import Refused, read_batch_item, serving
-from mcpio.transport import FrameHook, Transport
 from mcpio.transports.http_rules import EVENT_STREAM, accepts
 from mcpio.transports.sse import SseWriter
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
@@ -45,9 +45,9 @@ from mcpio.wire.peek import Peek
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from mcpio.auth import Principal
-    from mcpio.connection import ServerConnection
-    from mcpio.options import ConnectionOptions
+    from mcpio._core.options import ConnectionOptions
+    from mcpio._core.principal import Principal
+    from mcpio._core.session import Session
     from mcpio.wire.codec import Codec
 
 log = logging.getLogger("mcpio")
@@ -66,15 +66,34 @@ class Guarding(Protocol):
         ...
 
 
+class Hosted(Protocol):
+    """What the host needs of one of the server's connections (`mcpio.server`'s
+    `ServerConnection`): the host sits below the server and does not import it."""
+
+    principal: Principal | None  # the HTTP app updates it with each request's token
+    codec: Codec | None  # legacy: the negotiated revision's codec
+
+    @property
+    def session(self) -> Session:
+        """The JSON-RPC session over the connection's transport."""
+        ...
+
+    async def run(self) -> None:
+        """Serve the connection until it closes."""
+        ...
+
+    async def answer(self, raw: bytes, env: Peek, message: Any = None) -> bytes | None:
+        """The response to a request, as bytes (None: none to send)."""
+        ...
+
+
 class Connecting(Protocol):
     """What the sessions need of the server: a connection over a transport, and the bound on
     a client's answers to its questions."""
 
     max_answer_bytes: int
 
-    def connect(
-        self, transport: Transport, **options: Unpack[ConnectionOptions]
-    ) -> ServerConnection:
+    def connect(self, transport: Transport, **options: Unpack[ConnectionOptions]) -> Hosted:
         """A connection of the server over `transport`."""
         ...
 
@@ -577,7 +596,7 @@ class LegacySession:
         self.id = id
         self.client = client  # whose share of the session table it takes
         self.queue = queue
-        self.connection: ServerConnection
+        self.connection: Hosted
         self.task: asyncio.Task[None] | None = None
         self.last_used = time.monotonic()
         self.established = False  # used again after its initialize

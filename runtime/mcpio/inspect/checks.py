@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_wire
+from mcpio._core.negotiate import LEGACY, MODERN, PROTOCOL_VERSION_KEY, codec_of
+from mcpio._core.protocol_rules import version_header_required
 from mcpio.inspect import apps as apps_rules
 from mcpio.inspect import skills as skills_rules
 from mcpio.inspect import tasks as tasks_rules
@@ -33,8 +35,6 @@ from mcpio.inspect.stateful import (
     output_violation,
     param_header_mismatch,
 )
-from mcpio.negotiate import LEGACY, MODERN, PROTOCOL_VERSION_KEY, codec_of
-from mcpio.protocol_rules import version_header_required
 from mcpio.transports.http_rules import decode_header_value
 from mcpio.wire.codec import MAX_MESSAGE_BYTES, Codec
 from mcpio.wire.errors import METHOD_NOT_FOUND, PARSE_ERROR, ProtocolError

@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 
-from mcpio.extras import needs
+from mcpio._core.extras import needs
 from mcpio.inspect.checks import CLIENT, SERVER, Checker
 from mcpio.inspect.deferred import Deferred
 from mcpio.inspect.guard import RelayGuard

@@ -17,10 +17,10 @@ from typing import IO, Any
 
 import anyio
 
-from mcpio.extras import needs
+from mcpio._core.extras import needs
+from mcpio._core.negotiate import PROTOCOL_VERSION_KEY
+from mcpio._core.redact import redacted, split_credentials
 from mcpio.inspect.transcript import Entry
-from mcpio.negotiate import PROTOCOL_VERSION_KEY
-from mcpio.redact import redacted, split_credentials
 from mcpio.transports.http_rules import (
     ACCEPT_BOTH,
     EVENT_STREAM,

@@ -2,7 +2,7 @@
 checks them: `skills/list`, `skills/get` and `resources/directory/read` have no schema in the
 pinned revisions, so they are known here rather than by a codec. Sent to a server that declared
 the extension (`capabilities.extensions`, in its initialize result or `server/discover`), they
-are checked for the shape mcpio's runtime gives them (`mcpio.skills`, `mcpio.client_skills`:
+are checked for the shape mcpio's runtime gives them (`mcpio.skills`, `mcpio.client._skills`:
 params, skill entries, directory listings); sent to one that did not, they are
 `capability.server` findings, as any method the server's declarations do not allow."""
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from mcpio.client_skills import SkillError, entry_of
+from mcpio.client._skills import SkillError, entry_of
 from mcpio.inspect.rules import Direction, Finding
 from mcpio.skills.format import EXTENSION
 from mcpio.skills.provider import DIRECTORY_READ, GET, LIST
@@ -58,7 +58,7 @@ def request_findings(direction: Direction, method: str, params: Any) -> Iterator
 
 
 def result_findings(direction: Direction, method: str, result: Any) -> Iterator[Finding]:
-    """A result's shape: skill entries as `mcpio.client_skills.entry_of` reads them (a URI
+    """A result's shape: skill entries as `mcpio.client._skills.entry_of` reads them (a URI
     naming a SKILL.md, its frontmatter, a manifest of uri, digest and size), a directory's
     children as objects with a `uri`, `nextCursor` a string."""
     if type(result) is not dict:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpio.extras import needs
+from mcpio._core.extras import needs
 from mcpio.inspect.apps import AppsSeen
 from mcpio.transports.http_rules import check_params, param_headers
 from mcpio.wire.errors import ProtocolError

@@ -12,9 +12,9 @@ import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from mcpio._core.negotiate import codec_of
+from mcpio._core.protocol_rules import TASKS_EXTENSION
 from mcpio.inspect.rules import Direction, Finding
-from mcpio.negotiate import codec_of
-from mcpio.protocol_rules import TASKS_EXTENSION
 from mcpio.wire.codec import Codec
 
 

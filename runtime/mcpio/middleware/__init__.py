@@ -23,7 +23,7 @@ Middlewares run in the order added, the first outermost. What a middleware sees 
   listening cancels it;
 - `initialize` and a legacy session's `ping`, `logging/setLevel`, `resources/subscribe` and
   `resources/unsubscribe` (methods the public revision does not have): the negotiated revision's
-  own params model (None for a `ping` without params) and a `WireResult` (`mcpio.handlers`: the
+  own params model (None for a `ping` without params) and a `WireResult` (`mcpio._core.handlers`: the
   result as plain JSON data in that revision's shape); `ctx.revision` is the negotiated one, and
   a middleware that fails `initialize` leaves the connection without a session;
 - the task methods (`tasks/get`, `tasks/update`, `tasks/cancel`; legacy also `tasks/result`,

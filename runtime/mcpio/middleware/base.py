@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from mcpio.context import Context
+from mcpio._core.context import Context
 
 
 @dataclass

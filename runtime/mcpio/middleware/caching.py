@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from mcpio.jsonrpc import plain
+from mcpio._core.jsonrpc import plain
 from mcpio.middleware.base import Call, CallNext, Middleware
 
 CACHED_METHODS = frozenset(

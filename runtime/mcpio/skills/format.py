@@ -15,7 +15,7 @@ import hashlib
 import re
 from typing import Any
 
-from mcpio.extras import needs
+from mcpio._core.extras import needs
 
 EXTENSION = "io.modelcontextprotocol/skills"
 SKILL_FILE = "SKILL.md"

@@ -27,12 +27,12 @@ from typing import Any, Protocol
 
 import anyio
 
-from mcpio.context import Context, MethodHandler
-from mcpio.handlers import resource_entry
-from mcpio.hints import CacheHint
+from mcpio._core.context import Context, MethodHandler
+from mcpio._core.handlers import resource_entry
+from mcpio._core.hints import CacheHint
+from mcpio._core.paging import page
+from mcpio._core.sealing import Sealer
 from mcpio.latest import public as pub
-from mcpio.paging import page
-from mcpio.sealing import Sealer
 from mcpio.skills.format import EXTENSION, SKILL_FILE, digest
 from mcpio.skills.scan import Catalog, SkillFile, publishable, scan
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
@@ -268,7 +268,7 @@ class SkillsDirectory:
 
 def _own_methods(server: Publisher) -> dict[str, MethodHandler]:
     """Where the server's own skills handlers go: a server that mounts others answers the
-    skills methods with every server's skills (`mcpio.mount`) and keeps its own apart."""
+    skills methods with every server's skills (`mcpio.server._mount`) and keeps its own apart."""
     mounts = getattr(server, "_mounts", None)
     return mounts.own_extension if mounts is not None else server.extension_methods
 

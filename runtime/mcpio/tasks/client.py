@@ -14,11 +14,11 @@ from typing import Any, Protocol, cast
 import anyio
 import pydantic_core
 
-from mcpio.errors import McpError
-from mcpio.jsonrpc import plain, raise_error
+from mcpio._core.errors import McpError
+from mcpio._core.jsonrpc import plain, raise_error
+from mcpio._core.protocol_rules import TASKS_EXTENSION
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
-from mcpio.protocol_rules import TASKS_EXTENSION
 from mcpio.tasks.serve import tasks_available, tasks_codec
 from mcpio.tasks.store import TERMINAL
 from mcpio.wire.codec import Codec

@@ -15,7 +15,7 @@ instance running the task reads at each renewal of its lease, and hands them to 
 (`on_control`), twice at most, which changes nothing (an answered question stays answered).
 
 With a queue (`mcpio.tasks.queue`), `enqueue` stores a task held by no one and queues it; a
-worker (`mcpio.worker`) claims it in the store and runs it here with `execute`. A
+worker (`mcpio.cli._worker`) claims it in the store and runs it here with `execute`. A
 retry-safe task keeps the answers it collected in its record, so that a re-run after its worker
 died (or shut down) gets them.
 
@@ -43,10 +43,10 @@ from typing import Any, Literal
 import pydantic
 from pydantic import BaseModel
 
-from mcpio.context import Context, Inputs, Question
-from mcpio.jsonrpc import plain
+from mcpio._core.context import Context, Inputs, Question
+from mcpio._core.jsonrpc import plain
+from mcpio._core.protocol_rules import TASKS_EXTENSION as TASKS_EXTENSION  # (named here too)
 from mcpio.latest import public as pub
-from mcpio.protocol_rules import TASKS_EXTENSION as TASKS_EXTENSION  # (named here too)
 from mcpio.tasks.owner import owner_of
 from mcpio.tasks.queue import Job, TaskQueue
 from mcpio.tasks.quota import TaskLedger

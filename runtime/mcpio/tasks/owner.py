@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import hashlib
 
-from mcpio.auth import Principal
-from mcpio.context import HTTP_REQUEST, Context
+from mcpio._core.context import HTTP_REQUEST, Context
+from mcpio._core.principal import Principal
 
 SESSION_OWNER = "mcp-session:"
 

@@ -1,4 +1,4 @@
-"""The task queue: tasks the HTTP instances accepted, waiting for workers (`mcpio.worker`)
+"""The task queue: tasks the HTTP instances accepted, waiting for workers (`mcpio.cli._worker`)
 to run them, in a Redis Stream read by one consumer group (the `redis` extra).
 
 Why Redis Streams and not a task-queue library: the task store already keeps each task's state,
@@ -35,8 +35,8 @@ from collections.abc import Awaitable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
-from mcpio.bus import without_credentials
-from mcpio.extras import needs
+from mcpio._core.bus import without_credentials
+from mcpio._core.extras import needs
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

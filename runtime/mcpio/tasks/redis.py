@@ -1,5 +1,5 @@
 """`RedisTaskStore`: tasks in Redis, shared by every instance of a server behind a load balancer
-(the `redis` extra, as `mcpio.bus.RedisBus`).
+(the `redis` extra, as `mcpio._core.bus.RedisBus`).
 
 Keys, under a prefix (`mcpio:tasks` by default):
 - `task:<id>`: the record as JSON (`mcpio.tasks.store.record_json`), expiring with its TTL (the
@@ -25,8 +25,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from mcpio.bus import without_credentials
-from mcpio.extras import needs
+from mcpio._core.bus import without_credentials
+from mcpio._core.extras import needs
 from mcpio.tasks.store import (
     Clock,
     TaskRecord,

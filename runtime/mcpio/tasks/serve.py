@@ -16,13 +16,13 @@ import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
-from mcpio.context import SentInputs
-from mcpio.handlers import WireResult
-from mcpio.hub import TASK_IDS, Hub
-from mcpio.jsonrpc import RequestId, plain
+from mcpio._core.context import SentInputs
+from mcpio._core.handlers import WireResult
+from mcpio._core.hub import TASK_IDS, Hub
+from mcpio._core.jsonrpc import RequestId, plain
+from mcpio._core.negotiate import codec_of, fit
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
-from mcpio.negotiate import codec_of, fit
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine, TaskOffer, legacy_task, modern_task
 from mcpio.tasks.owner import owner_of
 from mcpio.tasks.store import TaskRecord
@@ -30,7 +30,7 @@ from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 
 if TYPE_CHECKING:
-    from mcpio.context import Context
+    from mcpio._core.context import Context
 
 MODERN_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 LEGACY_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from mcpio.redact import redacted
+from mcpio._core.redact import redacted
 from mcpio.tasks.store import Clock, MemoryTaskStore, TaskStore
 
 SPECS = "memory, sqlite:PATH or redis://HOST:PORT/DB"

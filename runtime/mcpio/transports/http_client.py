@@ -34,7 +34,7 @@ that ends early) puts a JSON-RPC error response with the request's id into the i
 
 `data` then carries `{"status": <HTTP status>}` where there was one.
 
-Authorization: `HttpTransport(url, auth=...)` takes an `Auth` (`mcpio.auth_client.OAuth` is
+Authorization: `HttpTransport(url, auth=...)` takes an `Auth` (`mcpio.auth._client.OAuth` is
 one): its headers (asked with the request's method and URL, for DPoP proofs) go on every HTTP
 request, and a 401 or 403 is handed to it; when it has run its flow (a new token) the request
 is sent once more, twice at most (a DPoP nonce to use). A flow that fails settles the request
@@ -61,12 +61,12 @@ import httpx
 import pydantic_core
 import sniffio
 
-from mcpio.errors import AuthError
-from mcpio.jsonrpc import RequestId
-from mcpio.negotiate import envelope_version, peek_any
-from mcpio.protocol_rules import version_header_required
-from mcpio.redact import redacted
-from mcpio.transport import FrameHook
+from mcpio._core.errors import AuthError
+from mcpio._core.jsonrpc import RequestId
+from mcpio._core.negotiate import envelope_version, peek_any
+from mcpio._core.protocol_rules import version_header_required
+from mcpio._core.redact import redacted
+from mcpio._core.transport import FrameHook
 from mcpio.transports.http1 import MAX_CONNECTIONS, Http1Client
 from mcpio.transports.http1 import Response as Http1Response
 from mcpio.transports.http_rules import (
@@ -162,7 +162,7 @@ class _Inbox:
 
 
 class Auth(Protocol):
-    """What the transport asks of an auth object (see `mcpio.auth_client.OAuth`)."""
+    """What the transport asks of an auth object (see `mcpio.auth._client.OAuth`)."""
 
     async def headers(
         self, url: httpx.URL, http: httpx.AsyncClient, method: str = "POST"
@@ -184,7 +184,7 @@ class Auth(Protocol):
 
     def succeeded(self) -> None:
         """A request went through. (An auth object may also have `dpop_nonce(url, nonce)`,
-        told the `DPoP-Nonce` a successful answer carries: `mcpio.auth_client.OAuth`'s.)"""
+        told the `DPoP-Nonce` a successful answer carries: `mcpio.auth._client.OAuth`'s.)"""
         ...
 
 
@@ -263,7 +263,7 @@ class HttpTransport:
 
     Use it as an async context manager (it runs a task per POST); `Client("http://...")` does.
     `headers` go on every HTTP request (for example a fixed `Authorization`); `auth` runs an
-    authorization flow when the server asks for one (`mcpio.auth_client.OAuth`). `http` is the
+    authorization flow when the server asks for one (`mcpio.auth._client.OAuth`). `http` is the
     `httpx.AsyncClient` to use (its TLS, proxies, transport: a mock in tests), left open when
     the transport closes; it should not follow redirects (a redirect is reported, not
     followed). By default the transport sends over its own lean HTTP/1.1 client
@@ -480,7 +480,7 @@ class HttpTransport:
     async def send_request(self, data: bytes) -> None:
         """`send`, but a request's exchange runs in the caller's task, to its end: its response
         (or the error standing for it) is delivered before this returns; no task per request
-        (`mcpio.transport.Exchanging`: a session's requests). On the lean client only; anything
+        (`mcpio._core.transport.Exchanging`: a session's requests). On the lean client only; anything
         else goes by `send`."""
         if self._lean is None or self._closed or self._tasks is None:
             await self.send(data)

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from mcpio.transport import FrameHook, FrameTooLarge
+from mcpio._core.transport import FrameHook, FrameTooLarge
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 
 

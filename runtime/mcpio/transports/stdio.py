@@ -19,7 +19,7 @@ from typing import IO, cast
 
 import anyio
 
-from mcpio.transport import FrameHook
+from mcpio._core.transport import FrameHook
 from mcpio.transports.lines import LineStream
 
 CHUNK = 1 << 16

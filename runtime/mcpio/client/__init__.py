@@ -1,0 +1,31 @@
+"""The client: `Client` for any target (a URL, a command, a `Server`), its callbacks' types,
+and composition on top of it: `proxy_server` (a server that re-serves another) and
+`from_config` (one client for a whole `mcpServers` file)."""
+
+from mcpio.client._client import (
+    Client,
+    Elicitation,
+    ElicitationUrl,
+    LogHandler,
+    Notice,
+    Progress,
+    Roots,
+    Sampling,
+    Subscription,
+)
+from mcpio.client._config import from_config
+from mcpio.client._proxy import proxy_server
+
+__all__ = [
+    "Client",
+    "Elicitation",
+    "ElicitationUrl",
+    "LogHandler",
+    "Notice",
+    "Progress",
+    "Roots",
+    "Sampling",
+    "Subscription",
+    "from_config",
+    "proxy_server",
+]
