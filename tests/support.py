@@ -26,7 +26,7 @@ import uvicorn
 import mcp_wire
 from codegen.ir import Revision
 from codegen.pipeline import Project, load_revision
-from mcpio.http.serve import GracefulServer, uvicorn_config
+from mcpio.http._serve import GracefulServer, uvicorn_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

@@ -14,7 +14,7 @@ import pytest
 
 from mcpio import Client, Server
 from mcpio.apps import UI_EXTENSION, UI_MIME_TYPE, UiApp, declares_apps, resource_ui, tool_ui, ui
-from mcpio.inspect.checks import Checker
+from mcpio.inspect._checks import Checker
 from tests.support import ENVELOPE, headers_for, initialize, modern, serve_app
 
 PAGE = "<!doctype html><title>clock</title><p id=out></p>"

@@ -39,7 +39,7 @@ from mcpio.middleware import (
     ResponseCachingMiddleware,
     TimingMiddleware,
 )
-from mcpio.tasks.serve import declares_tasks
+from mcpio.tasks._serve import declares_tasks
 from mcpio.wire.errors import ProtocolError
 from tests.support import ACCEPT, MODERN, serve_app, until
 

@@ -89,8 +89,8 @@ def test_the_typed_options_mirror_what_they_reach() -> None:
 
     from mcpio import Server
     from mcpio._core.options import ConnectionOptions
-    from mcpio.http.app import HttpOptions
-    from mcpio.http.options import HttpAppOptions, HttpServeOptions
+    from mcpio.http._app import HttpOptions
+    from mcpio.http._options import HttpAppOptions, HttpServeOptions
     from mcpio.server._connection import ServerConnection
 
     def keywords(fn: object) -> set[str]:

@@ -143,7 +143,7 @@ COVERAGE: dict[str, tuple[Side, Side]] = {
     # 2025-11-25 lets either side run the other's requests as tasks; mcpio serves the client's
     # (a server's questions inside a task are ordinary requests; 2026-07-28 drops that way).
     "tasks/get": (
-        Path("ServerConnection.on_request", "built-in: the task engine (mcpio.tasks.serve)"),
+        Path("ServerConnection.on_request", "built-in: the task engine (mcpio.tasks._serve)"),
         Path("TaskHandle.refresh"),
     ),
     "tasks/result": (

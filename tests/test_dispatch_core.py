@@ -20,7 +20,7 @@ import mcp_wire
 from mcpio import Server
 from mcpio._core.handlers import tool_result
 from mcpio._core.session import Session
-from mcpio.transports.lines import LineStream
+from mcpio.transports._lines import LineStream
 from mcpio.wire.errors import INTERNAL_ERROR, MessageBuildError, ProtocolError
 from mcpio.wire.peek import Peek
 from tests.support import ENVELOPE, MODERN, REVISIONS

@@ -33,6 +33,8 @@ def checked_here(obj: Any, module: ModuleType) -> bool:
     """Whether `module` answers for `obj`'s docstring: it defines it, or re-exports it from a
     private module (a public module's own names are checked there)."""
     return obj.__module__ == module.__name__ or obj.__module__ not in MODULES
+
+
 OTHER_STYLES = re.compile(r"^\s*(:param\b|:returns?:|:rtype:|-{3,}\s*$)", re.MULTILINE)
 
 

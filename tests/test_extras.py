@@ -27,7 +27,7 @@ REDIS = "from mcpio._core.bus import RedisBus; RedisBus('redis://127.0.0.1:9')"
 OAUTH = "from mcpio import OAuth"
 TASKS = "from mcpio.tasks.stores import open_task_store; open_task_store('redis://127.0.0.1:9')"
 OUTPUT = (
-    "from mcpio.inspect.stateful import output_violation; "
+    "from mcpio.inspect._stateful import output_violation; "
     "output_violation({'name': 't', 'outputSchema': {}}, {'structuredContent': {}})"
 )
 

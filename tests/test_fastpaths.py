@@ -26,7 +26,7 @@ from mcpio import Client, Context, Server
 from mcpio._core.negotiate import LEGACY, envelope_version, peek_any
 from mcpio._core.session import Session
 from mcpio.client._frames import RequestFrames
-from mcpio.http.sessions import Done, Outbox
+from mcpio.http._sessions import Done, Outbox
 from mcpio.wire.codec import Codec, plain
 from mcpio.wire.errors import ProtocolError
 

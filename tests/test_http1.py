@@ -1,4 +1,4 @@
-"""The lean HTTP/1.1 client under `HttpTransport` (`mcpio.transports.http1`), against a scripted
+"""The lean HTTP/1.1 client under `HttpTransport` (`mcpio.transports._http1`), against a scripted
 socket server: keep-alive reuse, the per-origin connection cap, the User-Agent, chunked and
 read-until-close bodies, headers as received, an early close, a refused connection, header
 injection refused; and when the transport takes httpx's path instead (a proxy from the
@@ -15,7 +15,7 @@ import anyio
 import httpx
 import pytest
 
-from mcpio.transports.http1 import ConnectError, Http1Client, RemoteProtocolError
+from mcpio.transports._http1 import ConnectError, Http1Client, RemoteProtocolError
 from mcpio.transports.http_client import HttpTransport, _lean_fits
 
 pytestmark = pytest.mark.anyio

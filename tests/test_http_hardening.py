@@ -28,7 +28,7 @@ import httpx
 import pytest
 
 from mcpio import Context, Server
-from mcpio.http.app import HttpApp
+from mcpio.http._app import HttpApp
 from tests.support import ACCEPT, ENVELOPE, MODERN, ROOT, Served, free_port, serve_app, until
 
 pytestmark = pytest.mark.anyio
@@ -1036,7 +1036,7 @@ async def test_the_header_timeout_holds_on_either_http_protocol(protocol: str) -
     from uvicorn.protocols.http.h11_impl import H11Protocol
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-    from mcpio.http.serve import fast_protocol
+    from mcpio.http._serve import fast_protocol
 
     assert fast_protocol() is HttpToolsProtocol  # the extra is installed here
     http = {"h11": H11Protocol, "httptools": HttpToolsProtocol}[protocol]
@@ -1193,7 +1193,7 @@ def test_a_head_is_metered_alike_however_its_bytes_are_split() -> None:
     """The head meter counts the same fields and bytes whether a head comes in one read or a
     byte at a time (its end spanning two reads), skips empty lines before it, and leaves what
     follows it (the body) uncounted until `start`."""
-    from mcpio.http.serve import _HeadMeter
+    from mcpio.http._serve import _HeadMeter
 
     def verdicts(head: bytes, step: int) -> tuple[str | None, int, bool]:
         meter = _HeadMeter(max_bytes=2000, max_fields=100)
@@ -1246,7 +1246,7 @@ async def test_legacy_posts_count_against_the_requests_in_flight() -> None:
 async def test_an_ipv6_client_is_its_64_prefix() -> None:
     """Quotas count an IPv6 peer by its /64 (one subscriber's prefix: its addresses are free to
     it), an IPv4-mapped one by its IPv4 address."""
-    from mcpio.http.app import _client
+    from mcpio.http._app import _client
 
     def client(address: str) -> str:
         return _client({"client": (address, 1)}, None)

@@ -72,7 +72,7 @@ async def test_uvicorn_root_path_is_honoured() -> None:
     ],
 )
 def test_route_path(root: str, path: str, inside: str) -> None:
-    from mcpio.http.app import route_path
+    from mcpio.http._app import route_path
 
     assert route_path({"path": path, "root_path": root}) == inside
 

@@ -415,7 +415,7 @@ async def test_fuzzed_requests_never_break_the_server() -> None:
 def test_verdicts_judge_each_key_once_and_stay_bounded() -> None:
     """The one cache of header verdicts: a kept verdict (0 included) is not judged again, and
     the cache holds at most `SIZE` keys (a client sending ever new values costs no memory)."""
-    from mcpio.http.asgi import Verdicts
+    from mcpio.http._asgi import Verdicts
 
     judged: list[bytes] = []
 
@@ -434,7 +434,7 @@ def test_verdicts_judge_each_key_once_and_stay_bounded() -> None:
 
 async def test_watch_disconnect_calls_back_once_the_client_is_gone() -> None:
     """The one disconnect watcher reads past other messages and calls back on the disconnect."""
-    from mcpio.http.asgi import watch_disconnect
+    from mcpio.http._asgi import watch_disconnect
 
     messages = iter([{"type": "http.request", "body": b""}, {"type": "http.disconnect"}])
     gone: list[str] = []

@@ -111,7 +111,7 @@ def test_the_inspector_is_the_top_layer() -> None:
     command (`mcpio.cli`, `python -m mcpio`), which is above it."""
     edges = graph()
     inspect = {m for m in edges if m.startswith("mcpio.inspect")}
-    assert {"mcpio.inspect.checks", "mcpio.inspect.relay", "mcpio.inspect.cli"} <= inspect
+    assert {"mcpio.inspect._checks", "mcpio.inspect._relay", "mcpio.inspect._cli"} <= inspect
     assert all(
         not (deps & inspect)
         for m, deps in edges.items()

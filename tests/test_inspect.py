@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from mcpio.inspect.checks import Checker
-from mcpio.inspect.rules import RULES
-from mcpio.inspect.transcript import read_transcript
+from mcpio.inspect._checks import Checker
+from mcpio.inspect._rules import RULES
+from mcpio.inspect._transcript import read_transcript
 from tests.inspect_scenarios import ALSO, EXPECTED, MODERN, SCENARIOS, complete, modern, wire
 from tests.support import ROOT
 
@@ -403,8 +403,8 @@ def test_a_request_the_server_leaves_unanswered_is_an_error_in_the_summary(tmp_p
 
 
 def test_the_summary_counts_per_session() -> None:
-    from mcpio.inspect.rules import Finding
-    from mcpio.inspect.transcript import Recorder
+    from mcpio.inspect._rules import Finding
+    from mcpio.inspect._transcript import Recorder
 
     recorder = Recorder(io.StringIO())
     ask = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'

@@ -14,12 +14,12 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from mcpio.inspect.escape import printable
-from mcpio.inspect.guard import RelayGuard, is_loopback
-from mcpio.inspect.http_proxy import HeldBody, ProxyApp
-from mcpio.inspect.relay import Line, Observer
-from mcpio.inspect.report import render
-from mcpio.inspect.transcript import Recorder
+from mcpio.inspect._escape import printable
+from mcpio.inspect._guard import RelayGuard, is_loopback
+from mcpio.inspect._http_proxy import HeldBody, ProxyApp
+from mcpio.inspect._relay import Line, Observer
+from mcpio.inspect._report import render
+from mcpio.inspect._transcript import Recorder
 from tests.support import ACCEPT
 
 HOSTILE = "\x1b]0;owned\x07\x1b[2J\u202egnp.exe\u2066\x9b31m"

@@ -20,9 +20,9 @@ import httpx
 import pytest
 
 from mcpio import Client
-from mcpio.inspect.http_proxy import ProxyApp
-from mcpio.inspect.replay import replay_transcript
-from mcpio.inspect.transcript import Recorder, read_transcript
+from mcpio.inspect._http_proxy import ProxyApp
+from mcpio.inspect._replay import replay_transcript
+from mcpio.inspect._transcript import Recorder, read_transcript
 from mcpio.tasks.client import TaskHandle
 from tests.support import (
     ACCEPT,

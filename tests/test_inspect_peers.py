@@ -205,8 +205,8 @@ async def test_our_client_and_npm_server_everything(npm_peers: Path, tmp_path: P
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_our_client_and_the_sdk_server_over_http(mode: str) -> None:
-    from mcpio.inspect.http_proxy import ProxyApp
-    from mcpio.inspect.transcript import Recorder
+    from mcpio.inspect._http_proxy import ProxyApp
+    from mcpio.inspect._transcript import Recorder
     from tests.support import serve_app
     from tests.test_http_client import Peer
 
@@ -238,8 +238,8 @@ async def test_the_ts_v1_client_over_http_and_the_example_server(npm_peers: Path
     plainly, a failing one."""
     import importlib.util
 
-    from mcpio.inspect.http_proxy import ProxyApp
-    from mcpio.inspect.transcript import Recorder
+    from mcpio.inspect._http_proxy import ProxyApp
+    from mcpio.inspect._transcript import Recorder
     from tests.support import serve_app
 
     node = shutil.which("node")

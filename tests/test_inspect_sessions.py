@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpio.inspect.checks import Checker
-from mcpio.inspect.transcript import read_transcript
+from mcpio.inspect._checks import Checker
+from mcpio.inspect._transcript import read_transcript
 
 SESSIONS = sorted((Path(__file__).parent / "inspect_sessions").glob("*.jsonl"))
 

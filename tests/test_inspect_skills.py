@@ -15,8 +15,8 @@ import pytest
 
 from mcpio import Client, McpError, Server
 from mcpio.client._skills import Skills, extension_request
-from mcpio.inspect.http_proxy import ProxyApp
-from mcpio.inspect.transcript import Recorder
+from mcpio.inspect._http_proxy import ProxyApp
+from mcpio.inspect._transcript import Recorder
 from tests.support import serve_app
 
 pytestmark = pytest.mark.anyio

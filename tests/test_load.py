@@ -28,7 +28,7 @@ import httpx
 import pytest
 
 from mcpio.tasks.engine import TASKS_EXTENSION
-from mcpio.transports.sse import SseParser
+from mcpio.transports._sse import SseParser
 from tests.support import ACCEPT, ENVELOPE, ROOT, free_port, headers_for, initialize, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

@@ -16,7 +16,7 @@ import pytest
 
 from mcpio import Client, Context, Server
 from mcpio.tasks.client import TaskHandle
-from mcpio.transports.sse import SseParser
+from mcpio.transports._sse import SseParser
 from tests.support import ACCEPT, initialize, serve_app
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""SEP-2243 `Mcp-Param-*` headers, both sides of one set of rules (mcpio.transports.http_rules):
+"""SEP-2243 `Mcp-Param-*` headers, both sides of one set of rules (mcpio.transports._http_rules):
 what the client mirrors from a `tools/call`'s arguments, and what the server checks against the
 body (presence, characters, the base64 form, equality, integers compared as numbers), on their
 own and between a real `Client` and a `Server` over HTTP on 127.0.0.1."""
@@ -13,7 +13,7 @@ import pytest
 
 from mcpio import Client, Server
 from mcpio.latest import HEADER_MISMATCH
-from mcpio.transports.http_rules import (
+from mcpio.transports._http_rules import (
     ParamHeaders,
     check_params,
     encode_header_value,

@@ -189,7 +189,7 @@ def test_nothing_is_imported_without_tracing() -> None:
     asking for tracing names the extra to install."""
     code = (
         "import sys; import mcpio, mcpio.server, mcpio.client, mcpio.middleware.telemetry;"
-        "from mcpio.http import app;"
+        "from mcpio.http import _app as app;"
         "assert not [m for m in sys.modules if m.startswith('opentelemetry')], sys.modules;"
         "sys.modules['opentelemetry'] = None;"
         "from mcpio._core.extras import MissingExtra;"

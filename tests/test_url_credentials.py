@@ -22,9 +22,9 @@ import pytest
 from mcpio import Client, Server
 from mcpio._core.errors import McpError
 from mcpio.client._proxy import proxy_server
-from mcpio.inspect.http_proxy import ProxyApp
-from mcpio.inspect.replay import replay_transcript
-from mcpio.inspect.transcript import Recorder, read_transcript
+from mcpio.inspect._http_proxy import ProxyApp
+from mcpio.inspect._replay import replay_transcript
+from mcpio.inspect._transcript import Recorder, read_transcript
 from mcpio.transports.http_client import HttpTransport
 from tests.support import free_port, serve_app, text_of
 

@@ -2,7 +2,7 @@
 `ServerConnection`; `Context.sample`), typed for `Unpack`: a misspelled option is an error
 pyright reports in the caller's code, not a `TypeError` at run time. Each mirrors what it
 reaches; tests/test_consumer_typing.py keeps the two the same. The HTTP host's are in
-`mcpio.http.options`."""
+`mcpio.http._options`."""
 
 from __future__ import annotations
 

@@ -196,7 +196,7 @@ def inspect_cmd(**options: Any) -> None:  # fmt: skip
 
     Over stdio (`-- <server command...>`) or Streamable HTTP (`--upstream URL --listen
     HOST:PORT`), every frame checked against its revision."""
-    from mcpio.inspect import cli
+    from mcpio.inspect import _cli as cli
 
     options["server"] = list(options["server"])
     _call("inspect", cli.inspect, options)
@@ -210,7 +210,7 @@ def replay_cmd(**options: Any) -> None:
     """Replay a transcript and report differences.
 
     Re-sends the transcript's client side and reports how the answers differ."""
-    from mcpio.inspect import cli
+    from mcpio.inspect import _cli as cli
 
     _call("replay", cli.replay, options)
 
@@ -287,7 +287,7 @@ def worker_cmd(**options: Any) -> None:  # fmt: skip
 
 
 def _call(command: str, run: Any, options: dict[str, Any]) -> None:
-    from mcpio.inspect.cli import UsageError
+    from mcpio.inspect._cli import UsageError
 
     try:
         status = run(argparse.Namespace(**options))

@@ -51,8 +51,8 @@ from mcpio.client._listen import Listeners, Notice, Subscription, listen_filter
 from mcpio.client._result_cache import CHANGED, ResultCache
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
+from mcpio.tasks._serve import tasks_available
 from mcpio.tasks.client import TaskHandle, TaskTools, created_task, task_codec, task_result
-from mcpio.tasks.serve import tasks_available
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
 from mcpio.wire.peek import Peek

@@ -42,7 +42,7 @@ from mcpio.server._server import Server, task_required
 from mcpio.skills.format import EXTENSION as SKILLS_EXTENSION
 from mcpio.tasks.client import TaskHandle
 from mcpio.tasks.engine import TASKS_EXTENSION, TaskCreated, TaskInputs, TaskSupport
-from mcpio.transports.http_rules import ParamHeaders, param_headers
+from mcpio.transports._http_rules import ParamHeaders, param_headers
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 FORWARDED = (

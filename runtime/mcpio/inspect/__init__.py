@@ -2,7 +2,8 @@
 unchanged and checks each frame against the exact revision in use (its codec, its dispatch
 tables and the session rules of the spec), with transcripts, an HTML report and a replay.
 
-Modules, in import order: `rules` (the rule catalogue and `Finding`), `checks` (the per-session
-checker), `transcript` (records, JSONL, summary), `relay` (stdio), `http_proxy` (Streamable
-HTTP), `report` (HTML), `replay`, `cli`.
+Its modules are private; the command is the interface. In import order: `_rules` (the rule
+catalogue and `Finding`), `_checks` (the per-session checker), `_transcript` (records, JSONL,
+summary), `_relay` (stdio), `_http_proxy` (Streamable HTTP), `_report` (HTML), `_replay`,
+`_cli`.
 """

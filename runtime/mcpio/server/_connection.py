@@ -48,7 +48,7 @@ from mcpio._core.transport import Transport
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.server._listen import Listener, listen
-from mcpio.tasks import serve as tasks_serve
+from mcpio.tasks import _serve as tasks_serve
 from mcpio.tasks.engine import TaskCreated, TaskEngine
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import (

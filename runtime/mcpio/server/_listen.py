@@ -15,9 +15,9 @@ from mcpio._core.hub import LISTEN_FLAGS, TASK_IDS, Hub
 from mcpio._core.jsonrpc import RequestId
 from mcpio._core.negotiate import SUBSCRIPTION_ID_KEY, codec_of
 from mcpio.latest import public as pub
-from mcpio.tasks import serve as tasks_serve
+from mcpio.tasks import _serve as tasks_serve
+from mcpio.tasks._owner import owner_of
 from mcpio.tasks.engine import TaskEngine
-from mcpio.tasks.owner import owner_of
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 

@@ -59,7 +59,8 @@ from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.middleware.base import Call, MiddlewareFn, chain
 from mcpio.server._connection import ServerConnection
-from mcpio.tasks import serve as tasks_serve
+from mcpio.tasks import _serve as tasks_serve
+from mcpio.tasks._owner import owner_of, owner_principal
 from mcpio.tasks.engine import (
     TASKS_EXTENSION,
     TaskCreated,
@@ -70,18 +71,17 @@ from mcpio.tasks.engine import (
     Work,
     modern_task,
 )
-from mcpio.tasks.owner import owner_of, owner_principal
 from mcpio.tasks.queue import Job
 from mcpio.tasks.store import TaskRecord, TaskStore
-from mcpio.transports.http_rules import ParamHeaders, param_headers
+from mcpio.transports._http_rules import ParamHeaders, param_headers
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from mcpio._core.options import ConnectionOptions
-    from mcpio.http.app import HttpApp
-    from mcpio.http.options import HttpAppOptions, HttpServeOptions
+    from mcpio.http._app import HttpApp
+    from mcpio.http._options import HttpAppOptions, HttpServeOptions
     from mcpio.skills import SkillsDirectory
 
 log = logging.getLogger("mcpio")
@@ -1054,9 +1054,9 @@ class Server:
 
     def http_app(self, **options: Unpack[HttpAppOptions]) -> HttpApp:
         """An ASGI app serving this server over Streamable HTTP, both eras, at `path` (default
-        `/mcp`); options: see `mcpio.http.app.HttpOptions`."""
+        `/mcp`); options: see `mcpio.http._app.HttpOptions`."""
         with needs("http", "mcpio's HTTP transport"):
-            from mcpio.http.app import http_app
+            from mcpio.http._app import http_app
 
         options["routes"] = [*self.routes, *options.get("routes", ())]
         return http_app(self, **options)
@@ -1087,10 +1087,10 @@ class Server:
     ) -> None:
         """Serve Streamable HTTP with uvicorn (loopback unless `host` says otherwise): the app's
         `options` (see `HttpOptions`), and the connection bounds of
-        `mcpio.http.serve`. Once listening, one line on stderr gives the endpoint's
+        `mcpio.http._serve`. Once listening, one line on stderr gives the endpoint's
         URL (`http://127.0.0.1:8000/mcp`)."""
         with needs("http", "mcpio's HTTP transport"):
-            from mcpio.http.serve import AnnouncingServer, uvicorn_config
+            from mcpio.http._serve import AnnouncingServer, uvicorn_config
 
         app = self.http_app(**options)
         config = uvicorn_config(

@@ -47,9 +47,9 @@ from mcpio._core.context import Context, Inputs, Question
 from mcpio._core.jsonrpc import plain
 from mcpio._core.protocol_rules import TASKS_EXTENSION as TASKS_EXTENSION  # (named here too)
 from mcpio.latest import public as pub
-from mcpio.tasks.owner import owner_of
+from mcpio.tasks._owner import owner_of
+from mcpio.tasks._quota import TaskLedger
 from mcpio.tasks.queue import Job, TaskQueue
-from mcpio.tasks.quota import TaskLedger
 from mcpio.tasks.store import (
     Clock,
     MemoryTaskStore,
@@ -206,7 +206,7 @@ class TaskEngine:
     given back). `grace_seconds`: how long `drain` lets running tasks finish.
 
     Bounds (a new task beyond one is -32005, retry later): `max_tasks` tasks running here at
-    once; per requestor (`mcpio.tasks.quota`: the client's address or principal, whatever its
+    once; per requestor (`mcpio.tasks._quota`: the client's address or principal, whatever its
     sessions), `max_tasks_per_requestor` tasks accepted here and not yet expired (running,
     queued, or ended and kept) and `max_kept_bytes_per_requestor` of ended tasks' records kept,
     `max_kept_bytes` for all requestors together; a client's TTL clamped to

@@ -11,7 +11,7 @@ the instances share: `XREADGROUP` delivers each entry to one consumer and keeps 
 and a second source of truth about whether a task runs.
 
 - `put` adds a job unless the stream holds `max_queued` entries already, or its requestor's
-  (`Job.requestor`: whom the task's bounds count, `mcpio.tasks.quota`) `max_queued_per_requestor`
+  (`Job.requestor`: whom the task's bounds count, `mcpio.tasks._quota`) `max_queued_per_requestor`
   (one Lua script: the bounds are exact, whatever the instances putting jobs); the entry stays
   until its task ends, so the bounds count tasks accepted and not finished (waiting or running).
   Each entry names its requestor (its `who` field) and the hash `<prefix>:queued` counts the
@@ -104,7 +104,7 @@ class Job:
     revision: str  # of the request that created it
     capabilities: dict[str, Any] = field(default_factory=dict[str, Any])  # the client's
     progress_token: str | int | None = None
-    requestor: str | None = None  # whom its bounds count (`mcpio.tasks.quota`)
+    requestor: str | None = None  # whom its bounds count (`mcpio.tasks._quota`)
 
     @property
     def who(self) -> str:

@@ -67,9 +67,9 @@ from mcpio._core.negotiate import envelope_version, peek_any
 from mcpio._core.protocol_rules import version_header_required
 from mcpio._core.redact import redacted
 from mcpio._core.transport import FrameHook
-from mcpio.transports.http1 import MAX_CONNECTIONS, Http1Client
-from mcpio.transports.http1 import Response as Http1Response
-from mcpio.transports.http_rules import (
+from mcpio.transports._http1 import MAX_CONNECTIONS, Http1Client
+from mcpio.transports._http1 import Response as Http1Response
+from mcpio.transports._http_rules import (
     ACCEPT_BOTH,
     EVENT_STREAM,
     JSON,
@@ -84,7 +84,7 @@ from mcpio.transports.http_rules import (
     x_mcp_header_problem,
     x_mcp_headers,
 )
-from mcpio.transports.sse import SseEvent, SseParser
+from mcpio.transports._sse import SseEvent, SseParser
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 from mcpio.wire.peek import Peek
@@ -267,7 +267,7 @@ class HttpTransport:
     `httpx.AsyncClient` to use (its TLS, proxies, transport: a mock in tests), left open when
     the transport closes; it should not follow redirects (a redirect is reported, not
     followed). By default the transport sends over its own lean HTTP/1.1 client
-    (`mcpio.transports.http1`), or over an httpx client of its own where the environment names a
+    (`mcpio.transports._http1`), or over an httpx client of its own where the environment names a
     proxy for the URL (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, less `NO_PROXY`: what httpx
     honours) or the event loop is not asyncio's; with `auth`, an httpx client also runs the
     authorization flow's own requests. The transport's own clients send `User-Agent:

@@ -20,7 +20,7 @@ from typing import IO, cast
 import anyio
 
 from mcpio._core.transport import FrameHook
-from mcpio.transports.lines import LineStream
+from mcpio.transports._lines import LineStream
 
 CHUNK = 1 << 16
 BACKLOG = 2 * CHUNK  # unread bytes of a process's stdout at which its pipe is paused

@@ -11,7 +11,7 @@ import anyio
 import pydantic_core
 
 from mcpio._core.routes import HttpRequest, HttpResponse, Route
-from mcpio.http.asgi import HttpError, Receive, RequestHeaders, Scope, Send, read_body
+from mcpio.http._asgi import HttpError, Receive, RequestHeaders, Scope, Send, read_body
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 
 log = logging.getLogger("mcpio")

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcpio._core.negotiate import codec_of
 from mcpio._core.protocol_rules import TASKS_EXTENSION
-from mcpio.inspect.rules import Direction, Finding
+from mcpio.inspect._rules import Direction, Finding
 from mcpio.wire.codec import Codec
 
 

@@ -6,7 +6,7 @@ the request's headers; the answers' frames are read from the JSON body or, throu
 the checker is off the forwarding path): its check is queued as it is forwarded (a client's
 body before it goes upstream, a JSON answer once it is whole, an event with the chunk that
 completes it) and the queue runs when the event loop is free, first queued first
-(`mcpio.inspect.deferred`); a new legacy session's checker is known from its answer's headers,
+(`mcpio.inspect._deferred`); a new legacy session's checker is known from its answer's headers,
 and a request's checker runs what is queued before it reads the session's state: a client
 acting on a frame at once is still judged after the frame. Each legacy session (`Mcp-Session-Id`) has its own checker;
 each modern POST is an exchange of its own (2026-07-28 is stateless: two clients may use the same
@@ -21,22 +21,22 @@ from typing import Any
 import anyio
 
 from mcpio._core.extras import needs
-from mcpio.inspect.checks import CLIENT, SERVER, Checker
-from mcpio.inspect.deferred import Deferred
-from mcpio.inspect.guard import RelayGuard
-from mcpio.inspect.rules import Finding
-from mcpio.inspect.stateful import Shared
-from mcpio.inspect.transcript import KEEP_BYTES, Recorder
+from mcpio.inspect._checks import CLIENT, SERVER, Checker
+from mcpio.inspect._deferred import Deferred
+from mcpio.inspect._guard import RelayGuard
+from mcpio.inspect._rules import Finding
+from mcpio.inspect._stateful import Shared
+from mcpio.inspect._transcript import KEEP_BYTES, Recorder
 
 with needs("http", "mcpio inspect --upstream"):
     import httpx
     import sniffio
 
-    from mcpio.http.asgi import Receive, Scope, Send
-    from mcpio.transports.http1 import Http1Client
-    from mcpio.transports.http1 import Response as LeanResponse
-    from mcpio.transports.http_rules import EVENT_STREAM, JSON, media_type
-    from mcpio.transports.sse import SseParser
+    from mcpio.http._asgi import Receive, Scope, Send
+    from mcpio.transports._http1 import Http1Client
+    from mcpio.transports._http1 import Response as LeanResponse
+    from mcpio.transports._http_rules import EVENT_STREAM, JSON, media_type
+    from mcpio.transports._sse import SseParser
     from mcpio.wire.codec import MAX_MESSAGE_BYTES
 
 # Not forwarded: they describe one hop, not the message.

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 class HttpAppOptions(TypedDict, total=False):
-    """`mcpio.http.app.HttpOptions`, field for field (see there)."""
+    """`mcpio.http._app.HttpOptions`, field for field (see there)."""
 
     path: str
     allowed_hosts: frozenset[str] | None

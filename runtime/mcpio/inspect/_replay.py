@@ -20,8 +20,8 @@ import anyio
 from mcpio._core.extras import needs
 from mcpio._core.negotiate import PROTOCOL_VERSION_KEY
 from mcpio._core.redact import redacted, split_credentials
-from mcpio.inspect.transcript import Entry
-from mcpio.transports.http_rules import (
+from mcpio.inspect._transcript import Entry
+from mcpio.transports._http_rules import (
     ACCEPT_BOTH,
     EVENT_STREAM,
     JSON,
@@ -29,7 +29,7 @@ from mcpio.transports.http_rules import (
     encode_header_value,
     media_type,
 )
-from mcpio.transports.sse import SseParser
+from mcpio.transports._sse import SseParser
 from mcpio.transports.stdio import spawn
 
 # Members whose value differs from run to run by design.

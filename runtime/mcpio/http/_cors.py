@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from mcpio.http.asgi import Message, Send
+from mcpio.http._asgi import Message, Send
 
 METHODS = "GET, POST, DELETE"
 # What MCP clients send besides the CORS-safelisted headers (`Mcp-Param-*` by its prefix).

@@ -8,7 +8,7 @@ stream when notifications (progress, log) precede the result; the client closing
 cancels the handler; `subscriptions/listen` is a stream that stays open. No sessions, no GET.
 Error codes map to statuses (400; 404 for -32601).
 
-Legacy (2025-03-26 .. 2025-11-25): sessions, in `mcpio.http.sessions`.
+Legacy (2025-03-26 .. 2025-11-25): sessions, in `mcpio.http._sessions`.
 
 Every request is answered exactly once, or refused with a documented status (an id of the
 wrong type: 400, -32600).
@@ -54,8 +54,8 @@ from mcpio._core.routes import Route
 from mcpio._core.transport import FrameHook, Transport
 from mcpio.auth._dpop_server import ReplayCacheFull
 from mcpio.auth._resource import AuthRefused, ResourceServerAuth, VerifierUnavailable
-from mcpio.http.admission import ByteBudget, Refused, Slots, network_share
-from mcpio.http.asgi import (
+from mcpio.http._admission import ByteBudget, Refused, Slots, network_share
+from mcpio.http._asgi import (
     KEEPALIVE_SECONDS,
     Exchange,
     HttpError,
@@ -72,11 +72,11 @@ from mcpio.http.asgi import (
     sent_kind,
     watch_disconnect,
 )
-from mcpio.http.cors import Cors
-from mcpio.http.routes import Routes
-from mcpio.http.sessions import Hosted, LegacySessions, SessionLimits
+from mcpio.http._cors import Cors
+from mcpio.http._routes import Routes
+from mcpio.http._sessions import Hosted, LegacySessions, SessionLimits
 from mcpio.latest import HEADER_MISMATCH
-from mcpio.transports.http_rules import (
+from mcpio.transports._http_rules import (
     JSON,
     NAMED_BY,
     ParamHeaders,
@@ -87,7 +87,7 @@ from mcpio.transports.http_rules import (
     retry_after,
     status_of,
 )
-from mcpio.transports.sse import SseWriter
+from mcpio.transports._sse import SseWriter
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 from mcpio.wire.peek import Peek
@@ -96,7 +96,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from mcpio._core.options import ConnectionOptions
-    from mcpio.http.options import HttpAppOptions
+    from mcpio.http._options import HttpAppOptions
 
 log = logging.getLogger("mcpio")
 
@@ -141,7 +141,7 @@ class HttpOptions:
     poll_seconds: float = 30.0  # a 2025-11-25 POST waiting this long is closed; the client polls
     auth: ResourceServerAuth | None = None  # None: no authorization
     routes: Sequence[Route] = ()  # served beside the endpoint (`mcpio._core.routes`)
-    cors_origins: Sequence[str] = ()  # browser origins allowed to call (`mcpio.http.cors`)
+    cors_origins: Sequence[str] = ()  # browser origins allowed to call (`mcpio.http._cors`)
 
 
 class Hosting(Protocol):

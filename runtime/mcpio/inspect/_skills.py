@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from mcpio.client._skills import SkillError, entry_of
-from mcpio.inspect.rules import Direction, Finding
+from mcpio.inspect._rules import Direction, Finding
 from mcpio.skills.format import EXTENSION
 from mcpio.skills.provider import DIRECTORY_READ, GET, LIST
 

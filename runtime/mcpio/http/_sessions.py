@@ -27,8 +27,8 @@ from mcpio._core.context import HTTP_REQUEST
 from mcpio._core.jsonrpc import RequestId, error_frame
 from mcpio._core.session import Refused, read_batch_item, serving
 from mcpio._core.transport import FrameHook, Transport
-from mcpio.http.admission import Slots
-from mcpio.http.asgi import (
+from mcpio.http._admission import Slots
+from mcpio.http._asgi import (
     KEEPALIVE_SECONDS,
     Exchange,
     HttpError,
@@ -37,8 +37,8 @@ from mcpio.http.asgi import (
     sent_kind,
     watch_disconnect,
 )
-from mcpio.transports.http_rules import EVENT_STREAM, accepts
-from mcpio.transports.sse import SseWriter
+from mcpio.transports._http_rules import EVENT_STREAM, accepts
+from mcpio.transports._sse import SseWriter
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 from mcpio.wire.peek import Peek
 
@@ -59,7 +59,7 @@ WATCH_AFTER = 0.02  # seconds a POST waits for its answers before the client goi
 
 
 class Guarding(Protocol):
-    """The POST's guard (`mcpio.http.app.Guard`)."""
+    """The POST's guard (`mcpio.http._app.Guard`)."""
 
     def watch_after(self, delay: float) -> None:
         """Watch for the client going away once `delay` seconds have passed."""

@@ -9,8 +9,8 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mcpio.inspect.escape import printable
-from mcpio.inspect.transcript import Entry, summary_table
+from mcpio.inspect._escape import printable
+from mcpio.inspect._transcript import Entry, summary_table
 
 SHOWN_BYTES = 4096  # of each frame, in the page
 

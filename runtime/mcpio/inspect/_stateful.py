@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpio._core.extras import needs
-from mcpio.inspect.apps import AppsSeen
-from mcpio.transports.http_rules import check_params, param_headers
+from mcpio.inspect._apps import AppsSeen
+from mcpio.transports._http_rules import check_params, param_headers
 from mcpio.wire.errors import ProtocolError
 
 

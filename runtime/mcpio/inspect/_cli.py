@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from mcpio.inspect.guard import is_loopback
-from mcpio.inspect.stateful import output_checked
-from mcpio.inspect.transcript import MAX_FRAMES, Recorder
+from mcpio.inspect._guard import is_loopback
+from mcpio.inspect._stateful import output_checked
+from mcpio.inspect._transcript import MAX_FRAMES, Recorder
 
 
 class UsageError(Exception):
@@ -94,7 +94,7 @@ def inspect(args: argparse.Namespace) -> int:
                 )
             log.flush()
             if args.report is not None:
-                from mcpio.inspect.report import write_report
+                from mcpio.inspect._report import write_report
 
                 write_report(args.report, recorder.entries, recorder.summary())
     return status
@@ -110,7 +110,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _inspect_stdio(command: list[str], recorder: Recorder) -> int:
-    from mcpio.inspect.relay import Observer, relay_stdio
+    from mcpio.inspect._relay import Observer, relay_stdio
 
     # A host ends the server by closing stdin, or by SIGTERM: end the relay (and the server).
     signal.signal(signal.SIGTERM, _interrupt)
@@ -124,7 +124,7 @@ def _inspect_stdio(command: list[str], recorder: Recorder) -> int:
 
 
 def _inspect_http(upstream: str, listen: tuple[str, int], recorder: Recorder) -> int:
-    from mcpio.inspect.http_proxy import serve_proxy
+    from mcpio.inspect._http_proxy import serve_proxy
 
     serve_proxy(upstream, listen, recorder)
     return 0
@@ -132,8 +132,8 @@ def _inspect_http(upstream: str, listen: tuple[str, int], recorder: Recorder) ->
 
 def replay(args: argparse.Namespace) -> int:
     """`mcpio replay`: send a transcript's requests to a server again and report what differs."""
-    from mcpio.inspect.replay import ReplayError, replay_transcript
-    from mcpio.inspect.transcript import read_transcript
+    from mcpio.inspect._replay import ReplayError, replay_transcript
+    from mcpio.inspect._transcript import read_transcript
 
     try:
         entries = read_transcript(args.transcript)

@@ -5,8 +5,8 @@ method from the dispatch tables, initialization order, request/response correlat
 capabilities, progress (live tokens, increasing), unanswered requests, structured tool output
 against the tool's `outputSchema`, logging and resource-update opt-ins, `resultType` and
 `input_required`, and the modern HTTP headers. The Skills extension's methods, which no codec
-knows, are checked by `mcpio.inspect.skills`; the 2026-07-28 Tasks extension's methods and task
-answers with the extension's codec (`mcpio.inspect.tasks`).
+knows, are checked by `mcpio.inspect._skills`; the 2026-07-28 Tasks extension's methods and task
+answers with the extension's codec (`mcpio.inspect._tasks`).
 
 Members the schema leaves open (no `additionalProperties`, or `true`: capability objects, `_meta`,
 results) are never findings; a member a closed object (`additionalProperties: false`) does not
@@ -25,17 +25,17 @@ from typing import Any
 import mcp_wire
 from mcpio._core.negotiate import LEGACY, MODERN, PROTOCOL_VERSION_KEY, codec_of
 from mcpio._core.protocol_rules import version_header_required
-from mcpio.inspect import apps as apps_rules
-from mcpio.inspect import skills as skills_rules
-from mcpio.inspect import tasks as tasks_rules
-from mcpio.inspect.rules import Direction, Finding, json_path
-from mcpio.inspect.stateful import (
+from mcpio.inspect import _apps as apps_rules
+from mcpio.inspect import _skills as skills_rules
+from mcpio.inspect import _tasks as tasks_rules
+from mcpio.inspect._rules import Direction, Finding, json_path
+from mcpio.inspect._stateful import (
     Shared,
     output_checked,
     output_violation,
     param_header_mismatch,
 )
-from mcpio.transports.http_rules import decode_header_value
+from mcpio.transports._http_rules import decode_header_value
 from mcpio.wire.codec import MAX_MESSAGE_BYTES, Codec
 from mcpio.wire.errors import METHOD_NOT_FOUND, PARSE_ERROR, ProtocolError
 from mcpio.wire.peek import NAMED_BY

@@ -13,7 +13,7 @@ from typing import Any
 import pydantic
 
 from mcpio.apps import UI_MIME_TYPE, UI_SCHEME, ui
-from mcpio.inspect.rules import Direction, Finding
+from mcpio.inspect._rules import Direction, Finding
 
 
 @dataclass

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
-from mcpio.inspect.escape import printable
-from mcpio.inspect.rules import RULES, Direction, Finding
+from mcpio.inspect._escape import printable
+from mcpio.inspect._rules import RULES, Direction, Finding
 
 # A frame larger than this is kept in the transcript cut short (`truncated` says so).
 KEEP_BYTES = 1 << 20

@@ -1,6 +1,6 @@
 """What each requestor holds of an instance's tasks, so that no client takes the room of others.
 
-The *owner* of a task (`mcpio.tasks.owner`) decides who may reach it; the *requestor* is whom its
+The *owner* of a task (`mcpio.tasks._owner`) decides who may reach it; the *requestor* is whom its
 bounds count: `Context.client_key` ("principal:<subject>" with authorization, else the peer's
 address, an IPv6 peer's /64), so that every legacy session and every anonymous 2026-07-28 request
 from one address spend one budget, and distinct addresses and principals spend their own. Off HTTP

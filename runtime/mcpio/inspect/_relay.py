@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import anyio
 
-from mcpio.inspect.checks import CLIENT, SERVER, Checker
-from mcpio.inspect.rules import Direction
-from mcpio.inspect.transcript import Recorder
+from mcpio.inspect._checks import CLIENT, SERVER, Checker
+from mcpio.inspect._rules import Direction
+from mcpio.inspect._transcript import Recorder
 from mcpio.transports.stdio import (  # pyright: ignore[reportPrivateUsage]
     CHUNK,
     _pipe_reader,
