@@ -41,8 +41,8 @@ from mcpio import (
     Server,
     ToolError,
 )
-from mcpio._core.sealing import Sealer
 from mcpio.latest import public as pub
+from mcpio.server import Sealer
 from mcpio.tasks.store import TaskStoreError
 from mcpio.tasks.stores import open_task_store
 
@@ -710,7 +710,7 @@ def main(argv: list[str]) -> int:
     if args.auth_issuer and (not args.resource or args.transport != "http"):
         parser.error("--auth-issuer needs the http transport and --resource")
     if args.redis:
-        from mcpio._core.bus import RedisBus
+        from mcpio.server import RedisBus
 
         server.bus = RedisBus(args.redis)
     key = os.environ.get("MCPIO_STATE_KEY")  # instances behind one balancer share it

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         RequestTimeout,
         ToolError,
     )
+    from mcpio._core.extras import MissingExtra
     from mcpio._core.hints import CacheHint
     from mcpio._core.principal import Principal
     from mcpio._version import __version__ as __version__
@@ -89,6 +90,7 @@ _EXPORTS = {
     "Image": "mcpio._core.content",
     "Call": "mcpio.middleware.base",
     "CacheHint": "mcpio._core.hints",
+    "MissingExtra": "mcpio._core.extras",
     "Middleware": "mcpio.middleware.base",
     "LifespanError": "mcpio._core.errors",
     "Context": "mcpio._core.context",
@@ -142,6 +144,7 @@ __all__ = [
     "McpError",
     "MemoryTokenStore",
     "Middleware",
+    "MissingExtra",
     "NegotiationError",
     "Notice",
     "OAuth",

@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from mcpio._core.extras import needs
-from mcpio.http._app import HttpApp, HttpOptions, Hosting, http_app
+from mcpio.http._app import Hosting, HttpApp, HttpOptions, http_app
 from mcpio.http._options import HttpAppOptions, HttpServeOptions
 from mcpio.http._sessions import Hosted
 
