@@ -562,10 +562,10 @@ RUNTIME_CHECK = textwrap.dedent("""
     TASKS = "io.modelcontextprotocol/tasks"
 
 
-    async def ours(target: object, transport: str) -> dict[str, list[object]]:
+    async def ours(target: object, transport: str, **options: object) -> dict[str, list[object]]:
         seen: dict[str, list[object]] = {}
         for mode in ("auto", "legacy", *mcp_wire.REVISIONS):
-            async with Client(target, mode=mode, tasks=True) as client:
+            async with Client(target, mode=mode, tasks=True, **options) as client:
                 tools = await client.list_tools()
                 call = await client.call_tool("test_simple_text", {})
                 names = {t.name for t in tools.tools}
@@ -603,7 +603,9 @@ RUNTIME_CHECK = textwrap.dedent("""
             with anyio.fail_after(240):
                 seen = {"latest": [REVISION, mcp_wire.LATEST], "fits": mcp_wire.EXTENSION_FITS,
                         "extensions": mcp_wire.EXTENSIONS}
-                seen |= await ours([*SERVER, "stdio"], "stdio")
+                # a stdio server inherits an allow-list of the environment: the tree is added
+                tree = {"PYTHONPATH": os.environ["PYTHONPATH"]}
+                seen |= await ours([*SERVER, "stdio"], "stdio", env=tree)
                 seen |= await ours(f"http://127.0.0.1:{PORT}/mcp", "http")
                 seen |= await sdk()
             print(json.dumps(seen))
