@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_api_surface import api_surface
+from tests.support.surface import api_surface
 
 SURFACE = api_surface()
 MODULES = [m for m in SURFACE.public_modules() if m.startswith("mcpio")]

@@ -161,3 +161,22 @@ def test_the_layout_page_names_the_layers_in_their_order() -> None:
     line = re.search(r"Layers, bottom to top: (.+?)\. ", layout.replace("\n", " "))
     assert line is not None, "the Layout page names no layers"
     assert re.findall(r"\*\*(.+?)\*\*", line.group(1)) == [name for name, _ in LAYERS]
+
+
+def test_no_test_module_imports_another() -> None:
+    """What test modules share lives in `tests/support/`, not in another test module."""
+    tests = ROOT.parent / "tests"
+    found = []
+    for path in sorted(tests.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            found += [
+                f"{path.relative_to(tests)} imports {name}"
+                for name in names
+                if name.startswith("tests.") and name.rpartition(".")[2].startswith("test_")
+            ]
+    assert found == []

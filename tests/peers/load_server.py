@@ -1,4 +1,4 @@
-"""The server of tests/test_load.py, a process of its own (its memory read from /proc):
+"""The server of tests/http/test_load.py, a process of its own (its memory read from /proc):
 `load_server.py PORT`. An echo tool, a slow one (for abrupt disconnects) and a task tool whose
 64 KiB result is kept for the task's TTL (3 s at most); expired tasks are swept every second.
 `GET /debug/held` says what it holds: tasks stored, legacy sessions, requests in flight."""

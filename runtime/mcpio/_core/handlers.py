@@ -191,7 +191,7 @@ def _content_block(value: Any) -> Any:
 class TextAnswer(NamedTuple):
     """A tool's string answer, not made a result model: the connection writes it as JSON
     directly (`json`), byte for byte what `tool_result(text)` is written as in each revision
-    (tests/test_dispatch_core.py compares them)."""
+    (tests/server/test_dispatch_core.py compares them)."""
 
     text: str
 

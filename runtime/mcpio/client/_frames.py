@@ -1,6 +1,6 @@
 """The bytes of the client's request frames: the general builder (the codec's, from the public
 params) and its fast path, a plain `tools/call` (a name, JSON arguments, maybe a progress token)
-built without a model. tests/test_fastpaths.py holds the two equal."""
+built without a model. tests/wire/test_fastpaths.py holds the two equal."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ started it, the connection that polls it and (with a durable store) the process 
 
 A store keeps `TaskRecord`s. It knows no wire format and no method: the runtime turns records
 into `Task` / `CreateTaskResult` / `GetTaskResult` of the negotiated revision. The rules every
-store keeps (the tests of tests/test_task_stores.py hold each implementation to them):
+store keeps (the tests of tests/tasks/test_task_stores.py hold each implementation to them):
 
 - `create` returns only once the task is stored (durably, for a durable store): a client never
   holds a task id that a restart could lose.

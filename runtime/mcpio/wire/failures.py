@@ -27,7 +27,7 @@ from mcpio.wire.numbers import may_hold_non_finite
 from mcpio.wire.schemas import BATCH, ERROR, JSONRPC, MESSAGE, RESULT, TYPED_ERROR
 
 MAX_REPORTED_ERRORS = 8
-# Limits of pydantic-core's JSON reader (measured; tests/test_one_pass.py holds them): arrays
+# Limits of pydantic-core's JSON reader (measured; tests/wire/test_one_pass.py holds them): arrays
 # and objects nested at most this deep in a frame, integers of at most this many digits.
 MAX_DEPTH = 201
 MAX_DIGITS = 4300

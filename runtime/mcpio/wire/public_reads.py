@@ -7,7 +7,7 @@ read from them: one validation, the same members with the same values (the revis
 keep every member they read, extras too). What the bytes cannot give alone (params that carry a
 `_meta` of their own, to be merged with the session's envelope), and every failure, take
 `to_public`'s path (each method here returns None for it), which says why as it always has.
-tests/test_fastpaths.py holds the two equal.
+tests/wire/test_fastpaths.py holds the two equal.
 """
 
 from __future__ import annotations
