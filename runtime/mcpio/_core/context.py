@@ -402,9 +402,13 @@ class Context:
                 )
             except pydantic.ValidationError as exc:
                 raise ProtocolError(
-                    INVALID_PARAMS, f"inputResponses.{key}: not a valid {question.method} result",
-                    {"field": f"inputResponses.{key}", "errors": exc.errors(include_url=False, include_input=False)},
-                ) from None  # fmt: skip
+                    INVALID_PARAMS,
+                    f"inputResponses.{key}: not a valid {question.method} result",
+                    {
+                        "field": f"inputResponses.{key}",
+                        "errors": exc.errors(include_url=False, include_input=False),
+                    },
+                ) from None
         return out
 
     def _fit(self, question: Question) -> Question:

@@ -81,9 +81,12 @@ def main() -> None:
 @main.command("run")
 @_APP
 @click.option(
-    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
     help="stdio, or Streamable HTTP at http://HOST:PORT/mcp.",
-)  # fmt: skip
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 def run_cmd(app: str, transport: str, host: str, port: int) -> None:
@@ -136,12 +139,20 @@ def _env(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) ->
 @click.argument("host", metavar="HOST", type=click.Choice(["claude-desktop", "cursor", "vscode"]))
 @_APP
 @click.option("--name", help="The server's name in the host (default: the file's stem).")
-@click.option("--env", "env", multiple=True, callback=_env, metavar="KEY=VALUE",
-              help="An environment variable the host sets for the server (repeatable).")  # fmt: skip
 @click.option(
-    "--workspace", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+    "--env",
+    "env",
+    multiple=True,
+    callback=_env,
+    metavar="KEY=VALUE",
+    help="An environment variable the host sets for the server (repeatable).",
+)
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
     help="vscode: the workspace folder whose .vscode/mcp.json to write (default: here).",
-)  # fmt: skip
+)
 @click.option("--dry-run", is_flag=True, help="Print the new file; write nothing.")
 def install_cmd(
     host: str, app: str, name: str | None, env: dict[str, str], workspace: Path, dry_run: bool
@@ -191,7 +202,7 @@ _PASS_THROUGH = {"ignore_unknown_options": True, "allow_interspersed_args": Fals
     "--allow-remote", is_flag=True, help="HTTP: allow a --listen HOST other than loopback."
 )
 @click.argument("server", nargs=-1, type=click.UNPROCESSED)
-def inspect_cmd(**options: Any) -> None:  # fmt: skip
+def inspect_cmd(**options: Any) -> None:
     """Relay an MCP session, checking every frame.
 
     Over stdio (`-- <server command...>`) or Streamable HTTP (`--upstream URL --listen
@@ -217,19 +228,42 @@ def replay_cmd(**options: Any) -> None:
 
 @main.command("proxy", context_settings=_PASS_THROUGH)
 @click.option(
-    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
     help="How the proxy serves: stdio, or Streamable HTTP at http://HOST:PORT/mcp.",
-)  # fmt: skip
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @click.option("--mode", default="auto", show_default=True, help="The target's revision or era.")
-@click.option("--header", "headers", multiple=True, callback=_env, metavar="NAME=VALUE",
-              help="An HTTP target: a header on every request (repeatable).")  # fmt: skip
-@click.option("--env", "env", multiple=True, callback=_env, metavar="KEY=VALUE",
-              help="A stdio target: a variable set for it, beside the few it inherits"
-                   " (HOME, PATH, ...; repeatable).")  # fmt: skip
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    callback=_env,
+    metavar="NAME=VALUE",
+    help="An HTTP target: a header on every request (repeatable).",
+)
+@click.option(
+    "--env",
+    "env",
+    multiple=True,
+    callback=_env,
+    metavar="KEY=VALUE",
+    help="A stdio target: a variable set for it, beside the few it inherits"
+    " (HOME, PATH, ...; repeatable).",
+)
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
-def proxy_cmd(target: tuple[str, ...], transport: str, host: str, port: int, mode: str, headers: dict[str, str], env: dict[str, str]) -> None:  # fmt: skip
+def proxy_cmd(
+    target: tuple[str, ...],
+    transport: str,
+    host: str,
+    port: int,
+    mode: str,
+    headers: dict[str, str],
+    env: dict[str, str],
+) -> None:
     """Re-serve TARGET (a URL, a .py file, or a command after --) over stdio or HTTP.
 
     Each side in its own revision: a legacy stdio server to 2026-07-28 HTTP clients, a
@@ -277,7 +311,7 @@ def proxy_cmd(target: tuple[str, ...], transport: str, host: str, port: int, mod
     show_default=True,
     help="Runs of a retry-safe task (one a shutdown stopped is given back).",
 )
-def worker_cmd(**options: Any) -> None:  # fmt: skip
+def worker_cmd(**options: Any) -> None:
     """Run the tasks queued in Redis with APP's tools.
 
     The tasks HTTP instances queued (mcpio.cli._worker)."""

@@ -113,8 +113,11 @@ class Worker:
                 return
             log.info(
                 "task %s: run %d of %d on %s",
-                job.task_id, record.attempts, record.max_attempts, self.name,
-            )  # fmt: skip
+                job.task_id,
+                record.attempts,
+                record.max_attempts,
+                self.name,
+            )
 
             async def touch() -> None:
                 await self.queue.touch(self.name, entry.id)

@@ -46,9 +46,15 @@ from mcpio.transports._http_rules import ParamHeaders, param_headers
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 FORWARDED = (
-    "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
-    "prompts/list", "prompts/get", "completion/complete",
-)  # fmt: skip
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+)
 _ROUND_SECONDS = 300.0  # how long a call waits for the next round of a 2026-07-28 client
 _TOGETHER_SECONDS = 0.05  # questions this close together go in one input_required round
 _NOTICE_FLAGS = {method: flag for flag, (method, _) in LIST_CHANGED.items()}
@@ -84,12 +90,21 @@ def _like(given: Client, callbacks: dict[str, Any]) -> Client:
     client is neither entered nor changed (it may be used on its own, before or after)."""
     own = vars(given)
     made = Client(
-        own["_target"], mode=given.mode, name=given.info.name, version=given.info.version,
-        timeout=given.timeout, probe_timeout=given.probe_timeout, **own["_spawn"],
-        auth=own["_auth"], headers=own["_headers"] or None, http=own["_http"],
-        tasks=given.tasks, cache=given.cache if given.cache is not None else False,
-        apps=given.apps, **callbacks,
-    )  # fmt: skip
+        own["_target"],
+        mode=given.mode,
+        name=given.info.name,
+        version=given.info.version,
+        timeout=given.timeout,
+        probe_timeout=given.probe_timeout,
+        **own["_spawn"],
+        auth=own["_auth"],
+        headers=own["_headers"] or None,
+        http=own["_http"],
+        tasks=given.tasks,
+        cache=given.cache if given.cache is not None else False,
+        apps=given.apps,
+        **callbacks,
+    )
     made._basic = own["_basic"]  # the target URL's credentials, kept apart from `_target`
     made.log_level = given.log_level
     if "tracing" in own:
@@ -500,9 +515,13 @@ class Proxy:
 
         owner = ctx.principal.subject if ctx.principal is not None else None
         record = await self.server.tasks.start(
-            owner=owner, method="tools/call", work=work, ttl_ms=offer.ttl_ms,
-            ask=offer.ask, watch=offer.watch,
-        )  # fmt: skip
+            owner=owner,
+            method="tools/call",
+            work=work,
+            ttl_ms=offer.ttl_ms,
+            ask=offer.ask,
+            watch=offer.watch,
+        )
         return TaskCreated(record)
 
     async def _notice(self, notice: Notice) -> None:
@@ -635,11 +654,16 @@ def proxy_server(
 def _everything() -> pub.ServerCapabilities:
     """What a proxy offers: all a target may (a method the target lacks answers its error);
     tasks: its own engine's, or the target's followed; Skills: the target's, forwarded."""
-    return pub.ServerCapabilities.model_validate({
-        "logging": {}, "completions": {}, "tools": {"listChanged": True},
-        "prompts": {"listChanged": True}, "resources": {"subscribe": True, "listChanged": True},
-        "extensions": {TASKS_EXTENSION: {}, SKILLS_EXTENSION: {"directoryRead": True}},
-    })  # fmt: skip
+    return pub.ServerCapabilities.model_validate(
+        {
+            "logging": {},
+            "completions": {},
+            "tools": {"listChanged": True},
+            "prompts": {"listChanged": True},
+            "resources": {"subscribe": True, "listChanged": True},
+            "extensions": {TASKS_EXTENSION: {}, SKILLS_EXTENSION: {"directoryRead": True}},
+        }
+    )
 
 
 def _closing(proxy: Proxy) -> Any:

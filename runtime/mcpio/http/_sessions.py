@@ -220,32 +220,14 @@ class LegacySessions:
         refused: list[bytes] = []  # answers made here, for items the session must not see
         ids: list[RequestId] = []
         frames: list[tuple[bytes, Peek]] = []
-        if isinstance(message, list):
-            if codec is None or not codec.batching:
-                reason = "batches are not part of this revision"
-                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
-            if not message:
-                reason = "an empty batch is not valid"
-                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
-            if len(message) > self.limits.max_batch_items:
-                reason = f"a batch holds at most {self.limits.max_batch_items} messages"
-                raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
-            _batch_items(session, codec, message, frames, ids, refused)
-        else:
-            error = _in_use(session, message, ids)
-            if error is not None:
-                raise HttpError(400, error)
-            frames.append((body, message))
-            if message.kind == "request" and message.id is not None:
-                ids.append(message.id)
+        self._read_post(session, body, message, frames, ids, refused)
         # An answer past the server's bound: still delivered (its question fails at once with
         # -32602, unread), and this POST refused.
         limit = self.server.max_answer_bytes
         oversized = not batch and message.kind in ("result", "error") and len(body) > limit
         outbox = session.exchange(ids)
-        HTTP_REQUEST.set(
-            (exchange.headers, session.id, exchange.client)
-        )  # the handlers' tasks start from here
+        # the handlers' tasks start from here
+        HTTP_REQUEST.set((exchange.headers, session.id, exchange.client))
         poll = session.poll(self.limits.poll_seconds) if ids else None
         pending = set(ids)
         parked = False
@@ -262,6 +244,37 @@ class LegacySessions:
                 session.park(Parked(poll, outbox, ids, pending))
             else:
                 session.release(ids)
+
+    def _read_post(
+        self,
+        session: LegacySession,
+        body: bytes,
+        message: Peek | list[Any],
+        frames: list[tuple[bytes, Peek]],
+        ids: list[RequestId],
+        refused: list[bytes],
+    ) -> None:
+        """Check a POST's message or batch and collect what the session is to see: its frames,
+        the ids of its requests, and the answers made here for items it must not see."""
+        codec = session.connection.codec
+        if isinstance(message, list):
+            if codec is None or not codec.batching:
+                reason = "batches are not part of this revision"
+                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+            if not message:
+                reason = "an empty batch is not valid"
+                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+            if len(message) > self.limits.max_batch_items:
+                reason = f"a batch holds at most {self.limits.max_batch_items} messages"
+                raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
+            _batch_items(session, codec, message, frames, ids, refused)
+            return
+        error = _in_use(session, message, ids)
+        if error is not None:
+            raise HttpError(400, error)
+        frames.append((body, message))
+        if message.kind == "request" and message.id is not None:
+            ids.append(message.id)
 
     async def get(self, exchange: Exchange) -> None:
         """Serve a session's GET: its stream of server-to-client messages (or a polled answer)."""

@@ -229,10 +229,14 @@ class Mounts:
             if method == "tools/list":
                 self._sync_task_support()
             listed, cursor = page(
-                items, [getattr(i, key) for i in items], getattr(params, "cursor", None),
-                size=self.parent.list_page_size, method=method, sealer=self.parent.sealer,
+                items,
+                [getattr(i, key) for i in items],
+                getattr(params, "cursor", None),
+                size=self.parent.list_page_size,
+                method=method,
+                sealer=self.parent.sealer,
                 subject=ctx.principal.subject if ctx.principal is not None else None,
-            )  # fmt: skip
+            )
             hints = self.parent.cache_hints(method)
             return model(**{field: listed, "nextCursor": cursor, **hints})
 
@@ -257,7 +261,10 @@ class Mounts:
                 continue
             mine = params.model_copy(update={"uri": local})
             result = await mounted.server.dispatch(mounted.context(ctx), "resources/read", mine)
-            contents = [c.model_copy(update={"uri": prefixed_uri(c.uri, mounted.namespace)}) for c in result.contents]  # fmt: skip
+            contents = [
+                c.model_copy(update={"uri": prefixed_uri(c.uri, mounted.namespace)})
+                for c in result.contents
+            ]
             return result.model_copy(update={"contents": contents})
         return await self.own["resources/read"](ctx, params)
 
@@ -295,10 +302,14 @@ class Mounts:
         if cursor is not None and type(cursor) is not str:
             raise ProtocolError(INVALID_PARAMS, "params.cursor must be a string")
         shown, next_cursor = page(
-            entries, [str(_obj(e).get("uri")) for e in entries], cursor,
-            size=self.parent.list_page_size, method=LIST, sealer=self.parent.sealer,
+            entries,
+            [str(_obj(e).get("uri")) for e in entries],
+            cursor,
+            size=self.parent.list_page_size,
+            method=LIST,
+            sealer=self.parent.sealer,
             subject=ctx.principal.subject if ctx.principal is not None else None,
-        )  # fmt: skip
+        )
         result: dict[str, Any] = {"skills": shown}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor

@@ -460,9 +460,14 @@ class Server:
         def register(fn: F) -> F:
             served = apps.with_meta(fn, uri, meta)
             self.resource(
-                uri, name=name, title=title, description=description,
-                mime_type=apps.UI_MIME_TYPE, run_in_thread=run_in_thread, cache=cache,
-            )(served)  # fmt: skip
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=apps.UI_MIME_TYPE,
+                run_in_thread=run_in_thread,
+                cache=cache,
+            )(served)
             entry = self.resources[uri]
             listed = entry.definition.model_dump(by_alias=True, exclude_unset=True)
             entry.definition = type(entry.definition).model_validate({**listed, "_meta": meta})
@@ -699,8 +704,10 @@ class Server:
             raise task_required(params.name, ctx.modern)
         if offer is not None and support == "forbidden" and not ctx.modern:
             raise ProtocolError(
-                METHOD_NOT_FOUND, f"tool {params.name!r} does not run as a task", {"name": params.name}
-            )  # fmt: skip
+                METHOD_NOT_FOUND,
+                f"tool {params.name!r} does not run as a task",
+                {"name": params.name},
+            )
         try:
             kwargs = entry.kwargs(params.arguments or {})
         except pydantic.ValidationError as exc:
@@ -728,10 +735,14 @@ class Server:
         owner = owner_of(ctx)
         token = ctx.progress_token
         job = Job(
-            task_id="", owner=owner, tool=params.name, arguments=plain(params.arguments or {}),
-            revision=ctx.revision, capabilities=plain(ctx.client_capabilities),
+            task_id="",
+            owner=owner,
+            tool=params.name,
+            arguments=plain(params.arguments or {}),
+            revision=ctx.revision,
+            capabilities=plain(ctx.client_capabilities),
             progress_token=token if offer.progress is not None else None,
-        )  # fmt: skip
+        )
         retry = params.name in self.retry_safe
         return TaskCreated(
             await self.tasks.enqueue(
@@ -754,12 +765,16 @@ class Server:
                 return plain(tool_result_error(f"invalid arguments for {job.tool}: {exc}"))
             if entry.context_param:
                 ctx = Context(
-                    revision=job.revision, request_id=job.task_id,
+                    revision=job.revision,
+                    request_id=job.task_id,
                     client_capabilities=pub.ClientCapabilities.model_validate(job.capabilities),
-                    client_info=None, inputs=RetriedInputs({}), notify=_nowhere,
-                    codec=codec_of(job.revision), progress_token=job.progress_token,
+                    client_info=None,
+                    inputs=RetriedInputs({}),
+                    notify=_nowhere,
+                    codec=codec_of(job.revision),
+                    progress_token=job.progress_token,
                     principal=owner_principal(job.owner),
-                )  # fmt: skip
+                )
 
                 async def progress(params: dict[str, Any]) -> None:
                     await self.hub.publish(TASK_IDS, "notifications/progress", params, job.task_id)

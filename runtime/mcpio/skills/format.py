@@ -91,14 +91,18 @@ def _loader() -> Any:
                 event = self.peek_event()
                 if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                     raise Refused(
-                        None, None, "anchors and aliases (& and *) are not allowed",
+                        None,
+                        None,
+                        "anchors and aliases (& and *) are not allowed",
                         event.start_mark,
-                    )  # fmt: skip
+                    )
                 if self.depth >= MAX_FRONTMATTER_DEPTH:
                     raise Refused(
-                        None, None, f"nested deeper than {MAX_FRONTMATTER_DEPTH} levels",
+                        None,
+                        None,
+                        f"nested deeper than {MAX_FRONTMATTER_DEPTH} levels",
                         event.start_mark,
-                    )  # fmt: skip
+                    )
                 self.depth += 1
                 try:
                     return super().compose_node(parent, index)

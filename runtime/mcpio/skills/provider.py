@@ -150,9 +150,13 @@ class SkillsDirectory:
             return self._read(file)
 
         entry = resource_entry(
-            read, Context, uri=file.uri, name=name, description=description,
+            read,
+            Context,
+            uri=file.uri,
+            name=name,
+            description=description,
             mime_type=file.mime_type,
-        )  # fmt: skip
+        )
         if isinstance(entry.definition, pub.Resource):
             entry.definition.size = file.size
         return entry

@@ -117,9 +117,10 @@ async def modern(engine: TaskEngine, method: str, params: Any, owner: str | None
         responses = _object(params.get("inputResponses"))
         if responses is None:
             raise ProtocolError(
-                INVALID_PARAMS, "params.inputResponses must be an object",
+                INVALID_PARAMS,
+                "params.inputResponses must be an object",
                 {"field": "params.inputResponses"},
-            )  # fmt: skip
+            )
         _found(await engine.update(task_id, owner, dict(responses)), task_id)
     else:
         _found(await engine.cancel(task_id, owner), task_id)

@@ -291,9 +291,10 @@ class TaskEngine:
         """-32005 when this instance runs its limit of tasks, or `requestor` holds its share."""
         if len(self._runs) >= self.max_tasks:
             raise ProtocolError(
-                SERVER_BUSY, f"too many tasks running ({self.max_tasks}): retry later",
+                SERVER_BUSY,
+                f"too many tasks running ({self.max_tasks}): retry later",
                 {"retryAfterSeconds": 1},
-            )  # fmt: skip
+            )
         self.ledger.check(requestor, now)
 
     def _sweep_here(self, record: TaskRecord) -> None:
@@ -334,9 +335,11 @@ class TaskEngine:
         assert self.queue is not None, "enqueue needs a queue"
         record = dataclasses.replace(
             self._new_record(owner, requestor, "tools/call", ttl_ms),
-            lease_holder=None, lease_until=None, attempts=0,
+            lease_holder=None,
+            lease_until=None,
+            attempts=0,
             max_attempts=self.max_attempts if retry else 1,
-        )  # fmt: skip
+        )
         # Queued, it runs elsewhere: held here by its count until it expires (its result's
         # size is the worker's to bound, `max_result_bytes`).
         self.ledger.ended(record.task_id, 0, self.clock())
@@ -442,14 +445,22 @@ class TaskEngine:
 
     async def _start_for(self, offer: TaskOffer, ctx: Context, work: Work) -> TaskRecord:
         return await self.start(
-            owner=owner_of(ctx), method="tools/call", work=work, ttl_ms=offer.ttl_ms,
-            ask=offer.ask, watch=offer.watch, requestor=ctx.client_key,
-        )  # fmt: skip
+            owner=owner_of(ctx),
+            method="tools/call",
+            work=work,
+            ttl_ms=offer.ttl_ms,
+            ask=offer.ask,
+            watch=offer.watch,
+            requestor=ctx.client_key,
+        )
 
     def _launch(
-        self, record: TaskRecord, work: Work, ask: Callable[[str], Inputs] | None,
+        self,
+        record: TaskRecord,
+        work: Work,
+        ask: Callable[[str], Inputs] | None,
         watch: Watcher | None,
-    ) -> _Run:  # fmt: skip
+    ) -> _Run:
         run = _Run(record)
         self._runs[record.task_id] = run
         self._sweep_here(record)
@@ -482,9 +493,10 @@ class TaskEngine:
                     f"{self.max_result_bytes})",
                 )
                 changes = {
-                    "status": "failed", "status_message": too_large.message,
+                    "status": "failed",
+                    "status_message": too_large.message,
                     "error": too_large.to_error(),
-                }  # fmt: skip
+                }
         except asyncio.CancelledError:
             changes = {"status": "cancelled", "status_message": CANCELLED}
             if run.shutdown:
@@ -597,9 +609,14 @@ class TaskEngine:
         if run is None and record.lease_holder in (None, self.instance):
             # Nobody runs it (a store that outlived its instance): settle it here.
             done = dataclasses.replace(
-                record, status="cancelled", status_message=CANCELLED, input_requests=None,
-                lease_holder=None, lease_until=None, updated_at=self.clock(),
-            )  # fmt: skip
+                record,
+                status="cancelled",
+                status_message=CANCELLED,
+                input_requests=None,
+                lease_holder=None,
+                lease_until=None,
+                updated_at=self.clock(),
+            )
             return await self.store.save(done) or done
         await self._apply({"op": "cancel", "taskId": task_id})
         if run is not None and wait:
@@ -705,9 +722,10 @@ def _check_answers(asked: Mapping[str, Any], responses: Mapping[str, Any]) -> No
         except pydantic.ValidationError as exc:
             errors = exc.errors(include_url=False, include_input=False)
             raise ProtocolError(
-                INVALID_PARAMS, f"inputResponses.{key}: not a valid {method} result",
+                INVALID_PARAMS,
+                f"inputResponses.{key}: not a valid {method} result",
                 {"field": f"inputResponses.{key}", "errors": errors},
-            ) from None  # fmt: skip
+            ) from None
 
 
 # ---------------------------------------------------------------------- wire shapes

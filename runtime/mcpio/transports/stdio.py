@@ -31,24 +31,41 @@ BACKLOG = 2 * CHUNK  # unread bytes of a process's stdout at which its pipe is p
 INHERITED_ENV: tuple[str, ...] = (
     # POSIX
     "HOME",  # the user's home: where a program finds its configuration and caches
-    "USER", "LOGNAME",  # who runs it (getpass, logs)
+    "USER",
+    "LOGNAME",  # who runs it (getpass, logs)
     "PATH",  # how a server finds the programs it runs (node, uv, git)
     "SHELL",  # the user's shell, for a server that runs commands
     "TERM",  # what stderr is shown on (colours)
-    "LANG", "LANGUAGE",  # the locale, and with `LC_*` below the text encoding of stdio and paths
+    "LANG",
+    "LANGUAGE",  # the locale, and with `LC_*` below the text encoding of stdio and paths
     "TMPDIR",  # where temporary files go (macOS's is per user)
     "TZ",  # the time zone
     # the XDG base directories: where configuration, data and caches are, when not the defaults
-    "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
     # Windows
-    "SYSTEMROOT", "WINDIR", "SYSTEMDRIVE",  # without SYSTEMROOT, Python's sockets fail to start
-    "COMSPEC", "PATHEXT",  # how `npx.cmd` and other scripts run and are found
-    "TEMP", "TMP",  # temporary files
-    "USERNAME", "USERPROFILE", "HOMEDRIVE", "HOMEPATH",  # the user and their home
-    "APPDATA", "LOCALAPPDATA", "PROGRAMDATA",  # configuration and caches
-    "PROGRAMFILES", "PROGRAMFILES(X86)", "COMMONPROGRAMFILES",  # where programs are installed
-    "PROCESSOR_ARCHITECTURE", "NUMBER_OF_PROCESSORS",  # what the machine is
-)  # fmt: skip
+    "SYSTEMROOT",
+    "WINDIR",
+    "SYSTEMDRIVE",  # without SYSTEMROOT, Python's sockets fail to start
+    "COMSPEC",
+    "PATHEXT",  # how `npx.cmd` and other scripts run and are found
+    "TEMP",
+    "TMP",  # temporary files
+    "USERNAME",
+    "USERPROFILE",
+    "HOMEDRIVE",
+    "HOMEPATH",  # the user and their home
+    "APPDATA",
+    "LOCALAPPDATA",
+    "PROGRAMDATA",  # configuration and caches
+    "PROGRAMFILES",
+    "PROGRAMFILES(X86)",
+    "COMMONPROGRAMFILES",  # where programs are installed
+    "PROCESSOR_ARCHITECTURE",
+    "NUMBER_OF_PROCESSORS",  # what the machine is
+)
 INHERITED_ENV_PREFIXES: tuple[str, ...] = ("LC_",)  # LC_ALL, LC_CTYPE, ...: the locale
 
 

@@ -120,7 +120,9 @@ class WireModel(BaseModel):
     # asked for it); at run time it stays a bare annotation: a `Field` there changes how pydantic
     # serializes unions (False inside a union with int dumped as 0).
     if TYPE_CHECKING:
-        __pydantic_extra__: dict[str, JSONValue] = Field(init=False)  # pyright: ignore[reportIncompatibleVariableOverride]  # fmt: skip
+        __pydantic_extra__: dict[str, JSONValue] = Field(
+            init=False
+        )  # pyright: ignore[reportIncompatibleVariableOverride]
     else:
         __pydantic_extra__: dict[str, JSONValue]
 

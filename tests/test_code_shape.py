@@ -1,0 +1,34 @@
+"""The runtime's hand-written code keeps the shape a reader can follow: no function over 60
+lines, and calls laid out by black, never packed several arguments to a line behind
+`# fmt: skip`."""
+
+from __future__ import annotations
+
+import ast
+
+from tests.support import ROOT
+
+RUNTIME = ROOT / "runtime" / "mcpio"
+MAX_FUNCTION_LINES = 60
+
+
+def test_no_function_is_over_60_lines() -> None:
+    long = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1})"
+        for path in sorted(RUNTIME.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert long == []
+
+
+def test_no_formatting_is_switched_off() -> None:
+    marked = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted(RUNTIME.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "# fmt: skip" in line or "# fmt: off" in line
+    ]
+    assert marked == []
