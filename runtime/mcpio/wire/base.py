@@ -101,6 +101,9 @@ def _not_null_fields(cls: type[BaseModel]) -> dict[str, FieldInfo]:
     }
 
 
+_Extras = dict[str, JSONValue]  # extra members: typed JSON values
+
+
 class WireModel(BaseModel):
     """Base of all generated models: wire names (aliases) in and out, unknown members kept."""
 
@@ -120,9 +123,9 @@ class WireModel(BaseModel):
     # asked for it); at run time it stays a bare annotation: a `Field` there changes how pydantic
     # serializes unions (False inside a union with int dumped as 0).
     if TYPE_CHECKING:
-        __pydantic_extra__: dict[str, JSONValue] = Field(
-            init=False
-        )  # pyright: ignore[reportIncompatibleVariableOverride]
+        __pydantic_extra__: _Extras = (  # pyright: ignore[reportIncompatibleVariableOverride]
+            Field(init=False)
+        )
     else:
         __pydantic_extra__: dict[str, JSONValue]
 
