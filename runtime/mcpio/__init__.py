@@ -1,5 +1,7 @@
-"""mcpio: the hand-written MCP runtime: a server and a client for every pinned revision, both
-eras, over stdio (and Streamable HTTP), stitched to the generated `mcp_wire` layers.
+"""mcpio: the hand-written MCP runtime, a server and a client stitched to `mcp_wire`.
+
+They serve and speak every pinned revision, both eras, over stdio (and Streamable HTTP), on the
+generated `mcp_wire` layers.
 
 Names load on first use: `mcp_wire` imports `mcpio.wire`, and neither may pay for the runtime;
 the authorization names (`ResourceServerAuth`, `JwtVerifier`, `OAuth`, ...) bring httpx, and

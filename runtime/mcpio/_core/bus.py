@@ -87,17 +87,25 @@ Changed = Callable[[bool], Awaitable[None]]
 
 
 class Bus:
-    """What a server needs of a bus. `attach` gives it the server's callbacks: `deliver` for
-    every event received (this instance's own included), `changed` when it comes up or goes
-    down. `run` keeps it connected until cancelled; `publish` raises `BusUnavailable` when the
-    event cannot be sent."""
+    """What a server needs of a notification bus (the base of `LocalBus` and `RedisBus`).
+
+    `attach` gives it the server's callbacks: `deliver` for every event received (this
+    instance's own included), `changed` when it comes up or goes down. `run` keeps it connected
+    until cancelled; `publish` raises `BusUnavailable` when the event cannot be sent.
+    """
 
     available: bool = True
     _deliver: Deliver
     _changed: Changed
 
     def attach(self, deliver: Deliver, changed: Changed, name: str) -> None:
-        """Called by the server (`name`: its name) that uses this bus."""
+        """Take the callbacks of the server that uses this bus (the server calls it).
+
+        Args:
+            deliver: Called with every event received (this instance's own included).
+            changed: Called with True when the bus comes up, False when it goes down.
+            name: The server's name.
+        """
         self._deliver, self._changed = deliver, changed
 
     async def publish(self, event: Event) -> None:
@@ -117,13 +125,23 @@ class LocalBus(Bus):
 
 
 class RedisBus(Bus):
-    """Redis pub/sub (`redis://host:port/db`, `rediss://`, `unix://`): every instance of one
-    server subscribes to one channel (default `mcpio:<server name>`).
+    """A bus on Redis pub/sub: every instance of one server subscribes to one channel.
 
     Down at start or lost later, it logs once per outage, tells the server (whose listen
     streams then end with `unavailable()`), and reconnects after `backoff` seconds, doubled
     (with jitter) on each failure up to `max_backoff`. Nothing is queued here: a subscriber
-    that falls behind is cut off by Redis's own output buffer limit, which is an outage too."""
+    that falls behind is cut off by Redis's own output buffer limit, which is an outage too.
+
+    Args:
+        url: The Redis URL (`redis://host:port/db`, `rediss://`, `unix://`); it may hold
+            credentials, which are kept out of messages and logs.
+        channel: The pub/sub channel (default `mcpio:<server name>`).
+        backoff: Seconds before the first reconnection attempt.
+        max_backoff: The longest wait between attempts, in seconds.
+        timeout: Seconds allowed for connecting, for each command, and for the answer to a
+            PING.
+        health: Seconds of a quiet subscription after which it sends a PING.
+    """
 
     def __init__(
         self,
@@ -155,6 +173,13 @@ class RedisBus(Bus):
         self._outage_logged = False
 
     def attach(self, deliver: Deliver, changed: Changed, name: str) -> None:
+        """Take the server's callbacks, and name the channel after the server unless given.
+
+        Args:
+            deliver: Called with every event received (this instance's own included).
+            changed: Called with True when the bus comes up, False when it goes down.
+            name: The server's name (the channel is `mcpio:<name>` unless given).
+        """
         super().attach(deliver, changed, name)
         self.channel = self.channel or f"mcpio:{name}"
 

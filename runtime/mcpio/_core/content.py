@@ -42,7 +42,14 @@ class _Media:
 
 
 class Image(_Media):
-    """An image content block (`ImageContent`); PNG unless the format or path says otherwise."""
+    """An image content block (`ImageContent`); PNG unless the format or path says otherwise.
+
+    Args:
+        data: The image's bytes (give `data` or `path`: exactly one).
+        path: A file to read the image from.
+        format: `"png"`, `"jpeg"`, ... or a whole MIME type; None: guessed from the path, else
+            PNG.
+    """
 
     default_type = "image/png"
 
@@ -52,7 +59,14 @@ class Image(_Media):
 
 
 class Audio(_Media):
-    """An audio content block (`AudioContent`); WAV unless the format or path says otherwise."""
+    """An audio content block (`AudioContent`); WAV unless the format or path says otherwise.
+
+    Args:
+        data: The audio's bytes (give `data` or `path`: exactly one).
+        path: A file to read the audio from.
+        format: `"wav"`, `"mp3"`, ... or a whole MIME type; None: guessed from the path, else
+            WAV.
+    """
 
     default_type = "audio/wav"
 
@@ -63,8 +77,18 @@ class Audio(_Media):
 
 @dataclass(frozen=True)
 class File(_Media):
-    """A file as an embedded resource (`EmbeddedResource` of `BlobResourceContents`, URI
-    `file:///<name>`); `name`: the file's name (default: the path's, else `resource`)."""
+    """A file as an embedded resource (`EmbeddedResource` of `BlobResourceContents`).
+
+    Its URI is `file:///<name>`; its MIME type is application/octet-stream unless the format or
+    path says otherwise.
+
+    Args:
+        data: The file's bytes (give `data` or `path`: exactly one).
+        path: The file to read.
+        format: A whole MIME type, or a subtype of `application/`; None: guessed from the
+            path, else application/octet-stream.
+        name: The file's name in its URI (default: the path's, else `resource`).
+    """
 
     name: str | None = None
 

@@ -91,7 +91,14 @@ class Elicit:
 
 @dataclass(frozen=True)
 class Sample:
-    """Ask the client's model for a message (`options`: systemPrompt, temperature, ...)."""
+    """Ask the client's model for a message.
+
+    Args:
+        messages: The conversation to continue (`SamplingMessage` models or their JSON).
+        max_tokens: The most tokens the model may generate (`maxTokens`).
+        options: The request's other fields, by their wire names (`systemPrompt`,
+            `temperature`, ...).
+    """
 
     messages: Sequence[Any]
     max_tokens: int
@@ -120,10 +127,18 @@ class ListRoots:
 
 @dataclass(frozen=True)
 class ElicitUrl:
-    """Ask the user to go to a URL (URL-mode elicitation, 2025-11-25 on): an interaction that
-    must not pass through the client (credentials, payment, consent). `elicitation_id` names
-    it on a legacy session (made up if not given), for `notifications/elicitation/complete`;
-    2026-07-28 has no such id (the request's `requestState` correlates)."""
+    """Ask the user to go to a URL (URL-mode elicitation, 2025-11-25 on).
+
+    It is for an interaction that must not pass through the client (credentials, payment,
+    consent).
+
+    Args:
+        message: Why the user is asked to go there.
+        url: The URL to go to.
+        elicitation_id: Names it on a legacy session (made up if not given), for
+            `notifications/elicitation/complete`; 2026-07-28 has no such id (the request's
+            `requestState` correlates).
+    """
 
     message: str
     url: str
@@ -142,10 +157,13 @@ Question = Elicit | Sample | ListRoots | ElicitUrl
 
 
 class UrlElicitationRequired(ProtocolError):
-    """Raise in a handler that cannot go on before the user completes the interactions at these
-    URLs. Legacy: the error -32042 (`URLElicitationRequiredError`) carrying them; the client
-    retries once they are done. 2026-07-28, which retired the error: an `input_required` round
-    asking for them, after which the handler runs again."""
+    """Raise in a handler that cannot go on before the user completes interactions at URLs.
+
+    `elicitations` are those interactions (`ElicitUrl`, each given an `elicitation_id` if it
+    has none). Legacy: the error -32042 (`URLElicitationRequiredError`) carrying them; the
+    client retries once they are done. 2026-07-28, which retired the error: an
+    `input_required` round asking for them, after which the handler runs again.
+    """
 
     def __init__(
         self,
@@ -234,7 +252,30 @@ class RetriedInputs:
 
 
 class Context:
-    """Handed to every handler that declares a parameter of this type."""
+    """The request context, handed to every handler that declares a parameter of this type.
+
+    The server makes it for each request; a handler reads what it holds (the arguments below,
+    kept as attributes of the same names, and `headers`, `session_id`, `client_key`) and asks,
+    reports and logs through its methods.
+
+    Args:
+        revision: The request's protocol revision.
+        request_id: The request's JSON-RPC id.
+        client_capabilities: What the client declared it can do.
+        client_info: The client's `Implementation`, where it gave one.
+        inputs: How questions reach the client (real requests, or `input_required` rounds).
+        notify: Sends a notification (method, params) to the client.
+        codec: The codec of the request's revision.
+        progress_token: The request's progress token; None: no progress is sent.
+        log_level: The lowest log level the client asked for; None: not asked.
+        principal: Who the request's access token speaks for (HTTP with `auth=`); None
+            without one.
+        lifespan: What the server's lifespan yielded (`Server(lifespan=...)`).
+        state: Legacy: the session's state (kept across its requests); 2026-07-28: this
+            request's alone (stateless: the next request may reach another instance).
+        dispatch: How the server answers a request of its own (`read_resource`); None: not
+            made by a server.
+    """
 
     def __init__(
         self,
@@ -293,10 +334,17 @@ class Context:
         status: Callable[[str], Awaitable[None]],
         progress: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     ) -> Context:
-        """This context inside a task: questions go to the task's inputs, a progress message
-        becomes its status message and, when the request had a progress token, the progress
-        goes to `progress` too (as `notifications/progress` params); logs are dropped (tasks
-        carry none)."""
+        """Return a copy of this context for inside a task (see `switch_to_task`).
+
+        Questions go to the task's inputs, a progress message becomes its status message and,
+        when the request had a progress token, the progress goes to `progress` too (as
+        `notifications/progress` params); logs are dropped (tasks carry none).
+
+        Args:
+            inputs: The task's inputs, where its questions go.
+            status: Sets the task's status message.
+            progress: Takes the progress, as `notifications/progress` params.
+        """
         clone = copy.copy(self)
         clone.switch_to_task(inputs, status, progress)
         return clone
@@ -307,9 +355,13 @@ class Context:
         status: Callable[[str], Awaitable[None]],
         progress: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     ) -> None:
-        """Move the handler onto a task: its questions now go through `inputs`, its progress
-        messages become the task's status message (`status`), and its progress goes to
-        `progress`."""
+        """Move the handler onto a task, in place (`for_task` makes a copy instead).
+
+        Args:
+            inputs: Where its questions now go.
+            status: Takes its progress messages, as the task's status message.
+            progress: Takes its progress, when the request had a progress token.
+        """
         token = self.progress_token
 
         async def notify(method: str, params: dict[str, Any]) -> None:
@@ -328,20 +380,28 @@ class Context:
             self.progress_token = "task"  # progress messages reach the status message
 
     def on_become_task(self, hook: Callable[[], Awaitable[None]] | None) -> None:
-        """What `become_task` awaits (the task engine's, for a deferred task: it returns once
-        the request was answered with a task); None: `become_task` does nothing."""
+        """Set what `become_task` awaits; None: `become_task` does nothing.
+
+        The task engine sets it for a deferred task: it returns once the request was answered
+        with a task.
+        """
         self._become_task = hook
 
     async def become_task(self) -> None:
-        """In a tool registered with `defer_task=True`: answer the request with a task from
-        here on (after the questions asked so far were answered in the request itself); the
-        handler goes on in the background. Nothing happens when the client takes no task."""
+        """Answer the request with a task from here on, in a tool registered `defer_task=True`.
+
+        The questions asked so far were answered in the request itself; the handler goes on in
+        the background. Nothing happens when the client takes no task.
+        """
         if self._become_task is not None:
             await self._become_task()
 
     def require(self, capability: str) -> None:
-        """Fail the request unless the client declared `capability` (for this request, in the
-        modern era: -32021 naming it; legacy: -32601)."""
+        """Fail the request unless the client declared `capability`.
+
+        The failure is -32021 naming it in the modern era (declared for this request), -32601
+        on a legacy session.
+        """
         if getattr(self.client_capabilities, capability, None) is not None:
             return
         if self.modern:
@@ -355,8 +415,11 @@ class Context:
         )
 
     def require_url_elicitation(self) -> None:
-        """Fail the request unless its revision has URL-mode elicitation and the client
-        declared `elicitation.url` (modern: -32021; legacy: -32601)."""
+        """Fail the request unless URL-mode elicitation is possible in it.
+
+        Its revision must have URL-mode elicitation and the client must have declared
+        `elicitation.url` (else modern: -32021; legacy: -32601).
+        """
         if self._codec.revision < URL_ELICITATION_SINCE:
             raise ProtocolError(
                 METHOD_NOT_FOUND,
@@ -450,10 +513,20 @@ class Context:
         response_type: Any = _NO_TYPE,
         key: str | None = None,
     ) -> Any:
-        """Ask the user through the client (form mode). With `response_type` (a model, one
-        value's type, or None: see `mcpio._core.elicitation`): `Accepted(data)` validated as that
-        type, `Declined()` or `Cancelled()`. With a JSON Schema: the `ElicitResult`, its accepted
-        content checked against the schema (-32602 if it does not fit)."""
+        """Ask the user through the client (form mode).
+
+        With `response_type` (a model, one value's type, or None: see
+        `mcpio._core.elicitation`): `Accepted(data)` validated as that type, `Declined()` or
+        `Cancelled()`. With a JSON Schema: the `ElicitResult`, its accepted content checked
+        against the schema (-32602 if it does not fit).
+
+        Args:
+            message: The question, as the user reads it.
+            requested_schema: The JSON Schema of the answer (without `response_type`).
+            response_type: The type of the answer, its schema made from it.
+            key: Names the question across `input_required` rounds (default: made from its
+                order).
+        """
         if response_type is not _NO_TYPE:
             form = form_of(response_type)
             result = await self._one(Elicit(message, form.schema), key)
@@ -478,14 +551,25 @@ class Context:
         elicitation_id: str | None = None,
         key: str | None = None,
     ) -> pub.ElicitResult:
-        """Ask the user to go to `url` (URL mode; see `ElicitUrl`). The answer says whether they
-        agreed to (`accept`), not that they finished: on a legacy session tell the client with
-        `elicitation_complete(elicitation_id)` when the interaction is done."""
+        """Ask the user to go to `url` (URL mode; see `ElicitUrl`).
+
+        The answer says whether they agreed to (`accept`), not that they finished: on a legacy
+        session tell the client with `elicitation_complete(elicitation_id)` when the
+        interaction is done.
+
+        Args:
+            message: Why the user is asked to go there.
+            url: The URL to go to.
+            elicitation_id: Its id on a legacy session (made up if not given).
+            key: Names the question across `input_required` rounds.
+        """
         return await self._one(ElicitUrl(message, url, elicitation_id), key)
 
     async def elicitation_complete(self, elicitation_id: str) -> None:
-        """Send `notifications/elicitation/complete` for a URL elicitation, where the revision
-        has it (2025-11-25; 2026-07-28 has not: nothing is sent)."""
+        """Send `notifications/elicitation/complete` for a URL elicitation.
+
+        Only where the revision has it (2025-11-25; 2026-07-28 has not: nothing is sent).
+        """
         if "notifications/elicitation/complete" in self._codec.notifications:
             await self._notify(
                 "notifications/elicitation/complete", {"elicitationId": elicitation_id}
@@ -499,19 +583,34 @@ class Context:
         key: str | None = None,
         **options: Unpack[SamplingOptions],
     ) -> pub.CreateMessageResult:
-        """Ask the client's model for a message (`options`: the request's other fields, by
-        their wire names: `systemPrompt`, `temperature`, `stopSequences`, ...)."""
+        """Ask the client's model for a message.
+
+        Args:
+            messages: The conversation to continue (`SamplingMessage` models or their JSON).
+            max_tokens: The most tokens the model may generate (`maxTokens`).
+            key: Names the question across `input_required` rounds.
+            **options: The request's other fields, by their wire names: `systemPrompt`,
+                `temperature`, `stopSequences`, ... (`SamplingOptions`).
+        """
         return await self._one(Sample(messages, max_tokens, dict(options)), key)
 
     async def list_roots(self, *, key: str | None = None) -> pub.ListRootsResult:
-        """Ask the client for its roots (`key` names the question across `input_required`
-        rounds)."""
+        """Ask the client for its roots.
+
+        `key` names the question across `input_required` rounds.
+        """
         return await self._one(ListRoots(), key)
 
     async def progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Report progress, if the client asked for it (a progress token in the request)."""
+        """Report progress, if the client asked for it (a progress token in the request).
+
+        Args:
+            progress: The progress so far.
+            total: The total it goes to, where known.
+            message: A message for the user.
+        """
         if self.progress_token is None:
             return
         params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
@@ -524,7 +623,13 @@ class Context:
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """`progress` under the name FastMCP users know."""
+        """Report progress: `progress` under the name FastMCP users know.
+
+        Args:
+            progress: The progress so far.
+            total: The total it goes to, where known.
+            message: A message for the user.
+        """
         await self.progress(progress, total, message)
 
     async def debug(self, data: Any, logger: str | None = None) -> None:
@@ -544,8 +649,10 @@ class Context:
         await self.log("error", data, logger)
 
     async def read_resource(self, uri: str) -> pub.ReadResourceResult:
-        """One of this server's resources (or templates), read as a client would, through the
-        middlewares; -32602 when there is none at `uri`."""
+        """Read one of this server's resources (or templates) as a client would.
+
+        The read goes through the middlewares; -32602 when there is none at `uri`.
+        """
         if self._dispatch is None:
             raise RuntimeError("this context reads no resources (not made by a server)")
         meta = {  # the envelope a modern request carries: this request's own client
@@ -557,8 +664,16 @@ class Context:
         return result
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """Send a log message to the client, if its level is at or above the one it asked for
-        (modern clients ask per request; without asking they get none)."""
+        """Send a log message to the client, if its level is at or above the one it asked for.
+
+        Modern clients ask per request; without asking they get none.
+
+        Args:
+            level: The message's level (`debug`, `info`, `notice`, `warning`, `error`,
+                `critical`, `alert`, `emergency`).
+            data: The message: a string or any JSON value.
+            logger: The name of the logger it comes from.
+        """
         threshold = self._log_level
         if threshold is None and self.modern:
             return

@@ -34,11 +34,15 @@ class Accepted(Generic[T]):
 
 @dataclass(frozen=True)
 class Declined:
+    """The user declined to answer."""
+
     action: Literal["decline"] = "decline"
 
 
 @dataclass(frozen=True)
 class Cancelled:
+    """The user dismissed the question without choosing (cancelled)."""
+
     action: Literal["cancel"] = "cancel"
 
 

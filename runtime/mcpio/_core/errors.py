@@ -9,7 +9,13 @@ from mcpio.wire.errors import ProtocolError
 
 
 class McpError(ProtocolError):
-    """The peer answered a request with a JSON-RPC error (`code`, `message`, `data`)."""
+    """The peer answered a request with a JSON-RPC error (`code`, `message`, `data`).
+
+    Args:
+        code: The JSON-RPC error code the peer answered with.
+        message: The error's message, one line.
+        data: The error's `data` member, naming what failed (None when absent).
+    """
 
     def __repr__(self) -> str:
         return f"McpError({self.code}, {self.message!r})"
@@ -28,8 +34,11 @@ class NegotiationError(Exception):
 
 
 class ToolError(Exception):
-    """Raise in a tool handler to answer with a tool result marked `isError` (a tool failure the
-    model can read and correct), not with a JSON-RPC error."""
+    """Raise in a tool handler to answer with a tool result marked `isError`.
+
+    The result is a tool failure the model can read and correct, not a JSON-RPC error.
+    `structured`, if given, is the result's structured content.
+    """
 
     def __init__(self, message: str, *, structured: Any = None) -> None:
         super().__init__(message)
@@ -37,16 +46,23 @@ class ToolError(Exception):
 
 
 class InvalidOutput(ValueError):
-    """A tool's result breaks its declared output: `structuredContent` missing where the tool's
-    `outputSchema` promises it, or not of the type the caller asked for (`result_type`)."""
+    """A tool's result breaks its declared output.
+
+    Its `structuredContent` is missing where the tool's `outputSchema` promises it, or is not of
+    the type the caller asked for (`result_type`).
+    """
 
 
 class AuthError(Exception):
-    """The authorization flow could not complete (refused, misconfigured, or the server's
-    answers break the rules): `mcpio.auth._client` raises it, the HTTP client transport
-    passes it on."""
+    """The authorization flow could not complete.
+
+    It was refused, misconfigured, or the server's answers break the rules:
+    `mcpio.auth._client` raises it, the HTTP client transport passes it on.
+    """
 
 
 class LifespanError(Exception):
-    """The server's lifespan (`Server(lifespan=...)`) failed to start: the server does not
-    serve."""
+    """The server's lifespan (`Server(lifespan=...)`) failed to start.
+
+    The server does not serve then.
+    """

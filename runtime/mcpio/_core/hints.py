@@ -7,6 +7,13 @@ from typing import Any, Literal, NamedTuple
 
 
 class CacheHint(NamedTuple):
+    """How long a cacheable result may be kept (`ttlMs`) and by whom (`cacheScope`).
+
+    Args:
+        ttl_ms: Milliseconds it may be kept (0: not to be kept).
+        scope: `"private"`, or `"public"`: the same for every caller.
+    """
+
     ttl_ms: int = 0  # 0: not to be kept
     scope: Literal["private", "public"] = "private"  # public: the same for every caller
 

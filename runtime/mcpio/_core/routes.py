@@ -15,6 +15,16 @@ from typing import Any
 
 @dataclass(frozen=True)
 class HttpRequest:
+    """An HTTP request to a custom route, its body read whole (bounded as the endpoint's).
+
+    Args:
+        method: The request's method (`GET`, `POST`, ...).
+        path: The path inside the app (without the `root_path` it is mounted at).
+        query: The raw query string, without "?".
+        headers: The header fields, by lowercase name.
+        body: The request's body.
+    """
+
     method: str
     path: str  # inside the app (without the `root_path` it is mounted at)
     query: str  # the raw query string, without "?"
@@ -24,6 +34,15 @@ class HttpRequest:
 
 @dataclass(frozen=True)
 class HttpResponse:
+    """What a custom route answers (a handler may also return a `str` or a `dict`/`list`).
+
+    Args:
+        status: The HTTP status code.
+        body: The response's body.
+        headers: Header fields to send.
+        content_type: The `Content-Type` to send; None: none unless `headers` has one.
+    """
+
     status: int = 200
     body: bytes = b""
     headers: Mapping[str, str] = field(default_factory=dict[str, str])
@@ -35,8 +54,15 @@ RouteHandler = Callable[[HttpRequest], Awaitable[HttpResponse | str | dict[str, 
 
 @dataclass(frozen=True)
 class Route:
-    """`handler` serves `path` (exactly, a trailing slash aside) for `methods`; `check_host`:
-    the request's Host and Origin checked as the endpoint's (False: any, for a probe)."""
+    """A route of your own beside the MCP endpoint, for `http_app(routes=...)`.
+
+    Args:
+        path: The path it serves (exactly, a trailing slash aside).
+        handler: The async function that answers it, given the `HttpRequest`.
+        methods: The HTTP methods it serves.
+        check_host: Whether the request's Host and Origin are checked as the endpoint's
+            (False: any, for a probe).
+    """
 
     path: str
     handler: RouteHandler

@@ -1,8 +1,9 @@
 """Sealed `requestState`: the state a modern server hands the client between the rounds of a
 multi-round-trip request. The client carries it, so it is authenticated (HMAC-SHA256 with the
 server's key), expires, and is bound to the request it was issued for (method and a digest of
-its params), so it cannot be altered, kept past its lifetime, or replayed against another request. With
-authorization it is bound to the principal too (its subject), so it is refused for another.
+its params), so it cannot be altered, kept past its lifetime, or replayed against another
+request. With authorization it is bound to the principal too (its subject), so it is refused
+for another.
 The answers it carries stand: a retry's `inputResponses` cannot replace them.
 
 What a stateless server cannot do is make it single-use: within its lifetime the same state
@@ -48,9 +49,14 @@ def request_digest(method: str, params: dict[str, Any]) -> str:
 
 
 class Sealer:
-    """Signs and checks what a stateless server hands the client to bring back (`requestState`,
-    cursors): HMAC-SHA256 with `key` (random when None; share it between instances), valid for
-    `ttl` seconds."""
+    """Signs and checks what a stateless server hands the client to bring back.
+
+    That is a `requestState` or a cursor, signed with HMAC-SHA256.
+
+    Args:
+        key: The signing key, at least 16 bytes (random when None; share it between instances).
+        ttl: Seconds a sealed `requestState` stays valid.
+    """
 
     def __init__(self, key: bytes | None = None, ttl: float = 600.0) -> None:
         self._key = key if key is not None else secrets.token_bytes(32)
@@ -65,8 +71,17 @@ class Sealer:
     def seal(
         self, digest: str, responses: dict[str, Any], round: int, subject: str | None = None
     ) -> str:
-        """A signed `requestState` carrying the `responses` so far and the `round`, bound to the
-        request's `digest` (and to `subject`, the principal, where there is one)."""
+        """Seal a signed `requestState` carrying the `responses` so far and the `round`.
+
+        It is bound to the request's `digest` (and to `subject`, the principal, where there is
+        one), and expires after `ttl` seconds.
+
+        Args:
+            digest: The request's digest (its method and stable params).
+            responses: The input responses so far, by key.
+            round: The round it is handed out in.
+            subject: The principal's subject; None without authorization.
+        """
         payload = {"d": digest, "r": responses, "n": round, "x": int(time.time() + self.ttl)}
         if subject is not None:
             payload["p"] = subject
@@ -76,8 +91,17 @@ class Sealer:
     def open(
         self, state: str, digest: str, subject: str | None = None
     ) -> tuple[dict[str, Any], int]:
-        """The input responses sealed in `state` and its round; -32602 if it is forged, expired,
-        foreign, or issued to another principal (`subject`: who asks now; None without one)."""
+        """Open `state`: the input responses sealed in it, and its round.
+
+        Args:
+            state: The `requestState` the client sent back.
+            digest: The digest of the request it comes with.
+            subject: Who asks now (the principal's subject); None without one.
+
+        Raises:
+            ProtocolError: -32602 if it is forged, expired, foreign, or issued to another
+                principal.
+        """
         try:
             payload = _shaped(self._payload(state))
         except (ValueError, TypeError, KeyError, UnicodeError):
@@ -92,8 +116,11 @@ class Sealer:
         return responses, payload["n"]
 
     def sign(self, kind: str, payload: dict[str, Any]) -> str:
-        """`payload` (JSON), readable by the client but authenticated with this server's key
-        as a `kind` token (e.g. a list cursor), so one kind is never taken for another."""
+        """Sign `payload` (JSON) as a `kind` token (e.g. a list cursor).
+
+        The token is readable by the client but authenticated with this server's key, so one
+        kind is never taken for another.
+        """
         body = kind + "." + _b64(json.dumps(payload, separators=(",", ":")).encode())
         return body + "." + self._mac(body)
 

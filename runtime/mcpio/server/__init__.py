@@ -1,7 +1,9 @@
-"""The server: `Server`, the registry of tools, resources, prompts and methods, and what a
-server is made with: the handler's `Context` and its elicitation answers, custom HTTP routes,
-the notification bus that reaches other instances, and the sealer of `requestState` they
-share."""
+"""The server: `Server`, the registry of tools, resources, prompts and methods.
+
+Beside it, what a server is made with: the handler's `Context` and its elicitation answers,
+custom HTTP routes, the notification bus that reaches other instances, and the sealer of
+`requestState` they share.
+"""
 
 from mcpio._core.bus import Bus, BusUnavailable, LocalBus, RedisBus
 from mcpio._core.context import MAX_ANSWER_BYTES, Context

@@ -96,6 +96,30 @@ Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 class Server:
     """An MCP server for every pinned revision, both eras.
 
+    Args:
+        name: The server's name (`serverInfo.name`).
+        version: The server's version (`serverInfo.version`).
+        title: A display name (`serverInfo.title`).
+        instructions: What the model is told about using the server (`instructions`).
+        state_key: The key that seals `requestState` and cursors (at least 16 bytes; random
+            when None). Instances behind one load balancer share it.
+        cache_ttl_ms: How long a cacheable result may be kept, in milliseconds (0: not kept).
+        cache_scope: By whom: `"private"`, or `"public"` (the same for every caller).
+        request_timeout: Seconds the server waits for its own requests (legacy inputs).
+        max_answer_bytes: The largest answer a client may give to a question (`ctx.elicit`,
+            `ctx.sample`, `ctx.list_roots`) in either era; a larger one is -32602.
+        bus: Carries change notifications to every instance (default: `LocalBus`).
+        tasks: The task engine, or the store of a default one (memory unless given).
+        mask_error_details: A failing tool answers "Error calling tool 'x'"; False adds the
+            exception's message.
+        middleware: Wraps every request (see `add_middleware`).
+        lifespan: Called with the server; its context manager's value is `ctx.lifespan` (see
+            `running`).
+        list_page_size: Lists in pages of this size (`mcpio._core.paging`); None: all at once.
+        method_cache_hints: Cache hints of their own, per method.
+        icons: The server's icons (`serverInfo.icons`).
+        website_url: The server's website (`serverInfo.websiteUrl`).
+
     Examples:
         >>> server = Server("demo", "1.0")
         >>> @server.tool()
@@ -127,13 +151,6 @@ class Server:
         icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
         website_url: str | None = None,
     ) -> None:
-        """`mask_error_details`: a failing tool answers "Error calling tool 'x'", False adds
-        the exception's message. `middleware`: see `add_middleware`; `lifespan`: `running`;
-        `list_page_size`: lists in pages (`mcpio._core.paging`; None: all at once); cache hints:
-        `cache_ttl_ms`/`cache_scope`, per method `method_cache_hints`; `icons`, `website_url`:
-        the server's `serverInfo`. `max_answer_bytes`: the largest answer a client may give to
-        a question (`ctx.elicit`, `ctx.sample`, `ctx.list_roots`) in either era; a larger one
-        is -32602."""
         if list_page_size is not None and list_page_size < 1:
             raise ValueError("list_page_size must be at least 1")
         self.info = server_info(name, version, title, icons, website_url)
@@ -206,9 +223,11 @@ class Server:
 
     @property
     def bus(self) -> Bus:
-        """Carries change notifications to the listeners of every instance (`LocalBus`: this
-        process only; `RedisBus(url)`: every instance subscribed to its channel). Set it
-        before serving."""
+        """The bus that carries change notifications to the listeners of every instance.
+
+        `LocalBus`: this process only; `RedisBus(url)`: every instance subscribed to its
+        channel. Set it before serving.
+        """
         return self.hub.bus
 
     @bus.setter
@@ -258,11 +277,13 @@ class Server:
         icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
         app: apps.UiApp | None = None,
     ) -> Callable[[F], F] | F:
-        """Register a tool, bare or called. Its input schema comes from the type hints unless
-        given (a `Context` parameter receives the request context), its output schema from the
-        return annotation (`mcpio._core.structured`) unless given or `structured_output=False`.
-        Errors, content helpers, `task`/`defer_task`/`retry` and `run_in_thread`: see the README
-        ("Writing servers", "Tasks"); `app`: the MCP App it shows (`mcpio.apps`)."""
+        """Register a tool, bare (`@server.tool`) or called (`@server.tool(...)`).
+
+        Its input schema comes from the type hints unless given (a `Context` parameter receives
+        the request context), its output schema from the return annotation
+        (`mcpio._core.structured`) unless given or `structured_output=False`. Errors, content
+        helpers, `task`/`defer_task`/`retry` and `run_in_thread`: see the README ("Writing
+        servers", "Tasks"); `app`: the MCP App it shows (`mcpio.apps`)."""
         if callable(name):
             return self.tool()(name)
         if app is not None:
@@ -298,8 +319,11 @@ class Server:
         return register
 
     def remove_tool(self, name: str, *, notify: bool = True) -> bool:
-        """Unregister tool `name` and tell listeners the tool list changed (see `_announce`;
-        `notify=False`: you call `notify_tools_changed` yourself); False when there is none."""
+        """Unregister tool `name`, announcing the change; False when there is none.
+
+        Listeners are told the tool list changed (see `_announce`); with `notify=False` you
+        call `notify_tools_changed` yourself.
+        """
         self.task_support.pop(name, None)
         self.deferred_tasks.discard(name)
         return self._remove(self.tools, name, "toolsListChanged", notify)
@@ -345,16 +369,27 @@ class Server:
     # ------------------------------------------------------------------ the request pipeline
 
     def add_middleware(self, middleware: MiddlewareFn) -> None:
-        """Wrap every request of the handler table in `middleware` (a `mcpio.middleware.
-        Middleware`, or any `async (call, call_next) -> result`), inside those added before."""
+        """Wrap every request of the handler table in `middleware`, inside those added before.
+
+        `middleware` is a `mcpio.middleware.Middleware`, or any
+        `async (call, call_next) -> result`.
+        """
         self.middleware.append(middleware)
 
     async def dispatch(
         self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
     ) -> Any:
-        """A request's result, through the middlewares to its handler (`handler`, else the
-        handler table's for `method`): the one path every request takes, in both eras (what
-        the middlewares see of each: `mcpio.middleware`)."""
+        """Answer a request through the middlewares to its handler, and return its result.
+
+        This is the one path every request takes, in both eras (what the middlewares see of
+        each: `mcpio.middleware`).
+
+        Args:
+            ctx: The request's context.
+            method: The request's method.
+            params: Its params, in the public models.
+            handler: The handler to answer with; None: the handler table's for `method`.
+        """
         if not self.middleware:
             return await (handler or self._handler(method))(ctx, params)
         middleware = tuple(self.middleware)
@@ -393,8 +428,11 @@ class Server:
         return handler
 
     def param_headers(self, tool: str) -> ParamHeaders:
-        """The `Mcp-Param-*` headers a 2026-07-28 HTTP call of `tool` must carry (SEP-2243),
-        read from its input schema's `x-mcp-header` annotations (once per registration)."""
+        """Return the `Mcp-Param-*` headers a 2026-07-28 HTTP call of `tool` must carry.
+
+        They are read (SEP-2243) from its input schema's `x-mcp-header` annotations, once per
+        registration.
+        """
         entry = self.tools.get(tool)
         if entry is None:
             return ()
@@ -416,7 +454,18 @@ class Server:
         icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
         cache: CacheHint | None = None,
     ) -> Callable[[F], F]:
-        """Register a resource; the function returns text, bytes, or resource contents."""
+        """Register a resource; the function returns text, bytes, or resource contents.
+
+        Args:
+            uri: The resource's URI.
+            name: Its name (default: the function's).
+            title: A display name.
+            description: What it holds.
+            mime_type: Its MIME type.
+            run_in_thread: Whether a synchronous function runs in a worker thread.
+            icons: Its icons.
+            cache: Its cache hint (default: the server's for `resources/read`).
+        """
         _needs_argument("resource", "its URI", uri)
 
         def register(fn: F) -> F:
@@ -450,9 +499,23 @@ class Server:
         run_in_thread: bool = True,
         cache: CacheHint | None = None,
     ) -> Callable[[F], F]:
-        """Register the HTML page of an MCP App at a `ui://` URI: the function returns the HTML,
-        served as `text/html;profile=mcp-app` with `_meta.ui` (CSP, permissions, domain, border:
-        `mcpio.apps.ui_resource_meta`) on the listed resource and on the read contents."""
+        """Register the HTML page of an MCP App at a `ui://` URI; the function returns the HTML.
+
+        It is served as `text/html;profile=mcp-app` with `_meta.ui` (CSP, permissions, domain,
+        border: `mcpio.apps.ui_resource_meta`) on the listed resource and on the read contents.
+
+        Args:
+            uri: The page's `ui://` URI (`ValueError` for another).
+            name: Its name (default: the function's).
+            title: A display name.
+            description: What it shows.
+            csp: The origins its content security policy allows.
+            permissions: The sandbox permissions it asks for.
+            domain: Its dedicated origin.
+            prefers_border: Whether it wants a border.
+            run_in_thread: Whether a synchronous function runs in a worker thread.
+            cache: Its cache hint (default: the server's for `resources/read`).
+        """
         if not uri.startswith(apps.UI_SCHEME):
             raise ValueError(f"an app resource's URI must be a ui:// URI, not {uri!r}")
         meta = {"ui": apps.ui_resource_meta(csp, permissions, domain, prefers_border)}
@@ -487,7 +550,18 @@ class Server:
         icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
         cache: CacheHint | None = None,
     ) -> Callable[[F], F]:
-        """Register a URI template (`test://item/{id}`); the function takes its variables."""
+        """Register a URI template (`test://item/{id}`); the function takes its variables.
+
+        Args:
+            uri_template: The URI template (RFC 6570).
+            name: Its name (default: the function's).
+            title: A display name.
+            description: What its resources hold.
+            mime_type: Its resources' MIME type.
+            run_in_thread: Whether a synchronous function runs in a worker thread.
+            icons: Its icons.
+            cache: Its cache hint (default: the server's for `resources/read`).
+        """
         _needs_argument("resource_template", "its URI template", uri_template)
 
         def register(fn: F) -> F:
@@ -530,8 +604,17 @@ class Server:
         run_in_thread: bool = True,
         icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F] | F:
-        """Register a prompt (`@server.prompt` or `@server.prompt(...)`); its arguments are the
-        function's parameters (strings)."""
+        """Register a prompt (`@server.prompt` or `@server.prompt(...)`).
+
+        Its arguments are the function's parameters (strings), described by its docstring.
+
+        Args:
+            name: The prompt's name (default: the function's), or the function itself (bare).
+            title: A display name.
+            description: What it is for (default: the function's docstring).
+            run_in_thread: Whether a synchronous function runs in a worker thread.
+            icons: Its icons.
+        """
         if callable(name):
             return self.prompt()(name)
 
@@ -552,8 +635,10 @@ class Server:
     def completer(self, *, run_in_thread: bool = True) -> Callable[[F], F]: ...
 
     def completer(self, fn: F | None = None, *, run_in_thread: bool = True) -> Callable[[F], F] | F:
-        """Register the completion handler (`@server.completer` or `@server.completer()`):
-        `CompleteRequestParams` in, a list of values (or a `CompleteResult`) out."""
+        """Register the completion handler (`@server.completer` or `@server.completer()`).
+
+        It takes `CompleteRequestParams` and returns a list of values (or a `CompleteResult`).
+        """
         if fn is not None:
             return self.completer()(fn)
 
@@ -565,8 +650,11 @@ class Server:
         return register
 
     def method(self, name: str) -> Callable[[F], F]:
-        """The low-level hook: answer any client->server method of the dispatch tables with
-        `handler(ctx, params) -> result` in the public models (replaces a built-in handler)."""
+        """Answer method `name` with the decorated handler: the low-level hook.
+
+        Any client->server method of the dispatch tables can be answered with
+        `handler(ctx, params) -> result` in the public models (it replaces a built-in handler).
+        """
         _needs_argument("method", "the method's name", name)
 
         def register(fn: F) -> F:
@@ -582,9 +670,17 @@ class Server:
         scheme: str = "skill",
         watch_interval: float | None = 1.0,
     ) -> SkillsDirectory:
-        """Publish every skill under `directory` (SEP-2640: `skill://` resources, `skills/list`,
-        `skills/get`, `resources/directory/read`), watched every `watch_interval` seconds
-        while the server runs (see `mcpio.skills.SkillsDirectory`)."""
+        """Publish every skill under `directory`, and return its `SkillsDirectory`.
+
+        They are served as SEP-2640 has it: `skill://` resources, `skills/list`, `skills/get`,
+        `resources/directory/read` (see `mcpio.skills.SkillsDirectory`).
+
+        Args:
+            directory: The directory the skills are in.
+            scheme: The URI scheme of their resources.
+            watch_interval: Seconds between looks for changes while the server runs (None:
+                see `SkillsDirectory`).
+        """
         from mcpio.skills import SkillsDirectory
 
         provider = SkillsDirectory(directory, scheme=scheme, watch_interval=watch_interval)
@@ -592,9 +688,12 @@ class Server:
         return provider
 
     def mount(self, other: Server, namespace: str) -> None:
-        """Serve `other`'s tools and prompts as `<namespace>_<name>` and its resources as
+        """Serve another server's tools, prompts and resources under `namespace`.
+
+        `other`'s tools and prompts are served as `<namespace>_<name>` and its resources as
         `scheme://<namespace>/rest`, live, with its middleware, lifespan and task tools (see
-        `mcpio.server._mount`). `other` belongs to this server from then on."""
+        `mcpio.server._mount`). `other` belongs to this server from then on.
+        """
         from mcpio.server._mount import Mounts
 
         mounts = self.__dict__.get("_mounts")
@@ -628,8 +727,10 @@ class Server:
 
     @property
     def result_meta(self) -> pub.ResultMetaObject:
-        """The `_meta` of a modern result that sets none: the server's info (made once, shared:
-        never changed in place)."""
+        """The `_meta` of a modern result that sets none: the server's info.
+
+        It is made once and shared: never change it in place.
+        """
         return self._result_stamp()[0]
 
     @property
@@ -648,13 +749,17 @@ class Server:
         return stamp
 
     def cache_hints(self, method: str | None = None) -> dict[str, Any]:
-        """A cacheable result's `ttlMs`, `cacheScope` (`method`'s when it has its own) and
-        `resultType`."""
+        """Return a cacheable result's `ttlMs`, `cacheScope` and `resultType` members.
+
+        The hint is `method`'s when it has its own, else the server's.
+        """
         return {**self.cache_hint(method).fields(), "resultType": "complete"}
 
     def cache_hint(self, method: str | None = None) -> CacheHint:
-        """The cache hint (`ttlMs`, `cacheScope`) of `method`'s results: its own, else the
-        server's."""
+        """Return the cache hint (`ttlMs`, `cacheScope`) of `method`'s results.
+
+        That is its own, else the server's.
+        """
         hint = self.method_cache_hints.get(method) if method is not None else None
         return hint or CacheHint(self.cache_ttl_ms, self.cache_scope)  # type: ignore[arg-type]
 
@@ -751,9 +856,11 @@ class Server:
         )
 
     def queued_work(self, job: Job) -> Work:
-        """The work of a queued task, as a worker runs it: the tool called with the job's
-        arguments and a context of its own (no connection: questions and progress go through
-        the task store and the bus)."""
+        """Return the work of a queued task, as a worker runs it.
+
+        The tool is called with the job's arguments and a context of its own (no connection:
+        questions and progress go through the task store and the bus).
+        """
 
         async def work(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
             entry = self.tools.get(job.tool)
@@ -908,8 +1015,10 @@ class Server:
         await self._publish_list_change("resourcesListChanged")
 
     async def notify_resource_updated(self, uri: str) -> None:
-        """Tell the listeners subscribed to `uri` (every instance, through the bus) that it
-        changed."""
+        """Tell the listeners subscribed to `uri` that it changed.
+
+        Those of every instance are told, through the bus.
+        """
         await self._publish(None, RESOURCE_UPDATED, {"uri": uri}, uri=uri)
 
     async def _publish_list_change(self, flag: str) -> None:
@@ -921,8 +1030,10 @@ class Server:
         await self.hub.publish(flag, method, params, uri)
 
     def start_bus(self) -> None:
-        """Run the bus in a task of the running (asyncio) event loop, once per loop (`start`
-        does it, so `serve`, `serve_stdio` and the HTTP app do)."""
+        """Run the bus in a task of the running (asyncio) event loop, once per loop.
+
+        `start` does it, so `serve`, `serve_stdio` and the HTTP app do.
+        """
         self.hub.start_bus()
 
     async def stop_bus(self) -> None:
@@ -930,8 +1041,10 @@ class Server:
         await self.hub.stop_bus()
 
     async def drain_tasks(self) -> None:
-        """The graceful shutdown of the tasks running here (`TaskEngine.drain`): the HTTP app
-        calls it when its host shuts down (uvicorn: at SIGTERM)."""
+        """Shut down the tasks running here gracefully (`TaskEngine.drain`).
+
+        The HTTP app calls it when its host shuts down (uvicorn: at SIGTERM).
+        """
         await self.tasks.drain()
 
     # ------------------------------------------------------------------ lifespan
@@ -946,12 +1059,16 @@ class Server:
             await self.stop()
 
     async def start(self) -> None:
-        """Enter the lifespan (`Server(lifespan=...)`) unless it is entered already, and run the
-        bus. Each `start` is paired with a `stop`; the last `stop` exits the lifespan, so it is
+        """Enter the lifespan (`Server(lifespan=...)`) unless it is entered already; run the bus.
+
+        Each `start` is paired with a `stop`; the last `stop` exits the lifespan, so it is
         entered once however many transports serve at a time: `serve` (stdio,
         `Client(server)`) and the HTTP app's lifespan events start and stop the server; an HTTP
         host that sends no lifespan events starts it at its first request and never stops it.
-        `LifespanError` when the lifespan fails to start (nothing is served then)."""
+
+        Raises:
+            LifespanError: The lifespan failed to start (nothing is served then).
+        """
         loop = asyncio.get_running_loop()
         if self._life.lock is None or self._life.loop is not loop:  # a new event loop
             self._life.lock, self._life.loop, self._life.count = asyncio.Lock(), loop, 0
@@ -1017,8 +1134,10 @@ class Server:
     def connect(
         self, transport: Transport, **options: Unpack[ConnectionOptions]
     ) -> ServerConnection:
-        """A connection of this server over `transport`: `run()` it, or hand it frames (the
-        HTTP app does). `options`: see `ServerConnection`."""
+        """Return a connection of this server over `transport`.
+
+        `run()` it, or hand it frames (the HTTP app does). `options`: see `ServerConnection`.
+        """
         return ServerConnection(self, transport, **options)
 
     async def serve(self, transport: Transport) -> None:
@@ -1027,17 +1146,23 @@ class Server:
             await self.connect(transport).run()
 
     async def serve_stdio(self) -> None:
-        """Serve stdin/stdout until stdin ends. Meanwhile stdout is for protocol frames only:
-        `print()` (and anything else written to it) goes to stderr."""
+        """Serve stdin/stdout until stdin ends.
+
+        Meanwhile stdout is for protocol frames only: `print()` (and anything else written to
+        it) goes to stderr.
+        """
         from mcpio.transports.stdio import protocol_stdout, stdio_server_transport
 
         with protocol_stdout() as stdout:
             await self.serve(await stdio_server_transport(stdout=stdout))
 
     def run_stdio(self) -> None:
-        """Serve stdin/stdout until stdin ends (logs and prints go to stderr), on uvloop's event
-        loop where it is installed (the `http` extra brings it), else on asyncio's. A lifespan
-        that fails to start is one line on stderr and exit status 1."""
+        """Serve stdin/stdout until stdin ends, in an event loop of its own (blocking).
+
+        Logs and prints go to stderr. It runs on uvloop's event loop where it is installed (the
+        `http` extra brings it), else on asyncio's. A lifespan that fails to start is one line
+        on stderr and exit status 1.
+        """
         uvloop = importlib.util.find_spec("uvloop") is not None
         try:
             anyio.run(self.serve_stdio, backend_options={"use_uvloop": uvloop})
@@ -1053,9 +1178,16 @@ class Server:
         port: int | None = None,
         **options: Unpack[HttpServeOptions],
     ) -> None:
-        """Serve until the end: `"stdio"` as `run_stdio`, `"http"` as `run_http` (on `host`,
-        127.0.0.1 unless given, and `port`, 8000 unless given; `options` as `run_http`'s).
-        `host`, `port` and HTTP options with stdio, or another transport, are a `ValueError`."""
+        """Serve until the end over `transport` (blocking).
+
+        `host`, `port` and HTTP options with stdio, or another transport, are a `ValueError`.
+
+        Args:
+            transport: `"stdio"` serves as `run_stdio`, `"http"` as `run_http`.
+            host: The address HTTP listens on (127.0.0.1 unless given).
+            port: The port HTTP listens on (8000 unless given).
+            **options: HTTP options, as `run_http`'s.
+        """
         if transport == "stdio":
             given = [n for n, v in (("host", host), ("port", port)) if v is not None]
             if given or options:
@@ -1068,8 +1200,10 @@ class Server:
             raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
 
     def http_app(self, **options: Unpack[HttpAppOptions]) -> HttpApp:
-        """An ASGI app serving this server over Streamable HTTP, both eras, at `path` (default
-        `/mcp`); options: see `mcpio.http._app.HttpOptions`."""
+        """Return an ASGI app serving this server over Streamable HTTP, both eras.
+
+        It serves at `path` (default `/mcp`); options: see `mcpio.http._app.HttpOptions`.
+        """
         with needs("http", "mcpio's HTTP transport"):
             from mcpio.http._app import http_app
 
@@ -1079,9 +1213,16 @@ class Server:
     def custom_route(
         self, path: str, methods: Sequence[str] = ("GET",), *, check_host: bool = True
     ) -> Callable[[RouteHandler], RouteHandler]:
-        """Serve `path` with the decorated handler in `http_app`, beside the MCP endpoint (a
-        health probe; see `mcpio._core.routes`); `check_host=False` skips the Host and Origin checks
-        (a probe naming the pod's address)."""
+        """Serve `path` with the decorated handler in `http_app`, beside the MCP endpoint.
+
+        For a health probe, say; see `mcpio._core.routes`.
+
+        Args:
+            path: The path it serves.
+            methods: The HTTP methods it serves.
+            check_host: False skips the Host and Origin checks (a probe naming the pod's
+                address).
+        """
 
         def register(handler: RouteHandler) -> RouteHandler:
             self.routes.append(Route(path, handler, tuple(methods), check_host))
@@ -1100,10 +1241,21 @@ class Server:
         max_headers: int = 100,
         **options: Unpack[HttpAppOptions],
     ) -> None:
-        """Serve Streamable HTTP with uvicorn (loopback unless `host` says otherwise): the app's
-        `options` (see `HttpOptions`), and the connection bounds of
-        `mcpio.http._serve`. Once listening, one line on stderr gives the endpoint's
-        URL (`http://127.0.0.1:8000/mcp`)."""
+        """Serve Streamable HTTP with uvicorn (blocking), on loopback unless `host` says otherwise.
+
+        Once listening, one line on stderr gives the endpoint's URL
+        (`http://127.0.0.1:8000/mcp`).
+
+        Args:
+            host: The address to listen on.
+            port: The port to listen on.
+            header_timeout: Seconds a connection has to send a request's headers (see
+                `mcpio.http._serve`, as for the bounds below).
+            max_connections: The most connections at once (503 past it).
+            max_header_bytes: The largest request head, in bytes (431 past it).
+            max_headers: The most header fields in a request (431 past it).
+            **options: The app's options (see `HttpOptions`).
+        """
         with needs("http", "mcpio's HTTP transport"):
             from mcpio.http._serve import AnnouncingServer, uvicorn_config
 
