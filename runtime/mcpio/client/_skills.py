@@ -138,6 +138,8 @@ class SkillEntry:
 
 @dataclass(frozen=True)
 class LoadedSkill:
+    """A skill's SKILL.md as `Skills.load` gives it: its entry, and its text, verified."""
+
     entry: SkillEntry
     text: str  # SKILL.md, verified
 
@@ -186,7 +188,11 @@ def _resource(skill: str, item: Any) -> SkillResource:
 
 
 class Skills:
-    """The skills of the server `client` is connected to (see the module's docstring)."""
+    """The skills of the server `client` is connected to, loaded as a host (SEP-2640).
+
+    The docs page "Skills" (docs/servers/skills.md, "Loading skills as a host") tells the
+    rules; `allow_unverified=True` loads a skill whose entry has no manifest.
+    """
 
     def __init__(self, client: Client, *, allow_unverified: bool = False) -> None:
         self.client = client

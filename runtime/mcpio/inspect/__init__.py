@@ -1,4 +1,4 @@
-"""`mcpio inspect`: a transparent proxy that checks each frame between an MCP host and a server.
+"""`mcpio inspect`: a proxy that checks each frame between an MCP host and a server.
 
 It sits between the host and the server, relays every byte unchanged and checks each frame
 against the exact revision in use (its codec, its dispatch tables and the session rules of the
