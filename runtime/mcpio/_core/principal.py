@@ -10,10 +10,18 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Principal:
-    """Who a valid access token speaks for: its subject, its granted scopes, all its claims,
-    and when the verifier stops accepting the token (seconds since the epoch; None: unknown).
+    """Who a valid access token speaks for.
+
     Long-lived streams opened with the token (a legacy GET stream, a `subscriptions/listen`)
-    end then."""
+    end when `expires_at` passes.
+
+    Args:
+        subject: The token's subject.
+        scopes: The scopes the token grants.
+        claims: All the token's claims.
+        expires_at: When the verifier stops accepting the token (seconds since the epoch;
+            None: unknown).
+    """
 
     subject: str
     scopes: frozenset[str] = frozenset()

@@ -1,6 +1,8 @@
-"""Authorization, both sides: the resource server's token checks (`ResourceServerAuth`, the
-verifiers, DPoP), and the client's OAuth flow (`OAuth`, token stores), which needs the `http`
-extra and loads on first use."""
+"""Authorization, both sides: the resource server's token checks and the client's OAuth flow.
+
+The server side: `ResourceServerAuth`, the verifiers, DPoP. The client side: `OAuth` and the
+token stores, which need the `http` extra and load on first use.
+"""
 
 from __future__ import annotations
 

@@ -10,8 +10,11 @@ if TYPE_CHECKING:
 
 
 class BearerToken:
-    """Sends `Authorization: Bearer <token>` on every request; a 401 or 403 is not retried (it
-    fails the request, and a client's negotiation, with that status)."""
+    """Sends `Authorization: Bearer <token>` on every request.
+
+    A 401 or 403 is not retried: it fails the request, and a client's negotiation, with that
+    status.
+    """
 
     def __init__(self, token: str) -> None:
         if not token or any(c in token for c in "\r\n"):
@@ -21,7 +24,13 @@ class BearerToken:
     async def headers(
         self, url: httpx.URL, http: httpx.AsyncClient, method: str = "POST"
     ) -> dict[str, str]:
-        """The `Authorization: Bearer` header, for every request."""
+        """The `Authorization: Bearer` header, for every request.
+
+        Args:
+            url: The request's URL (unused: the header is the same for every URL).
+            http: The HTTP client sending it (unused).
+            method: The request's HTTP method (unused).
+        """
         return dict(self._header)
 
     async def challenge(
@@ -31,7 +40,14 @@ class BearerToken:
         sent: Mapping[str, str],
         http: httpx.AsyncClient,
     ) -> bool:
-        """A fixed token cannot answer a 401 or 403: False (the request fails at once)."""
+        """A fixed token cannot answer a 401 or 403: False (the request fails at once).
+
+        Args:
+            url: The URL of the refused request.
+            response: The 401 or 403 response.
+            sent: The headers the request was sent with.
+            http: The HTTP client that sent it.
+        """
         return False
 
     def succeeded(self) -> None:

@@ -130,7 +130,17 @@ def parse_www_authenticate(header: str, scheme: str = "bearer") -> dict[str, str
 
 @dataclass
 class Tokens:
-    """An access token and what came with it; the tokens are kept out of the repr."""
+    """An access token and what came with it; the tokens are kept out of the repr.
+
+    Args:
+        access_token: The access token.
+        token_type: Its type: "Bearer", or "DPoP" for a DPoP-bound token.
+        refresh_token: The refresh token, if one came.
+        expires_at: When the access token expires, in seconds since the epoch (None: unknown).
+        scope: The scopes granted (space-separated).
+        issuer: The authorization server that issued them.
+        dpop_key: The PEM of the key a DPoP token is bound to (None for a bearer token).
+    """
 
     access_token: str = field(repr=False)
     token_type: str = "Bearer"
@@ -153,7 +163,14 @@ class Tokens:
 
 @dataclass
 class ClientInfo:
-    """The client's identity at one authorization server."""
+    """The client's identity at one authorization server.
+
+    Args:
+        client_id: The client id (or a Client ID Metadata Document URL).
+        client_secret: The client secret, if it has one (kept out of the repr).
+        token_endpoint_auth_method: How it authenticates at the token endpoint
+            (`client_secret_basic`, `client_secret_post`, `none`, ...); None: not said.
+    """
 
     client_id: str
     client_secret: str | None = field(default=None, repr=False)
@@ -294,7 +311,15 @@ async def _fresh(source: Assertion | None, name: str) -> str:
 
 @dataclass
 class Redirect:
-    """What came back to the redirect URI."""
+    """What came back to the redirect URI.
+
+    Args:
+        code: The authorization code (kept out of the repr).
+        state: The `state` sent with the authorization request, echoed.
+        iss: The issuer (RFC 9207), when the authorization server gives it.
+        error: The error code, when the authorization was refused.
+        error_description: Its description.
+    """
 
     code: str | None = field(repr=False)
     state: str | None
@@ -336,10 +361,53 @@ class Discovery:
 class OAuth:
     """The auth object of `HttpTransport(url, auth=...)` / `Client(url, auth=...)`.
 
+    It adds `Authorization` to every HTTP exchange and, on a 401 or a 403
+    `insufficient_scope`, runs the OAuth 2.1 flow and has the exchange retried; the docs page
+    "The OAuth client" (docs/clients/oauth.md) tells the flow.
+
     `grant="authorization_code"` (a user's client) needs `redirect`; `"client_credentials"`
     (a machine client) needs `client_id` and `client_secret`. Give `client_id` (and
     `client_secret`) for a pre-registered client, `client_metadata_url` for a Client ID
-    Metadata Document; otherwise the client registers itself where the AS allows it."""
+    Metadata Document; otherwise the client registers itself where the AS allows it.
+
+    Args:
+        redirect: The browser step (`RedirectHandler`): gets the authorization URL, returns
+            what reached the redirect URI.
+        redirect_uri: The redirect URI registered and sent with the authorization request.
+        grant: "authorization_code", "client_credentials", "jwt_bearer" or "id_jag".
+        client_id: A pre-registered client's id.
+        client_secret: Its secret.
+        token_endpoint_auth_method: How the client authenticates at the token endpoint; None:
+            what the registration says, else what the AS supports.
+        client_metadata_url: The URL of a Client ID Metadata Document, used as the client id
+            where the AS supports it.
+        private_key: A PEM private key: authenticate with `private_key_jwt` (RFC 7523; needs
+            PyJWT, the `auth` extra).
+        signing_algorithm: The algorithm `private_key` signs with.
+        client_name: The name dynamic registration gives.
+        application_type: The `application_type` dynamic registration gives.
+        scope: The scopes to ask for, overriding the scope selection.
+        offline_access: Add `offline_access` when the AS lists it (to get a refresh token).
+        store: Where tokens and registrations are kept (`TokenStore`).
+        max_step_ups: The step-ups (403 `insufficient_scope`) in a row before giving up.
+        timeout: Seconds each request to the authorization servers may take.
+        dpop: None follows the authorization server's metadata, True forces DPoP, False never.
+        dpop_key: A PEM (EC P-256) DPoP key; else one is generated.
+        assertion: With `grant="jwt_bearer"`: the workload's JWT, a path to a file holding it,
+            or a callable returning a fresh one (`Assertion`).
+        idp_token_endpoint: With `grant="id_jag"`: the enterprise IdP's token endpoint.
+        idp_issuer: Or the enterprise IdP's issuer, its token endpoint discovered.
+        idp_client_id: The client's id at the enterprise IdP.
+        idp_client_secret: Its secret there.
+        id_token: The user's ID token (or a callable returning it).
+        step_ups: The step-ups made since a request last went through (state: leave it out).
+        _lock: Internal state: leave it out (as every field whose name starts with `_`).
+        _requested: Internal state.
+        _key: Internal state.
+        _dpop: Internal state.
+        _nonces: Internal state.
+        _obtained: Internal state.
+    """
 
     redirect: RedirectHandler | None = None
     redirect_uri: str = "http://127.0.0.1:33418/callback"
@@ -400,8 +468,15 @@ class OAuth:
     async def headers(
         self, url: httpx.URL, http: httpx.AsyncClient, method: str = "POST"
     ) -> dict[str, str]:
-        """The headers for a `method` request to `url` (refreshing an expiring token):
-        `Authorization`, and with a DPoP-bound token a fresh `DPoP` proof."""
+        """The headers for a `method` request to `url`, refreshing an expiring token.
+
+        They are `Authorization`, and with a DPoP-bound token a fresh `DPoP` proof.
+
+        Args:
+            url: The request's URL.
+            http: The HTTP client, for a refresh.
+            method: The request's HTTP method (the proof is bound to it).
+        """
         key = self._resource_key(url)
         tokens = await self.store.get_tokens(key)
         if tokens is not None and tokens.expired(REFRESH_MARGIN) and tokens.refresh_token:
@@ -424,8 +499,11 @@ class OAuth:
         self._obtained = None
 
     def dpop_nonce(self, url: httpx.URL, nonce: str) -> None:
-        """A `DPoP-Nonce` came with a successful answer from `url`'s server (RFC 9449 9: it
-        may send one on any response): the next proofs to that origin carry it."""
+        """Take the `DPoP-Nonce` a successful answer from `url`'s server carried.
+
+        RFC 9449 9 lets a server send one on any response: the next proofs to that origin carry
+        it.
+        """
         self._nonces[_origin(url)] = nonce
 
     async def challenge(
@@ -435,8 +513,17 @@ class OAuth:
         sent: Mapping[str, str],
         http: httpx.AsyncClient,
     ) -> bool:
-        """A 401 or 403 answered a request to `url` sent with the headers `sent`: run what it
-        asks for; True if the request should be sent again."""
+        """Answer a 401 or 403: run what it asks for; True if the request should be sent again.
+
+        Args:
+            url: The URL of the refused request.
+            response: The 401 or 403 response.
+            sent: The headers the request was sent with.
+            http: The HTTP client, for the flow.
+
+        Raises:
+            AuthError: The flow fails.
+        """
         status = response.status_code
         header = response.headers.get("www-authenticate", "")
         params = parse_www_authenticate(header) or parse_www_authenticate(header, "dpop")
@@ -538,8 +625,19 @@ class OAuth:
     async def discover(
         self, http: httpx.AsyncClient, url: httpx.URL, resource_metadata: str | None = None
     ) -> Discovery:
-        """Protected-resource metadata, then the authorization server's (see the module's
-        docstring for the order)."""
+        """Discover the protected-resource metadata, then the authorization server's.
+
+        The well-known URLs are tried as RFC 9728 and RFC 8414 / OpenID discovery say, path-aware
+        (the `mcpio.auth._client` module's docstring lists the order).
+
+        Args:
+            http: The HTTP client to fetch with.
+            url: The MCP server's URL.
+            resource_metadata: The metadata URL the challenge named, if any.
+
+        Raises:
+            AuthError: The metadata names another resource, or no authorization server.
+        """
         prm = await self._protected_resource(http, url, resource_metadata)
         if prm is None:  # 2025-03-26: the MCP server's origin is the authorization server
             issuer = f"{url.scheme}://{url.netloc.decode('ascii')}"

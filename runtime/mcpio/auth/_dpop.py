@@ -66,7 +66,13 @@ def thumbprint(jwk: Mapping[str, Any]) -> str:
 
 @dataclass
 class DpopKey:
-    """A client's DPoP key pair (EC P-256); `pem` (PKCS#8) is what the token stores keep."""
+    """A client's DPoP key pair (EC P-256); `pem` (PKCS#8) is what the token stores keep.
+
+    Args:
+        pem: The private key, PEM-encoded PKCS#8 (unencrypted).
+        _private: Derived from `pem` (the loaded key): leave it out.
+        jwk: Derived from `pem` (the public key as a JWK): leave it out.
+    """
 
     pem: str = field(repr=False)
     _private: Any = field(default=None, repr=False)
@@ -114,7 +120,15 @@ class DpopKey:
         access_token: str | None = None,
         nonce: str | None = None,
     ) -> str:
-        """A fresh proof for one HTTP request (a new `jti` every time)."""
+        """A fresh proof for one HTTP request (a new `jti` every time).
+
+        Args:
+            method: The request's HTTP method (`htm`).
+            url: The request's URL (`htu`: without query and fragment).
+            access_token: The access token the request carries, hashed into `ath` (None: none,
+                as on a token request).
+            nonce: The `DPoP-Nonce` the server gave, if any.
+        """
         with needs("auth", "DPoP"):
             import jwt
         claims: dict[str, Any] = {

@@ -56,8 +56,10 @@ class ReplayUnavailable(Exception):
 
 
 class ReplayCacheFull(ReplayUnavailable):
-    """The memory replay cache holds `size` proofs none of which has expired: a new proof can
-    be accepted only once the oldest expires, `retry_after` seconds from now."""
+    """The memory replay cache holds `size` proofs none of which has expired.
+
+    A new proof can be accepted only once the oldest expires, `retry_after` seconds from now.
+    """
 
     def __init__(self, retry_after: float) -> None:
         super().__init__("the DPoP replay cache is full")
@@ -73,9 +75,11 @@ class ReplayCache(Protocol):
 
 
 class MemoryReplayCache:
-    """In this process, at most `size` unexpired keys. Expired keys are dropped first; when
-    `size` keys are still unexpired a new one is refused (`ReplayCacheFull`), never recorded by
-    forgetting one that could still be replayed."""
+    """A replay cache in this process, of at most `size` unexpired keys.
+
+    Expired keys are dropped first; when `size` keys are still unexpired a new one is refused
+    (`ReplayCacheFull`), never recorded by forgetting one that could still be replayed.
+    """
 
     def __init__(self, size: int = 100_000) -> None:
         self.size = size
@@ -83,7 +87,10 @@ class MemoryReplayCache:
 
     async def first_use(self, key: str, seconds: float) -> bool:
         """Record `key` for `seconds`; False if it was already recorded (a replay).
-        `ReplayCacheFull` when `size` unexpired keys are recorded."""
+
+        Raises:
+            ReplayCacheFull: When `size` unexpired keys are recorded.
+        """
         now = time.monotonic()
         until = self._seen.get(key)
         if until is not None and until > now:
@@ -104,7 +111,16 @@ class MemoryReplayCache:
 
 
 class RedisReplayCache:
-    """Shared by every instance through Redis (`SET key NX PX`), keys under `prefix`."""
+    """A replay cache shared by every instance through Redis (`SET key NX PX`).
+
+    Its keys are under `prefix`.
+
+    Args:
+        url: The Redis URL (`redis://...`).
+        prefix: The prefix of the keys it sets.
+        timeout: Seconds to connect, and for each command; past it the proof can be neither
+            accepted nor refused (`ReplayUnavailable`).
+    """
 
     def __init__(self, url: str, *, prefix: str = "mcpio:dpop:jti:", timeout: float = 2.0) -> None:
         with needs("redis", "RedisReplayCache"):
@@ -187,9 +203,28 @@ def same_url(htu: str, url: str) -> bool:
 
 @dataclass
 class DpopPolicy:
-    """How the resource server checks DPoP proofs (see the module's docstring). `required`:
-    only DPoP-bound tokens are accepted (a bearer token is refused), which the
-    protected-resource metadata says as `dpop_bound_access_tokens_required`."""
+    """How the resource server checks DPoP proofs (RFC 9449).
+
+    A proof is accepted when it is a JWT of `typ` `dpop+jwt`, signed by an allowed asymmetric
+    algorithm with the public key in its own `jwk` header (no private part), whose thumbprint
+    is the token's `cnf.jkt`; its `htm` is the request's method and its `htu` the request's URL
+    (query and fragment left out); its `iat` at most `max_age` seconds old and not in the
+    future, either way with `leeway` seconds; its `ath` is the token's hash; its `nonce` one
+    this server issued (when `nonces` are on); and its `jti` was not seen before. The docs
+    page on authorization (docs/servers/auth.md, "DPoP-bound tokens") tells the rest.
+
+    Args:
+        required: Only DPoP-bound tokens are accepted (a bearer token is refused), which the
+            protected-resource metadata says as `dpop_bound_access_tokens_required`.
+        algorithms: The signing algorithms a proof may use: asymmetric only (`none` and HMAC
+            are refused).
+        max_age: How old a proof's `iat` may be, in seconds.
+        leeway: Seconds allowed either way for clocks that differ.
+        nonces: The server's nonces (`Nonces`), valid `lifetime` seconds; None: no nonce is
+            asked for.
+        replay: Where proof ids are remembered: `MemoryReplayCache` (bounded, the default) or
+            `RedisReplayCache` (shared by every instance).
+    """
 
     required: bool = False
     algorithms: Sequence[str] = VERIFY_ALGORITHMS
@@ -206,9 +241,23 @@ class DpopPolicy:
     async def check(
         self, proof: str | None, method: str, urls: Sequence[str], token: str, jkt: str
     ) -> str | None:
-        """Accept the proof of a request (`method`, one of `urls`) presenting `token` bound to
-        the key `jkt`, or raise `DpopError` (`ReplayUnavailable` when that cannot be decided).
-        Accepted: the fresh nonce to send with the response (`Nonces.renewal`), if any."""
+        """Accept the proof of a request presenting `token` bound to the key `jkt`, or raise.
+
+        Args:
+            proof: The request's `DPoP` header (None: none came).
+            method: The request's HTTP method.
+            urls: The URLs the request may name (`htu`): where it was sent, or the configured
+                `resource`.
+            token: The access token the request presents.
+            jkt: The thumbprint of the key the token is bound to (`cnf.jkt`).
+
+        Returns:
+            The fresh nonce to send with the response (`Nonces.renewal`), if any.
+
+        Raises:
+            DpopError: The proof is refused.
+            ReplayUnavailable: The replay cache cannot decide.
+        """
         if not proof or "," in proof:  # (fields repeated come joined by commas)
             raise DpopError("invalid_dpop_proof", "exactly one DPoP proof header is needed")
         claims = self._verified(proof, jkt)

@@ -91,8 +91,12 @@ class VerifierUnavailable(Exception):
 
 
 class AuthRefused(Exception):
-    """A token refused with its own answer (401): `reason` for the body, `headers`
-    (`WWW-Authenticate`, `DPoP-Nonce`) for the response."""
+    """A token refused with its own answer (401).
+
+    Args:
+        reason: The reason, for the response's body.
+        headers: The response's headers (`WWW-Authenticate`, `DPoP-Nonce`).
+    """
 
     def __init__(self, reason: str, headers: dict[str, str]) -> None:
         super().__init__(reason)
@@ -102,12 +106,27 @@ class AuthRefused(Exception):
 
 @dataclass
 class ResourceServerAuth:
-    """What the HTTP app needs to act as a resource server; see the module's docstring.
+    """What the HTTP app needs to act as an OAuth 2.1 resource server.
 
-    `required_scopes` maps `"*"` (every request, GET and DELETE included), a method name
-    (`"tools/list"`), or a method and the name it acts on (`"tools/call:deploy"`,
-    `"prompts/get:greet"`, `"resources/read:demo://x"`) to the scopes it needs; a request needs
-    the union of every entry that matches it."""
+    Every POST, GET and DELETE of the MCP endpoint then needs a token: a missing or invalid one
+    is answered 401, a valid one without the scopes the request needs 403, both with the
+    `WWW-Authenticate` challenge of RFC 6750 / RFC 9728 pointing at the protected-resource
+    metadata. The docs page on authorization (docs/servers/auth.md) tells the rules.
+
+    Args:
+        verifier: Any `async (token) -> Principal | None` (`TokenVerifier`): None (or
+            `InvalidToken`) is 401 `invalid_token`; `VerifierUnavailable` (or any other
+            exception) is 503.
+        resource: This resource's URL (RFC 8707), as the metadata names it.
+        authorization_servers: The issuers of the tokens it accepts, for the metadata.
+        scopes_supported: The scopes the metadata lists.
+        required_scopes: Maps `"*"` (every request, GET and DELETE included), a method name
+            (`"tools/list"`), or a method and the name it acts on (`"tools/call:deploy"`,
+            `"prompts/get:greet"`, `"resources/read:demo://x"`) to the scopes it needs; a
+            request needs the union of every entry that matches it.
+        resource_name: The human-readable name the metadata gives (`resource_name`).
+        dpop: How DPoP-bound tokens are checked (`DpopPolicy`); None: DPoP is off.
+    """
 
     verifier: TokenVerifier
     resource: str
@@ -144,9 +163,11 @@ class ResourceServerAuth:
         return document
 
     def needed(self, routes: Iterable[tuple[str, str | None]] = ()) -> frozenset[str]:
-        """The scopes a request carrying these messages needs, each given by its method and the
-        name it acts on (`params.name` of tools/call and prompts/get, `params.uri` of
-        resources/read)."""
+        """The scopes a request carrying these messages needs.
+
+        Each message is given by its method and the name it acts on (`params.name` of
+        tools/call and prompts/get, `params.uri` of resources/read).
+        """
         needed = set(self.required_scopes.get("*", ()))
         for method, name in routes:
             needed.update(self.required_scopes.get(method, ()))
@@ -155,8 +176,11 @@ class ResourceServerAuth:
         return frozenset(needed)
 
     def challenge(self, error: str | None = None, scopes: Collection[str] | None = None) -> str:
-        """A `WWW-Authenticate` value: the metadata URL, the scopes to ask for, and the error
-        (`invalid_token`, `insufficient_scope`) when there is one."""
+        """A `WWW-Authenticate` value: the metadata URL, the scopes to ask for, and the error.
+
+        The error (`invalid_token`, `insufficient_scope`) is there when there is one; the
+        scopes default to those every request needs, else `scopes_supported`.
+        """
         if scopes is None:
             scopes = self.needed() or frozenset(self.scopes_supported)
         parts = [f'resource_metadata="{self.metadata_url}"']
@@ -194,13 +218,23 @@ class ResourceServerAuth:
         urls: Sequence[str] = (),
         answer: dict[str, str] | None = None,
     ) -> Principal | None:
-        """The principal of an `Authorization` header's token; None if there is none or it is
-        invalid (`VerifierUnavailable` when that cannot be decided; `ReplayCacheFull` when the
-        memory replay cache is full of unexpired proofs). With DPoP on, the request's
-        `proof` (its `DPoP` header) is checked against the `method` and one of `urls` (the
-        request's URL as the client may have named it); `AuthRefused` when the proof or the
-        scheme is wrong. `answer` gets the headers the response should carry: a `dpop-nonce`
-        when the proof's nonce nears its end (`Nonces.renewal`)."""
+        """The principal of an `Authorization` header's token (None: no token, or invalid).
+
+        Args:
+            authorization: The request's `Authorization` header (None: none came).
+            proof: With DPoP on, the request's `DPoP` header, checked against `method` and one
+                of `urls`.
+            method: The request's HTTP method.
+            urls: The request's URL as the client may have named it (the configured `resource`
+                is tried too).
+            answer: Gets the headers the response should carry: a `dpop-nonce` when the
+                proof's nonce nears its end (`Nonces.renewal`).
+
+        Raises:
+            VerifierUnavailable: Whether the token is valid cannot be decided now.
+            ReplayCacheFull: The memory replay cache is full of unexpired proofs.
+            AuthRefused: The DPoP proof or the scheme is wrong.
+        """
         token = self.token_of(authorization)
         if token is None:
             return None
@@ -273,7 +307,9 @@ STRICT_TOKEN_TYPES: frozenset[str | None] = frozenset({"at+jwt"})
 
 
 class JwtVerifier:
-    """Verifies JWT access tokens (RFC 9068) with PyJWT:
+    """Verifies JWT access tokens (RFC 9068) with PyJWT (the `auth` extra).
+
+    It checks:
 
     - the signature, with a key of the issuer's JWKS, by one of `algorithms` (asymmetric only;
       a JWK's own `alg`, when it has one, must be the token's);
@@ -302,7 +338,21 @@ class JwtVerifier:
     One fetch at a time (async, httpx, `timeout` seconds at most): tokens needing one meanwhile
     wait for it and share its result. A failed discovery or fetch is not tried again for
     `backoff` seconds, doubling up to `max_backoff` while it keeps failing (503 meanwhile for
-    tokens the cached keys cannot decide)."""
+    tokens the cached keys cannot decide).
+
+    Args:
+        issuer: The tokens' issuer: their `iss`, and where the JWKS is discovered.
+        audience: This resource, which a token's `aud` must contain (RFC 8707).
+        jwks_uri: The issuer's JWKS; None: discovered from the issuer's metadata.
+        algorithms: The signing algorithms accepted (asymmetric only).
+        accepted_types: The JOSE `typ` values accepted (None in it: no `typ`).
+        leeway: Seconds of clock skew allowed on `exp`.
+        timeout: Seconds a discovery or JWKS fetch may take at most.
+        cache_seconds: Seconds a fetched JWKS is trusted.
+        refetch_interval: The fewest seconds between early fetches for an unknown `kid`.
+        backoff: Seconds before a failed discovery or fetch is tried again.
+        max_backoff: The most that wait doubles up to.
+    """
 
     def __init__(
         self,
@@ -517,20 +567,36 @@ class _Backoff:
 
 
 class IntrospectionVerifier:
-    """Verifies access tokens of any format by RFC 7662 introspection: the token is POSTed to
-    the authorization server's `introspection_endpoint`, the resource server authenticating as
-    `client_id` / `client_secret` (HTTP Basic). A token is accepted when the answer says
-    `active`, names a `sub` (a non-empty string), has `audience` in its `aud` (this resource,
-    RFC 8707; None skips the check, for servers whose answers carry no `aud`), `issuer` as its
-    `iss` when given, and an `exp` (if any) in the future (`leeway` seconds of clock skew).
-    Scopes come from `scope` (space-separated), else `scp`, as for `JwtVerifier`.
+    """Verifies access tokens of any format by RFC 7662 introspection.
+
+    The token is POSTed to the authorization server's `introspection_endpoint`, the resource
+    server authenticating as `client_id` / `client_secret` (HTTP Basic). A token is accepted
+    when the answer says `active`, names a `sub` (a non-empty string), has `audience` in its
+    `aud` (this resource, RFC 8707; None skips the check, for servers whose answers carry no
+    `aud`), `issuer` as its `iss` when given, and an `exp` (if any) in the future (`leeway`
+    seconds of clock skew). Scopes come from `scope` (space-separated), else `scp`, as for
+    `JwtVerifier`.
 
     Accepted tokens are cached `cache_seconds` (never past their `exp`), at most `cache_size`
     of them, keyed by their SHA-256: a revoked token may be accepted that long. Rejections are
     not cached. An unreachable endpoint or an answer that is not an introspection response
     (the resource server's credentials refused, say) is `VerifierUnavailable` (503); the
     endpoint is then not asked again for `backoff` seconds, doubling up to `max_backoff` while
-    it keeps failing (tokens not in the cache are 503 meanwhile)."""
+    it keeps failing (tokens not in the cache are 503 meanwhile).
+
+    Args:
+        introspection_endpoint: The authorization server's introspection endpoint.
+        client_id: The resource server's client id there (HTTP Basic).
+        client_secret: Its client secret.
+        audience: This resource, which an answer's `aud` must contain; None skips the check.
+        issuer: The `iss` an answer must name; None: not checked.
+        leeway: Seconds of clock skew allowed on `exp`.
+        timeout: Seconds an introspection request may take at most.
+        cache_seconds: Seconds an accepted token is cached (never past its `exp`).
+        cache_size: The most accepted tokens cached (0: none).
+        backoff: Seconds before a failed endpoint is asked again.
+        max_backoff: The most that wait doubles up to.
+    """
 
     def __init__(
         self,

@@ -37,7 +37,14 @@ RETRY_SECONDS = 1.0  # after the queue failed
 
 
 class Worker:
-    """Runs `server`'s queued tasks from `queue`, `concurrency` at a time."""
+    """Runs `server`'s queued tasks from `queue`, `concurrency` at a time.
+
+    Args:
+        server: The server whose tools run the tasks (its task engine, `server.tasks`, on the
+            same Redis as the queue).
+        queue: The queue the tasks are taken from.
+        concurrency: How many tasks run at once (at least 1; 8 by default).
+    """
 
     def __init__(self, server: Server, queue: RedisTaskQueue, *, concurrency: int = 8) -> None:
         if concurrency < 1:

@@ -1,7 +1,9 @@
-"""The client: `Client` for any target (a URL, a command, a `Server`), its callbacks' types,
-and composition on top of it: `proxy_server` (a server that re-serves another) and
-`from_config` (one client for a whole `mcpServers` file); `Skills` loads a server's skills
-as a host."""
+"""The client: `Client` for any target (a URL, a command, a `Server`) and what builds on it.
+
+Here are its callbacks' types, and composition on top of it: `proxy_server` (a server that
+re-serves another) and `from_config` (one client for a whole `mcpServers` file); `Skills` loads
+a server's skills as a host.
+"""
 
 from mcpio.client._client import (
     Client,

@@ -93,7 +93,36 @@ class Client:
     (`elicitation`, `on_elicit_url`, `sampling`, `roots`) answer the server's questions, in
     either era; `on_log` and `on_notice` receive its notifications. `tasks=True` takes tasks.
     A stdio server inherits only an allow-list of this process's environment (HOME, PATH, the
-    locale, ...: `mcpio.transports.stdio.server_environment`); `env` adds to it."""
+    locale, ...: `mcpio.transports.stdio.server_environment`); `env` adds to it.
+
+    Args:
+        target: A URL (Streamable HTTP; a `user:password@` in it is kept apart, never shown), a
+            `.py` file or a command line (stdio), a `Server` (in memory) or a `Transport`.
+        mode: "auto" (probe with `server/discover`, fall back to `initialize`), "legacy", or a
+            revision string to pin.
+        name: This client's name, in its `Implementation` info.
+        version: This client's version, likewise.
+        elicitation: Answers the server's form-mode elicitations.
+        on_elicit_url: Answers the server's URL-mode elicitations.
+        sampling: Answers the server's sampling requests (`sampling/createMessage`).
+        roots: The roots to give the server: a callback, or the roots themselves.
+        on_log: Receives the server's log messages.
+        on_notice: Receives the server's other notifications (a `Notice`), those no listener
+            takes.
+        timeout: Seconds a request waits for its response (None: no limit); a request's own
+            `timeout` overrides it.
+        probe_timeout: Seconds the `server/discover` probe of `mode="auto"` waits.
+        env: Environment variables a stdio server gets beyond the allow-list.
+        cwd: A stdio server's working directory.
+        stderr: Where a stdio server's stderr goes (None: to ours).
+        auth: The HTTP auth object (`OAuth`, ...), or a fixed bearer token as a string.
+        headers: Headers sent on every HTTP request.
+        http: For an http(s) target, the `httpx.AsyncClient` to use (TLS, proxies, mocks).
+        tasks: Take tasks: declare the Tasks extension (legacy: the tasks capability).
+        cache: The cache of list results, kept as the server's hints allow (a `ResultCache`;
+            True: one of its own; False: none).
+        apps: Render MCP Apps: declare `io.modelcontextprotocol/ui` (`mcpio.apps`).
+    """
 
     tracing: ClientTracing | None = (
         None  # a span per call (`mcpio.middleware.telemetry`, the otel extra)
@@ -174,8 +203,12 @@ class Client:
         self._frames.log_level = level
 
     def capabilities(self, modern: bool, revision: str | None = None) -> dict[str, Any]:
-        """The capabilities this client declares (`revision`: a modern request's, which may
-        lack the Tasks extension)."""
+        """The capabilities this client declares.
+
+        Args:
+            modern: Whether for the modern era (2026-07-28).
+            revision: A modern request's revision, which may lack the Tasks extension.
+        """
         caps: dict[str, Any] = {}
         callbacks = self._callbacks
         modes = {"form": callbacks.elicitation, "url": callbacks.elicit_url}
@@ -195,9 +228,12 @@ class Client:
 
     @staticmethod
     def run(main: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """Run `main(*args)` (an async function that uses clients) on an event loop of its own:
-        uvloop's where it is installed (the `http` extra brings it), as `Server.run_stdio` does,
-        else asyncio's. Inside a running loop, `async with Client(...)` keeps the caller's."""
+        """Run `main(*args)` (an async function that uses clients) on an event loop of its own.
+
+        The loop is uvloop's where it is installed (the `http` extra brings it), as
+        `Server.run_stdio` does, else asyncio's. Inside a running loop, `async with
+        Client(...)` keeps the caller's.
+        """
         uvloop = importlib.util.find_spec("uvloop") is not None
         return anyio.run(main, *args, backend_options={"use_uvloop": uvloop})
 
@@ -301,11 +337,20 @@ class Client:
         progress: Progress | None = None,
         task: Mapping[str, Any] | None = None,
     ) -> Any:
-        """Any client->server method: public params in, the public result out. A modern server's
-        `input_required` answers are resolved through the callbacks, then retried. A task
-        answered instead of a result (with `Client(tasks=True)`, or `task`) comes back as a
-        `TaskHandle`; `task`: 2025-11-25's task augmentation (`params.task`) to send (2026-07-28:
-        the Tasks extension declared on this request alone)."""
+        """Send any client->server method: public params in, the public result out.
+
+        A modern server's `input_required` answers are resolved through the callbacks, then
+        retried. A task answered instead of a result (with `Client(tasks=True)`, or `task`)
+        comes back as a `TaskHandle`.
+
+        Args:
+            method: The method's name (`tools/call`, ...).
+            params: Its params, a model or plain data.
+            timeout: Seconds to wait for the response; None: the client's `timeout`.
+            progress: Called with each progress notification (progress, total, message).
+            task: 2025-11-25's task augmentation (`params.task`) to send (2026-07-28: the Tasks
+                extension declared on this request alone).
+        """
         codec = self.codec
         if codec is None or self._session is None:
             raise ConnectionClosed("the client is not connected")
@@ -378,8 +423,10 @@ class Client:
         return await answer_all(self._callbacks, requests)
 
     async def task_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """A task method (`tasks/get`, ...) and its result as plain data (2026-07-28: through
-        the codec with the Tasks extension)."""
+        """Send a task method (`tasks/get`, ...) and return its result as plain data.
+
+        On 2026-07-28 it goes through the codec with the Tasks extension.
+        """
         codec = self.codec
         if codec is None or self._session is None:
             raise ConnectionClosed("the client is not connected")
@@ -388,8 +435,11 @@ class Client:
         return task_result(codec, method, raw)
 
     async def list_tasks(self, cursor: str | None = None) -> dict[str, Any]:
-        """2025-11-25 `tasks/list`: the tasks the server lets this client see (`tasks`, and
-        `nextCursor`), as plain data. 2026-07-28 has no such method (-32601, raised locally)."""
+        """List the tasks the server lets this client see (2025-11-25 `tasks/list`).
+
+        They come as plain data (`tasks`, and `nextCursor`). 2026-07-28 has no such method
+        (-32601, raised locally).
+        """
         return await self.task_request("tasks/list", _cursor(cursor))
 
     def task(self, task_id: str) -> TaskHandle:
@@ -418,9 +468,11 @@ class Client:
         await self.request("ping")
 
     async def list_tools(self, cursor: str | None = None) -> pub.ListToolsResult:
-        """Every tool, the server's pages followed; with `cursor`, that one page. Likewise
-        `list_resources`, `list_resource_templates` and `list_prompts`; their pages come from
-        `cache` while the server's `ttlMs` allows."""
+        """Every tool, the server's pages followed; with `cursor`, that one page.
+
+        Likewise `list_resources`, `list_resource_templates` and `list_prompts`; their pages
+        come from `cache` while the server's `ttlMs` allows.
+        """
         if self.tasks and self.codec is not None and "tasks/get" in self.codec.methods:
             result = await self._listing("tools", cursor, self._list_task_tools)
         else:
@@ -468,13 +520,23 @@ class Client:
         progress: Progress | None = None,
         timeout: float | None = None,
     ) -> Any:
-        """Call a tool. With `result_type` (what the tool's function returns: a model, TypedDict,
-        dataclass, `int`, `list[str]`, ...), the typed value of its `structuredContent`
-        (unwrapped from `{"result": ...}` as the server wrapped it), a failed call raising
-        `ToolError`. A tool whose `outputSchema` `tools/list` gave must send structured content
-        (the object with its required members); `InvalidOutput` if not, or if it does not fit
-        `result_type`. With `Client(tasks=True)` a task the server makes of the call is followed
-        to its end (its result returned, its questions answered through the callbacks)."""
+        """Call a tool and return its result, or with `result_type` its typed value.
+
+        With `result_type`, the typed value of its `structuredContent` (unwrapped from
+        `{"result": ...}` as the server wrapped it), a failed call raising `ToolError`. A tool
+        whose `outputSchema` `tools/list` gave must send structured content (the object with its
+        required members); `InvalidOutput` if not, or if it does not fit `result_type`. With
+        `Client(tasks=True)` a task the server makes of the call is followed to its end (its
+        result returned, its questions answered through the callbacks).
+
+        Args:
+            name: The tool's name.
+            arguments: Its arguments.
+            result_type: What the tool's function returns: a model, TypedDict, dataclass,
+                `int`, `list[str]`, ...
+            progress: Called with each progress notification (progress, total, message).
+            timeout: Seconds to wait for the response; None: the client's `timeout`.
+        """
         if self.tasks:
             answer = await self.start_tool(name, arguments, progress=progress, timeout=timeout)
             result = await answer.result() if isinstance(answer, TaskHandle) else answer
@@ -494,9 +556,19 @@ class Client:
         progress: Progress | None = None,
         timeout: float | None = None,
     ) -> pub.CallToolResult | TaskHandle:
-        """Call a tool and return at once what the server answers: its result, or (with
-        `Client(tasks=True)`) a `TaskHandle` when it runs the call as a task. On 2025-11-25 the
-        call asks for a task (`params.task`, with `ttl_ms`) when the tool says it may be one."""
+        """Call a tool and return at once what the server answers: its result, or a `TaskHandle`.
+
+        With `Client(tasks=True)` it is a `TaskHandle` when the server runs the call as a task.
+        On 2025-11-25 the call asks for a task (`params.task`, with `ttl_ms`) when the tool
+        says it may be one.
+
+        Args:
+            name: The tool's name.
+            arguments: Its arguments.
+            ttl_ms: The task's time to live asked for, in milliseconds (2025-11-25).
+            progress: Called with each progress notification (progress, total, message).
+            timeout: Seconds to wait for the response; None: the client's `timeout`.
+        """
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
@@ -578,9 +650,15 @@ class Client:
         value: str,
         context: Mapping[str, str] | None = None,
     ) -> pub.CompleteResult:
-        """Completion values for `argument` (typed so far: `value`) of `ref`: a prompt (`{"type":
-        "ref/prompt", "name": ...}`) or a resource template (`{"type": "ref/resource", "uri":
-        ...}`); `context` gives the arguments already chosen."""
+        """Ask for completion values for an argument of a prompt or a resource template.
+
+        Args:
+            ref: The prompt (`{"type": "ref/prompt", "name": ...}`) or the resource template
+                (`{"type": "ref/resource", "uri": ...}`).
+            argument: The argument's name.
+            value: What is typed of it so far.
+            context: The arguments already chosen.
+        """
         params: dict[str, Any] = {
             "ref": plain(ref),
             "argument": {"name": argument, "value": value},
@@ -590,8 +668,10 @@ class Client:
         return await self.request("completion/complete", params)
 
     async def set_log_level(self, level: str) -> None:
-        """Receive log messages at `level` and above (legacy: for the session; modern: asked
-        for on every later request)."""
+        """Receive log messages at `level` and above.
+
+        Legacy: for the session; modern: asked for on every later request.
+        """
         self.log_level = level
         if not self.modern:
             await self.request("logging/setLevel", {"level": level})
@@ -606,10 +686,19 @@ class Client:
         resource_uris: Sequence[str] = (),
         task_ids: Sequence[str] = (),
     ) -> AsyncIterator[Subscription]:
-        """Change notifications while the block runs: modern `subscriptions/listen`; on a legacy
-        session, `resources/subscribe` plus the session's list-changed notifications.
-        `task_ids` (2026-07-28, `Client(tasks=True)`): `notifications/tasks` of those tasks,
-        their params plain data (the task as `tasks/get` gives it)."""
+        """Receive change notifications while the block runs, through the `Subscription`.
+
+        Modern: `subscriptions/listen`; on a legacy session, `resources/subscribe` plus the
+        session's list-changed notifications.
+
+        Args:
+            tools: The tool list's changes.
+            prompts: The prompt list's changes.
+            resources: The resource list's changes.
+            resource_uris: The resources whose updates to receive.
+            task_ids: (2026-07-28, `Client(tasks=True)`) `notifications/tasks` of those tasks,
+                their params plain data (the task as `tasks/get` gives it).
+        """
         wanted = listen_filter(tools, prompts, resources, resource_uris, task_ids)
         codec, session = self.codec, self._session
         if codec is not None and session is not None and codec.era == "modern":
@@ -639,8 +728,10 @@ class Client:
     # ------------------------------------------------------------------ frames from the server
 
     async def on_request(self, raw: bytes, env: Peek) -> None:
-        """Answer a request from the server (a question for the callbacks); called by the
-        transport."""
+        """Answer a request from the server (a question for the callbacks).
+
+        The transport calls it.
+        """
         codec = self.codec
         id, method = env.id, env.method
         if codec is None or id is None or method is None:
@@ -661,8 +752,10 @@ class Client:
         return codec.encode(codec.response(id, method, result))
 
     async def on_notification(self, raw: bytes, env: Peek) -> None:
-        """Route a notification from the server to the listeners and callbacks; called by the
-        transport."""
+        """Route a notification from the server to the listeners and callbacks.
+
+        The transport calls it.
+        """
         codec = self.codec
         if codec is None:
             return
@@ -696,8 +789,10 @@ class Client:
                 await _call(self._on_notice, Notice(method, params))
 
     async def on_batch(self, raw: bytes, items: list[Any]) -> None:
-        """Read a JSON-RPC batch from the server for its notifications (a client answers no
-        batch)."""
+        """Read a JSON-RPC batch from the server for its notifications.
+
+        A client answers no batch.
+        """
         for item in items:
             if type(item) is dict and "method" in item and "id" not in item:
                 frame = pydantic_core.to_json(item)

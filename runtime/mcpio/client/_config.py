@@ -38,12 +38,23 @@ def servers_of(config: str | PathLike[str] | Mapping[str, Any]) -> dict[str, dic
 
 
 def from_config(config: str | PathLike[str] | Mapping[str, Any], **options: Any) -> Client:
-    """One `Client` for every server of `config`: each behind a proxy (`proxy_server`) in its
-    own era, mounted under its name (`weather_forecast`, `data://weather/...`) on one
-    in-process server that the client talks to. `options`: the `Client`'s (callbacks, ...).
-    A stdio server gets the allow-listed part of this process's environment and its entry's
-    `env` (`mcpio.transports.stdio.server_environment`). Server names that would shadow each
-    other's tools (`gh`, `gh_ent`) are a `ValueError` (`Server.mount`)."""
+    """Make one `Client` for every server of an `mcpServers` configuration.
+
+    Each server is behind a proxy (`proxy_server`) in its own era, mounted under its name
+    (`weather_forecast`, `data://weather/...`) on one in-process server that the client talks
+    to. A stdio server gets the allow-listed part of this process's environment and its entry's
+    `env` (`mcpio.transports.stdio.server_environment`).
+
+    Args:
+        config: The configuration: a mapping, or a JSON file's path. Its `mcpServers` (VS
+            Code's `servers`) entries are stdio commands (`command`, `args`, `env`, `cwd`) or
+            remote servers (`url`, `headers`).
+        **options: The `Client`'s (callbacks, ...).
+
+    Raises:
+        ValueError: The configuration cannot be read or has no entries, or server names
+            would shadow each other's tools (`gh`, `gh_ent`: `Server.mount`).
+    """
     combined = Server("mcpServers")
     for name, entry in servers_of(config).items():
         combined.mount(proxy_server(entry, name=name), namespace=name)

@@ -37,9 +37,17 @@ class Notice:
 
 @dataclass
 class Subscription:
-    """What `Client.listen` yields: the filters the server honours, and the notices. When the
-    server ends the stream with an error (its notification bus went down, say), iterating
-    raises that `McpError` (also kept in `error`): listen again."""
+    """What `Client.listen` yields: the filters the server honours, and the notices.
+
+    When the server ends the stream with an error (its notification bus went down, say),
+    iterating raises that `McpError` (also kept in `error`): listen again.
+
+    Args:
+        id: The listen request's id (None on a legacy session).
+        honoured: The notification filters the server honours.
+        _receive: Where the notices come from (the client's: leave it out).
+        error: The error the server ended the stream with, if it did.
+    """
 
     id: RequestId | None
     honoured: dict[str, Any] = field(default_factory=dict[str, Any])

@@ -634,11 +634,23 @@ def proxy_server(
     idle_seconds: float | None = IDLE_SECONDS,
     **options: Any,
 ) -> Server:
-    """A `Server` re-serving `target` (see the module); `options`: the `Client`'s (`mode`,
-    `timeout`, `headers`, `auth`, `env`, ...). Each downstream client (`lane_key`) has a
-    connection to the target of its own, closed after `idle_seconds` without a call in flight;
-    at most `max_connections` of them (None: no bound), the least recently used idle one closed
-    to make room, a call answered -32005 when all have calls in flight."""
+    """Make a `Server` that re-serves `target`, in whichever era each side speaks.
+
+    Every client->server method is forwarded through a `Client` of the target (the docs page
+    "Composition", docs/servers/composition.md, tells the rest). Each downstream client
+    (`lane_key`) has a connection to the target of its own, closed after `idle_seconds` without
+    a call in flight; at most `max_connections` of them, the least recently used idle one closed
+    to make room, a call answered -32005 when all have calls in flight.
+
+    Args:
+        target: The server to re-serve: a URL, a command, a `Client` (a template: the proxy
+            connects new ones like it) or an `mcpServers` entry.
+        name: The proxy server's name (default: "mcpio-proxy").
+        max_connections: The connections to the target at once (64; None: no bound).
+        idle_seconds: Seconds a downstream client's connection stays open without a call in
+            flight (300; None: never closed).
+        **options: The `Client`'s (`mode`, `timeout`, `headers`, `auth`, `env`, ...).
+    """
     upstream = Upstream(
         client_maker(target, **options), max_connections=max_connections, idle_seconds=idle_seconds
     )

@@ -83,9 +83,15 @@ class SkillError(Exception):
 
 
 class SkillVerificationError(SkillError):
-    """Content that does not match the skill's entry; `check` is `size`, `digest`,
-    `frontmatter`, `unlisted` (a file the manifest does not list) or `unverifiable` (an entry
-    without a manifest, refused unless `Skills(allow_unverified=True)`)."""
+    """Content that does not match the skill's entry.
+
+    Args:
+        uri: The URI of the content refused.
+        check: The check it failed: `size`, `digest`, `frontmatter`, `unlisted` (a file the
+            manifest does not list) or `unverifiable` (an entry without a manifest, refused
+            unless `Skills(allow_unverified=True)`).
+        detail: What differs.
+    """
 
     def __init__(self, uri: str, check: str, detail: str) -> None:
         super().__init__(f"{uri}: {check} verification failed: {detail}")
@@ -132,6 +138,8 @@ class SkillEntry:
 
 @dataclass(frozen=True)
 class LoadedSkill:
+    """A skill's SKILL.md as `Skills.load` gives it: its entry, and its text, verified."""
+
     entry: SkillEntry
     text: str  # SKILL.md, verified
 
@@ -180,7 +188,11 @@ def _resource(skill: str, item: Any) -> SkillResource:
 
 
 class Skills:
-    """The skills of the server `client` is connected to (see the module's docstring)."""
+    """The skills of the server `client` is connected to, loaded as a host (SEP-2640).
+
+    The docs page "Skills" (docs/servers/skills.md, "Loading skills as a host") tells the
+    rules; `allow_unverified=True` loads a skill whose entry has no manifest.
+    """
 
     def __init__(self, client: Client, *, allow_unverified: bool = False) -> None:
         self.client = client
@@ -232,8 +244,10 @@ class Skills:
         return entry
 
     async def load(self, skill: SkillEntry | str) -> LoadedSkill:
-        """SKILL.md of `skill` (an entry, or its URI: then `get` first), verified against
-        the entry: size, digest, and its frontmatter field by field."""
+        """Load the SKILL.md of `skill` (an entry, or its URI: then `get` first), verified.
+
+        It is verified against the entry: size, digest, and its frontmatter field by field.
+        """
         entry = skill if isinstance(skill, SkillEntry) else await self.get(skill)
         text = (await self._verified(entry, entry.uri)).decode("utf-8", errors="strict")
         try:
@@ -251,16 +265,20 @@ class Skills:
         return LoadedSkill(entry, text)
 
     async def read(self, entry: SkillEntry, path: str) -> bytes:
-        """A file of the skill by its path relative to the skill's root (or its full URI),
-        verified against the entry's manifest."""
+        """Read a file of the skill, verified against the entry's manifest.
+
+        The file is given by its path relative to the skill's root, or by its full URI.
+        """
         uri = path if "://" in path else entry.root + "/" + posixpath.normpath(path)
         if not (uri == entry.uri or uri.startswith(entry.root + "/")) or "/../" in uri + "/":
             raise SkillVerificationError(uri, "unlisted", f"outside the skill {entry.root}")
         return await self._verified(entry, uri)
 
     async def read_directory(self, uri: str) -> list[dict[str, Any]]:
-        """The direct children of a directory resource (`resources/directory/read`, all
-        pages), when the server declares `directoryRead`."""
+        """The direct children of a directory resource (`resources/directory/read`, all pages).
+
+        The server must declare `directoryRead`.
+        """
         if not (self.settings or {}).get("directoryRead"):
             raise SkillError("the server does not declare directoryRead")
         children: list[dict[str, Any]] = []

@@ -1,8 +1,11 @@
-"""The Streamable HTTP host: `http_app` makes the ASGI app that serves a `Server` (both eras, its
-legacy sessions, admission bounds, CORS, custom routes), `HttpOptions` its bounds, and
-`uvicorn_config` serves it with uvicorn and a header timeout (the `http` extra, loaded on first
-use). It sits below `mcpio.server`, which it serves through the `Hosting` and `Hosted`
-protocols; the HTTP pipes (the client side) are in `mcpio.transports`."""
+"""The Streamable HTTP host: the ASGI app that serves a `Server`, and its bounds.
+
+`http_app` makes the ASGI app that serves a `Server` (both eras, its legacy sessions, admission
+bounds, CORS, custom routes), `HttpOptions` its bounds, and `uvicorn_config` serves it with
+uvicorn and a header timeout (the `http` extra, loaded on first use). It sits below
+`mcpio.server`, which it serves through the `Hosting` and `Hosted` protocols; the HTTP pipes
+(the client side) are in `mcpio.transports`.
+"""
 
 from __future__ import annotations
 

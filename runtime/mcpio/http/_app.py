@@ -111,8 +111,45 @@ LARGE_BODY = 256 * 1024  # bytes: a body whose parse takes the event loop for a 
 
 @dataclass
 class HttpOptions:
-    """How the app serves and what it admits (the README's "Limits" lists every bound). A
-    client is the principal with authorization, else the peer's address."""
+    """How the app serves and what it admits.
+
+    The docs page "Limits" (docs/servers/limits.md) lists every bound. A client is the
+    principal with authorization, else the peer's address.
+
+    Args:
+        path: The MCP endpoint's path (`/mcp` by default).
+        allowed_hosts: The Host names served; None: loopback names only; `{"*"}`: any.
+        allowed_origins: The host names an Origin header may carry.
+        max_body_bytes: The largest request body (`MAX_MESSAGE_BYTES`, 16 MiB, by default).
+        body_timeout: Seconds to receive a whole body: 408 past it (30).
+        max_parsing_bytes: The bytes of bodies held (parsed, served) at once; None:
+            `max_body_bytes` (one largest body at a time).
+        admission_timeout: Seconds a body waits for that budget: 503 past it (10).
+        max_batch_items: The items of a 2025-03-26 batch (256).
+        max_sessions: The legacy sessions held at once (1000).
+        max_sessions_per_client: The sessions one client may hold (100).
+        max_sessions_per_network: What the clients of one network (IPv4 /24, IPv6 /48; not
+            principals, not loopback) may hold; None: a quarter of the table, never less than
+            one client's share.
+        handshake_seconds: A session never used after its initialize ends then (60).
+        session_idle_seconds: A session unused this long ends (1800).
+        max_streams: The requests being answered at once (1000).
+        max_streams_per_client: The requests of one client being answered at once (200).
+        max_listen_streams: The legacy GET streams and `subscriptions/listen` streams open at
+            once (1000).
+        max_listen_streams_per_client: Those one client may hold (100).
+        max_listen_streams_per_network: Those one network may hold, as
+            `max_sessions_per_network`.
+        stream_lifetime: A GET or listen stream ends after this many seconds; the client opens
+            another (3600).
+        stream_queue: The frames waiting for a stream's reader: a slower one is cut off (256).
+        send_timeout: A stream whose reader takes no frame for this many seconds is cut off
+            (30).
+        poll_seconds: A 2025-11-25 POST waiting this long is closed; the client polls (30).
+        auth: The resource server's token checks; None: no authorization.
+        routes: The routes served beside the endpoint (`mcpio._core.routes`).
+        cors_origins: The browser origins allowed to call (`mcpio.http._cors`).
+    """
 
     path: str = "/mcp"
     allowed_hosts: frozenset[str] | None = None  # None: loopback names only; {"*"}: any
@@ -191,8 +228,10 @@ def http_app(server: Hosting, **options: Unpack[HttpAppOptions]) -> HttpApp:
 
 
 class HttpApp:
-    """The Streamable HTTP endpoint as a plain ASGI 3 app (what `Server.http_app` returns): both
-    eras, the admission limits of `options`, the routes beside it."""
+    """The Streamable HTTP endpoint as a plain ASGI 3 app (what `Server.http_app` returns).
+
+    It serves both eras, with the admission limits of `options` and the routes beside it.
+    """
 
     def __init__(self, server: Hosting, options: HttpOptions) -> None:
         self.server = server
@@ -309,8 +348,10 @@ class HttpApp:
                 return
 
     def end_sessions(self) -> None:
-        """End every legacy session: a POST waiting in one is answered 404, a GET stream ends
-        (at shutdown: the lifespan's, or `GracefulServer`'s before its grace runs out)."""
+        """End every legacy session: a POST waiting in one is answered 404, a GET stream ends.
+
+        Called at shutdown: the lifespan's, or `GracefulServer`'s before its grace runs out.
+        """
         for session in list(self.legacy.sessions.values()):
             self.legacy.end(session)
 

@@ -185,9 +185,27 @@ def uvicorn_config(
     http: HttpProtocol | None = None,
     **uvicorn_options: Any,
 ) -> uvicorn.Config:
-    """The uvicorn configuration `run_http` serves with (tests and embedders use it too): the
-    `http` protocol (default: httptools when installed, else h11) with the header timeout and
-    the bounds of a request head, and uvicorn's default event loop (uvloop when installed)."""
+    """Make the uvicorn configuration `run_http` serves with (tests and embedders use it too).
+
+    It has the `http` protocol (default: httptools when installed, else h11) with the header
+    timeout and the bounds of a request head, and uvicorn's default event loop (uvloop when
+    installed). uvicorn logs at "warning" unless `uvicorn_options` says otherwise.
+
+    Args:
+        app: The ASGI app to serve.
+        host: The address to listen on.
+        port: The port to listen on.
+        header_timeout: Seconds a connection has to send a request's headers, after opening or
+            after its previous response; late, it is closed.
+        max_connections: The connections open at once (uvicorn answers 503 past it).
+        shutdown_timeout: Seconds a graceful shutdown waits for open streams before ending
+            them.
+        max_header_bytes: The bytes of a request's head (request line and header fields): 431
+            past it.
+        max_headers: The header fields of a request's head: 431 past it.
+        http: The uvicorn HTTP protocol to bound; None: httptools when installed, else h11.
+        **uvicorn_options: Passed on to `uvicorn.Config`.
+    """
     protocol = bounded(http or fast_protocol(), header_timeout, max_header_bytes, max_headers)
     uvicorn_options.setdefault("log_level", "warning")
     # h11 holds at most this much of an unfinished head (its own default is 16 KiB).

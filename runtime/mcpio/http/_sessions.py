@@ -67,8 +67,11 @@ class Guarding(Protocol):
 
 
 class Hosted(Protocol):
-    """What the host needs of one of the server's connections (`mcpio.server`'s
-    `ServerConnection`): the host sits below the server and does not import it."""
+    """What the host needs of one of the server's connections.
+
+    That is `mcpio.server`'s `ServerConnection`: the host sits below the server and does not
+    import it.
+    """
 
     principal: Principal | None  # the HTTP app updates it with each request's token
     codec: Codec | None  # legacy: the negotiated revision's codec
@@ -83,7 +86,13 @@ class Hosted(Protocol):
         ...
 
     async def answer(self, raw: bytes, env: Peek, message: Any = None) -> bytes | None:
-        """The response to a request, as bytes (None: none to send)."""
+        """The response to a request, as bytes (None: none to send).
+
+        Args:
+            raw: The request's frame, as received.
+            env: The frame's envelope (`Peek`): its id, method and routing name.
+            message: The request already decoded, if it was (None: not yet).
+        """
         ...
 
 
