@@ -3,12 +3,14 @@
 It needs the `redis` extra, as `mcpio._core.bus.RedisBus` does.
 
 Keys, under a prefix (`mcpio:tasks` by default):
+
 - `task:<id>`: the record as JSON (`mcpio.tasks.store.record_json`), expiring with its TTL (the
   record's own check is the rule; the key's expiry only frees the memory);
 - `owner:<owner>`: a sorted set of the owner's task ids by creation time, for `list`;
 - `expiry:<owner>`: a sorted set of the same ids by expiry time, from which `create` trims both
   sets.
 - `orders:<id>`: a list of the orders queued for the task (JSON), expiring with it.
+
 Both sets expire with the owner's last task to expire (and are kept for good once one of its
 tasks has no TTL), so that an owner who stops creating and listing tasks leaves nothing behind.
 `save` and `renew` are compare-and-set: read the record, apply the store's rules in Python, and
