@@ -84,9 +84,9 @@ ProgressSink = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 @dataclass(frozen=True)
 class TaskOffer:
-    """The request's client accepts a task as its answer, and how to reach it about the task.
+    """A client's offer to take a task as the answer to its request, and how to reach it.
 
-    Modern: it declared the extension; legacy: a task-augmented request.
+    Modern: the client declared the extension; legacy: a task-augmented request.
 
     Args:
         ttl_ms: The TTL it asked for.
