@@ -1,5 +1,6 @@
-"""What server and host agree on about a skill (SEP-2640, the Agent Skills format): the
-extension's identifier and limits, digests, skill names and URIs, and SKILL.md frontmatter.
+"""What server and host agree on about a skill (SEP-2640, the Agent Skills format).
+
+The extension's identifier and limits, digests, skill names and URIs, and SKILL.md frontmatter.
 
 Frontmatter is YAML, read with PyYAML (the `skills` extra) restricted towards YAML 1.2's core
 schema (what other implementations parse with): `yes`/`no`/`on`/`off` stay strings, and so do
@@ -39,8 +40,15 @@ def digest(data: bytes) -> str:
 
 
 def frontmatter(text: str) -> dict[str, Any]:
-    """The YAML frontmatter block a SKILL.md begins with, as a JSON-ready object; it must
-    carry a non-empty string `name` and `description`."""
+    """Read the YAML frontmatter block a SKILL.md begins with, as a JSON-ready object.
+
+    It must carry a non-empty string `name` and `description`.
+
+    Raises:
+        FrontmatterError: When the block is missing, over `MAX_FRONTMATTER_BYTES`, refused
+            (anchors and aliases, nesting deeper than `MAX_FRONTMATTER_DEPTH`), not valid YAML,
+            not a mapping, or without a non-empty string `name` or `description`.
+    """
     found = _BLOCK.match(text.removeprefix("\ufeff"))
     if found is None:
         raise FrontmatterError("SKILL.md does not begin with a --- delimited frontmatter block")

@@ -1,5 +1,7 @@
-"""Tasks: long-running requests answered with a task handle, polled, updated and cancelled
-(2025-11-25's native tasks and the 2026-07-28 Tasks extension, `io.modelcontextprotocol/tasks`)."""
+"""Tasks: long-running requests answered with a task handle, polled, updated and cancelled.
+
+2025-11-25's native tasks and the 2026-07-28 Tasks extension, `io.modelcontextprotocol/tasks`.
+"""
 
 from mcpio.tasks._owner import task_owner
 

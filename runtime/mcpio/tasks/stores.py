@@ -11,9 +11,15 @@ SPECS = "memory, sqlite:PATH or redis://HOST:PORT/DB"
 
 
 def open_task_store(spec: str, clock: Clock = time.time) -> TaskStore:
-    """`memory` (one process), `sqlite:PATH` (a file, survives restarts) or `redis://...`
-    (shared by instances). ValueError (one line) for anything else; `TaskStoreError` when the
-    SQLite file cannot be used."""
+    """Open a task store from its one-string description (`SPECS`).
+
+    `memory` (one process), `sqlite:PATH` (a file, survives restarts) or `redis://...` (shared
+    by instances; `rediss://` and `unix://` too).
+
+    Raises:
+        ValueError: For anything else (one line).
+        TaskStoreError: When the SQLite file cannot be used.
+    """
     if spec == "memory":
         return MemoryTaskStore(clock)
     if spec.startswith("sqlite:"):
