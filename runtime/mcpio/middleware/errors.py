@@ -1,4 +1,4 @@
-"""`ErrorMappingMiddleware`: a handler's exceptions turned into the JSON-RPC errors you choose.
+"""`ErrorMappingMiddleware`: handler exceptions turned into the JSON-RPC errors you choose.
 
 A tool's exceptions are failed results already: see `Server.tool`.
 """
