@@ -35,7 +35,7 @@ class Peek(NamedTuple):
 
     A named tuple: cheaper to make than a dataclass.
 
-    Args:
+    Attributes:
         kind: The frame's kind.
         id: Its JSON-RPC id.
         method: Its method.
