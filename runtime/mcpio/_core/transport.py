@@ -15,10 +15,13 @@ class FrameTooLarge(Exception):
 
 
 class FrameHook(Protocol):
-    """Takes a frame as it arrives, instead of queueing it for `receive`: settles a response to
-    a pending request, or starts the handler of a request (True); False leaves the frame (any
-    other, or one it cannot take now) to the read loop. `id`: the response's id, when the
-    transport has read its envelope already (the hook then trusts it is a response)."""
+    """A hook that takes a frame as it arrives, instead of queueing it for `receive`.
+
+    It settles a response to a pending request, or starts the handler of a request (True);
+    False leaves the frame (any other, or one it cannot take now) to the read loop. `id`: the
+    response's id, when the transport has read its envelope already (the hook then trusts it
+    is a response).
+    """
 
     def __call__(self, raw: bytes, id: str | int | None = None) -> bool: ...
 

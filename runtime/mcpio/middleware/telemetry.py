@@ -1,5 +1,7 @@
-"""OpenTelemetry traces (the `otel` extra, `opentelemetry-api`): a span per request on the
-server (`server.add_middleware(Tracing())`: every request, `initialize`, `server/discover`,
+"""OpenTelemetry traces: a span per request on the server and per call on the client.
+
+With the `otel` extra (`opentelemetry-api`): a span per request on the server
+(`server.add_middleware(Tracing())`: every request, `initialize`, `server/discover`,
 `subscriptions/listen` and the task methods included, since they all go through the
 middlewares) and per call on the client (`client.tracing = ClientTracing()`), named and
 attributed by the OpenTelemetry semantic conventions for MCP (`tools/call add`;
@@ -51,7 +53,15 @@ class Caller(Protocol):
         progress: Any = None,
         task: Any = None,
     ) -> Any:
-        """Send a request and return its result (the call being traced)."""
+        """Send a request and return its result (the call being traced).
+
+        Args:
+            method: The request's JSON-RPC method.
+            params: Its params (None: none).
+            timeout: Seconds to wait for the result (None: the client's default).
+            progress: The request's progress callback (None: none).
+            task: The task augmentation to send with the request (None: none).
+        """
         ...
 
 
@@ -118,8 +128,11 @@ def _carrier(params: Any) -> dict[str, str]:
 
 
 class Tracing:
-    """The server's middleware: a SERVER span around each request, child of the client's span
-    when the request's `_meta` carries its trace context."""
+    """The server's tracing middleware: a SERVER span around each request.
+
+    The span is the child of the client's span when the request's `_meta` carries its trace
+    context. The spans go to `tracer_provider`, else to the global one.
+    """
 
     def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
         self._tracer = _tracer(tracer_provider)
@@ -154,8 +167,12 @@ class Tracing:
 
 
 class ClientTracing:
-    """The client's: a CLIENT span around each call (`Client.request` and all that goes through
-    it), its trace context written into the request's `_meta`."""
+    """The client's tracing: a CLIENT span around each call.
+
+    Each call is `Client.request` and all that goes through it; the span's trace context is
+    written into the request's `_meta`. The spans go to `tracer_provider`, else to the global
+    one.
+    """
 
     def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
         self._tracer = _tracer(tracer_provider)
@@ -167,8 +184,11 @@ class ClientTracing:
 
     @staticmethod
     def sent(id: str | int) -> None:
-        """The traced call's request went out with this JSON-RPC id (`jsonrpc.request.id`:
-        its first round's, when the server asked for input and it was sent again)."""
+        """Record that the traced call's request went out with this JSON-RPC id.
+
+        It is the span's `jsonrpc.request.id`: the first round's, when the server asked for
+        input and the request was sent again.
+        """
         traced = _CLIENT_SPAN.get()
         if traced is not None and not traced[1]:
             traced[0].set_attribute("jsonrpc.request.id", str(id))
@@ -184,7 +204,17 @@ class ClientTracing:
         progress: Any,
         task: Any,
     ) -> Any:
-        """Send the request inside a CLIENT span, its trace context in `params._meta`."""
+        """Send the request inside a CLIENT span, its trace context in `params._meta`.
+
+        Args:
+            client: The client that sends the request.
+            method: The request's JSON-RPC method.
+            data: Its params as plain data (the span's trace context is added to their
+                `_meta`).
+            timeout: Passed on to `client.request`.
+            progress: Passed on to `client.request`.
+            task: Passed on to `client.request`.
+        """
         from opentelemetry.propagate import inject
         from opentelemetry.trace import SpanKind
 

@@ -1,7 +1,10 @@
-"""The pipes, and the contract they fulfil (`Transport`, `FrameHook`, `FrameTooLarge`): stdio
-(`stdio`), in-memory (`memory`) and the HTTP client (`http_client`). Private beside them: the
-line framing (`_lines`), the lean HTTP/1.1 client (`_http1`), the rules client and host share
-(`_http_rules`) and the SSE writer and parser (`_sse`)."""
+"""The pipes a connection runs over, and the contract they fulfil.
+
+The contract: `Transport`, `FrameHook`, `FrameTooLarge`. The pipes: stdio (`stdio`), in-memory
+(`memory`) and the HTTP client (`http_client`). Private beside them: the line framing
+(`_lines`), the lean HTTP/1.1 client (`_http1`), the rules client and host share
+(`_http_rules`) and the SSE writer and parser (`_sse`).
+"""
 
 from __future__ import annotations
 

@@ -92,9 +92,11 @@ def _weight_zero(params: list[str]) -> bool:
 
 
 def encode_header_value(value: str) -> str:
-    """`value` as an HTTP header value: verbatim when it is plain visible ASCII (0x20-0x7E)
-    without leading or trailing whitespace and does not itself look like the sentinel, else
-    `=?base64?<base64 of its UTF-8>?=`."""
+    """Encode `value` as an HTTP header value.
+
+    Verbatim when it is plain visible ASCII (0x20-0x7E) without leading or trailing whitespace
+    and does not itself look like the sentinel, else `=?base64?<base64 of its UTF-8>?=`.
+    """
     if _PLAIN.fullmatch(value) and value == value.strip() and not _SENTINEL.fullmatch(value):
         return value
     return f"=?base64?{base64.b64encode(value.encode('utf-8')).decode('ascii')}?="
@@ -146,8 +148,10 @@ def x_mcp_header_problem(schema: Any) -> str | None:
 
 
 def x_mcp_headers(schema: Any) -> list[tuple[str, tuple[str, ...]]]:
-    """(header name, property path) of each annotation in a schema `x_mcp_header_problem`
-    accepts."""
+    """List the (header name, property path) of each `x-mcp-header` annotation in a schema.
+
+    The schema is one `x_mcp_header_problem` accepts.
+    """
     return [
         (f"{PARAM_PREFIX}{node[X_MCP_HEADER]}", path)
         for path, node in _schema_positions(schema)

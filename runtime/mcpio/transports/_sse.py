@@ -49,7 +49,14 @@ class SseWriter:
 
 @dataclass
 class SseEvent:
-    """One dispatched event. `too_large`: its data passed the size limit and was dropped."""
+    """One dispatched event.
+
+    Args:
+        event: The event's type (`message` when the stream names none).
+        data: Its data, its `data` lines joined with newlines.
+        id: The stream's last event id as of this event (None before any).
+        too_large: Its data passed the size limit and was dropped.
+    """
 
     event: str = "message"
     data: str = ""
@@ -58,11 +65,13 @@ class SseEvent:
 
 
 class SseParser:
-    """The event-stream format, fed in chunks of bytes: lines end in CRLF, LF or CR; `:` starts a
-    comment (keep-alives); `data` lines join with newlines; a blank line dispatches; an event
-    without data is not dispatched (it may still set the last event id, as a priming event does).
-    An event whose data, or a line, passes `max_bytes` is dispatched as `too_large`, its data
-    discarded as it arrives (never held)."""
+    """A parser of the event-stream format, fed in chunks of bytes.
+
+    Lines end in CRLF, LF or CR; `:` starts a comment (keep-alives); `data` lines join with
+    newlines; a blank line dispatches; an event without data is not dispatched (it may still set
+    the last event id, as a priming event does). An event whose data, or a line, passes
+    `max_bytes` is dispatched as `too_large`, its data discarded as it arrives (never held).
+    """
 
     def __init__(self, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self.max_bytes = max_bytes

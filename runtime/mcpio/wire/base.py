@@ -149,10 +149,20 @@ class WireModel(BaseModel):
         # the same model and for the schema (pydantic's default writes them as null). The
         # codecs serialize with exclude_unset themselves; these only change the defaults.
         def model_dump(self, /, **options: Any) -> dict[str, Any]:
+            """Dump the model as Python data, leaving out members never set by default.
+
+            `options` are pydantic's `BaseModel.model_dump` options; `exclude_unset` defaults to
+            True here.
+            """
             options.setdefault("exclude_unset", True)
             return super().model_dump(**options)
 
         def model_dump_json(self, /, **options: Any) -> str:
+            """Dump the model as JSON text, leaving out members never set by default.
+
+            `options` are pydantic's `BaseModel.model_dump_json` options; `exclude_unset`
+            defaults to True here.
+            """
             options.setdefault("exclude_unset", True)
             return super().model_dump_json(**options)
 
