@@ -280,10 +280,31 @@ class Server:
         """Register a tool, bare (`@server.tool`) or called (`@server.tool(...)`).
 
         Its input schema comes from the type hints unless given (a `Context` parameter receives
-        the request context), its output schema from the return annotation
-        (`mcpio._core.structured`) unless given or `structured_output=False`. Errors, content
-        helpers, `task`/`defer_task`/`retry` and `run_in_thread`: see the README ("Writing
-        servers", "Tasks"); `app`: the MCP App it shows (`mcpio.apps`)."""
+        the request context), its output schema from the return annotation unless given or
+        `structured_output=False`. Errors and content helpers: see the README ("Writing
+        servers"); tasks: the Tasks page.
+
+        Args:
+            name: The tool's name (default: the function's), or the function itself when the
+                decorator is used bare.
+            title: A human-readable title.
+            description: What the tool does (default: the function's docstring).
+            input_schema: A JSON Schema for the arguments, enforced, instead of the one the type
+                hints give.
+            output_schema: A JSON Schema for the structured result, instead of the one the
+                return annotation gives.
+            annotations: Tool annotations (`readOnlyHint`, `destructiveHint`, ...).
+            meta: The tool's `_meta`.
+            structured_output: False: no output schema and no structured content; None: from
+                the return annotation.
+            task: Whether the tool runs as a task: "forbidden", "optional" or "required".
+            defer_task: Answer within the request until the handler calls `ctx.become_task()`,
+                then go on as a task (never queued for a worker).
+            run_in_thread: Run a sync handler in a worker thread (else on the event loop).
+            retry: "safe": a queued task of this tool may run again after a worker is lost.
+            icons: The tool's icons.
+            app: The MCP App it shows (`mcpio.apps`): its `ui` entry in `_meta`.
+        """
         if callable(name):
             return self.tool()(name)
         if app is not None:
