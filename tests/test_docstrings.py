@@ -107,3 +107,55 @@ def test_the_doctests_are_there() -> None:
         for module in ("mcpio", "mcpio.server._server", "mcpio.auth._resource")
     }
     assert all(examples.values()), examples
+
+
+def opens_with_a_summary(doc: str) -> bool:
+    """PEP 257: one line, then (if there is more) a blank line."""
+    lines = inspect.cleandoc(doc).splitlines()
+    return bool(lines) and (len(lines) == 1 or not lines[1].strip())
+
+
+def parameters(fn: Any) -> int:
+    """How many parameters a caller names (self, cls, *args and **kwargs not counted)."""
+    try:
+        found = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 0
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return len([p for p in found if p.name not in ("self", "cls") and p.kind not in variadic])
+
+
+def described(module: ModuleType) -> Iterator[tuple[str, Any]]:
+    """The classes, functions, methods and properties `module` answers for, by name."""
+    for name in SURFACE.defined_names(module):
+        obj = getattr(module, name)
+        if (inspect.isclass(obj) or inspect.isfunction(obj)) and checked_here(obj, module):
+            yield f"{module.__name__}.{name}", obj
+            if inspect.isclass(obj):
+                for member, value in vars(obj).items():
+                    if member.startswith("_"):
+                        continue
+                    if isinstance(value, property):
+                        yield f"{module.__name__}.{name}.{member}", value.fget
+                    elif isinstance(value, classmethod | staticmethod):
+                        yield f"{module.__name__}.{name}.{member}", value.__func__
+                    elif inspect.isfunction(value):
+                        yield f"{module.__name__}.{name}.{member}", value
+
+
+def test_every_public_docstring_opens_with_a_one_line_summary() -> None:
+    """And a function or class of more than two parameters has an `Args:` section."""
+    wrong = []
+    for module_name in MODULES:
+        module = importlib.import_module(module_name)
+        if not opens_with_a_summary(module.__doc__ or ""):
+            wrong.append(f"{module_name}: no one-line summary")
+        for name, obj in described(module):
+            doc = obj.__dict__.get("__doc__") if inspect.isclass(obj) else inspect.getdoc(obj)
+            if not opens_with_a_summary(doc or ""):
+                wrong.append(f"{name}: no one-line summary")
+            init = obj.__init__ if inspect.isclass(obj) else obj
+            args = "Args:" in (doc or "") or "Args:" in (inspect.getdoc(init) or "")
+            if parameters(init) > 2 and not args:
+                wrong.append(f"{name}: more than two parameters and no Args: section")
+    assert wrong == []
