@@ -56,8 +56,8 @@ from pathlib import Path
 from typing import Any
 
 from mcpio import Server
-from mcpio.negotiate import peek_any
-from mcpio.transports.lines import LineStream
+from mcpio._core.negotiate import peek_any
+from mcpio.transports._lines import LineStream
 
 CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "5000"))
 ROUNDS = int(os.environ.get("MCPGEN_BENCH_ROUNDS", "5"))

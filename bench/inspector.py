@@ -88,7 +88,7 @@ async def interleaved(direct: str | list[str], proxied: str | list[str]) -> str:
 
 def checker_cost() -> str:
     """The checker's own CPU time per frame (in process: no pipes, no scheduling)."""
-    from mcpio.inspect.checks import Checker
+    from mcpio.inspect._checks import Checker
 
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dispatch import Kept, Round, check, http_path, modern_call  # noqa: E402
 
 from mcpio import Middleware, Server  # noqa: E402
+from mcpio._core.negotiate import peek_any  # noqa: E402
 from mcpio.latest import public as pub  # noqa: E402
-from mcpio.negotiate import peek_any  # noqa: E402
 
 CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "5000"))
 ROUNDS = int(os.environ.get("MCPGEN_BENCH_ROUNDS", "5"))

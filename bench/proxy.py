@@ -33,7 +33,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import anyio  # noqa: E402
 
 from mcpio import Client  # noqa: E402
-from mcpio.proxy import proxy_server  # noqa: E402
+from mcpio.client._proxy import proxy_server  # noqa: E402
 
 TARGET = [sys.executable, str(Path(__file__).resolve().parent / "peers" / "mcpio_server.py")]
 CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "300"))

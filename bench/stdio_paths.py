@@ -39,7 +39,7 @@ import dispatch  # (this directory's: the same server, sink and callgrind runs)
 from dispatch import Kept, make_server
 
 from mcpio import Client
-from mcpio.negotiate import peek_any
+from mcpio._core.negotiate import peek_any
 from mcpio.transports.stdio import PushedLines
 
 CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "5000"))

@@ -6,7 +6,7 @@ import anyio
 from pydantic import BaseModel
 
 from mcpio import Client, Context, Server
-from mcpio.elicitation import Accepted
+from mcpio.server import Accepted
 
 server = Server("booking", "1.0")
 

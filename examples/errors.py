@@ -3,8 +3,7 @@ a call that takes too long is cancelled on the wire."""
 
 import anyio
 
-from mcpio import Client, McpError, ProtocolError, Server, ToolError
-from mcpio.errors import RequestTimeout
+from mcpio import Client, McpError, ProtocolError, RequestTimeout, Server, ToolError
 
 server = Server("errors", "1.0")
 

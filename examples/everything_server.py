@@ -42,7 +42,7 @@ from mcpio import (
     ToolError,
 )
 from mcpio.latest import public as pub
-from mcpio.sealing import Sealer
+from mcpio.server import Sealer
 from mcpio.tasks.store import TaskStoreError
 from mcpio.tasks.stores import open_task_store
 
@@ -710,7 +710,7 @@ def main(argv: list[str]) -> int:
     if args.auth_issuer and (not args.resource or args.transport != "http"):
         parser.error("--auth-issuer needs the http transport and --resource")
     if args.redis:
-        from mcpio.bus import RedisBus
+        from mcpio.server import RedisBus
 
         server.bus = RedisBus(args.redis)
     key = os.environ.get("MCPIO_STATE_KEY")  # instances behind one balancer share it

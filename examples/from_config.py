@@ -5,7 +5,7 @@ from pathlib import Path
 
 import anyio
 
-from mcpio.client_config import from_config
+from mcpio.client import from_config
 
 SERVER = Path(__file__).with_name("quickstart_server.py")
 config = {"mcpServers": {"demo": {"command": sys.executable, "args": [str(SERVER)]}}}

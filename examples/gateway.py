@@ -6,8 +6,8 @@ Nothing connects until a call needs a target: the tests import it (the targets a
 import os
 
 from mcpio import JwtVerifier, ResourceServerAuth, Server
-from mcpio.proxy import proxy_server
-from mcpio.sealing import Sealer
+from mcpio.client import proxy_server
+from mcpio.server import Sealer
 
 gateway = Server("gateway")
 gateway.mount(proxy_server(["python", "files_server.py"]), namespace="files")

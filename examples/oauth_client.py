@@ -6,7 +6,7 @@ Its main needs a browser and a real authorization server: the tests import it, n
 import anyio
 
 from mcpio import Client
-from mcpio.auth_client import FileTokenStore, OAuth
+from mcpio.auth import FileTokenStore, OAuth
 
 
 async def open_browser(url: str) -> str:

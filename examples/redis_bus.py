@@ -6,7 +6,7 @@ MCPIO_STATE_KEY=<hex> python examples/redis_bus.py   # the tests import it (no R
 import os
 
 from mcpio import Server
-from mcpio.bus import RedisBus
+from mcpio.server import RedisBus
 
 KEY = bytes.fromhex(os.environ["MCPIO_STATE_KEY"])  # the same on every instance
 server = Server("demo", "1.0", state_key=KEY, bus=RedisBus("redis://127.0.0.1:6379/0"))

@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 
 from mcpio import Client, Server
-from mcpio.client_skills import SkillError, Skills
+from mcpio.client import SkillError, Skills
 
 HERE = Path(__file__).resolve().parent
 

@@ -125,11 +125,32 @@ def member_lines(cls: type) -> Iterator[str]:
             yield f"    {name} = {getattr(cls, name).value!r}"
 
 
-def describe(module: ModuleType, name: str) -> list[str]:
+def private(module_name: str) -> bool:
+    """Whether a module is private: a part of its dotted name starts with an underscore."""
+    return any(part.startswith("_") for part in module_name.split("."))
+
+
+def public_homes(modules: list[ModuleType]) -> dict[int, str]:
+    """Where each class or function that a private module defines is described: the public
+    module with the longest name among those exporting it (`mcpio.server` for `Server`, which
+    `mcpio` exports too)."""
+    homes: dict[int, str] = {}
+    for module in sorted(modules, key=lambda m: (-len(m.__name__), m.__name__)):
+        for name in defined_names(module):
+            obj = getattr(module, name)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                if private(getattr(obj, "__module__", "") or "_"):
+                    homes.setdefault(id(obj), module.__name__)
+    return homes
+
+
+def describe(module: ModuleType, name: str, homes: dict[int, str] | None = None) -> list[str]:
     obj = getattr(module, name)
     home = getattr(obj, "__module__", None)
+    if home is not None and private(home) and homes is not None:
+        home = homes.get(id(obj), home)  # defined in a private module: its public home
     if (inspect.isclass(obj) or inspect.isfunction(obj)) and home != module.__name__:
-        return [f"{name} = {home}.{obj.__qualname__}"]  # a re-export: described at home
+        return [f"{name} = {home}.{name}"]  # a re-export: described at home
     if inspect.isclass(obj):
         bases = ", ".join(b.__qualname__ for b in obj.__bases__ if b is not object)
         head = f"class {name}" + (f"({bases})" if bases else "")
@@ -146,11 +167,12 @@ def describe(module: ModuleType, name: str) -> list[str]:
 
 def surface() -> str:
     lines = [HEADER]
-    for module_name in public_modules():
-        module = importlib.import_module(module_name)
-        lines.append(f"\n## {module_name}\n")
+    modules = [importlib.import_module(name) for name in public_modules()]
+    homes = public_homes(modules)
+    for module in modules:
+        lines.append(f"\n## {module.__name__}\n")
         for name in defined_names(module):
-            lines.extend(line + "\n" for line in describe(module, name))
+            lines.extend(line + "\n" for line in describe(module, name, homes))
     return "".join(lines)
 
 

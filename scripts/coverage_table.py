@@ -1,4 +1,4 @@
-"""Print the runtime's coverage of every pinned revision's methods (tests/test_coverage.py keeps
+"""Print the runtime's coverage of every pinned revision's methods (tests/codegen/test_coverage.py keeps
 the table and checks it) as a Markdown table, for a closing note:
 
     .venv/bin/python scripts/coverage_table.py
@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.test_coverage import render  # noqa: E402
+from tests.support.coverage import render  # noqa: E402
 
 
 def main() -> int:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that the HTTP scale-out test and benchmark need, if missing:
-# nginx (the load balancer of tests/test_scale_out.py and bench/http.py), wrk (bench/http.py's
+# nginx (the load balancer of tests/http/test_scale_out.py and bench/http.py), wrk (bench/http.py's
 # load generator), redis-server (the bus and task store tests) and chromium (the headless browser
-# that renders `mcpio inspect`'s HTML report in tests/test_inspect.py). Idempotent and quiet when
+# that renders `mcpio inspect`'s HTML report in tests/inspect/test_inspect.py). Idempotent and quiet when
 # all is there.
 #
 # It starts no service: the tests run their own nginx with their own config, as a child process.

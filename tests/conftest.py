@@ -1,5 +1,5 @@
 """The fixtures every test module may ask for: the event loop of async tests, each revision, the
-npm peers. Plain helpers and constants are in tests/support.py (import them from there)."""
+npm peers. Plain helpers and constants are in tests/support/__init__.py (import them from there)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster import start_redis
 from tests.support import PEERS, REVISIONS
+from tests.support.cluster import start_redis
 
 
 @pytest.fixture(scope="session")

@@ -5,27 +5,15 @@ the file (`make api-surface`) in the same commit, where review sees it."""
 from __future__ import annotations
 
 import difflib
-import importlib.util
-from types import ModuleType
 
 import pytest
 
-from tests.support import ROOT
+from tests.support.surface import api_surface
 
 HINT = (
     "If the change is meant, run `make api-surface` and commit api-surface.txt with it "
     "(what a change may break: docs/policies/versioning.md)."
 )
-
-
-def api_surface() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "api_surface", ROOT / "scripts" / "api_surface.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_public_api_is_what_api_surface_txt_records() -> None:

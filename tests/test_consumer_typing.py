@@ -82,15 +82,16 @@ def test_the_sample_runs() -> None:
 
 
 def test_the_typed_options_mirror_what_they_reach() -> None:
-    """`mcpio.options`' TypedDicts name exactly the options of what they pass through to (an
+    """`mcpio._core.options`' TypedDicts name exactly the options of what they pass through to (an
     option missing there would be refused by pyright in a consumer's code)."""
     import dataclasses
     import inspect
 
     from mcpio import Server
-    from mcpio.connection import ServerConnection
-    from mcpio.http.app import HttpOptions
-    from mcpio.options import ConnectionOptions, HttpAppOptions, HttpServeOptions
+    from mcpio._core.options import ConnectionOptions
+    from mcpio.http._app import HttpOptions
+    from mcpio.http._options import HttpAppOptions, HttpServeOptions
+    from mcpio.server._connection import ServerConnection
 
     def keywords(fn: object) -> set[str]:
         kinds = (inspect.Parameter.KEYWORD_ONLY,)

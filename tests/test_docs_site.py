@@ -1,7 +1,7 @@
 """The documentation site: `mkdocs build --strict` passes (broken links, missing references and
 warnings fail it), and the built site works in a real browser.
 
-Headless Chromium (tests/browser.py) loads every page of the site from a static server on
+Headless Chromium (tests/support/browser.py) loads every page of the site from a static server on
 127.0.0.1: no page logs a console error (a script exception, `console.error`, a resource that
 failed to load), every internal link leads to a page of the site or a file it has, and every
 anchor to an element of its page. The search, used as a reader would, finds the tools page for
@@ -26,8 +26,8 @@ from urllib.parse import unquote, urldefrag, urlparse
 import aiohttp
 import pytest
 
-from tests.browser import Tab, chromium, png_pixels, static_server
 from tests.support import ROOT
+from tests.support.browser import Tab, chromium, png_pixels, static_server
 
 INDIGO = (64, 81, 181)  # #4051b5, Material's `primary: indigo` header (mkdocs.yml)
 SHOTS = ROOT / "build" / "docs-screenshots"
@@ -177,7 +177,7 @@ def test_every_page_works_in_headless_chromium(site: Path, tmp_path: Path) -> No
 def test_every_public_module_is_in_the_reference() -> None:
     """Each public module of `mcpio` (and `mcp_wire`) is rendered on a reference page (a
     `::: module` line under docs/reference/): a new module needs its line there."""
-    from tests.test_api_surface import api_surface
+    from tests.support.surface import api_surface
 
     rendered = set()
     for page in (ROOT / "docs" / "reference").glob("*.md"):

@@ -4,7 +4,7 @@ An example under examples/ is one of three kinds. Most are scripts: run with thi
 (the checkout's mcpgen installed), they must exit 0 and print exactly the lines of their closing
 `# Output:` comment. SERVERS are started by other examples (a client example runs its server over
 stdio), by the test below (the quick start's server over HTTP) or by their own test
-(tests/test_apps_example.py). DEFINED ones need what a test
+(tests/apps/test_apps_example.py). DEFINED ones need what a test
 cannot have (a browser, an authorization server, Redis): they run as a module, not as
 `__main__`, so their imports and definitions run and their main does not. A new example is a
 script unless it is named here, so it must say what it prints. The scripts run four at a time.

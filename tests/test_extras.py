@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mcpio.extras import EXTRAS
+from mcpio._core.extras import EXTRAS
 
 RUN_HTTP = "from mcpio import Server; Server('s', '1').run_http()"
 HTTP_APP = "from mcpio import Server; Server('s', '1').http_app()"
@@ -23,11 +23,11 @@ async def main() -> None:
 anyio.run(main)
 """
 JWT = "from mcpio import JwtVerifier; JwtVerifier(issuer='https://a', audience='https://b')"
-REDIS = "from mcpio.bus import RedisBus; RedisBus('redis://127.0.0.1:9')"
+REDIS = "from mcpio._core.bus import RedisBus; RedisBus('redis://127.0.0.1:9')"
 OAUTH = "from mcpio import OAuth"
 TASKS = "from mcpio.tasks.stores import open_task_store; open_task_store('redis://127.0.0.1:9')"
 OUTPUT = (
-    "from mcpio.inspect.stateful import output_violation; "
+    "from mcpio.inspect._stateful import output_violation; "
     "output_violation({'name': 't', 'outputSchema': {}}, {'structuredContent': {}})"
 )
 
@@ -51,7 +51,7 @@ def test_a_missing_extra_is_named(blocked: str, code: str, extra: str) -> None:
     )
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("mcpio.extras.MissingExtra: "), done.stderr
+    assert last.startswith("mcpio._core.extras.MissingExtra: "), done.stderr
     assert f"needs the '{extra}' extra (no module named '{blocked}')" in last
     assert "pip install 'path/to/mcpgen-" in last and f"-py3-none-any.whl[{extra}]'" in last
     assert "ModuleNotFoundError" not in done.stderr

@@ -19,71 +19,26 @@ LAYOUT = ROOT.parent / "docs" / "maintainers" / "layout.md"
 # Bottom to top: each layer's modules (fnmatch patterns of dotted names).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("wire", ("mcpio.wire.*", "mcpio._version")),
-    (
-        "core",
-        (
-            "mcpio.errors",
-            "mcpio.extras",
-            "mcpio.jsonrpc",
-            "mcpio.negotiate",
-            "mcpio.latest",
-            "mcpio.protocol_rules",
-            "mcpio.transport",
-            "mcpio.transports",
-            "mcpio.transports.*",
-            "mcpio.session",
-            "mcpio.sealing",
-            "mcpio.bus",
-            "mcpio.url_check",
-            "mcpio.uritemplate",
-            "mcpio.docstrings",
-            "mcpio.hints",
-            "mcpio.schema_check",
-            "mcpio.targets",
-            "mcpio.routes",
-            "mcpio.wellknown",
-            "mcpio.bearer",
-            "mcpio.auth",
-            "mcpio.auth_client",
-            "mcpio.dpop",
-            "mcpio.dpop_server",
-            "mcpio.result_cache",
-            "mcpio.redact",
-            "mcpio.elicitation",
-            "mcpio.content",
-            "mcpio.options",
-            "mcpio.apps",
-        ),
-    ),
+    ("core", ("mcpio._core", "mcpio._core.*", "mcpio.latest")),
+    ("transports", ("mcpio.transports", "mcpio.transports.*")),
+    ("auth", ("mcpio.auth", "mcpio.auth.*")),
     (
         "features",
         (
-            "mcpio.context",
-            "mcpio.handlers",
-            "mcpio.structured",
-            "mcpio.hub",
-            "mcpio.listen",
-            "mcpio.paging",
-            "mcpio.mount",
-            "mcpio.telemetry",
+            "mcpio.apps",
             "mcpio.middleware",
             "mcpio.middleware.*",
             "mcpio.tasks",
             "mcpio.tasks.*",
-            "mcpio.ext_methods",
             "mcpio.skills",
             "mcpio.skills.*",
         ),
     ),
-    ("connection", ("mcpio.connection",)),
     ("http host", ("mcpio.http", "mcpio.http.*")),
-    ("server", ("mcpio.server", "mcpio.loading")),
-    (
-        "client",
-        ("mcpio.client", "mcpio.client_*", "mcpio.upstream", "mcpio.proxy"),
-    ),
+    ("server", ("mcpio.server", "mcpio.server.*")),
+    ("client", ("mcpio.client", "mcpio.client.*")),
     ("inspect", ("mcpio.inspect", "mcpio.inspect.*")),
-    ("commands", ("mcpio.cli", "mcpio.__main__", "mcpio.dev", "mcpio.hosts", "mcpio.worker")),
+    ("commands", ("mcpio.cli", "mcpio.cli.*", "mcpio.__main__")),
 ]
 
 
@@ -144,7 +99,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_is_read() -> None:
     edges = graph()
-    assert "mcpio.server" in edges and "mcpio.handlers" in edges["mcpio.server"]
+    assert "mcpio._core.handlers" in edges["mcpio.server._server"]
 
 
 def test_no_import_cycle() -> None:
@@ -156,14 +111,17 @@ def test_the_inspector_is_the_top_layer() -> None:
     command (`mcpio.cli`, `python -m mcpio`), which is above it."""
     edges = graph()
     inspect = {m for m in edges if m.startswith("mcpio.inspect")}
-    assert {"mcpio.inspect.checks", "mcpio.inspect.relay", "mcpio.inspect.cli"} <= inspect
+    assert {"mcpio.inspect._checks", "mcpio.inspect._relay", "mcpio.inspect._cli"} <= inspect
     assert all(
         not (deps & inspect)
         for m, deps in edges.items()
-        if m not in inspect | {"mcpio.__main__", "mcpio.cli"}
+        if m not in inspect | {"mcpio.__main__", "mcpio.cli._main"}
     )
     assert {
-        m for m in inspect for dep in edges[m] if dep in {"mcpio.server", "mcpio.connection"}
+        m
+        for m in inspect
+        for dep in edges[m]
+        if dep in {"mcpio.server", "mcpio.server._connection"}
     } == set()
 
 
@@ -203,3 +161,22 @@ def test_the_layout_page_names_the_layers_in_their_order() -> None:
     line = re.search(r"Layers, bottom to top: (.+?)\. ", layout.replace("\n", " "))
     assert line is not None, "the Layout page names no layers"
     assert re.findall(r"\*\*(.+?)\*\*", line.group(1)) == [name for name, _ in LAYERS]
+
+
+def test_no_test_module_imports_another() -> None:
+    """What test modules share lives in `tests/support/`, not in another test module."""
+    tests = ROOT.parent / "tests"
+    found = []
+    for path in sorted(tests.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            found += [
+                f"{path.relative_to(tests)} imports {name}"
+                for name in names
+                if name.startswith("tests.") and name.rpartition(".")[2].startswith("test_")
+            ]
+    assert found == []

@@ -198,9 +198,9 @@ import json, pathlib
 
 import anyio
 from mcpio import Client, Server
-from mcpio.client_skills import Skills
-from mcpio.schema_check import violation
-from mcpio.telemetry import ClientTracing, Tracing
+from mcpio.client._skills import Skills
+from mcpio._core.schema_check import violation
+from mcpio.middleware.telemetry import ClientTracing, Tracing
 
 schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 checks = {"schema": [violation({"n": 1}, schema), violation({"n": "x"}, schema) is not None]}

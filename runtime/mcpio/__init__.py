@@ -1,5 +1,7 @@
-"""mcpio: the hand-written MCP runtime: a server and a client for every pinned revision, both
-eras, over stdio (and Streamable HTTP), stitched to the generated `mcp_wire` layers.
+"""mcpio: the hand-written MCP runtime, a server and a client stitched to `mcp_wire`.
+
+They serve and speak every pinned revision, both eras, over stdio (and Streamable HTTP), on the
+generated `mcp_wire` layers.
 
 Names load on first use: `mcp_wire` imports `mcpio.wire`, and neither may pay for the runtime;
 the authorization names (`ResourceServerAuth`, `JwtVerifier`, `OAuth`, ...) bring httpx, and
@@ -8,7 +10,7 @@ PyJWT when a `JwtVerifier` is made, only when they are used.
 Examples:
     >>> from mcpio import Client, Context, Server
     >>> Server.__module__, Client.__module__, Context.__module__
-    ('mcpio.server', 'mcpio.client', 'mcpio.context')
+    ('mcpio.server._server', 'mcpio.client._client', 'mcpio._core.context')
 """
 
 from __future__ import annotations
@@ -16,33 +18,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from mcpio.extras import needs
+from mcpio._core.extras import needs
 
 if TYPE_CHECKING:
-    from mcpio._version import __version__ as __version__
-    from mcpio.auth import (
-        IntrospectionVerifier,
-        InvalidToken,
-        JwtVerifier,
-        Principal,
-        ResourceServerAuth,
-        TokenVerifier,
-        VerifierUnavailable,
+    from mcpio._core.content import Audio, File, Image
+    from mcpio._core.context import (
+        Context,
+        Elicit,
+        ElicitUrl,
+        ListRoots,
+        Sample,
+        UrlElicitationRequired,
     )
-    from mcpio.auth_client import (
-        ClientInfo,
-        FileTokenStore,
-        MemoryTokenStore,
-        OAuth,
-        Redirect,
-        RedirectHandler,
-        Tokens,
-        TokenStore,
-    )
-    from mcpio.client import Client, Notice, Subscription
-    from mcpio.content import Audio, File, Image
-    from mcpio.context import Context, Elicit, ElicitUrl, ListRoots, Sample, UrlElicitationRequired
-    from mcpio.errors import (
+    from mcpio._core.errors import (
         AuthError,
         ConnectionClosed,
         InvalidOutput,
@@ -52,51 +40,74 @@ if TYPE_CHECKING:
         RequestTimeout,
         ToolError,
     )
-    from mcpio.hints import CacheHint
+    from mcpio._core.extras import MissingExtra
+    from mcpio._core.hints import CacheHint
+    from mcpio._core.principal import Principal
+    from mcpio._version import __version__ as __version__
+    from mcpio.auth._client import (
+        ClientInfo,
+        FileTokenStore,
+        MemoryTokenStore,
+        OAuth,
+        Redirect,
+        RedirectHandler,
+        Tokens,
+        TokenStore,
+    )
+    from mcpio.auth._resource import (
+        IntrospectionVerifier,
+        InvalidToken,
+        JwtVerifier,
+        ResourceServerAuth,
+        TokenVerifier,
+        VerifierUnavailable,
+    )
+    from mcpio.client._client import Client, Notice, Subscription
     from mcpio.middleware.base import Call, Middleware
-    from mcpio.server import Server
+    from mcpio.server._server import Server
     from mcpio.wire.errors import ProtocolError
 
 _EXPORTS = {
-    "IntrospectionVerifier": "mcpio.auth",
-    "InvalidToken": "mcpio.auth",
-    "JwtVerifier": "mcpio.auth",
-    "Principal": "mcpio.auth",
-    "ResourceServerAuth": "mcpio.auth",
-    "TokenVerifier": "mcpio.auth",
-    "VerifierUnavailable": "mcpio.auth",
-    "AuthError": "mcpio.errors",
-    "ClientInfo": "mcpio.auth_client",
-    "FileTokenStore": "mcpio.auth_client",
-    "MemoryTokenStore": "mcpio.auth_client",
-    "OAuth": "mcpio.auth_client",
-    "Redirect": "mcpio.auth_client",
-    "RedirectHandler": "mcpio.auth_client",
-    "Tokens": "mcpio.auth_client",
-    "TokenStore": "mcpio.auth_client",
-    "Client": "mcpio.client",
-    "Notice": "mcpio.client",
-    "Subscription": "mcpio.client",
-    "Audio": "mcpio.content",
-    "File": "mcpio.content",
-    "Image": "mcpio.content",
+    "IntrospectionVerifier": "mcpio.auth._resource",
+    "InvalidToken": "mcpio.auth._resource",
+    "JwtVerifier": "mcpio.auth._resource",
+    "Principal": "mcpio._core.principal",
+    "ResourceServerAuth": "mcpio.auth._resource",
+    "TokenVerifier": "mcpio.auth._resource",
+    "VerifierUnavailable": "mcpio.auth._resource",
+    "AuthError": "mcpio._core.errors",
+    "ClientInfo": "mcpio.auth._client",
+    "FileTokenStore": "mcpio.auth._client",
+    "MemoryTokenStore": "mcpio.auth._client",
+    "OAuth": "mcpio.auth._client",
+    "Redirect": "mcpio.auth._client",
+    "RedirectHandler": "mcpio.auth._client",
+    "Tokens": "mcpio.auth._client",
+    "TokenStore": "mcpio.auth._client",
+    "Client": "mcpio.client._client",
+    "Notice": "mcpio.client._client",
+    "Subscription": "mcpio.client._client",
+    "Audio": "mcpio._core.content",
+    "File": "mcpio._core.content",
+    "Image": "mcpio._core.content",
     "Call": "mcpio.middleware.base",
-    "CacheHint": "mcpio.hints",
+    "CacheHint": "mcpio._core.hints",
+    "MissingExtra": "mcpio._core.extras",
     "Middleware": "mcpio.middleware.base",
-    "LifespanError": "mcpio.errors",
-    "Context": "mcpio.context",
-    "Elicit": "mcpio.context",
-    "ElicitUrl": "mcpio.context",
-    "UrlElicitationRequired": "mcpio.context",
-    "InvalidOutput": "mcpio.errors",
-    "ListRoots": "mcpio.context",
-    "Sample": "mcpio.context",
-    "ConnectionClosed": "mcpio.errors",
-    "McpError": "mcpio.errors",
-    "NegotiationError": "mcpio.errors",
-    "RequestTimeout": "mcpio.errors",
-    "ToolError": "mcpio.errors",
-    "Server": "mcpio.server",
+    "LifespanError": "mcpio._core.errors",
+    "Context": "mcpio._core.context",
+    "Elicit": "mcpio._core.context",
+    "ElicitUrl": "mcpio._core.context",
+    "UrlElicitationRequired": "mcpio._core.context",
+    "InvalidOutput": "mcpio._core.errors",
+    "ListRoots": "mcpio._core.context",
+    "Sample": "mcpio._core.context",
+    "ConnectionClosed": "mcpio._core.errors",
+    "McpError": "mcpio._core.errors",
+    "NegotiationError": "mcpio._core.errors",
+    "RequestTimeout": "mcpio._core.errors",
+    "ToolError": "mcpio._core.errors",
+    "Server": "mcpio.server._server",
     "ProtocolError": "mcpio.wire.errors",
     "__version__": "mcpio._version",
 }
@@ -106,7 +117,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'mcpio' has no attribute {name!r}")
-    if module != "mcpio.auth_client":
+    if module != "mcpio.auth._client":
         return getattr(importlib.import_module(module), name)
     with needs("http", "mcpio's OAuth client"):  # httpx at its top
         return getattr(importlib.import_module(module), name)
@@ -135,6 +146,7 @@ __all__ = [
     "McpError",
     "MemoryTokenStore",
     "Middleware",
+    "MissingExtra",
     "NegotiationError",
     "Notice",
     "OAuth",

@@ -1,5 +1,5 @@
 """`python -m mcpio`: the `mcpio` command (see `mcpio.cli`)."""
 
-from mcpio.cli import run
+from mcpio.cli._main import run
 
 run()

@@ -1,5 +1,7 @@
-"""MCP Apps (the extension `io.modelcontextprotocol/ui`): a tool names a `ui://` resource, an
-HTML page served as `text/html;profile=mcp-app`, that a host renders in a sandboxed iframe.
+"""MCP Apps: tools with an HTML page that the host renders in a sandboxed iframe.
+
+The extension `io.modelcontextprotocol/ui`: a tool names a `ui://` resource, an HTML page
+served as `text/html;profile=mcp-app`, that a host renders in a sandboxed iframe.
 
 Server side: `UiApp`, the `app=` of `Server.tool` (the tool's typed `_meta.ui`), and
 `ui_resource_meta`, the `_meta.ui` of `Server.app_resource` (CSP, permissions). Client side:
@@ -72,9 +74,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class UiApp:
-    """What `@server.tool(app=UiApp(...))` declares (FastMCP's `AppConfig` on a tool):
-    `resource_uri`, the `ui://` resource the host renders for the tool, and `visibility`, who
-    may see and call it ("model": the agent, "app": the app's iframe; both by default)."""
+    """The app a tool declares: what `@server.tool(app=UiApp(...))` takes.
+
+    FastMCP's `AppConfig` on a tool: `resource_uri`, the `ui://` resource the host renders for
+    the tool, and `visibility`, who may see and call it ("model": the agent, "app": the app's
+    iframe; both by default).
+    """
 
     resource_uri: str
     visibility: Sequence[Visibility] | None = None
@@ -97,10 +102,18 @@ def ui_resource_meta(
     domain: str | None = None,
     prefers_border: bool | None = None,
 ) -> dict[str, Any]:
-    """An app resource's `_meta.ui` (`McpUiResourceMeta`): the origins its CSP allows
-    (`connectDomains`, `resourceDomains`, `frameDomains`, `baseUriDomains`), the sandbox
-    permissions it asks for (`camera`, `microphone`, `geolocation`, `clipboardWrite`), its
-    dedicated origin and whether it wants a border."""
+    """Make an app resource's `_meta.ui` (`McpUiResourceMeta`), checked against the schema.
+
+    It says the origins its CSP allows (`connectDomains`, `resourceDomains`, `frameDomains`,
+    `baseUriDomains`), the sandbox permissions it asks for (`camera`, `microphone`,
+    `geolocation`, `clipboardWrite`), its dedicated origin and whether it wants a border.
+
+    Args:
+        csp: The origins the page's Content Security Policy allows (a model or plain data).
+        permissions: The sandbox permissions the page asks for (a model or plain data).
+        domain: The page's dedicated origin.
+        prefers_border: Whether the page wants the host to draw a border around it.
+    """
     data: dict[str, Any] = {}
     for key, value in (
         ("csp", csp),
@@ -151,8 +164,11 @@ def client_capability() -> dict[str, Any]:
 
 
 def declares_apps(capabilities: Any) -> bool:
-    """Whether client capabilities (a model or plain data) declare the extension with the
-    app MIME type (or with no `mimeTypes`, which says nothing against it)."""
+    """Tell whether client capabilities (a model or plain data) declare the extension.
+
+    They must declare it with the app MIME type, or with no `mimeTypes` (which says nothing
+    against it).
+    """
     if isinstance(capabilities, Mapping):
         extensions = capabilities.get("extensions")  # pyright: ignore[reportUnknownMemberType]
     else:
@@ -165,8 +181,10 @@ def declares_apps(capabilities: Any) -> bool:
 
 
 def app_only(meta: Any) -> bool:
-    """Whether a tool's `_meta` (a model or plain data) marks it for the app alone
-    (`visibility: ["app"]`): hidden from clients that do not render apps."""
+    """Tell whether a tool's `_meta` (a model or plain data) marks it for the app alone.
+
+    That is `visibility: ["app"]`: the tool is hidden from clients that do not render apps.
+    """
     found = _ui_in(meta)
     visibility = found.get("visibility") if isinstance(found, Mapping) else None  # pyright: ignore
     return isinstance(visibility, list) and "model" not in visibility and "app" in visibility
@@ -188,8 +206,14 @@ def _ui_in(meta: Any) -> Any:
 
 
 def tool_ui(tool: Any) -> ui.McpUiToolMeta | None:
-    """The typed `_meta.ui` of a listed tool (a model or plain data); None when it has none.
-    `pydantic.ValidationError` when it breaks the extension's schema."""
+    """Read the typed `_meta.ui` of a listed tool (a model or plain data).
+
+    Returns:
+        The tool's `McpUiToolMeta`; None when it has none.
+
+    Raises:
+        pydantic.ValidationError: When it breaks the extension's schema.
+    """
     found = _ui_of(tool)
     return None if found is None else ui.McpUiToolMeta.model_validate(found)
 

@@ -1,6 +1,8 @@
-"""The public models: those of the latest pinned revision (`mcp_wire.latest`, generated). Every
-handler and every client call sees these, whatever revision the peer speaks; the codecs of older
-revisions project to and from them."""
+"""The public models: those of the latest pinned revision (`mcp_wire.latest`, generated).
+
+Every handler and every client call sees these, whatever revision the peer speaks; the codecs of
+older revisions project to and from them.
+"""
 
 from mcp_wire.latest import REVISION
 from mcp_wire.latest import dispatch as _dispatch

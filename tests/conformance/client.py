@@ -14,7 +14,7 @@ Connection: a 2026-07-28 run uses `mode="auto"` (a `server/discover` probe that 
 unsupported-version answer naming a revision we share, which is what request-metadata checks)
 and asserts that no fallback to `initialize` happened; an older run uses `mode="legacy"`
 (`initialize`, accepting the server's counter-offer: sse-retry's server answers 2025-03-26).
-The auth scenarios (`auth/...`) connect with `auth=OAuth(...)` (mcpio.auth_client): the
+The auth scenarios (`auth/...`) connect with `auth=OAuth(...)` (mcpio.auth._client): the
 browser step is an HTTP GET of the authorization URL whose redirect (the mock authorization
 server answers at once) is read for its code, state and iss. Client identification as the
 scenario sets it up: pre-registered credentials from MCP_CONFORMANCE_CONTEXT, the suite's
@@ -41,8 +41,8 @@ import httpx
 from pydantic import BaseModel
 
 from mcpio import Client, McpError
-from mcpio.auth_client import OAuth, Redirect
-from mcpio.client_skills import Skills, SkillVerificationError
+from mcpio.auth._client import OAuth, Redirect
+from mcpio.client._skills import Skills, SkillVerificationError
 
 MODERN = "2026-07-28"
 TIMEOUT = 20.0  # the runner kills the client after 30 s

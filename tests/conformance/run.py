@@ -20,7 +20,7 @@ to a legacy target are `EXCUSED`, each with its reason and its number of failed 
 on every run); one that fails more checks, passes or no longer runs fails the run.
 
 Client leg: for each revision, the client scenarios its requirement set scores (`conformance
-list --client --requirements <revision>`), the OAuth ones (`auth/...`, our `mcpio.auth_client`)
+list --client --requirements <revision>`), the OAuth ones (`auth/...`, our `mcpio.auth._client`)
 included, run one by one against `tests/conformance/client.py` (an `mcpio.Client`):
 `conformance client --command ... --scenario <name> --spec-version <revision> --force`, which is
 how `--requirements` runs each of them (the CLI does not combine `--requirements` with

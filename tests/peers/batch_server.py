@@ -1,4 +1,4 @@
-"""A server for the batch tests (tests/test_hardening_batch.py), served in memory, over HTTP, or
+"""A server for the batch tests (tests/server/test_hardening_batch.py), served in memory, over HTTP, or
 over its stdio when run as a script: handlers that answer, and handlers that raise."""
 
 from mcpio import Context, McpError, Server

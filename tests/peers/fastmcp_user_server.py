@@ -1,7 +1,7 @@
 """The FastMCP-user catalogue (issue 34): the kind of snippets FastMCP's documentation shows
 (tools sync and async, errors, the context, typed elicitation, progress, logging, resources and
 templates, prompts, middleware, the lifespan, pagination), written with mcpio as one server,
-for tests/test_fastmcp_user.py: `python fastmcp_user_server.py stdio`, or
+for tests/interop/test_fastmcp_user.py: `python fastmcp_user_server.py stdio`, or
 `python fastmcp_user_server.py http --port N` (127.0.0.1; prints N on stdout once bound).
 
 Each snippet is what a user moving from FastMCP would write; the test module holds what the
@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from mcpio import Call, Context, Image, Middleware, Server, ToolError
-from mcpio.elicitation import Accepted
+from mcpio._core.elicitation import Accepted
 from mcpio.latest import public as pub
 from mcpio.middleware import CallNext
 

@@ -1,4 +1,4 @@
-"""A 2024-11-05 HTTP+SSE server, just enough of one for tests/test_http_client.py:
+"""A 2024-11-05 HTTP+SSE server, just enough of one for tests/transports/test_http_client.py:
 
     GET  /sse                    an event stream: first `event: endpoint` naming
                                  /messages?session=<id>, then every answer as `event: message`

@@ -1,4 +1,4 @@
-"""An HTTP server of odd and failing answers for tests/test_http_client.py: what our client's
+"""An HTTP server of odd and failing answers for tests/transports/test_http_client.py: what our client's
 transport must survive and report. Started like the other HTTP peers (it binds 127.0.0.1 on a
 port the OS chooses and prints that port on its first line).
 

@@ -1,5 +1,5 @@
 """A server written with the official Python SDK (`mcp==2.3.0`), served over Streamable HTTP: the
-peer that tests/test_http_client.py points our `mcpio.Client` at.
+peer that tests/transports/test_http_client.py points our `mcpio.Client` at.
 
     python tests/peers/http_sdk_server.py [--cancel-log FILE]
 

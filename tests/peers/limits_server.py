@@ -1,4 +1,4 @@
-"""A small server over HTTP for tests/test_http_hardening.py, run as a process of its own (its
+"""A small server over HTTP for tests/http/test_http_hardening.py, run as a process of its own (its
 memory read from /proc; real clients connecting to it): `limits_server.py PORT '{...}'`, the
 JSON object passed to `run_http` as the app's options."""
 

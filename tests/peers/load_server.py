@@ -1,4 +1,4 @@
-"""The server of tests/test_load.py, a process of its own (its memory read from /proc):
+"""The server of tests/http/test_load.py, a process of its own (its memory read from /proc):
 `load_server.py PORT`. An echo tool, a slow one (for abrupt disconnects) and a task tool whose
 64 KiB result is kept for the task's TTL (3 s at most); expired tasks are swept every second.
 `GET /debug/held` says what it holds: tasks stored, legacy sessions, requests in flight."""
@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 
 from mcpio import Server
-from mcpio.http.app import HttpApp
+from mcpio.http._app import HttpApp
 from mcpio.tasks.engine import TaskEngine
 from mcpio.tasks.store import MemoryTaskStore
 
@@ -55,7 +55,7 @@ async def held(request: Any) -> dict[str, Any]:
 if __name__ == "__main__":
     import uvicorn
 
-    from mcpio.http.serve import uvicorn_config
+    from mcpio.http._serve import uvicorn_config
 
     app = server.http_app()
     uvicorn.Server(uvicorn_config(app, "127.0.0.1", int(sys.argv[1]))).run()

@@ -1,5 +1,5 @@
 """A small server written with the official Python SDK (`mcp==2.3.0`), the peer that
-tests/test_interop.py points our `mcpio.Client` at over stdio:
+tests/interop/test_interop.py points our `mcpio.Client` at over stdio:
 
     python tests/peers/sdk_server.py
 

@@ -1,5 +1,5 @@
 """An mcpio server with a tool for each kind of structured output and the URL-mode elicitation
-tools, for tests/test_structured.py and tests/test_url_elicitation.py: imported in-process (and
+tools, for tests/server/test_structured.py and tests/server/test_url_elicitation.py: imported in-process (and
 served over HTTP there), or run as a stdio server (`python structured_server.py`)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TypedDict
 from pydantic import BaseModel
 
 from mcpio import Call, Context, Middleware, Server
-from mcpio.context import ElicitUrl, UrlElicitationRequired
+from mcpio._core.context import ElicitUrl, UrlElicitationRequired
 from mcpio.latest import public as pub
 from mcpio.middleware import CallNext
 

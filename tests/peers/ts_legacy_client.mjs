@@ -1,4 +1,4 @@
-// The TypeScript SDK v1 client over legacy Streamable HTTP, for tests/test_http_hardening.py:
+// The TypeScript SDK v1 client over legacy Streamable HTTP, for tests/http/test_http_hardening.py:
 // `node ts_legacy_client.mjs URL` connects (initialize, session), makes calls the server answers
 // with JSON-RPC errors, then one that succeeds on the same session, and prints what it saw as
 // one JSON object.

@@ -1,4 +1,4 @@
-// The TypeScript SDK v1 client over legacy Streamable HTTP, for tests/test_tasks_interop.py:
+// The TypeScript SDK v1 client over legacy Streamable HTTP, for tests/tasks/test_tasks_interop.py:
 // `node ts_tasks_client.mjs URL` calls the example server's task tools without asking for a
 // task and prints what it got as one JSON object.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

@@ -1,4 +1,4 @@
-// The TypeScript SDK v2 client (@modelcontextprotocol/client), for tests/test_tasks_interop.py:
+// The TypeScript SDK v2 client (@modelcontextprotocol/client), for tests/tasks/test_tasks_interop.py:
 // `node ts_v2_tasks_client.mjs MODE TARGET...` with MODE the client's versionNegotiation mode
 // (`auto` probes with server/discover, `legacy` runs initialize) and TARGET either a Streamable
 // HTTP URL or `stdio COMMAND ARGS...`. It calls the example server's task tools without asking for

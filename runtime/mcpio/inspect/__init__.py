@@ -1,8 +1,11 @@
-"""`mcpio inspect`: a transparent proxy between an MCP host and a server that relays every byte
-unchanged and checks each frame against the exact revision in use (its codec, its dispatch
-tables and the session rules of the spec), with transcripts, an HTML report and a replay.
+"""`mcpio inspect`: a proxy that checks each frame between an MCP host and a server.
 
-Modules, in import order: `rules` (the rule catalogue and `Finding`), `checks` (the per-session
-checker), `transcript` (records, JSONL, summary), `relay` (stdio), `http_proxy` (Streamable
-HTTP), `report` (HTML), `replay`, `cli`.
+It sits between the host and the server, relays every byte unchanged and checks each frame
+against the exact revision in use (its codec, its dispatch tables and the session rules of the
+spec), with transcripts, an HTML report and a replay.
+
+Its modules are private; the command is the interface. In import order: `_rules` (the rule
+catalogue and `Finding`), `_checks` (the per-session checker), `_transcript` (records, JSONL,
+summary), `_relay` (stdio), `_http_proxy` (Streamable HTTP), `_report` (HTML), `_replay`,
+`_cli`.
 """

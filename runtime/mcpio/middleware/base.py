@@ -1,5 +1,7 @@
-"""The middleware mechanism: `Call`, the `Middleware` base class and `chain` (see the
-package's docstring for what middleware sees)."""
+"""The middleware mechanism: `Call`, the `Middleware` base class and `chain`.
+
+See the package's docstring for what middleware sees.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +9,22 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from mcpio.context import Context
+from mcpio._core.context import Context
 
 
 @dataclass
 class Call:
-    """One request on its way through the middlewares."""
+    """One request on its way through the middlewares.
+
+    Args:
+        method: The request's JSON-RPC method.
+        params: The public params model (`CallToolRequestParams`, ...); None when it has none.
+        ctx: The request's context.
+        text_answer: A tool's string answer and the result model made of it for the
+            middlewares (the server's own bookkeeping: see `Server.dispatch`).
+        handler: The handler the connection serves the request with (its own methods: the
+            lifecycle, `subscriptions/listen`); None: the server's handler table's.
+    """
 
     method: str
     params: Any  # the public params model (`CallToolRequestParams`, ...); None when it has none

@@ -1,7 +1,6 @@
-"""`ResponseCachingMiddleware`: list and read results kept for as long as their cache hints say
-(`ttlMs`), answered again from memory meanwhile.
+"""`ResponseCachingMiddleware`: list and read results answered again from memory.
 
-A result is answered again only to a request that would get the same one: the same method and
+Results are kept for as long as their cache hints say (`ttlMs`). A result is answered again only to a request that would get the same one: the same method and
 params, protocol revision and declared client capabilities (extensions included: an apps
 client's `tools/list` is not a plain client's). `cacheScope` "public" shares it between
 callers; "private" keeps it for its principal (and its legacy session, when there is one), and
@@ -16,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from mcpio.jsonrpc import plain
+from mcpio._core.jsonrpc import plain
 from mcpio.middleware.base import Call, CallNext, Middleware
 
 CACHED_METHODS = frozenset(
@@ -28,9 +27,11 @@ CacheKey = tuple[str, str, str, str, str]
 
 
 class ResponseCachingMiddleware(Middleware):
-    """Caches the results of `CACHED_METHODS` that carry `ttlMs` > 0, at most `max_entries`
-    (the oldest dropped first). A result without cache hints (or `ttlMs` 0) is not kept, nor is
-    a private one of a caller without a principal."""
+    """A middleware that caches the results of `CACHED_METHODS` that carry `ttlMs` > 0.
+
+    It keeps at most `max_entries` (the oldest dropped first). A result without cache hints (or
+    `ttlMs` 0) is not kept, nor is a private one of a caller without a principal.
+    """
 
     def __init__(
         self, max_entries: int = 1024, *, clock: Callable[[], float] = time.monotonic
@@ -43,8 +44,10 @@ class ResponseCachingMiddleware(Middleware):
         self._entries.clear()
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
-        """Answer a list or read from the cache while its `ttlMs` lasts, else ask and keep the
-        answer."""
+        """Answer a list or read from the cache while its `ttlMs` lasts.
+
+        Otherwise ask the next step and keep the answer (when its cache hints allow).
+        """
         if call.method not in CACHED_METHODS:
             return await call_next(call)
         ctx = call.ctx

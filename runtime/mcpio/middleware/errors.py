@@ -1,5 +1,7 @@
-"""`ErrorMappingMiddleware`: exceptions a handler raises turned into the JSON-RPC errors you
-choose (a tool's exceptions are failed results already: see `Server.tool`)."""
+"""`ErrorMappingMiddleware`: handler exceptions turned into the JSON-RPC errors you choose.
+
+A tool's exceptions are failed results already: see `Server.tool`.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +15,12 @@ Mapper = Callable[[Exception], ProtocolError]
 
 
 class ErrorMappingMiddleware(Middleware):
-    """`{KeyError: lambda e: ProtocolError(-32602, f"no such item: {e}")}`: the first entry
-    whose type the exception is an instance of makes the error sent; others pass unchanged."""
+    """A middleware that turns the exceptions its mapping names into JSON-RPC errors.
+
+    The mapping is like `{KeyError: lambda e: ProtocolError(-32602, f"no such item: {e}")}`: the
+    first entry whose type the exception is an instance of makes the error sent; other
+    exceptions pass unchanged.
+    """
 
     def __init__(self, mapping: Mapping[type[Exception], Mapper]) -> None:
         self.mapping = dict(mapping)

@@ -1,5 +1,8 @@
-"""`LoggingMiddleware`: one log line per request (method, name, duration, outcome, principal), and
-`TimingMiddleware`: per-method counts and durations, kept for reading (`stats`)."""
+"""Middlewares that log each request and time each method.
+
+- `LoggingMiddleware`: one log line per request (method, name, duration, outcome, principal);
+- `TimingMiddleware`: per-method counts and durations, kept for reading (`stats`).
+"""
 
 from __future__ import annotations
 
@@ -28,8 +31,11 @@ def subject(call: Call) -> str:
 
 
 class LoggingMiddleware(Middleware):
-    """Logs `method name duration outcome principal` for each request, at `level` (errors at
-    WARNING: `error <code>`, or the exception's type for anything else)."""
+    """A middleware that logs `method name duration outcome principal` for each request.
+
+    It logs at `level` (errors at WARNING: `error <code>`, or the exception's type for anything
+    else), to `logger` (default: the `mcpio.requests` logger).
+    """
 
     def __init__(self, logger: logging.Logger | None = None, level: int = logging.INFO) -> None:
         self.logger = logger or logging.getLogger("mcpio.requests")
@@ -57,6 +63,14 @@ class LoggingMiddleware(Middleware):
 
 @dataclass
 class MethodTiming:
+    """One method's request count and durations, as `TimingMiddleware.stats` keeps them.
+
+    Args:
+        count: How many requests of the method were timed.
+        total: Their total duration, in seconds.
+        longest: The longest one's duration, in seconds.
+    """
+
     count: int = 0
     total: float = 0.0  # seconds
     longest: float = 0.0

@@ -1,5 +1,7 @@
-"""`RateLimitMiddleware`: at most `requests` per `seconds` for each client (a sliding window),
-refused beyond with a JSON-RPC error that says when to retry. A client is `ctx.client_key`: the
+"""`RateLimitMiddleware`: at most `requests` per `seconds` for each client.
+
+The window slides; requests beyond are refused with a JSON-RPC error that says when to retry. A
+client is `ctx.client_key`: the
 principal with authorization, else the peer's address (an IPv6 peer's /64); over stdio and in
 memory, the one client of the process."""
 
@@ -19,8 +21,10 @@ RATE_LIMITED = -32029
 
 
 def by_client(call: Call) -> str:
-    """The caller's `ctx.client_key` (its principal, else its address); over stdio and in
-    memory the principal if any, else one key for the process's one client."""
+    """Key a request by its caller's `ctx.client_key` (its principal, else its address).
+
+    Over stdio and in memory: the principal if any, else one key for the process's one client.
+    """
     key = call.ctx.client_key
     if key is not None:
         return key
@@ -35,10 +39,20 @@ def by_principal(call: Call) -> str:
 
 
 class RateLimitMiddleware(Middleware):
-    """Refuses a client's request once it made `requests` in the last `seconds` (-32029,
-    `data.retryAfterSeconds`). `key`: whose budget a request spends (default `by_client`: its
-    principal's, else its address's; `by_principal` makes every caller without authorization
-    share one)."""
+    """A middleware that refuses a client's requests beyond `requests` in the last `seconds`.
+
+    The refusal is a JSON-RPC error -32029 (`RATE_LIMITED`) with `data.retryAfterSeconds`.
+
+    Args:
+        requests: How many requests a client may make in the window (at least 1).
+        seconds: The window's length, in seconds (more than 0).
+        key: Whose budget a request spends (default `by_client`: its principal's, else its
+            address's; `by_principal` makes every caller without authorization share one).
+        clock: The monotonic clock the window is measured with (default `time.monotonic`).
+
+    Raises:
+        ValueError: `requests` < 1 or `seconds` <= 0.
+    """
 
     def __init__(
         self,
@@ -55,8 +69,7 @@ class RateLimitMiddleware(Middleware):
         self._next_sweep = -math.inf  # when clients with no request in the window are forgotten
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
-        """Refuse the request with -32029 (`retryAfterSeconds`) when its client is over the
-        limit."""
+        """Refuse the request with -32029 (`retryAfterSeconds`) when its client is over limit."""
         now = self.clock()
         key = self.key(call)
         seen = self._seen.setdefault(key, deque())

@@ -1,5 +1,6 @@
-"""What server and host agree on about a skill (SEP-2640, the Agent Skills format): the
-extension's identifier and limits, digests, skill names and URIs, and SKILL.md frontmatter.
+"""What server and host agree on about a skill (SEP-2640, the Agent Skills format).
+
+The extension's identifier and limits, digests, skill names and URIs, and SKILL.md frontmatter.
 
 Frontmatter is YAML, read with PyYAML (the `skills` extra) restricted towards YAML 1.2's core
 schema (what other implementations parse with): `yes`/`no`/`on`/`off` stay strings, and so do
@@ -15,7 +16,7 @@ import hashlib
 import re
 from typing import Any
 
-from mcpio.extras import needs
+from mcpio._core.extras import needs
 
 EXTENSION = "io.modelcontextprotocol/skills"
 SKILL_FILE = "SKILL.md"
@@ -39,8 +40,15 @@ def digest(data: bytes) -> str:
 
 
 def frontmatter(text: str) -> dict[str, Any]:
-    """The YAML frontmatter block a SKILL.md begins with, as a JSON-ready object; it must
-    carry a non-empty string `name` and `description`."""
+    """Read the YAML frontmatter block a SKILL.md begins with, as a JSON-ready object.
+
+    It must carry a non-empty string `name` and `description`.
+
+    Raises:
+        FrontmatterError: When the block is missing, over `MAX_FRONTMATTER_BYTES`, refused
+            (anchors and aliases, nesting deeper than `MAX_FRONTMATTER_DEPTH`), not valid YAML,
+            not a mapping, or without a non-empty string `name` or `description`.
+    """
     found = _BLOCK.match(text.removeprefix("\ufeff"))
     if found is None:
         raise FrontmatterError("SKILL.md does not begin with a --- delimited frontmatter block")
@@ -91,14 +99,18 @@ def _loader() -> Any:
                 event = self.peek_event()
                 if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                     raise Refused(
-                        None, None, "anchors and aliases (& and *) are not allowed",
+                        None,
+                        None,
+                        "anchors and aliases (& and *) are not allowed",
                         event.start_mark,
-                    )  # fmt: skip
+                    )
                 if self.depth >= MAX_FRONTMATTER_DEPTH:
                     raise Refused(
-                        None, None, f"nested deeper than {MAX_FRONTMATTER_DEPTH} levels",
+                        None,
+                        None,
+                        f"nested deeper than {MAX_FRONTMATTER_DEPTH} levels",
                         event.start_mark,
-                    )  # fmt: skip
+                    )
                 self.depth += 1
                 try:
                     return super().compose_node(parent, index)

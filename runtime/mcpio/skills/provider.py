@@ -1,6 +1,7 @@
-"""Skills (SEP-2640, `io.modelcontextprotocol/skills`), server side: a directory of Agent Skills
-published as `skill://` resources with `skills/list`, `skills/get` and
-`resources/directory/read`.
+"""Publish a directory of Agent Skills on a server (SEP-2640's server side).
+
+The extension `io.modelcontextprotocol/skills`: a directory of Agent Skills published as
+`skill://` resources with `skills/list`, `skills/get` and `resources/directory/read`.
 
     server = Server("docs")
     server.skills("skills/")        # skills/pdf-processing/SKILL.md -> skill://pdf-processing/SKILL.md
@@ -27,12 +28,12 @@ from typing import Any, Protocol
 
 import anyio
 
-from mcpio.context import Context, MethodHandler
-from mcpio.handlers import resource_entry
-from mcpio.hints import CacheHint
+from mcpio._core.context import Context, MethodHandler
+from mcpio._core.handlers import resource_entry
+from mcpio._core.hints import CacheHint
+from mcpio._core.paging import page
+from mcpio._core.sealing import Sealer
 from mcpio.latest import public as pub
-from mcpio.paging import page
-from mcpio.sealing import Sealer
 from mcpio.skills.format import EXTENSION, SKILL_FILE, digest
 from mcpio.skills.scan import Catalog, SkillFile, publishable, scan
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
@@ -73,9 +74,16 @@ LIST, GET, DIRECTORY_READ = "skills/list", "skills/get", "resources/directory/re
 class SkillsDirectory:
     """The skills under `directory`, published on a server by `attach` (`Server.skills`).
 
-    `scheme`: the URI scheme (`skill`); `watch_interval`: seconds between looks for changes
-    while the server runs (None: only `refresh` looks, and a skills request after a read found
-    a file changed)."""
+    Args:
+        directory: The skills directory: each skill is a directory in it (at any depth) holding
+            a SKILL.md.
+        scheme: The URI scheme of the published resources (`skill`).
+        watch_interval: Seconds between looks for changes while the server runs (None: only
+            `refresh` looks, and a skills request after a read found a file changed).
+
+    Raises:
+        ValueError: When `directory` is not a directory, or `watch_interval` is not positive.
+    """
 
     def __init__(
         self,
@@ -100,8 +108,15 @@ class SkillsDirectory:
     # ------------------------------------------------------------------ publishing
 
     def attach(self, server: Publisher) -> None:
-        """Publish on `server`: its resources, the extension's methods and capability, and the
-        watch of the directory while it runs."""
+        """Publish the skills on `server`.
+
+        Their resources, the extension's methods and capability, and the watch of the directory
+        while the server runs.
+
+        Raises:
+            RuntimeError: When this directory is published already, or `server` publishes a
+                skills directory already (one per server).
+        """
         if self._server is not None:
             raise RuntimeError("a SkillsDirectory is published on one server")
         methods = _own_methods(server)
@@ -150,9 +165,13 @@ class SkillsDirectory:
             return self._read(file)
 
         entry = resource_entry(
-            read, Context, uri=file.uri, name=name, description=description,
+            read,
+            Context,
+            uri=file.uri,
+            name=name,
+            description=description,
             mime_type=file.mime_type,
-        )  # fmt: skip
+        )
         if isinstance(entry.definition, pub.Resource):
             entry.definition.size = file.size
         return entry
@@ -268,7 +287,7 @@ class SkillsDirectory:
 
 def _own_methods(server: Publisher) -> dict[str, MethodHandler]:
     """Where the server's own skills handlers go: a server that mounts others answers the
-    skills methods with every server's skills (`mcpio.mount`) and keeps its own apart."""
+    skills methods with every server's skills (`mcpio.server._mount`) and keeps its own apart."""
     mounts = getattr(server, "_mounts", None)
     return mounts.own_extension if mounts is not None else server.extension_methods
 

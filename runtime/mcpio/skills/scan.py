@@ -1,6 +1,8 @@
-"""A skills directory read into a catalog (SEP-2640's server side, without the server): every
-skill (a directory holding SKILL.md, at any depth) with its entry (`uri`, verbatim
-`frontmatter`, `resources` of `{uri, digest, size}`), its files and the directory tree.
+"""Read a skills directory into a catalog (SEP-2640's server side, without the server).
+
+The catalog holds every skill (a directory holding SKILL.md, at any depth) with its entry
+(`uri`, verbatim `frontmatter`, `resources` of `{uri, digest, size}`), its files and the
+directory tree.
 
 What cannot be published is skipped with a warning, never raised: a directory without SKILL.md,
 a SKILL.md whose frontmatter is broken or whose `name` is not its directory's, a symlink out of
@@ -36,6 +38,18 @@ _TEXT_TYPES = {".md": "text/markdown", ".py": "text/x-python", ".sh": "text/x-sh
 
 @dataclass(frozen=True)
 class SkillFile:
+    """A file of a published skill, as a scan found it.
+
+    Args:
+        uri: Its resource URI.
+        path: Its path under the skills directory (as listed: `publishable` follows it).
+        size: Its size in bytes.
+        mtime_ns: Its modification time (ns): with `size`, whether the next scan reuses `digest`.
+        digest: `sha256:{64 lowercase hex}` of its bytes.
+        mime_type: Its MIME type.
+        home: Its skill's directory, resolved: what the file must resolve inside of.
+    """
+
     uri: str
     path: Path
     size: int
@@ -46,8 +60,11 @@ class SkillFile:
 
 
 def publishable(path: Path, home: Path) -> Path | None:
-    """What `path` leads to, its symlinks followed, if that is inside `home` (a skill's resolved
-    directory) with no dot-named component there (`.env`, `.git/config`); else None."""
+    """What `path` leads to, its symlinks followed, if it may be published; else None.
+
+    Publishable: inside `home` (a skill's resolved directory) with no dot-named component there
+    (`.env`, `.git/config`). A symlink loop is None too.
+    """
     try:
         target = path.resolve()
     except (OSError, RuntimeError):  # a symlink loop
@@ -61,6 +78,14 @@ def publishable(path: Path, home: Path) -> Path | None:
 
 @dataclass(frozen=True)
 class SkillRecord:
+    """A published skill: its SKILL.md, its frontmatter and its files.
+
+    Args:
+        uri: The resource URI of its SKILL.md.
+        frontmatter: Its SKILL.md's frontmatter, verbatim (a JSON-ready object).
+        files: Its files, SKILL.md first.
+    """
+
     uri: str  # its SKILL.md's
     frontmatter: dict[str, Any]
     files: tuple[SkillFile, ...]
@@ -73,6 +98,16 @@ class SkillRecord:
 
 @dataclass
 class Catalog:
+    """A skills directory as `scan` read it.
+
+    Args:
+        skills: Each published skill, by the URI of its SKILL.md.
+        files: Each published file, by its URI.
+        directories: Each directory of the published files: its URI -> its direct children's
+            metadata (`uri`, `name`, `mimeType`, and `size` for a file).
+        warnings: What was skipped, and why.
+    """
+
     skills: dict[str, SkillRecord] = field(default_factory=dict)
     files: dict[str, SkillFile] = field(default_factory=dict)
     directories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -87,8 +122,16 @@ def uri_of(scheme: str, relative: PurePosixPath) -> str:
 def scan(
     root: Path, scheme: str = "skill", known: Mapping[str, SkillFile] | None = None
 ) -> Catalog:
-    """The catalog of `root` now; `known`: the files of the previous catalog, whose digests
-    are reused when a file's size and modification time are unchanged."""
+    """Read the catalog of the skills under `root` now.
+
+    What cannot be published is skipped with a warning (`Catalog.warnings`), never raised.
+
+    Args:
+        root: The skills directory.
+        scheme: The URI scheme of the files' resources.
+        known: The files of the previous catalog, whose digests are reused when a file's size
+            and modification time are unchanged.
+    """
     catalog = Catalog()
     files = _walk(root, root.resolve(), PurePosixPath(), catalog.warnings)
     skill_dirs = sorted({rel.parent for rel in files if rel.name == SKILL_FILE})

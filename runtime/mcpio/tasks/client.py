@@ -1,9 +1,11 @@
-"""The client's side of tasks: a handle on a task a server runs, in either era. It polls the
-task at the server's `pollIntervalMs`, answers the questions the task asks (2026-07-28:
-`inputRequests` on `tasks/get`, answered through the client's callbacks by `tasks/update`;
-2025-11-25: the server asks them as ordinary requests, which the client's callbacks answer
-anyway), cancels it, and gives its result. A handle is made from a task id alone, so another
-process (or the same one after a restart) resumes it: `client.task(task_id)`."""
+"""The client's side of tasks: a handle on a task a server runs, in either era.
+
+A handle polls the task at the server's `pollIntervalMs`, answers the questions the task asks
+(2026-07-28: `inputRequests` on `tasks/get`, answered through the client's callbacks by
+`tasks/update`; 2025-11-25: the server asks them as ordinary requests, which the client's
+callbacks answer anyway), cancels it, and gives its result. A handle is made from a task id
+alone, so another process (or the same one after a restart) resumes it: `client.task(task_id)`.
+"""
 
 from __future__ import annotations
 
@@ -14,12 +16,12 @@ from typing import Any, Protocol, cast
 import anyio
 import pydantic_core
 
-from mcpio.errors import McpError
-from mcpio.jsonrpc import plain, raise_error
+from mcpio._core.errors import McpError
+from mcpio._core.jsonrpc import plain, raise_error
+from mcpio._core.protocol_rules import TASKS_EXTENSION
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
-from mcpio.protocol_rules import TASKS_EXTENSION
-from mcpio.tasks.serve import tasks_available, tasks_codec
+from mcpio.tasks._serve import tasks_available, tasks_codec
 from mcpio.tasks.store import TERMINAL
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ProtocolError
@@ -57,9 +59,17 @@ class TaskCaller(Protocol):
 
 
 class TaskHandle:
-    """A task on the server. `status` and `task` are as last seen (`refresh()` reads again).
-    `progress_token`: the token of the request that started it, whose progress callback hears
-    the task's `notifications/progress` until the handle sees it end."""
+    """A task on the server, as the client follows it.
+
+    `status` and `task` are as last seen (`refresh()` reads again).
+
+    Args:
+        client: The client the task's methods go through.
+        task_id: The task's id.
+        task: The task as last seen (None: its id alone).
+        progress_token: The token of the request that started it, whose progress callback hears
+            the task's `notifications/progress` until the handle sees it end.
+    """
 
     def __init__(
         self,
@@ -103,8 +113,11 @@ class TaskHandle:
         return self._seen(task)
 
     async def updates(self) -> AsyncIterator[dict[str, Any]]:
-        """Each change of the task (status or status message), polled at its poll interval,
-        until it is terminal; questions it asks meanwhile are answered through the callbacks."""
+        """Yield each change of the task (status or status message) until it is terminal.
+
+        The task is polled at its poll interval; questions it asks meanwhile are answered
+        through the callbacks.
+        """
         seen: tuple[Any, Any] | None = None
         while True:
             task = await self.refresh()
@@ -134,10 +147,15 @@ class TaskHandle:
         )
 
     async def result(self) -> pub.CallToolResult:
-        """The task's result once it is terminal: a `completed` task's result; a `failed`
-        one raises its JSON-RPC error (`McpError`), a `cancelled` one `TaskCancelled`.
+        """The task's result once it is terminal: a `completed` task's result.
+
         2026-07-28: it follows the task's `notifications/tasks` on a listen stream (reading it
-        again now and then, in case one is lost), and polls where the server refuses that."""
+        again now and then, in case one is lost), and polls where the server refuses that.
+
+        Raises:
+            McpError: The JSON-RPC error of a `failed` task.
+            TaskCancelled: For a `cancelled` task.
+        """
         followed = False
         if self._client.modern:
             try:
@@ -184,8 +202,10 @@ class TaskHandle:
         return True
 
     async def cancel(self) -> None:
-        """`tasks/cancel`: ask the server to stop the task (it may still end otherwise). A
-        task already terminal is left as it is."""
+        """Ask the server to stop the task (`tasks/cancel`); it may still end otherwise.
+
+        A task already terminal is left as it is.
+        """
         try:
             await self._client.task_request("tasks/cancel", {"taskId": self.task_id})
         except McpError:
@@ -197,8 +217,10 @@ class TaskHandle:
 
 
 def created_task(raw: bytes) -> dict[str, Any] | None:
-    """The task of a response answering with one (2026-07-28 `resultType: "task"`, 2025-11-25
-    `CreateTaskResult`), as plain data; None for any other response."""
+    """The task of a response answering with one, as plain data; None for any other response.
+
+    2026-07-28: a result of `resultType: "task"`; 2025-11-25: a `CreateTaskResult`.
+    """
     if b'"task' not in raw:
         return None
     frame = pydantic_core.from_json(raw)
@@ -214,8 +236,13 @@ def created_task(raw: bytes) -> dict[str, Any] | None:
 
 
 def task_codec(codec: Codec) -> Codec:
-    """The codec a task method goes through: 2026-07-28's with the Tasks extension (-32601,
-    raised locally, for a modern revision without it); a legacy revision's own."""
+    """The codec a task method goes through.
+
+    2026-07-28's with the Tasks extension; a legacy revision's own.
+
+    Raises:
+        ProtocolError: -32601, raised locally, for a modern revision without the extension.
+    """
     if codec.era != "modern":
         return codec
     if not tasks_available(codec.revision):
@@ -228,8 +255,18 @@ def task_codec(codec: Codec) -> Codec:
 
 
 def task_result(codec: Codec, method: str, raw: bytes) -> dict[str, Any]:
-    """A task method's response as plain data (`McpError` for the server's error);
-    `tasks/result` projected to the public `CallToolResult`'s members."""
+    """A task method's response as plain data.
+
+    `tasks/result` is projected to the public `CallToolResult`'s members.
+
+    Args:
+        codec: The codec the method went through (`task_codec`).
+        method: The task method the response answers.
+        raw: The response, as received.
+
+    Raises:
+        McpError: The server's error.
+    """
     response = codec.decode_response(raw, method)
     raise_error(response)
     result = plain(response.result)
@@ -240,8 +277,11 @@ def task_result(codec: Codec, method: str, raw: bytes) -> dict[str, Any]:
 
 
 class TaskTools:
-    """2025-11-25: which tools may run as tasks (`execution.taskSupport`, which the public
-    models lack), from `tools/list` as `request` (a task method call) gives it."""
+    """Which tools may run as tasks, for 2025-11-25 (`execution.taskSupport`).
+
+    The public models lack `execution.taskSupport`: it is read from `tools/list` as `request`
+    (a task method call) gives it.
+    """
 
     def __init__(self, request: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]):
         self._request = request
@@ -260,8 +300,10 @@ class TaskTools:
         return codec.to_public("tools/list", listed, "result")
 
     async def may_be_task(self, codec: Codec, name: str) -> bool:
-        """Whether the server runs tool calls as tasks and this tool may be one (from the last
-        listing; every page listed once if the tool is unknown)."""
+        """Whether the server runs tool calls as tasks and this tool may be one.
+
+        From the last listing; every page is listed once if the tool is unknown.
+        """
         async with self._listing:  # the others wait for the listing, not guess
             if name not in self.support and not self.listed:
                 self.listed = True

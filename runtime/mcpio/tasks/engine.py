@@ -1,7 +1,7 @@
-"""The task engine: a request that becomes a task is stored first, then run in the background by
-this instance, which holds a lease on it and renews it while the handler works.
+"""The task engine: a request that becomes a task is stored, then run in the background.
 
-The handler is an ordinary handler. What it asks the client (`ctx.elicit`, ...) becomes the
+This instance runs it, holding a lease on it that it renews while the handler works. The
+handler is an ordinary handler. What it asks the client (`ctx.elicit`, ...) becomes the
 task's `input_required` status with the questions in its `inputRequests`, answered by
 `tasks/update` (modern) or, on a legacy session, by the client's answers to real requests;
 its progress messages become the task's status message; `tasks/cancel` cancels it (anyio
@@ -15,7 +15,7 @@ instance running the task reads at each renewal of its lease, and hands them to 
 (`on_control`), twice at most, which changes nothing (an answered question stays answered).
 
 With a queue (`mcpio.tasks.queue`), `enqueue` stores a task held by no one and queues it; a
-worker (`mcpio.worker`) claims it in the store and runs it here with `execute`. A
+worker (`mcpio.cli._worker`) claims it in the store and runs it here with `execute`. A
 retry-safe task keeps the answers it collected in its record, so that a re-run after its worker
 died (or shut down) gets them.
 
@@ -43,13 +43,13 @@ from typing import Any, Literal
 import pydantic
 from pydantic import BaseModel
 
-from mcpio.context import Context, Inputs, Question
-from mcpio.jsonrpc import plain
+from mcpio._core.context import Context, Inputs, Question
+from mcpio._core.jsonrpc import plain
+from mcpio._core.protocol_rules import TASKS_EXTENSION as TASKS_EXTENSION  # (named here too)
 from mcpio.latest import public as pub
-from mcpio.protocol_rules import TASKS_EXTENSION as TASKS_EXTENSION  # (named here too)
-from mcpio.tasks.owner import owner_of
+from mcpio.tasks._owner import owner_of
+from mcpio.tasks._quota import TaskLedger
 from mcpio.tasks.queue import Job, TaskQueue
-from mcpio.tasks.quota import TaskLedger
 from mcpio.tasks.store import (
     Clock,
     MemoryTaskStore,
@@ -84,12 +84,18 @@ ProgressSink = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 @dataclass(frozen=True)
 class TaskOffer:
-    """The request's client accepts a task as its answer (modern: it declared the extension;
-    legacy: a task-augmented request). `ttl_ms`: the TTL it asked for; `ask`: how questions
-    reach the client (legacy: real requests on its session; None: `tasks/update`); `watch`:
-    told of each change (legacy: `notifications/tasks/status` on its session); `progress`: how
-    the task's progress notifications reach the client (legacy: its session; modern: the listen
-    streams following the task)."""
+    """A client's offer to take a task as the answer to its request, and how to reach it.
+
+    Modern: the client declared the extension; legacy: a task-augmented request.
+
+    Args:
+        ttl_ms: The TTL it asked for.
+        ask: How questions reach the client, given the task id (legacy: real requests on its
+            session; None: `tasks/update`).
+        watch: Told of each change (legacy: `notifications/tasks/status` on its session).
+        progress: How the task's progress notifications reach the client (legacy: its session;
+            modern: the listen streams following the task).
+    """
 
     ttl_ms: int | None = None
     ask: Callable[[str], Inputs] | None = None  # given the task id
@@ -110,8 +116,10 @@ class TaskOffer:
 
 @dataclass(frozen=True)
 class TaskCreated:
-    """What a handler returns when its request became a task: the connection answers it with
-    its revision's `CreateTaskResult`."""
+    """What a handler returns when its request became a task.
+
+    The connection answers the request with its revision's `CreateTaskResult`.
+    """
 
     record: TaskRecord
 
@@ -150,8 +158,17 @@ class _Run:
 
 
 class TaskInputs:
-    """The inputs of a task: unanswered questions park it in `input_required` until
-    `tasks/update` (or `ask`, a legacy session's real requests) answers all of them."""
+    """The inputs of a task: the questions it asks the client, and their answers.
+
+    Unanswered questions park it in `input_required` until `tasks/update` (or `ask`, a legacy
+    session's real requests) answers all of them.
+
+    Args:
+        engine: The engine running the task.
+        run: The task's run on this instance.
+        ask: The legacy session's real requests that answer the questions (None:
+            `tasks/update` does).
+    """
 
     def __init__(self, engine: TaskEngine, run: _Run, ask: Inputs | None = None) -> None:
         self.task_id = run.record.task_id
@@ -160,8 +177,14 @@ class TaskInputs:
         self._ask = ask
 
     async def ask(self, questions: Mapping[str, Question]) -> dict[str, Any]:
-        """The answers the task has collected; the questions still open park it in
-        `input_required`."""
+        """The answers to `questions`, waiting for those not answered yet.
+
+        The answers the task has collected; the questions still open park it in
+        `input_required`.
+
+        Raises:
+            ProtocolError: -32603 when a question to go out in `tasks/get` is not valid.
+        """
         run = self._run
         missing = {k: q for k, q in questions.items() if k not in run.answers}
         if missing:
@@ -198,21 +221,36 @@ that sets its status message, the request's result as plain JSON data."""
 class TaskEngine:
     """Creates, runs, updates and cancels tasks over a `TaskStore` (default: `MemoryTaskStore`).
 
-    `ttl_ms`: how long a task is kept after its creation (None: until deleted); a client may
-    ask for less. `poll_interval_ms`: the polling interval clients are told. `lease_seconds`:
-    how long a task survives this instance's silence (renewed every third of it, and by each
-    change of the task). `queue`: where `enqueue` puts tasks for workers (None: tasks run
-    here); `max_attempts`: the runs a retry-safe queued task gets (a run `drain` stopped is
-    given back). `grace_seconds`: how long `drain` lets running tasks finish.
-
     Bounds (a new task beyond one is -32005, retry later): `max_tasks` tasks running here at
-    once; per requestor (`mcpio.tasks.quota`: the client's address or principal, whatever its
-    sessions), `max_tasks_per_requestor` tasks accepted here and not yet expired (running,
-    queued, or ended and kept) and `max_kept_bytes_per_requestor` of ended tasks' records kept,
-    `max_kept_bytes` for all requestors together; a client's TTL clamped to
+    once; per requestor (`mcpio.tasks._quota`: the client's address or principal, whatever its
+    sessions), `max_tasks_per_requestor` tasks and `max_kept_bytes_per_requestor` bytes kept,
+    and `max_kept_bytes` for all requestors together; a client's TTL clamped to
     `min_ttl_ms`..`ttl_ms`; a result larger than `max_result_bytes` (as JSON) fails its task
-    instead of being stored; expired tasks are swept from the store every `sweep_seconds` while
-    tasks run here (the memory and SQLite stores; Redis expires its keys itself)."""
+    instead of being stored.
+
+    Args:
+        store: Where tasks live (None: a `MemoryTaskStore` on `clock`).
+        ttl_ms: How long a task is kept after its creation (None: until deleted); a client may
+            ask for less.
+        poll_interval_ms: The polling interval clients are told.
+        lease_seconds: How long a task survives this instance's silence (renewed every third
+            of it, and by each change of the task).
+        instance: This instance's name as the holder of leases (None: a random one).
+        clock: The time now, in seconds since the epoch.
+        queue: Where `enqueue` puts tasks for workers (None: tasks run here).
+        max_attempts: The runs a retry-safe queued task gets (a run `drain` stopped is given
+            back).
+        grace_seconds: How long `drain` lets running tasks finish.
+        max_tasks_per_requestor: Tasks a requestor holds here: accepted here and not yet
+            expired (running, queued, or ended and kept).
+        max_tasks: Tasks running here at once.
+        max_kept_bytes_per_requestor: Bytes of a requestor's ended tasks' records kept.
+        max_kept_bytes: Bytes of ended tasks' records kept, for all requestors together.
+        min_ttl_ms: The shortest TTL a client's request gets.
+        max_result_bytes: The largest result (as JSON) stored; a larger one fails its task.
+        sweep_seconds: How often expired tasks are swept from the store while tasks run here
+            (the memory and SQLite stores; Redis expires its keys itself).
+    """
 
     def __init__(
         self,
@@ -291,9 +329,10 @@ class TaskEngine:
         """-32005 when this instance runs its limit of tasks, or `requestor` holds its share."""
         if len(self._runs) >= self.max_tasks:
             raise ProtocolError(
-                SERVER_BUSY, f"too many tasks running ({self.max_tasks}): retry later",
+                SERVER_BUSY,
+                f"too many tasks running ({self.max_tasks}): retry later",
                 {"retryAfterSeconds": 1},
-            )  # fmt: skip
+            )
         self.ledger.check(requestor, now)
 
     def _sweep_here(self, record: TaskRecord) -> None:
@@ -327,16 +366,26 @@ class TaskEngine:
         ttl_ms: int | None = None,
         retry: bool = False,
     ) -> TaskRecord:
-        """Store a new task held by no one (`retry`: it gets `max_attempts` runs, else one)
-        and queue `job` (its `task_id` and `requestor` set) for the workers. A full queue, or
-        one holding the requestor's share: the task is stored `failed` and a `SERVER_BUSY` error
-        raised."""
+        """Store a new task held by no one and queue `job` for the workers.
+
+        A full queue, or one holding the requestor's share: the task is stored `failed` and a
+        `SERVER_BUSY` error raised.
+
+        Args:
+            job: What the workers run (its `task_id` and `requestor` are set here).
+            owner: The task's owner (see `TaskRecord.owner`).
+            requestor: Whom its bounds count (`Context.client_key`; None: `owner`).
+            ttl_ms: The TTL the client asked for (None: the engine's).
+            retry: Whether it is retry-safe: it gets `max_attempts` runs, else one.
+        """
         assert self.queue is not None, "enqueue needs a queue"
         record = dataclasses.replace(
             self._new_record(owner, requestor, "tools/call", ttl_ms),
-            lease_holder=None, lease_until=None, attempts=0,
+            lease_holder=None,
+            lease_until=None,
+            attempts=0,
             max_attempts=self.max_attempts if retry else 1,
-        )  # fmt: skip
+        )
         # Queued, it runs elsewhere: held here by its count until it expires (its result's
         # size is the worker's to bound, `max_result_bytes`).
         self.ledger.ended(record.task_id, 0, self.clock())
@@ -368,9 +417,16 @@ class TaskEngine:
     async def execute(
         self, record: TaskRecord, work: Work, renewed: Renewed | None = None
     ) -> TaskRecord:
-        """Run the work of a task this instance claimed (`TaskStore.claim`) to its end, calling
-        `renewed` after each renewal of its lease; the task as stored then: terminal, or handed
-        back (held by no one) by `drain`."""
+        """Run the work of a task this instance claimed (`TaskStore.claim`) to its end.
+
+        Args:
+            record: The task as claimed.
+            work: What it runs.
+            renewed: Called after each renewal of its lease.
+
+        Returns:
+            The task as stored then: terminal, or handed back (held by no one) by `drain`.
+        """
         run = self._launch(record, work, None, None)
         run.renewed = renewed
         await run.done.wait()
@@ -387,8 +443,17 @@ class TaskEngine:
         watch: Watcher | None = None,
         requestor: str | None = None,
     ) -> TaskRecord:
-        """Store a new task (returns once stored) and run `work` in the background. Its bounds
-        count for `requestor` (`Context.client_key`; None: for `owner`)."""
+        """Store a new task (returns once stored) and run `work` in the background.
+
+        Args:
+            owner: The task's owner (see `TaskRecord.owner`).
+            method: The request it runs, e.g. "tools/call".
+            work: What it runs.
+            ttl_ms: The TTL the client asked for (None: the engine's).
+            ask: How its questions reach the client, given the task id (None: `tasks/update`).
+            watch: Told of each change of the task (besides the engine's `watchers`).
+            requestor: Whom its bounds count (`Context.client_key`; None: `owner`).
+        """
         record = self._new_record(owner, requestor, method, ttl_ms)
         await self._create(record)
         self._launch(record, work, ask, watch)
@@ -397,8 +462,13 @@ class TaskEngine:
     async def start_offered(
         self, offer: TaskOffer, ctx: Context, run: Callable[[Context], Awaitable[Any]]
     ) -> TaskCreated:
-        """A request answered with a task at once: `run` (the handler, given the context
-        inside the task: `Context.for_task`) in the background."""
+        """Answer a request with a task at once, its handler running in the background.
+
+        Args:
+            offer: How the request's client takes the task.
+            ctx: The request's context.
+            run: The handler, given the context inside the task (`Context.for_task`).
+        """
 
         async def work(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
             return plain(await run(ctx.for_task(inputs, status, offer.reporter(inputs.task_id))))
@@ -408,9 +478,20 @@ class TaskEngine:
     async def start_deferred(
         self, offer: TaskOffer, ctx: Context, run: Callable[[Context], Awaitable[Any]]
     ) -> Any:
-        """A deferred task (a tool registered with `defer_task=True`): `run` (the handler) runs
+        """Run a deferred task's handler, answering the request, until it becomes a task.
+
+        A deferred task is a tool registered with `defer_task=True`: `run` (the handler) runs
         here, answering the request itself, until it calls `ctx.become_task()`; the request is
-        then answered with a task and the handler goes on in the background, inside it."""
+        then answered with a task and the handler goes on in the background, inside it.
+
+        Args:
+            offer: How the request's client takes the task.
+            ctx: The request's context.
+            run: The handler.
+
+        Returns:
+            The handler's result, or a `TaskCreated` once it called `ctx.become_task()`.
+        """
         asked, released = asyncio.Event(), asyncio.Event()
 
         async def become() -> None:
@@ -442,14 +523,22 @@ class TaskEngine:
 
     async def _start_for(self, offer: TaskOffer, ctx: Context, work: Work) -> TaskRecord:
         return await self.start(
-            owner=owner_of(ctx), method="tools/call", work=work, ttl_ms=offer.ttl_ms,
-            ask=offer.ask, watch=offer.watch, requestor=ctx.client_key,
-        )  # fmt: skip
+            owner=owner_of(ctx),
+            method="tools/call",
+            work=work,
+            ttl_ms=offer.ttl_ms,
+            ask=offer.ask,
+            watch=offer.watch,
+            requestor=ctx.client_key,
+        )
 
     def _launch(
-        self, record: TaskRecord, work: Work, ask: Callable[[str], Inputs] | None,
+        self,
+        record: TaskRecord,
+        work: Work,
+        ask: Callable[[str], Inputs] | None,
         watch: Watcher | None,
-    ) -> _Run:  # fmt: skip
+    ) -> _Run:
         run = _Run(record)
         self._runs[record.task_id] = run
         self._sweep_here(record)
@@ -482,9 +571,10 @@ class TaskEngine:
                     f"{self.max_result_bytes})",
                 )
                 changes = {
-                    "status": "failed", "status_message": too_large.message,
+                    "status": "failed",
+                    "status_message": too_large.message,
                     "error": too_large.to_error(),
-                }  # fmt: skip
+                }
         except asyncio.CancelledError:
             changes = {"status": "cancelled", "status_message": CANCELLED}
             if run.shutdown:
@@ -540,8 +630,10 @@ class TaskEngine:
                 log.warning("task %s: orders not applied: %s", run.record.task_id, exc)
 
     async def save(self, run: _Run, **changes: Any) -> TaskRecord:
-        """Store a change of a task run here (renewing its lease, unless the change ends it)
-        and tell the watchers."""
+        """Store a change of a task run here and tell the watchers.
+
+        The change renews the task's lease, unless it ends the task.
+        """
         async with run.saving:
             now = self.clock()
             changes.setdefault("lease_until", now + self.lease_seconds)
@@ -576,7 +668,20 @@ class TaskEngine:
     async def update(
         self, task_id: str, owner: str | None, responses: Mapping[str, Any]
     ) -> TaskRecord | None:
-        """Answer open questions of a task (keys not open are ignored); None: no such task."""
+        """Answer open questions of a task (keys not open are ignored).
+
+        Args:
+            task_id: The task's id.
+            owner: Who asks: only the task's owner reaches it.
+            responses: The answers, by the key of the question each answers.
+
+        Returns:
+            The task as read before the answers apply (None: no such task).
+
+        Raises:
+            ProtocolError: -32602 when an answer to an open question is not a valid result of
+                the method asked.
+        """
         record = await self.store.get(task_id, owner)
         if record is None:
             return None
@@ -589,7 +694,12 @@ class TaskEngine:
         self, task_id: str, owner: str | None, wait: bool = False
     ) -> TaskRecord | None:
         """Ask a task to stop (cooperative); the task as it stands after (None: no such task).
-        `wait`: until it is terminal, if it runs here."""
+
+        Args:
+            task_id: The task's id.
+            owner: Who asks: only the task's owner reaches it.
+            wait: Whether to wait until it is terminal, if it runs here.
+        """
         record = await self.store.get(task_id, owner)
         if record is None or record.terminal:
             return record
@@ -597,9 +707,14 @@ class TaskEngine:
         if run is None and record.lease_holder in (None, self.instance):
             # Nobody runs it (a store that outlived its instance): settle it here.
             done = dataclasses.replace(
-                record, status="cancelled", status_message=CANCELLED, input_requests=None,
-                lease_holder=None, lease_until=None, updated_at=self.clock(),
-            )  # fmt: skip
+                record,
+                status="cancelled",
+                status_message=CANCELLED,
+                input_requests=None,
+                lease_holder=None,
+                lease_until=None,
+                updated_at=self.clock(),
+            )
             return await self.store.save(done) or done
         await self._apply({"op": "cancel", "taskId": task_id})
         if run is not None and wait:
@@ -609,7 +724,16 @@ class TaskEngine:
     async def list(
         self, owner: str | None, cursor: str | None, limit: int = 100
     ) -> tuple[list[TaskRecord], str | None]:
-        """The owner's live tasks, oldest first, at most `limit`, and the cursor of the rest."""
+        """The owner's live tasks, oldest first, at most `limit`, and the cursor of the rest.
+
+        Args:
+            owner: Whose tasks (see `TaskRecord.owner`).
+            cursor: Where the page starts: the cursor of a previous page (None: the first task).
+            limit: The most tasks on the page.
+
+        Raises:
+            ValueError: For an unknown cursor.
+        """
         return await self.store.list(owner, cursor, limit)
 
     async def _apply(self, order: dict[str, Any]) -> None:
@@ -647,8 +771,11 @@ class TaskEngine:
             run.answered.set()
 
     async def drain(self, grace: float | None = None) -> None:
-        """The graceful shutdown: take no new task, let the running ones finish for up to
-        `grace` seconds (default `grace_seconds`), then stop the rest and hand them back."""
+        """Shut down gracefully: take no new task, and let the running ones finish for a while.
+
+        They get up to `grace` seconds (default `grace_seconds`); the rest are then stopped and
+        handed back.
+        """
         self.accepting = False
         runs = list(self._runs.values())
         if runs:
@@ -664,8 +791,11 @@ class TaskEngine:
         await asyncio.gather(*(r.task for r in left if r.task is not None), return_exceptions=True)
 
     async def aclose(self) -> None:
-        """Stop the tasks running here (they turn `failed` for others once their lease runs
-        out). The store stays open (it may be shared): close it yourself."""
+        """Stop the tasks running here; the store stays open.
+
+        They turn `failed` for others once their lease runs out. The store stays open (it may
+        be shared): close it yourself.
+        """
         tasks = [r.task for r in self._runs.values() if r.task is not None]
         if self._sweeper is not None:
             tasks.append(self._sweeper)
@@ -705,17 +835,20 @@ def _check_answers(asked: Mapping[str, Any], responses: Mapping[str, Any]) -> No
         except pydantic.ValidationError as exc:
             errors = exc.errors(include_url=False, include_input=False)
             raise ProtocolError(
-                INVALID_PARAMS, f"inputResponses.{key}: not a valid {method} result",
+                INVALID_PARAMS,
+                f"inputResponses.{key}: not a valid {method} result",
                 {"field": f"inputResponses.{key}", "errors": errors},
-            ) from None  # fmt: skip
+            ) from None
 
 
 # ---------------------------------------------------------------------- wire shapes
 
 
 def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
-    """The 2026-07-28 extension's `Task` (a `DetailedTask` when `detailed`: with its
-    `inputRequests`, `result` or `error`)."""
+    """The 2026-07-28 extension's `Task` of a record.
+
+    A `DetailedTask` when `detailed`: with its `inputRequests`, `result` or `error`.
+    """
     task = _task(record, record.status, "ttlMs", "pollIntervalMs")
     if detailed:
         if record.status == "input_required":
@@ -728,9 +861,11 @@ def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
 
 
 def legacy_task(record: TaskRecord) -> dict[str, Any]:
-    """2025-11-25's `Task`. That revision calls a tool call whose result is an error
-    (`isError`) `failed` (2026-07-28: `completed`); `tasks/result` gives that result all the
-    same."""
+    """2025-11-25's `Task` of a record.
+
+    That revision calls a tool call whose result is an error (`isError`) `failed` (2026-07-28:
+    `completed`); `tasks/result` gives that result all the same.
+    """
     status = record.status
     if status == "completed" and (record.result or {}).get("isError") is True:
         status = "failed"

@@ -1,17 +1,11 @@
-"""The task queue: tasks the HTTP instances accepted, waiting for workers (`mcpio.worker`)
-to run them, in a Redis Stream read by one consumer group (the `redis` extra).
+"""The task queue: tasks the HTTP instances accepted, waiting for workers to run them.
 
-Why Redis Streams and not a task-queue library: the task store already keeps each task's state,
-its lease and the compare-and-set that lets one worker at a time run it, and Redis is already
-the shared store and bus. What is left to a queue is delivery: hand each task to one worker, and
-hand it to another when that worker dies. A consumer group does exactly that, within the Redis
-the instances share: `XREADGROUP` delivers each entry to one consumer and keeps it pending until
-`XACK`; `XAUTOCLAIM` gives an entry pending longer than the lease to a live worker. A library
-(arq, taskiq, Celery...) would add its own retry, result and timeout rules beside the store's,
-and a second source of truth about whether a task runs.
+The workers are `mcpio.cli._worker`; the queue is a Redis Stream read by one consumer group (the
+`redis` extra): the task store already decides who runs a task, what is left to a queue is
+delivery (why not a task-queue library: docs/servers/tasks.md, "Where tasks run").
 
 - `put` adds a job unless the stream holds `max_queued` entries already, or its requestor's
-  (`Job.requestor`: whom the task's bounds count, `mcpio.tasks.quota`) `max_queued_per_requestor`
+  (`Job.requestor`: whom the task's bounds count, `mcpio.tasks._quota`) `max_queued_per_requestor`
   (one Lua script: the bounds are exact, whatever the instances putting jobs); the entry stays
   until its task ends, so the bounds count tasks accepted and not finished (waiting or running).
   Each entry names its requestor (its `who` field) and the hash `<prefix>:queued` counts the
@@ -35,8 +29,8 @@ from collections.abc import Awaitable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
-from mcpio.bus import without_credentials
-from mcpio.extras import needs
+from mcpio._core.bus import without_credentials
+from mcpio._core.extras import needs
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -95,7 +89,18 @@ requestor's share."""
 
 @dataclass(frozen=True)
 class Job:
-    """What a worker needs to run a queued `tools/call` task (JSON data only)."""
+    """What a worker needs to run a queued `tools/call` task (JSON data only).
+
+    Args:
+        task_id: The task it runs.
+        owner: The principal that created it (the subject).
+        tool: The tool called.
+        arguments: The call's arguments.
+        revision: The revision of the request that created it.
+        capabilities: The client's capabilities.
+        progress_token: The progress token of the request that created it, if any.
+        requestor: Whom its bounds count (`mcpio.tasks._quota`).
+    """
 
     task_id: str
     owner: str | None  # the principal that created it (the subject)
@@ -104,7 +109,7 @@ class Job:
     revision: str  # of the request that created it
     capabilities: dict[str, Any] = field(default_factory=dict[str, Any])  # the client's
     progress_token: str | int | None = None
-    requestor: str | None = None  # whom its bounds count (`mcpio.tasks.quota`)
+    requestor: str | None = None  # whom its bounds count (`mcpio.tasks._quota`)
 
     @property
     def who(self) -> str:
@@ -117,7 +122,11 @@ class Job:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Job:
-        """ValueError for anything but a job written by `to_json`."""
+        """Read a job written by `to_json`.
+
+        Raises:
+            ValueError: For anything else.
+        """
         data = json.loads(text)
         if type(data) is not dict:
             raise ValueError("not a job (a JSON object)")
@@ -152,8 +161,19 @@ class TaskQueue(Protocol):
 
 
 class RedisTaskQueue:
-    """The stream `<prefix>:queue` in the Redis at `url`, read by the consumer group `workers`:
-    at most `max_queued` entries, `max_queued_per_requestor` of one requestor."""
+    """A task queue in Redis: the stream `<prefix>:queue`, read by the consumer group `workers`.
+
+    It holds at most `max_queued` entries, `max_queued_per_requestor` of one requestor.
+
+    Args:
+        url: The Redis URL (redis://host:port/db); its credentials stay with the Redis client
+            (`where` shows it without them).
+        prefix: The prefix of the queue's keys (`<prefix>:queue`, `<prefix>:queued`).
+        max_queued: The most entries in the stream (tasks accepted and not finished).
+        max_queued_per_requestor: The most entries of one requestor.
+        timeout: Seconds to wait for the connection; an answer may take 5 more (a read blocks
+            for up to a second).
+    """
 
     def __init__(
         self,
@@ -200,8 +220,14 @@ class RedisTaskQueue:
         self._grouped = True
 
     async def put(self, job: Job) -> Queued:
-        """Queue a job; refused (nothing queued) when the queue already holds `max_queued`
-        entries (\"full\"), or `max_queued_per_requestor` of the job's requestor (\"share\")."""
+        """Queue a job, unless the queue is full or holds its requestor's share.
+
+        Refused (nothing queued) when the queue already holds `max_queued` entries (\"full\"),
+        or `max_queued_per_requestor` of the job's requestor (\"share\").
+
+        Returns:
+            What it did: \"queued\", \"full\" or \"share\".
+        """
         await self._group()
         args = [job.to_json(), self.max_queued, job.who, self.max_queued_per_requestor]
         added = await cast(
@@ -222,7 +248,13 @@ class RedisTaskQueue:
         return 0 if count is None else int(count)
 
     async def read(self, consumer: str, count: int, block_ms: int) -> list[Entry]:
-        """Up to `count` new entries for `consumer`, waiting up to `block_ms` for the first."""
+        """Up to `count` new entries for `consumer`, waiting up to `block_ms` for the first.
+
+        Args:
+            consumer: The worker reading (its name in the consumer group).
+            count: The most entries read.
+            block_ms: How long to wait for the first entry (milliseconds).
+        """
         await self._group()
         answer = await self._redis.xreadgroup(
             self.group, consumer, {self.key: ">"}, count=count, block=block_ms
@@ -230,8 +262,15 @@ class RedisTaskQueue:
         return [e for _, entries in answer or [] for e in await self._entries(entries)]
 
     async def reclaim(self, consumer: str, idle_ms: int, count: int) -> list[Entry]:
-        """Up to `count` entries pending for over `idle_ms` (their worker went silent), now
-        `consumer`'s."""
+        """Take up to `count` entries whose worker went silent, for `consumer`.
+
+        The entries pending for over `idle_ms` become `consumer`'s.
+
+        Args:
+            consumer: The worker taking them (its name in the consumer group).
+            idle_ms: How long an entry has been pending, at least (milliseconds).
+            count: The most entries taken.
+        """
         await self._group()
         answer = await self._redis.xautoclaim(
             self.key, self.group, consumer, idle_ms, start_id=self._cursor, count=count

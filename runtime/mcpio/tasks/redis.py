@@ -1,13 +1,16 @@
-"""`RedisTaskStore`: tasks in Redis, shared by every instance of a server behind a load balancer
-(the `redis` extra, as `mcpio.bus.RedisBus`).
+"""`RedisTaskStore`: tasks in Redis, shared by every instance behind a load balancer.
+
+It needs the `redis` extra, as `mcpio._core.bus.RedisBus` does.
 
 Keys, under a prefix (`mcpio:tasks` by default):
+
 - `task:<id>`: the record as JSON (`mcpio.tasks.store.record_json`), expiring with its TTL (the
   record's own check is the rule; the key's expiry only frees the memory);
 - `owner:<owner>`: a sorted set of the owner's task ids by creation time, for `list`;
 - `expiry:<owner>`: a sorted set of the same ids by expiry time, from which `create` trims both
   sets.
 - `orders:<id>`: a list of the orders queued for the task (JSON), expiring with it.
+
 Both sets expire with the owner's last task to expire (and are kept for good once one of its
 tasks has no TTL), so that an owner who stops creating and listing tasks leaves nothing behind.
 `save` and `renew` are compare-and-set: read the record, apply the store's rules in Python, and
@@ -25,8 +28,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from mcpio.bus import without_credentials
-from mcpio.extras import needs
+from mcpio._core.bus import without_credentials
+from mcpio._core.extras import needs
 from mcpio.tasks.store import (
     Clock,
     TaskRecord,
@@ -96,7 +99,15 @@ SEEN = 10_000  # tasks whose last JSON a store remembers, to save a read before 
 
 
 class RedisTaskStore:
-    """Tasks in the Redis at `url` (redis://host:port/db), shared by every store on it."""
+    """Tasks in the Redis at `url` (redis://host:port/db), shared by every store on it.
+
+    Args:
+        url: The Redis URL; its credentials stay with the Redis client (`where` shows it
+            without them).
+        prefix: The prefix of the store's keys.
+        clock: The time now, in seconds since the epoch.
+        timeout: Seconds to wait for the connection and for each answer of Redis.
+    """
 
     def __init__(
         self,
@@ -197,13 +208,22 @@ class RedisTaskStore:
         return task if task is not None and task.owner == owner else None
 
     async def save(self, task: TaskRecord) -> TaskRecord | None:
-        """Store `task` unless its stored state is terminal (compare-and-set); what is stored
-        now."""
+        """Store `task` unless its stored state is terminal (compare-and-set).
+
+        Returns:
+            What is stored now (see `TaskStore.save`).
+        """
         stored, _ = await self._update(task.task_id, lambda now: None if now.terminal else task)
         return stored
 
     async def renew(self, task_id: str, holder: str, until: float) -> bool:
-        """Extend the lease of a task held by `holder` (or no one); False when it cannot."""
+        """Extend the lease of a task held by `holder` (or no one); False when it cannot.
+
+        Args:
+            task_id: The task's id.
+            holder: The instance running it.
+            until: When the lease runs out.
+        """
 
         def renewed(now: TaskRecord) -> TaskRecord | None:
             if now.terminal or now.lease_holder not in (None, holder):
@@ -214,7 +234,13 @@ class RedisTaskStore:
         return done
 
     async def claim(self, task_id: str, holder: str, until: float) -> TaskRecord | None:
-        """Hold the task to run it (see `TaskRecord.claimed`); the task as claimed, or None."""
+        """Hold the task to run it (see `TaskRecord.claimed`); the task as claimed, or None.
+
+        Args:
+            task_id: The task's id.
+            holder: The instance that claims it.
+            until: When its lease runs out.
+        """
         stored, done = await self._update(
             task_id, lambda now: now.claimed(holder, until, self._clock())
         )
@@ -285,7 +311,16 @@ class RedisTaskStore:
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
-        """The owner's live tasks, oldest first, at most `limit`, and the cursor of the rest."""
+        """The owner's live tasks, oldest first, at most `limit`, and the cursor of the rest.
+
+        Args:
+            owner: Whose tasks (see `TaskRecord.owner`).
+            cursor: Where the page starts: the cursor of a previous page (None: the first task).
+            limit: The most tasks on the page.
+
+        Raises:
+            ValueError: For an unknown cursor.
+        """
         place = place_of(cursor) if cursor is not None else None
         owner_set, expiry_set = self._sets(owner)
         low = None if place is None else place[0]

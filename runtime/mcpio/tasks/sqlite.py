@@ -1,5 +1,7 @@
-"""`SqliteTaskStore`: tasks in one SQLite file (standard library `sqlite3`), so that a task's state
-and result survive a restart of the server, and several processes on one machine can share it.
+"""`SqliteTaskStore`: tasks in one SQLite file (standard library `sqlite3`).
+
+A task's state and result survive a restart of the server, and several processes on one machine
+can share the file.
 
 The file is in WAL mode with `synchronous=FULL`: a committed task is on disk before `create`
 returns. Every change runs in a `BEGIN IMMEDIATE` transaction (the file's write lock, with a busy
@@ -56,7 +58,18 @@ CREATE INDEX IF NOT EXISTS mcpio_task_orders_by_task ON mcpio_task_orders (task_
 
 
 class SqliteTaskStore:
-    """Tasks in the SQLite file at `path` (created if missing)."""
+    """Tasks in the SQLite file at `path` (created if missing).
+
+    Args:
+        path: The file: made readable by its owner only (0600) if missing; a symbolic link there
+            is refused rather than followed.
+        clock: The time now, in seconds since the epoch.
+        busy_timeout: Seconds a change waits for the file's write lock, held by another
+            process, before it fails (`TaskStoreError`).
+
+    Raises:
+        TaskStoreError: When the file cannot be opened, or is not a usable task store.
+    """
 
     def __init__(
         self, path: str | os.PathLike[str], clock: Clock = time.time, busy_timeout: float = 10.0
@@ -250,16 +263,31 @@ class SqliteTaskStore:
         return task if task is not None and task.owner == owner else None
 
     async def save(self, task: TaskRecord) -> TaskRecord | None:
-        """Store `task` unless its stored state is terminal (compare-and-set); what is stored
-        now."""
+        """Store `task` unless its stored state is terminal (compare-and-set).
+
+        Returns:
+            What is stored now (see `TaskStore.save`).
+        """
         return await self._run(partial(self._write, partial(self._save, task)))
 
     async def renew(self, task_id: str, holder: str, until: float) -> bool:
-        """Extend the lease of a task held by `holder` (or no one); False when it cannot."""
+        """Extend the lease of a task held by `holder` (or no one); False when it cannot.
+
+        Args:
+            task_id: The task's id.
+            holder: The instance running it.
+            until: When the lease runs out.
+        """
         return await self._run(partial(self._write, partial(self._renew, task_id, holder, until)))
 
     async def claim(self, task_id: str, holder: str, until: float) -> TaskRecord | None:
-        """Hold the task to run it (see `TaskRecord.claimed`); the task as claimed, or None."""
+        """Hold the task to run it (see `TaskRecord.claimed`); the task as claimed, or None.
+
+        Args:
+            task_id: The task's id.
+            holder: The instance that claims it.
+            until: When its lease runs out.
+        """
         return await self._run(partial(self._write, partial(self._claim, task_id, holder, until)))
 
     async def post_order(self, task_id: str, order: dict[str, Any]) -> bool:
@@ -276,7 +304,16 @@ class SqliteTaskStore:
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
-        """The owner's live tasks, oldest first, at most `limit`, and the cursor of the rest."""
+        """The owner's live tasks, oldest first, at most `limit`, and the cursor of the rest.
+
+        Args:
+            owner: Whose tasks (see `TaskRecord.owner`).
+            cursor: Where the page starts: the cursor of a previous page (None: the first task).
+            limit: The most tasks on the page.
+
+        Raises:
+            ValueError: For an unknown cursor.
+        """
         return await self._run(partial(self._list, owner, cursor, limit))
 
     async def close(self) -> None:

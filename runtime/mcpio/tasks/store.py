@@ -1,9 +1,10 @@
-"""Where tasks live: the store any instance reads, so that a task outlives the request that
-started it, the connection that polls it and (with a durable store) the process that runs it.
+"""Where tasks live: the task store any instance reads, and the rules every store keeps.
 
-A store keeps `TaskRecord`s. It knows no wire format and no method: the runtime turns records
-into `Task` / `CreateTaskResult` / `GetTaskResult` of the negotiated revision. The rules every
-store keeps (the tests of tests/test_task_stores.py hold each implementation to them):
+A task outlives the request that started it, the connection that polls it and (with a durable
+store) the process that runs it. A store keeps `TaskRecord`s. It knows no wire format and no
+method: the runtime turns records into `Task` / `CreateTaskResult` / `GetTaskResult` of the
+negotiated revision. The rules every store keeps (the tests of tests/tasks/test_task_stores.py
+hold each implementation to them):
 
 - `create` returns only once the task is stored (durably, for a durable store): a client never
   holds a task id that a restart could lose.
@@ -48,7 +49,27 @@ Clock = Callable[[], float]
 
 @dataclass(frozen=True, slots=True)
 class TaskRecord:
-    """One task, as stored. Times are seconds since the epoch."""
+    """One task, as stored. Times are seconds since the epoch.
+
+    Args:
+        task_id: The task's id.
+        owner: The principal that created it; None without authorization.
+        method: The request it runs, e.g. "tools/call".
+        status: `working`, `input_required`, `completed`, `failed` or `cancelled`.
+        created_at: When it was created.
+        updated_at: When it last changed.
+        ttl_ms: Kept this long after creation (milliseconds); None: until deleted.
+        poll_interval_ms: The polling interval clients are told (milliseconds).
+        status_message: Its status message, if any.
+        result: The request's result, once completed.
+        error: The JSON-RPC error object, once failed.
+        input_requests: The questions open while `input_required`, by key.
+        lease_holder: The instance running it.
+        lease_until: When that instance's lease on it runs out.
+        attempts: Runs started (a queued task: 0 until a worker claims it).
+        max_attempts: Runs allowed: more than one for a queued retry-safe task only.
+        answers: The answers collected so far (kept for a re-run).
+    """
 
     task_id: str
     owner: str | None  # the principal that created it; None without authorization
@@ -87,8 +108,11 @@ class TaskRecord:
         return not self.terminal and self.lease_until is not None and self.lease_until < now
 
     def after_lost_lease(self, now: float) -> TaskRecord:
-        """What a task whose lease ran out becomes: handed back (held by no one, its open
-        questions kept) when it may run again, else `failed` with `LEASE_LOST`."""
+        """What this task becomes once its lease ran out.
+
+        Handed back (held by no one, its open questions kept) when it may run again, else
+        `failed` with `LEASE_LOST`.
+        """
         if self.attempts < self.max_attempts:
             return dataclasses.replace(
                 self, status_message=RUN_AGAIN, updated_at=now, lease_holder=None, lease_until=None
@@ -112,8 +136,15 @@ class TaskRecord:
         )
 
     def claimed(self, holder: str, until: float, now: float) -> TaskRecord | None:
-        """This task claimed by `holder` for one more run (None: it ended, someone holds it, or
-        it has no run left)."""
+        """This task claimed by `holder` for one more run, or None if it cannot be.
+
+        None: it ended, someone holds it, or it has no run left.
+
+        Args:
+            holder: The instance that claims it.
+            until: When its lease runs out.
+            now: The time now.
+        """
         if self.terminal or self.lease_holder is not None or self.attempts >= self.max_attempts:
             return None
         return dataclasses.replace(
@@ -122,8 +153,11 @@ class TaskRecord:
 
 
 class TaskStoreError(Exception):
-    """A store holds something it cannot read (a corrupt row or value), or cannot be used now
-    (a SQLite file locked past its busy timeout): an internal error."""
+    """A task store that cannot be read or used now: an internal error.
+
+    The store holds something it cannot read (a corrupt row or value), or cannot be used now (a
+    SQLite file locked past its busy timeout).
+    """
 
 
 _NUMBER = (int, float)
@@ -154,8 +188,16 @@ def record_json(task: TaskRecord) -> str:
 
 
 def record_from_json(text: object, task_id: str, where: str) -> TaskRecord:
-    """The record of task `task_id` stored by `record_json`; a `TaskStoreError` naming `where`
-    for anything else."""
+    """Read the record of task `task_id` stored by `record_json`.
+
+    Args:
+        text: The stored JSON text.
+        task_id: The id the record must have.
+        where: Where it was read, for the error's message.
+
+    Raises:
+        TaskStoreError: For anything else, naming `where`.
+    """
     if not isinstance(text, str | bytes):
         raise TaskStoreError(f"{where}: not a task record (not text)")
     try:
@@ -190,8 +232,11 @@ def order_from_json(text: object, where: str) -> dict[str, Any]:
 
 
 def cursor_of(task: TaskRecord) -> str:
-    """The list cursor that resumes at `task`: its place in the order (created_at, task_id),
-    so that it stays valid when that task is gone by the time the cursor comes back."""
+    """The list cursor that resumes at `task`.
+
+    It is `task`'s place in the order (created_at, task_id), so that it stays valid when that
+    task is gone by the time the cursor comes back.
+    """
     place = json.dumps([task.created_at, task.task_id], separators=(",", ":"))
     return base64.urlsafe_b64encode(place.encode()).decode()
 
@@ -215,7 +260,16 @@ def place_of(cursor: str) -> tuple[float, str]:
 def page_of(
     live: list[TaskRecord], cursor: str | None, limit: int
 ) -> tuple[list[TaskRecord], str | None]:
-    """One page of `live` (sorted by created_at, task_id) from `cursor`, and the next cursor."""
+    """One page of `live` (sorted by created_at, task_id) from `cursor`, and the next cursor.
+
+    Args:
+        live: The tasks, sorted by (created_at, task_id).
+        cursor: Where the page starts: a cursor of `cursor_of` (None: the first task).
+        limit: The most tasks on the page (at least one).
+
+    Raises:
+        ValueError: For a limit under one, or a cursor `cursor_of` did not make.
+    """
     if limit < 1:
         raise ValueError(f"a page holds at least one task (limit {limit})")
     if cursor is not None:
@@ -237,35 +291,67 @@ class TaskStore(Protocol):
         ...
 
     async def save(self, task: TaskRecord) -> TaskRecord | None:
-        """Store `task` over its previous state unless that state is terminal (or gone);
-        return what is stored now (None: unknown or expired)."""
+        """Store `task` over its previous state unless that state is terminal (or gone).
+
+        Returns:
+            What is stored now (None: unknown or expired).
+        """
         ...
 
     async def renew(self, task_id: str, holder: str, until: float) -> bool:
-        """Extend the lease of a non-terminal task held by `holder` (or by no one); False when
-        the task is gone, terminal, or held by another instance."""
+        """Extend the lease of a non-terminal task held by `holder` (or by no one).
+
+        Args:
+            task_id: The task's id.
+            holder: The instance running it.
+            until: When the lease runs out.
+
+        Returns:
+            Whether it did: False when the task is gone, terminal, or held by another instance.
+        """
         ...
 
     async def claim(self, task_id: str, holder: str, until: float) -> TaskRecord | None:
-        """Hold a task to run it (once more): see `TaskRecord.claimed`; the task as claimed, or
-        None (gone, ended, held by another, no run left)."""
+        """Hold a task to run it (once more): see `TaskRecord.claimed`.
+
+        Args:
+            task_id: The task's id.
+            holder: The instance that claims it.
+            until: When its lease runs out.
+
+        Returns:
+            The task as claimed, or None (gone, ended, held by another, no run left).
+        """
         ...
 
     async def post_order(self, task_id: str, order: dict[str, Any]) -> bool:
-        """Queue an order (JSON data) for the instance running the task; False when the task is
-        gone or terminal."""
+        """Queue an order (JSON data) for the instance running the task.
+
+        Returns:
+            Whether it did: False when the task is gone or terminal.
+        """
         ...
 
     async def take_orders(self, task_id: str) -> list[dict[str, Any]]:
-        """The orders queued for the task, oldest first, removed from the store (none for a
-        task gone or terminal)."""
+        """Take the orders queued for the task, oldest first, removing them from the store.
+
+        Empty for a task gone or terminal.
+        """
         ...
 
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
         """The owner's live tasks, oldest first, `limit` at most, and the cursor of the rest.
-        An unknown cursor raises ValueError (the runtime answers it as invalid params)."""
+
+        Args:
+            owner: Whose tasks (see `TaskRecord.owner`).
+            cursor: Where the page starts: the cursor of a previous page (None: the first task).
+            limit: The most tasks on the page.
+
+        Raises:
+            ValueError: For an unknown cursor (the runtime answers it as invalid params).
+        """
         ...
 
     async def close(self) -> None:
@@ -318,7 +404,13 @@ class MemoryTaskStore:
         return task
 
     async def renew(self, task_id: str, holder: str, until: float) -> bool:
-        """Extend the lease of a task held by `holder` (or no one); False when it cannot."""
+        """Extend the lease of a task held by `holder` (or no one); False when it cannot.
+
+        Args:
+            task_id: The task's id.
+            holder: The instance running it.
+            until: When the lease runs out.
+        """
         task = self._live(task_id)
         if task is None or task.terminal or task.lease_holder not in (None, holder):
             return False
@@ -326,7 +418,13 @@ class MemoryTaskStore:
         return True
 
     async def claim(self, task_id: str, holder: str, until: float) -> TaskRecord | None:
-        """Hold the task to run it (see `TaskRecord.claimed`); the task as claimed, or None."""
+        """Hold the task to run it (see `TaskRecord.claimed`); the task as claimed, or None.
+
+        Args:
+            task_id: The task's id.
+            holder: The instance that claims it.
+            until: When its lease runs out.
+        """
         task = self._live(task_id)
         claimed = None if task is None else task.claimed(holder, until, self._clock())
         if claimed is not None:
@@ -356,7 +454,16 @@ class MemoryTaskStore:
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
-        """The owner's live tasks, oldest first, at most `limit`, and the cursor of the rest."""
+        """The owner's live tasks, oldest first, at most `limit`, and the cursor of the rest.
+
+        Args:
+            owner: Whose tasks (see `TaskRecord.owner`).
+            cursor: Where the page starts: the cursor of a previous page (None: the first task).
+            limit: The most tasks on the page.
+
+        Raises:
+            ValueError: For an unknown cursor.
+        """
         live = [t for i in list(self._tasks) if (t := self._live(i)) is not None]
         mine = sorted(
             (t for t in live if t.owner == owner), key=lambda t: (t.created_at, t.task_id)

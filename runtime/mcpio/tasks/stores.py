@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import time
 
-from mcpio.redact import redacted
+from mcpio._core.redact import redacted
 from mcpio.tasks.store import Clock, MemoryTaskStore, TaskStore
 
 SPECS = "memory, sqlite:PATH or redis://HOST:PORT/DB"
 
 
 def open_task_store(spec: str, clock: Clock = time.time) -> TaskStore:
-    """`memory` (one process), `sqlite:PATH` (a file, survives restarts) or `redis://...`
-    (shared by instances). ValueError (one line) for anything else; `TaskStoreError` when the
-    SQLite file cannot be used."""
+    """Open a task store from its one-string description (`SPECS`).
+
+    `memory` (one process), `sqlite:PATH` (a file, survives restarts) or `redis://...` (shared
+    by instances; `rediss://` and `unix://` too).
+
+    Raises:
+        ValueError: For anything else (one line).
+        TaskStoreError: When the SQLite file cannot be used.
+    """
     if spec == "memory":
         return MemoryTaskStore(clock)
     if spec.startswith("sqlite:"):

@@ -1,44 +1,21 @@
-"""Streamable HTTP, the client's side: `HttpTransport` moves JSON-RPC frames over HTTP POSTs (and
-server-sent event streams) so that a `Session`, and the `Client` on it, work unchanged over HTTP.
+"""Streamable HTTP, the client's side: `HttpTransport`, and the `Auth` it runs.
 
-It reads each outgoing frame to choose how to carry it:
+`HttpTransport` moves JSON-RPC frames over HTTP POSTs (and server-sent event streams) so that a
+`Session`, and the `Client` on it, work unchanged over HTTP. It reads each outgoing frame to
+choose how to carry it: on 2026-07-28 one POST per request with the routing headers
+(`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`); on 2025-03-26 .. 2025-11-25
+every frame POSTed in the session (`Mcp-Session-Id`), a GET stream for what the server says on
+its own, the session DELETEd on close; 2024-11-05 HTTP+SSE when the `initialize` POST fails with
+400, 404 or 405.
 
-- 2026-07-28 (a request whose `params._meta` names the protocol version): one POST per request,
-  with the routing headers `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`
-  (learned from the `x-mcp-header` annotations of every `tools/list` result that passes by;
-  tools whose annotations break the rules are dropped from that result, as the revision
-  requires of HTTP clients). The answer is JSON or an event stream scoped to the request.
-  `notifications/cancelled` is never posted: it closes the request's POST instead.
-- 2025-03-26 .. 2025-11-25 (after an `initialize`): every frame is POSTed, requests, notifications
-  and the client's answers to the server's requests alike, with the session's `Mcp-Session-Id`
-  and (2025-06-18 on) `MCP-Protocol-Version`; after `notifications/initialized` a GET stream
-  carries what the server says on its own (405: it has nothing to say). A POST stream that ends
-  after an event id and before its response is resumed with a GET and `Last-Event-ID`. Closing
-  the transport DELETEs the session.
-- 2024-11-05 HTTP+SSE: when the `initialize` POST fails with 400, 404 or 405, the URL is read as
-  an old SSE endpoint: its first event (`endpoint`) names where to POST, and every frame from
-  the server then arrives on that one stream.
+Every request is settled: any failure to get its response (an HTTP error status, a JSON-RPC
+error body, a body that is not JSON or too large, no HTTP exchange at all) puts a JSON-RPC error
+response with the request's id into the incoming frames, `data` carrying `{"status": <HTTP
+status>}` where there was one. An `Auth` (`HttpTransport(url, auth=...)`) gives the headers of
+every HTTP request and is handed a 401 or 403.
 
-Every request is settled: any failure to get its response (an HTTP error status, a JSON-RPC error
-body with or without an id, a body that is not JSON or too large, a refused connection, a stream
-that ends early) puts a JSON-RPC error response with the request's id into the incoming frames:
-
-    the body's own error, when it is a JSON-RPC error (its id replaced by the request's);
-    HTTP 404 on a request that carried a session id: -32600, the session expired (a new
-        `Client` starts a new one; the transport does not re-initialize on its own);
-    HTTP 404 otherwise: -32601 (what a server without the endpoint or the method says);
-    any other HTTP 4xx and 3xx (redirects are followed only to the same origin, 307/308): -32600;
-    HTTP 5xx, an unreadable or unexpected body: -32603;
-    a 202 (no response will come): -32600;
-    no HTTP exchange at all (refused, reset, timed out, stream ended early): -32000.
-
-`data` then carries `{"status": <HTTP status>}` where there was one.
-
-Authorization: `HttpTransport(url, auth=...)` takes an `Auth` (`mcpio.auth_client.OAuth` is
-one): its headers (asked with the request's method and URL, for DPoP proofs) go on every HTTP
-request, and a 401 or 403 is handed to it; when it has run its flow (a new token) the request
-is sent once more, twice at most (a DPoP nonce to use). A flow that fails settles the request
-with -32600 and the reason.
+The Connecting page of the docs (clients/connecting.md, "Over HTTP") spells out how each
+revision is carried, which error settles which failure, and the authorization retries.
 """
 
 from __future__ import annotations
@@ -61,15 +38,15 @@ import httpx
 import pydantic_core
 import sniffio
 
-from mcpio.errors import AuthError
-from mcpio.jsonrpc import RequestId
-from mcpio.negotiate import envelope_version, peek_any
-from mcpio.protocol_rules import version_header_required
-from mcpio.redact import redacted
-from mcpio.transport import FrameHook
-from mcpio.transports.http1 import MAX_CONNECTIONS, Http1Client
-from mcpio.transports.http1 import Response as Http1Response
-from mcpio.transports.http_rules import (
+from mcpio._core.errors import AuthError
+from mcpio._core.jsonrpc import RequestId
+from mcpio._core.negotiate import envelope_version, peek_any
+from mcpio._core.protocol_rules import version_header_required
+from mcpio._core.redact import redacted
+from mcpio._core.transport import FrameHook
+from mcpio.transports._http1 import MAX_CONNECTIONS, Http1Client
+from mcpio.transports._http1 import Response as Http1Response
+from mcpio.transports._http_rules import (
     ACCEPT_BOTH,
     EVENT_STREAM,
     JSON,
@@ -84,7 +61,7 @@ from mcpio.transports.http_rules import (
     x_mcp_header_problem,
     x_mcp_headers,
 )
-from mcpio.transports.sse import SseEvent, SseParser
+from mcpio.transports._sse import SseEvent, SseParser
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 from mcpio.wire.peek import Peek
@@ -162,13 +139,21 @@ class _Inbox:
 
 
 class Auth(Protocol):
-    """What the transport asks of an auth object (see `mcpio.auth_client.OAuth`)."""
+    """What the transport asks of an auth object (see `mcpio.auth._client.OAuth`)."""
 
     async def headers(
         self, url: httpx.URL, http: httpx.AsyncClient, method: str = "POST"
     ) -> dict[str, str]:
-        """Headers for a `method` request to `url` (`Authorization`, and `DPoP` with a proof
-        bound to that method and URL): asked anew for every HTTP request sent."""
+        """Return the headers for a `method` request to `url`.
+
+        They are `Authorization`, and `DPoP` with a proof bound to that method and URL: asked
+        anew for every HTTP request sent.
+
+        Args:
+            url: The URL the request goes to.
+            http: The httpx client the authorization flow's own requests go through.
+            method: The request's HTTP method.
+        """
         ...
 
     async def challenge(
@@ -178,13 +163,27 @@ class Auth(Protocol):
         sent: Mapping[str, str],
         http: httpx.AsyncClient,
     ) -> bool:
-        """A 401 or 403 answered a request sent with the headers `sent`: True to send it again
-        (with fresh `headers`). Raises `AuthError` when the flow fails."""
+        """Handle a 401 or 403 that answered a request; True to send it again.
+
+        The request went with the headers `sent`; sent again, it gets fresh `headers`.
+
+        Args:
+            url: The URL the request went to.
+            response: The 401 or 403 response.
+            sent: The headers the request was sent with.
+            http: The httpx client the authorization flow's own requests go through.
+
+        Raises:
+            AuthError: The flow fails.
+        """
         ...
 
     def succeeded(self) -> None:
-        """A request went through. (An auth object may also have `dpop_nonce(url, nonce)`,
-        told the `DPoP-Nonce` a successful answer carries: `mcpio.auth_client.OAuth`'s.)"""
+        """Be told that a request went through.
+
+        (An auth object may also have `dpop_nonce(url, nonce)`, told the `DPoP-Nonce` a
+        successful answer carries: `mcpio.auth._client.OAuth`'s.)
+        """
         ...
 
 
@@ -262,19 +261,38 @@ class HttpTransport:
     """A `Transport` over Streamable HTTP (and 2024-11-05 HTTP+SSE) to the MCP endpoint `url`.
 
     Use it as an async context manager (it runs a task per POST); `Client("http://...")` does.
-    `headers` go on every HTTP request (for example a fixed `Authorization`); `auth` runs an
-    authorization flow when the server asks for one (`mcpio.auth_client.OAuth`). `http` is the
-    `httpx.AsyncClient` to use (its TLS, proxies, transport: a mock in tests), left open when
-    the transport closes; it should not follow redirects (a redirect is reported, not
-    followed). By default the transport sends over its own lean HTTP/1.1 client
-    (`mcpio.transports.http1`), or over an httpx client of its own where the environment names a
-    proxy for the URL (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, less `NO_PROXY`: what httpx
+    By default the transport sends over its own lean HTTP/1.1 client
+    (`mcpio.transports._http1`), or over an httpx client of its own where the environment names
+    a proxy for the URL (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, less `NO_PROXY`: what httpx
     honours) or the event loop is not asyncio's; with `auth`, an httpx client also runs the
     authorization flow's own requests. The transport's own clients send `User-Agent:
-    mcpio/<version>` (unless `headers` name one) and open at most `max_connections`
-    connections to the server at once (100 by default; on the lean client per origin, a
-    request beyond them waits for one to free up). Credentials in `url` (`user:password@`) go
-    as HTTP Basic on every request and are taken out of `url` (never shown)."""
+    mcpio/<version>` (unless `headers` name one). Credentials in `url` (`user:password@`) go
+    as HTTP Basic on every request and are taken out of `url` (never shown).
+
+    Args:
+        url: The MCP endpoint's http(s) URL.
+        headers: Headers sent on every HTTP request (for example a fixed `Authorization`).
+        connect_timeout: Seconds to connect (default 10).
+        timeout: The HTTP timeout in seconds, but for reads (default 30): it bounds a POST
+            that answers a notification and the session's DELETE; streams are read without a
+            deadline (keep-alives and the request's own timeout bound them).
+        endpoint_timeout: Seconds to wait for a 2024-11-05 server's `endpoint` event
+            (default 10).
+        max_bytes: The largest message accepted from the server (default
+            `MAX_MESSAGE_BYTES`).
+        auth: Runs an authorization flow when the server asks for one
+            (`mcpio.auth._client.OAuth`).
+        http: The `httpx.AsyncClient` to use (its TLS, proxies, transport: a mock in tests),
+            left open when the transport closes; it should not follow redirects (a redirect
+            is reported, not followed).
+        max_connections: At most this many connections to the server at once, on the
+            transport's own clients (100 by default; on the lean client per origin, a request
+            beyond them waits for one to free up).
+
+    Raises:
+        ValueError: `url` is not an http(s) URL, `max_connections` is below 1, or `url` has
+            credentials as well as `auth` or an `Authorization` header.
+    """
 
     def __init__(
         self,
@@ -371,16 +389,20 @@ class HttpTransport:
         await self._stack.aclose()
 
     async def receive(self) -> bytes:
-        """The next frame from the server (answers and its own messages); `anyio.EndOfStream`
-        once closed."""
+        """Return the next frame from the server (answers and its own messages).
+
+        Raises `anyio.EndOfStream` once closed.
+        """
         try:
             return await self._incoming.get()
         except anyio.ClosedResourceError:
             raise anyio.EndOfStream from None
 
     async def aclose(self) -> None:
-        """Stop every stream, end a legacy session (DELETE; a 405 is fine); `receive` then raises
-        `EndOfStream`. Safe to call twice."""
+        """Stop every stream and end a legacy session (DELETE; a 405 is fine).
+
+        `receive` then raises `EndOfStream`. Safe to call twice.
+        """
         if self._closed:
             return
         self._closed = True
@@ -478,10 +500,12 @@ class HttpTransport:
             await self._post_message(data, "", self._era_headers(None))
 
     async def send_request(self, data: bytes) -> None:
-        """`send`, but a request's exchange runs in the caller's task, to its end: its response
-        (or the error standing for it) is delivered before this returns; no task per request
-        (`mcpio.transport.Exchanging`: a session's requests). On the lean client only; anything
-        else goes by `send`."""
+        """`send`, but a request's exchange runs in the caller's task, to its end.
+
+        Its response (or the error standing for it) is delivered before this returns; no task
+        per request (`mcpio._core.transport.Exchanging`: a session's requests). On the lean
+        client only; anything else goes by `send`.
+        """
         if self._lean is None or self._closed or self._tasks is None:
             await self.send(data)
             return

@@ -7,7 +7,7 @@ import math
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcpio.transport import FrameHook
+from mcpio._core.transport import FrameHook
 
 
 class MemoryTransport:

@@ -19,8 +19,8 @@ from typing import IO, cast
 
 import anyio
 
-from mcpio.transport import FrameHook
-from mcpio.transports.lines import LineStream
+from mcpio._core.transport import FrameHook
+from mcpio.transports._lines import LineStream
 
 CHUNK = 1 << 16
 BACKLOG = 2 * CHUNK  # unread bytes of a process's stdout at which its pipe is paused
@@ -31,30 +31,50 @@ BACKLOG = 2 * CHUNK  # unread bytes of a process's stdout at which its pipe is p
 INHERITED_ENV: tuple[str, ...] = (
     # POSIX
     "HOME",  # the user's home: where a program finds its configuration and caches
-    "USER", "LOGNAME",  # who runs it (getpass, logs)
+    "USER",
+    "LOGNAME",  # who runs it (getpass, logs)
     "PATH",  # how a server finds the programs it runs (node, uv, git)
     "SHELL",  # the user's shell, for a server that runs commands
     "TERM",  # what stderr is shown on (colours)
-    "LANG", "LANGUAGE",  # the locale, and with `LC_*` below the text encoding of stdio and paths
+    "LANG",
+    "LANGUAGE",  # the locale, and with `LC_*` below the text encoding of stdio and paths
     "TMPDIR",  # where temporary files go (macOS's is per user)
     "TZ",  # the time zone
     # the XDG base directories: where configuration, data and caches are, when not the defaults
-    "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
     # Windows
-    "SYSTEMROOT", "WINDIR", "SYSTEMDRIVE",  # without SYSTEMROOT, Python's sockets fail to start
-    "COMSPEC", "PATHEXT",  # how `npx.cmd` and other scripts run and are found
-    "TEMP", "TMP",  # temporary files
-    "USERNAME", "USERPROFILE", "HOMEDRIVE", "HOMEPATH",  # the user and their home
-    "APPDATA", "LOCALAPPDATA", "PROGRAMDATA",  # configuration and caches
-    "PROGRAMFILES", "PROGRAMFILES(X86)", "COMMONPROGRAMFILES",  # where programs are installed
-    "PROCESSOR_ARCHITECTURE", "NUMBER_OF_PROCESSORS",  # what the machine is
-)  # fmt: skip
+    "SYSTEMROOT",
+    "WINDIR",
+    "SYSTEMDRIVE",  # without SYSTEMROOT, Python's sockets fail to start
+    "COMSPEC",
+    "PATHEXT",  # how `npx.cmd` and other scripts run and are found
+    "TEMP",
+    "TMP",  # temporary files
+    "USERNAME",
+    "USERPROFILE",
+    "HOMEDRIVE",
+    "HOMEPATH",  # the user and their home
+    "APPDATA",
+    "LOCALAPPDATA",
+    "PROGRAMDATA",  # configuration and caches
+    "PROGRAMFILES",
+    "PROGRAMFILES(X86)",
+    "COMMONPROGRAMFILES",  # where programs are installed
+    "PROCESSOR_ARCHITECTURE",
+    "NUMBER_OF_PROCESSORS",  # what the machine is
+)
 INHERITED_ENV_PREFIXES: tuple[str, ...] = ("LC_",)  # LC_ALL, LC_CTYPE, ...: the locale
 
 
 def server_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment a stdio server starts with: the host's variables named in
-    `INHERITED_ENV` (or starting with `LC_`), then `env` over them."""
+    """Return the environment a stdio server starts with.
+
+    That is the host's variables named in `INHERITED_ENV` (or starting with `LC_`), then `env`
+    over them.
+    """
     names = frozenset(INHERITED_ENV)
     windows = sys.platform == "win32"  # where names are case-insensitive
     inherited = {
@@ -125,8 +145,11 @@ def _write_all(fd: int, data: bytes) -> None:
 
 @contextlib.contextmanager
 def protocol_stdout() -> Iterator[IO[bytes]]:
-    """Take stdout over for protocol frames: yields the real stdout (a duplicate of its file
-    descriptor) while descriptor 1 and `sys.stdout` point to stderr; restores both after."""
+    """Take stdout over for protocol frames, pointing everything else written there to stderr.
+
+    Yields the real stdout (a duplicate of its file descriptor) while descriptor 1 and
+    `sys.stdout` point to stderr; restores both after.
+    """
     sys.stdout.flush()
     real = os.dup(1)
     os.dup2(2, 1)
@@ -143,9 +166,12 @@ def protocol_stdout() -> Iterator[IO[bytes]]:
 async def stdio_server_transport(
     stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None
 ) -> LineStream:
-    """The server's side: its own stdin and stdout (or the given binary files). A pipe is read
-    through the event loop, its lines pushed as they come (`PushedLines`); a regular file
-    (stdin redirected from one) through a worker thread, since the loop cannot poll files."""
+    """Open the server's side of stdio: its own stdin and stdout (or the given binary files).
+
+    A pipe is read through the event loop, its lines pushed as they come (`PushedLines`); a
+    regular file (stdin redirected from one) through a worker thread, since the loop cannot
+    poll files.
+    """
     in_fd = (stdin or sys.stdin.buffer).fileno()
     out_fd = (stdout or sys.stdout.buffer).fileno()
     write, atomic = await _pipe_writer(out_fd)
@@ -227,13 +253,20 @@ class _DirectStdout(asyncio.Protocol):
 
 
 class PushedLines(LineStream):
-    """Lines of a pipe whose protocol pushes the chunks read (`arrived`) as they come, on both
-    sides: the server's stdin, the client's view of the server's stdout.
+    """Lines of a pipe whose protocol pushes the chunks read (`arrived`) as they come.
 
-    While the reader waits with nothing queued, a line that `on_frame` takes (a response to a
+    It serves both sides: the server's stdin, the client's view of the server's stdout. While
+    the reader waits with nothing queued, a line that `on_frame` takes (a response to a
     pending request, settled there and then, or a request whose handler starts there and then)
     is not queued at all: one task switch less per message. Reading pauses while more than
-    `BACKLOG` bytes wait unread."""
+    `BACKLOG` bytes wait unread.
+
+    Args:
+        write: Writes bytes to the peer.
+        close: Closes the stream.
+        atomic: `write` puts the whole line before its first await (a pipe transport's
+            buffer), so lines cannot interleave and `send` takes no lock.
+    """
 
     def __init__(
         self,
@@ -331,11 +364,18 @@ class _PushingPipe(asyncio.Protocol):
 
 
 class ProcessTransport(PushedLines):
-    """The client's side: a spawned server process, spoken to over its stdin and stdout
-    (pushed as it arrives, see `PushedLines`).
+    """The client's side of stdio: a spawned server process, over its stdin and stdout.
 
-    Closing ends the process: stdin is closed, then after `grace` seconds SIGTERM, then SIGKILL;
-    it is always reaped (no zombie)."""
+    Its stdout is pushed as it arrives (see `PushedLines`). Closing ends the process: stdin is
+    closed, then after `grace` seconds SIGTERM, then SIGKILL; it is always reaped (no zombie).
+    Made by `spawn`.
+
+    Args:
+        process: The server process.
+        grace: Seconds to wait for it to exit after closing its stdin, and again after SIGTERM.
+        protocol: The process's subprocess protocol, that hands its stdout over (and the
+            chunks that came before).
+    """
 
     def __init__(
         self, process: asyncio.subprocess.Process, grace: float, protocol: _ProcessProtocol
@@ -395,9 +435,19 @@ async def spawn(
     stderr: int | IO[bytes] | None = None,
     grace: float = 2.0,
 ) -> ProcessTransport:
-    """Start a stdio server; its stderr goes to ours unless `stderr` says otherwise. Its
-    environment: the host's allow-listed variables with `env` over them (`server_environment`),
-    never the host's whole environment."""
+    """Start a stdio server and return the transport to it.
+
+    Its stderr goes to ours unless `stderr` says otherwise. Its environment: the host's
+    allow-listed variables with `env` over them (`server_environment`), never the host's whole
+    environment.
+
+    Args:
+        command: The program and its arguments.
+        env: Variables added to the allow-listed ones (and winning over them).
+        cwd: The directory it runs in (None: ours).
+        stderr: Where its stderr goes (a `subprocess` constant or a binary file; None: ours).
+        grace: Seconds `ProcessTransport` waits at each step of ending the process (default 2).
+    """
     loop = asyncio.get_running_loop()
     # What `asyncio.create_subprocess_exec` does, with a protocol that hands stdout over.
     transport, protocol = await loop.subprocess_exec(

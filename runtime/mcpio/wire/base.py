@@ -101,6 +101,9 @@ def _not_null_fields(cls: type[BaseModel]) -> dict[str, FieldInfo]:
     }
 
 
+_Extras = dict[str, JSONValue]  # extra members: typed JSON values
+
+
 class WireModel(BaseModel):
     """Base of all generated models: wire names (aliases) in and out, unknown members kept."""
 
@@ -120,7 +123,9 @@ class WireModel(BaseModel):
     # asked for it); at run time it stays a bare annotation: a `Field` there changes how pydantic
     # serializes unions (False inside a union with int dumped as 0).
     if TYPE_CHECKING:
-        __pydantic_extra__: dict[str, JSONValue] = Field(init=False)  # pyright: ignore[reportIncompatibleVariableOverride]  # fmt: skip
+        __pydantic_extra__: _Extras = (  # pyright: ignore[reportIncompatibleVariableOverride]
+            Field(init=False)
+        )
     else:
         __pydantic_extra__: dict[str, JSONValue]
 
@@ -144,10 +149,20 @@ class WireModel(BaseModel):
         # the same model and for the schema (pydantic's default writes them as null). The
         # codecs serialize with exclude_unset themselves; these only change the defaults.
         def model_dump(self, /, **options: Any) -> dict[str, Any]:
+            """Dump the model as Python data, leaving out members never set by default.
+
+            `options` are pydantic's `BaseModel.model_dump` options; `exclude_unset` defaults to
+            True here.
+            """
             options.setdefault("exclude_unset", True)
             return super().model_dump(**options)
 
         def model_dump_json(self, /, **options: Any) -> str:
+            """Dump the model as JSON text, leaving out members never set by default.
+
+            `options` are pydantic's `BaseModel.model_dump_json` options; `exclude_unset`
+            defaults to True here.
+            """
             options.setdefault("exclude_unset", True)
             return super().model_dump_json(**options)
 

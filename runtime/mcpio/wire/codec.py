@@ -50,7 +50,24 @@ MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class MethodSpec:
-    """One method of a revision, as its dispatch table lists it."""
+    """One method of a revision, as its dispatch table lists it.
+
+    Args:
+        name: The method's name (`tools/call`).
+        kind: "request", "notification" or "input request".
+        direction: Who sends it: "client->server", "server->client", "both" or
+            "server->client (embedded input request)".
+        message: The message model.
+        params: The params model (None: the method has no params).
+        params_required: Whether its message requires `params`.
+        results: The possible result models; () for notifications.
+        result: The final (complete) result model.
+        input_required: Whether it may answer with the interim "input required" result.
+        cacheable: Whether its results carry `ttlMs` / `cacheScope`.
+        task_result: What a task-augmented request may answer with instead (None: no task).
+        list_field: A paginated list result's field of items (None: not a list).
+        list_item: The model of those items (None: not a list).
+    """
 
     name: str
     kind: str  # "request" | "notification" | "input request"
@@ -69,7 +86,13 @@ class MethodSpec:
 
 @dataclass(frozen=True, slots=True)
 class InvalidItem:
-    """An item that lenient list decoding left out, and why."""
+    """An item that lenient list decoding left out, and why.
+
+    Args:
+        index: Its position in the list.
+        name: Its `name`, when it has a string one.
+        errors: Why it is invalid, as `ProtocolError.data["errors"]` lists errors.
+    """
 
     index: int
     name: str | None
@@ -96,6 +119,12 @@ class Envelope(Generic[CapabilitiesT, InfoT]):
 
     The wire form is unchanged (`io.modelcontextprotocol/protocolVersion`, ...); this is a view
     of it: `codec.envelope(request)` or `mcp_wire.envelope(request)`.
+
+    Args:
+        protocol_version: The protocol version the request names.
+        client_capabilities: The client's capabilities.
+        client_info: The client's implementation info, if sent.
+        log_level: The log level asked for, if any.
     """
 
     protocol_version: str
@@ -106,7 +135,16 @@ class Envelope(Generic[CapabilitiesT, InfoT]):
 
 @dataclass(frozen=True, slots=True)
 class PublicMapping:
-    """How one method's params and result map to the public (latest revision's) models."""
+    """How one method's params and result map to the public (latest revision's) models.
+
+    Args:
+        own_params: This revision's params model.
+        public_params: The public params model.
+        own_result: This revision's result model.
+        public_result: The public result model.
+        result_backfill: The public-required result fields this revision lacks, with the values
+            they get.
+    """
 
     own_params: Any
     public_params: Any
@@ -254,8 +292,10 @@ class Codec:
         return f"<mcp_wire codec {self.revision} ({self.era} era)>"
 
     def with_result_types(self, *values: str) -> Self:
-        """A codec of this revision that also recognises these `resultType` values on every
-        result, untyped; every other value the revision does not define is refused.
+        """Return a codec of this revision that also recognises these `resultType` values.
+
+        They are recognised on every result, untyped; every other value the revision does not
+        define is refused.
 
         Deprecated: `with_extensions(id)` reads a negotiated extension's results typed, and
         only on the methods that may answer them.
@@ -271,10 +311,12 @@ class Codec:
         return type(self)(self.max_bytes, result_types=self.extra_result_types | set(values))
 
     def with_extensions(self, *extensions: str) -> Codec:
-        """The codec of this revision with these negotiated extensions (by id, e.g.
-        "io.modelcontextprotocol/tasks"): it also decodes, encodes, builds and types the
-        extensions' messages and results. `LookupError` for an extension this revision has not
-        been generated with."""
+        """Return the codec of this revision with these negotiated extensions (by id).
+
+        An id is like "io.modelcontextprotocol/tasks". The codec also decodes, encodes, builds
+        and types the extensions' messages and results. `LookupError` for an extension this
+        revision has not been generated with.
+        """
         if not all(isinstance(e, str) for e in extensions):
             raise TypeError("extension ids are strings")
         wanted = self.extension_ids | set(extensions)
@@ -297,8 +339,11 @@ class Codec:
     # ------------------------------------------------------------------ decoding
 
     def peek(self, data: bytes | str) -> Peek:
-        """The envelope of a frame (kind, id, method, routing name, protocol version), read
-        without validating its params or result: for routing and transport header checks."""
+        """Read the envelope of a frame without validating its params or result.
+
+        The envelope is its kind, id, method, routing name and protocol version: for routing
+        and transport header checks.
+        """
         if type(data) is not bytes or len(data) > self.max_bytes:
             data = self._as_bytes(data)
         try:
@@ -349,6 +394,12 @@ class Codec:
 
         With `lenient` (list methods), invalid items are left out and reported in a
         `LenientResponse` instead of failing the whole page.
+
+        Args:
+            data: The frame.
+            method: The method of the request it answers.
+            lenient: Leave invalid items of a list result out (reported) instead of failing.
+            strict: Members this revision does not define are an error instead of being kept.
         """
         if type(data) is not bytes or len(data) > self.max_bytes:
             data = self._as_bytes(data)
@@ -611,11 +662,17 @@ class Codec:
         return serializer.to_json(message, by_alias=True, exclude_unset=True)
 
     def encode_result(self, id: str | int, result: BaseModel, meta: bytes | None = None) -> bytes:
-        """JSON bytes of the result response `{"jsonrpc": "2.0", "id": id, "result": result}`,
-        `result` a result model of this revision: what `encode` writes of that response,
-        without building the frame around the result (the server's path for every answer).
-        `meta`: the JSON of a `_meta` object to write as that of the result (whose own is
-        unset)."""
+        """Encode the result response `{"jsonrpc": "2.0", "id": id, "result": result}` to JSON.
+
+        It is what `encode` writes of that response, without building the frame around the
+        result (the server's path for every answer).
+
+        Args:
+            id: The id of the request it answers.
+            result: A result model of this revision.
+            meta: The JSON of a `_meta` object to write as that of the result (whose own is
+                unset).
+        """
         cls = type(result)
         serializer = cls.__dict__.get("__pydantic_serializer__")
         if cls.__module__ not in self.own_modules or serializer is None:
@@ -626,8 +683,14 @@ class Codec:
         return self.result_frame(id, body, meta)
 
     def result_frame(self, id: str | int, body: bytes, meta: bytes | None = None) -> bytes:
-        """The result response around `body`, a result's JSON object (written first, as its
-        model declares it first, `meta` as the result's `_meta`)."""
+        """Write the result response around `body`, a result's JSON object.
+
+        Args:
+            id: The id of the request it answers.
+            body: The result's JSON object.
+            meta: The JSON of the result's `_meta` (written first, as its model declares it
+                first).
+        """
         if meta is not None:
             body = b'{"_meta":%b%b%b' % (meta, b"," if len(body) > 2 else b"", body[1:])
         if type(id) is int:
@@ -643,8 +706,15 @@ class Codec:
     # message are the caller's mistake: MessageBuildError, a ValueError.
 
     def request(self, method: str, params: Any = None, *, id: str | int, **envelope: Any) -> Any:
-        """A validated request frame; the modern era stamps its `_meta` envelope from `envelope`
-        (client_capabilities=..., client_info=..., protocol_version=...)."""
+        """Build a validated request frame.
+
+        Args:
+            method: The request's method.
+            params: Its params, a model or a mapping (None: none).
+            id: Its JSON-RPC id.
+            **envelope: The modern era stamps its `_meta` envelope from these
+                (client_capabilities=..., client_info=..., protocol_version=...).
+        """
         frame = self.requests.get(method) or self._raise_unknown(method, "request")
         body: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
         stamped = self._stamp(self._params_data(params, method), method, envelope)
@@ -661,7 +731,13 @@ class Codec:
         return self._build(frame, body, f"a {method} notification")
 
     def response(self, id: str | int, method: str, result: Any) -> Any:
-        """A validated result response to a `method` request."""
+        """A validated result response to a `method` request.
+
+        Args:
+            id: The id of the request it answers.
+            method: That request's method.
+            result: The result, a model or a mapping.
+        """
         frame = self.responses.get(method) or self._raise_unknown(method, "request")
         data = self._as_data(result)
         if not isinstance(data, Mapping):
@@ -680,7 +756,14 @@ class Codec:
         return self._build(frame, body, f"a {method} response")
 
     def error(self, id: str | int | None, code: int, message: str, data: Any = None) -> Any:
-        """A validated error response (typed by `code` where the schema pins one)."""
+        """A validated error response (typed by `code` where the schema pins one).
+
+        Args:
+            id: The id of the request it answers (None: the id could not be read).
+            code: The JSON-RPC error code.
+            message: One line.
+            data: What failed (None: nothing said).
+        """
         error: dict[str, Any] = {"code": code, "message": message}
         if data is not None:
             error["data"] = data
@@ -723,10 +806,11 @@ class Codec:
     # ------------------------------------------------------------------ the request envelope
 
     def envelope(self, message: Any) -> Envelope[Any, Any]:
-        """The per-request `_meta` envelope of a modern request (the request, its params or its
-        `_meta`), by plain names: protocol_version, client_capabilities, client_info, log_level.
+        """Return the per-request `_meta` envelope of a modern request, by plain names.
 
-        `ValueError` if the revision has no envelope (legacy era) or `message` carries none.
+        `message` is the request, its params or its `_meta`; the names are protocol_version,
+        client_capabilities, client_info, log_level. `ValueError` if the revision has no
+        envelope (legacy era) or `message` carries none.
         """
         keys = self.envelope_keys
         if not keys:
@@ -778,6 +862,13 @@ class Codec:
         """This revision's params or result (`kind`) of `method`, as the latest revision's model.
 
         Methods the latest revision does not have (e.g. the legacy handshake) keep their own types.
+
+        Args:
+            method: The method.
+            payload: The params or result, this revision's model or its data.
+            kind: "params" or "result".
+            client_capabilities: The session's client capabilities, for the `_meta` envelope a
+                modern request's public params carry.
         """
         plan = self._public_results.get(method) if kind == "result" else None
         if plan is not None and type(payload) is plan[0]:
@@ -826,18 +917,32 @@ class Codec:
         return public
 
     def public_result(self, method: str, result: Any, data: bytes) -> Any:
-        """`to_public` of a result just read from `data` (its response's bytes, as
-        `decode_response` read them): the public model read from the bytes, one validation
-        instead of a dump and a validation (`mcpio.wire.public_reads`)."""
+        """`to_public` of a result just read from `data`: the public model read from the bytes.
+
+        One validation instead of a dump and a validation (`mcpio.wire.public_reads`).
+
+        Args:
+            method: The method the response answers.
+            result: The result as this revision's model.
+            data: Its response's bytes, as `decode_response` read them.
+        """
         public = self._public_reads.result(method, result, data)
         return self.to_public(method, result, "result") if public is None else public
 
     def public_params(
         self, method: str, params: Any, data: bytes, *, client_capabilities: Any = None
     ) -> Any:
-        """`to_public` of a request's params just read from `data` (the request's bytes, as
-        `decode` read them), with the `_meta` envelope of a session with `client_capabilities`:
-        the public model read from the bytes (`mcpio.wire.public_reads`)."""
+        """`to_public` of a request's params just read from `data`: the model read from the bytes.
+
+        The public model gets the `_meta` envelope of a session with `client_capabilities`
+        (`mcpio.wire.public_reads`).
+
+        Args:
+            method: The request's method.
+            params: Its params as this revision's model.
+            data: The request's bytes, as `decode` read them.
+            client_capabilities: The session's client capabilities, for the envelope.
+        """
         public = self._public_reads.params(method, params, data, client_capabilities)
         if public is None:
             caps = client_capabilities
@@ -858,9 +963,17 @@ class Codec:
     def from_public(
         self, method: str, payload: Any, kind: str, envelope: Mapping[str, Any] | None = None
     ) -> Any:
-        """Public (latest revision) params or result (`kind`) of `method`, in this revision's
-        shape: members this revision does not define are dropped. A modern request's params get
-        their `_meta` envelope stamped from `envelope` (as `request` does) before they are checked.
+        """Put public (latest revision) params or result of `method` in this revision's shape.
+
+        Members this revision does not define are dropped. A modern request's params get their
+        `_meta` envelope stamped from `envelope` (as `request` does) before they are checked.
+
+        Args:
+            method: The method.
+            payload: The public params or result, a model or its data.
+            kind: "params" or "result".
+            envelope: The envelope's values by plain names (client_capabilities=...,
+                client_info=..., protocol_version=...); None: none stamped.
         """
         mapping = self.public.get(method)
         if mapping is None:

@@ -1,6 +1,8 @@
-"""What a codec raises: `ProtocolError`, a JSON-RPC error ready to be sent back, for what it
-reads (and for a method its revision lacks); `MessageBuildError`, a `ValueError`, when its
-builders are given arguments that make no valid message (a local mistake, not a wire error).
+"""What a codec raises: `ProtocolError` and `MessageBuildError`, and the JSON-RPC error codes.
+
+`ProtocolError`, a JSON-RPC error ready to be sent back, for what a codec reads (and for a
+method its revision lacks); `MessageBuildError`, a `ValueError`, when its builders are given
+arguments that make no valid message (a local mistake, not a wire error).
 
 Hand-written shared runtime code: the codec machinery and every revision's generated codec
 import it, and `mcp_wire` re-exports both.
@@ -23,8 +25,13 @@ URL_ELICITATION_REQUIRED = -32042
 
 
 class ProtocolError(Exception):
-    """A message that cannot be accepted: `code` is the JSON-RPC error code to answer with,
-    `message` one line, `data` names what failed (e.g. the failing fields)."""
+    """A message that cannot be accepted, as the JSON-RPC error to answer it with.
+
+    Args:
+        code: The JSON-RPC error code to answer with.
+        message: One line.
+        data: What failed (e.g. the failing fields); None: nothing said.
+    """
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
@@ -44,11 +51,16 @@ class ProtocolError(Exception):
 
 
 class MessageBuildError(ValueError):
-    """A builder (`codec.request`, `notification`, `response`, `error`) was given arguments that
-    do not make a valid message of its revision: a mistake of the caller, not of a peer.
+    """A builder was given arguments that do not make a valid message of its revision.
 
-    `method` names the method (None for an error response), `errors` the failing fields as
-    `ProtocolError.data["errors"]` does: `{"field", "message", "type"}` each.
+    The builders are `codec.request`, `notification`, `response`, `error`; this is a mistake of
+    the caller, not of a peer.
+
+    Args:
+        message: What is wrong, in one line.
+        method: The method (None for an error response).
+        errors: The failing fields as `ProtocolError.data["errors"]` gives them:
+            `{"field", "message", "type"}` each.
     """
 
     def __init__(

@@ -27,7 +27,7 @@ from mcpio.wire.numbers import may_hold_non_finite
 from mcpio.wire.schemas import BATCH, ERROR, JSONRPC, MESSAGE, RESULT, TYPED_ERROR
 
 MAX_REPORTED_ERRORS = 8
-# Limits of pydantic-core's JSON reader (measured; tests/test_one_pass.py holds them): arrays
+# Limits of pydantic-core's JSON reader (measured; tests/wire/test_one_pass.py holds them): arrays
 # and objects nested at most this deep in a frame, integers of at most this many digits.
 MAX_DEPTH = 201
 MAX_DIGITS = 4300
@@ -43,8 +43,14 @@ Error = dict[str, Any]
 def protocol_error(
     codec: Any, exc: ValidationError, data: bytes, method: str | None
 ) -> ProtocolError:
-    """Why `data` is not a message of `codec`'s revision (`method`: the request a response
-    answers, for `decode_response`)."""
+    """Say why `data` is not a message of `codec`'s revision, as the `ProtocolError` to answer.
+
+    Args:
+        codec: The codec whose readers refused `data`.
+        exc: The readers' validation error.
+        data: The frame.
+        method: The request a response answers, for `decode_response`; else None.
+    """
     errors: list[Error] = exc.errors(include_url=False, include_input=False)  # type: ignore[assignment]
     if errors and errors[0]["type"] == "json_invalid":
         return unreadable(str(errors[0]["ctx"]["error"]))
@@ -57,8 +63,11 @@ def protocol_error(
 
 
 def unreadable(reason: str) -> ProtocolError:
-    """A frame the JSON reader stopped on: past a documented limit (-32600 naming it), or not
-    JSON at all (-32700). The reader refuses a limit before it reads the rest of the frame."""
+    """The `ProtocolError` for a frame the JSON reader stopped on, given the reader's reason.
+
+    The frame is past a documented limit (-32600 naming it), or not JSON at all (-32700). The
+    reader refuses a limit before it reads the rest of the frame.
+    """
     if reason.startswith("recursion limit exceeded"):
         return ProtocolError(
             INVALID_REQUEST,
@@ -247,8 +256,10 @@ def _invalid(code: int, what: str, errors: list[Error], drop: int) -> ProtocolEr
 
 
 def listed(errors: list[Error], drop: int) -> list[dict[str, Any]]:
-    """The errors as `ProtocolError.data["errors"]` lists them (the first few), fields by wire
-    path after the first `drop` locations."""
+    """List validation errors as `ProtocolError.data["errors"]` does (the first few).
+
+    Fields are named by wire path after the first `drop` locations.
+    """
     return [
         {"field": _field(e, drop), "message": e["msg"], "type": e["type"]}
         for e in _as_numbers(errors)[:MAX_REPORTED_ERRORS]

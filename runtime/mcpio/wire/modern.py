@@ -34,10 +34,12 @@ from mcpio.wire.errors import (
 
 
 def result_discriminator(complete: str, interim: str, *own: str) -> Discriminator:
-    """The discriminator of a result tagged by `resultType`: `interim`, one of an extension's
-    `own` values (a task), or `complete`. Another string is a value of `with_result_types` or
-    one the codec refuses before or after the model (`_check_result_type`): a final result
-    either way. Not a string: no branch."""
+    """Make the discriminator of a result tagged by `resultType`.
+
+    The branch is `interim`, one of an extension's `own` values (a task), or `complete`.
+    Another string is a value of `with_result_types` or one the codec refuses before or after
+    the model (`_check_result_type`): a final result either way. Not a string: no branch.
+    """
     tagged = frozenset((interim, *own))
 
     def tag(v: Any) -> str | None:

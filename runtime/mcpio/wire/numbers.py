@@ -126,6 +126,7 @@ def _where(value: Any) -> str:
 
 def may_hold_non_finite(data: bytes) -> bool:
     """Whether `data` may spell NaN or Infinity, which are not JSON.
+
     (Rare bytes of each first: `int in bytes` is a memchr, ten times cheaper than a substring
     search. "I" is in every modern request's clientInfo and "y" in most results' "type", but
     seldom both.)"""

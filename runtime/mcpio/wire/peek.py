@@ -31,9 +31,18 @@ Kind = Literal["request", "notification", "result", "error"]
 
 
 class Peek(NamedTuple):
-    """What routing needs of a frame: its kind, `id`, `method`, the routing name (`params.name`
-    of tools/call and prompts/get, `params.uri` of resources/read) and, in the modern era, the
-    protocol version its `_meta` names. (A named tuple: cheaper to make than a dataclass.)"""
+    """What routing needs of a frame, read from its envelope alone.
+
+    A named tuple: cheaper to make than a dataclass.
+
+    Attributes:
+        kind: The frame's kind.
+        id: Its JSON-RPC id.
+        method: Its method.
+        name: The routing name: `params.name` of tools/call and prompts/get, `params.uri` of
+            resources/read (see `NAMED_BY`).
+        protocol_version: In the modern era, the protocol version its `_meta` names.
+    """
 
     kind: Kind
     id: str | int | None
@@ -54,8 +63,10 @@ def _routing(path: list[str | int]) -> cs.TypedDictField:
 
 
 def peek_validator(protocol_version_key: str | None) -> SchemaValidator:
-    """The validator of a revision's envelope, flattened into one dict by alias paths
-    (`protocol_version_key`: the revision's `_meta` key of the protocol version, if any)."""
+    """Build the validator of a revision's envelope, flattened into one dict by alias paths.
+
+    `protocol_version_key` is the revision's `_meta` key of the protocol version, if any.
+    """
     ignore: Any = "ignore"
     some_object = cs.typed_dict_schema({}, extra_behavior=ignore)  # not read further
     request_id = cs.union_schema([cs.str_schema(strict=True), cs.int_schema(strict=True)])

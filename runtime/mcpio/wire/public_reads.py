@@ -7,7 +7,7 @@ read from them: one validation, the same members with the same values (the revis
 keep every member they read, extras too). What the bytes cannot give alone (params that carry a
 `_meta` of their own, to be merged with the session's envelope), and every failure, take
 `to_public`'s path (each method here returns None for it), which says why as it always has.
-tests/test_fastpaths.py holds the two equal.
+tests/wire/test_fastpaths.py holds the two equal.
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ T = TypeVar("T")
 
 class PublicReads:
     """One codec's readers of public models from frames' bytes, made per method on first use.
+
     `public`: the codec's table (method -> `PublicMapping`); `envelope(capabilities)`: the
-    `_meta` a request's public params get from a session with those client capabilities."""
+    `_meta` a request's public params get from a session with those client capabilities.
+    """
 
     def __init__(
         self, public: Mapping[str, Any], envelope: Callable[[Any], dict[str, Any]]
@@ -43,8 +45,13 @@ class PublicReads:
         self._envelopes: dict[type[BaseModel], tuple[Any, BaseModel]] = {}
 
     def result(self, method: str, result: Any, data: bytes) -> BaseModel | None:
-        """The public model of `result`, read from `data` (the response it was decoded from);
-        None: `to_public`'s to give."""
+        """Read the public model of `result` from `data`; None: `to_public`'s to give.
+
+        Args:
+            method: The method the response answers.
+            result: The result as this revision's model, decoded from `data`.
+            data: The response it was decoded from.
+        """
         plan = _planned(self._results, method, self._result_plan)
         if plan is None or type(result) is not plan[0] or type(data) is not bytes:
             return None
@@ -57,9 +64,16 @@ class PublicReads:
     def params(
         self, method: str, params: Any, data: bytes, client_capabilities: Any
     ) -> BaseModel | None:
-        """The public model of a request's `params`, read from `data` (the request they were
-        decoded from), with the `_meta` envelope of a session with `client_capabilities`;
-        None: `to_public`'s to give."""
+        """Read the public model of a request's `params` from `data`; None: `to_public`'s to give.
+
+        The model gets the `_meta` envelope of a session with `client_capabilities`.
+
+        Args:
+            method: The request's method.
+            params: The params as this revision's model, decoded from `data`.
+            data: The request they were decoded from.
+            client_capabilities: The session's client capabilities, for the envelope.
+        """
         plan = _planned(self._params, method, self._params_plan)
         if plan is None or type(params) is not plan[0] or type(data) is not bytes:
             return None

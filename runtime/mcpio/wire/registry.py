@@ -48,10 +48,12 @@ class Registry:
         return importlib.import_module(f"{self.package}.{module_name(name)}.codec").CODEC
 
     def envelope(self, message: object) -> Envelope[Any, Any] | None:
-        """The per-request ``_meta`` envelope of a modern-era request (or of its params, or of the
-        ``_meta`` object itself) by plain names: ``protocol_version``, ``client_capabilities``,
-        ``client_info``, ``log_level``. None when it carries none (a legacy revision's request, a
-        notification). The wire form is unchanged; ``codec(rev).envelope(...)`` is the typed form.
+        """Return the per-request ``_meta`` envelope of a modern-era request, by plain names.
+
+        `message` is the request, its params, or the ``_meta`` object itself; the names are
+        ``protocol_version``, ``client_capabilities``, ``client_info``, ``log_level``. None when
+        it carries none (a legacy revision's request, a notification). The wire form is
+        unchanged; ``codec(rev).envelope(...)`` is the typed form.
         """
         parts = type(message).__module__.split(".")
         if len(parts) < 2 or parts[0] != self.package or parts[1] not in self.modules:
@@ -67,8 +69,11 @@ class Registry:
             return None
 
     def attribute(self, attr: str) -> ModuleType | str:
-        """The package's module `__getattr__`: a revision's subpackage by its module name, and
-        ``__version__`` (the distribution's), each read on first use."""
+        """Serve as the package's module `__getattr__`, reading each attribute on first use.
+
+        The attributes are a revision's subpackage by its module name, and ``__version__`` (the
+        distribution's).
+        """
         if attr in self.modules:
             return self.revision(self.modules[attr])
         if attr == "__version__":

@@ -41,8 +41,10 @@ JSONRPC = "2.0"  # the tag of responses (a call's tag is its method)
 
 
 class SchemaSet:
-    """Core schemas of a codec's frame classes, made in one pass (each model's schema once),
-    sharing one table of definitions."""
+    """Core schemas of a codec's frame classes, sharing one table of definitions.
+
+    They are made in one pass (each model's schema once).
+    """
 
     def __init__(self, classes: Sequence[type[BaseModel]]) -> None:
         self._changed: set[type[BaseModel]] = set()  # classes validated by a changed schema
@@ -103,9 +105,11 @@ class SchemaSet:
         return list(seen)
 
     def with_fields(self, model: Schema, changes: Mapping[str, Any]) -> Schema:
-        """A copy of a model schema whose fields (by wire name) are changed: each change is a
-        function from the field's schema to its new one. The original keeps its `ref`, so other
-        references still reach it unchanged."""
+        """Copy a model schema with some of its fields (by wire name) changed.
+
+        Each change is a function from the field's schema to its new one. The original keeps its
+        `ref`, so other references still reach it unchanged.
+        """
         model = self.resolve(model)
         fields_schema = model["schema"]
         fields = dict(fields_schema["fields"])
@@ -128,8 +132,10 @@ def _inner(schema: Schema) -> Schema:
 
 
 def defaulted(value: Any, values: Sequence[Any] | None = None) -> Any:
-    """A field change: the member may be absent (read as `value`, left unset); with `values`,
-    only those values validate."""
+    """Make a field change: the member may be absent (read as `value`, left unset).
+
+    With `values`, only those values validate.
+    """
 
     def change(schema: Schema) -> Schema:
         inner = cs.literal_schema(list(values)) if values is not None else _inner(schema)
@@ -180,9 +186,12 @@ def tagged(choices: Mapping[Any, Schema], path: Any) -> Schema:
 
 
 class Readers:
-    """The validators one codec reads with: `message` for `decode`, `response(method)` for
-    `decode_response`. `result_changes(spec, tag)` relaxes result models (the codec's era hook);
-    `result_tags` orders a tagged result's branches (the complete one first: the most common)."""
+    """The validators one codec reads with.
+
+    `message` for `decode`, `response(method)` for `decode_response`. `result_changes(spec,
+    tag)` relaxes result models (the codec's era hook); `result_tags` orders a tagged result's
+    branches (the complete one first: the most common).
+    """
 
     def __init__(self, codec: Any, result_changes: Any) -> None:
         self._codec = codec

@@ -1,0 +1,495 @@
+"""What a server registers: tools, resources, resource templates and prompts, each a plain
+function. Their wire definitions come from the function (name, docstring, type hints), their
+return values become the public result models."""
+
+from __future__ import annotations
+
+import base64
+import collections.abc
+import functools
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from inspect import CO_COROUTINE
+from types import FunctionType
+from typing import Any, NamedTuple, get_origin, get_type_hints
+
+import anyio.to_thread
+import pydantic
+from pydantic import BaseModel
+from pydantic_core import to_json
+
+from mcpio._core.content import media_block
+from mcpio._core.docstrings import Docstring, parse
+from mcpio._core.hints import CacheHint
+from mcpio._core.jsonrpc import plain
+from mcpio._core.structured import Output, output_of
+from mcpio._core.uritemplate import UriTemplate
+from mcpio.latest import public as pub
+from mcpio.wire.codec import validator
+from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
+
+Fn = Callable[..., Any]
+CONTENT_BLOCKS = (
+    pub.TextContent,
+    pub.ImageContent,
+    pub.AudioContent,
+    pub.EmbeddedResource,
+    pub.ResourceLink,
+)
+
+
+async def call(fn: Fn, kwargs: Mapping[str, Any], threaded: bool = True) -> Any:
+    """Call a handler: a coroutine function on the event loop; any other function, when
+    `threaded`, in one of anyio's worker threads, so a blocking `def` stalls no other request
+    (on the loop itself otherwise)."""
+    if threaded and not is_async(fn):
+        result = await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
+    else:
+        result = fn(**kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def is_async(fn: Fn) -> bool:
+    """A coroutine function, or an object whose `__call__` is one."""
+    if type(fn) is FunctionType and fn.__code__.co_flags & CO_COROUTINE:
+        return True  # an `async def` (every call's path: `inspect`'s checks cost ten times more)
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 (the method, not callability)
+    )
+
+
+def signature(fn: Fn, context_type: type) -> tuple[dict[str, tuple[Any, Any]], str | None]:
+    """The function's parameters as (type, default) fields, and the one that takes the context."""
+    hints = get_type_hints(fn, include_extras=True)
+    fields: dict[str, tuple[Any, Any]] = {}
+    context_param = None
+    for name, param in inspect.signature(fn).parameters.items():
+        hint = hints.get(name, Any)
+        if isinstance(hint, type) and issubclass(hint, context_type):
+            context_param = name
+            continue
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[name] = (hint, default)
+    return fields, context_param
+
+
+def _doc(fn: Fn) -> Docstring:
+    """The function's docstring: its description and its parameters' (`mcpio._core.docstrings`)."""
+    return parse(inspect.getdoc(fn))
+
+
+def _model(name: str, fields: dict[str, tuple[Any, Any]]) -> type[BaseModel]:
+    model: type[BaseModel] = pydantic.create_model(  # pyright: ignore[reportCallIssue]
+        name, **fields  # pyright: ignore[reportArgumentType]
+    )
+    return model
+
+
+def _icons(icons: Sequence[Any] | None) -> list[Any] | None:
+    """Icons (`Icon` models or mappings) as a definition's `icons` (None: none given)."""
+    return [plain(icon) for icon in icons] if icons else None
+
+
+def _misfit(exc: pydantic.ValidationError) -> tuple[str, str]:
+    """The parameter a validation error is about, and what is wrong."""
+    first = exc.errors(include_url=False)[0]
+    return (str(first["loc"][0]) if first["loc"] else ""), first["msg"]
+
+
+@dataclass
+class ToolEntry:
+    definition: pub.Tool
+    fn: Fn
+    arguments: type[BaseModel] | None  # None: an explicit input schema, arguments passed as-is
+    context_param: str | None
+    output: Output | None = None  # derived from the return annotation: checked structured content
+    threaded: bool = True  # a `def` runs in a worker thread (see `call`)
+
+    def kwargs(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The handler's keyword arguments; `pydantic.ValidationError` if they do not fit."""
+        if self.arguments is None:
+            return dict(arguments)
+        return dict(validator(self.arguments)(arguments).__dict__)  # its fields' values
+
+
+def tool_entry(
+    fn: Fn,
+    context_type: type,
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    meta: Mapping[str, Any] | None = None,
+    structured_output: bool | None = None,
+    icons: Sequence[Any] | None = None,
+) -> ToolEntry:
+    """A tool. Without `output_schema`, one is derived from the return annotation (see
+    `mcpio._core.structured`) unless `structured_output` is False; True makes a return annotation
+    without a schema an error (`TypeError`)."""
+    fields, context_param = signature(fn, context_type)
+    tool_name = name or fn.__name__
+    doc = _doc(fn)
+    output = None
+    if output_schema is None and structured_output is not False:
+        output = _output(fn, tool_name, required=structured_output is True)
+        output_schema = None if output is None else output.schema
+    arguments: type[BaseModel] | None = None
+    if input_schema is None:
+        arguments = _model(f"{tool_name}_arguments", fields)
+        schema = arguments.model_json_schema()
+        schema.pop("title", None)
+        for param, prop in schema.get("properties", {}).items():
+            prop.pop("title", None)
+            if param in doc.params and "description" not in prop:
+                prop["description"] = doc.params[param]
+        input_schema = schema
+    definition: dict[str, Any] = {"name": tool_name, "inputSchema": dict(input_schema)}
+    for key, value in (
+        ("title", title),
+        ("description", description or doc.description),
+        ("outputSchema", output_schema),
+        ("annotations", annotations),
+        ("_meta", meta),
+        ("icons", _icons(icons)),
+    ):
+        if value is not None:
+            definition[key] = value
+    return ToolEntry(pub.Tool.model_validate(definition), fn, arguments, context_param, output)
+
+
+def _output(fn: Fn, tool_name: str, *, required: bool) -> Output | None:
+    annotation = get_type_hints(fn, include_extras=True).get("return", Any)
+    try:
+        output = output_of(annotation, tool_name)
+    except TypeError:
+        if required:
+            raise
+        return None
+    if output is None and required:
+        raise TypeError(f"tool {tool_name}: its return annotation gives no structured output")
+    return output
+
+
+def _content_block(value: Any) -> Any:
+    if isinstance(value, CONTENT_BLOCKS):
+        return value
+    if isinstance(value, str):
+        return pub.TextContent(type="text", text=value)
+    media = media_block(value)
+    if media is not None:
+        return media
+    return pub.TextContent(type="text", text=json.dumps(plain(value)))
+
+
+class TextAnswer(NamedTuple):
+    """A tool's string answer, not made a result model: the connection writes it as JSON
+    directly (`json`), byte for byte what `tool_result(text)` is written as in each revision
+    (tests/server/test_dispatch_core.py compares them)."""
+
+    text: str
+
+    def json(self, tagged: bool) -> bytes:
+        """The result's JSON; `tagged`: with the modern era's `resultType`."""
+        return (_TAGGED_TEXT if tagged else _TEXT) % to_json(self.text)
+
+
+_TEXT = b'{"content":[{"text":%b,"type":"text"}]}'
+_TAGGED_TEXT = b'{"content":[{"text":%b,"type":"text"}],"resultType":"complete"}'
+
+
+class WireResult(NamedTuple):
+    """A result already in the request's revision's own shape (plain JSON data), written as it
+    is: what the handlers of methods outside the public models return (`initialize` and the
+    session's lifecycle, the task methods)."""
+
+    data: dict[str, Any]
+
+
+def tool_result(value: Any) -> pub.CallToolResult:
+    """A tool's return value as a tool result: text for strings, content blocks as they are,
+    structured content (and its JSON text) for mappings and models."""
+    if type(value) is str:  # the common case, validated in one step
+        return validator(pub.CallToolResult)(
+            {"content": [{"type": "text", "text": value}], "resultType": "complete"}
+        )
+    if isinstance(value, pub.CallToolResult):
+        return value
+    if value is None:
+        return pub.CallToolResult(content=[], resultType="complete")
+    if isinstance(value, list | tuple):
+        blocks = [_content_block(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return pub.CallToolResult(content=blocks, resultType="complete")
+    if isinstance(value, dict) or (
+        isinstance(value, BaseModel) and not isinstance(value, CONTENT_BLOCKS)
+    ):
+        data = plain(value)
+        return pub.CallToolResult(
+            content=[pub.TextContent(type="text", text=json.dumps(data))],
+            structuredContent=data,
+            resultType="complete",
+        )
+    return pub.CallToolResult(content=[_content_block(value)], resultType="complete")
+
+
+def structured_result(output: Output, value: Any) -> pub.CallToolResult:
+    """A tool's return value as checked structured content, its content blocks what they would
+    be without (as `tool_result` makes them: a string's text, one block per list item, else
+    the JSON text); a
+    `CallToolResult` as it is, its structured content checked unless it is an error.
+    `pydantic.ValidationError` when the value does not fit."""
+    if isinstance(value, pub.CallToolResult):
+        if not value.isError:
+            output.check(plain(value.structuredContent))
+        return value
+    structured = output.structure(value)
+    data: Any = structured["result"] if output.wrapped else structured
+    content: list[Any] = []
+    if isinstance(value, list | tuple):
+        for item, dumped in zip(
+            value, data, strict=True
+        ):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            media = media_block(item) if not isinstance(item, bytes | bytearray) else None
+            content.append(
+                item if isinstance(item, CONTENT_BLOCKS) else media or _content_block(dumped)
+            )
+    elif value is not None:
+        content.append(_content_block(value if isinstance(value, str) else data))
+    return pub.CallToolResult(content=content, structuredContent=structured, resultType="complete")
+
+
+@dataclass
+class ResourceEntry:
+    definition: pub.Resource | pub.ResourceTemplate
+    fn: Fn
+    context_param: str | None
+    template: UriTemplate | None = None  # templates: matches a URI, gives the variables
+    arguments: type[BaseModel] | None = None  # templates: the variables as the handler takes them
+    cache: CacheHint | None = None  # its reads' cache hint (None: the server's)
+    threaded: bool = True  # a `def` runs in a worker thread (see `call`)
+
+    def match(self, uri: str) -> dict[str, Any] | None:
+        """The handler's keyword arguments for `uri` (None: it is not this resource's), the
+        template's values coerced to the parameters' annotations; -32602 naming the parameter
+        whose value does not fit."""
+        if self.template is None or self.arguments is None:
+            return {} if uri == getattr(self.definition, "uri", None) else None
+        values = self.template.match(uri)
+        if values is None:
+            return None
+        try:
+            return dict(validator(self.arguments)(values).__dict__)
+        except pydantic.ValidationError as exc:
+            param, why = _misfit(exc)
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"invalid value for {param!r} in {uri}: {why}",
+                {"uri": uri, "parameter": param},
+            ) from None
+
+
+def resource_entry(
+    fn: Fn,
+    context_type: type,
+    *,
+    uri: str | None = None,
+    uri_template: str | None = None,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+    icons: Sequence[Any] | None = None,
+) -> ResourceEntry:
+    """A resource (`uri`) or a resource template (`uri_template`, RFC 6570: its variables the
+    function's parameters, their values coerced to the annotations). `TypeError` for a template
+    variable that is no parameter or a parameter without a default that is no variable."""
+    data: dict[str, Any] = {"name": name or fn.__name__}
+    for key, value in (
+        ("title", title),
+        ("description", description),
+        ("mimeType", mime_type),
+        ("icons", _icons(icons)),
+    ):
+        if value is not None:
+            data[key] = value
+    fields, context_param = signature(fn, context_type)
+    if uri_template is None:
+        return ResourceEntry(pub.Resource.model_validate({**data, "uri": uri}), fn, context_param)
+    definition = pub.ResourceTemplate.model_validate({**data, "uriTemplate": uri_template})
+    optional = {n for n, (_, default) in fields.items() if default is not ...}
+    lists = {n for n, (hint, _) in fields.items() if get_origin(hint) in _LISTS}
+    template = UriTemplate(uri_template, optional, lists)
+    unknown = sorted(set(template.variables) - set(fields))
+    missing = sorted(set(fields) - optional - set(template.variables))
+    if unknown or missing:
+        raise TypeError(
+            f"resource template {uri_template!r}: "
+            + (f"no parameter for {', '.join(unknown)}" if unknown else "")
+            + ("; " if unknown and missing else "")
+            + (f"no variable for {', '.join(missing)}" if missing else "")
+        )
+    model = _model(f"{definition.name}_variables", fields)
+    return ResourceEntry(definition, fn, context_param, template, model)
+
+
+_LISTS = (list, tuple, set, frozenset, collections.abc.Sequence)
+
+
+def resource_result(value: Any, uri: str, mime_type: str | None) -> pub.ReadResourceResult:
+    """Text for strings, a base64 blob for bytes, contents as they are."""
+    if isinstance(value, pub.ReadResourceResult):
+        return value
+    items = value if isinstance(value, list | tuple) else [value]
+    contents: list[pub.TextResourceContents | pub.BlobResourceContents] = []
+    for item in items:  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(item, pub.TextResourceContents | pub.BlobResourceContents):
+            contents.append(item)
+            continue
+        data: dict[str, Any] = {"uri": uri}
+        if mime_type:
+            data["mimeType"] = mime_type
+        if isinstance(item, bytes | bytearray):
+            data["blob"] = base64.b64encode(item).decode()
+            contents.append(pub.BlobResourceContents.model_validate(data))
+        else:
+            data["text"] = item if isinstance(item, str) else json.dumps(plain(item))
+            contents.append(pub.TextResourceContents.model_validate(data))
+    return pub.ReadResourceResult(
+        contents=contents, resultType="complete", ttlMs=0, cacheScope="private"
+    )
+
+
+@dataclass
+class PromptEntry:
+    definition: pub.Prompt
+    fn: Fn
+    context_param: str | None
+    arguments: type[BaseModel] | None = None  # the arguments as the handler takes them
+    parsed: frozenset[str] = frozenset()  # arguments whose string is JSON (lists, objects...)
+    threaded: bool = True  # a `def` runs in a worker thread (see `call`)
+
+    def kwargs(self, arguments: Mapping[str, str]) -> dict[str, Any]:
+        """The handler's keyword arguments: each string coerced to the parameter's annotation
+        (JSON read for a list or an object); -32602 naming the argument that does not fit."""
+        if self.arguments is None:
+            return dict(arguments)
+        values: dict[str, Any] = dict(arguments)
+        for name in self.parsed & values.keys():
+            try:
+                values[name] = json.loads(values[name])
+            except (TypeError, ValueError):
+                pass  # left as it is: the validation says what is wrong
+        try:
+            return dict(validator(self.arguments)(values).__dict__)
+        except pydantic.ValidationError as exc:
+            argument, why = _misfit(exc)
+            prompt = self.definition.name
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"invalid value for argument {argument!r} of prompt {prompt!r}: {why}",
+                {"name": prompt, "argument": argument},
+            ) from None
+
+
+def prompt_entry(
+    fn: Fn,
+    context_type: type,
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    icons: Sequence[Any] | None = None,
+) -> PromptEntry:
+    """A prompt: its arguments are the function's parameters, described by the docstring; one
+    that is not a string has its type in its description (arguments are strings on the wire,
+    in every revision), its value coerced to it."""
+    fields, context_param = signature(fn, context_type)
+    doc = _doc(fn)
+    prompt_name = name or fn.__name__
+    model = _model(f"{prompt_name}_arguments", fields)
+    schema = model.model_json_schema()
+    arguments: list[dict[str, Any]] = []
+    parsed: set[str] = set()
+    for arg, (_, default) in fields.items():
+        expects, read_json = _expects(schema, schema.get("properties", {}).get(arg, {}))
+        if read_json:
+            parsed.add(arg)
+        said = [text for text in (doc.params.get(arg), expects and f"({expects})") if text]
+        argument: dict[str, Any] = {"name": arg, "required": default is ...}
+        if said:
+            argument["description"] = " ".join(said)
+        arguments.append(argument)
+    definition: dict[str, Any] = {"name": prompt_name}
+    if arguments:
+        definition["arguments"] = arguments
+    if title:
+        definition["title"] = title
+    if icons:
+        definition["icons"] = _icons(icons)
+    if description or doc.description:
+        definition["description"] = description or doc.description
+    return PromptEntry(
+        pub.Prompt.model_validate(definition), fn, context_param, model, frozenset(parsed)
+    )
+
+
+_SCALARS = {"integer": "an integer", "number": "a number", "boolean": "true or false"}
+
+
+def _expects(schema: Mapping[str, Any], prop: Mapping[str, Any]) -> tuple[str | None, bool]:
+    """What a prompt argument's string must hold (None: any text), and whether it is read as
+    JSON (a list, an object, a union)."""
+    if not prop:  # unannotated (Any): the text as it is
+        return None, False
+    ref = prop.get("$ref")
+    if isinstance(ref, str):  # an enumeration or a model, among the schema's definitions
+        prop = schema.get("$defs", {}).get(ref.rsplit("/", 1)[-1], {})
+    options = [p for p in prop.get("anyOf", ()) if p.get("type") != "null"]
+    if len(options) == 1:  # an optional value: what it is when given
+        return _expects(schema, options[0])
+    if "enum" in prop and all(isinstance(v, str) for v in prop["enum"]):
+        return "one of: " + ", ".join(prop["enum"]), False
+    kind = prop.get("type")
+    if kind == "string":
+        return None, False
+    if kind in _SCALARS:
+        return _SCALARS[kind], False
+    if kind in ("array", "object"):
+        return f"a JSON {kind}", True
+    return "a JSON value", True
+
+
+def prompt_result(value: Any) -> pub.GetPromptResult:
+    """Strings become user messages, content blocks user messages holding them."""
+    if isinstance(value, pub.GetPromptResult):
+        return value
+    items = value if isinstance(value, list | tuple) else [value]
+    messages = [
+        (
+            item
+            if isinstance(item, pub.PromptMessage)
+            else pub.PromptMessage(role="user", content=_content_block(item))
+        )
+        for item in items  # pyright: ignore[reportUnknownVariableType]
+    ]
+    return pub.GetPromptResult(messages=messages, resultType="complete")
+
+
+CompletionFn = Callable[[pub.CompleteRequestParams], Awaitable[Any] | Any]
+
+
+def completion_result(value: Any) -> pub.CompleteResult:
+    """A completer's return value as a `CompleteResult` (a list of values: the first 100)."""
+    if isinstance(value, pub.CompleteResult):
+        return value
+    values = list(value or [])[:100]  # pyright: ignore[reportUnknownArgumentType]
+    return pub.CompleteResult(
+        completion=pub.CompleteResultCompletion(values=values, total=len(values), hasMore=False),
+        resultType="complete",
+    )

@@ -1,0 +1,99 @@
+"""Authorization, both sides: the resource server's token checks and the client's OAuth flow.
+
+The server side: `ResourceServerAuth`, the verifiers, DPoP. The client side: `OAuth` and the
+token stores, which need the `http` extra and load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from mcpio._core.extras import needs
+from mcpio._core.principal import Principal
+from mcpio.auth._bearer import BearerToken
+from mcpio.auth._dpop import DpopKey
+from mcpio.auth._dpop_server import (
+    DpopPolicy,
+    MemoryReplayCache,
+    RedisReplayCache,
+    ReplayCache,
+    ReplayCacheFull,
+    ReplayUnavailable,
+)
+from mcpio.auth._resource import (
+    DEFAULT_TOKEN_TYPES,
+    STRICT_TOKEN_TYPES,
+    AuthRefused,
+    IntrospectionVerifier,
+    InvalidToken,
+    JwtVerifier,
+    ResourceServerAuth,
+    TokenVerifier,
+    VerifierUnavailable,
+)
+
+if TYPE_CHECKING:
+    from mcpio.auth._client import (
+        Assertion,
+        ClientInfo,
+        FileTokenStore,
+        MemoryTokenStore,
+        OAuth,
+        Redirect,
+        RedirectHandler,
+        Tokens,
+        TokenStore,
+    )
+
+_CLIENT = frozenset(
+    {
+        "Assertion",
+        "ClientInfo",
+        "FileTokenStore",
+        "MemoryTokenStore",
+        "OAuth",
+        "Redirect",
+        "RedirectHandler",
+        "TokenStore",
+        "Tokens",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _CLIENT:
+        raise AttributeError(f"module 'mcpio.auth' has no attribute {name!r}")
+    with needs("http", "mcpio's OAuth client"):  # httpx at its top
+        return getattr(importlib.import_module("mcpio.auth._client"), name)
+
+
+__all__ = [
+    "DEFAULT_TOKEN_TYPES",
+    "STRICT_TOKEN_TYPES",
+    "Assertion",
+    "AuthRefused",
+    "BearerToken",
+    "ClientInfo",
+    "DpopKey",
+    "DpopPolicy",
+    "FileTokenStore",
+    "IntrospectionVerifier",
+    "InvalidToken",
+    "JwtVerifier",
+    "MemoryReplayCache",
+    "MemoryTokenStore",
+    "OAuth",
+    "Principal",
+    "Redirect",
+    "RedirectHandler",
+    "RedisReplayCache",
+    "ReplayCache",
+    "ReplayCacheFull",
+    "ReplayUnavailable",
+    "ResourceServerAuth",
+    "TokenStore",
+    "TokenVerifier",
+    "Tokens",
+    "VerifierUnavailable",
+]

@@ -1,0 +1,649 @@
+"""One client connection to a `Server`, in either era, decided by the client's first move:
+`initialize` opens a legacy session (its negotiated revision, capabilities, log level and
+resource subscriptions live here); a request carrying the modern `_meta` envelope is served
+statelessly, from what that request says alone.
+
+Each request is read in its era (`_initialize`, `_legacy`, `_modern`: its params and context),
+then takes one path in both eras: `serve` (the server's middlewares and the handler) and `write`
+(its result as the response frame)."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+import pydantic_core
+from pydantic import BaseModel
+
+import mcp_wire
+from mcpio._core import ext_methods
+from mcpio._core.context import (
+    Context,
+    ElicitUrl,
+    InputRequired,
+    MethodHandler,
+    RetriedInputs,
+    SentInputs,
+    UrlElicitationRequired,
+)
+from mcpio._core.errors import McpError
+from mcpio._core.handlers import TextAnswer, WireResult, tool_result
+from mcpio._core.hub import Hub
+from mcpio._core.jsonrpc import RequestId, answered, error_frame, plain
+from mcpio._core.negotiate import (
+    LEGACY,
+    MODERN,
+    codec_of,
+    fit,
+    legacy_version,
+    read_legacy,
+    read_modern,
+)
+from mcpio._core.protocol_rules import MAX_INPUT_ROUNDS, unsupported_version
+from mcpio._core.sealing import Sealer, request_digest
+from mcpio._core.session import Session, send_frame
+from mcpio._core.transport import Transport
+from mcpio.latest import REVISION as PUBLIC_REVISION
+from mcpio.latest import public as pub
+from mcpio.server._listen import Listener, listen
+from mcpio.tasks import _serve as tasks_serve
+from mcpio.tasks.engine import TaskCreated, TaskEngine
+from mcpio.wire.codec import Codec
+from mcpio.wire.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    ProtocolError,
+)
+from mcpio.wire.peek import Peek
+
+if TYPE_CHECKING:
+    from mcpio._core.principal import Principal
+
+log = logging.getLogger("mcpio")
+
+# The methods a connection answers itself (its handlers' names), per era: a legacy session's
+# lifecycle, and a modern listen stream (written on this connection).
+_LEGACY_OWN = {
+    "initialize": "_initialized",
+    "ping": "_ping",
+    "logging/setLevel": "_set_level",
+    "resources/subscribe": "_subscribe",
+    "resources/unsubscribe": "_unsubscribe",
+}
+_MODERN_OWN = {"subscriptions/listen": "_listen"}
+_NO_CAPABILITIES = pub.ClientCapabilities()  # a connection's before initialize (shared)
+
+
+class Served(Protocol):
+    """What a connection needs of the server it serves (`mcpio.Server`)."""
+
+    @property
+    def info(self) -> pub.Implementation:
+        """The server's name and version (`Implementation`)."""
+        ...
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's instructions for the model, if any."""
+        ...
+
+    async def dispatch(
+        self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
+    ) -> Any:
+        """A request's result through the middlewares and its handler (`Server.dispatch`)."""
+        ...
+
+    @property
+    def lifespan_state(self) -> Any:
+        """What the server's lifespan yielded (`ctx.lifespan`)."""
+        ...
+
+    @property
+    def sealer(self) -> Sealer:
+        """Signs and checks `requestState` and cursors with the server's key."""
+        ...
+
+    @property
+    def request_timeout(self) -> float:
+        """Seconds a request may run before it is cancelled."""
+        ...
+
+    @property
+    def max_answer_bytes(self) -> int:
+        """The largest answer a client may give to one of the server's questions."""
+        ...
+
+    @property
+    def hub(self) -> Hub:
+        """This instance's listeners and legacy sessions, and its notification bus."""
+        ...
+
+    @property
+    def tasks(self) -> TaskEngine:
+        """The task engine task-augmented calls run on."""
+        ...
+
+    @property
+    def task_support(self) -> Mapping[str, str]:
+        """Each tool's task support (`forbidden`, `optional`, `required`), by name."""
+        ...
+
+    @property
+    def extension_methods(self) -> Mapping[str, MethodHandler]:
+        """Handlers of methods an extension adds outside the pinned schemas, by method name."""
+        ...
+
+    @property
+    def result_meta(self) -> pub.ResultMetaObject:
+        """The `_meta` of a modern result that sets none."""
+        ...
+
+    @property
+    def result_meta_json(self) -> bytes:
+        """`result_meta` as JSON bytes, made once."""
+        ...
+
+    def capabilities(self) -> pub.ServerCapabilities:
+        """The server's capabilities, as `initialize` and `server/discover` report them."""
+        ...
+
+
+class ServerConnection:
+    """One client's connection to a server (see the module's docstring), made by
+    `Server.connect`. `principal`: who the transport authenticated; `modern`: it speaks
+    2026-07-28 from its first request; a listen stream on it ends gracefully at `listen_until`
+    (seconds since the epoch) and is cut off when `listen_queue` notifications wait for its
+    reader."""
+
+    def __init__(
+        self,
+        server: Served,
+        transport: Transport,
+        *,
+        principal: Principal | None = None,
+        modern: bool = False,
+        listen_until: float = math.inf,
+        listen_queue: int = 256,
+    ) -> None:
+        self.server = server
+        self.hub = server.hub
+        self.transport = transport
+        self._session: Session | None = None
+        self.codec: Codec | None = None  # legacy: the negotiated revision's codec
+        self.modern_seen = modern  # once modern, a request without its envelope: invalid params
+        self.client_capabilities = _NO_CAPABILITIES  # replaced by initialize, never changed
+        self.client_capabilities_data: dict[str, Any] = {}
+        self.client_info: pub.Implementation | None = None
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        self.state: dict[str, Any] = {}  # a legacy session's `ctx.state`
+        self.listeners: set[Listener] = set()
+        self.principal = principal  # the HTTP app updates it with each request's token
+        self.listen_until = listen_until
+        self.listen_queue = listen_queue
+
+    @property
+    def session(self) -> Session:
+        """The JSON-RPC session over the transport, made on first use: the connection of one
+        modern HTTP request only answers it, and without a session it is no reference cycle
+        (left to the garbage collector after every request)."""
+        session = self._session
+        if session is None:
+            session = self._session = Session(self.transport, self)
+        return session
+
+    async def send(self, data: bytes) -> None:
+        """Send a frame (`ConnectionClosed` if the transport is gone)."""
+        if self._session is not None:
+            await self._session.send(data)
+        else:
+            await send_frame(self.transport, data)
+
+    @property
+    def subject(self) -> str | None:
+        """The principal's subject (with authorization), else None."""
+        return self.principal.subject if self.principal is not None else None
+
+    async def run(self) -> None:
+        """Serve the connection until it closes."""
+        try:
+            await self.session.run()
+        finally:
+            self.hub.sessions.discard(self)
+
+    # ------------------------------------------------------------------ frames in
+
+    async def on_request(self, raw: bytes, env: Peek, message: Any = None) -> None:
+        """Answer one request frame; called by the transport (`message`: as `answer`'s)."""
+        data = await self.answer(raw, env, message)
+        if data is not None:
+            await self.send(data)
+
+    def read_request(self, raw: bytes) -> tuple[Any, Peek] | None:
+        """A request decoded whole, in the revision it is served in, with its envelope (what
+        `peek_any` reads of it): the session's one parse of a frame it takes as it arrives;
+        None leaves the frame to `peek_any`, then `answer` decodes it."""
+        codec = self.codec
+        if codec is None:
+            return read_modern(MODERN[-1], raw)
+        return read_legacy(codec, raw)
+
+    async def answer(self, raw: bytes, env: Peek, message: Any = None) -> bytes | None:
+        """The response to a request, as bytes (None: none to send): `on_request` sends it, the
+        HTTP app writes it itself. `message`: the request already decoded (`read_request`,
+        `read_modern`)."""
+        id = env.id
+        method = env.method
+        assert id is not None and method is not None  # a request's envelope
+        codec = self.codec
+        if method == "initialize" and env.protocol_version not in MODERN:
+            work = self._initialize(raw, id)
+        elif method in self.server.extension_methods:  # outside the revisions' schemas
+            work = self._extension(raw, id, env)
+        elif codec is not None:
+            work = self._legacy(codec, raw, id, env, message)
+        else:
+            work = self._modern(raw, id, env, message)
+        return await answered(id, method, work, self.error_frame)
+
+    async def on_notification(self, raw: bytes, env: Peek) -> None:
+        """Handle one notification from the client (cancellation, roots changes, ...)."""
+        method = env.method
+        if method == "notifications/cancelled":
+            params = pydantic_core.from_json(raw).get("params")
+            request_id = params.get("requestId") if type(params) is dict else None
+            if type(request_id) is int or type(request_id) is str:
+                self.session.cancel_incoming(request_id)
+        elif method == "notifications/initialized" and self.codec is not None:
+            self.hub.sessions.add(self)
+        else:
+            log.debug("notification %s ignored", method)
+
+    async def on_batch(self, raw: bytes, items: list[Any]) -> None:
+        """Serve a JSON-RPC batch where the revision has batches (2025-03-26), each request in
+        it as one sent alone (`answer`); else one -32600 error."""
+        codec = self.codec
+        if codec is None or not codec.batching:
+            revision = codec.revision if codec else "this connection"
+            error = ProtocolError(INVALID_REQUEST, f"JSON-RPC batches are not part of {revision}")
+            await self.session.reply(None, error)
+            return
+        await self.session.serve_batch(items, self.answer, codec.unbatchable)
+
+    async def on_close(self) -> None:
+        """Drop the connection's session and end its listeners."""
+        self.hub.sessions.discard(self)
+        for listener in list(self.listeners):
+            self.hub.listeners.discard(listener)
+            listener.end()
+
+    def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
+        """The error response frame for `id`, in this connection's revision."""
+        return error_frame(self.codec, id, error)
+
+    # ------------------------------------------------------------------ the pipeline
+
+    async def serve(self, ctx: Context, method: str, params: Any) -> Any:
+        """A request's result: the one path every request takes once read, in both eras, through
+        the server's middlewares (`Server.dispatch`) to its handler: the connection's own for
+        the session's lifecycle (legacy) and `subscriptions/listen` (modern), else the
+        server's handler table's. `params`: the public model, or (methods outside the public
+        revision) the revision's own model or plain data (see `mcpio.middleware`)."""
+        own = (_MODERN_OWN if ctx.modern else _LEGACY_OWN).get(method)
+        handler = getattr(self, own) if own is not None else None
+        return await self.server.dispatch(ctx, method, params, handler)
+
+    def write(self, codec: Codec, id: RequestId, method: str, result: Any) -> bytes | None:
+        """The one result writer, both eras: a request's result as its response frame (None: no
+        answer is left to send). A modern result carries the server's info in its `_meta`."""
+        if result is None:
+            return None
+        modern = codec.revision in MODERN
+        if type(result) is TextAnswer:
+            if not modern:
+                return codec.result_frame(id, result.json(False))
+            if codec.revision == PUBLIC_REVISION:
+                return codec.result_frame(id, result.json(True), self.server.result_meta_json)
+            result = tool_result(result.text)
+        elif isinstance(result, TaskCreated):
+            result = WireResult(tasks_serve.created(result.record, modern))
+        if type(result) is WireResult:
+            if modern:
+                info = self.server.info.model_dump(mode="json", by_alias=True, exclude_unset=True)
+                return tasks_serve.modern_frame(codec.revision, id, method, result.data, info)
+            return codec.encode(codec.response(id, method, result.data))
+        if modern:
+            return self._stamped(codec, id, method, result)
+        own = codec.from_public(method, result, "result")
+        if method == "tools/list" and "tasks/get" in codec.methods:
+            tasks_serve.mark_task_tools(own, codec.revision, self.server.task_support)
+        return codec.encode_result(id, own)
+
+    def _stamped(self, codec: Codec, id: RequestId, method: str, result: Any) -> bytes:
+        """A modern result model as its response frame, the server's info in its `_meta`."""
+        public = codec.revision == PUBLIC_REVISION
+        if public and "meta" not in result.__pydantic_fields_set__:
+            return codec.encode_result(id, result, self.server.result_meta_json)
+        meta = result.meta
+        if meta is None:
+            result.meta = self.server.result_meta
+        elif meta.io_modelcontextprotocol_serverInfo is None:
+            meta.io_modelcontextprotocol_serverInfo = self.server.info
+        own = result if public else codec.from_public(method, result, "result")
+        return codec.encode_result(id, own)
+
+    def _context(
+        self,
+        codec: Codec,
+        id: RequestId,
+        inputs: SentInputs | RetriedInputs,
+        capabilities: pub.ClientCapabilities,
+        client_info: pub.Implementation | None,
+        meta: Any,
+        log_level: str | None,
+    ) -> Context:
+        """A handler's context: what its request says (or, legacy, its session) of the client;
+        `meta`: the request's `_meta` (its progress token)."""
+        legacy = type(inputs) is SentInputs
+        return Context(
+            revision=codec.revision,
+            request_id=id,
+            client_capabilities=capabilities,
+            client_info=client_info,
+            inputs=inputs,
+            notify=lambda m, p: self.send_notification(codec, m, p),
+            codec=codec,
+            progress_token=getattr(meta, "progressToken", None),
+            log_level=log_level,
+            principal=self.principal,
+            lifespan=self.server.lifespan_state,
+            state=self.state if legacy else None,  # legacy: the session's
+            dispatch=self.server.dispatch,
+        )
+
+    # ------------------------------------------------------------------ legacy
+
+    async def _initialize(self, raw: bytes, id: RequestId) -> bytes | None:
+        """A legacy session's first request: read in the revision it negotiates."""
+        if self.codec is not None:
+            raise ProtocolError(INVALID_REQUEST, f"already initialized ({self.codec.revision})")
+        params = pydantic_core.from_json(raw).get("params")  # once a session: its version
+        requested = params.get("protocolVersion") if type(params) is dict else None
+        codec = codec_of(legacy_version(requested))
+        message = codec.decode(raw)
+        data = _data(message.params.capabilities)
+        caps = pub.ClientCapabilities.model_validate(fit(pub.ClientCapabilities, data))
+        info = pub.Implementation.model_validate(_data(message.params.clientInfo))
+        inputs = SentInputs(self.ask_client)
+        meta = getattr(message.params, "meta", None)
+        ctx = self._context(codec, id, inputs, caps, info, meta, None)
+        result = await self.serve(ctx, "initialize", message.params)
+        return self.write(codec, id, "initialize", result)
+
+    async def _initialized(self, ctx: Context, params: Any) -> WireResult:
+        """`initialize`'s handler: the session opens in the request's revision."""
+        codec = codec_of(ctx.revision)
+        self.client_capabilities_data = _data(params.capabilities)
+        self.client_capabilities = ctx.client_capabilities
+        self.client_info = ctx.client_info
+        self.codec = codec
+        models = mcp_wire.revision(codec.revision)
+        server_caps = _data(self.server.capabilities())
+        if self.server.task_support and "tasks" in models.ServerCapabilities.model_fields:
+            server_caps["tasks"] = tasks_serve.LEGACY_TASKS_CAPABILITY
+        result: dict[str, Any] = {
+            "protocolVersion": codec.revision,
+            "capabilities": {
+                **fit(models.ServerCapabilities, server_caps),
+                **ext_methods.legacy_extensions(server_caps),
+            },
+            "serverInfo": fit(
+                models.Implementation, self.server.info.model_dump(exclude_unset=True)
+            ),
+        }
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        self.hub.sessions.add(self)
+        return WireResult(result)
+
+    async def _legacy(
+        self, codec: Codec, raw: bytes, id: RequestId, env: Peek, message: Any = None
+    ) -> bytes | None:
+        if env.protocol_version in MODERN:
+            raise ProtocolError(
+                INVALID_REQUEST, f"this connection is a legacy session of revision {codec.revision}"
+            )
+        if message is None:
+            message = codec.decode(raw)
+        method = message.method
+        own = message.params
+        if method in _LEGACY_OWN:
+            params = own  # the session's lifecycle: not in the public revision
+        elif method in tasks_serve.LEGACY_METHODS:
+            params = tasks_serve.legacy_params(own)
+        else:
+            params = codec.public_params(
+                method, own, raw, client_capabilities=self.client_capabilities_data
+            )
+        inputs = SentInputs(self.ask_client)
+        meta = getattr(params, "meta", None)
+        caps, info = self.client_capabilities, self.client_info
+        ctx = self._context(codec, id, inputs, caps, info, meta, self.log_level)
+        task = getattr(own, "task", None)
+        if task is not None:
+            ctx.task_offer = tasks_serve.legacy_offer(self, codec, task)
+        return self.write(codec, id, method, await self.serve(ctx, method, params))
+
+    async def _extension(self, raw: bytes, id: RequestId, env: Peek) -> bytes | None:
+        """A request of an extension outside the schemas (`mcpio._core.ext_methods`), either era."""
+        params = ext_methods.params_of(raw)
+        codec = self.codec
+        if codec is not None:  # a legacy session
+            if env.protocol_version in MODERN:
+                reason = f"this connection is a legacy session of revision {codec.revision}"
+                raise ProtocolError(INVALID_REQUEST, reason)
+            inputs: SentInputs | RetriedInputs = SentInputs(self.ask_client)
+            caps, info, level = self.client_capabilities, self.client_info, self.log_level
+        else:
+            codec = codec_of(self._modern_version(env.protocol_version))
+            inputs, level = RetriedInputs({}), None
+            caps, info = ext_methods.envelope(params)
+        ctx = self._context(codec, id, inputs, caps, info, None, level)
+        assert env.method is not None  # a request's
+        handler = self.server.extension_methods[env.method]
+        result = await self.server.dispatch(ctx, env.method, params, handler)
+        body = ext_methods.result_body(result, ctx.modern, self.server.info)
+        return codec.result_frame(id, body)
+
+    # The legacy session's own methods (their params: the revision's own model).
+
+    async def _ping(self, ctx: Context, params: Any) -> WireResult:
+        return WireResult({})
+
+    async def _set_level(self, ctx: Context, params: Any) -> WireResult:
+        self.log_level = params.level
+        return WireResult({})
+
+    async def _subscribe(self, ctx: Context, params: Any) -> WireResult:
+        self.subscriptions.add(params.uri)
+        return WireResult({})
+
+    async def _unsubscribe(self, ctx: Context, params: Any) -> WireResult:
+        self.subscriptions.discard(params.uri)
+        return WireResult({})
+
+    async def ask_client(self, method: str, params: dict[str, Any]) -> BaseModel:
+        """Ask the legacy session's client (a server->client request) and wait for its answer."""
+        codec = self.codec
+        assert codec is not None
+        id = self.session.next_id()
+        frame = codec.request(method, codec.from_public(method, params, "params"), id=id)
+        raw = await self.session.request(id, codec.encode(frame), self.server.request_timeout)
+        limit = self.server.max_answer_bytes
+        if len(raw) > limit:
+            raise ProtocolError(
+                INVALID_PARAMS, f"the client's answer to {method} exceeds {limit} bytes"
+            )
+        try:
+            response = codec.decode_response(raw, method)
+            error = getattr(response, "error", None)
+            if error is None:
+                return codec.public_result(method, response.result, raw)
+        except ProtocolError as exc:  # one line for the caller, no traceback
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"the client's answer to {method} is not a valid result: {exc.message}",
+            ) from None
+        raise McpError(error.code, error.message, error.data)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection has closed."""
+        return self.session.closed.is_set()
+
+    def wants(self, uri: str | None) -> bool:
+        """Whether this legacy session takes a change of `uri` (None: a list change)."""
+        return uri is None or uri in self.subscriptions
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification (public params) in the connection's revision."""
+        if self.codec is not None:
+            await self.send_notification(self.codec, method, params)
+
+    # ------------------------------------------------------------------ modern
+
+    async def _modern(
+        self, raw: bytes, id: RequestId, env: Peek, message: Any = None
+    ) -> bytes | None:
+        version = self._modern_version(env.protocol_version)
+        codec = codec_of(version)
+        if env.method in tasks_serve.MODERN_METHODS and tasks_serve.tasks_available(version):
+            params: Any = tasks_serve.read_modern(version, env.method, raw)
+            caps, info = tasks_serve.envelope(params)
+            inputs = RetriedInputs({})
+            ctx = self._context(codec, id, inputs, caps or _NO_CAPABILITIES, info, None, None)
+            return self.write(codec, id, env.method, await self.serve(ctx, env.method, params))
+        if message is None:
+            message = codec.decode(raw)
+        method = message.method
+        asks = codec.methods[method].input_required
+        params = codec.to_public(method, message.params, "params")
+        answers, rounds = self._sealed_answers(method, params, raw) if asks else ({}, 0)
+        inputs = RetriedInputs(answers)
+        ctx = self._modern_context(codec, id, inputs, params.meta)
+        try:
+            result = await self._serve_asking(ctx, method, params)
+        except InputRequired as needed:
+            if not asks:
+                raise ProtocolError(
+                    INTERNAL_ERROR, f"{method} cannot ask the client for input"
+                ) from None
+            digest = request_digest(method, _params_of(raw))
+            result = self._input_required(inputs, needed, digest, rounds + 1)
+        return self.write(codec, id, method, result)
+
+    def _modern_context(
+        self, codec: Codec, id: RequestId, inputs: RetriedInputs, meta: Any
+    ) -> Context:
+        """A modern request's context, from its `_meta` envelope (a task offered when the
+        request declares the Tasks extension and its revision has it)."""
+        capabilities = meta.io_modelcontextprotocol_clientCapabilities
+        info = meta.io_modelcontextprotocol_clientInfo
+        level = meta.io_modelcontextprotocol_logLevel
+        ctx = self._context(codec, id, inputs, capabilities, info, meta, level)
+        if (
+            getattr(capabilities, "extensions", None)
+            and tasks_serve.tasks_available(codec.revision)
+            and tasks_serve.declares_tasks(capabilities)
+        ):
+            ctx.task_offer = tasks_serve.modern_offer(self.hub)
+        return ctx
+
+    def _modern_version(self, version: str | None) -> str:
+        """The revision a modern request is served in (its envelope's, or the newest for a
+        request of a connection already modern)."""
+        if version is None:
+            if not self.modern_seen:
+                raise ProtocolError(
+                    INVALID_REQUEST,
+                    "not initialized: send initialize first, or a request of revision "
+                    f"{', '.join(MODERN)} with its _meta envelope",
+                    {"supported": [*reversed(MODERN), *reversed(LEGACY)]},
+                )
+            version = MODERN[-1]
+        elif version not in MODERN:
+            raise unsupported_version(version)
+        self.modern_seen = True
+        return version
+
+    def _sealed_answers(self, method: str, params: Any, raw: bytes) -> tuple[dict[str, Any], int]:
+        """A retried request's answers and the rounds so far: those sealed in earlier rounds
+        stand (the client cannot replace them), beside the new `inputResponses`."""
+        sealed: dict[str, Any] = {}
+        rounds = 0
+        limit = self.server.max_answer_bytes
+        if params.inputResponses and len(raw) > limit:  # (else no answer can be larger)
+            for key, answer in params.inputResponses.items():
+                if len(pydantic_core.to_json(answer)) > limit:
+                    raise ProtocolError(
+                        INVALID_PARAMS,
+                        f"inputResponses.{key}: the answer exceeds {limit} bytes",
+                        {"field": f"inputResponses.{key}"},
+                    )
+        if params.requestState is not None:
+            digest = request_digest(method, _params_of(raw))
+            sealed, rounds = self.server.sealer.open(params.requestState, digest, self.subject)
+        return {**(params.inputResponses or {}), **sealed}, rounds
+
+    async def _serve_asking(self, ctx: Context, method: str, params: Any) -> Any:
+        """`serve`; a legacy `UrlElicitationRequired` becomes the question it asks (2026-07-28
+        retired the error)."""
+        try:
+            return await self.serve(ctx, method, params)
+        except UrlElicitationRequired as error:
+            ctx.require_url_elicitation()
+            raise InputRequired(
+                {f"url-{i}": ElicitUrl(e.message, e.url) for i, e in enumerate(error.elicitations)}
+            ) from None
+
+    def _input_required(
+        self, inputs: RetriedInputs, needed: InputRequired, digest: str, round: int
+    ) -> Any:
+        if round > MAX_INPUT_ROUNDS:
+            raise ProtocolError(
+                INTERNAL_ERROR, f"the handler needed more than {MAX_INPUT_ROUNDS} rounds of input"
+            )
+        answered = {key: plain(inputs.answers[key]) for key in inputs.asked}
+        return pub.InputRequiredResult.model_validate(
+            {
+                "resultType": "input_required",
+                "inputRequests": needed.requests,
+                "requestState": self.server.sealer.seal(digest, answered, round, self.subject),
+            }
+        )
+
+    async def _listen(self, ctx: Context, params: Any) -> Any:
+        """`subscriptions/listen`'s handler: a stream of this connection (`mcpio.server._listen`)."""
+        return await listen(self, ctx, params, self.server.capabilities(), self.server.tasks)
+
+    async def send_notification(self, codec: Codec, method: str, params: dict[str, Any]) -> None:
+        """Send a notification whose public params are projected to `codec`'s revision."""
+        own = (
+            params
+            if codec.revision == PUBLIC_REVISION
+            else codec.from_public(method, params, "params")
+        )
+        await self.send(codec.encode(codec.notification(method, own)))
+
+
+def _params_of(raw: bytes) -> dict[str, Any]:
+    """A request's params as plain data (read again: only a multi-round request needs them)."""
+    params: dict[str, Any] = pydantic_core.from_json(raw)["params"]
+    return params
+
+
+def _data(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)

@@ -1,0 +1,388 @@
+"""`Server.mount(other, namespace=)`: one server re-serving another's tools, prompts, resources,
+templates and completions under a namespace, live (what the other offers when asked, not a copy
+made at mount time).
+
+Names: tool and prompt `x` become `<namespace>_x`; resource URIs and templates get the namespace
+as their first path segment: `data://info` -> `data://<namespace>/info` (`scheme:rest` without an
+authority -> `scheme:<namespace>/rest`), as FastMCP names them. Skills (SEP-2640) follow their
+resources: `skills/list` merges every server's skills, each mounted one's URIs (the entry's and
+its manifest's) namespaced like its resources (`skill://<namespace>/pdf-tools/SKILL.md`, a
+skill path one segment deeper, its name unchanged), digests as they are; `skills/get` and
+`resources/directory/read` go to the server whose namespace the URI names; the extension is
+declared when any of them serves skills. Every call reaches the mounted
+server through its own `dispatch`, so its middleware runs; its lifespan is entered with the
+parent's; its task tools run as tasks of the parent's task engine (the one clients poll); its
+change notifications reach the parent's listeners, renamed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from mcpio._core.context import Context, MethodHandler
+from mcpio._core.hub import TASK_IDS, Hub
+from mcpio._core.paging import page
+from mcpio.latest import public as pub
+from mcpio.skills.format import EXTENSION as SKILLS_EXTENSION
+from mcpio.skills.provider import DIRECTORY_READ, GET, LIST
+from mcpio.wire.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
+
+# A `mcpio.server.Server` (not imported: the server imports this module).
+Server = Any
+
+# listing method -> (result field, the field naming an item, result model)
+LISTINGS: dict[str, tuple[str, str, type[Any]]] = {
+    "tools/list": ("tools", "name", pub.ListToolsResult),
+    "prompts/list": ("prompts", "name", pub.ListPromptsResult),
+    "resources/list": ("resources", "uri", pub.ListResourcesResult),
+    "resources/templates/list": (
+        "resourceTemplates",
+        "uriTemplate",
+        pub.ListResourceTemplatesResult,
+    ),
+}
+_MAX_PAGES = 1000  # a listing that never ends is cut here
+SKILLS_METHODS = (LIST, GET, DIRECTORY_READ)
+
+
+def prefixed_uri(uri: str, namespace: str) -> str:
+    """`data://info` -> `data://ns/info`; `urn:x` -> `urn:ns/x`; no scheme: `ns/uri`."""
+    scheme, sep, rest = uri.partition("://")
+    if sep:
+        return f"{scheme}://{namespace}/{rest}"
+    scheme, sep, rest = uri.partition(":")
+    return f"{scheme}:{namespace}/{rest}" if sep else f"{namespace}/{uri}"
+
+
+def unprefixed_uri(uri: str, namespace: str) -> str | None:
+    """The mounted server's URI behind a parent's URI, or None when it is not under `namespace`."""
+    for sep in ("://", ":"):
+        scheme, found, rest = uri.partition(sep)
+        if found and "/" not in scheme:
+            if rest.startswith(namespace + "/"):
+                return f"{scheme}{sep}{rest[len(namespace) + 1:]}"
+            return None
+    return uri[len(namespace) + 1 :] if uri.startswith(namespace + "/") else None
+
+
+@dataclass
+class Mounted:
+    server: Server
+    namespace: str
+
+    def name(self, name: str) -> str:
+        """A mounted tool's or prompt's name as the parent offers it (`namespace_name`)."""
+        return f"{self.namespace}_{name}"
+
+    def local_name(self, name: str) -> str | None:
+        """The mounted server's own name for `name`, or None if it is not this mount's."""
+        prefix = self.namespace + "_"
+        return name[len(prefix) :] if name.startswith(prefix) else None
+
+    def context(self, ctx: Context) -> Context:
+        """The request's context as the mounted server's handlers see it (its lifespan)."""
+        mine = copy.copy(ctx)
+        mine.lifespan = self.server.lifespan_state
+        mine._dispatch = self.server.dispatch  # pyright: ignore[reportPrivateUsage]
+        return mine
+
+    def renamed(self, item: Any, key: str) -> Any:
+        """`item` (a tool, prompt, resource, ...) with its `key` member namespaced."""
+        value = getattr(item, key)
+        new = self.name(value) if key == "name" else prefixed_uri(value, self.namespace)
+        return item.model_copy(update={key: new})
+
+    def skill_entry(self, entry: Any) -> Any:
+        """A skill entry (plain data) with its URI and its manifest's namespaced."""
+        if type(entry) is not dict:
+            return entry
+        renamed = dict(entry)
+        if isinstance(entry.get("uri"), str):
+            renamed["uri"] = prefixed_uri(entry["uri"], self.namespace)
+        if type(entry.get("resources")) is list:
+            renamed["resources"] = [self.with_uri(item) for item in entry["resources"]]
+        return renamed
+
+    def with_uri(self, item: Any) -> Any:
+        """A plain-data item (a manifest file, a directory child) with its `uri` namespaced."""
+        if type(item) is not dict or not isinstance(item.get("uri"), str):
+            return item
+        return {**item, "uri": prefixed_uri(item["uri"], self.namespace)}
+
+    async def extension(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
+        """The mounted server's answer to an extension's request (None: it serves none)."""
+        handler = self.server.extension_methods.get(method)
+        if handler is None:
+            return None
+        return await self.server.dispatch(self.context(ctx), method, params, handler)
+
+
+class _Upward(Hub):
+    """The mounted server's hub: what it announces goes to the parent's listeners, renamed."""
+
+    def __init__(self, parent: Server, mounted: Mounted) -> None:
+        super().__init__(mounted.server.info.name, mounted.server.capabilities)
+        self._parent, self._mounted = parent, mounted
+
+    async def publish(
+        self, flag: str | None, method: str, params: dict[str, Any], uri: str | None = None
+    ) -> None:
+        if uri is not None and flag != TASK_IDS:
+            uri = prefixed_uri(uri, self._mounted.namespace)
+            params = {**params, "uri": uri}
+        await self._parent.hub.publish(flag, method, params, uri)
+
+
+class Mounts:
+    """A server's mounted servers and the handlers that serve them beside its own."""
+
+    def __init__(self, parent: Server) -> None:
+        self.parent = parent
+        self.mounted: list[Mounted] = []
+        self.own: dict[str, MethodHandler] = dict(parent.handlers)
+        self._own_capabilities = parent.capabilities
+        self._own_lifespan = parent.lifespan
+        for method in LISTINGS:
+            parent.handlers[method] = self._lister(method)
+        parent.handlers["tools/call"] = self._named("tools/call")
+        parent.handlers["prompts/get"] = self._named("prompts/get")
+        parent.handlers["resources/read"] = self._read
+        parent.handlers["completion/complete"] = self._complete
+        parent.capabilities = self.capabilities  # type: ignore[method-assign]
+        parent.lifespan = self._lifespan
+        # the parent's own skills (`Server.skills`, before or after mounting) answer from here
+        self.own_extension: dict[str, MethodHandler] = {}
+        for method in SKILLS_METHODS:
+            own = parent.extension_methods.pop(method, None)
+            if own is not None:
+                self.own_extension[method] = own
+        parent.extension_methods[LIST] = self._skills_list
+        parent.extension_methods[GET] = self._skills_named(GET)
+        parent.extension_methods[DIRECTORY_READ] = self._skills_named(DIRECTORY_READ)
+
+    def add(self, server: Server, namespace: str) -> None:
+        """Mount `server` under `namespace`; ValueError for a bad or taken namespace, or one
+        that begins with another's and `_` (or the other way round)."""
+        if not namespace or any(c in namespace for c in "/: "):
+            raise ValueError(f"namespace must be a non-empty word, not {namespace!r}")
+        if server is self.parent or any(m.namespace == namespace for m in self.mounted):
+            raise ValueError(f"namespace {namespace!r} is taken (or the server mounts itself)")
+        for other in self.mounted:
+            # `gh` and `gh_ent` would both name a tool `gh_ent_x` (`gh`'s `ent_x`, `gh_ent`'s
+            # `x`): one would shadow the other, so such pairs are refused, in either order
+            shorter, longer = sorted((other.namespace, namespace), key=len)
+            if longer.startswith(shorter + "_"):
+                raise ValueError(
+                    f"namespace {namespace!r} clashes with the mounted {other.namespace!r}:"
+                    f" tools and prompts named {longer}_... could be either's"
+                )
+        mounted = Mounted(server, namespace)
+        server.tasks = self.parent.tasks  # its task tools: tasks the parent's clients poll
+        server.hub = _Upward(self.parent, mounted)
+        self.mounted.append(mounted)
+        self._sync_task_support()
+
+    def _sync_task_support(self) -> None:
+        support = self.parent.task_support
+        for mounted in self.mounted:
+            for name, kind in mounted.server.task_support.items():
+                support[mounted.name(name)] = kind
+
+    def capabilities(self) -> pub.ServerCapabilities:
+        """The parent's capabilities merged with those of every mounted server."""
+        merged = self._own_capabilities().model_dump(by_alias=True, exclude_unset=True)
+        extensions = dict(merged.get("extensions") or {})
+        for mounted in self.mounted:
+            theirs = mounted.server.capabilities().model_dump(by_alias=True, exclude_unset=True)
+            for key, value in theirs.items():
+                merged.setdefault(key, value)
+            for key, value in (theirs.get("extensions") or {}).items():
+                extensions.setdefault(key, value)
+        if self.own_extension or any(LIST in m.server.extension_methods for m in self.mounted):
+            extensions.setdefault(SKILLS_EXTENSION, {"directoryRead": True})
+        if extensions:
+            merged["extensions"] = extensions
+        return pub.ServerCapabilities.model_validate(merged)
+
+    @asynccontextmanager
+    async def _lifespan(self, server: Server) -> AsyncIterator[Any]:
+        async with AsyncExitStack() as stack:
+            for mounted in self.mounted:
+                await stack.enter_async_context(mounted.server.running())
+            state = None
+            if self._own_lifespan is not None:
+                state = await stack.enter_async_context(self._own_lifespan(server))
+            yield state
+
+    def _lister(self, method: str) -> MethodHandler:
+        field, key, model = LISTINGS[method]
+
+        async def handler(ctx: Context, params: Any) -> Any:
+            items = await _every_item(self.own[method], ctx, field)
+            for mounted in self.mounted:
+                theirs = await _every_item(mounted.server.dispatch, ctx, field, method, mounted)
+                items += [mounted.renamed(item, key) for item in theirs]
+            if method == "tools/list":
+                self._sync_task_support()
+            listed, cursor = page(
+                items,
+                [getattr(i, key) for i in items],
+                getattr(params, "cursor", None),
+                size=self.parent.list_page_size,
+                method=method,
+                sealer=self.parent.sealer,
+                subject=ctx.principal.subject if ctx.principal is not None else None,
+            )
+            hints = self.parent.cache_hints(method)
+            return model(**{field: listed, "nextCursor": cursor, **hints})
+
+        return handler
+
+    def _named(self, method: str) -> MethodHandler:
+        async def handler(ctx: Context, params: Any) -> Any:
+            if not _own_name(self.parent, method, params.name):
+                for mounted in self.mounted:
+                    local = mounted.local_name(params.name)
+                    if local is not None:
+                        mine = params.model_copy(update={"name": local})
+                        return await mounted.server.dispatch(mounted.context(ctx), method, mine)
+            return await self.own[method](ctx, params)
+
+        return handler
+
+    async def _read(self, ctx: Context, params: Any) -> Any:
+        for mounted in self.mounted:
+            local = unprefixed_uri(params.uri, mounted.namespace)
+            if local is None:
+                continue
+            mine = params.model_copy(update={"uri": local})
+            result = await mounted.server.dispatch(mounted.context(ctx), "resources/read", mine)
+            contents = [
+                c.model_copy(update={"uri": prefixed_uri(c.uri, mounted.namespace)})
+                for c in result.contents
+            ]
+            return result.model_copy(update={"contents": contents})
+        return await self.own["resources/read"](ctx, params)
+
+    async def _complete(self, ctx: Context, params: Any) -> Any:
+        ref = params.ref
+        for mounted in self.mounted:
+            if ref.type == "ref/prompt":
+                local = mounted.local_name(ref.name)
+                update = {"name": local}
+            else:
+                local = unprefixed_uri(ref.uri, mounted.namespace)
+                update = {"uri": local}
+            if local is not None:
+                mine = params.model_copy(update={"ref": ref.model_copy(update=update)})
+                return await mounted.server.dispatch(
+                    mounted.context(ctx), "completion/complete", mine
+                )
+        return await self.own["completion/complete"](ctx, params)
+
+    # ------------------------------------------------------------------ skills (SEP-2640)
+
+    async def _skills_list(self, ctx: Context, params: Any) -> dict[str, Any]:
+        """Every server's skills (the parent's, then each mount's, namespaced), paged here."""
+        own = self.own_extension.get(LIST)
+        serving = [m for m in self.mounted if LIST in m.server.extension_methods]
+        if own is None and not serving:
+            raise ProtocolError(METHOD_NOT_FOUND, f"method {LIST!r} is not served here")
+        entries: list[Any] = []
+        if own is not None:
+            entries += await _every_skill(lambda p: own(ctx, p))
+        for mounted in serving:
+            theirs = await _every_skill(lambda p, m=mounted: m.extension(ctx, LIST, p))
+            entries += [mounted.skill_entry(entry) for entry in theirs]
+        cursor = params.get("cursor")
+        if cursor is not None and type(cursor) is not str:
+            raise ProtocolError(INVALID_PARAMS, "params.cursor must be a string")
+        shown, next_cursor = page(
+            entries,
+            [str(_obj(e).get("uri")) for e in entries],
+            cursor,
+            size=self.parent.list_page_size,
+            method=LIST,
+            sealer=self.parent.sealer,
+            subject=ctx.principal.subject if ctx.principal is not None else None,
+        )
+        result: dict[str, Any] = {"skills": shown}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        if ctx.modern:
+            result.update(self.parent.cache_hint(LIST).fields())
+        return result
+
+    def _skills_named(self, method: str) -> MethodHandler:
+        """`skills/get` or `resources/directory/read`: answered by the server whose namespace
+        the URI names (its URIs namespaced back), else by the parent's own skills."""
+
+        async def handler(ctx: Context, params: Any) -> Any:
+            uri = params.get("uri")
+            for mounted in self.mounted if isinstance(uri, str) else ():
+                local = unprefixed_uri(uri, mounted.namespace)
+                if local is None or method not in mounted.server.extension_methods:
+                    continue
+                result = dict(await mounted.extension(ctx, method, {**params, "uri": local}))
+                if method == GET:
+                    result["skill"] = mounted.skill_entry(result.get("skill"))
+                else:
+                    children = result.get("resources")
+                    if type(children) is list:
+                        result["resources"] = [mounted.with_uri(c) for c in children]
+                return result
+            own = self.own_extension.get(method)
+            if own is None:
+                raise ProtocolError(INVALID_PARAMS, f"no skill or directory here: {uri}")
+            return await own(ctx, params)
+
+        return handler
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if type(value) is dict else {}
+
+
+async def _every_skill(ask: Callable[[dict[str, Any]], Any]) -> list[Any]:
+    """Every entry of a `skills/list`, its pages followed (`ask`: one page's result)."""
+    entries: list[Any] = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        result = _obj(await ask({"cursor": cursor} if cursor else {}))
+        entries += list(result.get("skills") or ())
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            break
+    return entries
+
+
+def _own_name(server: Server, method: str, name: str) -> bool:
+    return name in (server.tools if method == "tools/call" else server.prompts)
+
+
+async def _every_item(
+    handler: Callable[..., Any],
+    ctx: Context,
+    field: str,
+    method: str | None = None,
+    mounted: Mounted | None = None,
+) -> list[Any]:
+    """Every item of a listing, its pages followed (`method` given: through a server's
+    `dispatch`, with the mounted server's context)."""
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        params = pub.PaginatedRequestParams.model_construct(cursor=cursor) if cursor else None
+        if mounted is not None:
+            result = await handler(mounted.context(ctx), method, params)
+        else:
+            result = await handler(ctx, params)
+        items += list(getattr(result, field) or ())
+        cursor = result.nextCursor
+        if cursor is None:
+            break
+    return items

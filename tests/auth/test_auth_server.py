@@ -1,0 +1,1282 @@
+"""The HTTP server as an OAuth resource server (`mcpio.auth`), through real uvicorns on loopback
+ports: an in-test authorization server built on authlib (`tests/support/oauth_issuer.py`: its token
+endpoint, or its token generator for many subjects; the bad tokens it would never issue are
+forged here with PyJWT) and our server with `auth=`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import anyio
+import httpx
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from mcpio import Client, Context, Server
+from mcpio.auth import (
+    STRICT_TOKEN_TYPES,
+    IntrospectionVerifier,
+    JwtVerifier,
+    Principal,
+    ResourceServerAuth,
+    VerifierUnavailable,
+)
+from mcpio.auth._client import OAuth, pkce_pair
+from mcpio.auth._dpop import DpopKey, token_hash
+from mcpio.auth._dpop_server import (
+    DpopPolicy,
+    MemoryReplayCache,
+    Nonces,
+    RedisReplayCache,
+    ReplayCacheFull,
+)
+from tests.support import (
+    ACCEPT,
+    MODERN,
+    ROOT,
+    free_port,
+    headers_for,
+    initialize,
+    modern,
+    serve_app,
+    until,
+)
+from tests.support.oauth_issuer import REDIRECT_URI, Issuer
+
+pytestmark = pytest.mark.anyio
+READ, WRITE = "mcp:read", "mcp:write"
+
+
+server = Server("auth-demo", "1.0")
+
+
+@server.tool()
+async def whoami(ctx: Context) -> str:
+    principal = ctx.principal
+    assert principal is not None
+    return f"{principal.subject} {' '.join(sorted(principal.scopes))}"
+
+
+@server.tool()
+async def deploy() -> str:
+    return "deployed"
+
+
+@server.tool()
+async def confirm(ctx: Context) -> str:
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    await ctx.elicit("Sure?", schema, key="confirm")
+    assert ctx.principal is not None
+    return f"confirmed by {ctx.principal.subject}"
+
+
+@server.prompt()
+def greet() -> str:
+    return "hello"
+
+
+def forge(
+    issuer: Issuer,
+    key: Any = None,
+    algorithm: str = "RS256",
+    headers: dict[str, Any] | None = None,
+    **claims: Any,
+) -> str:
+    """A token the issuer would not issue (bad claims, another key): minted here with PyJWT,
+    signed with the issuer's key unless told otherwise; a claim given as None is left out, so
+    is a `typ` in `headers` given as None."""
+    now = int(time.time())
+    body: dict[str, Any] = {
+        "iss": issuer.url,
+        "sub": "eve",
+        "aud": min(issuer.resources),
+        "iat": now,
+        "exp": now + 300,
+        "scope": READ,
+        "client_id": "app",
+        "jti": f"forged-{now}",
+        **claims,
+    }
+    body = {k: v for k, v in body.items() if v is not None}
+    if key is None:
+        key = issuer.key.as_pem(private=True)
+    header = {"kid": issuer.key.kid, "typ": "at+jwt", **(headers or {})}
+    return jwt.encode(body, key, algorithm=algorithm, headers=header)
+
+
+@dataclass
+class Stack:
+    issuer: Issuer
+    http: httpx.AsyncClient
+    resource: str
+
+
+@asynccontextmanager
+async def stack(
+    leeway: float = 30.0,
+    introspection: bool = False,
+    verifier_options: dict[str, Any] | None = None,
+    cors_origins: tuple[str, ...] = (),
+    **auth_options: Any,
+) -> AsyncIterator[Stack]:
+    """The issuer and our server; its verifier `JwtVerifier` (with `verifier_options`), or with
+    `introspection` an `IntrospectionVerifier` asking the issuer; browser pages of
+    `cors_origins` allowed."""
+    issuer_port, port = free_port(), free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    issuer = Issuer(issuer_port, [resource])
+    verifier: Any = JwtVerifier(
+        issuer=issuer.url, audience=resource, leeway=leeway, **(verifier_options or {})
+    )
+    if introspection:
+        verifier = IntrospectionVerifier(
+            f"{issuer.url}/introspect",
+            "resource-server",
+            "rs-s3cret",
+            audience=resource,
+            issuer=issuer.url,
+            leeway=leeway,
+        )
+    options: dict[str, Any] = {
+        "verifier": verifier,
+        "resource": resource,
+        "authorization_servers": [issuer.url],
+        "scopes_supported": [READ, WRITE, "mcp:prompts"],
+        "required_scopes": {
+            "*": [READ],
+            "tools/call:deploy": [WRITE],
+            "prompts/list": ["mcp:prompts"],
+        },
+        **auth_options,
+    }
+    app = server.http_app(auth=ResourceServerAuth(**options), cors_origins=cors_origins)
+    async with serve_app(issuer.app(), issuer_port), serve_app(app, port) as served:
+        async with httpx.AsyncClient(base_url=served.url, timeout=10) as http:
+            yield Stack(issuer, http, resource)
+
+
+async def post(
+    http: httpx.AsyncClient, frame: Any, token: str | None, **extra: str
+) -> httpx.Response:
+    enveloped = isinstance(frame, dict) and "_meta" in frame.get("params", {})
+    headers = (
+        headers_for(frame) if enveloped else {"content-type": "application/json", "accept": ACCEPT}
+    )
+    headers.update(extra)
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
+    return await http.post("/mcp", content=json.dumps(frame), headers=headers)
+
+
+def challenge(response: httpx.Response) -> dict[str, str]:
+    value = response.headers["www-authenticate"]
+    assert value.startswith("Bearer ")
+    return dict(
+        (k.strip(), v.strip('"')) for k, v in (p.split("=", 1) for p in value[7:].split(", "))
+    )
+
+
+@contextmanager
+def captured() -> Iterator[list[str]]:
+    """Every log line of every logger (uvicorn's own included), tracebacks too."""
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(logging.Formatter().format(record))
+
+    handler = Collect(logging.DEBUG)
+    loggers = [logging.getLogger(n) for n in ("", "uvicorn", "uvicorn.error", "uvicorn.access")]
+    saved = [(lg, lg.level) for lg in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
+    try:
+        yield lines
+    finally:
+        for logger, level in saved:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+
+
+async def test_metadata_and_no_token() -> None:
+    async with stack() as s:
+        metadata_url = f"{s.resource.removesuffix('/mcp')}/.well-known/oauth-protected-resource/mcp"
+        for path in (
+            "/.well-known/oauth-protected-resource",
+            "/.well-known/oauth-protected-resource/mcp",
+        ):
+            response = await s.http.get(path)
+            assert response.status_code == 200
+            assert response.json() == {
+                "resource": s.resource,
+                "authorization_servers": [s.issuer.url],
+                "bearer_methods_supported": ["header"],
+                "scopes_supported": [READ, WRITE, "mcp:prompts"],
+            }
+        # No token: 401 on every method of the endpoint, pointing at the metadata.
+        for response in (
+            await post(s.http, modern(1, "tools/call", name="whoami"), None),
+            await post(s.http, initialize(), None),
+            await s.http.get(
+                "/mcp", headers={"accept": "text/event-stream", "mcp-session-id": "x"}
+            ),
+            await s.http.delete("/mcp", headers={"mcp-session-id": "x"}),
+            await post(s.http, modern(2, "tools/list"), None, authorization="Basic dTpw"),
+        ):
+            assert response.status_code == 401
+            assert challenge(response) == {"resource_metadata": metadata_url, "scope": READ}
+            assert "error" not in response.json() or response.json()["error"]["code"] == -32600
+
+
+async def test_valid_tokens_in_both_eras() -> None:
+    async with stack() as s:
+        alice = s.issuer.token("alice", f"{READ} {WRITE}")
+        response = await post(s.http, modern(1, "tools/call", name="whoami"), alice)
+        assert response.status_code == 200, response.text
+        assert response.json()["result"]["content"][0]["text"] == f"alice {READ} {WRITE}"
+        response = await post(s.http, modern(2, "tools/call", name="deploy"), alice)
+        assert response.json()["result"]["content"][0]["text"] == "deployed"
+        # Legacy: initialize, then calls on the session, all with the token.
+        response = await post(s.http, initialize(), alice)
+        assert response.status_code == 200
+        session = {
+            "mcp-session-id": response.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        response = await post(
+            s.http, {"jsonrpc": "2.0", "method": "notifications/initialized"}, alice, **session
+        )
+        assert response.status_code == 202
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "whoami"}}
+        response = await post(s.http, call, alice, **session)
+        assert response.status_code == 200
+        assert response.json()["result"]["content"][0]["text"] == f"alice {READ} {WRITE}"
+        # The session is alice's: bob (a valid token) is told it does not exist; so is no token 401.
+        bob = s.issuer.token("bob", f"{READ} {WRITE}")
+        assert (await post(s.http, call, bob, **session)).status_code == 404
+        assert (await post(s.http, call, None, **session)).status_code == 401
+        # The session's GET stream: its owner's, with the "*" scope; nobody else's.
+        stream = {**session, "accept": "text/event-stream"}
+        for token, status in ((bob, 404), (s.issuer.token("alice", ""), 403), (alice, 200)):
+            headers = {**stream, "authorization": f"Bearer {token}"}
+            async with s.http.stream("GET", "/mcp", headers=headers) as response:
+                assert response.status_code == status
+        assert (
+            await s.http.delete("/mcp", headers={**session, "authorization": f"Bearer {bob}"})
+        ).status_code == 404
+        assert (
+            await s.http.delete("/mcp", headers={**session, "authorization": f"Bearer {alice}"})
+        ).status_code == 200
+        assert s.issuer.jwks_fetches == 1  # the JWKS is cached
+
+
+async def test_invalid_tokens_are_refused_and_never_logged() -> None:
+    async with stack() as s:
+        other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        good = s.issuer.token()
+        head, body, signature = good.split(".")
+        flipped = signature[:10] + ("A" if signature[10] != "A" else "B") + signature[11:]
+        now = int(time.time())
+        bad = {
+            "expired": forge(s.issuer, exp=now - 3600, iat=now - 7200),
+            "wrong audience": forge(s.issuer, aud="http://127.0.0.1:1/other"),
+            "wrong issuer": forge(s.issuer, iss="http://127.0.0.1:1"),
+            "tampered signature": f"{head}.{body}.{flipped}",
+            "tampered claims": f"{head}.{jwt.utils.base64url_encode(json.dumps({'sub': 'mallory', 'scope': WRITE}).encode()).decode()}.{signature}",
+            "another key": forge(s.issuer, other),
+            "unknown key": jwt.encode(
+                {"iss": s.issuer.url, "sub": "eve", "aud": s.resource, "exp": now + 60},
+                other,
+                algorithm="RS256",
+                headers={"kid": "k9"},
+            ),
+            "symmetric": forge(s.issuer, "a-shared-secret-of-32-bytes-long!", "HS256"),
+            "no subject": forge(s.issuer, sub=None),
+            "garbage": "not-a-jwt",
+        }
+        with captured() as lines:
+            for why, token in bad.items():
+                for response in (
+                    await post(s.http, modern(1, "tools/call", name="whoami"), token),
+                    await post(s.http, initialize(), token),
+                ):
+                    assert response.status_code == 401, why
+                    assert challenge(response)["error"] == "invalid_token", why
+        assert sum("access token rejected" in line for line in lines) >= 2 * (len(bad) - 1)
+        for token in [*bad.values(), good]:
+            for part in token.split("."):
+                assert all(
+                    part not in line for line in lines if len(part) > 8
+                ), "a token was logged"
+
+
+async def test_insufficient_scope() -> None:
+    async with stack() as s:
+        reader = s.issuer.token("carol", READ)
+        response = await post(s.http, modern(1, "tools/call", name="deploy"), reader)
+        assert response.status_code == 403
+        assert challenge(response) == {
+            "error": "insufficient_scope",
+            "resource_metadata": f"http://{s.resource.split('/')[2]}/.well-known/oauth-protected-resource/mcp",
+            "scope": f"{READ} {WRITE}",
+        }
+        # Other tools are fine; a method-level scope is checked too; so is the "*" one.
+        assert (
+            await post(s.http, modern(2, "tools/call", name="whoami"), reader)
+        ).status_code == 200
+        response = await post(s.http, modern(3, "prompts/list"), reader)
+        assert response.status_code == 403 and challenge(response)["scope"] == f"mcp:prompts {READ}"
+        nothing = s.issuer.token("dave", "")
+        response = await post(s.http, modern(4, "tools/list"), nothing)
+        assert response.status_code == 403 and challenge(response)["scope"] == READ
+        # Legacy: the same per tool, on the session's POST.
+        response = await post(s.http, initialize(), reader)
+        session = {
+            "mcp-session-id": response.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "deploy"}}
+        response = await post(s.http, call, reader, **session)
+        assert response.status_code == 403 and challenge(response)["error"] == "insufficient_scope"
+        writer = s.issuer.token("carol", f"{READ} {WRITE}")  # step-up: same subject, more scopes
+        response = await post(s.http, call, writer, **session)
+        assert response.json()["result"]["content"][0]["text"] == "deployed"
+
+
+async def test_request_state_is_bound_to_the_principal() -> None:
+    async with stack() as s:
+        alice, bob = s.issuer.token("alice"), s.issuer.token("bob")
+        frame = modern(1, "tools/call", name="confirm")
+        frame["params"]["_meta"] = {
+            **frame["params"]["_meta"],
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        }
+        first = (await post(s.http, frame, alice)).json()["result"]
+        assert first["resultType"] == "input_required"
+        retry = json.loads(json.dumps(frame))
+        retry["params"]["requestState"] = first["requestState"]
+        retry["params"]["inputResponses"] = {
+            "confirm": {"action": "accept", "content": {"ok": True}}
+        }
+        response = await post(s.http, retry, bob)
+        assert response.status_code == 400
+        error = response.json()["error"]
+        assert error["code"] == -32602 and "another principal" in error["message"]
+        response = await post(s.http, retry, alice)
+        assert response.json()["result"]["content"][0]["text"] == "confirmed by alice"
+
+
+async def test_custom_verifier_and_unreachable_keys() -> None:
+    tokens = {"opaque-1": Principal("svc", frozenset({READ}), {"client_id": "svc"})}
+
+    async def lookup(token: str) -> Principal | None:
+        return tokens.get(token)
+
+    async with stack(verifier=lookup) as s:
+        response = await post(s.http, modern(1, "tools/call", name="whoami"), "opaque-1")
+        assert response.json()["result"]["content"][0]["text"] == f"svc {READ}"
+        response = await post(s.http, modern(2, "tools/call", name="whoami"), "opaque-2")
+        assert response.status_code == 401 and challenge(response)["error"] == "invalid_token"
+    closed = f"http://127.0.0.1:{free_port()}/jwks"
+    async with stack(verifier_options={"jwks_uri": closed, "timeout": 2}) as s:
+        response = await post(s.http, modern(1, "tools/list"), s.issuer.token())
+        assert response.status_code == 503  # not the client's fault: no invalid_token
+    with pytest.raises(ValueError):
+        JwtVerifier(issuer="x", audience="y", algorithms=["HS256"])
+
+
+async def test_our_client_end_to_end() -> None:
+    """`Client` with OAuth against this server: discovery from the 401, the issuer's token
+    endpoint, the token verified here; a machine client and a user's, both eras."""
+
+    async def approve(url: str) -> str:  # the browser step: the user approves
+        async with httpx.AsyncClient() as browser:
+            return (await browser.get(url)).headers["location"]
+
+    async with stack() as s:
+        for mode in ("auto", "legacy"):
+            machine = OAuth(grant="client_credentials", client_id="machine", client_secret="s3cret")
+            user = OAuth(redirect=approve, client_id="app", scope=f"{READ} {WRITE}")
+            for oauth, expected in ((machine, f"machine {READ}"), (user, f"alice {READ} {WRITE}")):
+                async with Client(s.resource, auth=oauth, mode=mode, timeout=10) as client:
+                    assert (client.revision == MODERN) == (mode == "auto")
+                    result = await client.call_tool("whoami", {})
+                    assert result.content[0].text == expected  # type: ignore[union-attr]
+        grants = [("client_credentials", "machine"), ("authorization_code", "alice")]
+        assert s.issuer.issued == grants * 2
+
+
+async def test_the_issuer_is_strict() -> None:
+    """What the end-to-end tests rely on: authlib's server refuses what OAuth 2.1 refuses."""
+    async with stack() as s, httpx.AsyncClient(base_url=s.issuer.url) as http:
+        verifier, challenge_ = pkce_pair()
+        asked = {
+            "response_type": "code",
+            "client_id": "app",
+            "redirect_uri": REDIRECT_URI,
+            "state": "st",
+            "scope": READ,
+            "resource": s.resource,
+            "code_challenge": challenge_,
+            "code_challenge_method": "S256",
+        }
+
+        async def authorize(**changed: str | None) -> dict[str, str]:
+            query = {k: v for k, v in {**asked, **changed}.items() if v is not None}
+            response = await http.get("/authorize", params=query)
+            assert response.status_code == 302, response.text
+            return dict(parse_qsl(urlsplit(response.headers["location"]).query))
+
+        for changed, error in (
+            ({"code_challenge": None, "code_challenge_method": None}, "invalid_request"),
+            ({"code_challenge_method": "plain", "code_challenge": verifier}, "invalid_request"),
+            ({"resource": "http://127.0.0.1:1/other"}, "invalid_target"),
+        ):
+            answer = await authorize(**changed)
+            assert answer["error"] == error and answer["state"] == "st", changed
+        answer = await authorize()
+        assert answer["iss"] == s.issuer.url  # RFC 9207
+        form = {
+            "grant_type": "authorization_code",
+            "client_id": "app",
+            "code": answer["code"],
+            "redirect_uri": REDIRECT_URI,
+            "resource": s.resource,
+        }
+        wrong = await http.post("/token", data={**form, "code_verifier": "x" * 43})
+        assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
+        answer = await authorize()
+        form["code"] = answer["code"]
+        other = await http.post(
+            "/token",
+            data={**form, "code_verifier": verifier, "resource": "http://127.0.0.1:1/other"},
+        )
+        assert other.status_code == 400 and other.json()["error"] == "invalid_target"
+        issued = await http.post("/token", data={**form, "code_verifier": verifier})
+        assert issued.status_code == 200, issued.text
+        token = issued.json()["access_token"]
+        assert jwt.get_unverified_header(token)["typ"] == "at+jwt"  # RFC 9068
+        claims = jwt.decode(token, options={"verify_signature": False})
+        assert (claims["aud"], claims["sub"], claims["scope"]) == (s.resource, "alice", READ)
+        replay = await http.post("/token", data={**form, "code_verifier": verifier})
+        assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+        machine = httpx.BasicAuth("machine", "s3cret")
+        for resource, status in ((None, 400), ("http://127.0.0.1:1/other", 400), (s.resource, 200)):
+            data = {"grant_type": "client_credentials", "scope": WRITE}
+            if resource is not None:
+                data["resource"] = resource
+            response = await http.post("/token", data=data, auth=machine)
+            assert response.status_code == status, response.text
+        assert s.issuer.issued == [
+            ("authorization_code", "alice"),
+            ("client_credentials", "machine"),
+        ]
+
+
+async def test_streams_end_when_their_token_expires() -> None:
+    """A legacy GET stream and a modern listen end when the token that opened them expires
+    (tokens of the issuer's "brief" client live 2 s; no leeway here); others stay open."""
+    async with stack(leeway=0) as s, httpx.AsyncClient(base_url=s.issuer.url) as issuer:
+
+        async def brief() -> tuple[str, float]:
+            form = {"grant_type": "client_credentials", "resource": s.resource}
+            response = await issuer.post("/token", data=form, auth=("brief", "s3cret"))
+            assert response.json()["expires_in"] == 2
+            token = response.json()["access_token"]
+            return token, jwt.decode(token, options={"verify_signature": False})["exp"]
+
+        token, exp = await brief()
+        response = await post(s.http, initialize(), token)
+        session = {
+            "mcp-session-id": response.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await post(s.http, initialized, token, **session)).status_code == 202
+        headers = {**session, "accept": "text/event-stream", "authorization": f"Bearer {token}"}
+        with anyio.fail_after(10):
+            async with s.http.stream("GET", "/mcp", headers=headers) as response:
+                assert response.status_code == 200
+                async for _ in response.aiter_lines():
+                    pass
+        assert exp <= time.time() < exp + 2
+
+        frame = modern(7, "subscriptions/listen", notifications={"toolsListChanged": True})
+        lasting = s.issuer.token("alice", READ)
+        token, exp = await brief()
+        with anyio.fail_after(10):
+            async with (
+                s.http.stream(
+                    "POST", "/mcp", content=json.dumps(frame), headers=listen_headers(frame, token)
+                ) as short,
+                s.http.stream(
+                    "POST",
+                    "/mcp",
+                    content=json.dumps(frame),
+                    headers=listen_headers(frame, lasting),
+                ) as long,
+            ):
+                ended = anyio.Event()
+
+                async def watch() -> None:
+                    async for _ in long.aiter_lines():
+                        pass
+                    ended.set()
+
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(watch)
+                    frames = [
+                        json.loads(x[6:]) async for x in short.aiter_lines() if x[:6] == "data: "
+                    ]
+                    assert time.time() >= exp
+                    await anyio.sleep(0.5)
+                    assert not ended.is_set()
+                    tasks.cancel_scope.cancel()
+        assert frames[0]["method"] == "notifications/subscriptions/acknowledged"
+        assert frames[-1]["id"] == 7 and frames[-1]["error"]["code"] == -32600
+        assert "expired" in frames[-1]["error"]["message"]
+
+
+def listen_headers(frame: dict[str, Any], token: str) -> dict[str, str]:
+    return {**headers_for(frame), "authorization": f"Bearer {token}"}
+
+
+async def test_introspection_verifier() -> None:
+    """`IntrospectionVerifier` against the issuer's RFC 7662 endpoint (authlib's)."""
+    async with stack(introspection=True) as s:
+        good = s.issuer.token("alice", f"{READ} {WRITE}")
+        with captured() as lines:
+            for id in (1, 2):
+                response = await post(s.http, modern(id, "tools/call", name="whoami"), good)
+                assert response.json()["result"]["content"][0]["text"] == f"alice {READ} {WRITE}"
+            assert s.issuer.introspections == 1  # the second from the cache
+            now = int(time.time())
+            bad = {
+                "expired": forge(s.issuer, exp=now - 3600, iat=now - 7200),
+                "wrong audience": forge(s.issuer, aud="http://127.0.0.1:1/other"),
+                "wrong issuer": forge(s.issuer, iss="http://127.0.0.1:1"),
+                "another key": forge(s.issuer, rsa.generate_private_key(65537, 2048)),
+                "opaque": "not-a-jwt",
+            }
+            for why, token in bad.items():
+                response = await post(s.http, modern(3, "tools/call", name="whoami"), token)
+                assert response.status_code == 401, why
+                assert challenge(response)["error"] == "invalid_token", why
+            # Rejections are not cached: asked again, introspected again.
+            await post(s.http, modern(4, "tools/list"), bad["opaque"])
+            assert s.issuer.introspections == 1 + len(bad) + 1
+            response = await post(s.http, modern(5, "tools/call", name="deploy"), s.issuer.token())
+            assert response.status_code == 403  # scopes from the introspection answer
+        assert sum("access token rejected" in line for line in lines) >= len(bad)
+        for token in [*bad.values(), good]:
+            for part in token.split("."):
+                assert all(part not in line for line in lines if len(part) > 8), "token logged"
+
+        verifier = IntrospectionVerifier(
+            f"{s.issuer.url}/introspect",
+            "resource-server",
+            "rs-s3cret",
+            audience=s.resource,
+            cache_size=2,
+        )
+        tokens = [s.issuer.token(subject) for subject in ("a", "b", "c")]
+        before = s.issuer.introspections
+        for token in [*tokens, tokens[2], tokens[0]]:  # "a" was evicted by "c"
+            principal = await verifier(token)
+            assert principal is not None and principal.expires_at is not None
+            assert principal.expires_at > time.time() + 200
+        assert s.issuer.introspections == before + 4  # unbounded, it would be 3
+        brief = IntrospectionVerifier(
+            f"{s.issuer.url}/introspect",
+            "resource-server",
+            "rs-s3cret",
+            audience=s.resource,
+            cache_seconds=0.2,
+        )
+        assert await brief(tokens[1]) is not None and await brief(tokens[1]) is not None
+        await anyio.sleep(0.3)
+        assert await brief(tokens[1]) is not None
+        assert s.issuer.introspections == before + 6  # cached once, then expired from the cache
+        # The resource server's credentials refused, or no endpoint: 503, not 401.
+        for endpoint, secret in (
+            (f"{s.issuer.url}/introspect", "wrong"),
+            (f"http://127.0.0.1:{free_port()}/introspect", "rs-s3cret"),
+        ):
+            refused = IntrospectionVerifier(
+                endpoint, "resource-server", secret, audience=s.resource, timeout=2
+            )
+            async with stack(verifier=refused) as other:
+                response = await post(other.http, modern(1, "tools/list"), good)
+                assert response.status_code == 503
+
+
+async def test_a_withdrawn_key_is_refused_once_the_jwks_is_refreshed() -> None:
+    """Key rotation: a token of key k1 is accepted; the issuer withdraws k1 and signs with k2;
+    once the JWKS's lifetime (here 0.5 s) is over it is fetched again and replaces the old one
+    whole: the k1 token is refused, the k2 one accepted. A kid the cached JWKS lacks has it
+    fetched early, but not again within `refetch_interval` of the last fetch."""
+    async with stack(verifier_options={"cache_seconds": 0.5}) as s:
+        old = s.issuer.token("alice")
+        response = await post(s.http, modern(1, "tools/call", name="whoami"), old)
+        assert response.status_code == 200
+        s.issuer.rotate("k2")
+        new = s.issuer.token("bob")
+        assert jwt.get_unverified_header(new)["kid"] == "k2"
+        await anyio.sleep(0.5)
+        response = await post(s.http, modern(2, "tools/call", name="whoami"), old)
+        assert response.status_code == 401 and challenge(response)["error"] == "invalid_token"
+        response = await post(s.http, modern(3, "tools/call", name="whoami"), new)
+        assert response.json()["result"]["content"][0]["text"] == f"bob {READ}"
+        assert s.issuer.jwks_fetches == 2
+
+        # A key rotated in before the cached JWKS expires: an early fetch, rate-limited.
+        patient = JwtVerifier(issuer=s.issuer.url, audience=s.resource)  # 30 s between
+        eager = JwtVerifier(issuer=s.issuer.url, audience=s.resource, refetch_interval=0)
+        assert await patient(new) is not None and await eager(new) is not None
+        s.issuer.rotate("k3")
+        newest = s.issuer.token("carol")
+        fetches = s.issuer.jwks_fetches
+        assert await patient(newest) is None  # its JWKS was fetched less than 30 s ago
+        assert s.issuer.jwks_fetches == fetches
+        principal = await eager(newest)
+        assert principal is not None and principal.subject == "carol"
+        assert await eager(new) is None  # k2 is not in the refreshed JWKS any more
+        assert s.issuer.jwks_fetches == fetches + 2
+
+
+async def test_a_burst_of_unknown_kids_costs_one_jwks_fetch() -> None:
+    """50 tokens with random kids (plausible claims, another key) against an issuer whose JWKS
+    takes 1 s to answer, with a valid token among them: one JWKS fetch, which all of them
+    wait for and share. With the JWKS cached, a burst fetches nothing (within
+    `refetch_interval`), and when it may (`refetch_interval=0`) it fetches once while valid
+    tokens go on at once."""
+    delay = 1.0
+    async with stack() as s:
+        s.issuer.jwks_delay = delay
+        other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        strangers = [
+            forge(s.issuer, other, headers={"kid": secrets.token_hex(8)}) for _ in range(50)
+        ]
+        good = s.issuer.token("alice")
+
+        async def burst() -> float:
+            """Sends the strangers and the good token at once: the good one's latency."""
+            latency = math.inf
+
+            async def send(token: str) -> None:
+                nonlocal latency
+                started = time.monotonic()
+                response = await post(s.http, modern(1, "tools/call", name="whoami"), token)
+                if token == good:
+                    assert response.status_code == 200
+                    latency = time.monotonic() - started
+                else:
+                    assert response.status_code == 401
+                    assert challenge(response)["error"] == "invalid_token"
+
+            async with anyio.create_task_group() as tasks:
+                for token in [*strangers[:25], good, *strangers[25:]]:
+                    tasks.start_soon(send, token)
+            return latency
+
+        cold = await burst()  # nothing cached yet
+        assert s.issuer.jwks_fetches == 1
+        assert delay <= cold < 2 * delay
+        warm = await burst()
+        assert s.issuer.jwks_fetches == 1
+        assert warm < delay
+
+        eager = JwtVerifier(issuer=s.issuer.url, audience=s.resource, refetch_interval=0)
+        s.issuer.jwks_delay = 0
+        assert await eager(good) is not None
+        s.issuer.jwks_delay = 0.5
+        s.issuer.jwks_asked = anyio.Event()
+        fetches = s.issuer.jwks_fetches
+        refused: list[bool] = []
+
+        async def check(token: str) -> None:
+            refused.append(await eager(token) is None)
+
+        async with anyio.create_task_group() as tasks:
+            for token in strangers:
+                tasks.start_soon(check, token)
+            await s.issuer.jwks_asked.wait()  # the strangers' fetch is under way
+            started = time.monotonic()
+            assert await eager(good) is not None
+            assert time.monotonic() - started < s.issuer.jwks_delay / 2
+        assert refused == [True] * len(strangers)
+        assert s.issuer.jwks_fetches == fetches + 1
+
+
+async def test_token_types() -> None:
+    """The JOSE `typ`: by default `at+jwt` (`application/at+jwt` alike), `JWT` or none; never
+    an ID token's or another type; with `STRICT_TOKEN_TYPES` only `at+jwt`."""
+    async with stack() as s:
+        default = JwtVerifier(issuer=s.issuer.url, audience=s.resource)
+        strict = JwtVerifier(
+            issuer=s.issuer.url, audience=s.resource, accepted_types=STRICT_TOKEN_TYPES
+        )
+        cases: dict[str | None, tuple[bool, bool]] = {  # accepted by default, by strict
+            "at+jwt": (True, True),
+            "application/at+jwt": (True, True),
+            "AT+JWT": (True, True),
+            "JWT": (True, False),
+            None: (True, False),
+            "id_token": (False, False),
+            "id_token+jwt": (False, False),
+            "JWT+id": (False, False),
+            "logout+jwt": (False, False),
+        }
+        for typ, (by_default, by_strict) in cases.items():
+            token = forge(s.issuer, headers={"typ": typ})
+            assert jwt.get_unverified_header(token).get("typ") == typ
+            assert (await default(token) is not None) == by_default, typ
+            assert (await strict(token) is not None) == by_strict, typ
+        id_token = forge(s.issuer, headers={"typ": "id_token"})
+        response = await post(s.http, modern(1, "tools/call", name="whoami"), id_token)
+        assert response.status_code == 401 and challenge(response)["error"] == "invalid_token"
+
+
+async def test_scopes_and_subjects() -> None:
+    """`scope` or `scp`, a space-separated string (Entra ID's `scp`) or a list; a `sub` that
+    is not a non-empty string is refused."""
+    async with stack() as s:
+        for claims in (
+            {"scope": f"{READ} {WRITE}"},
+            {"scope": None, "scp": f"{READ} {WRITE}"},
+            {"scope": None, "scp": [READ, WRITE]},
+        ):
+            token = forge(s.issuer, **claims)
+            response = await post(s.http, modern(1, "tools/call", name="whoami"), token)
+            assert response.json()["result"]["content"][0]["text"] == f"eve {READ} {WRITE}"
+        for subject in ("", 42, ["eve"], None):
+            token = forge(s.issuer, sub=subject)
+            response = await post(s.http, modern(2, "tools/call", name="whoami"), token)
+            assert response.status_code == 401, subject
+
+
+async def test_tokens_that_cannot_be_valid_are_401_while_the_issuer_is_down() -> None:
+    """With the issuer's metadata and keys unavailable, a token that no key could make valid
+    is still 401 `invalid_token`, decided without asking the issuer; a plausible one is 503."""
+    async with stack() as s:
+        s.issuer.down = True
+        now = int(time.time())
+        claims = {"iss": s.issuer.url, "aud": s.resource, "sub": "eve", "exp": now + 60}
+        p521 = ec.generate_private_key(ec.SECP521R1())
+        impossible = {
+            "garbage": "not-a-jwt",
+            "three segments": "abc.def.ghi",
+            "alg none": jwt.encode(claims, None, algorithm="none", headers={"kid": "k1"}),
+            "symmetric": forge(s.issuer, "a-shared-secret-of-32-bytes-long!", "HS256"),
+            "an algorithm not allowed": forge(s.issuer, p521, "ES512"),
+            "expired": forge(s.issuer, exp=now - 3600, iat=now - 7200),
+            "no expiry": forge(s.issuer, exp=None),
+            "wrong audience": forge(s.issuer, aud="http://127.0.0.1:1/other"),
+            "wrong issuer": forge(s.issuer, iss="http://127.0.0.1:1"),
+            "an ID token": forge(s.issuer, headers={"typ": "id_token"}),
+            "empty subject": forge(s.issuer, sub=""),
+        }
+        for why, token in impossible.items():
+            response = await post(s.http, modern(1, "tools/list"), token)
+            assert response.status_code == 401, why
+            assert challenge(response)["error"] == "invalid_token", why
+        assert s.issuer.metadata_fetches == s.issuer.jwks_fetches == 0
+        response = await post(s.http, modern(2, "tools/list"), s.issuer.token())
+        assert response.status_code == 503
+        assert s.issuer.metadata_fetches == 1
+
+
+async def test_a_down_issuer_is_not_asked_on_every_request() -> None:
+    """A failed discovery (or JWKS fetch, or introspection) is not tried again before a
+    backoff (here 0.3 s, doubling): the requests meanwhile are 503 at once."""
+    async with stack(verifier_options={"backoff": 0.3}) as s:
+        s.issuer.down = True
+        token = s.issuer.token()
+        for id in range(10):
+            response = await post(s.http, modern(id, "tools/list"), token)
+            assert response.status_code == 503
+        assert s.issuer.metadata_fetches == 1
+        await anyio.sleep(0.35)
+        assert (await post(s.http, modern(11, "tools/list"), token)).status_code == 503
+        assert s.issuer.metadata_fetches == 2  # tried again, failed again: 0.6 s now
+        await anyio.sleep(0.35)
+        assert (await post(s.http, modern(12, "tools/list"), token)).status_code == 503
+        assert s.issuer.metadata_fetches == 2
+        s.issuer.down = False
+        await anyio.sleep(0.3)
+        assert (await post(s.http, modern(13, "tools/list"), token)).status_code == 200
+        assert (s.issuer.metadata_fetches, s.issuer.jwks_fetches) == (3, 1)
+
+        s.issuer.down = True
+        keys = JwtVerifier(
+            issuer=s.issuer.url, audience=s.resource, jwks_uri=f"{s.issuer.url}/jwks"
+        )
+        introspection = IntrospectionVerifier(
+            f"{s.issuer.url}/introspect", "resource-server", "wrong", audience=s.resource
+        )
+        for _ in range(5):
+            for verifier in (keys, introspection):
+                with pytest.raises(VerifierUnavailable):
+                    await verifier(token)
+        assert (s.issuer.jwks_fetches, s.issuer.introspections) == (2, 1)
+
+
+def test_the_auth_names_are_mcpios_and_load_lazily() -> None:
+    """`from mcpio import OAuth, JwtVerifier, ...`; `import mcpio` imports none of it, and
+    PyJWT comes only with a `JwtVerifier`."""
+    code = (
+        "import sys, mcpio\n"
+        "def loaded(): return [m for m in ('httpx', 'jwt', 'mcpio.auth', 'mcpio.auth._client')"
+        " if m in sys.modules]\n"
+        "print(loaded())\n"
+        "mcpio.ResourceServerAuth, mcpio.IntrospectionVerifier\n"
+        "print(loaded())\n"
+        "print([getattr(mcpio, name).__name__ for name in ('OAuth', 'FileTokenStore')])\n"
+        "print(loaded())\n"
+        "mcpio.JwtVerifier(issuer='https://a.example', audience='https://r.example/mcp')\n"
+        "print(loaded())\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert run.stdout.splitlines() == [
+        "[]",
+        "['mcpio.auth']",
+        "['OAuth', 'FileTokenStore']",
+        "['httpx', 'mcpio.auth', 'mcpio.auth._client']",
+        "['httpx', 'jwt', 'mcpio.auth', 'mcpio.auth._client']",
+    ]
+
+
+async def test_the_everything_server_with_auth() -> None:
+    """`examples/everything_server.py http --auth-issuer ... --resource ... --scope ...`: a
+    resource server for the authlib issuer's tokens; our Client gets in with client
+    credentials, a request without a token gets 401."""
+    issuer_port, port = free_port(), free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    issuer = Issuer(issuer_port, [resource])
+    example = ROOT / "examples" / "everything_server.py"
+    command = [sys.executable, str(example), "http", "--port", str(port)]
+    command += ["--auth-issuer", issuer.url, "--resource", resource, "--scope", READ]
+    async with serve_app(issuer.app(), issuer_port), await anyio.open_process(command) as process:
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+
+                async def answered() -> httpx.Response | None:
+                    try:
+                        return await post(http, modern(1, "tools/list"), None)
+                    except httpx.ConnectError:
+                        return None  # not listening yet
+
+                response = await until(answered, 20, interval=0.1)
+                assert response.status_code == 401
+                assert challenge(response)["scope"] == READ
+                metadata = (await http.get("/.well-known/oauth-protected-resource/mcp")).json()
+                assert metadata["authorization_servers"] == [issuer.url]
+            machine = OAuth(grant="client_credentials", client_id="machine", client_secret="s3cret")
+            async with Client(resource, auth=machine, timeout=10) as client:
+                result = await client.call_tool("test_simple_text", {})
+                assert "test" in result.content[0].text  # type: ignore[union-attr]
+            assert issuer.issued == [("client_credentials", "machine")]
+        finally:
+            process.terminate()
+
+
+# ---------------------------------------------------------------------- DPoP (RFC 9449)
+
+
+def dpop_proof(
+    key: DpopKey,
+    token: str | None,
+    url: str,
+    method: str = "POST",
+    **changes: Any,
+) -> str:
+    """A proof by `key` for `method` `url` and `token`, with claims changed (None: left out) or
+    signed by another key (`signer`)."""
+    signer = changes.pop("signer", key)
+    claims: dict[str, Any] = {
+        "jti": secrets.token_urlsafe(16),
+        "htm": method,
+        "htu": url,
+        "iat": int(time.time()),
+        "ath": token_hash(token) if token is not None else None,
+        **changes,
+    }
+    claims = {k: v for k, v in claims.items() if v is not None}
+    headers = {"typ": "dpop+jwt", "jwk": key.jwk}
+    return jwt.encode(claims, signer._private, algorithm="ES256", headers=headers)
+
+
+async def dpop_post(
+    s: Stack, frame: Any, token: str, proof: str | None, scheme: str = "DPoP"
+) -> httpx.Response:
+    extra = {"dpop": proof} if proof is not None else {}
+    response = await post(s.http, frame, None, authorization=f"{scheme} {token}", **extra)
+    return response
+
+
+def dpop_error(response: httpx.Response) -> str:
+    """The error of a 401's DPoP challenge (which must name the algorithms)."""
+    assert response.status_code == 401, response.text
+    value = response.headers["www-authenticate"]
+    assert value.startswith("DPoP error=") and 'algs="ES256' in value, value
+    return value.split('"')[1]
+
+
+async def test_dpop_bound_tokens_and_their_proofs() -> None:
+    """A JWT bound by `cnf.jkt`: accepted with a good proof only; each bad proof refused with
+    `invalid_dpop_proof`, the bound token as Bearer with `invalid_token`; bearer tokens still
+    work (DPoP not required), and nothing of the keys, tokens or proofs reaches a log line."""
+    key, other = DpopKey.generate(), DpopKey.generate()
+    async with stack(dpop=DpopPolicy()) as s:
+        metadata = (await s.http.get("/.well-known/oauth-protected-resource/mcp")).json()
+        assert metadata["dpop_bound_access_tokens_required"] is False
+        assert "ES256" in metadata["dpop_signing_alg_values_supported"]
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+        with captured() as lines:
+            good = dpop_proof(key, token, s.resource)
+            response = await dpop_post(s, whoami, token, good)
+            assert response.json()["result"]["content"][0]["text"] == f"alice {READ}"
+            now = int(time.time())
+            bad = {
+                "replayed": good,
+                "stale": dpop_proof(key, token, s.resource, iat=now - 600),
+                "from the future": dpop_proof(key, token, s.resource, iat=now + 600),
+                "wrong method": dpop_proof(key, token, s.resource, method="GET"),
+                "wrong url": dpop_proof(key, token, s.resource.replace("/mcp", "/other")),
+                "wrong ath": dpop_proof(key, "another-token", s.resource),
+                "no ath": dpop_proof(key, None, s.resource),
+                "no jti": dpop_proof(key, token, s.resource, jti=None),
+                "other key": dpop_proof(other, token, s.resource),
+                "forged signature": dpop_proof(key, token, s.resource, signer=other),
+                "not a jwt": "not.a.proof",
+            }
+            for why, proof in bad.items():
+                response = await dpop_post(s, whoami, token, proof)
+                assert dpop_error(response) == "invalid_dpop_proof", why
+            assert dpop_error(await dpop_post(s, whoami, token, None)) == "invalid_dpop_proof"
+            twice = f"{dpop_proof(key, token, s.resource)}, {dpop_proof(key, token, s.resource)}"
+            assert dpop_error(await dpop_post(s, whoami, token, twice)) == "invalid_dpop_proof"
+            as_bearer = await dpop_post(s, whoami, token, None, scheme="Bearer")
+            assert dpop_error(as_bearer) == "invalid_token"
+            with_proof = dpop_proof(key, token, s.resource)
+            assert dpop_error(await dpop_post(s, whoami, token, with_proof, "Bearer")) == (
+                "invalid_token"
+            )
+            # Nothing else affected: a fresh proof of the right key, an unbound bearer token.
+            response = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))
+            assert response.status_code == 200
+            response = await post(s.http, modern(2, "tools/list"), s.issuer.token("bob"))
+            assert response.status_code == 200
+            # An unbound token under the DPoP scheme is no DPoP token.
+            unbound = s.issuer.token("bob")
+            response = await dpop_post(s, whoami, unbound, dpop_proof(key, unbound, s.resource))
+            assert dpop_error(response) == "invalid_token"
+        secrets_seen = [token, good, key.pem, *bad.values()]
+        for secret in secrets_seen:
+            for part in secret.split("."):
+                assert all(part not in line for line in lines if len(part) > 8), "logged"
+        assert "PRIVATE" not in repr(key) and key.pem not in repr(DpopPolicy())
+
+
+async def test_dpop_nonces_and_required_binding() -> None:
+    """`DpopPolicy(required=True, nonces=...)`: a proof without the server's nonce gets 401
+    `use_dpop_nonce` and a `DPoP-Nonce`; with it, through; an aged nonce is refused with a new
+    one; a bearer token is refused; introspection's `cnf` binds as a JWT's does."""
+    key = DpopKey.generate()
+    policy = DpopPolicy(required=True, nonces=Nonces(lifetime=1))
+    async with stack(introspection=True, dpop=policy) as s:
+        metadata = (await s.http.get("/.well-known/oauth-protected-resource/mcp")).json()
+        assert metadata["dpop_bound_access_tokens_required"] is True
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+        refused = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))
+        assert dpop_error(refused) == "use_dpop_nonce"
+        nonce = refused.headers["dpop-nonce"]
+        proof = dpop_proof(key, token, s.resource, nonce=nonce)
+        response = await dpop_post(s, whoami, token, proof)
+        assert response.json()["result"]["content"][0]["text"] == f"alice {READ}"
+        forged = dpop_proof(key, token, s.resource, nonce=nonce[:-2] + "xx")
+        assert dpop_error(await dpop_post(s, whoami, token, forged)) == "use_dpop_nonce"
+        await anyio.sleep(2.2)
+        aged = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource, nonce=nonce))
+        assert dpop_error(aged) == "use_dpop_nonce" and aged.headers["dpop-nonce"] != nonce
+        bearer = await post(s.http, whoami, s.issuer.token("bob"))
+        assert dpop_error(bearer) == "invalid_token"
+        # without a token: the challenge is DPoP's alone, naming the metadata
+        bare = await post(s.http, whoami, None)
+        assert bare.headers["www-authenticate"].startswith("DPoP resource_metadata=")
+
+
+async def test_a_browser_dpop_client_passes_cors() -> None:
+    """A page of an allowed origin with a DPoP-bound token: its preflight naming `DPoP` and
+    `Authorization` is allowed; the `use_dpop_nonce` refusal exposes `DPoP-Nonce` and
+    `WWW-Authenticate` to the page, which retries with the nonce and gets through."""
+    page = "http://127.0.0.1:5173"
+    key = DpopKey.generate()
+    policy = DpopPolicy(required=True, nonces=Nonces())
+    async with stack(dpop=policy, cors_origins=(page,)) as s:
+        asked = "authorization, content-type, dpop, mcp-method, mcp-protocol-version"
+        preflight = {
+            "origin": page,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": asked,
+        }
+        answer = await s.http.options("/mcp", headers=preflight)
+        assert answer.status_code == 204, answer.text
+        assert answer.headers["access-control-allow-origin"] == page
+        assert answer.headers["access-control-allow-headers"] == asked
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+
+        async def from_page(proof: str) -> httpx.Response:
+            headers = {"authorization": f"DPoP {token}", "dpop": proof, "origin": page}
+            return await post(s.http, whoami, None, **headers)
+
+        def exposed(response: httpx.Response) -> set[str]:
+            assert response.headers["access-control-allow-origin"] == page
+            names = response.headers["access-control-expose-headers"].split(",")
+            return {name.strip().lower() for name in names}
+
+        refused = await from_page(dpop_proof(key, token, s.resource))
+        assert dpop_error(refused) == "use_dpop_nonce"
+        assert {"dpop-nonce", "www-authenticate"} <= exposed(refused)
+        nonce = refused.headers["dpop-nonce"]
+        response = await from_page(dpop_proof(key, token, s.resource, nonce=nonce))
+        assert response.json()["result"]["content"][0]["text"] == f"alice {READ}"
+        assert "dpop-nonce" in exposed(response)
+
+
+async def test_our_client_gets_and_uses_a_dpop_bound_token() -> None:
+    """The issuer advertises DPoP: our client binds its client-credentials token to its key,
+    and the resource server (DPoP required, with nonces) lets it in, both eras."""
+    policy = DpopPolicy(required=True, nonces=Nonces())
+    async with stack(dpop=policy) as s:
+        s.issuer.dpop = True
+        for mode in ("auto", "legacy"):
+            oauth = OAuth(grant="client_credentials", client_id="machine", client_secret="s3cret")
+            async with Client(s.resource, auth=oauth, mode=mode, timeout=10) as client:
+                result = await client.call_tool("whoami", {})
+                assert result.content[0].text == f"machine {READ}"  # type: ignore[union-attr]
+                await client.list_tools()
+            tokens = await oauth.store.get_tokens(s.resource)
+            assert tokens is not None and tokens.dpop
+            claims = jwt.decode(tokens.access_token, options={"verify_signature": False})
+            assert claims["cnf"]["jkt"] == DpopKey(tokens.dpop_key or "").jkt
+
+
+async def test_a_nonce_near_its_end_comes_with_the_next_one() -> None:
+    """RFC 9449 9: a proof whose nonce has less than half its lifetime left is accepted, and the
+    answer carries a fresh `DPoP-Nonce` (which works); a young nonce's answer carries none."""
+    key = DpopKey.generate()
+    async with stack(dpop=DpopPolicy(required=True, nonces=Nonces(lifetime=4))) as s:
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+        refused = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))
+        nonce = refused.headers["dpop-nonce"]
+        young = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource, nonce=nonce))
+        assert young.status_code == 200 and "dpop-nonce" not in young.headers
+        await anyio.sleep(3.1 - (time.time() - int(nonce.partition(".")[0])))
+        old = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource, nonce=nonce))
+        assert old.status_code == 200, old.text
+        fresh = old.headers["dpop-nonce"]
+        assert fresh != nonce
+        again = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource, nonce=fresh))
+        assert again.status_code == 200 and "dpop-nonce" not in again.headers
+
+
+async def test_a_long_running_client_rotates_nonces_without_a_401() -> None:
+    """Our client over three nonce lifetimes: after the first call (its token, then the first
+    nonce: 401s it answers) it takes each next nonce from a successful answer, and is never
+    refused again."""
+    policy = DpopPolicy(required=True, nonces=Nonces(lifetime=2))
+    async with stack(dpop=policy) as s:
+        s.issuer.dpop = True
+        oauth = OAuth(grant="client_credentials", client_id="machine", client_secret="s3cret")
+        refusals: list[int] = []
+        challenge = oauth.challenge
+
+        async def counted(url: Any, response: httpx.Response, *args: Any) -> bool:
+            refusals.append(response.status_code)
+            return await challenge(url, response, *args)
+
+        oauth.challenge = counted  # type: ignore[method-assign]
+        async with Client(s.resource, auth=oauth, mode="2026-07-28", timeout=10) as client:
+            await client.call_tool("whoami", {})
+            first = len(refusals)
+            assert first >= 1  # the first nonce came with a 401
+            calls, started = 0, time.monotonic()
+            while time.monotonic() - started < 6.5:
+                result = await client.call_tool("whoami", {})
+                assert result.content[0].text == f"machine {READ}"  # type: ignore[union-attr]
+                calls += 1
+                await anyio.sleep(0.2)
+        assert calls >= 20 and refusals[first:] == []
+
+
+async def test_the_dpop_leeway_applies_both_ways() -> None:
+    """`leeway=30`: a proof a few seconds ahead (a client's clock a little fast) and one a few
+    seconds past `max_age` are accepted; farther either way, refused (PyJWT's own `iat` check
+    refused a proof 1 s ahead before)."""
+    key = DpopKey.generate()
+    async with stack(dpop=DpopPolicy(max_age=300, leeway=30)) as s:
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+        now = int(time.time())
+        for ahead in (1, 5):
+            proof = dpop_proof(key, token, s.resource, iat=now + ahead)
+            response = await dpop_post(s, whoami, token, proof)
+            assert response.status_code == 200, (ahead, response.text)
+        late = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource, iat=now - 310))
+        assert late.status_code == 200, late.text
+        for iat in (now + 60, now - 340, 10**400, 1.5e308):
+            proof = dpop_proof(key, token, s.resource, iat=iat)
+            assert dpop_error(await dpop_post(s, whoami, token, proof)) == "invalid_dpop_proof"
+
+
+async def test_a_full_replay_cache_refuses_and_never_forgets_an_unexpired_proof() -> None:
+    """A holder of a bound token cannot flush the memory replay cache to replay a captured
+    proof: once `size` unexpired proofs are held, a new one is 503 with Retry-After (it was
+    accepted, the oldest forgotten, and that one then accepted again); a replay stays 401."""
+    key = DpopKey.generate()
+    async with stack(dpop=DpopPolicy(replay=MemoryReplayCache(size=2))) as s:
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+        captured_proof = dpop_proof(key, token, s.resource)
+        assert (await dpop_post(s, whoami, token, captured_proof)).status_code == 200
+        assert (await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))).is_success
+        with captured() as lines:
+            full = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))
+            assert full.status_code == 503, full.text
+            assert int(full.headers["retry-after"]) >= 1
+            assert "DPoP" in full.json()["error"]["message"]
+            replayed = await dpop_post(s, whoami, token, captured_proof)
+            assert dpop_error(replayed) == "invalid_dpop_proof"
+        assert not [line for line in lines if "Traceback" in line]
+
+
+async def test_the_memory_replay_cache_drops_expired_proofs_first() -> None:
+    """Expired keys make room (no refusal while any has expired); unexpired ones never do."""
+    cache = MemoryReplayCache(size=1)
+    assert await cache.first_use("a", 0.0)  # expired at once
+    assert await cache.first_use("b", 60.0)
+    assert not await cache.first_use("b", 60.0)
+    with pytest.raises(ReplayCacheFull) as full:
+        await cache.first_use("c", 60.0)
+    assert 0 < full.value.retry_after <= 60
+    assert len(cache) == 1 and not await cache.first_use("b", 60.0)
+
+
+async def test_a_nonce_of_another_syntax_is_an_invalid_proof() -> None:
+    """A proof whose `nonce` is not RFC 9449's syntax (non-ASCII, Unicode digits, a number) is
+    401 `invalid_dpop_proof`, with nonces on or off: a non-ASCII one was a 500 and a
+    traceback; a well-formed nonce this server did not issue stays `use_dpop_nonce`."""
+    key = DpopKey.generate()
+    for nonces in (Nonces(), None):
+        async with stack(dpop=DpopPolicy(nonces=nonces)) as s:
+            token = s.issuer.token("alice", READ, jkt=key.jkt)
+            whoami = modern(1, "tools/call", name="whoami")
+            with captured() as lines:
+                for nonce in ("1700000000.é", "é", "١٧٠٠٠٠٠٠٠٠.abc", 'a"b', 5, ["x"]):
+                    proof = dpop_proof(key, token, s.resource, nonce=nonce)
+                    response = await dpop_post(s, whoami, token, proof)
+                    assert dpop_error(response) == "invalid_dpop_proof", (nonces, nonce)
+                if nonces is not None:
+                    proof = dpop_proof(key, token, s.resource, nonce="1700000000.abc")
+                    response = await dpop_post(s, whoami, token, proof)
+                    assert dpop_error(response) == "use_dpop_nonce"
+            assert not [line for line in lines if "Traceback" in line]
+
+
+async def test_two_dpop_header_fields_are_refused() -> None:
+    """RFC 9449 4.3: a request carries exactly one `DPoP` field; two (each a valid proof) are
+    401 `invalid_dpop_proof` (the first was taken before)."""
+    key = DpopKey.generate()
+    async with stack(dpop=DpopPolicy()) as s:
+        token = s.issuer.token("alice", READ, jkt=key.jkt)
+        whoami = modern(1, "tools/call", name="whoami")
+        headers = httpx.Headers(headers_for(whoami))
+        headers["authorization"] = f"DPoP {token}"
+        headers.update(
+            httpx.Headers(
+                [
+                    ("dpop", dpop_proof(key, token, s.resource)),
+                    ("dpop", dpop_proof(key, token, s.resource)),
+                ]
+            )
+        )
+        assert len(headers.get_list("dpop")) == 2
+        response = await s.http.post("/mcp", content=json.dumps(whoami), headers=headers)
+        assert dpop_error(response) == "invalid_dpop_proof"
+        one = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))
+        assert one.status_code == 200
+
+
+@pytest.mark.services
+async def test_two_instances_share_the_replay_cache_through_redis(tmp_path: Path) -> None:
+    """Two resource servers for one resource (behind one address) with a `RedisReplayCache`:
+    a proof accepted by one is refused by the other; with memory caches it would pass."""
+    from tests.support.cluster import Process, start_redis
+
+    processes: list[Process] = []
+    try:
+        redis = start_redis(tmp_path, processes)
+        url = f"redis://127.0.0.1:{redis.port}/0"
+        key = DpopKey.generate()
+        async with stack(dpop=DpopPolicy(replay=RedisReplayCache(url))) as a:
+            options = {"resource": a.resource, "authorization_servers": [a.issuer.url]}
+            verifier = JwtVerifier(issuer=a.issuer.url, audience=a.resource)
+            b_auth = ResourceServerAuth(
+                verifier, **options, dpop=DpopPolicy(replay=RedisReplayCache(url))
+            )
+            port = free_port()
+            async with serve_app(server.http_app(auth=b_auth), port) as b_served:
+                async with httpx.AsyncClient(base_url=b_served.url, timeout=10) as b_http:
+                    b = Stack(a.issuer, b_http, a.resource)
+                    token = a.issuer.token("alice", READ, jkt=key.jkt)
+                    whoami = modern(1, "tools/call", name="whoami")
+                    proof = dpop_proof(key, token, a.resource)
+                    assert (await dpop_post(a, whoami, token, proof)).status_code == 200
+                    assert dpop_error(await dpop_post(b, whoami, token, proof)) == (
+                        "invalid_dpop_proof"
+                    )
+                    fresh = dpop_proof(key, token, a.resource)
+                    assert (await dpop_post(b, whoami, token, fresh)).status_code == 200
+                    assert dpop_error(await dpop_post(a, whoami, token, fresh)) == (
+                        "invalid_dpop_proof"
+                    )
+            redis.stop()
+            # The shared cache unreachable: the proof can be neither accepted nor refused.
+            later = dpop_proof(key, token, a.resource)
+            assert (await dpop_post(a, whoami, token, later)).status_code == 503
+    finally:
+        for process in processes:
+            process.stop()
+
+
+async def test_memory_replay_cache_is_bounded() -> None:
+    cache = MemoryReplayCache(size=3)
+    assert [await cache.first_use(k, 60) for k in "abca"] == [True, True, True, False]
+    with pytest.raises(ReplayCacheFull):  # issue 46: refused, no unexpired key dropped
+        await cache.first_use("d", 60)
+    assert len(cache) == 3 and not await cache.first_use("a", 60)  # still a replay
+    cache = MemoryReplayCache(size=3)
+    assert await cache.first_use("x", 0.05) and not await cache.first_use("x", 0.05)
+    await anyio.sleep(0.1)
+    assert await cache.first_use("x", 0.05)  # expired

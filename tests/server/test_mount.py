@@ -1,0 +1,213 @@
+"""`Server.mount`: a server re-serving another under a namespace (issue 36)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from mcpio import Call, Client, Context, McpError, Server
+from mcpio.server._mount import prefixed_uri, unprefixed_uri
+from mcpio.tasks.client import TaskHandle
+
+pytestmark = pytest.mark.anyio
+
+MODES = ["2026-07-28", "2025-11-25", "2025-06-18"]
+
+
+def weather_server(seen: dict[str, Any]) -> Server:
+    @asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[str]:
+        seen["entered"] = True
+        yield "weather-state"
+        seen["left"] = True
+
+    async def counting(call: Call, call_next: Any) -> Any:
+        seen.setdefault("middleware", []).append(call.method)
+        return await call_next(call)
+
+    weather = Server("weather", lifespan=lifespan, middleware=[counting])
+
+    @weather.tool()
+    async def forecast(city: str, ctx: Context) -> str:
+        await ctx.progress(1, 2, "looking")
+        return f"sunny in {city} ({ctx.lifespan})"
+
+    @weather.tool(task="optional")
+    async def slow(n: int) -> str:
+        await anyio.sleep(0.05)
+        return f"slow {n}"
+
+    @weather.tool()
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit(
+            "City?", {"type": "object", "properties": {"v": {"type": "string"}}}
+        )
+        return str((answer.content or {}).get("v"))
+
+    @weather.resource("data://cities", mime_type="text/plain")
+    def cities() -> str:
+        return "Paris, Oslo"
+
+    @weather.resource_template("data://city/{name}")
+    def city(name: str) -> str:
+        return f"city {name}"
+
+    @weather.prompt()
+    def brief(city: str) -> str:
+        return f"Brief me on {city}"
+
+    @weather.completer
+    def complete(params: Any) -> list[str]:
+        return [f"{params.ref.type}:{params.argument.value}"]
+
+    return weather
+
+
+def composite(seen: dict[str, Any]) -> tuple[Server, Server]:
+    main = Server("main")
+
+    @main.tool()
+    def hello() -> str:
+        return "hello"
+
+    weather = weather_server(seen)
+    main.mount(weather, namespace="weather")
+    return main, weather
+
+
+async def elicit(params: Any) -> dict[str, Any]:
+    return {"action": "accept", "content": {"v": "Oslo"}}
+
+
+def test_uri_prefixes_round_trip() -> None:
+    for uri, expected in [
+        ("data://info", "data://ns/info"),
+        ("data://{id}", "data://ns/{id}"),
+        ("urn:thing", "urn:ns/thing"),
+        ("plain", "ns/plain"),
+    ]:
+        assert prefixed_uri(uri, "ns") == expected
+        assert unprefixed_uri(expected, "ns") == uri
+    assert unprefixed_uri("data://other/info", "ns") is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_mounted_components_under_the_namespace(mode: str) -> None:
+    seen: dict[str, Any] = {}
+    main, _ = composite(seen)
+    steps: list[float] = []
+    async with Client(main, mode=mode, elicitation=elicit) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert names == ["hello", "weather_forecast", "weather_slow", "weather_ask"]
+        assert seen.get("entered")  # the mounted server's lifespan, entered with the parent's
+        result = await client.call_tool(
+            "weather_forecast", {"city": "Paris"}, progress=lambda p, t, m: steps.append(p)
+        )
+        assert result.content[0].text == "sunny in Paris (weather-state)"  # type: ignore[union-attr]
+        assert steps == [1]
+        asked = await client.call_tool("weather_ask", {})
+        assert asked.content[0].text == "Oslo"  # type: ignore[union-attr]
+        resources = await client.list_resources()
+        assert [r.uri for r in resources.resources] == ["data://weather/cities"]
+        templates = await client.list_resource_templates()
+        assert [t.uriTemplate for t in templates.resourceTemplates] == [
+            "data://weather/city/{name}"
+        ]
+        read = await client.read_resource("data://weather/city/Oslo")
+        assert (read.contents[0].uri, read.contents[0].text) == ("data://weather/city/Oslo", "city Oslo")  # type: ignore[union-attr]
+        prompts = await client.list_prompts()
+        assert [p.name for p in prompts.prompts] == ["weather_brief"]
+        prompt = await client.get_prompt("weather_brief", {"city": "Oslo"})
+        assert prompt.messages[0].content.text == "Brief me on Oslo"  # type: ignore[union-attr]
+        completion = await client.complete(
+            {"type": "ref/prompt", "name": "weather_brief"}, "city", "Os"
+        )
+        assert completion.completion.values == ["ref/prompt:Os"]
+        assert (await client.call_tool("hello", {})).content[0].text == "hello"  # type: ignore[union-attr]
+        with pytest.raises(McpError) as caught:
+            await client.call_tool("weather_nothing", {})
+        assert caught.value.code == -32602
+        with pytest.raises(McpError) as missing:
+            await client.read_resource("data://weather/none")
+        assert missing.value.code == -32602
+    assert "tools/call" in seen["middleware"]  # the mounted server's middleware ran
+    assert seen.get("left")
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "2025-11-25"])
+async def test_mounted_task_tool_runs_as_a_task_of_the_parent(mode: str) -> None:
+    main, _ = composite({})
+    async with Client(main, mode=mode, tasks=True) as client:
+        await client.list_tools()
+        handle = await client.start_tool("weather_slow", {"n": 3})
+        assert isinstance(handle, TaskHandle)
+        result = await handle.result()
+        assert result.content[0].text == "slow 3"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+async def test_list_changes_of_the_mounted_server_propagate(mode: str) -> None:
+    main, weather = composite({})
+    async with Client(main, mode=mode) as client:
+        async with client.listen(tools=True, resource_uris=["data://weather/cities"]) as sub:
+            weather.remove_tool("slow")
+            await weather.notify_resource_updated("data://cities")
+            with anyio.fail_after(5):
+                first = await sub.__anext__()
+                second = await sub.__anext__()
+        heard = {n.method: n.params for n in (first, second)}  # the removal's is a task
+        assert set(heard) == {"notifications/tools/list_changed", "notifications/resources/updated"}
+        assert heard["notifications/resources/updated"].uri == "data://weather/cities"
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert "weather_slow" not in names
+
+
+async def test_paged_composite_listing_and_bad_namespaces() -> None:
+    main = Server("main", list_page_size=2)
+    for i in range(3):
+        main.tool(name=f"own{i}")(lambda: "x")
+    main.mount(weather_server({}), namespace="weather")
+    async with Client(main) as client:
+        names = [t.name for t in (await client.list_tools()).tools]  # every page followed
+        assert len(names) == 6 and names[3] == "weather_forecast"
+        first = await client.request("tools/list", {})  # one page of the union
+        assert [t.name for t in first.tools] == names[:2] and first.nextCursor
+        second = await client.request("tools/list", {"cursor": first.nextCursor})
+        assert [t.name for t in second.tools] == names[2:4]
+    with pytest.raises(ValueError):
+        main.mount(Server("x"), namespace="weather")
+    with pytest.raises(ValueError):
+        main.mount(Server("x"), namespace="a/b")
+
+
+def _one_tool(name: str, answer: str) -> Server:
+    server = Server(answer)
+    server.tool(name=name)(lambda: answer)
+    return server
+
+
+@pytest.mark.parametrize("first, second", [("gh", "gh_ent"), ("gh_ent", "gh")])
+def test_a_namespace_that_prefixes_another_with_an_underscore_is_refused(
+    first: str, second: str
+) -> None:
+    # `gh`'s `ent_x` and `gh_ent`'s `x` would both be `gh_ent_x`: one would shadow the other
+    main = Server("main")
+    main.mount(_one_tool("ent_x" if first == "gh" else "x", first), namespace=first)
+    with pytest.raises(ValueError, match="clashes"):
+        main.mount(_one_tool("ent_x" if second == "gh" else "x", second), namespace=second)
+    assert [m.namespace for m in main.__dict__["_mounts"].mounted] == [first]
+
+
+async def test_namespaces_that_share_a_start_without_the_separator_route_apart() -> None:
+    main = Server("main")
+    main.mount(_one_tool("entx", "gh"), namespace="gh")
+    main.mount(_one_tool("x", "ghent"), namespace="ghent")
+    async with Client(main) as client:
+        names = sorted(t.name for t in (await client.list_tools()).tools)
+        assert names == ["gh_entx", "ghent_x"]
+        assert (await client.call_tool("gh_entx", {})).content[0].text == "gh"
+        assert (await client.call_tool("ghent_x", {})).content[0].text == "ghent"

@@ -1,0 +1,43 @@
+"""The runtime's hand-written code keeps the shape a reader can follow: no function over 60
+lines of code (its docstring not counted: documenting every parameter must not cost a split),
+and calls laid out by black, never packed several arguments to a line behind `# fmt: skip`."""
+
+from __future__ import annotations
+
+import ast
+
+from tests.support import ROOT
+
+RUNTIME = ROOT / "runtime" / "mcpio"
+MAX_FUNCTION_LINES = 60
+
+
+def code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """The lines a function spans, its docstring left out."""
+    lines = (node.end_lineno or node.lineno) - node.lineno + 1
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        if isinstance(first.value.value, str):
+            lines -= (first.end_lineno or first.lineno) - first.lineno + 1
+    return lines
+
+
+def test_no_function_is_over_60_lines() -> None:
+    long = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({code_lines(node)})"
+        for path in sorted(RUNTIME.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and code_lines(node) > MAX_FUNCTION_LINES
+    ]
+    assert long == []
+
+
+def test_no_formatting_is_switched_off() -> None:
+    marked = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted(RUNTIME.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "# fmt: skip" in line or "# fmt: off" in line
+    ]
+    assert marked == []
