@@ -279,27 +279,17 @@ class Server:
     ) -> Callable[[F], F] | F:
         """Register a tool, bare (`@server.tool`) or called (`@server.tool(...)`).
 
-        Its input schema comes from the type hints unless given (a `Context` parameter receives
-        the request context), its output schema from the return annotation unless given or
-        `structured_output=False`. Errors and content helpers: see the README ("Writing
-        servers"); tasks: the Tasks page.
-
         Args:
-            name: The tool's name (default: the function's), or the function itself when the
-                decorator is used bare.
+            name: The tool's name (default: the function's), or the function when bare.
             title: A human-readable title.
             description: What the tool does (default: the function's docstring).
-            input_schema: A JSON Schema for the arguments, enforced, instead of the one the type
-                hints give.
-            output_schema: A JSON Schema for the structured result, instead of the one the
-                return annotation gives.
+            input_schema: A JSON Schema for the arguments, enforced (default: the type hints').
+            output_schema: A JSON Schema for the structured result, instead of the return's.
             annotations: Tool annotations (`readOnlyHint`, `destructiveHint`, ...).
             meta: The tool's `_meta`.
-            structured_output: False: no output schema and no structured content; None: from
-                the return annotation.
+            structured_output: False: no output schema nor structured content; None: inferred.
             task: Whether the tool runs as a task: "forbidden", "optional" or "required".
-            defer_task: Answer within the request until the handler calls `ctx.become_task()`,
-                then go on as a task (never queued for a worker).
+            defer_task: Answer in the request until `ctx.become_task()`, then go on as a task.
             run_in_thread: Run a sync handler in a worker thread (else on the event loop).
             retry: "safe": a queued task of this tool may run again after a worker is lost.
             icons: The tool's icons.
@@ -325,19 +315,26 @@ class Server:
                 icons=icons,
             )
             entry.threaded = run_in_thread and not is_async(fn)  # (not asked on every call)
-            self.tools[entry.definition.name] = entry
-            self.task_support.pop(entry.definition.name, None)
-            self.deferred_tasks.discard(entry.definition.name)
-            self.retry_safe.discard(entry.definition.name)
-            if retry == "safe":
-                self.retry_safe.add(entry.definition.name)
-            if task != "forbidden":
-                self.task_support[entry.definition.name] = task
-            if defer_task:
-                self.deferred_tasks.add(entry.definition.name)
+            self._add_tool(entry, task, defer_task, retry)
             return fn
 
         return register
+
+    def _add_tool(
+        self, entry: ToolEntry, task: TaskSupport, defer: bool, retry: Literal["never", "safe"]
+    ) -> None:
+        """Serve `entry`, with its task rules (replacing those of a tool of the same name)."""
+        name = entry.definition.name
+        self.tools[name] = entry
+        self.task_support.pop(name, None)
+        self.deferred_tasks.discard(name)
+        self.retry_safe.discard(name)
+        if retry == "safe":
+            self.retry_safe.add(name)
+        if task != "forbidden":
+            self.task_support[name] = task
+        if defer:
+            self.deferred_tasks.add(name)
 
     def remove_tool(self, name: str, *, notify: bool = True) -> bool:
         """Unregister tool `name`, announcing the change; False when there is none.
