@@ -35,10 +35,10 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 import anyio  # noqa: E402
 
 from mcpio import Client, Server  # noqa: E402
-from mcpio.tasks.client import TaskHandle  # noqa: E402
-from mcpio.tasks.engine import TaskEngine  # noqa: E402
-from mcpio.tasks.queue import RedisTaskQueue  # noqa: E402
-from mcpio.tasks.redis import RedisTaskStore  # noqa: E402
+from mcpio.tasks._client import TaskHandle  # noqa: E402
+from mcpio.tasks._engine import TaskEngine  # noqa: E402
+from mcpio.tasks._queue import RedisTaskQueue  # noqa: E402
+from mcpio.tasks._redis import RedisTaskStore  # noqa: E402
 
 TASKS = int(os.environ.get("MCPGEN_BENCH_TASKS", "400"))
 CONCURRENCY = int(os.environ.get("MCPGEN_BENCH_CONCURRENCY", "50"))

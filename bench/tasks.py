@@ -49,10 +49,10 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 import anyio  # noqa: E402
 
 from mcpio import Client, Server  # noqa: E402
-from mcpio.tasks.client import TaskHandle  # noqa: E402
-from mcpio.tasks.engine import TaskEngine  # noqa: E402
-from mcpio.tasks.store import TaskStore, TaskStoreError  # noqa: E402
-from mcpio.tasks.stores import open_task_store  # noqa: E402
+from mcpio.tasks._client import TaskHandle  # noqa: E402
+from mcpio.tasks._engine import TaskEngine  # noqa: E402
+from mcpio.tasks._store import TaskStore, TaskStoreError  # noqa: E402
+from mcpio.tasks._stores import open_task_store  # noqa: E402
 
 TASKS = int(os.environ.get("MCPGEN_BENCH_TASKS", "1000"))
 ROUNDS = int(os.environ.get("MCPGEN_BENCH_ROUNDS", "5"))

@@ -46,9 +46,9 @@ import anyio  # noqa: E402
 import anyio.to_thread  # noqa: E402
 from redis.asyncio import Redis  # noqa: E402
 
-from mcpio.tasks.redis import RedisTaskStore  # noqa: E402
-from mcpio.tasks.sqlite import SqliteTaskStore  # noqa: E402
-from mcpio.tasks.store import MemoryTaskStore, TaskRecord, TaskStore, record_json  # noqa: E402
+from mcpio.tasks._redis import RedisTaskStore  # noqa: E402
+from mcpio.tasks._sqlite import SqliteTaskStore  # noqa: E402
+from mcpio.tasks._store import MemoryTaskStore, TaskRecord, TaskStore, record_json  # noqa: E402
 
 TASKS = int(os.environ.get("MCPGEN_BENCH_TASKS", "1000"))
 CONCURRENCY = int(os.environ.get("MCPGEN_BENCH_CONCURRENCY", "50"))

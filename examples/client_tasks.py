@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from mcpio import Client
-from mcpio.tasks.client import TaskHandle
+from mcpio.tasks import TaskHandle
 
 SERVER = Path(__file__).with_name("everything_server.py")
 

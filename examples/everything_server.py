@@ -43,8 +43,7 @@ from mcpio import (
 )
 from mcpio.latest import public as pub
 from mcpio.server import Sealer
-from mcpio.tasks.store import TaskStoreError
-from mcpio.tasks.stores import open_task_store
+from mcpio.tasks import TaskStoreError, open_task_store
 
 IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -700,7 +699,7 @@ def main(argv: list[str]) -> int:
     server.tasks.lease_seconds = args.task_lease
     server.tasks.grace_seconds = args.task_grace
     if args.task_queue:
-        from mcpio.tasks.queue import RedisTaskQueue
+        from mcpio.tasks import RedisTaskQueue
 
         server.tasks.queue = RedisTaskQueue(
             args.task_queue,

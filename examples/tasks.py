@@ -5,7 +5,7 @@ from typing import Any
 import anyio
 
 from mcpio import Client, Context, Server
-from mcpio.tasks.client import TaskHandle
+from mcpio.tasks import TaskHandle
 
 server = Server("builds", "1.0")
 DEPLOY = {"type": "object", "properties": {"deploy": {"type": "boolean"}}}

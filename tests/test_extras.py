@@ -25,7 +25,7 @@ anyio.run(main)
 JWT = "from mcpio import JwtVerifier; JwtVerifier(issuer='https://a', audience='https://b')"
 REDIS = "from mcpio._core.bus import RedisBus; RedisBus('redis://127.0.0.1:9')"
 OAUTH = "from mcpio import OAuth"
-TASKS = "from mcpio.tasks.stores import open_task_store; open_task_store('redis://127.0.0.1:9')"
+TASKS = "from mcpio.tasks._stores import open_task_store; open_task_store('redis://127.0.0.1:9')"
 OUTPUT = (
     "from mcpio.inspect._stateful import output_violation; "
     "output_violation({'name': 't', 'outputSchema': {}}, {'structuredContent': {}})"

@@ -14,9 +14,9 @@ import os
 import time
 
 from mcpio import Server
-from mcpio.tasks.engine import TaskEngine
-from mcpio.tasks.queue import RedisTaskQueue
-from mcpio.tasks.redis import RedisTaskStore
+from mcpio.tasks._engine import TaskEngine
+from mcpio.tasks._queue import RedisTaskQueue
+from mcpio.tasks._redis import RedisTaskStore
 
 server = Server("bench-workers", "1.0")  # what `mcpio worker` loads (it sets the store)
 

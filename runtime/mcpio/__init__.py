@@ -63,7 +63,7 @@ if TYPE_CHECKING:
         VerifierUnavailable,
     )
     from mcpio.client._client import Client, Notice, Subscription
-    from mcpio.middleware.base import Call, Middleware
+    from mcpio.middleware._base import Call, Middleware
     from mcpio.server._server import Server
     from mcpio.wire.errors import ProtocolError
 
@@ -90,10 +90,10 @@ _EXPORTS = {
     "Audio": "mcpio._core.content",
     "File": "mcpio._core.content",
     "Image": "mcpio._core.content",
-    "Call": "mcpio.middleware.base",
+    "Call": "mcpio.middleware._base",
     "CacheHint": "mcpio._core.hints",
     "MissingExtra": "mcpio._core.extras",
-    "Middleware": "mcpio.middleware.base",
+    "Middleware": "mcpio.middleware._base",
     "LifespanError": "mcpio._core.errors",
     "Context": "mcpio._core.context",
     "Elicit": "mcpio._core.context",

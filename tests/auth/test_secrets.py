@@ -12,9 +12,9 @@ import pytest
 
 from mcpio._core.bus import Event, RedisBus
 from mcpio._core.redact import Secret, redacted
-from mcpio.tasks.queue import RedisTaskQueue
-from mcpio.tasks.redis import RedisTaskStore
-from mcpio.tasks.stores import open_task_store
+from mcpio.tasks._queue import RedisTaskQueue
+from mcpio.tasks._redis import RedisTaskStore
+from mcpio.tasks._stores import open_task_store
 from tests.support import until
 from tests.support.cluster import Process, start_redis
 

@@ -8,9 +8,9 @@ import anyio
 import pytest
 
 from mcpio import Client, Server
-from mcpio.tasks.client import TaskHandle
-from mcpio.tasks.engine import TaskEngine
-from mcpio.tasks.store import MemoryTaskStore
+from mcpio.tasks._client import TaskHandle
+from mcpio.tasks._engine import TaskEngine
+from mcpio.tasks._store import MemoryTaskStore
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,7 @@ import pytest
 
 from mcpio import Client, Context, McpError, Server
 from mcpio.client._proxy import proxy_server
-from mcpio.tasks.client import TaskHandle
+from mcpio.tasks._client import TaskHandle
 from tests.support import free_port
 
 pytestmark = pytest.mark.anyio

@@ -23,7 +23,7 @@ from mcp import StdioServerParameters
 from mcp.types import CreateMessageResult, ElicitResult, TextContent
 
 from mcpio import Client
-from mcpio.tasks.client import TaskHandle
+from mcpio.tasks._client import TaskHandle
 from tests.support import free_port, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.peers]

@@ -13,7 +13,7 @@ import pytest
 from mcpio import Client, Context, McpError, Server
 from mcpio._core.context import Elicit
 from mcpio.client._proxy import proxy_server
-from mcpio.tasks.client import TaskHandle
+from mcpio.tasks._client import TaskHandle
 
 pytestmark = pytest.mark.anyio
 

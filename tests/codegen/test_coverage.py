@@ -21,7 +21,7 @@ import pytest
 import mcp_wire
 from mcpio import Client, Context, Server
 from mcpio.server._connection import ServerConnection
-from mcpio.tasks.client import TaskHandle
+from mcpio.tasks._client import TaskHandle
 from tests.support.coverage import COVERAGE, Path, Why, methods, render
 
 # method -> (the server's side, the client's side): sending it, answering or taking it.

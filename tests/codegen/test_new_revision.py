@@ -555,7 +555,7 @@ RUNTIME_CHECK = textwrap.dedent("""
     import mcp_wire
     from mcpio import Client
     from mcpio.latest import REVISION
-    from mcpio.tasks.client import TaskHandle
+    from mcpio.tasks._client import TaskHandle
 
     SERVER = [sys.executable, sys.argv[1]]
     PORT = int(sys.argv[2])

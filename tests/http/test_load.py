@@ -27,7 +27,7 @@ import anyio
 import httpx
 import pytest
 
-from mcpio.tasks.engine import TASKS_EXTENSION
+from mcpio.tasks._engine import TASKS_EXTENSION
 from mcpio.transports._sse import SseParser
 from tests.support import ACCEPT, ENVELOPE, ROOT, free_port, headers_for, initialize, until
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from mcpio import Client, Context, Server
-from mcpio.tasks.client import TaskHandle
+from mcpio.tasks._client import TaskHandle
 from mcpio.transports._sse import SseParser
 from tests.support import ACCEPT, initialize, serve_app
 

@@ -23,7 +23,7 @@ from mcpio import Client
 from mcpio.inspect._http_proxy import ProxyApp
 from mcpio.inspect._replay import replay_transcript
 from mcpio.inspect._transcript import Recorder, read_transcript
-from mcpio.tasks.client import TaskHandle
+from mcpio.tasks._client import TaskHandle
 from tests.support import (
     ACCEPT,
     ENVELOPE,

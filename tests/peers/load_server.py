@@ -13,8 +13,8 @@ import anyio
 
 from mcpio import Server
 from mcpio.http._app import HttpApp
-from mcpio.tasks.engine import TaskEngine
-from mcpio.tasks.store import MemoryTaskStore
+from mcpio.tasks._engine import TaskEngine
+from mcpio.tasks._store import MemoryTaskStore
 
 store = MemoryTaskStore()
 engine = TaskEngine(store, ttl_ms=3_000, min_ttl_ms=1_000, sweep_seconds=1.0)  # TTL: 3 s at most

@@ -21,8 +21,8 @@ from mcpio import Server
 from mcpio._core.handlers import tool_result
 from mcpio._core.session import Session
 from mcpio.transports._lines import LineStream
+from mcpio.wire._peek import Peek
 from mcpio.wire.errors import INTERNAL_ERROR, MessageBuildError, ProtocolError
-from mcpio.wire.peek import Peek
 from tests.support import ENVELOPE, MODERN, REVISIONS
 
 pytestmark = pytest.mark.anyio

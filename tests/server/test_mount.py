@@ -11,7 +11,7 @@ import pytest
 
 from mcpio import Call, Client, Context, McpError, Server
 from mcpio.server._mount import prefixed_uri, unprefixed_uri
-from mcpio.tasks.client import TaskHandle
+from mcpio.tasks._client import TaskHandle
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from mcpio import Client, Server, ToolError
 from mcpio.middleware.telemetry import ClientTracing, Tracing
-from mcpio.tasks.client import TaskHandle
+from mcpio.tasks._client import TaskHandle
 from mcpio.wire.errors import ProtocolError
 from tests.support import MODERN, ROOT, serve_app, until
 

@@ -19,7 +19,7 @@ import pytest
 from mcpio import Client, McpError, Server
 from mcpio.client._skills import extension_request
 from mcpio.skills import SkillsDirectory
-from mcpio.skills.format import FrontmatterError, frontmatter
+from mcpio.skills._format import FrontmatterError, frontmatter
 from tests.support import until
 
 pytestmark = pytest.mark.anyio

@@ -21,7 +21,7 @@ from mcpio.client._skills import (
     SkillVerificationError,
     entry_of,
 )
-from mcpio.middleware.base import Call
+from mcpio.middleware._base import Call
 from tests.support import serve_app
 
 pytestmark = pytest.mark.anyio

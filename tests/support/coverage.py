@@ -41,7 +41,7 @@ COVERAGE: dict[str, tuple[Side, Side]] = {
             "ServerConnection.on_request",
             "built-in answer; the server sends none (a dead client is a closed transport)",
         ),
-        Path("Client.ping", "and a server's ping is answered (Client.on_request)"),
+        Path("Client.ping", "and a server's ping is answered (Client._on_request)"),
     ),
     "logging/setLevel": (
         Path("ServerConnection.on_request", "built-in: the session's level for ctx.log"),

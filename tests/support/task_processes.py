@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from mcpio.tasks.engine import TASKS_EXTENSION
+from mcpio.tasks._engine import TASKS_EXTENSION
 from tests.support import ACCEPT, MODERN, until
 from tests.support.cluster import Process
 

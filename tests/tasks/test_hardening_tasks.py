@@ -18,8 +18,8 @@ import pytest
 
 from mcpio import Server
 from mcpio.auth import Principal, ResourceServerAuth
-from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine
-from mcpio.tasks.queue import Job, RedisTaskQueue
+from mcpio.tasks._engine import TASKS_EXTENSION, TaskEngine
+from mcpio.tasks._queue import Job, RedisTaskQueue
 from mcpio.wire.errors import SERVER_BUSY, ProtocolError
 from tests.support import ACCEPT, MODERN, serve_app, until
 

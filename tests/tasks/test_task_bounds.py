@@ -10,9 +10,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpio.tasks.engine import TaskEngine
-from mcpio.tasks.sqlite import SqliteTaskStore
-from mcpio.tasks.store import MemoryTaskStore, TaskStore, TaskStoreError
+from mcpio.tasks._engine import TaskEngine
+from mcpio.tasks._sqlite import SqliteTaskStore
+from mcpio.tasks._store import MemoryTaskStore, TaskStore, TaskStoreError
 from mcpio.wire.errors import SERVER_BUSY, ProtocolError
 from tests.support import until
 

@@ -1,4 +1,4 @@
-"""The task store contract (the rules of `mcpio.tasks.store`'s docstring), held against every
+"""The task store contract (the rules of `mcpio.tasks._store`'s docstring), held against every
 store: `MemoryTaskStore`, `SqliteTaskStore` (a file in tmp_path) and `RedisTaskStore` (a
 redis-server of tests/support/cluster.py on a loopback port: marked `services`). Times come from an
 injected clock; the durable stores are also read through a second store object on the same
@@ -25,11 +25,11 @@ import pytest
 
 from mcpio import Client, Context, Server
 from mcpio._core.bus import Bus, BusUnavailable, Event
-from mcpio.tasks.client import TaskCancelled, TaskHandle
-from mcpio.tasks.engine import TaskEngine
-from mcpio.tasks.redis import RedisTaskStore
-from mcpio.tasks.sqlite import SqliteTaskStore
-from mcpio.tasks.store import (
+from mcpio.tasks._client import TaskCancelled, TaskHandle
+from mcpio.tasks._engine import TaskEngine
+from mcpio.tasks._redis import RedisTaskStore
+from mcpio.tasks._sqlite import SqliteTaskStore
+from mcpio.tasks._store import (
     LEASE_LOST,
     RUN_AGAIN,
     MemoryTaskStore,
@@ -41,7 +41,7 @@ from mcpio.tasks.store import (
     record_from_json,
     record_json,
 )
-from mcpio.tasks.stores import open_task_store
+from mcpio.tasks._stores import open_task_store
 from tests.support import ROOT
 
 pytestmark = pytest.mark.anyio
@@ -687,8 +687,8 @@ async def test_update_and_cancel_reach_another_instance_while_the_bus_is_down(
 
 CHILD = """
 import asyncio, sys, time
-from mcpio.tasks.sqlite import SqliteTaskStore
-from mcpio.tasks.store import TaskRecord
+from mcpio.tasks._sqlite import SqliteTaskStore
+from mcpio.tasks._store import TaskRecord
 
 async def main(path):
     store = SqliteTaskStore(path)
@@ -739,7 +739,7 @@ async def test_sqlite_tasks_survive_a_killed_process(tmp_path: Path) -> None:
 
 RACER = """
 import anyio, dataclasses, json, sys
-from mcpio.tasks.sqlite import SqliteTaskStore
+from mcpio.tasks._sqlite import SqliteTaskStore
 
 async def main(path, name, ids):
     store = SqliteTaskStore(path)

@@ -12,10 +12,10 @@ import pytest
 
 from mcpio import Client, Context, Server
 from mcpio.cli._worker import Worker, load_server
-from mcpio.tasks.client import TaskHandle
-from mcpio.tasks.engine import TaskEngine
-from mcpio.tasks.queue import Job, RedisTaskQueue
-from mcpio.tasks.redis import RedisTaskStore
+from mcpio.tasks._client import TaskHandle
+from mcpio.tasks._engine import TaskEngine
+from mcpio.tasks._queue import Job, RedisTaskQueue
+from mcpio.tasks._redis import RedisTaskStore
 from tests.support import MODERN, ROOT, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.services]

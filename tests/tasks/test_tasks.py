@@ -16,10 +16,10 @@ import pytest
 
 from mcpio import Client, Context, McpError, ProtocolError, Server, ToolError
 from mcpio._core.bus import Bus, Event
+from mcpio.tasks._client import TaskCancelled, TaskHandle
+from mcpio.tasks._engine import HANDED_BACK, SHUT_DOWN, TASKS_EXTENSION, TaskEngine
 from mcpio.tasks._serve import RELATED_TASK
-from mcpio.tasks.client import TaskCancelled, TaskHandle
-from mcpio.tasks.engine import HANDED_BACK, SHUT_DOWN, TASKS_EXTENSION, TaskEngine
-from mcpio.tasks.store import LEASE_LOST, MemoryTaskStore, TaskRecord, TaskStoreError
+from mcpio.tasks._store import LEASE_LOST, MemoryTaskStore, TaskRecord, TaskStoreError
 from mcpio.transports.memory import MemoryTransport, memory_pair
 from mcpio.wire.errors import SERVER_BUSY
 from tests.support import MODERN, ROOT, serve_app, until

@@ -46,10 +46,10 @@ import pytest
 
 from mcpio import Client
 from mcpio._core.errors import ConnectionClosed, McpError
-from mcpio.tasks.client import TaskHandle
-from mcpio.tasks.engine import SHUT_DOWN
-from mcpio.tasks.redis import RedisTaskStore
-from mcpio.tasks.store import LEASE_LOST, TaskRecord
+from mcpio.tasks._client import TaskHandle
+from mcpio.tasks._engine import SHUT_DOWN
+from mcpio.tasks._redis import RedisTaskStore
+from mcpio.tasks._store import LEASE_LOST, TaskRecord
 from tests.support import until
 from tests.support.cluster import (
     EVERYTHING,

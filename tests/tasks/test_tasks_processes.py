@@ -25,7 +25,7 @@ import anyio
 import httpx
 import pytest
 
-from mcpio.tasks.store import LEASE_LOST, TaskRecord
+from mcpio.tasks._store import LEASE_LOST, TaskRecord
 from mcpio.wire.errors import SERVER_BUSY
 from tests.support import ACCEPT, MODERN, until
 from tests.support.cluster import NGINX_HEAD, Process, start_instances, start_nginx, start_redis
@@ -167,8 +167,8 @@ async def test_workers_survive_a_kill_and_a_rolling_restart(tmp_path: Path) -> N
     as many runs as its record counts; every other one completes or fails with the reason
     (the lease lost on the killed worker, the shutdown on the stopped one); none is left
     working on a dead worker past the lease and a second."""
-    from mcpio.tasks.engine import SHUT_DOWN
-    from mcpio.tasks.redis import RedisTaskStore
+    from mcpio.tasks._engine import SHUT_DOWN
+    from mcpio.tasks._redis import RedisTaskStore
     from tests.support.cluster import start_workers, worker_name
 
     processes: list[Process] = []
@@ -340,7 +340,7 @@ async def test_a_sigterm_fails_in_process_tasks_at_once(tmp_path: Path) -> None:
     """An instance running its tasks itself (SQLite), SIGTERMed with a task running past its
     grace: the task reads failed, saying the server shut down, as soon as it stopped (not
     `working` until its lease runs out); one that ends within the grace completes."""
-    from mcpio.tasks.engine import SHUT_DOWN
+    from mcpio.tasks._engine import SHUT_DOWN
 
     spec = f"sqlite:{tmp_path / 'tasks.db'}"
     args = ["--tasks", spec, "--task-lease", "60", "--task-grace", "1"]

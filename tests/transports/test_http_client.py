@@ -26,14 +26,9 @@ import httpx
 import pytest
 
 from mcpio import Client, McpError, RequestTimeout
-from mcpio.transports.http_client import (
-    CONNECTION_FAILED,
-    HttpTransport,
-    SseParser,
-    encode_header_value,
-    x_mcp_header_problem,
-    x_mcp_headers,
-)
+from mcpio.transports._http_rules import encode_header_value, x_mcp_header_problem, x_mcp_headers
+from mcpio.transports._sse import SseParser
+from mcpio.transports.http_client import CONNECTION_FAILED, HttpTransport
 from tests.support import ENVELOPE, MODERN, first, free_port, text_of, until
 from tests.support.http_peers import Peer
 

@@ -319,7 +319,7 @@ class Context:
         self._questions = 0
         self.modern = isinstance(inputs, RetriedInputs)
         # Tasks: set by the connection when the client accepts a task as the answer
-        # (`mcpio.tasks.engine.TaskOffer`); `on_become_task`: by the engine for a deferred one.
+        # (`mcpio.tasks._engine.TaskOffer`); `on_become_task`: by the engine for a deferred one.
         self.task_offer: Any = None
         self._become_task: Callable[[], Awaitable[None]] | None = None
 

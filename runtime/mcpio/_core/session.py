@@ -22,9 +22,9 @@ from mcpio._core.errors import ConnectionClosed, RequestTimeout
 from mcpio._core.jsonrpc import RequestId
 from mcpio._core.negotiate import MODERN, codec_of, peek_any
 from mcpio._core.transport import FrameTooLarge, Transport
+from mcpio.wire._peek import Peek, envelope, peek_validator
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
-from mcpio.wire.peek import Peek, envelope, peek_validator
 
 log = logging.getLogger("mcpio")
 _BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array: a batch (only its start is read)
@@ -47,23 +47,27 @@ class Peer(Protocol):
     and its envelope (`Peek`: kind, id, method, routing name, protocol version); the params are
     read once, by the peer's codec."""
 
-    async def on_request(self, raw: bytes, env: Peek) -> None:
+    def on_request(self, raw: bytes, env: Peek, /) -> Awaitable[None]:
         """Serve a request (in its own task) and send its response. A peer that has
         `read_request` (see `Reading`) also takes the message it read, as `message`."""
+        ...
 
-    async def on_notification(self, raw: bytes, env: Peek) -> None:
+    def on_notification(self, raw: bytes, env: Peek, /) -> Awaitable[None]:
         """Handle a notification (inline, in the reading task: keep it short)."""
+        ...
 
-    async def on_batch(self, raw: bytes, items: list[Any]) -> None:
+    def on_batch(self, raw: bytes, items: list[Any], /) -> Awaitable[None]:
         """A JSON array: a batch where the revision has them, else an error to answer."""
+        ...
 
-    def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
+    def error_frame(self, id: RequestId | None, error: ProtocolError, /) -> bytes:
         """The bytes of an error response in the connection's revision (an unreadable id is
         omitted or null, as the revision requires)."""
         ...
 
-    async def on_close(self) -> None:
+    def on_close(self) -> Awaitable[None]:
         """The transport ended: stop what only made sense while connected."""
+        ...
 
 
 class Reading(Protocol):

@@ -1,4 +1,4 @@
-"""Task workers: processes that run the queued tasks (`mcpio.tasks.queue`) of a server's tools,
+"""Task workers: processes that run the queued tasks (`mcpio.tasks._queue`) of a server's tools,
 apart from the HTTP instances that accept them (which store and queue the tasks, and answer
 `tasks/*` from the store).
 
@@ -28,7 +28,7 @@ import time
 
 from mcpio.server._loading import load_server
 from mcpio.server._server import Server
-from mcpio.tasks.queue import Entry, RedisTaskQueue
+from mcpio.tasks._queue import Entry, RedisTaskQueue
 
 log = logging.getLogger("mcpio")
 
@@ -145,7 +145,7 @@ class Worker:
 async def serve(server: Server, args: argparse.Namespace) -> None:
     """Run the worker: claim queued tasks from Redis and run them until SIGTERM or SIGINT."""
     from mcpio._core.bus import RedisBus
-    from mcpio.tasks.redis import RedisTaskStore
+    from mcpio.tasks._redis import RedisTaskStore
 
     engine = server.tasks
     engine.store = RedisTaskStore(args.redis)

@@ -4,7 +4,7 @@
 (`mcpio.client._connect`), the request frames and their fast path (`mcpio.client._frames`), what
 the server asks answered through the callbacks, in both eras, and the `input_required` rounds
 (`mcpio.client._inputs`), listening and notification routing (`mcpio.client._listen`), tasks
-(`mcpio.tasks.client`) and structured output (`mcpio._core.structured`).
+(`mcpio.tasks._client`) and structured output (`mcpio._core.structured`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import importlib.util
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
@@ -51,11 +52,11 @@ from mcpio.client._listen import Listeners, Notice, Subscription, listen_filter
 from mcpio.client._result_cache import CHANGED, ResultCache
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
+from mcpio.tasks._client import TaskHandle, TaskTools, created_task, task_codec, task_result
 from mcpio.tasks._serve import tasks_available
-from mcpio.tasks.client import TaskHandle, TaskTools, created_task, task_codec, task_result
+from mcpio.wire._peek import Peek
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
-from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
     import httpx
@@ -248,7 +249,16 @@ class Client:
                 spawn=self._spawn,
                 basic=self._basic,
             )
-            self._session = Session(transport, self)
+            self._session = Session(
+                transport,
+                _FromServer(
+                    self._on_request,
+                    self._on_notification,
+                    self._on_batch,
+                    self._error_frame,
+                    self._on_close,
+                ),
+            )
             tasks = await self._stack.enter_async_context(anyio.create_task_group())
             self._stack.push_async_callback(transport.aclose)
             await tasks.start(self._session.run)
@@ -727,16 +737,13 @@ class Client:
 
     # ------------------------------------------------------------------ frames from the server
 
-    async def on_request(self, raw: bytes, env: Peek) -> None:
-        """Answer a request from the server (a question for the callbacks).
-
-        The transport calls it.
-        """
+    async def _on_request(self, raw: bytes, env: Peek) -> None:
+        """Answer a request from the server (a question for the callbacks)."""
         codec = self.codec
         id, method = env.id, env.method
         if codec is None or id is None or method is None:
             return
-        data = await answered(id, method, self._respond(codec, raw, id, method), self.error_frame)
+        data = await answered(id, method, self._respond(codec, raw, id, method), self._error_frame)
         if data is not None:
             await self._send(data)
 
@@ -751,11 +758,8 @@ class Client:
             result = codec.from_public(method, asked, "result")
         return codec.encode(codec.response(id, method, result))
 
-    async def on_notification(self, raw: bytes, env: Peek) -> None:
-        """Route a notification from the server to the listeners and callbacks.
-
-        The transport calls it.
-        """
+    async def _on_notification(self, raw: bytes, env: Peek) -> None:
+        """Route a notification from the server to the listeners and callbacks."""
         codec = self.codec
         if codec is None:
             return
@@ -788,7 +792,7 @@ class Client:
             if not self._listeners.route(method, params):
                 await _call(self._on_notice, Notice(method, params))
 
-    async def on_batch(self, raw: bytes, items: list[Any]) -> None:
+    async def _on_batch(self, raw: bytes, items: list[Any]) -> None:
         """Read a JSON-RPC batch from the server for its notifications.
 
         A client answers no batch.
@@ -796,16 +800,28 @@ class Client:
         for item in items:
             if type(item) is dict and "method" in item and "id" not in item:
                 frame = pydantic_core.to_json(item)
-                await self.on_notification(frame, peek_any(frame))
+                await self._on_notification(frame, peek_any(frame))
         log.warning("a batch from the server was read for its notifications only")
 
-    def error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
+    def _error_frame(self, id: RequestId | None, error: ProtocolError) -> bytes:
         """The error response frame for `id`, in this connection's revision."""
         return error_frame(self.codec, id, error)
 
-    async def on_close(self) -> None:
+    async def _on_close(self) -> None:
         """End every listen subscription: the connection closed."""
         self._listeners.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _FromServer:
+    """The session's peer on a client (`Peer`): where the server's frames go, kept off the
+    public `Client`."""
+
+    on_request: Callable[[bytes, Peek], Awaitable[None]]
+    on_notification: Callable[[bytes, Peek], Awaitable[None]]
+    on_batch: Callable[[bytes, list[Any]], Awaitable[None]]
+    error_frame: Callable[[RequestId | None, ProtocolError], bytes]
+    on_close: Callable[[], Awaitable[None]]
 
 
 async def _call(callback: Callable[..., Awaitable[None] | None] | None, *args: Any) -> None:

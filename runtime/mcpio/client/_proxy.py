@@ -39,9 +39,9 @@ from mcpio.client._upstream import Forwarded, Lane, Upstream, gone
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.server._server import Server, task_required
-from mcpio.skills.format import EXTENSION as SKILLS_EXTENSION
-from mcpio.tasks.client import TaskHandle
-from mcpio.tasks.engine import TASKS_EXTENSION, TaskCreated, TaskInputs, TaskSupport
+from mcpio.skills._format import EXTENSION as SKILLS_EXTENSION
+from mcpio.tasks._client import TaskHandle
+from mcpio.tasks._engine import TASKS_EXTENSION, TaskCreated, TaskInputs, TaskSupport
 from mcpio.transports._http_rules import ParamHeaders, param_headers
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 

@@ -27,7 +27,7 @@ import pydantic_core
 
 from mcpio._core import ext_methods
 from mcpio._core.errors import ConnectionClosed, McpError
-from mcpio.skills.format import (
+from mcpio.skills._format import (
     EXTENSION,
     SKILL_FILE,
     FrontmatterError,

@@ -88,9 +88,9 @@ from mcpio.transports._http_rules import (
     status_of,
 )
 from mcpio.transports._sse import SseWriter
+from mcpio.wire._peek import Peek
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
-from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 import pydantic_core
 
 from mcpio._core.negotiate import peek_any
+from mcpio.wire._peek import Peek
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
-from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
     from mcpio._core.principal import Principal

@@ -39,8 +39,8 @@ from mcpio.http._asgi import (
 )
 from mcpio.transports._http_rules import EVENT_STREAM, accepts
 from mcpio.transports._sse import SseWriter
+from mcpio.wire._peek import Peek
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
-from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

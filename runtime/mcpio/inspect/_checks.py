@@ -36,9 +36,9 @@ from mcpio.inspect._stateful import (
     param_header_mismatch,
 )
 from mcpio.transports._http_rules import decode_header_value
+from mcpio.wire._peek import NAMED_BY
 from mcpio.wire.codec import MAX_MESSAGE_BYTES, Codec
 from mcpio.wire.errors import METHOD_NOT_FOUND, PARSE_ERROR, ProtocolError
-from mcpio.wire.peek import NAMED_BY
 
 CLIENT: Direction = "client->server"
 SERVER: Direction = "server->client"

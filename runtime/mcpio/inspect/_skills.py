@@ -13,8 +13,8 @@ from typing import Any
 
 from mcpio.client._skills import SkillError, entry_of
 from mcpio.inspect._rules import Direction, Finding
-from mcpio.skills.format import EXTENSION
-from mcpio.skills.provider import DIRECTORY_READ, GET, LIST
+from mcpio.skills._format import EXTENSION
+from mcpio.skills._provider import DIRECTORY_READ, GET, LIST
 
 METHODS = frozenset({LIST, GET, DIRECTORY_READ})
 SHAPE = "skills.shape"

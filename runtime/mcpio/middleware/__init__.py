@@ -22,21 +22,24 @@ methods and a legacy session's own methods as the Middleware page of the docs
 middleware sees them.
 """
 
-from mcpio.middleware.base import Call, CallNext, Middleware, MiddlewareFn, chain
-from mcpio.middleware.caching import ResponseCachingMiddleware
-from mcpio.middleware.errors import ErrorMappingMiddleware
-from mcpio.middleware.logging import LoggingMiddleware, TimingMiddleware
-from mcpio.middleware.rate_limit import RateLimitMiddleware
+from mcpio.middleware._base import Call, CallNext, Middleware, MiddlewareFn, chain
+from mcpio.middleware._caching import ResponseCachingMiddleware
+from mcpio.middleware._errors import ErrorMappingMiddleware
+from mcpio.middleware._logging import LoggingMiddleware, MethodTiming, TimingMiddleware
+from mcpio.middleware._rate_limit import RateLimitMiddleware, by_client, by_principal
 
 __all__ = [
     "Call",
     "CallNext",
     "ErrorMappingMiddleware",
     "LoggingMiddleware",
+    "MethodTiming",
     "Middleware",
     "MiddlewareFn",
     "RateLimitMiddleware",
     "ResponseCachingMiddleware",
     "TimingMiddleware",
+    "by_client",
+    "by_principal",
     "chain",
 ]

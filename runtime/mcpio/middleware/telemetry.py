@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mcpio._core.context import InputRequired
 from mcpio._core.extras import needs
 from mcpio._version import __version__
-from mcpio.middleware.base import Call, CallNext
+from mcpio.middleware._base import Call, CallNext
 from mcpio.wire.errors import ProtocolError
 
 if TYPE_CHECKING:
@@ -242,3 +242,6 @@ class ClientTracing:
             finally:
                 _CLIENT_SPAN.reset(token)
             return _outcome(span, result)
+
+
+__all__ = ["ClientTracing", "Tracing"]

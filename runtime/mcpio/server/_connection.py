@@ -49,7 +49,8 @@ from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.server._listen import Listener, listen
 from mcpio.tasks import _serve as tasks_serve
-from mcpio.tasks.engine import TaskCreated, TaskEngine
+from mcpio.tasks._engine import TaskCreated, TaskEngine
+from mcpio.wire._peek import Peek
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import (
     INTERNAL_ERROR,
@@ -57,7 +58,6 @@ from mcpio.wire.errors import (
     INVALID_REQUEST,
     ProtocolError,
 )
-from mcpio.wire.peek import Peek
 
 if TYPE_CHECKING:
     from mcpio._core.principal import Principal

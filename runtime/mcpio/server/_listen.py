@@ -16,8 +16,8 @@ from mcpio._core.jsonrpc import RequestId
 from mcpio._core.negotiate import SUBSCRIPTION_ID_KEY, codec_of
 from mcpio.latest import public as pub
 from mcpio.tasks import _serve as tasks_serve
+from mcpio.tasks._engine import TaskEngine
 from mcpio.tasks._owner import owner_of
-from mcpio.tasks.engine import TaskEngine
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 

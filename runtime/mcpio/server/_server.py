@@ -57,11 +57,10 @@ from mcpio._core.structured import summary
 from mcpio._core.transport import Transport
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
-from mcpio.middleware.base import Call, MiddlewareFn, chain
+from mcpio.middleware._base import Call, MiddlewareFn, chain
 from mcpio.server._connection import ServerConnection
 from mcpio.tasks import _serve as tasks_serve
-from mcpio.tasks._owner import owner_of, owner_principal
-from mcpio.tasks.engine import (
+from mcpio.tasks._engine import (
     TASKS_EXTENSION,
     TaskCreated,
     TaskEngine,
@@ -71,8 +70,9 @@ from mcpio.tasks.engine import (
     Work,
     modern_task,
 )
-from mcpio.tasks.queue import Job
-from mcpio.tasks.store import TaskRecord, TaskStore
+from mcpio.tasks._owner import owner_of, owner_principal
+from mcpio.tasks._queue import Job
+from mcpio.tasks._store import TaskRecord, TaskStore
 from mcpio.transports._http_rules import ParamHeaders, param_headers
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
 

@@ -23,9 +23,9 @@ from mcpio._core.jsonrpc import RequestId, plain
 from mcpio._core.negotiate import codec_of, fit
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
+from mcpio.tasks._engine import TASKS_EXTENSION, TaskEngine, TaskOffer, legacy_task, modern_task
 from mcpio.tasks._owner import owner_of
-from mcpio.tasks.engine import TASKS_EXTENSION, TaskEngine, TaskOffer, legacy_task, modern_task
-from mcpio.tasks.store import TaskRecord
+from mcpio.tasks._store import TaskRecord
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 

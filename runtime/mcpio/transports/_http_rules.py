@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from mcpio.latest import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
+from mcpio.wire._peek import NAMED_BY
 from mcpio.wire.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -23,7 +24,6 @@ from mcpio.wire.errors import (
     SERVER_BUSY,
     ProtocolError,
 )
-from mcpio.wire.peek import NAMED_BY
 
 JSON = "application/json"
 EVENT_STREAM = "text/event-stream"

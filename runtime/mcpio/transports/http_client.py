@@ -59,12 +59,11 @@ from mcpio.transports._http_rules import (
     param_headers,
     plain_header_value,
     x_mcp_header_problem,
-    x_mcp_headers,
 )
-from mcpio.transports._sse import SseEvent, SseParser
+from mcpio.transports._sse import SseParser
+from mcpio.wire._peek import Peek
 from mcpio.wire.codec import MAX_MESSAGE_BYTES
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
-from mcpio.wire.peek import Peek
 
 log = logging.getLogger("mcpio")
 
@@ -1197,13 +1196,4 @@ def _describe(exc: BaseException) -> str:
     return f"{name}: {text[0]}" if text else name
 
 
-__all__ = [
-    "CONNECTION_FAILED",
-    "Auth",
-    "HttpTransport",
-    "SseEvent",
-    "SseParser",
-    "encode_header_value",
-    "x_mcp_header_problem",
-    "x_mcp_headers",
-]
+__all__ = ["CONNECTION_FAILED", "Auth", "HttpTransport"]

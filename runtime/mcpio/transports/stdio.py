@@ -464,3 +464,13 @@ async def spawn(
     if pipe is not None:
         pipe.set_protocol(_DirectStdout(pipe.get_protocol(), protocol))
     return ProcessTransport(process, grace, protocol)
+
+
+__all__ = [
+    "INHERITED_ENV",
+    "INHERITED_ENV_PREFIXES",
+    "ProcessTransport",
+    "server_environment",
+    "spawn",
+    "stdio_server_transport",
+]

@@ -26,6 +26,7 @@ from mcpio.wire.errors import (
 )
 
 if TYPE_CHECKING:
+    from mcpio.wire._peek import Peek
     from mcpio.wire.base import JSONValue, WireModel
     from mcpio.wire.codec import (
         MAX_MESSAGE_BYTES,
@@ -47,6 +48,7 @@ _LAZY: dict[str, str] = {
     "LenientResponse": "mcpio.wire.codec",
     "MethodSpec": "mcpio.wire.codec",
     "PublicMapping": "mcpio.wire.codec",
+    "Peek": "mcpio.wire._peek",
 }
 
 
@@ -77,6 +79,7 @@ __all__ = [
     "LenientResponse",
     "MessageBuildError",
     "MethodSpec",
+    "Peek",
     "ProtocolError",
     "PublicMapping",
     "WireModel",

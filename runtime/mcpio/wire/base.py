@@ -27,16 +27,16 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, JsonVal
 from pydantic.fields import FieldInfo
 from pydantic_core import core_schema
 
-from mcpio.wire.numbers import finite_json
+from mcpio.wire._numbers import finite_json
 
-__all__ = ["NULLABLE_MARK", "JSONValue", "WireModel"]
+__all__ = ["JSONValue", "WireModel"]
 
 NULLABLE_MARK = "x-nullable"  # generation's mark of an optional member whose schema allows null
 
 
 class _FiniteNumbers:
     """Reading JSON text, a JSON value is taken as it comes, then its numbers are checked
-    (`mcpio.wire.numbers`): pydantic's own `JsonValue` reads 1e400 as infinity there. Data from
+    (`mcpio.wire._numbers`): pydantic's own `JsonValue` reads 1e400 as infinity there. Data from
     Python goes through `JsonValue`'s typed union, which refuses infinity by itself. Writing, a
     JSON value is serialized by pydantic-core's type inference, in Rust: `JsonValue`'s union
     calls a Python discriminator for every value (2.3x slower on 200 rows of JSON)."""

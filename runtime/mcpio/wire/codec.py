@@ -29,8 +29,14 @@ import pydantic_core
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import SchemaValidator
 
-from mcpio.wire import failures, numbers, schemas
-from mcpio.wire import peek as peeking
+from mcpio.wire import _failures as failures
+from mcpio.wire import _numbers as numbers
+from mcpio.wire import _peek as peeking
+from mcpio.wire import _schemas as schemas
+from mcpio.wire._peek import Peek
+from mcpio.wire._peek import envelope as envelope_of
+from mcpio.wire._peek import failure as peek_failure
+from mcpio.wire._public_reads import PublicReads
 from mcpio.wire.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -40,10 +46,6 @@ from mcpio.wire.errors import (
     MessageBuildError,
     ProtocolError,
 )
-from mcpio.wire.peek import Peek
-from mcpio.wire.peek import envelope as envelope_of
-from mcpio.wire.peek import failure as peek_failure
-from mcpio.wire.public_reads import PublicReads
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
@@ -919,7 +921,7 @@ class Codec:
     def public_result(self, method: str, result: Any, data: bytes) -> Any:
         """`to_public` of a result just read from `data`: the public model read from the bytes.
 
-        One validation instead of a dump and a validation (`mcpio.wire.public_reads`).
+        One validation instead of a dump and a validation (`mcpio.wire._public_reads`).
 
         Args:
             method: The method the response answers.
@@ -935,7 +937,7 @@ class Codec:
         """`to_public` of a request's params just read from `data`: the model read from the bytes.
 
         The public model gets the `_meta` envelope of a session with `client_capabilities`
-        (`mcpio.wire.public_reads`).
+        (`mcpio.wire._public_reads`).
 
         Args:
             method: The request's method.

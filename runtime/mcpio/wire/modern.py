@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Discriminator
 
-from mcpio.wire import schemas
+from mcpio.wire import _schemas as schemas
 from mcpio.wire.codec import Codec, MethodSpec
 from mcpio.wire.errors import (
     INTERNAL_ERROR,

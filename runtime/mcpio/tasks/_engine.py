@@ -14,7 +14,7 @@ instance running the task reads at each renewal of its lease, and hands them to 
 (`control`), which brings them at once while it is up; that instance applies them
 (`on_control`), twice at most, which changes nothing (an answered question stays answered).
 
-With a queue (`mcpio.tasks.queue`), `enqueue` stores a task held by no one and queues it; a
+With a queue (`mcpio.tasks._queue`), `enqueue` stores a task held by no one and queues it; a
 worker (`mcpio.cli._worker`) claims it in the store and runs it here with `execute`. A
 retry-safe task keeps the answers it collected in its record, so that a re-run after its worker
 died (or shut down) gets them.
@@ -48,9 +48,9 @@ from mcpio._core.jsonrpc import plain
 from mcpio._core.protocol_rules import TASKS_EXTENSION as TASKS_EXTENSION  # (named here too)
 from mcpio.latest import public as pub
 from mcpio.tasks._owner import owner_of
+from mcpio.tasks._queue import Job, TaskQueue
 from mcpio.tasks._quota import TaskLedger
-from mcpio.tasks.queue import Job, TaskQueue
-from mcpio.tasks.store import (
+from mcpio.tasks._store import (
     Clock,
     MemoryTaskStore,
     TaskRecord,

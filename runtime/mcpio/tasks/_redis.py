@@ -4,7 +4,7 @@ It needs the `redis` extra, as `mcpio._core.bus.RedisBus` does.
 
 Keys, under a prefix (`mcpio:tasks` by default):
 
-- `task:<id>`: the record as JSON (`mcpio.tasks.store.record_json`), expiring with its TTL (the
+- `task:<id>`: the record as JSON (`mcpio.tasks._store.record_json`), expiring with its TTL (the
   record's own check is the rule; the key's expiry only frees the memory);
 - `owner:<owner>`: a sorted set of the owner's task ids by creation time, for `list`;
 - `expiry:<owner>`: a sorted set of the same ids by expiry time, from which `create` trims both
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mcpio._core.bus import without_credentials
 from mcpio._core.extras import needs
-from mcpio.tasks.store import (
+from mcpio.tasks._store import (
     Clock,
     TaskRecord,
     TaskStoreError,

@@ -20,8 +20,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import SchemaValidator
 from pydantic_core import core_schema as cs
 
-from mcpio.wire import numbers
-from mcpio.wire.schemas import SchemaSet, defaulted
+from mcpio.wire import _numbers as numbers
+from mcpio.wire._schemas import SchemaSet, defaulted
 
 T = TypeVar("T")
 

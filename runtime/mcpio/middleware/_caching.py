@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpio._core.jsonrpc import plain
-from mcpio.middleware.base import Call, CallNext, Middleware
+from mcpio.middleware._base import Call, CallNext, Middleware
 
 CACHED_METHODS = frozenset(
     {"tools/list", "resources/list", "resources/templates/list", "prompts/list", "resources/read"}

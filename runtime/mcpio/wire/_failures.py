@@ -17,14 +17,14 @@ from typing import Any
 import pydantic_core
 from pydantic import ValidationError
 
+from mcpio.wire._numbers import may_hold_non_finite
+from mcpio.wire._schemas import BATCH, ERROR, JSONRPC, MESSAGE, RESULT, TYPED_ERROR
 from mcpio.wire.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
     ProtocolError,
 )
-from mcpio.wire.numbers import may_hold_non_finite
-from mcpio.wire.schemas import BATCH, ERROR, JSONRPC, MESSAGE, RESULT, TYPED_ERROR
 
 MAX_REPORTED_ERRORS = 8
 # Limits of pydantic-core's JSON reader (measured; tests/wire/test_one_pass.py holds them): arrays

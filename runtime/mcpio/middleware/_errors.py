@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mcpio.middleware.base import Call, CallNext, Middleware
+from mcpio.middleware._base import Call, CallNext, Middleware
 from mcpio.wire.errors import ProtocolError
 
 Mapper = Callable[[Exception], ProtocolError]

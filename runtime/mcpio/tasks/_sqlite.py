@@ -6,7 +6,7 @@ can share the file.
 The file is in WAL mode with `synchronous=FULL`: a committed task is on disk before `create`
 returns. Every change runs in a `BEGIN IMMEDIATE` transaction (the file's write lock, with a busy
 timeout for the other processes): it reads the stored record, applies the store's rules (see
-`mcpio.tasks.store`) in Python, and writes, so that `save` and `renew` are compare-and-set across
+`mcpio.tasks._store`) in Python, and writes, so that `save` and `renew` are compare-and-set across
 processes. The blocking calls run in a worker thread, one at a time per store.
 """
 
@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from mcpio.tasks.store import (
+from mcpio.tasks._store import (
     Clock,
     TaskRecord,
     TaskStoreError,

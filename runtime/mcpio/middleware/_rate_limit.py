@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from mcpio.middleware.base import Call, CallNext, Middleware
+from mcpio.middleware._base import Call, CallNext, Middleware
 from mcpio.wire.errors import ProtocolError
 
 #: Server-defined JSON-RPC error code (the implementation-defined range) for a refused request.

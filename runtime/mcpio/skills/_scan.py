@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from mcpio.skills.format import (
+from mcpio.skills._format import (
     DIRECTORY_MIME,
     MAX_RESOURCES,
     MAX_TOTAL_BYTES,

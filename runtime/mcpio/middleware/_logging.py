@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from mcpio.middleware.base import Call, CallNext, Middleware
+from mcpio.middleware._base import Call, CallNext, Middleware
 from mcpio.wire.errors import ProtocolError
 
 

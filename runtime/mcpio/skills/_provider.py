@@ -12,7 +12,7 @@ directory is read at registration and again while the server runs (every `watch_
 seconds, and before answering a skills request when that long has passed): a changed file is
 announced with `notifications/resources/updated`, an added or removed one with
 `notifications/resources/list_changed`. What cannot be published is skipped with a warning
-on the `mcpio.skills` logger (see `mcpio.skills.scan`).
+on the `mcpio.skills` logger (see `mcpio.skills._scan`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from mcpio._core.hints import CacheHint
 from mcpio._core.paging import page
 from mcpio._core.sealing import Sealer
 from mcpio.latest import public as pub
-from mcpio.skills.format import EXTENSION, SKILL_FILE, digest
-from mcpio.skills.scan import Catalog, SkillFile, publishable, scan
+from mcpio.skills._format import EXTENSION, SKILL_FILE, digest
+from mcpio.skills._scan import Catalog, SkillFile, publishable, scan
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from mcpio._core.redact import redacted
-from mcpio.tasks.store import Clock, MemoryTaskStore, TaskStore
+from mcpio.tasks._store import Clock, MemoryTaskStore, TaskStore
 
 SPECS = "memory, sqlite:PATH or redis://HOST:PORT/DB"
 
@@ -26,11 +26,11 @@ def open_task_store(spec: str, clock: Clock = time.time) -> TaskStore:
         path = spec.removeprefix("sqlite:")
         if not path:
             raise ValueError("task store 'sqlite:': sqlite: needs a file path")
-        from mcpio.tasks.sqlite import SqliteTaskStore
+        from mcpio.tasks._sqlite import SqliteTaskStore
 
         return SqliteTaskStore(path, clock)
     if spec.startswith(("redis://", "rediss://", "unix://")):
-        from mcpio.tasks.redis import RedisTaskStore
+        from mcpio.tasks._redis import RedisTaskStore
 
         try:
             return RedisTaskStore(spec, clock=clock)
