@@ -16,6 +16,9 @@ the stdio and HTTP benches' peers answer), after ``WARMUP`` calls:
   one POST's scope and a body that arrives whole, as uvicorn hands it over, the answer's two ASGI
   messages kept: the HTTP layer (headers, Host and Origin, routing, body, guard, answer) around
   the dispatch, without a server stack; legacy on a session opened by `initialize` first;
+* ``http app + bearer JWT``: the same with authorization on (`ResourceServerAuth` over a
+  `JwtVerifier`, an RS256 token from a JWKS served on loopback by this process), one token for
+  every call as a client sends it; its ratio to ``http app`` is printed after the table;
 * the stdio process: the stdio bench's servers, ours (``peers/mcpio_server.py``,
   `Server.run_stdio`) and the official SDK's (``peers/sdk_server.py``, mcp 2.3.0), each in its
   own process over real pipes, driven by the same minimal blocking client (frames prepared
@@ -55,13 +58,19 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from mcpio import Server
-from mcpio._core.negotiate import peek_any
-from mcpio.transports._lines import LineStream
+# Run as a script, this file's folder comes first on sys.path, and bench/http.py would hide the
+# standard library's `http` package, which httpx and PyJWT need.
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
+
+from mcpio import Server  # noqa: E402
+from mcpio._core.negotiate import peek_any  # noqa: E402
+from mcpio.transports._lines import LineStream  # noqa: E402
 
 CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "5000"))
 ROUNDS = int(os.environ.get("MCPGEN_BENCH_ROUNDS", "5"))
 WARMUP = 500
+ERAS = ("modern", "legacy")
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 ECHO = {"name": "echo", "arguments": {"text": "hello"}}
@@ -242,9 +251,16 @@ def http_scope(body: bytes, extra: list[tuple[bytes, bytes]]) -> dict[str, Any]:
     }
 
 
-async def http_path(era: str, server: Server | None = None) -> Round:
+async def http_path(
+    era: str,
+    server: Server | None = None,
+    *,
+    auth: Any = None,
+    extra_headers: list[tuple[bytes, bytes]] | None = None,
+) -> Round:
     """One POST at a time through the ASGI app, its body whole in the first message."""
-    app = (server or make_server()).http_app()
+    app = (server or make_server()).http_app(auth=auth)
+    always = extra_headers or []
     loop = asyncio.get_running_loop()
     answer: list[bytes] = []
     start: list[dict[str, Any]] = []
@@ -264,7 +280,7 @@ async def http_path(era: str, server: Server | None = None) -> Round:
             else:
                 answer[:] = [message.get("body", b"")]
 
-        await app(http_scope(body, extra), receive, send)
+        await app(http_scope(body, [*extra, *always]), receive, send)
 
     if era == "modern":
         raw = modern_call(1)
@@ -292,6 +308,53 @@ async def http_path(era: str, server: Server | None = None) -> Round:
         check(answer[0], era)
 
     return run
+
+
+class Issuer:
+    """An issuer's JWKS on 127.0.0.1 (served in this event loop), and tokens signed by its one
+    RS256 key."""
+
+    def __init__(self) -> None:
+        import jwt
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
+        self.jwks = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig"}]}).encode()
+        self.url = ""
+
+    async def start(self) -> None:
+        head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        answer = head + b"content-length: %d\r\n\r\n" % len(self.jwks) + self.jwks
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(answer)
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+    def token(self, audience: str) -> str:
+        import jwt
+
+        claims = {"iss": self.url, "aud": audience, "sub": "alice", "scope": "mcp:read"}
+        claims["exp"] = int(time.time()) + 3600
+        return jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": "k1"})
+
+
+async def http_auth_path(era: str) -> Round:
+    """`http_path` with authorization on: every call carries the same bearer JWT."""
+    from mcpio.auth import JwtVerifier, ResourceServerAuth
+
+    issuer = Issuer()
+    await issuer.start()
+    resource = "http://127.0.0.1:8000/mcp"
+    verifier = JwtVerifier(issuer=issuer.url, audience=resource, jwks_uri=f"{issuer.url}/jwks")
+    auth = ResourceServerAuth(verifier, resource, [issuer.url])
+    bearer = (b"authorization", b"Bearer " + issuer.token(resource).encode())
+    return await http_path(era, make_server(), auth=auth, extra_headers=[bearer])
 
 
 PEERS = Path(__file__).resolve().parent / "peers"
@@ -353,6 +416,7 @@ PATHS: dict[str, Callable[[str], Awaitable[Round]]] = {
     "connection": connection_path,
     "stdio session": stdio_path,
     "http app": http_path,
+    "http app + bearer JWT": http_auth_path,
 }
 
 
@@ -423,14 +487,18 @@ async def main() -> None:
     if not profile:
         print("| path | era | CPU µs per call, median (min..max) |")
         print("|---|---|---:|")
+    by_path: dict[tuple[str, str], float] = {}
     for name in PATHS:
         for era in ("modern", "legacy"):
             figures = await measure(name, era, profile)
             if figures:
-                median = statistics.median(figures)
+                by_path[name, era] = median = statistics.median(figures)
                 print(f"| {name} | {era} | {median:.1f} ({min(figures):.1f}..{max(figures):.1f}) |")
     if profile:
         return
+    print("\nWith authorization (a bearer JWT) / without, the HTTP app's CPU per call: ", end="")
+    ratios = [by_path["http app + bearer JWT", era] / by_path["http app", era] for era in ERAS]
+    print(", ".join(f"{era} {ratio:.2f}x" for era, ratio in zip(ERAS, ratios, strict=True)))
     print("\n## The stdio server process over real pipes: server CPU µs per call\n")
     print("| era | mcpio | mcp 2.3.0 | SDK / mcpio |")
     print("|---|---:|---:|---:|")

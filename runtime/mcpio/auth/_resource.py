@@ -335,6 +335,9 @@ class JwtVerifier:
     then fetched anew on the next token and replaced whole: a key the issuer withdrew is
     refused from then on. A token whose `kid` the JWKS lacks has it fetched early (a key
     rotated in), at most once every `refetch_interval` seconds; otherwise the token is refused.
+    A token once verified is not verified again while the JWKS that verified it is trusted (and
+    never past its `exp`): its principal is cached, at most `cache_size` tokens by their SHA-256,
+    and forgotten when the keys are fetched anew.
     One fetch at a time (async, httpx, `timeout` seconds at most): tokens needing one meanwhile
     wait for it and share its result. A failed discovery or fetch is not tried again for
     `backoff` seconds, doubling up to `max_backoff` while it keeps failing (503 meanwhile for
@@ -352,6 +355,7 @@ class JwtVerifier:
         refetch_interval: The fewest seconds between early fetches for an unknown `kid`.
         backoff: Seconds before a failed discovery or fetch is tried again.
         max_backoff: The most that wait doubles up to.
+        cache_size: The most verified tokens cached (0: none; each is verified every time).
     """
 
     def __init__(
@@ -368,6 +372,7 @@ class JwtVerifier:
         refetch_interval: float = 30.0,
         backoff: float = 2.0,
         max_backoff: float = 60.0,
+        cache_size: int = 4096,
     ) -> None:
         with needs("auth", "JwtVerifier"):
             import jwt
@@ -391,8 +396,20 @@ class JwtVerifier:
         self._fetches = 0
         self._backoff = _Backoff(backoff, max_backoff)
         self._lock = anyio.Lock()
+        self._verified = _TokenCache(cache_size)
 
     async def __call__(self, token: str) -> Principal | None:
+        key = _token_key(token)
+        if time.monotonic() < self._expires:  # (the keys that verified it are still trusted)
+            cached = self._verified.get(key)
+            if cached is not None:
+                return cached
+        principal = await self._verify(token)
+        if principal is not None:  # (by the current keys: nothing awaits after `_key`)
+            self._verified.put(key, principal, math.inf)
+        return principal
+
+    async def _verify(self, token: str) -> Principal | None:
         jwt = self._jwt
         try:
             header = self._plausible(token)
@@ -483,6 +500,7 @@ class JwtVerifier:
             self._backoff.failed()
         else:
             self._keys, self._expires = keys, self._fetched + self.cache_seconds
+            self._verified.clear()
             self._backoff.succeeded()
 
     async def _jwks(
@@ -566,6 +584,44 @@ class _Backoff:
         self.delay, self.until = self.first, -math.inf
 
 
+class _TokenCache:
+    """Principals of tokens already verified, by the token's SHA-256, each until its deadline
+    (wall clock); at most `size`, the least recently used leaving first."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: OrderedDict[bytes, tuple[Principal, float]] = OrderedDict()
+
+    def get(self, key: bytes) -> Principal | None:
+        """The principal cached for `key` if its deadline has not passed."""
+        cached = self._entries.get(key)
+        if cached is None:
+            return None
+        if cached[1] <= time.time():
+            del self._entries[key]
+            return None
+        self._entries.move_to_end(key)
+        return cached[0]
+
+    def put(self, key: bytes, principal: Principal, until: float) -> None:
+        """Cache `principal` for `key` until `until` (never past the principal's expiry)."""
+        if self.size <= 0:
+            return
+        if principal.expires_at is not None:
+            until = min(until, principal.expires_at)
+        self._entries[key] = (principal, until)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every token (the keys that verified them changed)."""
+        self._entries.clear()
+
+
+def _token_key(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
 class IntrospectionVerifier:
     """Verifies access tokens of any format by RFC 7662 introspection.
 
@@ -621,24 +677,17 @@ class IntrospectionVerifier:
         self.cache_seconds = cache_seconds
         self.cache_size = cache_size
         self._credentials = (client_id, client_secret)
-        self._cache: OrderedDict[bytes, tuple[Principal, float]] = OrderedDict()
+        self._cache = _TokenCache(cache_size)
         self._backoff = _Backoff(backoff, max_backoff)
 
     async def __call__(self, token: str) -> Principal | None:
-        key = hashlib.sha256(token.encode()).digest()
+        key = _token_key(token)
         cached = self._cache.get(key)
-        if cached is not None and cached[1] > time.time():
-            self._cache.move_to_end(key)
-            return cached[0]
-        self._cache.pop(key, None)
+        if cached is not None:
+            return cached
         principal = self._principal(await self._introspect(token))
-        if principal is not None and self.cache_size > 0:
-            until = time.time() + self.cache_seconds
-            if principal.expires_at is not None:
-                until = min(until, principal.expires_at)
-            self._cache[key] = (principal, until)
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
+        if principal is not None:
+            self._cache.put(key, principal, time.time() + self.cache_seconds)
         return principal
 
     async def _introspect(self, token: str) -> dict[str, Any]:

@@ -275,6 +275,8 @@ class HttpApp:
         if (self._path or "/") in self.routes:
             raise ValueError(f"a route takes the MCP endpoint's path {options.path}")
         self._ticker: Ticker | None = None  # of the event loop serving the latest POST
+        auth = options.auth
+        self._metadata_paths = frozenset[str]() if auth is None else auth.metadata_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -288,7 +290,7 @@ class HttpApp:
         auth = self.options.auth
         try:
             path = route_path(scope)
-            if auth is not None and path.rstrip("/") in auth.metadata_paths:
+            if auth is not None and path.rstrip("/") in self._metadata_paths:
                 await self._metadata(send, headers, auth, scope["method"])
                 return
             if self.routes and path in self.routes:
@@ -537,10 +539,12 @@ class HttpApp:
                 await self.legacy.post(exchange, session, body, items, guard)
             return
         version = exchange.headers.get("mcp-protocol-version")
-        if session_id is None and version is not None and self.options.auth is None:
+        if session_id is None and version is not None:
             read = read_modern(version, body)  # the common request, parsed once
             if read is not None:
-                await self._modern(exchange, body, read[1], guard, read[0])
+                message, env = read
+                self._authorize(exchange.principal, [(env.method or "", env.name)])
+                await self._modern(exchange, body, env, guard, message)
                 return
         try:
             env = peek_any(body)
