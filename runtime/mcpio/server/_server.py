@@ -27,6 +27,7 @@ from mcpio._core.context import (
     RetriedInputs,
 )
 from mcpio._core.errors import ConnectionClosed, LifespanError, ToolError
+from mcpio._core.ext_methods import CLIENT_CAPABILITIES
 from mcpio._core.extras import needs
 from mcpio._core.handlers import (
     CompletionFn,
@@ -48,7 +49,7 @@ from mcpio._core.handlers import (
 from mcpio._core.hints import CacheHint
 from mcpio._core.hub import LIST_CHANGED, RESOURCE_UPDATED, TASK_CONTROL, TASK_IDS, Hub
 from mcpio._core.jsonrpc import plain
-from mcpio._core.negotiate import MODERN, codec_of
+from mcpio._core.negotiate import MODERN, PROTOCOL_VERSION_KEY, codec_of
 from mcpio._core.paging import page
 from mcpio._core.routes import Route, RouteHandler
 from mcpio._core.schema_check import violation
@@ -876,38 +877,59 @@ class Server:
     def queued_work(self, job: Job) -> Work:
         """Return the work of a queued task, as a worker runs it.
 
-        The tool is called with the job's arguments and a context of its own (no connection:
-        questions and progress go through the task store and the bus).
+        The call takes the request pipeline, middlewares included, as `tools/call` with the
+        job's name and arguments, in a context of its own (no connection: questions and
+        progress go through the task store and the bus).
         """
 
         async def work(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
             entry = self.tools.get(job.tool)
             if entry is None:
                 raise ProtocolError(INTERNAL_ERROR, f"this worker has no tool {job.tool!r}")
-            try:
-                kwargs = entry.kwargs(job.arguments)
-            except pydantic.ValidationError as exc:
-                return plain(tool_result_error(f"invalid arguments for {job.tool}: {exc}"))
-            if entry.context_param:
-                ctx = Context(
-                    revision=job.revision,
-                    request_id=job.task_id,
-                    client_capabilities=pub.ClientCapabilities.model_validate(job.capabilities),
-                    client_info=None,
-                    inputs=RetriedInputs({}),
-                    notify=_nowhere,
-                    codec=codec_of(job.revision),
-                    progress_token=job.progress_token,
-                    principal=owner_principal(job.owner),
-                )
 
-                async def progress(params: dict[str, Any]) -> None:
-                    await self.hub.publish(TASK_IDS, "notifications/progress", params, job.task_id)
+            async def progress(params: dict[str, Any]) -> None:
+                await self.hub.publish(TASK_IDS, "notifications/progress", params, job.task_id)
 
-                kwargs[entry.context_param] = ctx.for_task(inputs, status, progress)
-            return plain(await _run_tool(entry, kwargs, self.mask_error_details))
+            ctx = Context(
+                revision=job.revision,
+                request_id=job.task_id,
+                client_capabilities=pub.ClientCapabilities.model_validate(job.capabilities),
+                client_info=None,
+                inputs=RetriedInputs({}),
+                notify=_nowhere,
+                codec=codec_of(job.revision),
+                progress_token=job.progress_token,
+                principal=owner_principal(job.owner),
+            ).for_task(inputs, status, progress)
+            meta: dict[str, Any] = {
+                PROTOCOL_VERSION_KEY: job.revision,
+                CLIENT_CAPABILITIES: job.capabilities,
+            }
+            if job.progress_token is not None:
+                meta["progressToken"] = job.progress_token
+            params = pub.CallToolRequestParams.model_validate(
+                {"name": job.tool, "arguments": job.arguments, "_meta": meta}
+            )
+            result = await self.dispatch(ctx, "tools/call", params, self._queued_call(entry))
+            return plain(result)
 
         return work
+
+    def _queued_call(self, entry: ToolEntry) -> MethodHandler:
+        """The handler of a queued task's call: the tool run in the task's context."""
+
+        async def run(ctx: Context, params: pub.CallToolRequestParams) -> pub.CallToolResult:
+            name = entry.definition.name
+            try:
+                kwargs = entry.kwargs(params.arguments or {})
+            except pydantic.ValidationError as exc:
+                return tool_result_error(f"invalid arguments for {name}: {exc}")
+            if entry.context_param:
+                kwargs[entry.context_param] = ctx
+            result = await _run_tool(entry, kwargs, self.mask_error_details)
+            return tool_result(result.text) if isinstance(result, TextAnswer) else result
+
+        return run
 
     async def _start_task(
         self, entry: ToolEntry, kwargs: dict[str, Any], ctx: Context, offer: TaskOffer
