@@ -3,14 +3,16 @@ worker thread, on the server's dispatch core alone (as ``bench/dispatch.py``'s `
 paths: a 2026-07-28 request's bytes to its answer's bytes, a new connection per request).
 
 A benchmark, not a test: it prints figures (Markdown) and exits 0. Rows: an ``async def`` echo
-tool with 0, 1 and 5 no-op middlewares (`mcpio.Middleware` subclasses that override nothing,
-so each runs its `on_message`, `on_request` and `on_call_tool` hooks), and a ``def`` echo tool in
+tool with 0, 1 and 5 no-op middlewares (`mcpio.Middleware` instances that override nothing: the
+server leaves them out of the pipeline), with pass-through ones (overriding `on_call_tool` to
+call `call_next`: what any real middleware costs at least), and a ``def`` echo tool in
 a worker thread (the default) and on the loop (``run_in_thread=False``). Figures: the server's
 CPU time per call (``time.process_time``, every thread of this process), the median over
 ``ROUNDS`` rounds of ``CALLS`` calls, and the ratio to the first row of the same path: the
 dispatch core, and the whole HTTP app called in-process with one POST's scope (as
 ``bench/dispatch.py``'s ``http app`` path: headers, routing, body, the answer's ASGI messages),
-where the goal applies (one no-op middleware adds at most 5%).
+where the goal applies (one no-op middleware adds at most 5%; a pass-through one is the cost of
+the pipeline itself).
 
 ``--instructions`` counts machine instructions per call instead (valgrind's callgrind, as
 ``bench/dispatch.py --instructions``): a figure the machine's load does not move.
@@ -29,6 +31,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -37,6 +40,7 @@ from dispatch import Kept, Round, check, http_path, modern_call  # noqa: E402
 from mcpio import Middleware, Server  # noqa: E402
 from mcpio._core.negotiate import peek_any  # noqa: E402
 from mcpio.latest import public as pub  # noqa: E402
+from mcpio.middleware import Call, CallNext  # noqa: E402
 
 CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "5000"))
 ROUNDS = int(os.environ.get("MCPGEN_BENCH_ROUNDS", "5"))
@@ -46,8 +50,17 @@ ONLY_CALLS = 0  # a child under callgrind: run this many calls of one row, measu
 COLLECTED = re.compile(r"Collected : (\d+)")
 
 
-def make_server(middlewares: int, kind: str) -> Server:
-    server = Server("bench", "1.0", middleware=[Middleware() for _ in range(middlewares)])
+class PassThrough(Middleware):
+    """A middleware that overrides a hook and only passes the call on: what any real one costs
+    at least (a `Middleware` overriding nothing is left out of the pipeline)."""
+
+    async def on_call_tool(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+
+def make_server(middlewares: int, kind: str, hooked: bool = False) -> Server:
+    made = PassThrough if hooked else Middleware
+    server = Server("bench", "1.0", middleware=[made() for _ in range(middlewares)])
     if kind == "async":
 
         @server.tool(structured_output=False)
@@ -73,8 +86,10 @@ def make_server(middlewares: int, kind: str) -> Server:
     return server
 
 
-async def measure(middlewares: int, kind: str, path: str = "connection") -> list[float]:
-    server = make_server(middlewares, kind)
+async def measure(
+    middlewares: int, kind: str, path: str = "connection", hooked: bool = False
+) -> list[float]:
+    server = make_server(middlewares, kind, hooked)
     transport = Kept()
     raw = modern_call(1)
     env = peek_any(raw)
@@ -104,18 +119,22 @@ async def measure(middlewares: int, kind: str, path: str = "connection") -> list
 
 
 ROWS = [
-    ("async tool, no middleware", 0, "async", "connection"),
-    ("async tool, 1 no-op middleware", 1, "async", "connection"),
-    ("async tool, 5 no-op middlewares", 5, "async", "connection"),
-    ("sync tool, worker thread (default)", 0, "thread", "connection"),
-    ("sync tool, on the loop (run_in_thread=False)", 0, "loop", "connection"),
-    ("HTTP app in-process, no middleware", 0, "async", "http"),
-    ("HTTP app in-process, 1 no-op middleware", 1, "async", "http"),
-    ("HTTP app in-process, 5 no-op middlewares", 5, "async", "http"),
+    ("async tool, no middleware", 0, False, "async", "connection"),
+    ("async tool, 1 no-op middleware", 1, False, "async", "connection"),
+    ("async tool, 5 no-op middlewares", 5, False, "async", "connection"),
+    ("async tool, 1 pass-through middleware", 1, True, "async", "connection"),
+    ("async tool, 5 pass-through middlewares", 5, True, "async", "connection"),
+    ("sync tool, worker thread (default)", 0, False, "thread", "connection"),
+    ("sync tool, on the loop (run_in_thread=False)", 0, False, "loop", "connection"),
+    ("HTTP app in-process, no middleware", 0, False, "async", "http"),
+    ("HTTP app in-process, 1 no-op middleware", 1, False, "async", "http"),
+    ("HTTP app in-process, 5 no-op middlewares", 5, False, "async", "http"),
+    ("HTTP app in-process, 1 pass-through middleware", 1, True, "async", "http"),
     # A tool answering a result model (as one returning data, content blocks or a model does):
     # the middlewares see the model it made, and none is made for them.
-    ("HTTP app in-process, result model, no middleware", 0, "model", "http-model"),
-    ("HTTP app in-process, result model, 1 no-op middleware", 1, "model", "http-model"),
+    ("HTTP app in-process, result model, no middleware", 0, False, "model", "http-model"),
+    ("HTTP app in-process, result model, 1 no-op middleware", 1, False, "model", "http-model"),
+    ("HTTP app in-process, result model, 1 pass-through", 1, True, "model", "http-model"),
 ]
 
 
@@ -139,7 +158,7 @@ def count_instructions() -> None:
     print("|---|---:|---:|")
     bases: dict[str, float] = {}
     wanted = os.environ.get("MCPGEN_BENCH_ROWS")  # "0,1,5": some rows only
-    for row, (label, _, _, path) in enumerate(ROWS):
+    for row, (label, _, _, _, path) in enumerate(ROWS):
         if wanted and str(row) not in wanted.split(","):
             continue
         count = instructions(row)
@@ -152,8 +171,8 @@ async def main() -> None:
     print("| path | median µs | min..max | / its path's first row |")
     print("|---|---:|---:|---:|")
     bases: dict[str, float] = {}
-    for label, middlewares, kind, path in ROWS:
-        figures = await measure(middlewares, kind, path)
+    for label, middlewares, hooked, kind, path in ROWS:
+        figures = await measure(middlewares, kind, path, hooked)
         median = statistics.median(figures)
         base = bases.setdefault(path, median)
         print(
@@ -165,8 +184,8 @@ async def main() -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--run"]:
         ONLY_CALLS = int(sys.argv[3])
-        _, middlewares, kind, path = ROWS[int(sys.argv[2])]
-        asyncio.run(measure(middlewares, kind, path))
+        _, middlewares, hooked, kind, path = ROWS[int(sys.argv[2])]
+        asyncio.run(measure(middlewares, kind, path, hooked))
     elif "--instructions" in sys.argv:
         count_instructions()
     else:

@@ -61,11 +61,14 @@ _HOOKS = {
 }
 
 
+HOOKED_METHODS = frozenset(_HOOKS)  # the methods with a hook of their own
+
+
 class Middleware:
     """A pass-through middleware: override the hooks you need (see the module docstring)."""
 
-    # Per class: method -> the hooks it overrides for that method, outermost first (the others
-    # only pass the call on, so they are not run at all).
+    # Per class: method ("" for those without a hook of their own) -> the hooks it overrides
+    # for it (`_plan`).
     _plans: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -73,22 +76,10 @@ class Middleware:
         cls._plans = {}
 
     async def __call__(self, call: Call, call_next: CallNext) -> Any:
-        plans = type(self)._plans
-        plan = plans.get(call.method)
-        if plan is None:
-            plan = plans[call.method] = self._plan(call.method)
         step = call_next
-        for hook in reversed(plan):
+        for hook in reversed(_plan(type(self), call.method)):
             step = _bind(getattr(self, hook), step)
         return await step(call)
-
-    def _plan(self, method: str) -> tuple[str, ...]:
-        names = ["on_message", "on_request"]
-        if method in _HOOKS:
-            names.append(_HOOKS[method])
-        return tuple(
-            name for name in names if getattr(type(self), name) is not getattr(Middleware, name)
-        )
 
     async def on_message(self, call: Call, call_next: CallNext) -> Any:
         """Every request (the outermost hook); call `call_next(call)` to go on."""
@@ -132,6 +123,30 @@ class Middleware:
 
 
 MiddlewareFn = Callable[[Call, CallNext], Awaitable[Any]]
+
+
+def _plan(cls: type[Middleware], method: str) -> tuple[str, ...]:
+    """The hooks `cls` overrides for a request of `method`, outermost first (the others only
+    pass the call on, so they are not run at all)."""
+    key = method if method in HOOKED_METHODS else ""  # (bounded: whatever methods clients send)
+    plan = cls._plans.get(key)
+    if plan is None:
+        names = ["on_message", "on_request"]
+        if key:
+            names.append(_HOOKS[key])
+        base = Middleware.__dict__
+        plan = tuple(name for name in names if getattr(cls, name) is not base[name])
+        cls._plans[key] = plan
+    return plan
+
+
+def acts_on(middleware: MiddlewareFn, method: str) -> bool:
+    """Whether `middleware` may do anything for a request of `method`: False only for a
+    `Middleware` that overrides none of the hooks a request of `method` runs."""
+    if not isinstance(middleware, Middleware):
+        return True
+    cls = type(middleware)
+    return cls.__call__ is not Middleware.__call__ or bool(_plan(cls, method))
 
 
 def chain(middlewares: Sequence[MiddlewareFn], last: CallNext) -> CallNext:

@@ -58,7 +58,7 @@ from mcpio._core.structured import summary
 from mcpio._core.transport import Transport
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
-from mcpio.middleware._base import Call, MiddlewareFn, chain
+from mcpio.middleware._base import HOOKED_METHODS, Call, CallNext, MiddlewareFn, acts_on, chain
 from mcpio.server._connection import ServerConnection
 from mcpio.tasks import _serve as tasks_serve
 from mcpio.tasks._engine import (
@@ -167,8 +167,8 @@ class Server:
         self._registries()
         self.mask_error_details = mask_error_details
         self.middleware: list[MiddlewareFn] = list(middleware)
-        self._pipeline: tuple[tuple[MiddlewareFn, ...], Callable[[Call], Awaitable[Any]]] | None
-        self._pipeline = None
+        # The middleware list they were made of, and the pipelines by method (`_pipeline`).
+        self._pipelines: tuple[tuple[MiddlewareFn, ...], dict[str, CallNext | None]] = ((), {})
         self.lifespan = lifespan
         self.lifespan_state: Any = None  # what the lifespan yielded (`ctx.lifespan`)
         self._life = _Running()
@@ -409,15 +409,12 @@ class Server:
             params: Its params, in the public models.
             handler: The handler to answer with; None: the handler table's for `method`.
         """
-        if not self.middleware:
+        pipeline = self._pipeline(method) if self.middleware else None
+        if pipeline is None:
             return await (handler or self._handler(method))(ctx, params)
-        middleware = tuple(self.middleware)
-        pipeline = self._pipeline
-        if pipeline is None or pipeline[0] != middleware:
-            pipeline = self._pipeline = (middleware, chain(middleware, self._answer))
         call = Call(method, params, ctx, handler=handler)
         try:
-            result = await pipeline[1](call)
+            result = await pipeline(call)
         except ToolError as exc:  # a middleware's refusal of a tool call, for the model to read
             if method != "tools/call":
                 raise
@@ -426,6 +423,19 @@ class Server:
         if made is not None and result is made[0] and _untouched(made[0], made[1]):
             return made[1]  # the middlewares passed the string answer on as it was
         return result
+
+    def _pipeline(self, method: str) -> CallNext | None:
+        """The middlewares that act on a request of `method` around its handler (`acts_on`: a
+        middleware that overrides none of its hooks is left out); None: none does."""
+        middleware = tuple(self.middleware)
+        if self._pipelines[0] != middleware:
+            self._pipelines = (middleware, {})
+        pipelines = self._pipelines[1]
+        key = method if method in HOOKED_METHODS else ""  # (bounded, as `acts_on`'s plans)
+        if key not in pipelines:
+            acting = [m for m in middleware if acts_on(m, method)]
+            pipelines[key] = chain(acting, self._answer) if acting else None
+        return pipelines[key]
 
     async def _answer(self, call: Call) -> Any:
         """The innermost step: the handler's result as the public model (a tool's string
