@@ -226,8 +226,11 @@ async def test_modern_every_id_shape_gets_one_answer_or_a_refusal() -> None:
         await settled(run, baseline)
 
 
-@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
-async def test_legacy_every_id_shape_gets_one_answer_or_a_refusal(version: str) -> None:
+LEGACY_VERSIONS = pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
+
+
+@LEGACY_VERSIONS
+async def test_legacy_initialize_of_every_id_shape_is_answered_or_refused(version: str) -> None:
     params = {
         "protocolVersion": version,
         "capabilities": {},
@@ -246,6 +249,18 @@ async def test_legacy_every_id_shape_gets_one_answer_or_a_refusal(version: str) 
                 else:
                     assert response.status_code == 200 and response.json()["id"] == id, where
             assert len(run.app.legacy.sessions) == 2  # the two initialize requests with real ids
+            for session_id in list(run.app.legacy.sessions):
+                gone = await http.delete("/mcp", headers={"mcp-session-id": session_id})
+                assert gone.status_code == 200
+        await settled(run, baseline)
+        assert not run.app.legacy.sessions
+
+
+@LEGACY_VERSIONS
+async def test_legacy_requests_of_every_id_shape_get_one_answer_or_a_refusal(version: str) -> None:
+    async with running(hardening_server()) as run:
+        baseline = len(asyncio.all_tasks())
+        async with run.client() as http:
             session = await open_session(http, version)
             for shape, id in ID_SHAPES.items():
                 for kind, frame in {

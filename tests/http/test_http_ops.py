@@ -8,6 +8,8 @@ import shutil
 import struct
 import subprocess
 import zlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +79,18 @@ def test_route_path(root: str, path: str, inside: str) -> None:
     assert route_path({"path": path, "root_path": root}) == inside
 
 
-async def test_custom_routes_are_served_beside_the_endpoint() -> None:
+@dataclass
+class Routes:
+    """The routes server of the module: its URL, and the requests its /healthz was given."""
+
+    url: str
+    seen: list[Any]
+
+
+@pytest.fixture(scope="module")
+async def routes() -> AsyncIterator[Routes]:
+    """One server with routes of its own beside the endpoint, shared by the module's route tests
+    (its routes keep no state but what /healthz records in `seen`)."""
     from mcpio._core.routes import HttpRequest, HttpResponse, Route
 
     server = small_server()
@@ -101,28 +114,61 @@ async def test_custom_routes_are_served_beside_the_endpoint() -> None:
     app = server.http_app(
         routes=[Route("/readyz", ready, check_host=False), Route("/broken", broken)]
     )
-    async with serve_app(app) as served, httpx.AsyncClient(base_url=served.url) as http:
-        # A probe from the cluster names the pod's address: a route that opted out of the
-        # Host check answers it...
-        probe = {"host": "10.1.2.3:8000"}
-        response = await http.get("/healthz?full=1", headers=probe)
-        assert (response.status_code, response.text) == (200, "ok")
-        assert response.headers["content-type"] == "text/plain; charset=utf-8"
-        assert (seen[0].method, seen[0].path, seen[0].query) == ("GET", "/healthz", "full=1")
-        response = await http.get("/readyz", headers=probe)
-        assert response.json() == {"ready": True}
-        assert response.headers["content-type"] == "application/json"
-        # ...while the MCP endpoint still refuses that Host, and a foreign Origin.
-        assert (await list_tools(http, "/mcp", **probe)).status_code == 421
+    async with serve_app(app) as served:
+        yield Routes(served.url, seen)
+
+
+# A probe from the cluster names the pod's address.
+PROBE = {"host": "10.1.2.3:8000"}
+
+
+async def test_a_route_that_opted_out_of_the_host_check_answers_a_probe(routes: Routes) -> None:
+    routes.seen.clear()
+    async with httpx.AsyncClient(base_url=routes.url) as http:
+        response = await http.get("/healthz?full=1", headers=PROBE)
+    assert (response.status_code, response.text) == (200, "ok")
+    assert response.headers["content-type"] == "text/plain; charset=utf-8"
+    seen = routes.seen
+    assert (seen[0].method, seen[0].path, seen[0].query) == ("GET", "/healthz", "full=1")
+
+
+async def test_a_route_answering_a_dict_answers_json(routes: Routes) -> None:
+    async with httpx.AsyncClient(base_url=routes.url) as http:
+        response = await http.get("/readyz", headers=PROBE)
+    assert response.json() == {"ready": True}
+    assert response.headers["content-type"] == "application/json"
+
+
+async def test_the_endpoint_beside_the_routes_keeps_its_host_and_origin_checks(
+    routes: Routes,
+) -> None:
+    async with httpx.AsyncClient(base_url=routes.url) as http:
+        assert (await list_tools(http, "/mcp", **PROBE)).status_code == 421
         assert (await list_tools(http, "/mcp", origin="http://evil.example")).status_code == 403
         assert (await list_tools(http, "/mcp")).status_code == 200
+
+
+async def test_a_route_answers_with_its_status_body_and_headers(routes: Routes) -> None:
+    async with httpx.AsyncClient(base_url=routes.url) as http:
         response = await http.post("/echo", content=b"hi", headers={"x-in": "v"})
-        assert (response.status_code, response.content) == (201, b"hi")
-        assert response.headers["x-echo"] == "v"
+    assert (response.status_code, response.content) == (201, b"hi")
+    assert response.headers["x-echo"] == "v"
+
+
+async def test_a_route_refuses_a_method_it_does_not_serve_with_405(routes: Routes) -> None:
+    async with httpx.AsyncClient(base_url=routes.url) as http:
         response = await http.post("/healthz")
-        assert response.status_code == 405 and response.headers["allow"] == "GET"
+    assert response.status_code == 405 and response.headers["allow"] == "GET"
+
+
+async def test_a_failing_route_answers_500_without_the_detail(routes: Routes) -> None:
+    async with httpx.AsyncClient(base_url=routes.url) as http:
         response = await http.get("/broken")
-        assert response.status_code == 500 and "secret" not in response.text
+    assert response.status_code == 500 and "secret" not in response.text
+
+
+async def test_a_path_neither_route_nor_endpoint_is_404(routes: Routes) -> None:
+    async with httpx.AsyncClient(base_url=routes.url) as http:
         assert (await http.get("/nothing")).status_code == 404
 
 
@@ -151,66 +197,101 @@ def test_a_route_may_not_take_the_endpoint_path() -> None:
 PAGE = "http://127.0.0.1:5173"  # a browser client's origin: another port, so another origin
 
 
-async def test_cors_preflight_and_exposed_headers() -> None:
+@pytest.fixture(scope="module")
+async def cors() -> AsyncIterator[str]:
+    """The URL of one app that allows two origins, shared by the module's CORS tests."""
     app = small_server().http_app(cors_origins=[PAGE, "https://app.example"])
-    async with serve_app(app) as served, httpx.AsyncClient(base_url=served.url) as http:
-        asked = "content-type, mcp-protocol-version, mcp-method, mcp-session-id, mcp-param-x"
-        preflight = {
-            "origin": PAGE,
-            "access-control-request-method": "POST",
-            "access-control-request-headers": asked,
-        }
-        response = await http.options("/mcp", headers=preflight)
-        assert response.status_code == 204, response.text
-        assert response.headers["access-control-allow-origin"] == PAGE
-        assert response.headers.get_list("access-control-allow-origin") == [PAGE]
-        assert "POST" in response.headers["access-control-allow-methods"]
-        assert response.headers["access-control-allow-headers"] == asked
-        assert response.headers["vary"] == "Origin"
-        # A header MCP does not use is not allowed.
-        odd = {**preflight, "access-control-request-headers": "x-other"}
+    async with serve_app(app) as served:
+        yield served.url
+
+
+ASKED = "content-type, mcp-protocol-version, mcp-method, mcp-session-id, mcp-param-x"
+PREFLIGHT = {
+    "origin": PAGE,
+    "access-control-request-method": "POST",
+    "access-control-request-headers": ASKED,
+}
+
+
+async def test_a_preflight_from_a_listed_origin_is_allowed(cors: str) -> None:
+    async with httpx.AsyncClient(base_url=cors) as http:
+        response = await http.options("/mcp", headers=PREFLIGHT)
+    assert response.status_code == 204, response.text
+    assert response.headers["access-control-allow-origin"] == PAGE
+    assert response.headers.get_list("access-control-allow-origin") == [PAGE]
+    assert "POST" in response.headers["access-control-allow-methods"]
+    assert response.headers["access-control-allow-headers"] == ASKED
+    assert response.headers["vary"] == "Origin"
+
+
+async def test_a_preflight_asking_for_a_header_mcp_does_not_use_is_refused(cors: str) -> None:
+    odd = {**PREFLIGHT, "access-control-request-headers": "x-other"}
+    async with httpx.AsyncClient(base_url=cors) as http:
         assert (await http.options("/mcp", headers=odd)).status_code == 403
 
-        # The request itself: answered to that origin, the MCP headers exposed; a legacy
-        # session's id readable by the page.
-        frame = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "page", "version": "1"},
-            },
-        }
+
+async def test_an_answer_to_a_listed_origin_exposes_the_mcp_headers(cors: str) -> None:
+    # Answered to that origin, the MCP headers exposed; a legacy session's id readable by the
+    # page.
+    frame = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "page", "version": "1"},
+        },
+    }
+    async with httpx.AsyncClient(base_url=cors) as http:
         response = await http.post(
             "/mcp",
             content=json.dumps(frame),
             headers={"content-type": "application/json", "accept": ACCEPT, "origin": PAGE},
         )
-        assert response.status_code == 200 and "mcp-session-id" in response.headers
-        assert response.headers["access-control-allow-origin"] == PAGE
-        exposed = response.headers["access-control-expose-headers"].lower()
-        assert {"mcp-session-id", "mcp-protocol-version", "www-authenticate"} <= {
-            name.strip() for name in exposed.split(",")
-        }
-        # A listed origin passes the Origin check though its host is not this machine's.
+    assert response.status_code == 200 and "mcp-session-id" in response.headers
+    assert response.headers["access-control-allow-origin"] == PAGE
+    exposed = response.headers["access-control-expose-headers"].lower()
+    assert {"mcp-session-id", "mcp-protocol-version", "www-authenticate"} <= {
+        name.strip() for name in exposed.split(",")
+    }
+
+
+async def test_a_listed_origin_passes_the_origin_check_though_its_host_is_not_ours(
+    cors: str,
+) -> None:
+    async with httpx.AsyncClient(base_url=cors) as http:
         response = await list_tools(http, "/mcp", origin="https://app.example")
-        assert response.status_code == 200
-        assert response.headers["access-control-allow-origin"] == "https://app.example"
-        # An error answer carries them too (the page reads the status, not an opaque failure).
+    assert response.status_code == 200
+    assert response.headers["access-control-allow-origin"] == "https://app.example"
+
+
+async def test_an_error_answer_to_a_listed_origin_carries_the_cors_headers(cors: str) -> None:
+    # The page reads the status, not an opaque failure.
+    async with httpx.AsyncClient(base_url=cors) as http:
         response = await list_tools(http, "/mcp", host="evil.example", origin=PAGE)
-        assert response.status_code == 421
-        assert response.headers["access-control-allow-origin"] == PAGE
-        # Another origin gets no CORS headers (its host is loopback: the Origin check passes).
+    assert response.status_code == 421
+    assert response.headers["access-control-allow-origin"] == PAGE
+
+
+async def test_an_unlisted_loopback_origin_is_answered_without_cors_headers(cors: str) -> None:
+    # Its host is loopback: the Origin check passes.
+    async with httpx.AsyncClient(base_url=cors) as http:
         response = await list_tools(http, "/mcp", origin="http://localhost:9999")
-        assert response.status_code == 200
-        assert "access-control-allow-origin" not in response.headers
-        assert (
-            await http.options("/mcp", headers={**preflight, "origin": "http://localhost:1"})
-        ).status_code == 405
+    assert response.status_code == 200
+    assert "access-control-allow-origin" not in response.headers
+
+
+async def test_a_preflight_from_an_unlisted_origin_is_not_answered(cors: str) -> None:
+    unlisted = {**PREFLIGHT, "origin": "http://localhost:1"}
+    async with httpx.AsyncClient(base_url=cors) as http:
+        assert (await http.options("/mcp", headers=unlisted)).status_code == 405
+
+
+async def test_an_unlisted_foreign_origin_is_refused(cors: str) -> None:
+    async with httpx.AsyncClient(base_url=cors) as http:
         response = await list_tools(http, "/mcp", origin="https://other.example")
-        assert response.status_code == 403
+    assert response.status_code == 403
 
 
 async def test_without_cors_origins_no_preflight_is_answered() -> None:

@@ -120,44 +120,84 @@ async def test_a_repeated_routing_header_is_refused_after_the_same_values_passed
     assert error["code"] == -32020 and "more than once" in error["message"]
 
 
-async def test_modern_errors_and_status_codes() -> None:
-    async with serving(everything) as http:
-        unknown = {**ENVELOPE, "io.modelcontextprotocol/protocolVersion": "v999"}
-        frame = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "server/discover",
-            "params": {"_meta": unknown},
-        }
-        response = await post(http, frame, **{"mcp-protocol-version": "v999"})
-        assert response.status_code == 400
-        error = response.json()["error"]
-        assert error["code"] == -32022 and error["data"] == {
-            "supported": [MODERN],
-            "requested": "v999",
-        }
-        frame = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
-        response = await post(http, frame, **headers_for(frame))
-        assert response.status_code == 400 and response.json()["error"]["code"] == -32602
-        for method in ("initialize", "ping", "nope/nope"):
-            response = await post(http, modern(3, method))
-            assert response.status_code == 404 and response.json()["error"]["code"] == -32601
-        response = await post(http, modern(4, "tools/call", name="test_missing_capability"))
-        assert response.status_code == 400 and response.json()["error"]["code"] == -32021
-        response = await post(http, modern(5, "resources/read", uri="test://nope"))
-        assert response.status_code == 400 and response.json()["error"]["code"] == -32602
-        # A name that is not plain header text travels base64-encoded.
-        frame = modern(6, "resources/read", uri="test://template/é ü/data")
-        encoded = (
-            "=?base64?"
-            + __import__("base64").b64encode("test://template/é ü/data".encode()).decode()
-            + "?="
-        )
-        response = await post(http, frame, **{"mcp-name": encoded})
-        assert response.status_code == 200
-        assert json.loads(response.json()["result"]["contents"][0]["text"])["id"] == "é ü"
-        assert (await http.get("/mcp", headers={"accept": "text/event-stream"})).status_code == 405
-        assert (await http.delete("/mcp")).status_code == 405
+@pytest.fixture(scope="module")
+async def everything_url() -> AsyncIterator[str]:
+    """The fixture server over HTTP, shared by the module's error tests below (each of their
+    requests is stateless: no session, no subscription)."""
+    async with serve_app(everything.http_app()) as served:
+        yield served.url
+
+
+@pytest.fixture
+async def http(everything_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=everything_url, timeout=10) as client:
+        yield client
+
+
+async def test_an_unsupported_version_is_refused_with_the_supported_ones(
+    http: httpx.AsyncClient,
+) -> None:
+    unknown = {**ENVELOPE, "io.modelcontextprotocol/protocolVersion": "v999"}
+    frame = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "server/discover",
+        "params": {"_meta": unknown},
+    }
+    response = await post(http, frame, **{"mcp-protocol-version": "v999"})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32022 and error["data"] == {
+        "supported": [MODERN],
+        "requested": "v999",
+    }
+
+
+async def test_a_modern_request_without_its_envelope_is_invalid_params(
+    http: httpx.AsyncClient,
+) -> None:
+    frame = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+    response = await post(http, frame, **headers_for(frame))
+    assert response.status_code == 400 and response.json()["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize("method", ["initialize", "ping", "nope/nope"])
+async def test_a_method_the_modern_era_lacks_is_not_found(
+    http: httpx.AsyncClient, method: str
+) -> None:
+    response = await post(http, modern(3, method))
+    assert response.status_code == 404 and response.json()["error"]["code"] == -32601
+
+
+async def test_a_tool_needing_a_capability_the_client_lacks_is_refused(
+    http: httpx.AsyncClient,
+) -> None:
+    response = await post(http, modern(4, "tools/call", name="test_missing_capability"))
+    assert response.status_code == 400 and response.json()["error"]["code"] == -32021
+
+
+async def test_reading_an_unknown_resource_is_invalid_params(http: httpx.AsyncClient) -> None:
+    response = await post(http, modern(5, "resources/read", uri="test://nope"))
+    assert response.status_code == 400 and response.json()["error"]["code"] == -32602
+
+
+async def test_a_name_that_is_not_plain_header_text_travels_base64_encoded(
+    http: httpx.AsyncClient,
+) -> None:
+    frame = modern(6, "resources/read", uri="test://template/é ü/data")
+    encoded = (
+        "=?base64?"
+        + __import__("base64").b64encode("test://template/é ü/data".encode()).decode()
+        + "?="
+    )
+    response = await post(http, frame, **{"mcp-name": encoded})
+    assert response.status_code == 200
+    assert json.loads(response.json()["result"]["contents"][0]["text"])["id"] == "é ü"
+
+
+async def test_get_and_delete_without_a_session_are_not_allowed(http: httpx.AsyncClient) -> None:
+    assert (await http.get("/mcp", headers={"accept": "text/event-stream"})).status_code == 405
+    assert (await http.delete("/mcp")).status_code == 405
 
 
 async def test_secure_defaults() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -53,7 +54,47 @@ async def open_session(http: httpx.AsyncClient, url: str, version: str) -> dict[
     return headers
 
 
-async def test_a_long_post_is_closed_for_polling_and_answered_on_the_resumed_stream() -> None:
+@dataclass
+class Poll:
+    """One GET with Last-Event-ID: its status, the answers on it, the event id it was closed
+    with (None: none) and the id it resumed."""
+
+    status: int
+    answers: list[dict[str, Any]]
+    closed_with: str | None
+    resumed: str
+
+
+@dataclass
+class LongPost:
+    """What a client saw of one 3 s tool call on a 2025-11-25 session bound to POLL seconds."""
+
+    content_type: str  # of the POST's answer
+    frames: list[dict[str, Any]]  # on the POST's stream, before it was closed
+    closed_with: str | None  # the POST stream's last event id
+    retry: float | None  # the POST stream's `retry` field, in seconds
+    waited: float  # seconds until the POST's stream was closed
+    again: int  # the status of the same id sent again while the call was still served
+    polls: list[Poll]  # the resumed streams until the answer, in order
+    stale: int  # the status of a GET resuming the answered stream's id
+    stale_chunks: list[bytes]  # what that GET carried in its first second
+
+
+async def first_second(
+    http: httpx.AsyncClient, url: str, headers: dict[str, str]
+) -> tuple[int, list[bytes]]:
+    """The status of a GET stream and the chunks it carried in its first second."""
+    chunks: list[bytes] = []
+    async with http.stream("GET", url, headers=headers) as background:
+        with anyio.move_on_after(1.0):
+            async for chunk in background.aiter_bytes():
+                chunks.append(chunk)
+    return background.status_code, chunks
+
+
+@pytest.fixture(scope="module")
+async def long_post() -> LongPost:
+    """The long POST of the module's tests below, driven once: the tool takes 3 s."""
     server = make_server()
     async with serve_app(server.http_app(poll_seconds=POLL)) as served:
         url = f"{served.url}/mcp"
@@ -64,33 +105,73 @@ async def test_a_long_post_is_closed_for_polling_and_answered_on_the_resumed_str
             started = time.monotonic()
             posted = await http.post(url, json=call, headers=headers)
             waited = time.monotonic() - started
-            assert posted.headers["content-type"].startswith("text/event-stream")
-            frames, last_id, retry = events(posted.content)
-            assert frames == [] and last_id is not None and retry == 0.2
-            assert POLL <= waited < 2.5  # closed at the bound, before the tool ended (3 s)
+            frames, closed_with, retry = events(posted.content)
             # Another request may not take the id while the first is still served.
             again = await http.post(url, json=call, headers=headers)
-            assert again.status_code == 400
-            answers: list[dict[str, Any]] = []
-            polls = 0
-            while not answers:
-                polls += 1
-                resume = {**headers, "last-event-id": last_id}
-                got = await http.get(url, headers=resume)
-                assert got.status_code == 200
-                answers, new_id, _ = events(got.content)
-                assert answers or new_id not in (None, last_id)  # a new id at each close
-                last_id = new_id or last_id
-            assert polls >= 2  # the tool took 3 s: at least one resumed stream was closed too
-            assert answers[0]["id"] == 1
-            assert answers[0]["result"]["content"][0]["text"] == "slept 3.0"
-            # Once answered the stream is gone: its id opens the session's own GET stream.
-            stale = {**headers, "last-event-id": last_id}
-            async with http.stream("GET", url, headers=stale) as background:
-                assert background.status_code == 200
-                with anyio.move_on_after(1.0):
-                    async for chunk in background.aiter_bytes():
-                        assert b"data:" not in chunk  # none of the old stream's answers again
+            polls: list[Poll] = []
+            last_id = closed_with
+            with anyio.fail_after(20):
+                while last_id is not None:
+                    got = await http.get(url, headers={**headers, "last-event-id": last_id})
+                    answers, new_id, _ = events(got.content)
+                    polls.append(Poll(got.status_code, answers, new_id, last_id))
+                    if answers or got.status_code != 200 or new_id in (None, last_id):
+                        last_id = new_id or last_id
+                        break  # answered, or a close the tests below refuse
+                    last_id = new_id
+            stale, chunks = 0, []
+            if last_id is not None:  # None: the POST's stream was closed without an id
+                stale, chunks = await first_second(http, url, {**headers, "last-event-id": last_id})
+    return LongPost(
+        posted.headers["content-type"],
+        frames,
+        closed_with,
+        retry,
+        waited,
+        again.status_code,
+        polls,
+        stale,
+        chunks,
+    )
+
+
+async def test_a_long_post_is_answered_with_an_event_stream(long_post: LongPost) -> None:
+    assert long_post.content_type.startswith("text/event-stream")
+
+
+async def test_a_long_post_is_closed_at_the_bound_with_an_event_id_and_a_retry(
+    long_post: LongPost,
+) -> None:
+    assert long_post.frames == [] and long_post.closed_with is not None and long_post.retry == 0.2
+    assert POLL <= long_post.waited < 2.5  # closed at the bound, before the tool ended (3 s)
+
+
+async def test_the_id_of_a_request_still_served_is_refused(long_post: LongPost) -> None:
+    assert long_post.again == 400
+
+
+async def test_a_resumed_stream_still_waiting_is_closed_again_with_a_new_event_id(
+    long_post: LongPost,
+) -> None:
+    polls = long_post.polls
+    assert [poll.status for poll in polls] == [200] * len(polls)
+    for poll in polls:
+        assert poll.answers or poll.closed_with not in (None, poll.resumed)  # a new id each time
+    assert len(polls) >= 2  # the tool took 3 s: at least one resumed stream was closed too
+
+
+async def test_the_answer_of_a_long_post_comes_on_a_resumed_stream(long_post: LongPost) -> None:
+    answers = long_post.polls[-1].answers
+    assert answers[0]["id"] == 1
+    assert answers[0]["result"]["content"][0]["text"] == "slept 3.0"
+
+
+async def test_once_answered_the_stream_s_id_opens_the_session_s_own_stream(
+    long_post: LongPost,
+) -> None:
+    assert long_post.stale == 200
+    for chunk in long_post.stale_chunks:
+        assert b"data:" not in chunk  # none of the old stream's answers again
 
 
 async def test_older_revisions_keep_waiting_on_the_post() -> None:

@@ -17,7 +17,8 @@ import base64
 import json
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -209,88 +210,147 @@ async def test_receive_ends_after_aclose(quirks: Peer) -> None:
 # ---------------------------------------------------------------------- 1. the SDK server
 
 
-@pytest.mark.peers
-@pytest.mark.parametrize(
-    ("mode", "revision"), [("auto", MODERN), ("legacy", LEGACY), ("2025-06-18", "2025-06-18")]
-)
-async def test_our_client_over_http_against_sdk_server(sdk: Peer, mode: str, revision: str) -> None:
-    elicitation = Elicitation()
+@asynccontextmanager
+async def over_http(
+    sdk: Peer, mode: str, elicitation: Elicitation | None = None
+) -> AsyncIterator[Client]:
+    """Our client connected to the SDK server in `mode`, the whole block under the deadline
+    (the server is the module's; a connection of its own per test is a handshake away)."""
     with anyio.fail_after(DEADLINE):
         async with Client(
             sdk.url("/mcp"), mode=mode, elicitation=elicitation, timeout=CALL_TIMEOUT
         ) as client:
-            assert client.revision == revision
-            assert client.modern is (revision == MODERN)
-            assert client.server_info is not None
-            assert (client.server_info.name, client.server_info.version) == (
-                "mcpgen-http-sdk-peer",
-                "2.3.0",
-            )
+            yield client
 
-            tools = (await client.list_tools()).tools
-            assert [t.name for t in tools] == [
-                "echo",
-                "greet",
-                "count",
-                "route",
-                "grüße",
-                "slow",
-                "bump",
-            ]
-            echoed = await client.call_tool("echo", {"text": "hi"})
-            assert text_of(echoed) == "echo: hi"
-            assert echoed.structuredContent == {"result": "echo: hi"}
 
-            # input_required round on 2026-07-28, a live elicitation/create (answered by a POST
-            # of our response) on a legacy session.
-            greeted = await client.call_tool("greet", {})
-            assert text_of(greeted) == "Hello, Alice!"
-            assert [asked.message for asked in elicitation.asked] == ["What is your name?"]
+SDK_MODES = pytest.mark.parametrize("mode", ["auto", "legacy", "2025-06-18"])
 
-            if mode != "2025-06-18":  # see test_progress_on_2025_06_18
-                seen: list[tuple[float, float | None, str | None]] = []
-                counted = await client.call_tool(
-                    "count", {"steps": 3}, progress=lambda p, t, m: seen.append((p, t, m))
-                )
-                assert text_of(counted) == "counted 3"
-                assert seen == [(1, 3, "step 1 of 3"), (2, 3, "step 2 of 3"), (3, 3, "step 3 of 3")]
 
-            read = await client.read_resource("peer://greeting")
-            assert [(c.uri, getattr(c, "text", None)) for c in read.contents] == [
-                ("peer://greeting", "hello from the HTTP SDK peer")
-            ]
-            prompt = await client.get_prompt("intro", {"topic": "MCP"})
-            assert [(m.role, text_of(m)) for m in prompt.messages] == [
-                ("user", "Tell me about MCP.")
-            ]
+@pytest.mark.peers
+@pytest.mark.parametrize(
+    ("mode", "revision"), [("auto", MODERN), ("legacy", LEGACY), ("2025-06-18", "2025-06-18")]
+)
+async def test_our_client_over_http_negotiates_the_revision_of_its_mode(
+    sdk: Peer, mode: str, revision: str
+) -> None:
+    async with over_http(sdk, mode) as client:
+        assert client.revision == revision
+        assert client.modern is (revision == MODERN)
 
-            # Non-ASCII names: on 2026-07-28 the SDK compares the base64-encoded Mcp-Name with
-            # the body and answers -32020 on a mismatch, so an answer proves the header.
-            assert text_of(await client.call_tool("grüße", {"text": "x"})) == "grüße, x"
-            item = await client.read_resource("peer://items/café")
-            assert [(c.uri, getattr(c, "text", None)) for c in item.contents] == [
-                ("peer://items/café", "item café")
-            ]
-            overview = await client.get_prompt("überblick", {"topic": "t"})
-            assert text_of(overview.messages[0]) == "Überblick: t"
 
-            # Mcp-Param-Region and -Shard, learned from tools/list (checked by the SDK).
-            routed = await client.call_tool("route", {"region": "eu-west", "shard": 3, "text": "x"})
-            assert text_of(routed) == "routed 'x' to eu-west/3"
-            routed = await client.call_tool("route", {"region": " ünïcode ", "text": "y"})
-            assert text_of(routed) == "routed 'y' to  ünïcode /0"
+@pytest.mark.peers
+@SDK_MODES
+async def test_our_client_over_http_learns_the_sdk_server_info(sdk: Peer, mode: str) -> None:
+    async with over_http(sdk, mode) as client:
+        assert client.server_info is not None
+        assert (client.server_info.name, client.server_info.version) == (
+            "mcpgen-http-sdk-peer",
+            "2.3.0",
+        )
 
-            if not client.modern:
-                return
-            async with client.listen(tools=True) as subscription:
-                assert subscription.honoured == {"toolsListChanged": True}
-                assert text_of(await client.call_tool("bump", {})) == "bumped"
-                with anyio.fail_after(5):
-                    notice = await first(subscription)
-                assert notice.method == "notifications/tools/list_changed"
-                assert notice.params.meta.io_modelcontextprotocol_subscriptionId == subscription.id
-            # The listen POST was closed on leaving; the client goes on working.
-            assert text_of(await client.call_tool("echo", {"text": "after"})) == "echo: after"
+
+@pytest.mark.peers
+@SDK_MODES
+async def test_our_client_over_http_lists_the_sdk_tools(sdk: Peer, mode: str) -> None:
+    async with over_http(sdk, mode) as client:
+        tools = (await client.list_tools()).tools
+    assert [t.name for t in tools] == ["echo", "greet", "count", "route", "grüße", "slow", "bump"]
+
+
+@pytest.mark.peers
+@SDK_MODES
+async def test_our_client_over_http_gets_a_structured_result(sdk: Peer, mode: str) -> None:
+    async with over_http(sdk, mode) as client:
+        echoed = await client.call_tool("echo", {"text": "hi"})
+    assert text_of(echoed) == "echo: hi"
+    assert echoed.structuredContent == {"result": "echo: hi"}
+
+
+@pytest.mark.peers
+@SDK_MODES
+async def test_our_client_over_http_answers_the_sdk_elicitation(sdk: Peer, mode: str) -> None:
+    # input_required round on 2026-07-28, a live elicitation/create (answered by a POST of our
+    # response) on a legacy session.
+    elicitation = Elicitation()
+    async with over_http(sdk, mode, elicitation) as client:
+        greeted = await client.call_tool("greet", {})
+    assert text_of(greeted) == "Hello, Alice!"
+    assert [asked.message for asked in elicitation.asked] == ["What is your name?"]
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2025-06-18: test_progress_on_2025_06_18
+async def test_our_client_over_http_receives_the_sdk_progress(sdk: Peer, mode: str) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+    async with over_http(sdk, mode) as client:
+        counted = await client.call_tool(
+            "count", {"steps": 3}, progress=lambda p, t, m: seen.append((p, t, m))
+        )
+    assert text_of(counted) == "counted 3"
+    assert seen == [(1, 3, "step 1 of 3"), (2, 3, "step 2 of 3"), (3, 3, "step 3 of 3")]
+
+
+@pytest.mark.peers
+@SDK_MODES
+async def test_our_client_over_http_reads_the_sdk_resource(sdk: Peer, mode: str) -> None:
+    async with over_http(sdk, mode) as client:
+        read = await client.read_resource("peer://greeting")
+    assert [(c.uri, getattr(c, "text", None)) for c in read.contents] == [
+        ("peer://greeting", "hello from the HTTP SDK peer")
+    ]
+
+
+@pytest.mark.peers
+@SDK_MODES
+async def test_our_client_over_http_gets_the_sdk_prompt(sdk: Peer, mode: str) -> None:
+    async with over_http(sdk, mode) as client:
+        prompt = await client.get_prompt("intro", {"topic": "MCP"})
+    assert [(m.role, text_of(m)) for m in prompt.messages] == [("user", "Tell me about MCP.")]
+
+
+@pytest.mark.peers
+@SDK_MODES
+async def test_our_client_over_http_sends_non_ascii_names(sdk: Peer, mode: str) -> None:
+    # On 2026-07-28 the SDK compares the base64-encoded Mcp-Name with the body and answers
+    # -32020 on a mismatch, so an answer proves the header.
+    async with over_http(sdk, mode) as client:
+        assert text_of(await client.call_tool("grüße", {"text": "x"})) == "grüße, x"
+        item = await client.read_resource("peer://items/café")
+        overview = await client.get_prompt("überblick", {"topic": "t"})
+    assert [(c.uri, getattr(c, "text", None)) for c in item.contents] == [
+        ("peer://items/café", "item café")
+    ]
+    assert text_of(overview.messages[0]) == "Überblick: t"
+
+
+@pytest.mark.peers
+@SDK_MODES
+async def test_our_client_over_http_sends_the_param_headers_the_tool_declares(
+    sdk: Peer, mode: str
+) -> None:
+    # Mcp-Param-Region and -Shard, learned from tools/list (checked by the SDK).
+    async with over_http(sdk, mode) as client:
+        await client.list_tools()
+        routed = await client.call_tool("route", {"region": "eu-west", "shard": 3, "text": "x"})
+        assert text_of(routed) == "routed 'x' to eu-west/3"
+        routed = await client.call_tool("route", {"region": " ünïcode ", "text": "y"})
+        assert text_of(routed) == "routed 'y' to  ünïcode /0"
+
+
+@pytest.mark.peers
+async def test_our_client_over_http_hears_the_sdk_tool_list_change_through_listen(
+    sdk: Peer,
+) -> None:
+    async with over_http(sdk, "auto") as client:  # 2026-07-28: subscriptions/listen exists
+        async with client.listen(tools=True) as subscription:
+            assert subscription.honoured == {"toolsListChanged": True}
+            assert text_of(await client.call_tool("bump", {})) == "bumped"
+            with anyio.fail_after(5):
+                notice = await first(subscription)
+            assert notice.method == "notifications/tools/list_changed"
+            assert notice.params.meta.io_modelcontextprotocol_subscriptionId == subscription.id
+        # The listen POST was closed on leaving; the client goes on working.
+        assert text_of(await client.call_tool("echo", {"text": "after"})) == "echo: after"
 
 
 @pytest.mark.peers
