@@ -22,7 +22,7 @@ import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
-from mcpio._core.errors import ConnectionClosed, RequestTimeout
+from mcpio._core.errors import ConnectionClosed, McpError, RequestTimeout
 from mcpio._core.jsonrpc import RequestId, answered, error_frame, error_of, plain, raise_error
 from mcpio._core.negotiate import peek_any
 from mcpio._core.protocol_rules import MAX_INPUT_ROUNDS as MAX_INPUT_ROUNDS  # (named here too)
@@ -50,6 +50,7 @@ from mcpio.client._inputs import (
 )
 from mcpio.client._listen import Listeners, Notice, Subscription, listen_filter
 from mcpio.client._result_cache import CHANGED, ResultCache
+from mcpio.latest import HEADER_MISMATCH
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.tasks._client import TaskHandle, TaskTools, created_task, task_codec, task_result
@@ -185,6 +186,7 @@ class Client:
         self._frames = RequestFrames(self._envelope)
         self._listeners = Listeners()
         self.output_schemas: dict[str, dict[str, Any]] = {}  # by tool name, from tools/list
+        self._tools_listed = False  # (a tool's x-mcp-header params are learned from the list)
         self._task_tools = TaskTools(self.task_request)  # 2025-11-25: tools' taskSupport
 
     # ------------------------------------------------------------------ connecting
@@ -487,6 +489,7 @@ class Client:
             result = await self._listing("tools", cursor, self._list_task_tools)
         else:
             result = await self._listing("tools", cursor, self._page_of("tools/list"))
+        self._tools_listed = True
         for tool in result.tools:
             if tool.outputSchema is not None:
                 self.output_schemas[tool.name] = plain(tool.outputSchema)
@@ -554,7 +557,7 @@ class Client:
             params: dict[str, Any] = {"name": name}
             if arguments is not None:
                 params["arguments"] = dict(arguments)
-            result = await self.request("tools/call", params, progress=progress, timeout=timeout)
+            result = await self._call_tool(params, progress, timeout)
         return checked_result(name, result, self.output_schemas.get(name), result_type)
 
     async def start_tool(
@@ -587,6 +590,26 @@ class Client:
         if self.tasks and codec is not None and not self.modern:
             if await self._task_tools.may_be_task(codec, name):
                 task = {"ttl": ttl_ms} if ttl_ms is not None else {}
+        return await self._call_tool(params, progress, timeout, task)
+
+    async def _call_tool(
+        self,
+        params: dict[str, Any],
+        progress: Progress | None,
+        timeout: float | None,
+        task: dict[str, Any] | None = None,
+    ) -> Any:
+        """`tools/call`; refused for a missing header (-32020) before this client listed the
+        tools, the tools are listed (their `x-mcp-header` params learned) and the call retried
+        once."""
+        try:
+            return await self.request(
+                "tools/call", params, progress=progress, timeout=timeout, task=task
+            )
+        except McpError as exc:
+            if exc.code != HEADER_MISMATCH or self._tools_listed or not self.modern:
+                raise
+        await self.list_tools()
         return await self.request(
             "tools/call", params, progress=progress, timeout=timeout, task=task
         )
