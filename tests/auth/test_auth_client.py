@@ -42,6 +42,7 @@ from mcpio.auth._client import (
     s256,
 )
 from tests.support import free_port, serve_app
+from tests.support.once import Once
 
 pytestmark = pytest.mark.anyio
 DEADLINE = 30
@@ -435,30 +436,76 @@ async def test_discovery_refuses_a_foreign_resource_or_issuer() -> None:
 # ---------------------------------------------------------------------- whole flows
 
 
-async def test_authorization_code_flow_and_refresh() -> None:
+@pytest.fixture(scope="module")
+def once() -> Once:
+    return Once()
+
+
+@dataclass
+class CodeFlow:
+    """What `code_flow_then_a_refresh` saw."""
+
+    added: str  # the tool's answer, on the first token
+    tokens: Tokens | None  # stored after that call
+    mock: Mock
+
+
+async def code_flow_then_a_refresh() -> CodeFlow:
+    """The authorization code flow (the client registered dynamically) for a tool call, then a
+    request with the token about to expire: the client refreshes it first."""
     store = MemoryTokenStore()
     with anyio.fail_after(DEADLINE):
         async with serving(Mock(scopes_supported=["mcp:read", "mcp:write"])) as mock:
             oauth = OAuth(redirect=browser, store=store, redirect_uri="http://127.0.0.1:9/cb")
             async with Client(mock.url, auth=oauth, timeout=10) as client:
                 result = await client.call_tool("add", {"a": 2, "b": 3})
-                assert result.content[0].text == "5"  # type: ignore[union-attr]
-                # the token is about to expire: the next request refreshes it first
                 tokens = await store.get_tokens(mock.url)
-                assert tokens is not None and tokens.refresh_token == "refresh-1"
-                tokens.expires_at = time.time()
+                if tokens is not None:
+                    tokens.expires_at = time.time()
                 await client.list_tools()
+    return CodeFlow(result.content[0].text, tokens, mock)  # type: ignore[union-attr]
+
+
+async def test_the_code_flow_s_token_calls_the_tool(once: Once) -> None:
+    assert (await once(code_flow_then_a_refresh)).added == "5"
+
+
+async def test_the_code_flow_stores_a_refresh_token(once: Once) -> None:
+    tokens = (await once(code_flow_then_a_refresh)).tokens
+    assert tokens is not None and tokens.refresh_token == "refresh-1"
+
+
+async def test_the_code_flow_registers_and_authorizes_once(once: Once) -> None:
+    mock = (await once(code_flow_then_a_refresh)).mock
     assert len(mock.authorizations) == 1 and len(mock.registrations) == 1
+
+
+async def test_the_authorization_request_asks_with_pkce_for_the_challenge_s_scope(
+    once: Once,
+) -> None:
+    mock = (await once(code_flow_then_a_refresh)).mock
     authorization = mock.authorizations[0]
     assert authorization["code_challenge_method"] == "S256"
     assert authorization["scope"] == "mcp:read"  # from the challenge
     assert authorization["resource"] == mock.url
     assert authorization["client_id"] == "dcr-client"
+
+
+async def test_the_registration_names_the_redirect_uri(once: Once) -> None:
+    mock = (await once(code_flow_then_a_refresh)).mock
     assert mock.registrations[0]["redirect_uris"] == ["http://127.0.0.1:9/cb"]
+
+
+async def test_a_token_about_to_expire_is_refreshed_before_the_next_request(once: Once) -> None:
+    mock = (await once(code_flow_then_a_refresh)).mock
     grants = [form["grant_type"] for form, _ in mock.token_requests]
     assert grants == ["authorization_code", "refresh_token"]
+
+
+async def test_the_code_is_exchanged_with_its_verifier_for_the_resource(once: Once) -> None:
+    mock = (await once(code_flow_then_a_refresh)).mock
     first, _ = mock.token_requests[0]
-    assert s256(first["code_verifier"]) == authorization["code_challenge"]
+    assert s256(first["code_verifier"]) == mock.authorizations[0]["code_challenge"]
     assert first["resource"] == mock.url and first["client_id"] == "dcr-client"
 
 

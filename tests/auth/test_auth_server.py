@@ -55,6 +55,7 @@ from tests.support import (
     until,
 )
 from tests.support.oauth_issuer import REDIRECT_URI, Issuer
+from tests.support.once import Once
 
 pytestmark = pytest.mark.anyio
 READ, WRITE = "mcp:read", "mcp:write"
@@ -242,46 +243,118 @@ async def test_metadata_and_no_token() -> None:
             assert "error" not in response.json() or response.json()["error"]["code"] == -32600
 
 
-async def test_valid_tokens_in_both_eras() -> None:
+@pytest.fixture(scope="module")
+def once() -> Once:
+    return Once()
+
+
+@dataclass
+class BothEras:
+    """What `valid_tokens_in_both_eras` saw: the responses, by what was asked."""
+
+    modern_whoami: httpx.Response
+    modern_deploy: httpx.Response
+    initialize: httpx.Response
+    initialized: httpx.Response
+    legacy_whoami: httpx.Response
+    bob_on_alice_s_session: int
+    no_token_on_alice_s_session: int
+    streams: dict[str, int]  # the session's GET stream opened by each
+    bob_deletes: int
+    alice_deletes: int
+    jwks_fetches: int
+
+
+async def valid_tokens_in_both_eras() -> BothEras:
+    """alice (read, write) calls tools on the modern wire, then opens a legacy session and calls
+    on it; bob tries her session (calls, GET stream, DELETE), she ends it."""
     async with stack() as s:
         alice = s.issuer.token("alice", f"{READ} {WRITE}")
-        response = await post(s.http, modern(1, "tools/call", name="whoami"), alice)
-        assert response.status_code == 200, response.text
-        assert response.json()["result"]["content"][0]["text"] == f"alice {READ} {WRITE}"
-        response = await post(s.http, modern(2, "tools/call", name="deploy"), alice)
-        assert response.json()["result"]["content"][0]["text"] == "deployed"
-        # Legacy: initialize, then calls on the session, all with the token.
-        response = await post(s.http, initialize(), alice)
-        assert response.status_code == 200
+        modern_whoami = await post(s.http, modern(1, "tools/call", name="whoami"), alice)
+        modern_deploy = await post(s.http, modern(2, "tools/call", name="deploy"), alice)
+        initialized = await post(s.http, initialize(), alice)
         session = {
-            "mcp-session-id": response.headers["mcp-session-id"],
+            "mcp-session-id": initialized.headers.get("mcp-session-id", ""),
             "mcp-protocol-version": "2025-11-25",
         }
-        response = await post(
+        notified = await post(
             s.http, {"jsonrpc": "2.0", "method": "notifications/initialized"}, alice, **session
         )
-        assert response.status_code == 202
         call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "whoami"}}
-        response = await post(s.http, call, alice, **session)
-        assert response.status_code == 200
-        assert response.json()["result"]["content"][0]["text"] == f"alice {READ} {WRITE}"
-        # The session is alice's: bob (a valid token) is told it does not exist; so is no token 401.
+        legacy_whoami = await post(s.http, call, alice, **session)
         bob = s.issuer.token("bob", f"{READ} {WRITE}")
-        assert (await post(s.http, call, bob, **session)).status_code == 404
-        assert (await post(s.http, call, None, **session)).status_code == 401
-        # The session's GET stream: its owner's, with the "*" scope; nobody else's.
+        bob_calls = (await post(s.http, call, bob, **session)).status_code
+        nobody_calls = (await post(s.http, call, None, **session)).status_code
         stream = {**session, "accept": "text/event-stream"}
-        for token, status in ((bob, 404), (s.issuer.token("alice", ""), 403), (alice, 200)):
+        streams: dict[str, int] = {}
+        for who, token in (
+            ("bob", bob),
+            ("alice without scopes", s.issuer.token("alice", "")),
+            ("alice", alice),
+        ):
             headers = {**stream, "authorization": f"Bearer {token}"}
             async with s.http.stream("GET", "/mcp", headers=headers) as response:
-                assert response.status_code == status
-        assert (
-            await s.http.delete("/mcp", headers={**session, "authorization": f"Bearer {bob}"})
-        ).status_code == 404
-        assert (
-            await s.http.delete("/mcp", headers={**session, "authorization": f"Bearer {alice}"})
-        ).status_code == 200
-        assert s.issuer.jwks_fetches == 1  # the JWKS is cached
+                streams[who] = response.status_code
+        deleted = [
+            (
+                await s.http.delete("/mcp", headers={**session, "authorization": f"Bearer {who}"})
+            ).status_code
+            for who in (bob, alice)
+        ]
+        return BothEras(
+            modern_whoami,
+            modern_deploy,
+            initialized,
+            notified,
+            legacy_whoami,
+            bob_calls,
+            nobody_calls,
+            streams,
+            *deleted,
+            s.issuer.jwks_fetches,
+        )
+
+
+def tool_text(response: httpx.Response) -> str:
+    return response.json()["result"]["content"][0]["text"]
+
+
+async def test_a_valid_token_calls_tools_on_the_modern_wire(once: Once) -> None:
+    seen = await once(valid_tokens_in_both_eras)
+    assert seen.modern_whoami.status_code == 200, seen.modern_whoami.text
+    assert tool_text(seen.modern_whoami) == f"alice {READ} {WRITE}"
+    assert tool_text(seen.modern_deploy) == "deployed"
+
+
+async def test_a_valid_token_opens_and_calls_on_a_legacy_session(once: Once) -> None:
+    """Legacy: initialize, then calls on the session, all with the token."""
+    seen = await once(valid_tokens_in_both_eras)
+    assert seen.initialize.status_code == 200
+    assert seen.initialized.status_code == 202
+    assert seen.legacy_whoami.status_code == 200
+    assert tool_text(seen.legacy_whoami) == f"alice {READ} {WRITE}"
+
+
+async def test_a_legacy_session_does_not_exist_for_another_principal(once: Once) -> None:
+    """The session is alice's: bob (a valid token) is told it does not exist; no token is 401."""
+    seen = await once(valid_tokens_in_both_eras)
+    assert seen.bob_on_alice_s_session == 404
+    assert seen.no_token_on_alice_s_session == 401
+
+
+async def test_the_session_s_get_stream_is_its_owner_s_with_the_star_scope(once: Once) -> None:
+    seen = await once(valid_tokens_in_both_eras)
+    assert seen.streams == {"bob": 404, "alice without scopes": 403, "alice": 200}
+
+
+async def test_only_the_session_s_owner_deletes_it(once: Once) -> None:
+    seen = await once(valid_tokens_in_both_eras)
+    assert seen.bob_deletes == 404
+    assert seen.alice_deletes == 200
+
+
+async def test_the_jwks_is_fetched_once_for_every_valid_token(once: Once) -> None:
+    assert (await once(valid_tokens_in_both_eras)).jwks_fetches == 1  # the JWKS is cached
 
 
 async def test_invalid_tokens_are_refused_and_never_logged() -> None:
@@ -420,8 +493,26 @@ async def test_our_client_end_to_end() -> None:
         assert s.issuer.issued == grants * 2
 
 
-async def test_the_issuer_is_strict() -> None:
-    """What the end-to-end tests rely on: authlib's server refuses what OAuth 2.1 refuses."""
+@dataclass
+class IssuerSeen:
+    """What `the_issuer_asked_what_oauth_21_refuses` saw."""
+
+    authorize_statuses: list[int]
+    refused: list[tuple[dict[str, str | None], str, dict[str, str]]]  # changed, error, answer
+    granted: dict[str, str]  # an authorization answer
+    wrong_verifier: httpx.Response
+    other_resource: httpx.Response
+    issued: httpx.Response
+    replayed: httpx.Response
+    client_credentials: dict[str | None, int]  # the status for each resource asked (or none)
+    resource: str
+    issuer_url: str
+    issued_grants: list[tuple[str, str]]
+
+
+async def the_issuer_asked_what_oauth_21_refuses() -> IssuerSeen:
+    """Authorizations with bad PKCE or another resource, a code with the wrong verifier, for
+    another resource, twice; client credentials without the resource, for another one."""
     async with stack() as s, httpx.AsyncClient(base_url=s.issuer.url) as http:
         verifier, challenge_ = pkce_pair()
         asked = {
@@ -434,57 +525,114 @@ async def test_the_issuer_is_strict() -> None:
             "code_challenge": challenge_,
             "code_challenge_method": "S256",
         }
+        statuses: list[int] = []
 
         async def authorize(**changed: str | None) -> dict[str, str]:
             query = {k: v for k, v in {**asked, **changed}.items() if v is not None}
             response = await http.get("/authorize", params=query)
-            assert response.status_code == 302, response.text
-            return dict(parse_qsl(urlsplit(response.headers["location"]).query))
+            statuses.append(response.status_code)
+            return dict(parse_qsl(urlsplit(response.headers.get("location", "")).query))
 
+        refused: list[tuple[dict[str, str | None], str, dict[str, str]]] = []
         for changed, error in (
             ({"code_challenge": None, "code_challenge_method": None}, "invalid_request"),
             ({"code_challenge_method": "plain", "code_challenge": verifier}, "invalid_request"),
             ({"resource": "http://127.0.0.1:1/other"}, "invalid_target"),
         ):
-            answer = await authorize(**changed)
-            assert answer["error"] == error and answer["state"] == "st", changed
-        answer = await authorize()
-        assert answer["iss"] == s.issuer.url  # RFC 9207
+            refused.append((changed, error, await authorize(**changed)))
+        granted = await authorize()
         form = {
             "grant_type": "authorization_code",
             "client_id": "app",
-            "code": answer["code"],
+            "code": granted.get("code", ""),
             "redirect_uri": REDIRECT_URI,
             "resource": s.resource,
         }
         wrong = await http.post("/token", data={**form, "code_verifier": "x" * 43})
-        assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
-        answer = await authorize()
-        form["code"] = answer["code"]
+        form["code"] = (await authorize()).get("code", "")
         other = await http.post(
             "/token",
             data={**form, "code_verifier": verifier, "resource": "http://127.0.0.1:1/other"},
         )
-        assert other.status_code == 400 and other.json()["error"] == "invalid_target"
         issued = await http.post("/token", data={**form, "code_verifier": verifier})
-        assert issued.status_code == 200, issued.text
-        token = issued.json()["access_token"]
-        assert jwt.get_unverified_header(token)["typ"] == "at+jwt"  # RFC 9068
-        claims = jwt.decode(token, options={"verify_signature": False})
-        assert (claims["aud"], claims["sub"], claims["scope"]) == (s.resource, "alice", READ)
         replay = await http.post("/token", data={**form, "code_verifier": verifier})
-        assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
         machine = httpx.BasicAuth("machine", "s3cret")
-        for resource, status in ((None, 400), ("http://127.0.0.1:1/other", 400), (s.resource, 200)):
+        client_credentials: dict[str | None, int] = {}
+        for resource in (None, "http://127.0.0.1:1/other", s.resource):
             data = {"grant_type": "client_credentials", "scope": WRITE}
             if resource is not None:
                 data["resource"] = resource
             response = await http.post("/token", data=data, auth=machine)
-            assert response.status_code == status, response.text
-        assert s.issuer.issued == [
-            ("authorization_code", "alice"),
-            ("client_credentials", "machine"),
-        ]
+            client_credentials[resource] = response.status_code
+        return IssuerSeen(
+            statuses,
+            refused,
+            granted,
+            wrong,
+            other,
+            issued,
+            replay,
+            client_credentials,
+            s.resource,
+            s.issuer.url,
+            list(s.issuer.issued),
+        )
+
+
+async def test_the_issuer_redirects_every_authorization_back(once: Once) -> None:
+    """What the end-to-end tests rely on: authlib's server refuses what OAuth 2.1 refuses."""
+    statuses = (await once(the_issuer_asked_what_oauth_21_refuses)).authorize_statuses
+    assert statuses == [302] * 5
+
+
+async def test_the_issuer_refuses_an_authorization_without_s256_or_for_another_resource(
+    once: Once,
+) -> None:
+    for changed, error, answer in (await once(the_issuer_asked_what_oauth_21_refuses)).refused:
+        assert answer["error"] == error and answer["state"] == "st", changed
+
+
+async def test_the_issuer_names_itself_in_its_authorization_response(once: Once) -> None:
+    seen = await once(the_issuer_asked_what_oauth_21_refuses)
+    assert seen.granted["iss"] == seen.issuer_url  # RFC 9207
+
+
+async def test_the_issuer_refuses_a_code_with_the_wrong_verifier(once: Once) -> None:
+    wrong = (await once(the_issuer_asked_what_oauth_21_refuses)).wrong_verifier
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
+
+
+async def test_the_issuer_refuses_a_code_for_another_resource(once: Once) -> None:
+    other = (await once(the_issuer_asked_what_oauth_21_refuses)).other_resource
+    assert other.status_code == 400 and other.json()["error"] == "invalid_target"
+
+
+async def test_the_issuer_issues_an_access_token_jwt_for_the_resource(once: Once) -> None:
+    seen = await once(the_issuer_asked_what_oauth_21_refuses)
+    assert seen.issued.status_code == 200, seen.issued.text
+    token = seen.issued.json()["access_token"]
+    assert jwt.get_unverified_header(token)["typ"] == "at+jwt"  # RFC 9068
+    claims = jwt.decode(token, options={"verify_signature": False})
+    assert (claims["aud"], claims["sub"], claims["scope"]) == (seen.resource, "alice", READ)
+
+
+async def test_the_issuer_refuses_a_code_twice(once: Once) -> None:
+    replay = (await once(the_issuer_asked_what_oauth_21_refuses)).replayed
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+
+
+async def test_the_issuer_grants_client_credentials_for_the_resource_only(once: Once) -> None:
+    seen = await once(the_issuer_asked_what_oauth_21_refuses)
+    for resource, status in ((None, 400), ("http://127.0.0.1:1/other", 400), (seen.resource, 200)):
+        assert seen.client_credentials[resource] == status, resource
+
+
+async def test_the_issuer_issued_a_token_for_each_good_grant_only(once: Once) -> None:
+    seen = await once(the_issuer_asked_what_oauth_21_refuses)
+    assert seen.issued_grants == [
+        ("authorization_code", "alice"),
+        ("client_credentials", "machine"),
+    ]
 
 
 async def test_streams_end_when_their_token_expires() -> None:
@@ -555,36 +703,51 @@ def listen_headers(frame: dict[str, Any], token: str) -> dict[str, str]:
     return {**headers_for(frame), "authorization": f"Bearer {token}"}
 
 
-async def test_introspection_verifier() -> None:
-    """`IntrospectionVerifier` against the issuer's RFC 7662 endpoint (authlib's)."""
+@dataclass
+class IntrospectionSeen:
+    """What `introspection_asked` saw."""
+
+    whoami: list[httpx.Response]  # the same valid token, twice
+    introspections_for_it: int
+    bad: dict[str, httpx.Response]  # each invalid token's answer
+    bad_count: int
+    introspections_after_the_bad_ones: int  # and the opaque one asked again
+    deploy_with_read: int
+    lines: list[str]  # logged meanwhile
+    tokens: list[str]  # the bad ones and the valid one
+    bounded: list[tuple[Principal | None, float]]  # a bounded cache's answers, and when
+    bounded_introspections: int  # for those five
+    brief: list[bool]  # answered by a cache of 0.2 s: twice, then again after 0.3 s
+    brief_introspections: int  # for those three, after the five
+    unavailable: list[int]  # with the resource server's credentials refused, with no endpoint
+
+
+async def introspection_asked() -> IntrospectionSeen:
+    """`IntrospectionVerifier` against the issuer's RFC 7662 endpoint (authlib's): a valid token,
+    invalid ones; then verifiers of a bounded cache, of a brief one, of refused credentials and
+    of no endpoint."""
     async with stack(introspection=True) as s:
         good = s.issuer.token("alice", f"{READ} {WRITE}")
         with captured() as lines:
-            for id in (1, 2):
-                response = await post(s.http, modern(id, "tools/call", name="whoami"), good)
-                assert response.json()["result"]["content"][0]["text"] == f"alice {READ} {WRITE}"
-            assert s.issuer.introspections == 1  # the second from the cache
+            whoami = [
+                await post(s.http, modern(id, "tools/call", name="whoami"), good) for id in (1, 2)
+            ]
+            introspections_for_it = s.issuer.introspections
             now = int(time.time())
-            bad = {
+            bad_tokens = {
                 "expired": forge(s.issuer, exp=now - 3600, iat=now - 7200),
                 "wrong audience": forge(s.issuer, aud="http://127.0.0.1:1/other"),
                 "wrong issuer": forge(s.issuer, iss="http://127.0.0.1:1"),
                 "another key": forge(s.issuer, rsa.generate_private_key(65537, 2048)),
                 "opaque": "not-a-jwt",
             }
-            for why, token in bad.items():
-                response = await post(s.http, modern(3, "tools/call", name="whoami"), token)
-                assert response.status_code == 401, why
-                assert challenge(response)["error"] == "invalid_token", why
-            # Rejections are not cached: asked again, introspected again.
-            await post(s.http, modern(4, "tools/list"), bad["opaque"])
-            assert s.issuer.introspections == 1 + len(bad) + 1
-            response = await post(s.http, modern(5, "tools/call", name="deploy"), s.issuer.token())
-            assert response.status_code == 403  # scopes from the introspection answer
-        assert sum("access token rejected" in line for line in lines) >= len(bad)
-        for token in [*bad.values(), good]:
-            for part in token.split("."):
-                assert all(part not in line for line in lines if len(part) > 8), "token logged"
+            bad = {
+                why: await post(s.http, modern(3, "tools/call", name="whoami"), token)
+                for why, token in bad_tokens.items()
+            }
+            await post(s.http, modern(4, "tools/list"), bad_tokens["opaque"])
+            introspections_after = s.issuer.introspections
+            deploy = await post(s.http, modern(5, "tools/call", name="deploy"), s.issuer.token())
 
         verifier = IntrospectionVerifier(
             f"{s.issuer.url}/introspect",
@@ -595,11 +758,10 @@ async def test_introspection_verifier() -> None:
         )
         tokens = [s.issuer.token(subject) for subject in ("a", "b", "c")]
         before = s.issuer.introspections
+        bounded = []
         for token in [*tokens, tokens[2], tokens[0]]:  # "a" was evicted by "c"
-            principal = await verifier(token)
-            assert principal is not None and principal.expires_at is not None
-            assert principal.expires_at > time.time() + 200
-        assert s.issuer.introspections == before + 4  # unbounded, it would be 3
+            bounded.append((await verifier(token), time.time()))
+        bounded_introspections = s.issuer.introspections - before
         brief = IntrospectionVerifier(
             f"{s.issuer.url}/introspect",
             "resource-server",
@@ -607,11 +769,11 @@ async def test_introspection_verifier() -> None:
             audience=s.resource,
             cache_seconds=0.2,
         )
-        assert await brief(tokens[1]) is not None and await brief(tokens[1]) is not None
+        answered = [await brief(tokens[1]) is not None, await brief(tokens[1]) is not None]
         await anyio.sleep(0.3)
-        assert await brief(tokens[1]) is not None
-        assert s.issuer.introspections == before + 6  # cached once, then expired from the cache
-        # The resource server's credentials refused, or no endpoint: 503, not 401.
+        answered.append(await brief(tokens[1]) is not None)
+        brief_introspections = s.issuer.introspections - before
+        unavailable: list[int] = []
         for endpoint, secret in (
             (f"{s.issuer.url}/introspect", "wrong"),
             (f"http://127.0.0.1:{free_port()}/introspect", "rs-s3cret"),
@@ -621,49 +783,197 @@ async def test_introspection_verifier() -> None:
             )
             async with stack(verifier=refused) as other:
                 response = await post(other.http, modern(1, "tools/list"), good)
-                assert response.status_code == 503
+                unavailable.append(response.status_code)
+        return IntrospectionSeen(
+            whoami,
+            introspections_for_it,
+            bad,
+            len(bad_tokens),
+            introspections_after,
+            deploy.status_code,
+            lines,
+            [*bad_tokens.values(), good],
+            bounded,
+            bounded_introspections,
+            answered,
+            brief_introspections,
+            unavailable,
+        )
 
 
-async def test_a_withdrawn_key_is_refused_once_the_jwks_is_refreshed() -> None:
+async def test_introspection_accepts_a_valid_token_with_its_subject_and_scopes(
+    once: Once,
+) -> None:
+    for response in (await once(introspection_asked)).whoami:
+        assert response.json()["result"]["content"][0]["text"] == f"alice {READ} {WRITE}"
+
+
+async def test_an_introspected_token_is_answered_from_the_cache(once: Once) -> None:
+    assert (await once(introspection_asked)).introspections_for_it == 1  # the second: cached
+
+
+async def test_introspection_refuses_invalid_tokens_as_invalid_token(once: Once) -> None:
+    for why, response in (await once(introspection_asked)).bad.items():
+        assert response.status_code == 401, why
+        assert challenge(response)["error"] == "invalid_token", why
+
+
+async def test_introspection_rejections_are_not_cached(once: Once) -> None:
+    """Asked again, introspected again."""
+    seen = await once(introspection_asked)
+    assert seen.introspections_after_the_bad_ones == 1 + seen.bad_count + 1
+
+
+async def test_introspected_scopes_are_enforced(once: Once) -> None:
+    assert (await once(introspection_asked)).deploy_with_read == 403
+
+
+async def test_introspection_rejections_are_logged_without_the_token(once: Once) -> None:
+    seen = await once(introspection_asked)
+    assert sum("access token rejected" in line for line in seen.lines) >= seen.bad_count
+    for token in seen.tokens:
+        for part in token.split("."):
+            assert all(part not in line for line in seen.lines if len(part) > 8), "token logged"
+
+
+async def test_the_introspection_cache_is_bounded(once: Once) -> None:
+    seen = await once(introspection_asked)
+    for principal, checked_at in seen.bounded:
+        assert principal is not None and principal.expires_at is not None
+        assert principal.expires_at > checked_at + 200
+    assert seen.bounded_introspections == 4  # unbounded, it would be 3
+
+
+async def test_introspection_answers_expire_from_the_cache(once: Once) -> None:
+    seen = await once(introspection_asked)
+    assert seen.brief[0] and seen.brief[1]
+    assert seen.brief[2]
+    assert seen.brief_introspections == 4 + 2  # cached once, then expired from the cache
+
+
+async def test_refused_credentials_or_no_introspection_endpoint_is_503(once: Once) -> None:
+    """The resource server's credentials refused, or no endpoint: 503, not 401."""
+    for status in (await once(introspection_asked)).unavailable:
+        assert status == 503
+
+
+@dataclass
+class RotationSeen:
+    """What `keys_rotated` saw."""
+
+    old_before: httpx.Response  # the k1 token, before the rotation
+    new_kid: str  # of the token signed after it
+    old_after: httpx.Response  # the k1 token, the JWKS's lifetime over
+    new_after: httpx.Response
+    fetches_after_expiry: int
+    both_accept_k2: bool  # patient and eager
+    patient_k3: Principal | None
+    patient_fetches: int  # JWKS fetches for that
+    eager_k3: Principal | None
+    eager_k2_after: Principal | None
+    eager_fetches: int  # JWKS fetches for patient's and eager's k3 and k2 checks
+
+
+async def keys_rotated() -> RotationSeen:
     """Key rotation: a token of key k1 is accepted; the issuer withdraws k1 and signs with k2;
     once the JWKS's lifetime (here 0.5 s) is over it is fetched again and replaces the old one
-    whole: the k1 token is refused, the k2 one accepted. A kid the cached JWKS lacks has it
-    fetched early, but not again within `refetch_interval` of the last fetch."""
+    whole. Then k3 is rotated in before the cached JWKS expires, for a verifier that waits
+    `refetch_interval` (30 s) between fetches and one that does not."""
     async with stack(verifier_options={"cache_seconds": 0.5}) as s:
         old = s.issuer.token("alice")
-        response = await post(s.http, modern(1, "tools/call", name="whoami"), old)
-        assert response.status_code == 200
+        old_before = await post(s.http, modern(1, "tools/call", name="whoami"), old)
         s.issuer.rotate("k2")
         new = s.issuer.token("bob")
-        assert jwt.get_unverified_header(new)["kid"] == "k2"
         await anyio.sleep(0.5)
-        response = await post(s.http, modern(2, "tools/call", name="whoami"), old)
-        assert response.status_code == 401 and challenge(response)["error"] == "invalid_token"
-        response = await post(s.http, modern(3, "tools/call", name="whoami"), new)
-        assert response.json()["result"]["content"][0]["text"] == f"bob {READ}"
-        assert s.issuer.jwks_fetches == 2
+        old_after = await post(s.http, modern(2, "tools/call", name="whoami"), old)
+        new_after = await post(s.http, modern(3, "tools/call", name="whoami"), new)
+        fetches_after_expiry = s.issuer.jwks_fetches
 
-        # A key rotated in before the cached JWKS expires: an early fetch, rate-limited.
         patient = JwtVerifier(issuer=s.issuer.url, audience=s.resource)  # 30 s between
         eager = JwtVerifier(issuer=s.issuer.url, audience=s.resource, refetch_interval=0)
-        assert await patient(new) is not None and await eager(new) is not None
+        both = await patient(new) is not None and await eager(new) is not None
         s.issuer.rotate("k3")
         newest = s.issuer.token("carol")
         fetches = s.issuer.jwks_fetches
-        assert await patient(newest) is None  # its JWKS was fetched less than 30 s ago
-        assert s.issuer.jwks_fetches == fetches
-        principal = await eager(newest)
-        assert principal is not None and principal.subject == "carol"
-        assert await eager(new) is None  # k2 is not in the refreshed JWKS any more
-        assert s.issuer.jwks_fetches == fetches + 2
+        patient_k3 = await patient(newest)
+        patient_fetches = s.issuer.jwks_fetches - fetches
+        eager_k3 = await eager(newest)
+        eager_k2_after = await eager(new)
+        return RotationSeen(
+            old_before,
+            jwt.get_unverified_header(new)["kid"],
+            old_after,
+            new_after,
+            fetches_after_expiry,
+            both,
+            patient_k3,
+            patient_fetches,
+            eager_k3,
+            eager_k2_after,
+            s.issuer.jwks_fetches - fetches,
+        )
 
 
-async def test_a_burst_of_unknown_kids_costs_one_jwks_fetch() -> None:
+async def test_a_token_of_the_issuer_s_key_is_accepted(once: Once) -> None:
+    assert (await once(keys_rotated)).old_before.status_code == 200
+
+
+async def test_the_rotated_issuer_signs_with_its_new_key(once: Once) -> None:
+    assert (await once(keys_rotated)).new_kid == "k2"
+
+
+async def test_once_the_jwks_expires_a_withdrawn_key_s_token_is_refused(once: Once) -> None:
+    response = (await once(keys_rotated)).old_after
+    assert response.status_code == 401 and challenge(response)["error"] == "invalid_token"
+
+
+async def test_once_the_jwks_expires_the_new_key_s_token_is_accepted(once: Once) -> None:
+    response = (await once(keys_rotated)).new_after
+    assert response.json()["result"]["content"][0]["text"] == f"bob {READ}"
+
+
+async def test_an_expired_jwks_is_fetched_again(once: Once) -> None:
+    assert (await once(keys_rotated)).fetches_after_expiry == 2
+
+
+async def test_an_unknown_kid_fetches_no_jwks_within_the_refetch_interval(once: Once) -> None:
+    seen = await once(keys_rotated)
+    assert seen.both_accept_k2
+    assert seen.patient_k3 is None  # its JWKS was fetched less than 30 s ago
+    assert seen.patient_fetches == 0
+
+
+async def test_an_unknown_kid_fetches_the_jwks_early_and_replaces_it_whole(once: Once) -> None:
+    """A key rotated in before the cached JWKS expires: an early fetch, rate-limited."""
+    seen = await once(keys_rotated)
+    assert seen.eager_k3 is not None and seen.eager_k3.subject == "carol"
+    assert seen.eager_k2_after is None  # k2 is not in the refreshed JWKS any more
+    assert seen.eager_fetches == 2
+
+
+@dataclass
+class BurstSeen:
+    """What `bursts_of_unknown_kids` saw."""
+
+    delay: float  # the JWKS's answer time in the first two bursts
+    answers: list[tuple[bool, httpx.Response]]  # of both bursts: whether the token was valid
+    cold: float  # the valid token's latency in the first burst, nothing cached yet
+    fetches_cold: int  # after it
+    warm: float  # in the second, the JWKS cached
+    fetches_warm: int
+    eager_first: bool  # the valid token accepted by a verifier of `refetch_interval=0`
+    eager_during: bool  # and again while its strangers' fetch was under way
+    eager_latency: float  # of that
+    eager_delay: float  # the JWKS's answer time then
+    eager_refused: list[bool]  # a stranger refused, for each
+    eager_fetches: int  # JWKS fetches for the strangers and the valid token
+
+
+async def bursts_of_unknown_kids() -> BurstSeen:
     """50 tokens with random kids (plausible claims, another key) against an issuer whose JWKS
-    takes 1 s to answer, with a valid token among them: one JWKS fetch, which all of them
-    wait for and share. With the JWKS cached, a burst fetches nothing (within
-    `refetch_interval`), and when it may (`refetch_interval=0`) it fetches once while valid
-    tokens go on at once."""
+    takes 1 s to answer, with a valid token among them, twice (the JWKS cached the second time);
+    then the strangers against a verifier that may fetch at once (`refetch_interval=0`) while
+    the valid token is checked."""
     delay = 1.0
     async with stack() as s:
         s.issuer.jwks_delay = delay
@@ -672,6 +982,7 @@ async def test_a_burst_of_unknown_kids_costs_one_jwks_fetch() -> None:
             forge(s.issuer, other, headers={"kid": secrets.token_hex(8)}) for _ in range(50)
         ]
         good = s.issuer.token("alice")
+        answers: list[tuple[bool, httpx.Response]] = []
 
         async def burst() -> float:
             """Sends the strangers and the good token at once: the good one's latency."""
@@ -681,12 +992,9 @@ async def test_a_burst_of_unknown_kids_costs_one_jwks_fetch() -> None:
                 nonlocal latency
                 started = time.monotonic()
                 response = await post(s.http, modern(1, "tools/call", name="whoami"), token)
+                answers.append((token == good, response))
                 if token == good:
-                    assert response.status_code == 200
                     latency = time.monotonic() - started
-                else:
-                    assert response.status_code == 401
-                    assert challenge(response)["error"] == "invalid_token"
 
             async with anyio.create_task_group() as tasks:
                 for token in [*strangers[:25], good, *strangers[25:]]:
@@ -694,15 +1002,13 @@ async def test_a_burst_of_unknown_kids_costs_one_jwks_fetch() -> None:
             return latency
 
         cold = await burst()  # nothing cached yet
-        assert s.issuer.jwks_fetches == 1
-        assert delay <= cold < 2 * delay
+        fetches_cold = s.issuer.jwks_fetches
         warm = await burst()
-        assert s.issuer.jwks_fetches == 1
-        assert warm < delay
+        fetches_warm = s.issuer.jwks_fetches
 
         eager = JwtVerifier(issuer=s.issuer.url, audience=s.resource, refetch_interval=0)
         s.issuer.jwks_delay = 0
-        assert await eager(good) is not None
+        eager_first = await eager(good) is not None
         s.issuer.jwks_delay = 0.5
         s.issuer.jwks_asked = anyio.Event()
         fetches = s.issuer.jwks_fetches
@@ -716,10 +1022,68 @@ async def test_a_burst_of_unknown_kids_costs_one_jwks_fetch() -> None:
                 tasks.start_soon(check, token)
             await s.issuer.jwks_asked.wait()  # the strangers' fetch is under way
             started = time.monotonic()
-            assert await eager(good) is not None
-            assert time.monotonic() - started < s.issuer.jwks_delay / 2
-        assert refused == [True] * len(strangers)
-        assert s.issuer.jwks_fetches == fetches + 1
+            eager_during = await eager(good) is not None
+            eager_latency = time.monotonic() - started
+        return BurstSeen(
+            delay,
+            answers,
+            cold,
+            fetches_cold,
+            warm,
+            fetches_warm,
+            eager_first,
+            eager_during,
+            eager_latency,
+            s.issuer.jwks_delay,
+            refused,
+            s.issuer.jwks_fetches - fetches,
+        )
+
+
+async def test_a_valid_token_in_a_burst_of_unknown_kids_is_served(once: Once) -> None:
+    for valid, response in (await once(bursts_of_unknown_kids)).answers:
+        if valid:
+            assert response.status_code == 200
+
+
+async def test_tokens_of_unknown_kids_are_refused_as_invalid_tokens(once: Once) -> None:
+    for valid, response in (await once(bursts_of_unknown_kids)).answers:
+        if not valid:
+            assert response.status_code == 401
+            assert challenge(response)["error"] == "invalid_token"
+
+
+async def test_a_cold_burst_of_unknown_kids_costs_one_jwks_fetch_all_wait_for(
+    once: Once,
+) -> None:
+    """One JWKS fetch, which all of them wait for and share."""
+    seen = await once(bursts_of_unknown_kids)
+    assert seen.fetches_cold == 1
+    assert seen.delay <= seen.cold < 2 * seen.delay
+
+
+async def test_a_burst_against_a_cached_jwks_fetches_nothing(once: Once) -> None:
+    """With the JWKS cached, a burst fetches nothing (within `refetch_interval`)."""
+    seen = await once(bursts_of_unknown_kids)
+    assert seen.fetches_warm == 1
+    assert seen.warm < seen.delay
+
+
+async def test_a_verifier_that_may_refetch_fetches_once_for_a_burst(once: Once) -> None:
+    """When it may (`refetch_interval=0`), a burst fetches once, and every stranger is
+    refused."""
+    seen = await once(bursts_of_unknown_kids)
+    assert seen.eager_refused == [True] * 50
+    assert seen.eager_fetches == 1
+
+
+async def test_valid_tokens_go_on_at_once_while_a_burst_s_fetch_is_under_way(
+    once: Once,
+) -> None:
+    seen = await once(bursts_of_unknown_kids)
+    assert seen.eager_first
+    assert seen.eager_during
+    assert seen.eager_latency < seen.eager_delay / 2
 
 
 async def test_token_types() -> None:
@@ -938,23 +1302,38 @@ def dpop_error(response: httpx.Response) -> str:
     return value.split('"')[1]
 
 
-async def test_dpop_bound_tokens_and_their_proofs() -> None:
-    """A JWT bound by `cnf.jkt`: accepted with a good proof only; each bad proof refused with
-    `invalid_dpop_proof`, the bound token as Bearer with `invalid_token`; bearer tokens still
-    work (DPoP not required), and nothing of the keys, tokens or proofs reaches a log line."""
+@dataclass
+class DpopSeen:
+    """What `dpop_bound_token_presented` saw."""
+
+    key: DpopKey
+    metadata: dict[str, Any]
+    good: httpx.Response  # a good proof
+    bad: dict[str, httpx.Response]  # each bad proof
+    no_proof: httpx.Response
+    two_proofs: httpx.Response  # in one field
+    as_bearer: httpx.Response
+    as_bearer_with_proof: httpx.Response
+    fresh_proof: httpx.Response  # after all those
+    unbound_bearer: httpx.Response
+    unbound_as_dpop: httpx.Response
+    lines: list[str]  # logged meanwhile
+    secrets: list[str]  # the token, the proofs, the key's PEM
+
+
+async def dpop_bound_token_presented() -> DpopSeen:
+    """A JWT bound by `cnf.jkt` (DPoP not required) presented with a good proof, bad ones, none,
+    two, as a bearer token; an unbound token as bearer and under the DPoP scheme."""
     key, other = DpopKey.generate(), DpopKey.generate()
     async with stack(dpop=DpopPolicy()) as s:
         metadata = (await s.http.get("/.well-known/oauth-protected-resource/mcp")).json()
-        assert metadata["dpop_bound_access_tokens_required"] is False
-        assert "ES256" in metadata["dpop_signing_alg_values_supported"]
         token = s.issuer.token("alice", READ, jkt=key.jkt)
         whoami = modern(1, "tools/call", name="whoami")
         with captured() as lines:
             good = dpop_proof(key, token, s.resource)
-            response = await dpop_post(s, whoami, token, good)
-            assert response.json()["result"]["content"][0]["text"] == f"alice {READ}"
+            accepted = await dpop_post(s, whoami, token, good)
             now = int(time.time())
-            bad = {
+            bad_proofs = {
                 "replayed": good,
                 "stale": dpop_proof(key, token, s.resource, iat=now - 600),
                 "from the future": dpop_proof(key, token, s.resource, iat=now + 600),
@@ -967,32 +1346,88 @@ async def test_dpop_bound_tokens_and_their_proofs() -> None:
                 "forged signature": dpop_proof(key, token, s.resource, signer=other),
                 "not a jwt": "not.a.proof",
             }
-            for why, proof in bad.items():
-                response = await dpop_post(s, whoami, token, proof)
-                assert dpop_error(response) == "invalid_dpop_proof", why
-            assert dpop_error(await dpop_post(s, whoami, token, None)) == "invalid_dpop_proof"
+            bad = {
+                why: await dpop_post(s, whoami, token, proof) for why, proof in bad_proofs.items()
+            }
+            no_proof = await dpop_post(s, whoami, token, None)
             twice = f"{dpop_proof(key, token, s.resource)}, {dpop_proof(key, token, s.resource)}"
-            assert dpop_error(await dpop_post(s, whoami, token, twice)) == "invalid_dpop_proof"
+            two_proofs = await dpop_post(s, whoami, token, twice)
             as_bearer = await dpop_post(s, whoami, token, None, scheme="Bearer")
-            assert dpop_error(as_bearer) == "invalid_token"
             with_proof = dpop_proof(key, token, s.resource)
-            assert dpop_error(await dpop_post(s, whoami, token, with_proof, "Bearer")) == (
-                "invalid_token"
-            )
-            # Nothing else affected: a fresh proof of the right key, an unbound bearer token.
-            response = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))
-            assert response.status_code == 200
-            response = await post(s.http, modern(2, "tools/list"), s.issuer.token("bob"))
-            assert response.status_code == 200
-            # An unbound token under the DPoP scheme is no DPoP token.
+            as_bearer_with_proof = await dpop_post(s, whoami, token, with_proof, "Bearer")
+            fresh = await dpop_post(s, whoami, token, dpop_proof(key, token, s.resource))
+            unbound_bearer = await post(s.http, modern(2, "tools/list"), s.issuer.token("bob"))
             unbound = s.issuer.token("bob")
-            response = await dpop_post(s, whoami, unbound, dpop_proof(key, unbound, s.resource))
-            assert dpop_error(response) == "invalid_token"
-        secrets_seen = [token, good, key.pem, *bad.values()]
-        for secret in secrets_seen:
-            for part in secret.split("."):
-                assert all(part not in line for line in lines if len(part) > 8), "logged"
-        assert "PRIVATE" not in repr(key) and key.pem not in repr(DpopPolicy())
+            unbound_as_dpop = await dpop_post(
+                s, whoami, unbound, dpop_proof(key, unbound, s.resource)
+            )
+        return DpopSeen(
+            key,
+            metadata,
+            accepted,
+            bad,
+            no_proof,
+            two_proofs,
+            as_bearer,
+            as_bearer_with_proof,
+            fresh,
+            unbound_bearer,
+            unbound_as_dpop,
+            lines,
+            [token, good, key.pem, *bad_proofs.values()],
+        )
+
+
+async def test_the_metadata_offers_dpop_without_requiring_it(once: Once) -> None:
+    metadata = (await once(dpop_bound_token_presented)).metadata
+    assert metadata["dpop_bound_access_tokens_required"] is False
+    assert "ES256" in metadata["dpop_signing_alg_values_supported"]
+
+
+async def test_a_bound_token_with_a_good_proof_is_accepted(once: Once) -> None:
+    response = (await once(dpop_bound_token_presented)).good
+    assert response.json()["result"]["content"][0]["text"] == f"alice {READ}"
+
+
+async def test_each_bad_proof_is_an_invalid_dpop_proof(once: Once) -> None:
+    for why, response in (await once(dpop_bound_token_presented)).bad.items():
+        assert dpop_error(response) == "invalid_dpop_proof", why
+
+
+async def test_a_bound_token_without_a_proof_or_with_two_is_refused(once: Once) -> None:
+    seen = await once(dpop_bound_token_presented)
+    assert dpop_error(seen.no_proof) == "invalid_dpop_proof"
+    assert dpop_error(seen.two_proofs) == "invalid_dpop_proof"
+
+
+async def test_a_bound_token_as_a_bearer_token_is_an_invalid_token(once: Once) -> None:
+    seen = await once(dpop_bound_token_presented)
+    assert dpop_error(seen.as_bearer) == "invalid_token"
+    assert dpop_error(seen.as_bearer_with_proof) == "invalid_token"
+
+
+async def test_refused_proofs_leave_the_key_and_bearer_tokens_working(once: Once) -> None:
+    """Nothing else affected: a fresh proof of the right key, an unbound bearer token."""
+    seen = await once(dpop_bound_token_presented)
+    assert seen.fresh_proof.status_code == 200
+    assert seen.unbound_bearer.status_code == 200
+
+
+async def test_an_unbound_token_under_the_dpop_scheme_is_an_invalid_token(once: Once) -> None:
+    """An unbound token under the DPoP scheme is no DPoP token."""
+    assert dpop_error((await once(dpop_bound_token_presented)).unbound_as_dpop) == "invalid_token"
+
+
+async def test_no_key_token_or_proof_reaches_a_log_line(once: Once) -> None:
+    seen = await once(dpop_bound_token_presented)
+    for secret in seen.secrets:
+        for part in secret.split("."):
+            assert all(part not in line for line in seen.lines if len(part) > 8), "logged"
+
+
+async def test_no_private_key_in_a_dpop_repr(once: Once) -> None:
+    key = (await once(dpop_bound_token_presented)).key
+    assert "PRIVATE" not in repr(key) and key.pem not in repr(DpopPolicy())
 
 
 async def test_dpop_nonces_and_required_binding() -> None:

@@ -10,6 +10,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -247,36 +248,88 @@ def job(requestor: str | None) -> Job:
                requestor=requestor)  # fmt: skip
 
 
-@pytest.mark.services
-async def test_the_queue_keeps_a_share_per_requestor(redis_url: str) -> None:
-    """One requestor fills its share of the queue, not the queue: another's job is queued; the
-    share frees as the requestor's entries end (whichever queue object, i.e. instance, put
-    them: the counts live in Redis), and a requeued entry still counts once."""
+@dataclass
+class SharedQueue:
+    """Two queue objects (two instances) on one Redis queue of five entries, two a requestor."""
+
+    one: RedisTaskQueue
+    two: RedisTaskQueue
+
+
+@pytest.fixture
+async def shared_queue(redis_url: str) -> AsyncIterator[SharedQueue]:
     prefix = f"test:{uuid.uuid4().hex}"
     one = RedisTaskQueue(redis_url, prefix=prefix, max_queued=5, max_queued_per_requestor=2)
     two = RedisTaskQueue(redis_url, prefix=prefix, max_queued=5, max_queued_per_requestor=2)
     try:
-        assert await one.put(job("10.0.0.1")) == "queued"
-        assert await two.put(job("10.0.0.1")) == "queued"
-        assert await one.put(job("10.0.0.1")) == "share"
-        assert await two.put(job("10.0.0.1")) == "share"
-        assert await two.put(job("10.0.0.2")) == "queued"
-        assert await one.put(job(None)) == "queued"
-        assert await one.queued_for("10.0.0.1") == 2
-        [first, second, *_] = await two.read("w", 4, 100)
-        await two.requeue(first)  # still queued: still counts
-        assert await one.queued_for("10.0.0.1") == 2
-        assert await one.put(job("10.0.0.1")) == "share"
-        await two.done(second.id)
-        await two.done(second.id)  # done twice: counted once
-        assert await one.queued_for("10.0.0.1") == 1
-        assert await one.put(job("10.0.0.1")) == "queued"
-        assert await one.put(job("10.0.0.3")) == "queued"
-        assert await one.put(job("10.0.0.4")) == "full"  # five entries: the queue's bound
-        assert await one.length() == 5
+        yield SharedQueue(one, two)
     finally:
         await one.close()
         await two.close()
+
+
+async def share_filled(queue: SharedQueue) -> None:
+    """10.0.0.1 fills its share (and is refused twice), 10.0.0.2 and no requestor queue one
+    each (as `test_a_requestor_fills_its_share_not_the_queue` checks)."""
+    for queue_object, requestor in (
+        (queue.one, "10.0.0.1"),
+        (queue.two, "10.0.0.1"),
+        (queue.one, "10.0.0.1"),
+        (queue.two, "10.0.0.1"),
+        (queue.two, "10.0.0.2"),
+        (queue.one, None),
+    ):
+        await queue_object.put(job(requestor))
+
+
+async def requeued_and_done(queue: SharedQueue) -> None:
+    """`share_filled`, then the first entry requeued and the second done (twice)."""
+    await share_filled(queue)
+    [first, second, *_] = await queue.two.read("w", 4, 100)
+    await queue.two.requeue(first)
+    await queue.two.done(second.id)
+    await queue.two.done(second.id)
+
+
+@pytest.mark.services
+async def test_a_requestor_fills_its_share_not_the_queue(shared_queue: SharedQueue) -> None:
+    """One requestor fills its share of the queue, not the queue: another's job is queued, so
+    is one of no requestor; the counts live in Redis (either queue object put them)."""
+    one, two = shared_queue.one, shared_queue.two
+    assert await one.put(job("10.0.0.1")) == "queued"
+    assert await two.put(job("10.0.0.1")) == "queued"
+    assert await one.put(job("10.0.0.1")) == "share"
+    assert await two.put(job("10.0.0.1")) == "share"
+    assert await two.put(job("10.0.0.2")) == "queued"
+    assert await one.put(job(None)) == "queued"
+    assert await shared_queue.one.queued_for("10.0.0.1") == 2
+
+
+@pytest.mark.services
+async def test_a_requeued_entry_still_counts_once(shared_queue: SharedQueue) -> None:
+    await share_filled(shared_queue)
+    [first, *_] = await shared_queue.two.read("w", 4, 100)
+    await shared_queue.two.requeue(first)  # still queued: still counts
+    assert await shared_queue.one.queued_for("10.0.0.1") == 2
+    assert await shared_queue.one.put(job("10.0.0.1")) == "share"
+
+
+@pytest.mark.services
+async def test_an_ended_entry_frees_its_share_once(shared_queue: SharedQueue) -> None:
+    """Its entry done (twice: counted once), the requestor may queue one more."""
+    await requeued_and_done(shared_queue)
+    assert await shared_queue.one.queued_for("10.0.0.1") == 1
+    assert await shared_queue.one.put(job("10.0.0.1")) == "queued"
+
+
+@pytest.mark.services
+async def test_the_queue_s_bound_holds_whatever_the_shares(shared_queue: SharedQueue) -> None:
+    """Five entries: the queue's bound, though the next requestor has its share left."""
+    await requeued_and_done(shared_queue)
+    await shared_queue.one.put(job("10.0.0.1"))
+    assert await shared_queue.one.put(job("10.0.0.3")) == "queued"
+    assert await shared_queue.one.put(job("10.0.0.4")) == "full"
+    assert await shared_queue.one.length() == 5
 
 
 @pytest.mark.services

@@ -259,24 +259,68 @@ async def test_an_expired_terminal_task_is_gone_too(store: TaskStore, clock: Clo
 # --- leases
 
 
-@every_store
-@pytest.mark.parametrize("status", ["working", "input_required"])
-async def test_a_lost_lease_reads_failed(opener: Open, clock: Clock, status: str) -> None:
+async def leased(opener: Open, clock: Clock, status: str) -> tuple[TaskStore, TaskRecord]:
+    """A task held by instance-1 until 5 s from now, the clock moved to the lease's end."""
     store = opener()
     task = record(clock, status=status, lease_holder="instance-1", lease_until=clock() + 5)
     await store.create(task)
     clock.advance(5)  # lease_until == now: still held
-    assert await store.get(task.task_id, None) == task
+    return store, task
+
+
+async def lost(opener: Open, clock: Clock, status: str) -> tuple[TaskStore, TaskRecord, Any]:
+    """`leased`, then a moment past its lease: the store, the task, and the task as another
+    store object reads it then."""
+    store, task = await leased(opener, clock, status)
     clock.advance(0.001)
-    failed = await opener().get(task.task_id, None)
+    return store, task, await opener().get(task.task_id, None)
+
+
+LEASE_STATUSES = pytest.mark.parametrize("status", ["working", "input_required"])
+
+
+@every_store
+@LEASE_STATUSES
+async def test_a_lease_holds_up_to_its_end(opener: Open, clock: Clock, status: str) -> None:
+    store, task = await leased(opener, clock, status)
+    assert await store.get(task.task_id, None) == task
+
+
+@every_store
+@LEASE_STATUSES
+async def test_a_lost_lease_reads_failed(opener: Open, clock: Clock, status: str) -> None:
+    _, _, failed = await lost(opener, clock, status)
     assert failed is not None
     assert (failed.status, failed.status_message) == ("failed", LEASE_LOST)
     assert failed.error == {"code": -32603, "message": LEASE_LOST}
     assert (failed.lease_holder, failed.lease_until, failed.input_requests) == (None, None, None)
     assert failed.updated_at == clock()
-    # stored so: a late save of the dead instance changes nothing, renewing is refused
+
+
+@every_store
+@LEASE_STATUSES
+async def test_a_late_save_of_the_dead_instance_changes_nothing(
+    opener: Open, clock: Clock, status: str
+) -> None:
+    store, task, failed = await lost(opener, clock, status)
     assert await store.save(completed(task)) == failed
+
+
+@every_store
+@LEASE_STATUSES
+async def test_a_lost_lease_is_not_renewed(opener: Open, clock: Clock, status: str) -> None:
+    store, task, _ = await lost(opener, clock, status)
     assert not await store.renew(task.task_id, "instance-1", clock() + 30)
+
+
+@every_store
+@LEASE_STATUSES
+async def test_a_lost_lease_is_stored_failed(opener: Open, clock: Clock, status: str) -> None:
+    """Stored so: a later read, and the list, give the same failed task (after a late save and
+    a refused renewal of the dead instance)."""
+    store, task, failed = await lost(opener, clock, status)
+    await store.save(completed(task))
+    await store.renew(task.task_id, "instance-1", clock() + 30)
     clock.advance(1)
     assert await opener().get(task.task_id, None) == failed
     assert await store.list(None, None, 10) == ([failed], None)
@@ -1043,30 +1087,70 @@ def test_the_example_server_takes_tasks(tmp_path: Path) -> None:
 # --- claims and re-runs (queued tasks, issue 30)
 
 
-@every_store
-async def test_a_queued_task_is_claimed_by_one_worker_per_run(opener: Open, clock: Clock) -> None:
+ASKED = {"go": {"method": "elicitation/create", "params": {"message": "Go?"}}}
+
+
+async def queued(opener: Open, clock: Clock) -> tuple[TaskStore, TaskRecord]:
+    """A queued task of two runs: held by no one, no run yet."""
     store = opener()
-    asked = {"go": {"method": "elicitation/create", "params": {"message": "Go?"}}}
-    task = record(clock, attempts=0, max_attempts=2)  # queued: held by no one, no run yet
+    task = record(clock, attempts=0, max_attempts=2)
     await store.create(task)
+    return store, task
+
+
+async def first_run_dies(opener: Open, clock: Clock) -> tuple[TaskStore, TaskRecord, bool]:
+    """`queued`, claimed by worker-1 for 5 s, which asks a question (an answer given before) and
+    has an order posted for it, then dies: the clock past its lease. Whether the order was
+    taken is returned too."""
+    store, task = await queued(opener, clock)
+    first = await store.claim(task.task_id, "worker-1", clock() + 5)
+    assert first is not None
+    waiting = dataclasses.replace(first, status="input_required", input_requests=ASKED)
+    await store.save(dataclasses.replace(waiting, answers={"before": {"action": "cancel"}}))
+    posted = await store.post_order(task.task_id, {"op": "update", "taskId": task.task_id})
+    clock.advance(5.001)
+    return store, task, posted
+
+
+@every_store
+async def test_a_queued_task_is_claimed_by_one_worker(opener: Open, clock: Clock) -> None:
+    store, task = await queued(opener, clock)
     first = await store.claim(task.task_id, "worker-1", clock() + 5)
     assert first is not None
     assert (first.lease_holder, first.lease_until, first.attempts) == ("worker-1", clock() + 5, 1)
     assert await opener().claim(task.task_id, "worker-2", clock() + 5) is None  # held
-    waiting = dataclasses.replace(first, status="input_required", input_requests=asked)
-    await store.save(dataclasses.replace(waiting, answers={"before": {"action": "cancel"}}))
-    assert await store.post_order(task.task_id, {"op": "update", "taskId": task.task_id})
-    # worker-1 dies: a run left, so the task is handed back, not failed; what it asked, the
-    # answers it had and the orders for it stay
-    clock.advance(5.001)
+
+
+@every_store
+async def test_a_dead_worker_s_task_with_a_run_left_is_handed_back_as_it_was(
+    opener: Open, clock: Clock
+) -> None:
+    """A run left: the task is handed back, not failed; what it asked, the answers it had and
+    the orders for it stay."""
+    _, task, posted = await first_run_dies(opener, clock)
+    assert posted
     back = await opener().get(task.task_id, None)
     assert back is not None and back.status == "input_required", back
     assert (back.lease_holder, back.lease_until, back.status_message) == (None, None, RUN_AGAIN)
-    assert back.input_requests == asked and back.answers == {"before": {"action": "cancel"}}
+    assert back.input_requests == ASKED and back.answers == {"before": {"action": "cancel"}}
+
+
+@every_store
+async def test_a_handed_back_task_is_claimed_for_its_next_run_with_its_orders(
+    opener: Open, clock: Clock
+) -> None:
+    store, task, _ = await first_run_dies(opener, clock)
     second = await opener().claim(task.task_id, "worker-2", clock() + 5)
     assert second is not None and (second.lease_holder, second.attempts) == ("worker-2", 2)
     assert await store.take_orders(task.task_id) == [{"op": "update", "taskId": task.task_id}]
-    # worker-2 dies too: no run left, failed for good, saying how many runs it had
+
+
+@every_store
+async def test_a_task_whose_last_run_dies_fails_for_good(opener: Open, clock: Clock) -> None:
+    """worker-2 dies too: no run left, failed for good, saying how many runs it had."""
+    store, task, _ = await first_run_dies(opener, clock)
+    await opener().claim(task.task_id, "worker-2", clock() + 5)
+    await store.take_orders(task.task_id)
     clock.advance(5.001)
     failed = await opener().get(task.task_id, None)
     assert failed is not None and failed.status == "failed"

@@ -9,6 +9,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -77,32 +78,58 @@ async def answer(params: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------- 2026-07-28 extension
 
 
-async def test_modern_task_lifecycle_through_the_client() -> None:
-    server = make_server()
-    async with Client(server, mode=MODERN, tasks=True, elicitation=answer) as client:
-        discovered = await client.discover()
-        assert TASKS_EXTENSION in (discovered.capabilities.extensions or {})
-        # A tool that is never a task answers as usual.
-        plain = await client.start_tool("plain", {"name": "Ann"})
-        assert not isinstance(plain, TaskHandle)
-        assert plain.content[0].text == "Hello, Ann!"  # type: ignore[union-attr]
-        handle = await client.start_tool("work", {"n": 1, "seconds": 0.05})
-        assert isinstance(handle, TaskHandle) and handle.status == "working"
-        assert len(handle.task_id) >= 32  # unguessable
-        result = await handle.result()
-        assert result.content[0].text == "done 1"  # type: ignore[union-attr]
-        assert handle.status == "completed"
-        # call_tool follows a task to its end; questions are answered through the callbacks.
-        asked = await client.call_tool("ask", {})
-        assert asked.content[0].text == "first/second"  # type: ignore[union-attr]
-        # A tool error is a completed task with isError; a JSON-RPC error a failed one.
-        failed_tool = await client.call_tool("tool_error", {})
-        assert failed_tool.isError and failed_tool.content[0].text == "bad input"  # type: ignore[union-attr]
-        with pytest.raises(McpError) as caught:
-            await client.call_tool("protocol_error", {})
-        assert (caught.value.code, caught.value.data) == (-32602, {"thing": 1})
-        crashed = await client.call_tool("crash", {})  # a failed call, its detail masked
-        assert crashed.isError and crashed.content[0].text == "Error calling tool 'crash'"  # type: ignore[union-attr]
+@pytest.fixture
+async def modern_client() -> AsyncIterator[Client]:
+    """Our client, declaring the Tasks extension and answering questions, on `make_server()`."""
+    async with Client(make_server(), mode=MODERN, tasks=True, elicitation=answer) as client:
+        yield client
+
+
+async def test_modern_discovery_advertises_the_tasks_extension(modern_client: Client) -> None:
+    discovered = await modern_client.discover()
+    assert TASKS_EXTENSION in (discovered.capabilities.extensions or {})
+
+
+async def test_a_tool_that_is_never_a_task_answers_as_usual(modern_client: Client) -> None:
+    plain = await modern_client.start_tool("plain", {"name": "Ann"})
+    assert not isinstance(plain, TaskHandle)
+    assert plain.content[0].text == "Hello, Ann!"  # type: ignore[union-attr]
+
+
+async def test_a_task_tool_answers_with_an_unguessable_handle_that_completes(
+    modern_client: Client,
+) -> None:
+    handle = await modern_client.start_tool("work", {"n": 1, "seconds": 0.05})
+    assert isinstance(handle, TaskHandle) and handle.status == "working"
+    assert len(handle.task_id) >= 32  # unguessable
+    result = await handle.result()
+    assert result.content[0].text == "done 1"  # type: ignore[union-attr]
+    assert handle.status == "completed"
+
+
+async def test_call_tool_follows_a_task_and_answers_its_questions(modern_client: Client) -> None:
+    asked = await modern_client.call_tool("ask", {})
+    assert asked.content[0].text == "first/second"  # type: ignore[union-attr]
+
+
+async def test_a_tool_error_is_a_completed_task_with_is_error(modern_client: Client) -> None:
+    failed_tool = await modern_client.call_tool("tool_error", {})
+    assert failed_tool.isError and failed_tool.content[0].text == "bad input"  # type: ignore[union-attr]
+
+
+async def test_a_json_rpc_error_is_a_failed_task_raised_with_its_code_and_data(
+    modern_client: Client,
+) -> None:
+    with pytest.raises(McpError) as caught:
+        await modern_client.call_tool("protocol_error", {})
+    assert (caught.value.code, caught.value.data) == (-32602, {"thing": 1})
+
+
+async def test_a_crashed_task_is_a_failed_call_with_its_detail_masked(
+    modern_client: Client,
+) -> None:
+    crashed = await modern_client.call_tool("crash", {})
+    assert crashed.isError and crashed.content[0].text == "Error calling tool 'crash'"  # type: ignore[union-attr]
 
 
 async def test_modern_cancel_and_resume_by_id() -> None:
@@ -166,62 +193,115 @@ class RawPeer:
                     return answer
 
 
-async def test_modern_wire_shapes_and_errors() -> None:
-    server = make_server()
-    async with raw_server(server) as peer:
-        created = (await peer.call("tools/call", name="ask", arguments={}))["result"]
-        assert created["resultType"] == "task" and created["status"] == "working"
-        assert {"taskId", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} <= set(created)
-        assert not {"result", "error", "inputRequests", "requestState", "task"} & set(created)
-        task_id = created["taskId"]
+async def created_task(peer: RawPeer, tool: str = "ask") -> dict[str, Any]:
+    return (await peer.call("tools/call", name=tool, arguments={}))["result"]
 
-        async def waiting() -> dict[str, Any] | None:
-            got = (await peer.call("tasks/get", taskId=task_id))["result"]
-            return got if got["status"] == "input_required" else None
 
-        got = await until(waiting)
-        assert got["resultType"] == "complete"
-        [key] = got["inputRequests"]
-        assert got["inputRequests"][key]["method"] == "elicitation/create"
-        # Unknown keys are ignored; the acknowledgement is empty.
-        ack = await peer.call("tasks/update", taskId=task_id, inputResponses={"nope": {}})
-        assert set(ack["result"]) == {"resultType", "_meta"}
-        first = {"action": "accept", "content": {"v": "a"}}
-        await peer.call("tasks/update", taskId=task_id, inputResponses={key: first})
+async def first_question(peer: RawPeer, task_id: str) -> dict[str, Any]:
+    """tasks/get once the task waits for its first answer."""
 
-        async def second_question() -> dict[str, Any] | None:
-            got = (await peer.call("tasks/get", taskId=task_id))["result"]
-            asked = got.get("inputRequests") or {}
-            return got if got["status"] == "input_required" and key not in asked else None
+    async def waiting() -> dict[str, Any] | None:
+        got = (await peer.call("tasks/get", taskId=task_id))["result"]
+        return got if got["status"] == "input_required" else None
 
-        got = await until(second_question)
-        [key2] = got["inputRequests"]
-        second = {"action": "accept", "content": {"v": "b"}}
-        await peer.call("tasks/update", taskId=task_id, inputResponses={key2: second})
+    return await until(waiting)
 
-        async def completed() -> dict[str, Any] | None:
-            got = (await peer.call("tasks/get", taskId=task_id))["result"]
-            return got if got["status"] == "completed" else None
 
-        got = await until(completed)
-        assert got["result"]["content"][0]["text"] == "a/b"
-        # Errors: unknown id -32602; a client without the extension -32021; removed methods.
-        unknown = await peer.call("tasks/get", taskId="nope")
-        assert unknown["error"]["code"] == -32602
-        for method in ("tasks/get", "tasks/cancel"):
-            refused = await peer.call(method, caps={}, taskId=task_id)
-            assert refused["error"]["code"] == -32021
-        for method in ("tasks/result", "tasks/list"):
-            assert (await peer.call(method, taskId=task_id))["error"]["code"] == -32601
-        bad = await peer.call("tasks/get", taskId=7)
-        assert bad["error"]["code"] == -32602
+async def answered_to_the_end(peer: RawPeer, task_id: str) -> dict[str, Any]:
+    """The `ask` task answered "a" and "b" through tasks/update: its final tasks/get."""
+    [key] = (await first_question(peer, task_id))["inputRequests"]
+    first = {"action": "accept", "content": {"v": "a"}}
+    await peer.call("tasks/update", taskId=task_id, inputResponses={key: first})
+
+    async def second_question() -> dict[str, Any] | None:
+        got = (await peer.call("tasks/get", taskId=task_id))["result"]
+        asked = got.get("inputRequests") or {}
+        return got if got["status"] == "input_required" and key not in asked else None
+
+    [key2] = (await until(second_question))["inputRequests"]
+    second = {"action": "accept", "content": {"v": "b"}}
+    await peer.call("tasks/update", taskId=task_id, inputResponses={key2: second})
+
+    async def completed() -> dict[str, Any] | None:
+        got = (await peer.call("tasks/get", taskId=task_id))["result"]
+        return got if got["status"] == "completed" else None
+
+    return await until(completed)
+
+
+@pytest.fixture
+async def raw_peer() -> AsyncIterator[RawPeer]:
+    async with raw_server(make_server()) as peer:
+        yield peer
+
+
+async def test_a_created_task_answers_the_task_shape_only(raw_peer: RawPeer) -> None:
+    created = await created_task(raw_peer)
+    assert created["resultType"] == "task" and created["status"] == "working"
+    assert {"taskId", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} <= set(created)
+    assert not {"result", "error", "inputRequests", "requestState", "task"} & set(created)
+
+
+async def test_a_task_s_question_reads_in_tasks_get_as_an_input_request(
+    raw_peer: RawPeer,
+) -> None:
+    got = await first_question(raw_peer, (await created_task(raw_peer))["taskId"])
+    assert got["resultType"] == "complete"
+    [key] = got["inputRequests"]
+    assert got["inputRequests"][key]["method"] == "elicitation/create"
+
+
+async def test_tasks_update_ignores_unknown_keys_and_acknowledges_empty(
+    raw_peer: RawPeer,
+) -> None:
+    task_id = (await created_task(raw_peer))["taskId"]
+    await first_question(raw_peer, task_id)
+    ack = await raw_peer.call("tasks/update", taskId=task_id, inputResponses={"nope": {}})
+    assert set(ack["result"]) == {"resultType", "_meta"}
+
+
+async def test_answers_through_tasks_update_complete_the_task(raw_peer: RawPeer) -> None:
+    got = await answered_to_the_end(raw_peer, (await created_task(raw_peer))["taskId"])
+    assert got["result"]["content"][0]["text"] == "a/b"
+
+
+async def test_tasks_get_of_an_unknown_id_is_invalid_params(raw_peer: RawPeer) -> None:
+    unknown = await raw_peer.call("tasks/get", taskId="nope")
+    assert unknown["error"]["code"] == -32602
+
+
+async def test_task_methods_refuse_a_client_without_the_extension(raw_peer: RawPeer) -> None:
+    task_id = (await created_task(raw_peer))["taskId"]
+    await answered_to_the_end(raw_peer, task_id)
+    for method in ("tasks/get", "tasks/cancel"):
+        refused = await raw_peer.call(method, caps={}, taskId=task_id)
+        assert refused["error"]["code"] == -32021
+
+
+async def test_tasks_result_and_tasks_list_are_removed_methods(raw_peer: RawPeer) -> None:
+    task_id = (await created_task(raw_peer))["taskId"]
+    await answered_to_the_end(raw_peer, task_id)
+    for method in ("tasks/result", "tasks/list"):
+        assert (await raw_peer.call(method, taskId=task_id))["error"]["code"] == -32601
+
+
+async def test_a_task_id_that_is_no_string_is_invalid_params(raw_peer: RawPeer) -> None:
+    bad = await raw_peer.call("tasks/get", taskId=7)
+    assert bad["error"]["code"] == -32602
 
 
 # ---------------------------------------------------------------------- 2025-11-25 native tasks
 
 
-async def test_legacy_native_tasks() -> None:
-    server = make_server()
+@dataclass
+class LegacySession:
+    client: Client
+    statuses: list[str]  # of notifications/tasks/status, in order
+
+
+@pytest.fixture
+async def legacy() -> AsyncIterator[LegacySession]:
+    """Our client on 2025-11-25 with tasks, answering questions, noting the status notices."""
     statuses: list[str] = []
 
     async def on_notice(notice: Any) -> None:
@@ -229,60 +309,104 @@ async def test_legacy_native_tasks() -> None:
             statuses.append(notice.params.status)
 
     async with Client(
-        server, mode=LEGACY_TASKS, tasks=True, elicitation=answer, on_notice=on_notice
+        make_server(), mode=LEGACY_TASKS, tasks=True, elicitation=answer, on_notice=on_notice
     ) as client:
-        # Without a list_tools first, the client lists them once to learn each taskSupport.
-        required = await client.start_tool("only_task", {})
-        assert isinstance(required, TaskHandle)
-        assert (await required.result()).content[0].text == "ran as a task"  # type: ignore[union-attr]
-        listed = await client.list_tools()
-        assert "work" in [t.name for t in listed.tools]
-        handle = await client.start_tool("work", {"n": 5}, ttl_ms=60_000)
-        assert isinstance(handle, TaskHandle)
-        assert handle.task["ttl"] == 60_000
-        result = await handle.result()
-        assert result.content[0].text == "done 5"  # type: ignore[union-attr]
-        await until(lambda: "completed" in statuses)
-        # Questions inside a task are real requests on the session, answered by the callbacks,
-        # tagged with the task they serve.
-        related: list[Any] = []
+        yield LegacySession(client, statuses)
 
-        async def tagged(params: Any) -> dict[str, Any]:
-            related.append(params.model_dump(by_alias=True)["_meta"][RELATED_TASK])
-            return await answer(params)
 
-        client._callbacks.elicitation = tagged  # pyright: ignore[reportPrivateUsage]
-        asking = await client.start_tool("ask", {})
-        assert isinstance(asking, TaskHandle)
-        asked = await asking.result()
-        assert asked.content[0].text == "first/second"  # type: ignore[union-attr]
-        assert related == [{"taskId": asking.task_id}] * 2
-        # 2025-11-25 calls a tool error `failed`; tasks/result gives the tool's result.
-        erring = await client.start_tool("tool_error", {})
-        assert isinstance(erring, TaskHandle)
-        failed_tool = await erring.result()
-        assert erring.status == "failed"
-        assert failed_tool.isError and failed_tool.content[0].text == "bad input"  # type: ignore[union-attr]
-        # A tool that is never a task is called plainly.
-        plain = await client.start_tool("plain", {"name": "Bo"})
-        assert not isinstance(plain, TaskHandle)
-        # tasks/list, tasks/cancel (a terminal task is refused, the handle tolerates it).
-        listing = await client.list_tasks()
-        assert handle.task_id in [t["taskId"] for t in listing["tasks"]]
-        assert listing == await client.task_request("tasks/list", {})
-        slow = await client.start_tool("work", {"n": 6, "seconds": 30})
-        assert isinstance(slow, TaskHandle)
-        await slow.cancel()
-        assert (await slow.refresh())["status"] == "cancelled"
-        with pytest.raises(McpError) as caught:
-            await client.task_request("tasks/cancel", {"taskId": slow.task_id})
-        assert caught.value.code == -32602
-        with pytest.raises(McpError) as caught:
-            await client.task_request("tasks/get", {"taskId": "unknown"})
-        assert caught.value.code == -32602
-        with pytest.raises(McpError) as caught:
-            await client.call_tool("protocol_error", {})
-        assert caught.value.code == -32602
+async def test_legacy_a_required_task_tool_runs_as_a_task_without_a_list_first(
+    legacy: LegacySession,
+) -> None:
+    """Without a list_tools first, the client lists them once to learn each taskSupport."""
+    required = await legacy.client.start_tool("only_task", {})
+    assert isinstance(required, TaskHandle)
+    assert (await required.result()).content[0].text == "ran as a task"  # type: ignore[union-attr]
+
+
+async def test_legacy_list_tools_lists_the_task_tools(legacy: LegacySession) -> None:
+    listed = await legacy.client.list_tools()
+    assert "work" in [t.name for t in listed.tools]
+
+
+async def test_legacy_a_task_keeps_its_ttl_ends_with_its_result_and_notifies(
+    legacy: LegacySession,
+) -> None:
+    await legacy.client.list_tools()
+    handle = await legacy.client.start_tool("work", {"n": 5}, ttl_ms=60_000)
+    assert isinstance(handle, TaskHandle)
+    assert handle.task["ttl"] == 60_000
+    result = await handle.result()
+    assert result.content[0].text == "done 5"  # type: ignore[union-attr]
+    await until(lambda: "completed" in legacy.statuses)
+
+
+async def test_legacy_questions_are_session_requests_tagged_with_their_task(
+    legacy: LegacySession,
+) -> None:
+    """Questions inside a task are real requests on the session, answered by the callbacks,
+    tagged with the task they serve."""
+    related: list[Any] = []
+
+    async def tagged(params: Any) -> dict[str, Any]:
+        related.append(params.model_dump(by_alias=True)["_meta"][RELATED_TASK])
+        return await answer(params)
+
+    legacy.client._callbacks.elicitation = tagged  # pyright: ignore[reportPrivateUsage]
+    asking = await legacy.client.start_tool("ask", {})
+    assert isinstance(asking, TaskHandle)
+    asked = await asking.result()
+    assert asked.content[0].text == "first/second"  # type: ignore[union-attr]
+    assert related == [{"taskId": asking.task_id}] * 2
+
+
+async def test_legacy_a_tool_error_is_a_failed_task_whose_result_is_the_tool_s(
+    legacy: LegacySession,
+) -> None:
+    """2025-11-25 calls a tool error `failed`; tasks/result gives the tool's result."""
+    erring = await legacy.client.start_tool("tool_error", {})
+    assert isinstance(erring, TaskHandle)
+    failed_tool = await erring.result()
+    assert erring.status == "failed"
+    assert failed_tool.isError and failed_tool.content[0].text == "bad input"  # type: ignore[union-attr]
+
+
+async def test_legacy_a_tool_that_is_never_a_task_is_called_plainly(
+    legacy: LegacySession,
+) -> None:
+    plain = await legacy.client.start_tool("plain", {"name": "Bo"})
+    assert not isinstance(plain, TaskHandle)
+
+
+async def test_legacy_tasks_list_holds_the_session_s_tasks(legacy: LegacySession) -> None:
+    handle = await legacy.client.start_tool("work", {"n": 5}, ttl_ms=60_000)
+    assert isinstance(handle, TaskHandle)
+    await handle.result()
+    listing = await legacy.client.list_tasks()
+    assert handle.task_id in [t["taskId"] for t in listing["tasks"]]
+    assert listing == await legacy.client.task_request("tasks/list", {})
+
+
+async def test_legacy_a_cancelled_task_refuses_a_second_cancel(legacy: LegacySession) -> None:
+    """tasks/cancel of a terminal task is refused (the handle tolerates it)."""
+    slow = await legacy.client.start_tool("work", {"n": 6, "seconds": 30})
+    assert isinstance(slow, TaskHandle)
+    await slow.cancel()
+    assert (await slow.refresh())["status"] == "cancelled"
+    with pytest.raises(McpError) as caught:
+        await legacy.client.task_request("tasks/cancel", {"taskId": slow.task_id})
+    assert caught.value.code == -32602
+
+
+async def test_legacy_tasks_get_of_an_unknown_id_is_refused(legacy: LegacySession) -> None:
+    with pytest.raises(McpError) as caught:
+        await legacy.client.task_request("tasks/get", {"taskId": "unknown"})
+    assert caught.value.code == -32602
+
+
+async def test_legacy_a_json_rpc_error_in_a_task_is_raised(legacy: LegacySession) -> None:
+    with pytest.raises(McpError) as caught:
+        await legacy.client.call_tool("protocol_error", {})
+    assert caught.value.code == -32602
 
 
 async def test_legacy_wire_rules() -> None:

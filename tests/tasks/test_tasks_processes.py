@@ -29,6 +29,7 @@ from mcpio.tasks._store import LEASE_LOST, TaskRecord
 from mcpio.wire.errors import SERVER_BUSY
 from tests.support import ACCEPT, MODERN, until
 from tests.support.cluster import NGINX_HEAD, Process, start_instances, start_nginx, start_redis
+from tests.support.once import Once
 from tests.support.task_processes import CAPS, Peer, handed_back, runs_in_logs, text, url_of
 
 pytestmark = pytest.mark.anyio
@@ -159,14 +160,38 @@ async def test_three_instances_share_tasks_through_redis(cluster: Cluster) -> No
 WORKER_ARGS = ["--lease", str(LEASE), "--concurrency", "4", "--grace", "1", "--attempts", "3"]
 
 
-@pytest.mark.services
-async def test_workers_survive_a_kill_and_a_rolling_restart(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def once() -> Once:
+    return Once()
+
+
+@pytest.fixture(scope="module")
+def workers_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of `workers_killed_and_restarted`'s processes (their logs)."""
+    return tmp_path_factory.mktemp("workers")
+
+
+@dataclass
+class WorkersSeen:
+    """What `workers_killed_and_restarted` saw."""
+
+    plan: dict[str, tuple[str, float, str]]  # task id: tool, seconds, label
+    killed: str  # the SIGKILLed worker's process name
+    stopped: str  # the SIGTERMed one's
+    chosen_after: float  # seconds until a worker ran a long retry-safe task
+    expected: set[str]  # the reasons at-most-once tasks must fail with
+    stop_took: float  # from the SIGKILL to the SIGTERMed worker's end
+    final: dict[str, TaskRecord]  # each task's record once it ended
+    missing: list[str]  # tasks the store did not know while polling
+    held_by_killed: list[TaskRecord]  # records a SIGKILLed worker held past its lease and 1 s
+    held_by_stopped: list[TaskRecord]  # records the SIGTERMed worker held after it stopped
+    logs: dict[str, list[tuple[str, str]]]  # each task's lines in the workers' logs
+
+
+async def workers_killed_and_restarted(tmp_path: Path) -> WorkersSeen:
     """One HTTP instance queues 24 tasks (half retry-safe; 0.4 s to 5 s, some longer than the
     2 s lease) for three workers of 4 slots; mid-run one worker is SIGKILLed and another
-    SIGTERMed (1 s grace) while a fourth starts. Every retry-safe task completes, once, after
-    as many runs as its record counts; every other one completes or fails with the reason
-    (the lease lost on the killed worker, the shutdown on the stopped one); none is left
-    working on a dead worker past the lease and a second."""
+    SIGTERMed (1 s grace) while a fourth starts; the store is polled until every task ended."""
     from mcpio.tasks._engine import SHUT_DOWN
     from mcpio.tasks._redis import RedisTaskStore
     from tests.support.cluster import start_workers, worker_name
@@ -200,10 +225,12 @@ async def test_workers_survive_a_kill_and_a_rolling_restart(tmp_path: Path) -> N
             # SIGKILL a worker in the middle of a retry-safe task of 3 s or more (so it is still
             # running when the signal lands), SIGTERM one running an at-most-once task longer than
             # its grace if any does, else the one running the most at-most-once tasks.
-            chosen = time.monotonic() + 10
+            started = time.monotonic()
             while not (holding := [w for w in workers if in_flight(w, "retried_compute", 3.0)]):
-                assert time.monotonic() < chosen, "no worker ran a long retry-safe task"
+                if time.monotonic() > started + 10:
+                    raise AssertionError("no worker ran a long retry-safe task")
                 time.sleep(0.1)
+            chosen_after = time.monotonic() - started
             a = holding[0]
             b = max(
                 (w for w in workers if w is not a),
@@ -220,76 +247,179 @@ async def test_workers_survive_a_kill_and_a_rolling_restart(tmp_path: Path) -> N
             b.popen.send_signal(signal.SIGTERM)
             workers += start_workers(tmp_path, ["d"], processes, url, WORKER_ARGS)
             b.popen.wait(1 + 5)  # its grace, and some
-            stopped = time.monotonic()
-            assert stopped - killed < 1 + 3, "the SIGTERMed worker took too long to stop"
+            stop_took = time.monotonic() - killed
 
             final: dict[str, TaskRecord] = {}
+            missing: list[str] = []
+            held_by_killed: list[TaskRecord] = []
+            held_by_stopped: list[TaskRecord] = []
             deadline = time.monotonic() + 45
-            while len(final) < len(plan):
-                assert time.monotonic() < deadline, f"{len(plan) - len(final)} tasks never ended"
+            while len(final) < len(plan) and time.monotonic() < deadline:
                 for task_id in plan.keys() - final.keys():
                     record = await store.get(task_id, None)
-                    assert record is not None
+                    if record is None:
+                        missing.append(task_id)
+                        continue
                     if record.terminal:
                         final[task_id] = record
                         continue
                     holder = record.lease_holder
-                    if time.monotonic() > killed + LEASE + 1:  # nobody dead holds a task
-                        assert holder != name_of[a.name], record
-                    assert holder != name_of[b.name], record  # handed back at once
+                    if time.monotonic() > killed + LEASE + 1 and holder == name_of[a.name]:
+                        held_by_killed.append(record)
+                    if holder == name_of[b.name]:
+                        held_by_stopped.append(record)  # not handed back at once
                 await anyio.sleep(0.2)
         await store.close()
-
-        logs = runs_in_logs(workers)
-        retried = lost_claims = 0
-        reasons: set[str] = set()
-        for task_id, (tool, seconds, label) in plan.items():
-            record, lines = final[task_id], logs.get(task_id, [])
-            runs = [w for what, w in lines if what == "run"]
-            completions = [w for what, w in lines if what == "completed"]
-            # the store also counts a claim the SIGKILLed worker made and never ran (killed
-            # between the store's answer and its log line): one per task at most
-            unlogged = record.attempts - len(runs)
-            assert unlogged in (0, 1) and record.attempts >= 1, (record, lines)
-            lost_claims += unlogged
-            runs = runs or [a.name]
-            # a worker SIGKILLed between storing a result and logging it leaves no line
-            unlogged_end = record.status == "completed" and not completions and runs[-1] == a.name
-            if record.status == "completed":
-                assert record.result is not None
-                assert record.result["content"][0]["text"] == f"computed {label} after {seconds} s"
-                # no result lost or duplicated
-                assert len(completions) == 1 or unlogged_end, (record, lines)
-            if tool == "retried_compute":
-                assert record.status == "completed", (record, lines)
-                assert record.max_attempts == 3 + handed_back(lines), (record, lines)
-                assert 1 <= record.attempts <= record.max_attempts
-                # a run on the killed or stopped worker that did not complete there is run again
-                unfinished = sum(
-                    (what == "run") - (what == "completed")
-                    for what, w in lines
-                    if w in (a.name, b.name)
-                )
-                if unfinished and not unlogged_end:
-                    assert record.attempts > 1, (record, lines)
-                retried += record.attempts > 1
-            else:
-                assert record.max_attempts == 1 and record.attempts == 1
-                if record.status == "failed":
-                    reasons.add(record.status_message or "")
-                    assert runs[0] in (a.name, b.name), (record, lines)
-                    reason = LEASE_LOST if runs[0] == a.name else SHUT_DOWN
-                    assert record.status_message == reason, (record, lines)
-                else:
-                    assert record.status == "completed", (record, lines)
-        assert retried >= 1, "the killed worker's retry-safe task should have run again"
-        assert (
-            lost_claims <= 4
-        ), f"{lost_claims} claims without a run: more than the killed had slots"
-        assert expected and expected <= reasons, (expected, reasons)
+        return WorkersSeen(
+            plan,
+            a.name,
+            b.name,
+            chosen_after,
+            expected,
+            stop_took,
+            final,
+            missing,
+            held_by_killed,
+            held_by_stopped,
+            runs_in_logs(workers),
+        )
     finally:
         for process in sorted(reversed(processes), key=lambda p: p.name == "redis"):
             process.stop()
+
+
+@dataclass
+class Ended:
+    """A task of `workers_killed_and_restarted` as it ended, and its runs in the logs."""
+
+    tool: str
+    seconds: float
+    label: str
+    record: TaskRecord
+    lines: list[tuple[str, str]]
+    runs: list[str]  # the workers that logged a run of it (the killed one if none did)
+    completions: list[str]
+    unlogged: int  # runs the store counts and no log holds
+    unlogged_end: bool  # completed by the killed worker, which died before it logged so
+
+
+def ended_tasks(seen: WorkersSeen) -> list[Ended]:
+    ended = []
+    for task_id, record in seen.final.items():
+        tool, seconds, label = seen.plan[task_id]
+        lines = seen.logs.get(task_id, [])
+        logged_runs = [w for what, w in lines if what == "run"]
+        completions = [w for what, w in lines if what == "completed"]
+        # the store also counts a claim the SIGKILLed worker made and never ran (killed
+        # between the store's answer and its log line): one per task at most
+        unlogged = record.attempts - len(logged_runs)
+        runs = logged_runs or [seen.killed]
+        # a worker SIGKILLed between storing a result and logging it leaves no line
+        unlogged_end = record.status == "completed" and not completions and runs[-1] == seen.killed
+        ended.append(
+            Ended(tool, seconds, label, record, lines, runs, completions, unlogged, unlogged_end)
+        )
+    return ended
+
+
+@pytest.mark.services
+async def test_a_worker_runs_a_long_retry_safe_task_soon(once: Once, workers_tmp: Path) -> None:
+    seen = await once(workers_killed_and_restarted, workers_tmp)
+    assert seen.chosen_after < 10, "no worker ran a long retry-safe task"
+
+
+@pytest.mark.services
+async def test_a_sigtermed_worker_stops_within_its_grace(once: Once, workers_tmp: Path) -> None:
+    seen = await once(workers_killed_and_restarted, workers_tmp)
+    assert seen.stop_took < 1 + 3, "the SIGTERMed worker took too long to stop"
+
+
+@pytest.mark.services
+async def test_every_queued_task_ends_and_stays_known(once: Once, workers_tmp: Path) -> None:
+    seen = await once(workers_killed_and_restarted, workers_tmp)
+    assert seen.missing == []
+    assert len(seen.final) == len(seen.plan), f"{len(seen.plan) - len(seen.final)} never ended"
+
+
+@pytest.mark.services
+async def test_no_dead_worker_holds_a_task(once: Once, workers_tmp: Path) -> None:
+    """The killed worker's tasks are free once their lease (and a poll) is over; the stopped
+    worker's at once."""
+    seen = await once(workers_killed_and_restarted, workers_tmp)
+    assert seen.held_by_killed == []
+    assert seen.held_by_stopped == []  # handed back at once
+
+
+@pytest.mark.services
+async def test_each_run_is_counted_in_the_task_s_record(once: Once, workers_tmp: Path) -> None:
+    """The store counts the runs the logs show, and at most one more per task (a claim the
+    SIGKILLed worker made and never ran), no more such claims than it had slots."""
+    ended = ended_tasks(await once(workers_killed_and_restarted, workers_tmp))
+    for task in ended:
+        assert task.unlogged in (0, 1) and task.record.attempts >= 1, (task.record, task.lines)
+    lost_claims = sum(task.unlogged for task in ended)
+    assert lost_claims <= 4, f"{lost_claims} claims without a run: more than the killed had slots"
+
+
+@pytest.mark.services
+async def test_a_completed_task_holds_its_result_once(once: Once, workers_tmp: Path) -> None:
+    for task in ended_tasks(await once(workers_killed_and_restarted, workers_tmp)):
+        if task.record.status == "completed":
+            assert task.record.result is not None
+            text = task.record.result["content"][0]["text"]
+            assert text == f"computed {task.label} after {task.seconds} s"
+            # no result lost or duplicated
+            assert len(task.completions) == 1 or task.unlogged_end, (task.record, task.lines)
+
+
+@pytest.mark.services
+async def test_every_retry_safe_task_completes_after_as_many_runs_as_it_counts(
+    once: Once, workers_tmp: Path
+) -> None:
+    seen = await once(workers_killed_and_restarted, workers_tmp)
+    retried = 0
+    for task in ended_tasks(seen):
+        if task.tool != "retried_compute":
+            continue
+        record, lines = task.record, task.lines
+        assert record.status == "completed", (record, lines)
+        assert record.max_attempts == 3 + handed_back(lines), (record, lines)
+        assert 1 <= record.attempts <= record.max_attempts
+        # a run on the killed or stopped worker that did not complete there is run again
+        unfinished = sum(
+            (what == "run") - (what == "completed")
+            for what, w in lines
+            if w in (seen.killed, seen.stopped)
+        )
+        if unfinished and not task.unlogged_end:
+            assert record.attempts > 1, (record, lines)
+        retried += record.attempts > 1
+    assert retried >= 1, "the killed worker's retry-safe task should have run again"
+
+
+@pytest.mark.services
+async def test_an_at_most_once_task_runs_once_and_fails_only_with_its_worker_s_end(
+    once: Once, workers_tmp: Path
+) -> None:
+    """It completes, or fails with the reason: the lease lost on the killed worker, the
+    shutdown on the stopped one."""
+    from mcpio.tasks._engine import SHUT_DOWN
+
+    seen = await once(workers_killed_and_restarted, workers_tmp)
+    reasons: set[str] = set()
+    for task in ended_tasks(seen):
+        if task.tool == "retried_compute":
+            continue
+        record, lines = task.record, task.lines
+        assert record.max_attempts == 1 and record.attempts == 1
+        if record.status == "failed":
+            reasons.add(record.status_message or "")
+            assert task.runs[0] in (seen.killed, seen.stopped), (record, lines)
+            reason = LEASE_LOST if task.runs[0] == seen.killed else SHUT_DOWN
+            assert record.status_message == reason, (record, lines)
+        else:
+            assert record.status == "completed", (record, lines)
+    assert seen.expected and seen.expected <= reasons, (seen.expected, reasons)
 
 
 @pytest.mark.services
