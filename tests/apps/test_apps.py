@@ -31,18 +31,27 @@ async def apps_client(mode: str) -> AsyncIterator[Client]:
         yield client
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_an_apps_client_lists_the_app_only_tool_too(mode: str) -> None:
+@pytest.fixture(scope="module", params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    """Each mode, for the tests that share one apps client per mode."""
+    return request.param
+
+
+@pytest.fixture(scope="module")
+async def client(mode: str, anyio_backend: str) -> AsyncIterator[Client]:
+    """One apps client per mode, shared by the calls that change nothing."""
     async with apps_client(mode) as client:
-        assert client.revision == mode
-        tools = {t.name: t for t in (await client.list_tools()).tools}
+        yield client
+
+
+async def test_an_apps_client_lists_the_app_only_tool_too(client: Client, mode: str) -> None:
+    assert client.revision == mode
+    tools = {t.name: t for t in (await client.list_tools()).tools}
     assert sorted(tools) == ["plain", "show_clock", "tick"]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_tool_s_typed_ui_names_its_resource_and_visibility(mode: str) -> None:
-    async with apps_client(mode) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
+async def test_a_tool_s_typed_ui_names_its_resource_and_visibility(client: Client) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
     meta = tool_ui(tools["show_clock"])
     assert isinstance(meta, ui.McpUiToolMeta)
     assert (meta.resourceUri, meta.visibility) == ("ui://clock/app.html", None)
@@ -51,25 +60,21 @@ async def test_a_tool_s_typed_ui_names_its_resource_and_visibility(mode: str) ->
     assert tool_ui(tools["plain"]) is None
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_the_app_resource_is_listed_and_read_as_the_ui_mime_type(mode: str) -> None:
-    async with apps_client(mode) as client:
-        (listed,) = (await client.list_resources()).resources
-        (contents,) = (await client.read_resource("ui://clock/app.html")).contents
+async def test_the_app_resource_is_listed_and_read_as_the_ui_mime_type(client: Client) -> None:
+    (listed,) = (await client.list_resources()).resources
+    (contents,) = (await client.read_resource("ui://clock/app.html")).contents
     assert (listed.uri, listed.mimeType) == ("ui://clock/app.html", UI_MIME_TYPE)
     assert (contents.mimeType, getattr(contents, "text", None)) == (UI_MIME_TYPE, PAGE)
 
 
 @pytest.mark.parametrize("where", ["listed", "read"])
-@pytest.mark.parametrize("mode", MODES)
 async def test_the_app_resource_s_typed_ui_carries_csp_permissions_and_border(
-    mode: str, where: str
+    client: Client, where: str
 ) -> None:
-    async with apps_client(mode) as client:
-        if where == "listed":
-            (item,) = (await client.list_resources()).resources
-        else:
-            (item,) = (await client.read_resource("ui://clock/app.html")).contents
+    if where == "listed":
+        (item,) = (await client.list_resources()).resources
+    else:
+        (item,) = (await client.read_resource("ui://clock/app.html")).contents
     found = resource_ui(item)
     assert isinstance(found, ui.McpUiResourceMeta)
     assert found.csp is not None and found.csp.connectDomains == CSP["connectDomains"]
@@ -77,11 +82,9 @@ async def test_the_app_resource_s_typed_ui_carries_csp_permissions_and_border(
     assert found.prefersBorder is True
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_the_app_calls_its_own_tool_as_an_ordinary_tools_call(mode: str) -> None:
+async def test_the_app_calls_its_own_tool_as_an_ordinary_tools_call(client: Client) -> None:
     # the app calls its own tool through the host: an ordinary tools/call
-    async with apps_client(mode) as client:
-        called = await client.call_tool("tick", {})
+    called = await client.call_tool("tick", {})
     assert called.content[0].text == "tick"  # type: ignore[union-attr]
 
 

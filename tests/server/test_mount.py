@@ -103,10 +103,21 @@ async def mounted(mode: str, seen: dict[str, Any]) -> AsyncIterator[Client]:
         yield client
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_mounted_tools_are_listed_under_the_namespace(mode: str) -> None:
+@pytest.fixture(scope="module", params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    """Each mode, for the tests that share one client per mode."""
+    return request.param
+
+
+@pytest.fixture(scope="module")
+async def client(mode: str, anyio_backend: str) -> AsyncIterator[Client]:
+    """One client per mode on one composite server, shared by the calls that change nothing."""
     async with mounted(mode, {}) as client:
-        names = [t.name for t in (await client.list_tools()).tools]
+        yield client
+
+
+async def test_mounted_tools_are_listed_under_the_namespace(client: Client) -> None:
+    names = [t.name for t in (await client.list_tools()).tools]
     assert names == ["hello", "weather_forecast", "weather_slow", "weather_ask"]
 
 
@@ -119,71 +130,57 @@ async def test_the_mounted_lifespan_is_entered_and_left_with_the_parent_s(mode: 
     assert seen.get("left")
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_mounted_tool_sees_its_lifespan_and_reports_progress(mode: str) -> None:
+async def test_a_mounted_tool_sees_its_lifespan_and_reports_progress(client: Client) -> None:
     steps: list[float] = []
-    async with mounted(mode, {}) as client:
-        result = await client.call_tool(
-            "weather_forecast", {"city": "Paris"}, progress=lambda p, t, m: steps.append(p)
-        )
+    result = await client.call_tool(
+        "weather_forecast", {"city": "Paris"}, progress=lambda p, t, m: steps.append(p)
+    )
     assert result.content[0].text == "sunny in Paris (weather-state)"  # type: ignore[union-attr]
     assert steps == [1]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_mounted_tool_elicits_through_the_parent(mode: str) -> None:
-    async with mounted(mode, {}) as client:
-        asked = await client.call_tool("weather_ask", {})
+async def test_a_mounted_tool_elicits_through_the_parent(client: Client) -> None:
+    asked = await client.call_tool("weather_ask", {})
     assert asked.content[0].text == "Oslo"  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_mounted_resources_and_templates_are_listed_under_the_namespace(mode: str) -> None:
-    async with mounted(mode, {}) as client:
-        resources = await client.list_resources()
-        templates = await client.list_resource_templates()
+async def test_mounted_resources_and_templates_are_listed_under_the_namespace(
+    client: Client,
+) -> None:
+    resources = await client.list_resources()
+    templates = await client.list_resource_templates()
     assert [r.uri for r in resources.resources] == ["data://weather/cities"]
     assert [t.uriTemplate for t in templates.resourceTemplates] == ["data://weather/city/{name}"]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_mounted_template_reads_under_the_namespace(mode: str) -> None:
-    async with mounted(mode, {}) as client:
-        read = await client.read_resource("data://weather/city/Oslo")
+async def test_a_mounted_template_reads_under_the_namespace(client: Client) -> None:
+    read = await client.read_resource("data://weather/city/Oslo")
     assert (read.contents[0].uri, read.contents[0].text) == ("data://weather/city/Oslo", "city Oslo")  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_mounted_prompts_are_listed_and_rendered_under_the_namespace(mode: str) -> None:
-    async with mounted(mode, {}) as client:
-        prompts = await client.list_prompts()
-        prompt = await client.get_prompt("weather_brief", {"city": "Oslo"})
+async def test_mounted_prompts_are_listed_and_rendered_under_the_namespace(client: Client) -> None:
+    prompts = await client.list_prompts()
+    prompt = await client.get_prompt("weather_brief", {"city": "Oslo"})
     assert [p.name for p in prompts.prompts] == ["weather_brief"]
     assert prompt.messages[0].content.text == "Brief me on Oslo"  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_mounted_prompt_completes_through_its_server_s_completer(mode: str) -> None:
-    async with mounted(mode, {}) as client:
-        completion = await client.complete(
-            {"type": "ref/prompt", "name": "weather_brief"}, "city", "Os"
-        )
+async def test_a_mounted_prompt_completes_through_its_server_s_completer(client: Client) -> None:
+    completion = await client.complete(
+        {"type": "ref/prompt", "name": "weather_brief"}, "city", "Os"
+    )
     assert completion.completion.values == ["ref/prompt:Os"]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_the_parent_s_own_tool_answers_beside_the_mount(mode: str) -> None:
-    async with mounted(mode, {}) as client:
-        assert (await client.call_tool("hello", {})).content[0].text == "hello"  # type: ignore[union-attr]
+async def test_the_parent_s_own_tool_answers_beside_the_mount(client: Client) -> None:
+    assert (await client.call_tool("hello", {})).content[0].text == "hello"  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_an_unknown_namespaced_tool_or_resource_is_invalid_params(mode: str) -> None:
-    async with mounted(mode, {}) as client:
-        with pytest.raises(McpError) as caught:
-            await client.call_tool("weather_nothing", {})
-        with pytest.raises(McpError) as missing:
-            await client.read_resource("data://weather/none")
+async def test_an_unknown_namespaced_tool_or_resource_is_invalid_params(client: Client) -> None:
+    with pytest.raises(McpError) as caught:
+        await client.call_tool("weather_nothing", {})
+    with pytest.raises(McpError) as missing:
+        await client.read_resource("data://weather/none")
     assert caught.value.code == -32602
     assert missing.value.code == -32602
 

@@ -138,112 +138,99 @@ async def connected(mode: str) -> AsyncIterator[Client]:
         yield client
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_the_client_settles_on_the_mode_s_revision(mode: str) -> None:
-    async with connected(mode) as client:
-        assert client.revision == expected_revision(mode)
+@pytest.fixture(scope="module", params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    """Each client mode, for the tests that share one client per mode."""
+    return request.param
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_tools_list_with_their_description_and_required_arguments(mode: str) -> None:
+@pytest.fixture(scope="module")
+async def client(mode: str, anyio_backend: str) -> AsyncIterator[Client]:
+    """One client per mode on one `make_server()`, shared by the calls that change nothing."""
     async with connected(mode) as client:
-        tools = await client.list_tools()
+        yield client
+
+
+async def test_the_client_settles_on_the_mode_s_revision(client: Client, mode: str) -> None:
+    assert client.revision == expected_revision(mode)
+
+
+async def test_tools_list_with_their_description_and_required_arguments(client: Client) -> None:
+    tools = await client.list_tools()
     assert [t.name for t in tools.tools][:3] == ["add", "structured", "fail"]
     add = tools.tools[0]
     assert add.description == "Adds two integers."
     assert add.inputSchema.model_dump(exclude_unset=True)["required"] == ["a", "b"]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_tool_call_returns_the_tool_s_text(mode: str) -> None:
-    async with connected(mode) as client:
-        result = await client.call_tool("add", {"a": 2, "b": 40})
+async def test_a_tool_call_returns_the_tool_s_text(client: Client) -> None:
+    result = await client.call_tool("add", {"a": 2, "b": 40})
     assert result.content[0].text == "42" and not result.isError  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_structured_content_exists_from_2025_06_18_on(mode: str) -> None:
-    async with connected(mode) as client:
-        result = await client.call_tool("structured", {"name": "x"})
-        # Structured content exists from 2025-06-18 on; older revisions carry the text alone.
-        has_structured = client.revision >= "2025-06-18"  # type: ignore[operator]
+async def test_structured_content_exists_from_2025_06_18_on(client: Client) -> None:
+    result = await client.call_tool("structured", {"name": "x"})
+    # Structured content exists from 2025-06-18 on; older revisions carry the text alone.
+    has_structured = client.revision >= "2025-06-18"  # type: ignore[operator]
     assert result.content[0].text == '{"hello": "x"}'  # type: ignore[union-attr]
     assert result.structuredContent == ({"hello": "x"} if has_structured else None)
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_tool_error_is_a_failed_call(mode: str) -> None:
-    async with connected(mode) as client:
-        result = await client.call_tool("fail", {})
+async def test_a_tool_error_is_a_failed_call(client: Client) -> None:
+    result = await client.call_tool("fail", {})
     assert result.isError and result.content[0].text == "it broke"  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_invalid_arguments_are_a_failed_call_naming_the_argument(mode: str) -> None:
-    async with connected(mode) as client:
-        result = await client.call_tool("add", {"a": "not a number", "b": 1})
+async def test_invalid_arguments_are_a_failed_call_naming_the_argument(client: Client) -> None:
+    result = await client.call_tool("add", {"a": "not a number", "b": 1})
     assert result.isError and "invalid arguments for add: a" in result.content[0].text  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_an_unknown_tool_is_invalid_params(mode: str) -> None:
-    async with connected(mode) as client:
-        with pytest.raises(McpError) as caught:
-            await client.call_tool("nope", {})
+async def test_an_unknown_tool_is_invalid_params(client: Client) -> None:
+    with pytest.raises(McpError) as caught:
+        await client.call_tool("nope", {})
     assert caught.value.code == -32602
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_crashing_tool_is_a_failed_call_with_its_detail_masked(mode: str) -> None:
+async def test_a_crashing_tool_is_a_failed_call_with_its_detail_masked(client: Client) -> None:
     # Any other exception is a failed call the model can read, its detail masked.
-    async with connected(mode) as client:
-        crashed = await client.call_tool("crash", {})
+    crashed = await client.call_tool("crash", {})
     assert crashed.isError and crashed.content[0].text == "Error calling tool 'crash'"  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_resources_and_templates_list(mode: str) -> None:
-    async with connected(mode) as client:
-        resources = await client.list_resources()
-        templates = await client.list_resource_templates()
+async def test_resources_and_templates_list(client: Client) -> None:
+    resources = await client.list_resources()
+    templates = await client.list_resource_templates()
     assert [r.uri for r in resources.resources] == ["test://doc", "test://bin"]
     assert templates.resourceTemplates[0].uriTemplate == "test://item/{id}"
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_resources_read_as_text_blob_and_from_a_template(mode: str) -> None:
-    async with connected(mode) as client:
-        text = await client.read_resource("test://doc")
-        blob = await client.read_resource("test://bin")
-        templated = await client.read_resource("test://item/7")
+async def test_resources_read_as_text_blob_and_from_a_template(client: Client) -> None:
+    text = await client.read_resource("test://doc")
+    blob = await client.read_resource("test://bin")
+    templated = await client.read_resource("test://item/7")
     assert text.contents[0].text == "the document"  # type: ignore[union-attr]
     assert blob.contents[0].blob == "AAEC"  # type: ignore[union-attr]
     assert json.loads(templated.contents[0].text) == {"id": "7"}  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_missing_resource_is_invalid_params_naming_the_uri(mode: str) -> None:
-    async with connected(mode) as client:
-        with pytest.raises(McpError) as caught:
-            await client.read_resource("test://missing")
+async def test_a_missing_resource_is_invalid_params_naming_the_uri(client: Client) -> None:
+    with pytest.raises(McpError) as caught:
+        await client.read_resource("test://missing")
     assert caught.value.code == -32602 and caught.value.data == {"uri": "test://missing"}
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_prompts_list_their_arguments_and_render(mode: str) -> None:
-    async with connected(mode) as client:
-        prompts = await client.list_prompts()
-        prompt = await client.get_prompt("greet", {"name": "Ann"})
+async def test_prompts_list_their_arguments_and_render(client: Client) -> None:
+    prompts = await client.list_prompts()
+    prompt = await client.get_prompt("greet", {"name": "Ann"})
     arguments = prompts.prompts[0].arguments or []
     assert [(a.name, a.required) for a in arguments] == [("name", True), ("style", False)]
     assert prompt.messages[0].content.text == "Hello Ann (plain)"  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_prompt_missing_a_required_argument_is_invalid_params(mode: str) -> None:
-    async with connected(mode) as client:
-        with pytest.raises(McpError) as caught:
-            await client.get_prompt("greet", {})
+async def test_a_prompt_missing_a_required_argument_is_invalid_params(client: Client) -> None:
+    with pytest.raises(McpError) as caught:
+        await client.get_prompt("greet", {})
     assert caught.value.code == -32602
 
 
