@@ -6,6 +6,8 @@ stateless call (in memory, and as raw frames over HTTP)."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -22,33 +24,68 @@ MODES = ["2025-11-25", "2026-07-28"]
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_an_apps_client_sees_the_typed_ui_of_tools_and_resources(mode: str) -> None:
+@asynccontextmanager
+async def apps_client(mode: str) -> AsyncIterator[Client]:
+    """Our client, rendering apps, on `app_server()` in `mode`."""
     async with Client(app_server(), mode=mode, apps=True) as client:
-        assert client.revision == mode
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert sorted(tools) == ["plain", "show_clock", "tick"]
-        meta = tool_ui(tools["show_clock"])
-        assert isinstance(meta, ui.McpUiToolMeta)
-        assert (meta.resourceUri, meta.visibility) == ("ui://clock/app.html", None)
-        tick = tool_ui(tools["tick"])
-        assert tick is not None and tick.visibility == ["app"]
-        assert tool_ui(tools["plain"]) is None
+        yield client
 
-        (listed,) = (await client.list_resources()).resources
-        assert (listed.uri, listed.mimeType) == ("ui://clock/app.html", UI_MIME_TYPE)
-        read = await client.read_resource("ui://clock/app.html")
-        (contents,) = read.contents
-        assert (contents.mimeType, getattr(contents, "text", None)) == (UI_MIME_TYPE, PAGE)
-        for item in (listed, contents):
-            found = resource_ui(item)
-            assert isinstance(found, ui.McpUiResourceMeta)
-            assert found.csp is not None and found.csp.connectDomains == CSP["connectDomains"]
-            assert found.permissions is not None and found.permissions.clipboardWrite is not None
-            assert found.prefersBorder is True
-        # the app calls its own tool through the host: an ordinary tools/call
-        called = await client.call_tool("tick", {})
-        assert called.content[0].text == "tick"  # type: ignore[union-attr]
+
+@pytest.fixture(scope="module", params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    """Each mode, for the tests that share one apps client per mode."""
+    return request.param
+
+
+@pytest.fixture(scope="module")
+async def client(mode: str, anyio_backend: str) -> AsyncIterator[Client]:
+    """One apps client per mode, shared by the calls that change nothing."""
+    async with apps_client(mode) as client:
+        yield client
+
+
+async def test_an_apps_client_lists_the_app_only_tool_too(client: Client, mode: str) -> None:
+    assert client.revision == mode
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert sorted(tools) == ["plain", "show_clock", "tick"]
+
+
+async def test_a_tool_s_typed_ui_names_its_resource_and_visibility(client: Client) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    meta = tool_ui(tools["show_clock"])
+    assert isinstance(meta, ui.McpUiToolMeta)
+    assert (meta.resourceUri, meta.visibility) == ("ui://clock/app.html", None)
+    tick = tool_ui(tools["tick"])
+    assert tick is not None and tick.visibility == ["app"]
+    assert tool_ui(tools["plain"]) is None
+
+
+async def test_the_app_resource_is_listed_and_read_as_the_ui_mime_type(client: Client) -> None:
+    (listed,) = (await client.list_resources()).resources
+    (contents,) = (await client.read_resource("ui://clock/app.html")).contents
+    assert (listed.uri, listed.mimeType) == ("ui://clock/app.html", UI_MIME_TYPE)
+    assert (contents.mimeType, getattr(contents, "text", None)) == (UI_MIME_TYPE, PAGE)
+
+
+@pytest.mark.parametrize("where", ["listed", "read"])
+async def test_the_app_resource_s_typed_ui_carries_csp_permissions_and_border(
+    client: Client, where: str
+) -> None:
+    if where == "listed":
+        (item,) = (await client.list_resources()).resources
+    else:
+        (item,) = (await client.read_resource("ui://clock/app.html")).contents
+    found = resource_ui(item)
+    assert isinstance(found, ui.McpUiResourceMeta)
+    assert found.csp is not None and found.csp.connectDomains == CSP["connectDomains"]
+    assert found.permissions is not None and found.permissions.clipboardWrite is not None
+    assert found.prefersBorder is True
+
+
+async def test_the_app_calls_its_own_tool_as_an_ordinary_tools_call(client: Client) -> None:
+    # the app calls its own tool through the host: an ordinary tools/call
+    called = await client.call_tool("tick", {})
+    assert called.content[0].text == "tick"  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from codegen.changelog import changelog
 from codegen.cli import main
@@ -153,11 +153,21 @@ def test_params_required_flips_match_inventory() -> None:
 # --- the 2025-11-25 -> 2026-07-28 era change, through the CLI ----------------------------------
 
 
-def test_cli_diff_legacy_to_modern() -> None:
-    result = CliRunner().invoke(main, ["diff", "2025-11-25", "2026-07-28"])
-    assert result.exit_code == 0, result.stderr
-    assert result.stderr == ""
-    text = result.stdout
+@pytest.fixture(scope="module")
+def era_change() -> Result:
+    """`mcp-codegen diff 2025-11-25 2026-07-28`, run once."""
+    return CliRunner().invoke(main, ["diff", "2025-11-25", "2026-07-28"])
+
+
+def test_cli_diff_legacy_to_modern_succeeds_silently(era_change: Result) -> None:
+    assert era_change.exit_code == 0, era_change.stderr
+    assert era_change.stderr == ""
+
+
+def test_cli_diff_legacy_to_modern_is_the_changelog_and_the_extensions(
+    era_change: Result,
+) -> None:
+    text = era_change.stdout
     tasks, apps = "io.modelcontextprotocol/tasks", "io.modelcontextprotocol/ui"
     fits = [
         f"{tasks} on 2025-11-25: not applicable (older than 2026-07-28)",
@@ -167,13 +177,22 @@ def test_cli_diff_legacy_to_modern() -> None:
     ]
     assert text == changelog(revision_ir("2025-11-25"), revision_ir("2026-07-28"), fits)
     assert text.startswith(diff("2025-11-25", "2026-07-28").rstrip("\n") + "\n\n## Extensions\n")
-    assert "**Era change: legacy -> modern.**" in text.splitlines()
-    s = sections(text)
+
+
+def test_cli_diff_legacy_to_modern_names_the_era_change(era_change: Result) -> None:
+    assert "**Era change: legacy -> modern.**" in era_change.stdout.splitlines()
+
+
+def test_cli_diff_legacy_to_modern_lists_methods_added_and_removed(era_change: Result) -> None:
+    s = sections(era_change.stdout)
     added = leading_names(s["Methods added"])
     removed = leading_names(s["Methods removed"])
     assert {"server/discover", "subscriptions/listen"} <= set(added)
     assert {"initialize", "ping"} <= set(removed)
-    changed = s["Methods changed (direction, kind, params, result)"]
+
+
+def test_cli_diff_legacy_to_modern_lists_moves_of_direction_and_kind(era_change: Result) -> None:
+    changed = sections(era_change.stdout)["Methods changed (direction, kind, params, result)"]
     assert (
         f"`notifications/progress`: {Kind.NOTIFICATION}, {Direction.BOTH}"
         f" -> {Kind.NOTIFICATION}, {Direction.SERVER_TO_CLIENT}"
@@ -182,13 +201,24 @@ def test_cli_diff_legacy_to_modern() -> None:
         f"`sampling/createMessage`: {Kind.REQUEST}, {Direction.SERVER_TO_CLIENT}"
         f" -> {Kind.INPUT_REQUEST}, {Direction.INPUT}"
     ) in changed
+
+
+def test_cli_diff_legacy_to_modern_lists_the_tools_call_result_change(
+    era_change: Result,
+) -> None:
+    changed = sections(era_change.stdout)["Methods changed (direction, kind, params, result)"]
     assert any(
         line.startswith("`tools/call`: result ")
         and "CreateTaskResult" in line.split(" -> ")[0]
         and "InputRequiredResult" in line.split(" -> ")[1]
         for line in changed
     )
-    errors = s["Error codes"]
+
+
+def test_cli_diff_legacy_to_modern_lists_error_codes_added_and_removed(
+    era_change: Result,
+) -> None:
+    errors = sections(era_change.stdout)["Error codes"]
     assert any(e.startswith("added `UnsupportedProtocolVersionError` (-32022") for e in errors)
     assert any(e.startswith("removed `URLElicitationRequiredError` (-32042") for e in errors)
 
@@ -358,31 +388,85 @@ def test_standard_json_rpc_errors_that_become_named_are_not_reported_as_added() 
 # --- folding, moves and wire breaks on the real revisions --------------------------------------
 
 
-def test_diff_2025_06_18_to_2025_11_25_folds_the_envelope_and_lists_moves_and_breaks() -> None:
-    text = diff("2025-06-18", "2025-11-25")
-    s = sections(text)
-    changed = s["Definitions changed"]
+LIST_TOOLS_MOVE = (
+    "`ListToolsRequest`: `params` type: ListToolsRequestParams -> PaginatedRequestParams"
+)
+
+
+@pytest.fixture(scope="module")
+def diff_2025_11_25() -> str:
+    """The changelog from 2025-06-18 to 2025-11-25."""
+    return diff("2025-06-18", "2025-11-25")
+
+
+def test_diff_2025_06_18_to_2025_11_25_folds_jsonrpc_added_to_every_message(
+    diff_2025_11_25: str,
+) -> None:
     # `jsonrpc`/`id` now declared on every message: one line each, not one per message.
+    changed = sections(diff_2025_11_25)["Definitions changed"]
     per_definition = [line for line in changed if re.match(r"`[^`]+`: ", line)]
     assert per_definition and not any("`jsonrpc` added" in line for line in per_definition)
     (jsonrpc,) = [line for line in changed if line.startswith("`jsonrpc` added in ")]
     assert "(the JSON-RPC envelope: no wire change)" in jsonrpc
     assert "CallToolRequest" in jsonrpc and "CancelledNotification" in jsonrpc
+
+
+def test_diff_2025_06_18_to_2025_11_25_folds_id_added_to_every_request(
+    diff_2025_11_25: str,
+) -> None:
+    changed = sections(diff_2025_11_25)["Definitions changed"]
     (ids,) = [line for line in changed if line.startswith("`id` added in ")]
     assert "CallToolRequest" in ids and "CancelledNotification" not in ids
+
+
+def test_diff_2025_06_18_to_2025_11_25_folds_a_member_added_to_many_definitions(
+    diff_2025_11_25: str,
+) -> None:
+    changed = sections(diff_2025_11_25)["Definitions changed"]
     icons = "`icons` added (array[Icon]) in 6 definitions: "
     assert (
         icons + "Implementation, Prompt, Resource, ResourceLink, ResourceTemplate, Tool" in changed
     )
-    moves = s["Moves and renames (no wire change)"]
+
+
+def test_diff_2025_06_18_to_2025_11_25_lists_a_rename_as_a_move(diff_2025_11_25: str) -> None:
+    moves = sections(diff_2025_11_25)["Moves and renames (no wire change)"]
     assert "`JSONRPCErrorError` -> `Error` (renamed: same shape)" in moves
-    tools = "`ListToolsRequest`: `params` type: ListToolsRequestParams -> PaginatedRequestParams"
-    assert tools in moves and not any(line.startswith("`ListToolsRequest`") for line in changed)
-    breaks = s["Wire breaks for an existing peer"]
+
+
+def test_diff_2025_06_18_to_2025_11_25_lists_a_same_shape_params_type_as_a_move_only(
+    diff_2025_11_25: str,
+) -> None:
+    s = sections(diff_2025_11_25)
+    moves, changed = s["Moves and renames (no wire change)"], s["Definitions changed"]
+    assert LIST_TOOLS_MOVE in moves and not any(
+        line.startswith("`ListToolsRequest`") for line in changed
+    )
+
+
+def test_diff_2025_06_18_to_2025_11_25_lists_removed_members_as_wire_breaks(
+    diff_2025_11_25: str,
+) -> None:
+    breaks = sections(diff_2025_11_25)["Wire breaks for an existing peer"]
     assert "`EnumSchema`: `enum` removed" in breaks
     assert "`ElicitRequestParams`: `requestedSchema` removed" in breaks
-    assert not any("icons" in line or "`jsonrpc` added" in line or tools in line for line in breaks)
-    assert f"Wire breaks for an existing peer: {len(breaks)} (listed last)." in text.splitlines()
+
+
+def test_diff_2025_06_18_to_2025_11_25_does_not_call_folds_or_moves_wire_breaks(
+    diff_2025_11_25: str,
+) -> None:
+    breaks = sections(diff_2025_11_25)["Wire breaks for an existing peer"]
+    assert not any(
+        "icons" in line or "`jsonrpc` added" in line or LIST_TOOLS_MOVE in line for line in breaks
+    )
+
+
+def test_diff_2025_06_18_to_2025_11_25_counts_the_wire_breaks_up_front(
+    diff_2025_11_25: str,
+) -> None:
+    breaks = sections(diff_2025_11_25)["Wire breaks for an existing peer"]
+    line = f"Wire breaks for an existing peer: {len(breaks)} (listed last)."
+    assert line in diff_2025_11_25.splitlines()
 
 
 def test_diff_2025_11_25_to_2026_07_28_marks_removed_methods_and_required_members() -> None:

@@ -53,19 +53,45 @@ class B(WireModel):
 '''
 
 
-def test_only_annotations_that_cannot_be_evaluated_in_place_stay_strings() -> None:
-    out = _eager_annotations(SOURCE, "test")
-    assert "from __future__" not in out
-    assert 'b: "B | None" = None' in out  # a later model
-    assert 'me: "list[A] | None" = None' in out  # the class itself
-    assert "meta: \"Annotated[Literal['x'] | B, Field(alias='_meta')]\"" in out  # whole, one line
-    assert 'kind: Literal["a"]' in out
-    assert 'str: "str" = "shadowed below"' in out  # a name the class body binds
-    assert 'other: "str"' in out
-    assert "first: int" in out
-    assert "a: A\n" in out and "items: Alias\n" in out
-    assert '"""Defined further down."""' in out
-    assert _eager_annotations(out, "test") == out  # no future import: left as it is
+@pytest.fixture(scope="module")
+def eager() -> str:
+    """SOURCE with its annotations made eager."""
+    return _eager_annotations(SOURCE, "test")
+
+
+def test_the_future_import_is_dropped(eager: str) -> None:
+    assert "from __future__" not in eager
+
+
+def test_an_annotation_naming_a_later_model_stays_a_string(eager: str) -> None:
+    assert 'b: "B | None" = None' in eager
+
+
+def test_an_annotation_naming_its_own_class_stays_a_string(eager: str) -> None:
+    assert 'me: "list[A] | None" = None' in eager
+
+
+def test_an_annotated_annotation_stays_a_string_whole_on_one_line(eager: str) -> None:
+    assert "meta: \"Annotated[Literal['x'] | B, Field(alias='_meta')]\"" in eager
+
+
+def test_annotations_that_evaluate_in_place_are_left_plain(eager: str) -> None:
+    assert 'kind: Literal["a"]' in eager
+    assert "first: int" in eager
+    assert "a: A\n" in eager and "items: Alias\n" in eager
+
+
+def test_an_annotation_naming_what_the_class_body_binds_stays_a_string(eager: str) -> None:
+    assert 'str: "str" = "shadowed below"' in eager
+    assert 'other: "str"' in eager
+
+
+def test_a_field_s_docstring_is_kept(eager: str) -> None:
+    assert '"""Defined further down."""' in eager
+
+
+def test_a_module_without_the_future_import_is_left_as_it_is(eager: str) -> None:
+    assert _eager_annotations(eager, "test") == eager
 
 
 def test_an_annotation_that_cannot_be_quoted_is_an_error() -> None:

@@ -31,7 +31,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from codegen.cli import main
-from codegen.ir import Direction, Era, Kind
+from codegen.ir import Direction, Era, Kind, Revision
 from codegen.pins import Pin, render_pins
 from codegen.pipeline import Project, load_revision
 from tests.support import MIRROR, PROJECT, REVISIONS, ROOT, SHARED, free_port, revision_ir
@@ -204,24 +204,43 @@ def test_add_pinned_both_revisions_without_an_era_override(project: Path) -> Non
         assert {"__init__.py", "models.py"} <= {p.name for p in module.iterdir()}
 
 
-def test_ir_of_the_new_revisions(project: Path) -> None:
+@pytest.fixture(scope="module")
+def copy_ir(project: Path) -> Revision:
+    """The IR of 2027-01-01, a byte copy of the 2026-07-28 schema."""
     tmp = Project(project)
-    pins = tmp.pins()
+    return load_revision(tmp, tmp.pins()[COPY])[0]
 
-    copy = load_revision(tmp, pins[COPY])[0]
+
+@pytest.fixture(scope="module")
+def changed_ir(project: Path) -> Revision:
+    """The IR of 2027-02-02: 2025-11-25 with `xyz/do` and without `ping`."""
+    tmp = Project(project)
+    return load_revision(tmp, tmp.pins()[CHANGED])[0]
+
+
+def test_a_byte_copy_of_a_modern_schema_is_a_modern_revision(copy_ir: Revision) -> None:
+    assert copy_ir.era is Era.MODERN and copy_ir.derived_era is Era.MODERN
+
+
+def test_a_byte_copy_has_its_original_s_methods(copy_ir: Revision) -> None:
     latest = revision_ir("2026-07-28")
-    assert copy.era is Era.MODERN and copy.derived_era is Era.MODERN
-    assert [(m.name, m.kind, m.direction, m.results) for m in copy.methods] == [
+    assert [(m.name, m.kind, m.direction, m.results) for m in copy_ir.methods] == [
         (m.name, m.kind, m.direction, m.results) for m in latest.methods
     ]
 
-    changed = load_revision(tmp, pins[CHANGED])[0]
-    base = revision_ir("2025-11-25")
-    assert changed.era is Era.LEGACY and changed.derived_era is Era.LEGACY
-    assert base.method("ping") is not None
-    assert changed.method("ping") is None
-    assert "PingRequest" not in changed.definitions
-    xyz = changed.method("xyz/do")
+
+def test_a_changed_legacy_schema_is_a_legacy_revision(changed_ir: Revision) -> None:
+    assert changed_ir.era is Era.LEGACY and changed_ir.derived_era is Era.LEGACY
+
+
+def test_a_method_removed_from_the_schema_is_gone_from_the_ir(changed_ir: Revision) -> None:
+    assert revision_ir("2025-11-25").method("ping") is not None
+    assert changed_ir.method("ping") is None
+    assert "PingRequest" not in changed_ir.definitions
+
+
+def test_a_method_added_to_the_schema_is_in_the_ir_with_its_types(changed_ir: Revision) -> None:
+    xyz = changed_ir.method("xyz/do")
     assert xyz is not None
     assert (xyz.kind, xyz.direction, xyz.message) == (
         Kind.REQUEST,
@@ -235,7 +254,13 @@ def test_ir_of_the_new_revisions(project: Path) -> None:
         "XyzResult",
     )
     assert xyz.results_in_union
-    assert {m.name for m in changed.methods} == {m.name for m in base.methods} - {"ping"} | {
+
+
+def test_the_changed_revision_has_its_base_s_methods_without_ping_and_with_xyz(
+    changed_ir: Revision,
+) -> None:
+    base = revision_ir("2025-11-25")
+    assert {m.name for m in changed_ir.methods} == {m.name for m in base.methods} - {"ping"} | {
         "xyz/do"
     }
 
@@ -730,7 +755,13 @@ def _skipped(ext_id: str, used_by: str) -> str:
     )
 
 
-def test_add_and_generate_say_how_each_extension_fits(
+WARNINGS = [
+    f"mcp-codegen: warning: {_skipped(PING_ID, 'PingPongResult')}",
+    f"mcp-codegen: warning: {_skipped(TASKS_ID, 'CancelTaskResult')}",
+]
+
+
+def test_add_of_a_legacy_revision_says_the_extensions_do_not_apply(
     runtime_project: tuple[Path, dict[str, Result]],
 ) -> None:
     _, said = runtime_project
@@ -740,18 +771,37 @@ def test_add_and_generate_say_how_each_extension_fits(
         f"{PING_ID} on {LEGACY_NEXT}: not applicable (older than 2026-07-28)",
         f"{TASKS_ID} on {LEGACY_NEXT}: not applicable (older than 2026-07-28)",
     ]  # by id, as extensions.toml is read
+
+
+def test_add_of_a_modern_revision_says_which_extension_is_re_based_and_which_carried(
+    runtime_project: tuple[Path, dict[str, Result]],
+) -> None:
+    _, said = runtime_project
     added = said[MODERN_NEXT].stdout.splitlines()
     assert added[0].startswith(f"{MODERN_NEXT}: pinned (modern era, ")
     assert RE_BASED in added and CARRIED in added
     assert said[MODERN_NEXT].stderr == ""
-    warnings = [
-        f"mcp-codegen: warning: {_skipped(PING_ID, 'PingPongResult')}",
-        f"mcp-codegen: warning: {_skipped(TASKS_ID, 'CancelTaskResult')}",
-    ]
-    assert said[NARROWER].stderr.splitlines() == warnings
-    generated = said["generate"]
-    assert generated.stderr.splitlines() == warnings
-    lines = [line.strip() for line in generated.stdout.splitlines()]
+
+
+def test_add_of_a_narrower_revision_warns_that_the_extensions_are_skipped(
+    runtime_project: tuple[Path, dict[str, Result]],
+) -> None:
+    _, said = runtime_project
+    assert said[NARROWER].stderr.splitlines() == WARNINGS
+
+
+def test_generate_warns_again_of_the_skipped_extensions(
+    runtime_project: tuple[Path, dict[str, Result]],
+) -> None:
+    _, said = runtime_project
+    assert said["generate"].stderr.splitlines() == WARNINGS
+
+
+def test_generate_says_how_each_extension_fits(
+    runtime_project: tuple[Path, dict[str, Result]],
+) -> None:
+    _, said = runtime_project
+    lines = [line.strip() for line in said["generate"].stdout.splitlines()]
     assert RE_BASED in lines and CARRIED in lines
     assert f"{MODERN_NEXT}: extension {TASKS_ID} (re-based)" in lines
     assert f"{MODERN_NEXT}: extension {PING_ID} (carried)" in lines

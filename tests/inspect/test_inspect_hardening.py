@@ -59,31 +59,66 @@ def test_a_hostile_peer_s_text_reaches_log_summary_and_report_escaped() -> None:
     assert "\\x1b]0;owned" in page
 
 
-def test_the_guard_admits_loopback_names_only() -> None:
+def test_a_loopback_guard_admits_loopback_hosts_and_origins() -> None:
     guard = RelayGuard("127.0.0.1")
     assert guard.refusal("127.0.0.1:9000", None) is None
     assert guard.refusal("localhost:9000", "http://localhost:3000") is None
     assert guard.refusal("[::1]:9000", "http://127.0.0.1:9000") is None
     assert guard.refusal(None, None) is None  # HTTP/1.0: no Host, no browser
-    for host in (
-        "evil.example:9000", "127.0.0.1.evil.example", "", "a b", "127.0.0.1:x",
-        "[::1]evil.com", "127.0.0.1evil.com", "127.0.0.1:80:80", "localhost/x", "u@localhost",
-    ):  # fmt: skip
-        refused = guard.refusal(host, None)
-        assert refused is not None and refused[0] == 421, host
-    for origin in (
-        "http://evil.example", "null", "file://", "http://127.0.0.1.nip.io",
-        "http://[::1].evil.com", "http://localhost.evil.com", "http://localhost:3000/path",
-        "http://user@localhost", "ftp://localhost",
-    ):  # fmt: skip
-        refused = guard.refusal("127.0.0.1:9000", origin)
-        assert refused is not None and refused[0] == 403, origin
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example:9000",
+        "127.0.0.1.evil.example",
+        "",
+        "a b",
+        "127.0.0.1:x",
+        "[::1]evil.com",
+        "127.0.0.1evil.com",
+        "127.0.0.1:80:80",
+        "localhost/x",
+        "u@localhost",
+    ],
+)
+def test_a_loopback_guard_answers_another_host_421(host: str) -> None:
+    refused = RelayGuard("127.0.0.1").refusal(host, None)
+    assert refused is not None and refused[0] == 421, host
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://evil.example",
+        "null",
+        "file://",
+        "http://127.0.0.1.nip.io",
+        "http://[::1].evil.com",
+        "http://localhost.evil.com",
+        "http://localhost:3000/path",
+        "http://user@localhost",
+        "ftp://localhost",
+    ],
+)
+def test_a_loopback_guard_answers_another_origin_403(origin: str) -> None:
+    refused = RelayGuard("127.0.0.1").refusal("127.0.0.1:9000", origin)
+    assert refused is not None and refused[0] == 403, origin
+
+
+def test_a_guard_on_every_interface_admits_its_own_origin_only() -> None:
     anywhere = RelayGuard("0.0.0.0")
     assert anywhere.refusal("box.lan:9000", "http://box.lan:9000") is None
     assert anywhere.refusal("box.lan:9000", "http://evil.example") is not None
+
+
+def test_a_guard_on_a_named_host_admits_that_host_only() -> None:
     named = RelayGuard("box.lan")
     assert named.refusal("box.lan:9000", None) is None
     assert named.refusal("other.lan:9000", None) is not None
+
+
+def test_loopback_names_are_loopback_and_others_are_not() -> None:
     assert is_loopback("127.0.0.2") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4")
 

@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,24 @@ async def test_answers_pass_unchanged_and_mismatched_headers_are_flagged() -> No
     )
 
 
-async def test_legacy_get_stream_and_delete_are_relayed() -> None:
+@dataclass
+class LegacyRelay:
+    """One legacy session through the relay: opened, initialized, its GET stream, DELETE, then
+    a request on the deleted session; what the relay and the upstream answered."""
+
+    session: str
+    initialized: int
+    sessions_open: set[str]
+    get_status: int
+    get_content_type: str
+    deleted: int
+    sessions_left: dict[str, Any]
+    gone: int
+    recorder: Recorder
+
+
+@pytest.fixture(scope="module")
+async def legacy_relay(anyio_backend: str) -> LegacyRelay:
     recorder = Recorder(io.StringIO())
     async with serve_app(everything.http_app()) as upstream:
         proxy_app = ProxyApp(f"{upstream.url}/mcp", recorder)
@@ -112,24 +130,55 @@ async def test_legacy_get_stream_and_delete_are_relayed() -> None:
             session = opened.headers["mcp-session-id"]
             legacy = {**plain, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
             ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            assert (
-                await http.post(url, content=json.dumps(ready), headers=legacy)
-            ).status_code == 202
-            assert set(proxy_app.sessions) == {session}
+            initialized = await http.post(url, content=json.dumps(ready), headers=legacy)
+            sessions_open = set(proxy_app.sessions)
             with anyio.fail_after(10):
                 async with http.stream(
                     "GET", url, headers={**legacy, "accept": "text/event-stream"}
                 ) as get:
-                    assert get.status_code == 200
-                    assert get.headers["content-type"].startswith("text/event-stream")
+                    get_status, get_content_type = get.status_code, get.headers["content-type"]
             deleted = await http.delete(url, headers=legacy)
-            assert deleted.status_code in (200, 204)
-            assert proxy_app.sessions == {}
+            sessions_left = dict(proxy_app.sessions)
             gone = await http.post(url, content=json.dumps(ready), headers=legacy)
-            assert gone.status_code == 404  # the upstream's answer, relayed
-    assert [e.session for e in recorder.entries][:3] == [None, session, session]
-    assert {e.session for e in recorder.entries[1:]} == {session}
-    assert recorder.findings() == []
+    return LegacyRelay(
+        session=session,
+        initialized=initialized.status_code,
+        sessions_open=sessions_open,
+        get_status=get_status,
+        get_content_type=get_content_type,
+        deleted=deleted.status_code,
+        sessions_left=sessions_left,
+        gone=gone.status_code,
+        recorder=recorder,
+    )
+
+
+async def test_the_relay_tracks_a_legacy_session_it_relayed_open(legacy_relay: LegacyRelay) -> None:
+    assert legacy_relay.initialized == 202
+    assert legacy_relay.sessions_open == {legacy_relay.session}
+
+
+async def test_a_legacy_get_stream_is_relayed(legacy_relay: LegacyRelay) -> None:
+    assert legacy_relay.get_status == 200
+    assert legacy_relay.get_content_type.startswith("text/event-stream")
+
+
+async def test_a_legacy_delete_is_relayed_and_ends_the_session(legacy_relay: LegacyRelay) -> None:
+    assert legacy_relay.deleted in (200, 204)
+    assert legacy_relay.sessions_left == {}
+    assert legacy_relay.gone == 404  # the upstream's answer, relayed
+
+
+async def test_the_recorded_legacy_exchanges_carry_their_session(
+    legacy_relay: LegacyRelay,
+) -> None:
+    entries, session = legacy_relay.recorder.entries, legacy_relay.session
+    assert [e.session for e in entries][:3] == [None, session, session]
+    assert {e.session for e in entries[1:]} == {session}
+
+
+async def test_a_legacy_get_stream_and_delete_are_not_flagged(legacy_relay: LegacyRelay) -> None:
+    assert legacy_relay.recorder.findings() == []
 
 
 async def test_modern_exchanges_are_checked_apart() -> None:

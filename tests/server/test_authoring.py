@@ -762,12 +762,9 @@ def elicit_server(asked: list[Any]) -> Server:
     return server
 
 
-@pytest.mark.parametrize("mode", ERAS)
-async def test_typed_elicitation_asks_the_type_s_schema_and_validates_the_answer(
-    mode: str,
-) -> None:
-    asked: list[Any] = []
-    answers: dict[str, dict[str, Any]] = {
+def elicit_answers() -> dict[str, dict[str, Any]]:
+    """The answer our client gives to each question `elicit_server` asks."""
+    return {
         "Who and how many?": {"action": "accept", "content": {"name": "Ann", "seats": "2"}},
         "bool?": {"action": "accept", "content": {"value": True}},
         "int?": {"action": "accept", "content": {"value": 7}},
@@ -777,41 +774,85 @@ async def test_typed_elicitation_asks_the_type_s_schema_and_validates_the_answer
         "Age?": {"action": "accept", "content": {"age": 30}},
     }
 
+
+@asynccontextmanager
+async def eliciting(
+    mode: str, answers: dict[str, dict[str, Any]]
+) -> AsyncIterator[tuple[Client, list[Any]]]:
+    """Our client on `elicit_server` answering from `answers`; the (question, schema) asked."""
+    asked: list[Any] = []
+
     async def answer(params: Any) -> dict[str, Any]:
         asked.append((params.message, plain(params.requestedSchema)))
         return answers[params.message]
 
-    server = elicit_server(asked)
-    async with Client(server, mode=mode, elicitation=answer) as client:
-        assert text_of(await client.call_tool("book", {})) == "Ann x2 window=False"
+    async with Client(elicit_server(asked), mode=mode, elicitation=answer) as client:
+        yield client, asked
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_typed_elicitation_s_answer_arrives_as_the_type(mode: str) -> None:
+    async with eliciting(mode, elicit_answers()) as (client, _):
+        booked = text_of(await client.call_tool("book", {}))
         results = {
             kind: text_of(await client.call_tool("single", {"kind": kind}))
             for kind in ("bool", "int", "literal", "enum", "none")
         }
-        assert text_of(await client.call_tool("raw", {})) == "30"
-        assert results == {
-            "bool": "True", "int": "7", "literal": "'b'", "enum": "<Colour.BLUE: 'blue'>",
-            "none": "None",
-        }  # fmt: skip
-        booking_schema = dict(asked)["Who and how many?"]
-        assert booking_schema["required"] == ["name", "seats"]
-        assert booking_schema["properties"]["seats"] == {"type": "integer"}
-        assert dict(asked)["enum?"]["properties"]["value"]["enum"] == ["red", "blue"]
-        assert dict(asked)["literal?"]["required"] == ["value"]
+        raw = text_of(await client.call_tool("raw", {}))
+    assert booked == "Ann x2 window=False"
+    assert raw == "30"
+    assert results == {
+        "bool": "True",
+        "int": "7",
+        "literal": "'b'",
+        "enum": "<Colour.BLUE: 'blue'>",
+        "none": "None",
+    }
 
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_dataclass_is_asked_as_its_schema(mode: str) -> None:
+    async with eliciting(mode, elicit_answers()) as (client, asked):
+        await client.call_tool("book", {})
+    booking_schema = dict(asked)["Who and how many?"]
+    assert booking_schema["required"] == ["name", "seats"]
+    assert booking_schema["properties"]["seats"] == {"type": "integer"}
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_enum_and_a_literal_are_asked_as_their_schema(mode: str) -> None:
+    async with eliciting(mode, elicit_answers()) as (client, asked):
+        await client.call_tool("single", {"kind": "enum"})
+        await client.call_tool("single", {"kind": "literal"})
+    assert dict(asked)["enum?"]["properties"]["value"]["enum"] == ["red", "blue"]
+    assert dict(asked)["literal?"]["required"] == ["value"]
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_declined_or_cancelled_typed_elicitation_answers_its_action(mode: str) -> None:
+    answers = elicit_answers()
+    async with eliciting(mode, answers) as (client, _):
         answers["Who and how many?"] = {"action": "decline"}
         assert text_of(await client.call_tool("book", {})) == "decline"
         answers["Who and how many?"] = {"action": "cancel"}
         assert text_of(await client.call_tool("book", {})) == "cancel"
-        # Content that does not fit: -32602 naming the member, typed or raw.
-        answers["Who and how many?"] = {"action": "accept", "content": {"name": "Ann"}}
-        with pytest.raises(McpError) as caught:
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_elicited_content_that_does_not_fit_is_invalid_params_naming_the_member(
+    mode: str,
+) -> None:
+    # Content that does not fit: -32602 naming the member, typed or raw.
+    answers = elicit_answers()
+    answers["Who and how many?"] = {"action": "accept", "content": {"name": "Ann"}}
+    answers["Age?"] = {"action": "accept", "content": {"age": -1}}
+    async with eliciting(mode, answers) as (client, _):
+        with pytest.raises(McpError) as typed:
             await client.call_tool("book", {})
-        assert caught.value.code == -32602 and "seats" in caught.value.message
-        answers["Age?"] = {"action": "accept", "content": {"age": -1}}
-        with pytest.raises(McpError) as caught:
+        with pytest.raises(McpError) as raw:
             await client.call_tool("raw", {})
-        assert caught.value.code == -32602 and "age" in caught.value.message
+    assert typed.value.code == -32602 and "seats" in typed.value.message
+    assert raw.value.code == -32602 and "age" in raw.value.message
 
 
 def test_a_response_type_a_form_cannot_ask_for_is_a_type_error() -> None:

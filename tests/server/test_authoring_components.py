@@ -9,6 +9,9 @@ Each runs through our `Client` in memory, in both eras unless it is about one.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -187,34 +190,80 @@ def removable_server() -> Server:
     return server
 
 
-@pytest.mark.parametrize("mode", ERAS)
-async def test_removing_a_component_unlists_it_and_announces_the_change(mode: str) -> None:
+@dataclass
+class Removals:
+    """`removable_server` serving our client, after a tool, a resource, a template and (from a
+    sync tool) a prompt were removed while it listened: what each removal answered, and the
+    list changes it heard."""
+
+    server: Server
+    client: Client
+    answers: dict[str, Any]
+    heard: list[str]
+
+
+@asynccontextmanager
+async def removals(mode: str) -> AsyncIterator[Removals]:
     server = removable_server()
     async with Client(server, mode=mode) as client:
         async with client.listen(tools=True, prompts=True, resources=True) as changes:
-            assert server.remove_tool("temporary") is True
-            assert server.remove_resource("doc://a") is True
-            assert server.remove_resource_template("item://{id}") is True
-            assert text_of(await client.call_tool("drop_prompt", {})) == "true"
+            answers = {
+                "tool": server.remove_tool("temporary"),
+                "resource": server.remove_resource("doc://a"),
+                "template": server.remove_resource_template("item://{id}"),
+                "prompt": text_of(await client.call_tool("drop_prompt", {})),
+            }
             with anyio.fail_after(5):
                 heard = [(await changes.__anext__()).method for _ in range(4)]
-        assert sorted(heard) == [
+        yield Removals(server, client, answers, heard)
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_removing_a_component_answers_true(mode: str) -> None:
+    async with removals(mode) as done:
+        assert done.answers["tool"] is True
+        assert done.answers["resource"] is True
+        assert done.answers["template"] is True
+        assert done.answers["prompt"] == "true"
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_each_removal_announces_its_list_change(mode: str) -> None:
+    async with removals(mode) as done:
+        assert sorted(done.heard) == [
             "notifications/prompts/list_changed",
             "notifications/resources/list_changed",
             "notifications/resources/list_changed",
             "notifications/tools/list_changed",
         ]
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_removed_component_is_unlisted(mode: str) -> None:
+    async with removals(mode) as done:
+        client = done.client
         assert [t.name for t in (await client.list_tools()).tools] == ["keep", "drop_prompt"]
         assert (await client.list_resources()).resources == []
         assert (await client.list_resource_templates()).resourceTemplates == []
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_removed_component_is_unknown(mode: str) -> None:
+    async with removals(mode) as done:
         with pytest.raises(McpError, match="unknown tool 'temporary'"):
-            await client.call_tool("temporary", {})
+            await done.client.call_tool("temporary", {})
         with pytest.raises(McpError, match="resource not found: item://7"):
-            await client.read_resource("item://7")
+            await done.client.read_resource("item://7")
         with pytest.raises(McpError, match="unknown prompt 'hello'"):
-            await client.get_prompt("hello")
-    assert server.remove_tool("temporary") is False  # gone already: nothing to announce
-    assert server.remove_prompt("nope") is False
+            await done.client.get_prompt("hello")
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_removing_what_is_not_there_answers_false(mode: str) -> None:
+    async with removals(mode) as done:
+        pass
+    assert done.server.remove_tool("temporary") is False  # gone already: nothing to announce
+    assert done.server.remove_prompt("nope") is False
 
 
 def test_removing_before_the_server_runs_announces_nothing() -> None:

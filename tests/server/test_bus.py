@@ -510,10 +510,32 @@ async def test_legacy_session_hears_another_instance(cluster: Cluster) -> None:
     assert frame is not None and frame["method"] == TOOLS_CHANGED
 
 
-async def test_redis_outage_and_recovery(cluster: Cluster) -> None:
+@dataclass
+class Outage:
+    """What one Redis outage and recovery on the cluster showed (`outage`, run once a module:
+    each instance must log exactly one outage)."""
+
+    acks: dict[int, dict[str, Any] | None]  # each held raw listen's first frame
+    homes: set[str]  # the instances that held them
+    ours_ended: McpError  # how our client's listen ended
+    ended: dict[int, dict[str, Any] | None]  # each held raw listen's last frame
+    callers: set[str]  # the instances that answered calls during the outage
+    refused: list[dict[str, Any] | None]  # a new raw listen's answer, once per instance
+    ours_refused: McpError  # our client's new listen, refused
+    ack_after: dict[str, Any] | None  # a raw listen's first frame after the restart
+    raw: list[dict[str, Any] | None]  # what it heard of one change per instance
+    heard: list[str]  # what our client's new listen heard of them
+    logs: list[tuple[str, str]]  # each instance's log, and its tail
+
+
+@pytest.fixture(scope="module")
+async def outage(cluster: Cluster, anyio_backend: str) -> Outage:
+    """Raw listens held on every instance and our client's listen, Redis killed, calls and new
+    listens during the outage, Redis restarted on its port, listens again: what each showed."""
     async with http_client(cluster.base, 64) as http, Client(cluster.base + "/mcp") as client:
         await wait_until_listening(http, cluster)
         with anyio.fail_after(STEP_SECONDS):
+            acks: dict[int, dict[str, Any] | None] = {}
             ended: dict[int, dict[str, Any] | None] = {}
             homes: set[str] = set()
             ready = anyio.Semaphore(0)
@@ -521,7 +543,7 @@ async def test_redis_outage_and_recovery(cluster: Cluster) -> None:
             async def held(i: int) -> None:
                 async with listen(http, i, toolsListChanged=True) as stream:
                     homes.add(stream.upstream)
-                    assert acknowledged(await stream.next(), i)
+                    acks[i] = await stream.next()
                     ready.release()
                     ended[i] = await stream.next()
 
@@ -534,24 +556,16 @@ async def test_redis_outage_and_recovery(cluster: Cluster) -> None:
                 with pytest.raises(McpError) as ours_ended:
                     async for _notice in ours:
                         pass
-            assert homes == cluster.upstreams
-            assert (ours_ended.value.code, ours_ended.value.message) == (-32603, UNAVAILABLE)
-            for i, frame in ended.items():
-                assert frame is not None and frame["id"] == i, (i, frame)
-                assert frame["error"] == {"code": -32603, "message": UNAVAILABLE}, frame
 
-            # Requests still succeed on every instance, the publishing ones included.
             callers = {await call(http, 10 + n, "test_trigger_tool_change") for n in range(3)}
             callers |= {await call(http, 20 + n, "test_simple_text") for n in range(3)}
-            assert callers == cluster.upstreams
-            for n in range(INSTANCES):  # a new listen is refused at once
+            refused: list[dict[str, Any] | None] = []
+            for n in range(INSTANCES):
                 async with listen(http, 30 + n, toolsListChanged=True) as stream:
-                    refused = await stream.next()
-                assert refused is not None and refused["error"]["message"] == UNAVAILABLE
+                    refused.append(await stream.next())
             with pytest.raises(McpError) as ours_refused:
                 async with client.listen(tools=True):
                     pass
-            assert ours_refused.value.message == UNAVAILABLE
 
         restarted = start_redis(cluster.tmp, cluster.processes, port=cluster.redis.port)
         cluster.redis = restarted
@@ -559,14 +573,67 @@ async def test_redis_outage_and_recovery(cluster: Cluster) -> None:
         with anyio.fail_after(STEP_SECONDS):
             async with client.listen(tools=True) as ours:
                 async with listen(http, 40, toolsListChanged=True) as stream:
-                    assert acknowledged(await stream.next(), 40)
+                    ack_after = await stream.next()
                     for n in range(INSTANCES):
                         await call(http, 50 + n, "test_trigger_tool_change")
                     raw = [await stream.next() for _ in range(INSTANCES)]
-                heard = [await ours.__anext__() for _ in range(INSTANCES)]
-    assert all(frame is not None and frame["method"] == TOOLS_CHANGED for frame in raw)
-    assert [notice.method for notice in heard] == [TOOLS_CHANGED] * INSTANCES
-    for process in cluster.instances:  # one outage, logged once by each instance
-        log = process.log.read_text(encoding="utf-8", errors="replace")
-        assert log.count("unavailable (") == 1, process.tail()
-        assert log.count("connected again") == 1, process.tail()
+                heard = [(await ours.__anext__()).method for _ in range(INSTANCES)]
+    logs = [
+        (process.log.read_text(encoding="utf-8", errors="replace"), process.tail())
+        for process in cluster.instances
+    ]
+    return Outage(
+        acks=acks,
+        homes=homes,
+        ours_ended=ours_ended.value,
+        ended=ended,
+        callers=callers,
+        refused=refused,
+        ours_refused=ours_refused.value,
+        ack_after=ack_after,
+        raw=raw,
+        heard=heard,
+        logs=logs,
+    )
+
+
+async def test_listens_held_before_an_outage_spread_over_every_instance(
+    outage: Outage, cluster: Cluster
+) -> None:
+    assert all(acknowledged(frame, i) for i, frame in outage.acks.items()), outage.acks
+    assert outage.homes == cluster.upstreams
+
+
+async def test_an_outage_ends_our_client_s_listen_with_unavailable(outage: Outage) -> None:
+    assert (outage.ours_ended.code, outage.ours_ended.message) == (-32603, UNAVAILABLE)
+
+
+async def test_an_outage_ends_every_raw_listen_with_the_documented_error(outage: Outage) -> None:
+    for i, frame in outage.ended.items():
+        assert frame is not None and frame["id"] == i, (i, frame)
+        assert frame["error"] == {"code": -32603, "message": UNAVAILABLE}, frame
+
+
+async def test_requests_still_succeed_on_every_instance_during_an_outage(
+    outage: Outage, cluster: Cluster
+) -> None:
+    # The publishing ones included.
+    assert outage.callers == cluster.upstreams
+
+
+async def test_a_new_listen_is_refused_at_once_during_an_outage(outage: Outage) -> None:
+    for refused in outage.refused:
+        assert refused is not None and refused["error"]["message"] == UNAVAILABLE
+    assert outage.ours_refused.message == UNAVAILABLE
+
+
+async def test_listens_after_redis_restarts_hear_every_change(outage: Outage) -> None:
+    assert acknowledged(outage.ack_after, 40)
+    assert all(frame is not None and frame["method"] == TOOLS_CHANGED for frame in outage.raw)
+    assert outage.heard == [TOOLS_CHANGED] * INSTANCES
+
+
+async def test_each_instance_logs_the_outage_and_the_reconnection_once(outage: Outage) -> None:
+    for log, tail in outage.logs:
+        assert log.count("unavailable (") == 1, tail
+        assert log.count("connected again") == 1, tail

@@ -95,47 +95,102 @@ def test_uri_prefixes_round_trip() -> None:
     assert unprefixed_uri("data://other/info", "ns") is None
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_mounted_components_under_the_namespace(mode: str) -> None:
-    seen: dict[str, Any] = {}
+@asynccontextmanager
+async def mounted(mode: str, seen: dict[str, Any]) -> AsyncIterator[Client]:
+    """Our client in `mode` on `composite(seen)`'s parent server, answering elicitations."""
     main, _ = composite(seen)
-    steps: list[float] = []
     async with Client(main, mode=mode, elicitation=elicit) as client:
-        names = [t.name for t in (await client.list_tools()).tools]
-        assert names == ["hello", "weather_forecast", "weather_slow", "weather_ask"]
+        yield client
+
+
+@pytest.fixture(scope="module", params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    """Each mode, for the tests that share one client per mode."""
+    return request.param
+
+
+@pytest.fixture(scope="module")
+async def client(mode: str, anyio_backend: str) -> AsyncIterator[Client]:
+    """One client per mode on one composite server, shared by the calls that change nothing."""
+    async with mounted(mode, {}) as client:
+        yield client
+
+
+async def test_mounted_tools_are_listed_under_the_namespace(client: Client) -> None:
+    names = [t.name for t in (await client.list_tools()).tools]
+    assert names == ["hello", "weather_forecast", "weather_slow", "weather_ask"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_mounted_lifespan_is_entered_and_left_with_the_parent_s(mode: str) -> None:
+    seen: dict[str, Any] = {}
+    async with mounted(mode, seen) as client:
+        await client.list_tools()
         assert seen.get("entered")  # the mounted server's lifespan, entered with the parent's
-        result = await client.call_tool(
-            "weather_forecast", {"city": "Paris"}, progress=lambda p, t, m: steps.append(p)
-        )
-        assert result.content[0].text == "sunny in Paris (weather-state)"  # type: ignore[union-attr]
-        assert steps == [1]
-        asked = await client.call_tool("weather_ask", {})
-        assert asked.content[0].text == "Oslo"  # type: ignore[union-attr]
-        resources = await client.list_resources()
-        assert [r.uri for r in resources.resources] == ["data://weather/cities"]
-        templates = await client.list_resource_templates()
-        assert [t.uriTemplate for t in templates.resourceTemplates] == [
-            "data://weather/city/{name}"
-        ]
-        read = await client.read_resource("data://weather/city/Oslo")
-        assert (read.contents[0].uri, read.contents[0].text) == ("data://weather/city/Oslo", "city Oslo")  # type: ignore[union-attr]
-        prompts = await client.list_prompts()
-        assert [p.name for p in prompts.prompts] == ["weather_brief"]
-        prompt = await client.get_prompt("weather_brief", {"city": "Oslo"})
-        assert prompt.messages[0].content.text == "Brief me on Oslo"  # type: ignore[union-attr]
-        completion = await client.complete(
-            {"type": "ref/prompt", "name": "weather_brief"}, "city", "Os"
-        )
-        assert completion.completion.values == ["ref/prompt:Os"]
-        assert (await client.call_tool("hello", {})).content[0].text == "hello"  # type: ignore[union-attr]
-        with pytest.raises(McpError) as caught:
-            await client.call_tool("weather_nothing", {})
-        assert caught.value.code == -32602
-        with pytest.raises(McpError) as missing:
-            await client.read_resource("data://weather/none")
-        assert missing.value.code == -32602
-    assert "tools/call" in seen["middleware"]  # the mounted server's middleware ran
     assert seen.get("left")
+
+
+async def test_a_mounted_tool_sees_its_lifespan_and_reports_progress(client: Client) -> None:
+    steps: list[float] = []
+    result = await client.call_tool(
+        "weather_forecast", {"city": "Paris"}, progress=lambda p, t, m: steps.append(p)
+    )
+    assert result.content[0].text == "sunny in Paris (weather-state)"  # type: ignore[union-attr]
+    assert steps == [1]
+
+
+async def test_a_mounted_tool_elicits_through_the_parent(client: Client) -> None:
+    asked = await client.call_tool("weather_ask", {})
+    assert asked.content[0].text == "Oslo"  # type: ignore[union-attr]
+
+
+async def test_mounted_resources_and_templates_are_listed_under_the_namespace(
+    client: Client,
+) -> None:
+    resources = await client.list_resources()
+    templates = await client.list_resource_templates()
+    assert [r.uri for r in resources.resources] == ["data://weather/cities"]
+    assert [t.uriTemplate for t in templates.resourceTemplates] == ["data://weather/city/{name}"]
+
+
+async def test_a_mounted_template_reads_under_the_namespace(client: Client) -> None:
+    read = await client.read_resource("data://weather/city/Oslo")
+    assert (read.contents[0].uri, read.contents[0].text) == ("data://weather/city/Oslo", "city Oslo")  # type: ignore[union-attr]
+
+
+async def test_mounted_prompts_are_listed_and_rendered_under_the_namespace(client: Client) -> None:
+    prompts = await client.list_prompts()
+    prompt = await client.get_prompt("weather_brief", {"city": "Oslo"})
+    assert [p.name for p in prompts.prompts] == ["weather_brief"]
+    assert prompt.messages[0].content.text == "Brief me on Oslo"  # type: ignore[union-attr]
+
+
+async def test_a_mounted_prompt_completes_through_its_server_s_completer(client: Client) -> None:
+    completion = await client.complete(
+        {"type": "ref/prompt", "name": "weather_brief"}, "city", "Os"
+    )
+    assert completion.completion.values == ["ref/prompt:Os"]
+
+
+async def test_the_parent_s_own_tool_answers_beside_the_mount(client: Client) -> None:
+    assert (await client.call_tool("hello", {})).content[0].text == "hello"  # type: ignore[union-attr]
+
+
+async def test_an_unknown_namespaced_tool_or_resource_is_invalid_params(client: Client) -> None:
+    with pytest.raises(McpError) as caught:
+        await client.call_tool("weather_nothing", {})
+    with pytest.raises(McpError) as missing:
+        await client.read_resource("data://weather/none")
+    assert caught.value.code == -32602
+    assert missing.value.code == -32602
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_mounted_server_s_middleware_runs_on_its_calls(mode: str) -> None:
+    seen: dict[str, Any] = {}
+    async with mounted(mode, seen) as client:
+        await client.call_tool("weather_forecast", {"city": "Paris"})
+    assert "tools/call" in seen["middleware"]  # the mounted server's middleware ran
 
 
 @pytest.mark.parametrize("mode", ["2026-07-28", "2025-11-25"])

@@ -102,21 +102,40 @@ def test_integers_compare_as_numbers() -> None:
         refused(SPEC, {"region": "x", "count": 42}, {"Mcp-Param-Region": "x", "Mcp-Param-Count": header})  # fmt: skip
 
 
-def test_the_server_refuses_a_header_that_does_not_stand_for_the_body() -> None:
-    def region(header: Any, value: Any = "Hello") -> str:
-        return refused(SPEC, {"region": value}, {"Mcp-Param-Region": header})
+def refused_region(header: Any, value: Any = "Hello") -> str:
+    """Why the server refuses `header` as Mcp-Param-Region for a `region` argument of `value`."""
+    return refused(SPEC, {"region": value}, {"Mcp-Param-Region": header})
 
-    assert "does not match params.arguments.region" in region("Goodbye")
-    assert "malformed" in region("=?base64?SGVsbG8?=")  # no padding
-    assert "malformed" in region("=?base64?SGVs!!!bG8=?=")  # not the base64 alphabet
-    assert "characters" in region("Hellö")  # not visible ASCII: should have been base64
-    assert "characters" in region("a\x00b", "a\x00b")
-    assert "more than once" in region(["Hello", "Hello"])
-    assert "does not match" in region("hello")  # values are case-sensitive
+
+def test_a_header_with_another_value_than_the_argument_is_refused() -> None:
+    assert "does not match params.arguments.region" in refused_region("Goodbye")
+    assert "does not match" in refused_region("hello")  # values are case-sensitive
+
+
+def test_a_malformed_base64_header_is_refused() -> None:
+    assert "malformed" in refused_region("=?base64?SGVsbG8?=")  # no padding
+    assert "malformed" in refused_region("=?base64?SGVs!!!bG8=?=")  # not the base64 alphabet
+
+
+def test_a_header_outside_visible_ascii_is_refused() -> None:
+    assert "characters" in refused_region("Hellö")  # not visible ASCII: should have been base64
+    assert "characters" in refused_region("a\x00b", "a\x00b")
+
+
+def test_a_header_sent_twice_is_refused() -> None:
+    assert "more than once" in refused_region(["Hello", "Hello"])
+
+
+def test_a_missing_header_is_refused() -> None:
     assert "is missing" in refused(SPEC, {"region": "x"}, {})
-    assert "is missing" in refused(SPEC, {"region": "x", "where": {"zone": "z"}}, {"Mcp-Param-Region": "x"})  # fmt: skip
+    nested = {"region": "x", "where": {"zone": "z"}}
+    assert "is missing" in refused(SPEC, nested, {"Mcp-Param-Region": "x"})
+
+
+def test_a_header_with_no_argument_behind_it_is_refused() -> None:
     # A header with no argument behind it mirrors nothing the server will act on.
-    assert "does not match" in refused(SPEC, {"region": "x"}, {"Mcp-Param-Region": "x", "Mcp-Param-Dry": "true"})  # fmt: skip
+    headers = {"Mcp-Param-Region": "x", "Mcp-Param-Dry": "true"}
+    assert "does not match" in refused(SPEC, {"region": "x"}, headers)
 
 
 def test_booleans_and_literal_lookalikes() -> None:

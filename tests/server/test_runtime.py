@@ -130,60 +130,122 @@ def expected_revision(mode: str) -> str:
     return {"auto": MODERN[-1], "legacy": LEGACY[-1]}.get(mode, mode)
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_every_call_in_every_mode(mode: str) -> None:
+@asynccontextmanager
+async def connected(mode: str) -> AsyncIterator[Client]:
+    """Our client on a fresh `make_server()` in `mode`, answering elicitations with `accept`."""
     server, _ = make_server()
     async with Client(server, mode=mode, elicitation=accept) as client:
-        assert client.revision == expected_revision(mode)
-        tools = await client.list_tools()
-        assert [t.name for t in tools.tools][:3] == ["add", "structured", "fail"]
-        add = tools.tools[0]
-        assert add.description == "Adds two integers."
-        assert add.inputSchema.model_dump(exclude_unset=True)["required"] == ["a", "b"]
-        result = await client.call_tool("add", {"a": 2, "b": 40})
-        assert result.content[0].text == "42" and not result.isError  # type: ignore[union-attr]
-        result = await client.call_tool("structured", {"name": "x"})
-        assert result.content[0].text == '{"hello": "x"}'  # type: ignore[union-attr]
-        # Structured content exists from 2025-06-18 on; older revisions carry the text alone.
-        has_structured = client.revision >= "2025-06-18"  # type: ignore[operator]
-        assert result.structuredContent == ({"hello": "x"} if has_structured else None)
-        result = await client.call_tool("fail", {})
-        assert result.isError and result.content[0].text == "it broke"  # type: ignore[union-attr]
-        result = await client.call_tool("add", {"a": "not a number", "b": 1})
-        assert result.isError and "invalid arguments for add: a" in result.content[0].text  # type: ignore[union-attr]
-        with pytest.raises(McpError) as caught:
-            await client.call_tool("nope", {})
-        assert caught.value.code == -32602
-        # Any other exception is a failed call the model can read, its detail masked.
-        crashed = await client.call_tool("crash", {})
-        assert crashed.isError and crashed.content[0].text == "Error calling tool 'crash'"  # type: ignore[union-attr]
-        resources = await client.list_resources()
-        assert [r.uri for r in resources.resources] == ["test://doc", "test://bin"]
-        templates = await client.list_resource_templates()
-        assert templates.resourceTemplates[0].uriTemplate == "test://item/{id}"
-        text = await client.read_resource("test://doc")
-        assert text.contents[0].text == "the document"  # type: ignore[union-attr]
-        blob = await client.read_resource("test://bin")
-        assert blob.contents[0].blob == "AAEC"  # type: ignore[union-attr]
-        templated = await client.read_resource("test://item/7")
-        assert json.loads(templated.contents[0].text) == {"id": "7"}  # type: ignore[union-attr]
-        with pytest.raises(McpError) as caught:
-            await client.read_resource("test://missing")
-        assert caught.value.code == -32602 and caught.value.data == {"uri": "test://missing"}
-        prompts = await client.list_prompts()
-        arguments = prompts.prompts[0].arguments or []
-        assert [(a.name, a.required) for a in arguments] == [("name", True), ("style", False)]
-        prompt = await client.get_prompt("greet", {"name": "Ann"})
-        assert prompt.messages[0].content.text == "Hello Ann (plain)"  # type: ignore[union-attr]
-        with pytest.raises(McpError) as caught:
-            await client.get_prompt("greet", {})
-        assert caught.value.code == -32602
-        if mode != "2024-11-05":
-            done = await client.complete({"type": "ref/prompt", "name": "greet"}, "name", "al")
-            assert done.completion.values == ["alpha", "alps"]
-        if mode not in ("2024-11-05", "2025-03-26"):
-            answered = await client.call_tool("ask", {})
-            assert answered.content[0].text == "name/colour"  # type: ignore[union-attr]
+        yield client
+
+
+@pytest.fixture(scope="module", params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    """Each client mode, for the tests that share one client per mode."""
+    return request.param
+
+
+@pytest.fixture(scope="module")
+async def client(mode: str, anyio_backend: str) -> AsyncIterator[Client]:
+    """One client per mode on one `make_server()`, shared by the calls that change nothing."""
+    async with connected(mode) as client:
+        yield client
+
+
+async def test_the_client_settles_on_the_mode_s_revision(client: Client, mode: str) -> None:
+    assert client.revision == expected_revision(mode)
+
+
+async def test_tools_list_with_their_description_and_required_arguments(client: Client) -> None:
+    tools = await client.list_tools()
+    assert [t.name for t in tools.tools][:3] == ["add", "structured", "fail"]
+    add = tools.tools[0]
+    assert add.description == "Adds two integers."
+    assert add.inputSchema.model_dump(exclude_unset=True)["required"] == ["a", "b"]
+
+
+async def test_a_tool_call_returns_the_tool_s_text(client: Client) -> None:
+    result = await client.call_tool("add", {"a": 2, "b": 40})
+    assert result.content[0].text == "42" and not result.isError  # type: ignore[union-attr]
+
+
+async def test_structured_content_exists_from_2025_06_18_on(client: Client) -> None:
+    result = await client.call_tool("structured", {"name": "x"})
+    # Structured content exists from 2025-06-18 on; older revisions carry the text alone.
+    has_structured = client.revision >= "2025-06-18"  # type: ignore[operator]
+    assert result.content[0].text == '{"hello": "x"}'  # type: ignore[union-attr]
+    assert result.structuredContent == ({"hello": "x"} if has_structured else None)
+
+
+async def test_a_tool_error_is_a_failed_call(client: Client) -> None:
+    result = await client.call_tool("fail", {})
+    assert result.isError and result.content[0].text == "it broke"  # type: ignore[union-attr]
+
+
+async def test_invalid_arguments_are_a_failed_call_naming_the_argument(client: Client) -> None:
+    result = await client.call_tool("add", {"a": "not a number", "b": 1})
+    assert result.isError and "invalid arguments for add: a" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_an_unknown_tool_is_invalid_params(client: Client) -> None:
+    with pytest.raises(McpError) as caught:
+        await client.call_tool("nope", {})
+    assert caught.value.code == -32602
+
+
+async def test_a_crashing_tool_is_a_failed_call_with_its_detail_masked(client: Client) -> None:
+    # Any other exception is a failed call the model can read, its detail masked.
+    crashed = await client.call_tool("crash", {})
+    assert crashed.isError and crashed.content[0].text == "Error calling tool 'crash'"  # type: ignore[union-attr]
+
+
+async def test_resources_and_templates_list(client: Client) -> None:
+    resources = await client.list_resources()
+    templates = await client.list_resource_templates()
+    assert [r.uri for r in resources.resources] == ["test://doc", "test://bin"]
+    assert templates.resourceTemplates[0].uriTemplate == "test://item/{id}"
+
+
+async def test_resources_read_as_text_blob_and_from_a_template(client: Client) -> None:
+    text = await client.read_resource("test://doc")
+    blob = await client.read_resource("test://bin")
+    templated = await client.read_resource("test://item/7")
+    assert text.contents[0].text == "the document"  # type: ignore[union-attr]
+    assert blob.contents[0].blob == "AAEC"  # type: ignore[union-attr]
+    assert json.loads(templated.contents[0].text) == {"id": "7"}  # type: ignore[union-attr]
+
+
+async def test_a_missing_resource_is_invalid_params_naming_the_uri(client: Client) -> None:
+    with pytest.raises(McpError) as caught:
+        await client.read_resource("test://missing")
+    assert caught.value.code == -32602 and caught.value.data == {"uri": "test://missing"}
+
+
+async def test_prompts_list_their_arguments_and_render(client: Client) -> None:
+    prompts = await client.list_prompts()
+    prompt = await client.get_prompt("greet", {"name": "Ann"})
+    arguments = prompts.prompts[0].arguments or []
+    assert [(a.name, a.required) for a in arguments] == [("name", True), ("style", False)]
+    assert prompt.messages[0].content.text == "Hello Ann (plain)"  # type: ignore[union-attr]
+
+
+async def test_a_prompt_missing_a_required_argument_is_invalid_params(client: Client) -> None:
+    with pytest.raises(McpError) as caught:
+        await client.get_prompt("greet", {})
+    assert caught.value.code == -32602
+
+
+@pytest.mark.parametrize("mode", [m for m in MODES if m != "2024-11-05"])
+async def test_completion_offers_the_matching_values(mode: str) -> None:
+    async with connected(mode) as client:
+        done = await client.complete({"type": "ref/prompt", "name": "greet"}, "name", "al")
+    assert done.completion.values == ["alpha", "alps"]
+
+
+@pytest.mark.parametrize("mode", [m for m in MODES if m not in ("2024-11-05", "2025-03-26")])
+async def test_a_tool_s_elicitations_are_answered(mode: str) -> None:
+    async with connected(mode) as client:
+        answered = await client.call_tool("ask", {})
+    assert answered.content[0].text == "name/colour"  # type: ignore[union-attr]
 
 
 async def test_server_identity_in_both_eras() -> None:
@@ -425,33 +487,62 @@ async def test_unreadable_frames_are_answered_without_id() -> None:
         }  # 2025-06-18: null
 
 
-async def test_legacy_handshake_rules() -> None:
+async def legacy_session(peer: RawPeer) -> dict[str, Any]:
+    """Opens a legacy session on `peer` offering an unknown revision; the initialize result."""
+    result = (await peer.call(initialize("2099-01-01")))["result"]
+    await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return result
+
+
+async def test_a_legacy_request_before_initialize_is_refused() -> None:
     async with raw_server() as peer:
         answer = await peer.call({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-        assert answer["error"]["code"] == -32600 and "initialize" in answer["error"]["message"]
-        assert (await peer.call({"jsonrpc": "2.0", "id": 2, "method": "ping"}))["error"][
-            "code"
-        ] == -32600
+        pinged = await peer.call({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    assert answer["error"]["code"] == -32600 and "initialize" in answer["error"]["message"]
+    assert pinged["error"]["code"] == -32600
+
+
+async def test_initialize_with_an_unknown_revision_gets_the_latest_legacy_one_and_the_server() -> (
+    None
+):
+    async with raw_server() as peer:
         result = (await peer.call(initialize("2099-01-01")))["result"]
-        assert result["protocolVersion"] == LEGACY[-1]  # counter-offer
-        assert result["serverInfo"] == {"name": "test-server", "version": "1.2.3"}
-        assert set(result["capabilities"]) == {
-            "logging",
-            "tools",
-            "resources",
-            "prompts",
-            "completions",
-        }
-        await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert result["protocolVersion"] == LEGACY[-1]  # counter-offer
+    assert result["serverInfo"] == {"name": "test-server", "version": "1.2.3"}
+    assert set(result["capabilities"]) == {
+        "logging",
+        "tools",
+        "resources",
+        "prompts",
+        "completions",
+    }
+
+
+async def test_an_initialized_legacy_session_answers_ping() -> None:
+    async with raw_server() as peer:
+        await legacy_session(peer)
         assert (await peer.call({"jsonrpc": "2.0", "id": 3, "method": "ping"}))["result"] == {}
+
+
+async def test_a_second_initialize_is_refused() -> None:
+    async with raw_server() as peer:
+        await legacy_session(peer)
         again = await peer.call(initialize(LEGACY[-1]))
-        assert again["error"]["code"] == -32600
+    assert again["error"]["code"] == -32600
+
+
+async def test_a_modern_request_in_a_legacy_session_is_refused() -> None:
+    async with raw_server() as peer:
+        await legacy_session(peer)
         answer = await peer.call(modern(4, "tools/list"))
-        assert answer["error"]["code"] == -32600 and "legacy session" in answer["error"]["message"]
+    assert answer["error"]["code"] == -32600 and "legacy session" in answer["error"]["message"]
+
+
+async def test_2024_11_05_has_no_completions_capability() -> None:
     async with raw_server() as peer:
         result = (await peer.call(initialize("2024-11-05")))["result"]
-        assert result["protocolVersion"] == "2024-11-05"
-        assert "completions" not in result["capabilities"]  # not in that revision
+    assert result["protocolVersion"] == "2024-11-05"
+    assert "completions" not in result["capabilities"]  # not in that revision
 
 
 async def test_modern_request_rules() -> None:

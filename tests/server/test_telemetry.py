@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -16,6 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from mcpio import Client, Server, ToolError
+from mcpio.latest import public as pub
 from mcpio.middleware.telemetry import ClientTracing, Tracing
 from mcpio.tasks._client import TaskHandle
 from mcpio.wire.errors import ProtocolError
@@ -124,35 +126,67 @@ def pair(exporter: InMemorySpanExporter, name: str) -> tuple[ReadableSpan, Reada
     return kinds[SpanKind.CLIENT], kinds[SpanKind.SERVER]
 
 
-@pytest.mark.parametrize("target", ["memory", "http", "http-legacy"])
-async def test_a_call_is_one_trace_from_client_to_server(target: str) -> None:
-    async with traced(target) as (client, exporter):
+@dataclass
+class EchoCall:
+    """One `echo` call through `traced(target)`: its result, the revision and both spans."""
+
+    target: str
+    result: pub.CallToolResult
+    revision: str | None
+    client_span: ReadableSpan
+    server_span: ReadableSpan
+
+
+@pytest.fixture(scope="module", params=["memory", "http", "http-legacy"])
+async def echo_call(request: pytest.FixtureRequest, anyio_backend: str) -> EchoCall:
+    """One traced call per target, shared by the tests that read its spans."""
+    async with traced(request.param) as (client, exporter):
         result = await client.call_tool("echo", {"text": "hi"})
-        assert not result.isError
         client_span, server_span = pair(exporter, "tools/call echo")
-        assert client_span.context is not None and server_span.context is not None
-        # The server's span is the client's child: the trace context crossed in _meta.
-        assert server_span.context.trace_id == client_span.context.trace_id
-        assert server_span.parent is not None
-        assert server_span.parent.span_id == client_span.context.span_id
-        for span in (client_span, server_span):
-            attributes = dict(span.attributes or {})
-            assert attributes["mcp.method.name"] == "tools/call"
-            assert attributes["gen_ai.tool.name"] == "echo"
-            assert attributes["gen_ai.operation.name"] == "execute_tool"
-            assert attributes["mcp.protocol.version"] == client.revision
-            assert "error.type" not in attributes
-            assert span.status.status_code == StatusCode.UNSET
-        server_attributes = dict(server_span.attributes or {})
-        assert server_attributes["jsonrpc.request.id"]
-        # The client's span names the same request (its id as it went out).
-        assert dict(client_span.attributes or {})["jsonrpc.request.id"] == (
-            server_attributes["jsonrpc.request.id"]
-        )
-        if target == "http-legacy":
-            assert server_attributes["mcp.session.id"]
-        else:
-            assert "mcp.session.id" not in server_attributes
+        return EchoCall(request.param, result, client.revision, client_span, server_span)
+
+
+async def test_a_traced_call_succeeds(echo_call: EchoCall) -> None:
+    assert not echo_call.result.isError
+
+
+async def test_the_server_span_is_the_client_span_s_child(echo_call: EchoCall) -> None:
+    client_span, server_span = echo_call.client_span, echo_call.server_span
+    assert client_span.context is not None and server_span.context is not None
+    # The server's span is the client's child: the trace context crossed in _meta.
+    assert server_span.context.trace_id == client_span.context.trace_id
+    assert server_span.parent is not None
+    assert server_span.parent.span_id == client_span.context.span_id
+
+
+async def test_both_spans_carry_the_tool_call_s_attributes(echo_call: EchoCall) -> None:
+    for span in (echo_call.client_span, echo_call.server_span):
+        attributes = dict(span.attributes or {})
+        assert attributes["mcp.method.name"] == "tools/call"
+        assert attributes["gen_ai.tool.name"] == "echo"
+        assert attributes["gen_ai.operation.name"] == "execute_tool"
+        assert attributes["mcp.protocol.version"] == echo_call.revision
+        assert "error.type" not in attributes
+        assert span.status.status_code == StatusCode.UNSET
+
+
+async def test_both_spans_name_the_same_request_id(echo_call: EchoCall) -> None:
+    server_attributes = dict(echo_call.server_span.attributes or {})
+    assert server_attributes["jsonrpc.request.id"]
+    # The client's span names the same request (its id as it went out).
+    assert dict(echo_call.client_span.attributes or {})["jsonrpc.request.id"] == (
+        server_attributes["jsonrpc.request.id"]
+    )
+
+
+async def test_only_a_legacy_http_call_s_server_span_names_the_session(
+    echo_call: EchoCall,
+) -> None:
+    server_attributes = dict(echo_call.server_span.attributes or {})
+    if echo_call.target == "http-legacy":
+        assert server_attributes["mcp.session.id"]
+    else:
+        assert "mcp.session.id" not in server_attributes
 
 
 async def test_outcomes_tool_errors_and_error_codes() -> None:

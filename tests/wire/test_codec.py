@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -213,46 +214,99 @@ def test_only_2025_03_26_batches():
     assert [r for r in REVISIONS if revision_ir(r).batching] == ["2025-03-26"]
 
 
-@pytest.mark.parametrize("rev", REVISIONS)
-def test_batches_only_where_the_ir_says_so(rev: str):
+BATCHING = [r for r in REVISIONS if revision_ir(r).batching]
+NOT_BATCHING = [r for r in REVISIONS if not revision_ir(r).batching]
+
+
+@dataclass
+class Batch:
+    """A revision's codec, a tools/list request, a cancellation, a response, the three as one
+    batch (`mixed`), and the request and the notification as the codec built them."""
+
+    codec: Any
+    request: dict[str, Any]
+    notification: dict[str, Any]
+    response: dict[str, Any]
+    mixed: bytes
+    built: list[Any]
+
+
+def batch_of(rev: str) -> Batch:
     codec = mcp_wire.codec(rev)
-    ir = revision_ir(rev)
     request = message(rev, "tools/list")
     notification = message(rev, "notifications/cancelled")
     response = {"jsonrpc": "2.0", "id": 3, "result": {}}
-    batch = dumps([request, notification, response])
     built = [
         codec.request("tools/list", request.get("params"), id=request["id"]),
         codec.notification("notifications/cancelled", notification["params"]),
     ]
-    if ir.batching:
-        decoded = codec.decode(dumps([request, notification]))
-        assert isinstance(decoded, list) and len(decoded) == 2
-        assert type(decoded[0]) is codec.requests["tools/list"]
-        assert type(decoded[1]) is codec.notifications["notifications/cancelled"]
-        answers = codec.decode(dumps([response, {**response, "id": 4}]))
-        assert [m.id for m in answers] == [3, 4]
-        # Requests and responses never share a batch (the schema has one batch of each).
-        err = fails(codec.decode, batch)
-        assert err.code == INVALID_REQUEST and err.data["index"] == 2
-        encoded = codec.encode(built)
-        assert json.loads(encoded) == [request, notification]
-        again = codec.decode(encoded, strict=True)
-        assert [type(m) for m in again] == [type(m) for m in built]
-        # A bad item fails the batch, naming the item.
-        err = fails(codec.decode, dumps([request, {"jsonrpc": "2.0", "id": 4, "method": "nope"}]))
-        assert err.code == METHOD_NOT_FOUND and err.data["index"] == 1
-        err = fails(codec.decode, dumps([request, 5]))
-        assert err.code == INVALID_REQUEST and err.data["index"] == 1
-    else:
-        assert fails(codec.decode, batch).code == INVALID_REQUEST
-        assert fails(codec.decode, dumps([request])).code == INVALID_REQUEST
-        assert fails(codec.encode, built).code == INVALID_REQUEST
-        assert fails(codec.encode, built[:1]).code == INVALID_REQUEST
-    # Never valid: an empty batch, either way.
+    mixed = dumps([request, notification, response])
+    return Batch(codec, request, notification, response, mixed, built)
+
+
+@pytest.mark.parametrize("rev", BATCHING)
+def test_a_batch_of_a_request_and_a_notification_decodes_to_their_types(rev: str):
+    b = batch_of(rev)
+    decoded = b.codec.decode(dumps([b.request, b.notification]))
+    assert isinstance(decoded, list) and len(decoded) == 2
+    assert type(decoded[0]) is b.codec.requests["tools/list"]
+    assert type(decoded[1]) is b.codec.notifications["notifications/cancelled"]
+
+
+@pytest.mark.parametrize("rev", BATCHING)
+def test_a_batch_of_responses_decodes(rev: str):
+    b = batch_of(rev)
+    answers = b.codec.decode(dumps([b.response, {**b.response, "id": 4}]))
+    assert [m.id for m in answers] == [3, 4]
+
+
+@pytest.mark.parametrize("rev", BATCHING)
+def test_requests_and_responses_never_share_a_batch(rev: str):
+    # The schema has one batch of each.
+    b = batch_of(rev)
+    err = fails(b.codec.decode, b.mixed)
+    assert err.code == INVALID_REQUEST and err.data["index"] == 2
+
+
+@pytest.mark.parametrize("rev", BATCHING)
+def test_a_built_batch_encodes_to_its_frames_and_decodes_back(rev: str):
+    b = batch_of(rev)
+    encoded = b.codec.encode(b.built)
+    assert json.loads(encoded) == [b.request, b.notification]
+    again = b.codec.decode(encoded, strict=True)
+    assert [type(m) for m in again] == [type(m) for m in b.built]
+
+
+@pytest.mark.parametrize("rev", BATCHING)
+def test_a_bad_item_fails_the_batch_naming_the_item(rev: str):
+    b = batch_of(rev)
+    unknown = {"jsonrpc": "2.0", "id": 4, "method": "nope"}
+    err = fails(b.codec.decode, dumps([b.request, unknown]))
+    assert err.code == METHOD_NOT_FOUND and err.data["index"] == 1
+    err = fails(b.codec.decode, dumps([b.request, 5]))
+    assert err.code == INVALID_REQUEST and err.data["index"] == 1
+
+
+@pytest.mark.parametrize("rev", NOT_BATCHING)
+def test_a_revision_without_batches_refuses_them_both_ways(rev: str):
+    b = batch_of(rev)
+    assert fails(b.codec.decode, b.mixed).code == INVALID_REQUEST
+    assert fails(b.codec.decode, dumps([b.request])).code == INVALID_REQUEST
+    assert fails(b.codec.encode, b.built).code == INVALID_REQUEST
+    assert fails(b.codec.encode, b.built[:1]).code == INVALID_REQUEST
+
+
+@pytest.mark.parametrize("rev", REVISIONS)
+def test_an_empty_batch_is_never_valid(rev: str):
+    codec = mcp_wire.codec(rev)
     assert fails(codec.decode, b"[]").code == INVALID_REQUEST
     assert fails(codec.encode, []).code == INVALID_REQUEST
-    assert fails(codec.decode_response, batch, "tools/list").code == INVALID_REQUEST
+
+
+@pytest.mark.parametrize("rev", REVISIONS)
+def test_a_batch_is_never_a_response_to_decode(rev: str):
+    b = batch_of(rev)
+    assert fails(b.codec.decode_response, b.mixed, "tools/list").code == INVALID_REQUEST
 
 
 # --- 1b. fields a revision lacks ---------------------------------------------------------------
@@ -834,8 +888,19 @@ def test_every_revision_has_the_four_list_methods():
         }
 
 
-@pytest.mark.parametrize(("rev", "method"), LIST_CASES, ids=[f"{r}:{m}" for r, m in LIST_CASES])
-def test_lenient_list_decoding_keeps_valid_items_and_reports_invalid_ones(rev: str, method: str):
+@dataclass
+class InvalidPage:
+    """A golden list page of `method` in `rev` with two invalid items among two valid ones:
+    item 1 lacks a required member (`dropped`), item 3's name is not a string."""
+
+    codec: Any
+    field: str
+    item: str
+    dropped: str
+    frame: bytes
+
+
+def invalid_page(rev: str, method: str) -> InvalidPage:
     codec = mcp_wire.codec(rev)
     ir = revision_ir(rev)
     spec = ir.method(method)
@@ -854,26 +919,62 @@ def test_lenient_list_decoding_keeps_valid_items_and_reports_invalid_ones(rev: s
         {**valid, "name": 12},
     ]
     frame = dumps({"jsonrpc": "2.0", "id": 1, "result": page})
-    err = fails(codec.decode_response, frame, method)
+    return InvalidPage(codec, field, item, dropped, frame)
+
+
+LIST_IDS = [f"{r}:{m}" for r, m in LIST_CASES]
+
+
+@pytest.mark.parametrize(("rev", "method"), LIST_CASES, ids=LIST_IDS)
+def test_a_page_with_invalid_items_fails_strict_decoding_naming_them(rev: str, method: str):
+    page = invalid_page(rev, method)
+    err = fails(page.codec.decode_response, page.frame, method)
     assert err.code == INVALID_REQUEST
     fields = error_fields(err)
-    assert f"result.{field}.1.{dropped}" in fields and f"result.{field}.3.name" in fields
-    lenient = codec.decode_response(frame, method, lenient=True)
+    assert f"result.{page.field}.1.{page.dropped}" in fields
+    assert f"result.{page.field}.3.name" in fields
+
+
+@pytest.mark.parametrize(("rev", "method"), LIST_CASES, ids=LIST_IDS)
+def test_lenient_list_decoding_keeps_the_valid_items_as_their_type(rev: str, method: str):
+    page = invalid_page(rev, method)
+    lenient = page.codec.decode_response(page.frame, method, lenient=True)
     assert isinstance(lenient, LenientResponse)
-    assert type(lenient.response) is codec.responses[method]
-    kept = getattr(lenient.response.result, field)
+    assert type(lenient.response) is page.codec.responses[method]
+    kept = getattr(lenient.response.result, page.field)
     assert [i.name for i in kept] == ["first", "second"]
-    assert type(kept[0]) is getattr(mcp_wire.revision(rev), item)
-    assert [i.index for i in lenient.invalid] == [1, 3]
-    assert lenient.invalid[0].name == ("lacks-a-member" if dropped != "name" else None)
-    assert lenient.invalid[1].name is None  # its name is not a string
-    assert dropped in [e["field"] for e in lenient.invalid[0].errors]
-    assert "name" in [e["field"] for e in lenient.invalid[1].errors]
-    assert all(e["message"] for inv in lenient.invalid for e in inv.errors)
-    # A clean page decodes leniently with nothing to report.
+    assert type(kept[0]) is getattr(mcp_wire.revision(rev), page.item)
+
+
+@pytest.mark.parametrize(("rev", "method"), LIST_CASES, ids=LIST_IDS)
+def test_lenient_list_decoding_reports_invalid_items_by_index_and_name(rev: str, method: str):
+    page = invalid_page(rev, method)
+    invalid = page.codec.decode_response(page.frame, method, lenient=True).invalid
+    assert [i.index for i in invalid] == [1, 3]
+    assert invalid[0].name == ("lacks-a-member" if page.dropped != "name" else None)
+    assert invalid[1].name is None  # its name is not a string
+
+
+@pytest.mark.parametrize(("rev", "method"), LIST_CASES, ids=LIST_IDS)
+def test_lenient_list_decoding_names_what_each_invalid_item_got_wrong(rev: str, method: str):
+    page = invalid_page(rev, method)
+    invalid = page.codec.decode_response(page.frame, method, lenient=True).invalid
+    assert page.dropped in [e["field"] for e in invalid[0].errors]
+    assert "name" in [e["field"] for e in invalid[1].errors]
+    assert all(e["message"] for inv in invalid for e in inv.errors)
+
+
+@pytest.mark.parametrize(("rev", "method"), LIST_CASES, ids=LIST_IDS)
+def test_a_clean_page_decodes_leniently_with_nothing_to_report(rev: str, method: str):
+    codec = mcp_wire.codec(rev)
     clean = dumps({"jsonrpc": "2.0", "id": 1, "result": result_of(rev, method)})
     assert codec.decode_response(clean, method, lenient=True).invalid == ()
+
+
+@pytest.mark.parametrize(("rev", "method"), LIST_CASES, ids=LIST_IDS)
+def test_an_error_response_decodes_leniently_as_the_error(rev: str, method: str):
     # An error response is not a page: it comes back as the error.
+    codec = mcp_wire.codec(rev)
     error = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad cursor"}}'
     assert codec.decode_response(error, method, lenient=True).error.code == INVALID_PARAMS
 

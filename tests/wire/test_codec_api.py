@@ -96,8 +96,8 @@ def test_a_legacy_initialize_decodes_to_an_initialize_request(rev: str) -> None:
 # --- finding: the modern envelope by plain names ---------------------------------------------------
 
 
-@pytest.mark.parametrize("rev", MODERN)
-def test_the_envelope_by_plain_names_and_the_wire_form_unchanged(rev: str) -> None:
+def enveloped(rev: str) -> tuple[Codec, Any, Any]:
+    """`rev`'s codec, its IR's envelope keys, and a tools/call request with a full envelope."""
     codec = mcp_wire.codec(rev)
     env_ir = revision_ir(rev).meta_envelope
     assert env_ir is not None
@@ -108,13 +108,30 @@ def test_the_envelope_by_plain_names_and_the_wire_form_unchanged(rev: str) -> No
         client_capabilities={"roots": {}},
         client_info={"name": "c", "version": "1"},
     )
-    for view in (codec.envelope(request), mcp_wire.envelope(request)):
-        assert isinstance(view, Envelope)
-        assert view.protocol_version == rev
-        assert view.client_capabilities.model_dump(exclude_unset=True) == {"roots": {}}
-        assert view.client_info is not None and view.client_info.name == "c"
-        assert view.log_level == "debug"
+    return codec, env_ir, request
+
+
+@pytest.mark.parametrize("via", ["codec", "mcp_wire"])
+@pytest.mark.parametrize("rev", MODERN)
+def test_the_envelope_reads_by_plain_names(rev: str, via: str) -> None:
+    codec, _, request = enveloped(rev)
+    view = codec.envelope(request) if via == "codec" else mcp_wire.envelope(request)
+    assert isinstance(view, Envelope)
+    assert view.protocol_version == rev
+    assert view.client_capabilities.model_dump(exclude_unset=True) == {"roots": {}}
+    assert view.client_info is not None and view.client_info.name == "c"
+    assert view.log_level == "debug"
+
+
+@pytest.mark.parametrize("rev", MODERN)
+def test_the_envelope_of_params_is_the_envelope_of_their_meta(rev: str) -> None:
+    codec, _, request = enveloped(rev)
     assert codec.envelope(request.params) == codec.envelope(request.params.meta)
+
+
+@pytest.mark.parametrize("rev", MODERN)
+def test_the_envelope_s_wire_form_is_unchanged(rev: str) -> None:
+    codec, env_ir, request = enveloped(rev)
     meta = json.loads(codec.encode(request))["params"]["_meta"]
     assert meta == {
         env_ir.protocol_version_key: rev,
@@ -122,9 +139,19 @@ def test_the_envelope_by_plain_names_and_the_wire_form_unchanged(rev: str) -> No
         env_ir.client_info_key: {"name": "c", "version": "1"},
         env_ir.log_level_key: "debug",
     }
+
+
+@pytest.mark.parametrize("rev", MODERN)
+def test_a_bare_request_s_envelope_has_no_client_info_or_log_level(rev: str) -> None:
+    codec = mcp_wire.codec(rev)
     bare = codec.envelope(codec.request("tools/list", id=2))
     assert (bare.client_info, bare.log_level) == (None, None)
+
+
+@pytest.mark.parametrize("rev", MODERN)
+def test_a_notification_has_no_envelope(rev: str) -> None:
     # Things without an envelope: None from mcp_wire.envelope, ValueError from the codec.
+    codec = mcp_wire.codec(rev)
     notification = codec.notification("notifications/progress", {"progressToken": 1, "progress": 1})
     assert mcp_wire.envelope(notification) is None
     with pytest.raises(ValueError, match="no _meta envelope"):
