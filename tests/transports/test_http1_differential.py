@@ -443,6 +443,7 @@ def interim_script() -> Script:
             b"HTTP/1.1 100 Continue\r\n\r\n",
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nfinal",
         ),
+        (b"HTTP/1.1 100 Continue\r\nX-Interim: 1\r\n\r\n" + OK_PONG[0],),  # in one read
         OK_PONG,
     )
 
@@ -591,11 +592,6 @@ SCENARIOS = [
         chunked_script(),
         [POST, Exchange(read="stream")],
         Expect([200, 200], [CHUNKED_BODY, b"pong"], connections=[0, 0]),
-        marks=[
-            pytest.mark.xfail(
-                strict=True, reason="_http1 merges trailer fields into the response's headers"
-            )
-        ],
     ),
     scenario(
         "empty bodies 202 204 304, then a GET on the same connection",
@@ -640,18 +636,12 @@ SCENARIOS = [
         headers_script(),
         [POST, POST],
         Expect([401, 307], [b"{}", b""], connections=[0, 0]),
-        marks=[
-            pytest.mark.xfail(
-                strict=True, reason="_http1 keeps a field value's trailing whitespace"
-            )
-        ],
     ),
     scenario(
         "informational responses before the final one",
         interim_script(),
-        [POST, Exchange()],
-        Expect([200, 200], [b"final", b"pong"], connections=[0, 0]),
-        marks=[pytest.mark.xfail(strict=True, reason="_http1 answers a 1xx as the final response")],
+        [POST, POST, Exchange()],
+        Expect([200, 200, 200], [b"final", b"pong", b"pong"], connections=[0, 0, 0]),
     ),
     scenario(
         "a large body (Content-Length)",
