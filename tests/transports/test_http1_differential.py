@@ -27,8 +27,13 @@ server waited (a stream left early, a request given up).
 
 Differences left out on purpose (each allowed by RFC 9110/9112; `_http1`, llhttp underneath, is
 the stricter one): a response with both Content-Length and Transfer-Encoding, a repeated
-Content-Length, and bare LF line ends are refused by `_http1`, and httpx takes them. HEAD is not
-scripted: the transport never sends it, and `_http1` cannot tell its parser a body is not coming.
+Content-Length, and bare LF line ends are refused by `_http1`, and httpx takes them. Codings:
+httpx asks for compressed bodies and decodes them, `_http1` asks for none (a server answers each
+what it asked for), and neither is scripted here; nor is a transfer coding other than chunked
+(httpx refuses it, `_http1` passes the coded bytes on). HEAD is not scripted: the transport never
+sends it, and `_http1` cannot tell its parser a body is not coming. One difference is known and
+kept as a strict xfail: `_http1` refuses a header folded over lines (obs-fold), which a user agent
+must take (RFC 9112 5.2) and httpx does.
 """
 
 from __future__ import annotations
@@ -50,7 +55,6 @@ pytestmark = pytest.mark.anyio
 
 WAIT = 5.0  # the longest a scripted server or the driver waits for the other side
 DEADLINE = 0.3  # the caller's deadline in the timeout scenarios
-EVENT_STREAM = b"text/event-stream"
 
 
 # ------------------------------------------------------------------------ the scripted server
@@ -60,8 +64,7 @@ class Server:
     """Per connection accepted, its index and the script; the requests seen and the connections
     the client closed while a script waited for that (`until_client_closes`)."""
 
-    def __init__(self, script: Script) -> None:
-        self.script = script
+    def __init__(self) -> None:
         self.connections = 0
         self.requests: list[tuple[int, str, str, bytes]] = []  # connection, method, target, body
         self.closed_by_client: list[int] = []
@@ -114,9 +117,13 @@ Script = Callable[[Server, int, asyncio.StreamReader, asyncio.StreamWriter], Awa
 
 @asynccontextmanager
 async def serving(script: Script) -> AsyncIterator[tuple[Server, str]]:
-    server = Server(script)
+    server = Server()
+    handlers: set[asyncio.Task[Any]] = set()
 
     async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        handlers.add(task)
         n = server.connections
         server.connections += 1
         try:
@@ -133,6 +140,9 @@ async def serving(script: Script) -> AsyncIterator[tuple[Server, str]]:
         yield server, f"http://127.0.0.1:{port}"
     finally:
         listener.close()
+        for handler in handlers:  # none outlives its test
+            handler.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
 
 
 async def answer(writer: asyncio.StreamWriter, *pieces: bytes, pause: float = 0.01) -> None:
@@ -860,7 +870,7 @@ async def test_a_failed_connection_is_the_same_kind(
             client = make(DEADLINE)
             try:
                 async with asyncio.timeout(WAIT):
-                    seen = await one(client, Server(serve_each()), url.removesuffix("/mcp"), POST)
+                    seen = await one(client, Server(), url.removesuffix("/mcp"), POST)
             finally:
                 await client.aclose()
             failures[name] = seen.failure
