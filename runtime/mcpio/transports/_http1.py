@@ -7,7 +7,9 @@ read whole); at most `max_connections` connections open per origin at once (a re
 them waits for one to come back or close); no redirects, cookies, content decoding (it sends no
 `Accept-Encoding`) or proxies: the transport follows its own redirects, and takes httpx's path
 where the environment names a proxy for its URL. TLS verifies certificates with httpx's context (its CA bundle,
-`SSL_CERT_FILE` / `SSL_CERT_DIR`), as the httpx path does.
+`SSL_CERT_FILE` / `SSL_CERT_DIR`), as the httpx path does. As httpx, it skips interim (1xx)
+responses, drops a chunked body's trailer fields and strips the whitespace around a field's value
+(tests/transports/test_http1_differential.py holds the two clients equal).
 
 Every failure to complete an exchange raises an `HttpConnectionError` (an `OSError`), named as
 httpx names it: `ConnectError` (refused, unreachable, TLS refused), `ConnectTimeout` (no
@@ -75,6 +77,7 @@ class _Connection(asyncio.Protocol):
         self.chunks: list[bytes] = []
         self.buffered = 0
         self.headers_done = False
+        self.interim = False  # a 1xx response is being parsed: the final one follows it
         self.complete = False
         self.keep_alive = False
 
@@ -116,6 +119,9 @@ class _Connection(asyncio.Protocol):
         self.reason += status.decode("latin-1")
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self.headers_done:  # a trailer field: not one of the headers (RFC 9110 6.5.1)
+            return
+        value = value.strip(b" \t")  # without its surrounding whitespace (RFC 9110 5.5)
         self.raw_headers.append((name, value))
         key = name.decode("latin-1").lower()
         text = value.decode("latin-1")
@@ -123,7 +129,12 @@ class _Connection(asyncio.Protocol):
         self.headers[key] = text if old is None else f"{old}, {text}"
 
     def on_headers_complete(self) -> None:
-        self.status = self.parser.get_status_code()
+        status = self.parser.get_status_code()
+        if 100 <= status < 200 and status != 101:  # interim (100 Continue, 103 Early Hints):
+            self.interim = True  # skipped, as httpx does (RFC 9110 15.2)
+            self.reason, self.headers, self.raw_headers = "", {}, []
+            return
+        self.status = status
         self.headers_done = True
         self.wake()
 
@@ -135,6 +146,9 @@ class _Connection(asyncio.Protocol):
         self.wake()
 
     def on_message_complete(self) -> None:
+        if self.interim:
+            self.interim = False
+            return
         self.complete = True
         self.keep_alive = self.parser.should_keep_alive()
         self.wake()
