@@ -428,14 +428,17 @@ class HttpApp:
             return None
         authorization = headers.get("authorization")
         try:
-            principal = await auth.authenticate(
-                authorization,
-                # RFC 9449 4.3: exactly one field; repeated ones, joined, are refused
-                proof=", ".join(headers.getlist("dpop")) or None,
-                method=scope["method"],
-                urls=[_request_url(scope, headers)],
-                answer=answer,
-            )
+            if auth.dpop is None:  # (a bearer token: nothing of the request but the token)
+                principal = await auth.authenticate(authorization)
+            else:
+                principal = await auth.authenticate(
+                    authorization,
+                    # RFC 9449 4.3: exactly one field; repeated ones, joined, are refused
+                    proof=", ".join(headers.getlist("dpop")) or None,
+                    method=scope["method"],
+                    urls=[_request_url(scope, headers)],
+                    answer=answer,
+                )
         except VerifierUnavailable:
             raise HttpError(
                 503, ProtocolError(INVALID_REQUEST, "the access token cannot be verified now")
