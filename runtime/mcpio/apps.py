@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import mcp_wire
+from mcpio._core.extension import Extension
 from mcpio.latest import public as pub
 from mcpio.wire.base import WireModel
 
@@ -193,6 +194,34 @@ def app_only(meta: Any) -> bool:
 def serves_apps(metas: Iterable[Any]) -> bool:
     """Whether any of these tools' or resources' `_meta` carries a `ui` entry."""
     return any(isinstance(_ui_in(meta), Mapping) for meta in metas)
+
+
+class AppsExtension(Extension):
+    """MCP Apps as a server extension: declared once a tool or resource names an app, and
+    app-only tools listed only to clients that render apps (every `Server` has it)."""
+
+    id = UI_EXTENSION
+
+    def __init__(self) -> None:
+        self._server: Any = None
+
+    def added(self, server: Any) -> None:
+        """Keep the server, whose tools and resources say whether it serves apps."""
+        self._server = server
+
+    def settings(self) -> Mapping[str, Any] | None:
+        """Declared (with no settings) while a tool or resource names an app."""
+        server = self._server
+        if server is None:
+            return None
+        entries = (*server.tools.values(), *server.resources.values())
+        return {} if serves_apps(e.definition.meta for e in entries) else None
+
+    def list_tools(self, ctx: Any, tools: Mapping[str, Any]) -> Mapping[str, Any]:
+        """App-only tools (`visibility: ["app"]`) are listed to clients that render apps."""
+        if declares_apps(ctx.client_capabilities):
+            return tools
+        return {k: e for k, e in tools.items() if not app_only(e.definition.meta)}
 
 
 def _ui_in(meta: Any) -> Any:

@@ -99,7 +99,8 @@ async def test_a_full_queue_refuses_and_keeps_what_it_holds(redis_url: str) -> N
 
 def test_load_server_from_a_file_or_a_module() -> None:
     server = load_server(str(ROOT / "examples" / "everything_server.py"))
-    assert "retried_compute" in server.retry_safe and "slow_compute" not in server.retry_safe
+    retries = {name: entry.options.get("retry", "never") for name, entry in server.tools.items()}
+    assert (retries["retried_compute"], retries["slow_compute"]) == ("safe", "never")
     with pytest.raises(ValueError, match="no such Python file"):
         load_server("nowhere.py")
     with pytest.raises(ValueError, match="is not an mcpio Server"):

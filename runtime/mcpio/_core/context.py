@@ -318,10 +318,15 @@ class Context:
         self._log_level = log_level
         self._questions = 0
         self.modern = isinstance(inputs, RetriedInputs)
-        # Tasks: set by the connection when the client accepts a task as the answer
-        # (`mcpio.tasks._engine.TaskOffer`); `on_become_task`: by the engine for a deferred one.
+        # Tasks: set as the request's context is made when the client accepts a task as the
+        # answer (`Extension.open_request`); `on_become_task`: by the engine for a deferred one.
         self.task_offer: Any = None
         self._become_task: Callable[[], Awaitable[None]] | None = None
+
+    @property
+    def codec(self) -> Codec:
+        """The codec of the request's revision."""
+        return self._codec
 
     @property
     def headers(self) -> Mapping[str, str]:

@@ -10,7 +10,7 @@ import functools
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from inspect import CO_COROUTINE
 from types import FunctionType
 from typing import Any, NamedTuple, get_origin, get_type_hints
@@ -24,6 +24,7 @@ from mcpio._core.content import media_block
 from mcpio._core.docstrings import Docstring, parse
 from mcpio._core.hints import CacheHint
 from mcpio._core.jsonrpc import plain
+from mcpio._core.options import ToolOptions
 from mcpio._core.structured import Output, output_of
 from mcpio._core.uritemplate import UriTemplate
 from mcpio.latest import public as pub
@@ -108,6 +109,7 @@ class ToolEntry:
     context_param: str | None
     output: Output | None = None  # derived from the return annotation: checked structured content
     threaded: bool = True  # a `def` runs in a worker thread (see `call`)
+    options: ToolOptions = field(default_factory=lambda: ToolOptions())  # as registered
 
     def kwargs(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The handler's keyword arguments; `pydantic.ValidationError` if they do not fit."""
@@ -117,22 +119,14 @@ class ToolEntry:
 
 
 def tool_entry(
-    fn: Fn,
-    context_type: type,
-    *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    input_schema: Mapping[str, Any] | None = None,
-    output_schema: Mapping[str, Any] | None = None,
-    annotations: Mapping[str, Any] | None = None,
-    meta: Mapping[str, Any] | None = None,
-    structured_output: bool | None = None,
-    icons: Sequence[Any] | None = None,
+    fn: Fn, context_type: type, name: str | None, options: ToolOptions | None = None
 ) -> ToolEntry:
-    """A tool. Without `output_schema`, one is derived from the return annotation (see
-    `mcpio._core.structured`) unless `structured_output` is False; True makes a return annotation
-    without a schema an error (`TypeError`)."""
+    """A tool, with its options. Without `output_schema`, one is derived from the return
+    annotation (see `mcpio._core.structured`) unless `structured_output` is False; True makes a
+    return annotation without a schema an error (`TypeError`)."""
+    options = options or ToolOptions()
+    input_schema, output_schema = options.get("input_schema"), options.get("output_schema")
+    structured_output = options.get("structured_output")
     fields, context_param = signature(fn, context_type)
     tool_name = name or fn.__name__
     doc = _doc(fn)
@@ -152,16 +146,18 @@ def tool_entry(
         input_schema = schema
     definition: dict[str, Any] = {"name": tool_name, "inputSchema": dict(input_schema)}
     for key, value in (
-        ("title", title),
-        ("description", description or doc.description),
+        ("title", options.get("title")),
+        ("description", options.get("description") or doc.description),
         ("outputSchema", output_schema),
-        ("annotations", annotations),
-        ("_meta", meta),
-        ("icons", _icons(icons)),
+        ("annotations", options.get("annotations")),
+        ("_meta", options.get("meta")),
+        ("icons", _icons(options.get("icons"))),
     ):
         if value is not None:
             definition[key] = value
-    return ToolEntry(pub.Tool.model_validate(definition), fn, arguments, context_param, output)
+    tool = pub.Tool.model_validate(definition)
+    threaded = options.get("run_in_thread", True) and not is_async(fn)  # (not asked per call)
+    return ToolEntry(tool, fn, arguments, context_param, output, threaded, options)
 
 
 def _output(fn: Fn, tool_name: str, *, required: bool) -> Output | None:
@@ -210,6 +206,15 @@ class WireResult(NamedTuple):
     session's lifecycle, the task methods)."""
 
     data: dict[str, Any]
+    codec: Any = None  # the `Codec` that checks it (an extension's); None: the request's
+
+
+class SelfWritten:
+    """A result that writes itself in its request's era (a request that became a task)."""
+
+    def wire(self, revision: str, modern: bool) -> WireResult:
+        """The result in `revision`'s own shape."""
+        raise NotImplementedError
 
 
 def tool_result(value: Any) -> pub.CallToolResult:

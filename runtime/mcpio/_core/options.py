@@ -6,11 +6,43 @@ reaches; tests/test_consumer_typing.py keeps the two the same. The HTTP host's a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:
     from mcpio._core.principal import Principal
+
+
+class ToolOptions(TypedDict, total=False):
+    """A tool's options, as `Server.tool` takes them and the tool's entry keeps them.
+
+    Attributes:
+        title: A human-readable title.
+        description: What the tool does (default: the function's docstring).
+        input_schema: A JSON Schema for the arguments, enforced (default: the type hints').
+        output_schema: A JSON Schema for the structured result, instead of the return's.
+        annotations: Tool annotations (`readOnlyHint`, `destructiveHint`, ...).
+        meta: The tool's `_meta`.
+        structured_output: False: no output schema nor structured content; None: inferred.
+        icons: The tool's icons.
+        task: Whether the tool runs as a task: "forbidden" (default), "optional" or "required".
+        defer_task: Answer in the request until `ctx.become_task()`, then go on as a task.
+        run_in_thread: Run a sync handler in a worker thread (default), else on the event loop.
+        retry: "safe": a queued task of this tool may run again after a worker is lost.
+    """
+
+    title: str | None
+    description: str | None
+    input_schema: Mapping[str, Any] | None
+    output_schema: Mapping[str, Any] | None
+    annotations: Mapping[str, Any] | None
+    meta: Mapping[str, Any] | None
+    structured_output: bool | None
+    icons: Sequence[Any] | None
+    task: Literal["forbidden", "optional", "required"]
+    defer_task: bool
+    run_in_thread: bool
+    retry: Literal["never", "safe"]
 
 
 class ConnectionOptions(TypedDict, total=False):

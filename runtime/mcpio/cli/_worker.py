@@ -28,6 +28,7 @@ import time
 
 from mcpio.server._loading import load_server
 from mcpio.server._server import Server
+from mcpio.tasks._extension import tasks_of
 from mcpio.tasks._queue import Entry, RedisTaskQueue
 
 log = logging.getLogger("mcpio")
@@ -129,7 +130,8 @@ class Worker:
             async def touch() -> None:
                 await self.queue.touch(self.name, entry.id)
 
-            final = await self.engine.execute(record, self.server.queued_work(job), touch)
+            work = tasks_of(self.server).queued_work(job)
+            final = await self.engine.execute(record, work, touch)
             log.info("task %s: %s on %s", job.task_id, final.status, self.name)
             if final.terminal:
                 await self.queue.done(entry.id)

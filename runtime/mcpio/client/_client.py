@@ -22,6 +22,7 @@ import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
+from mcpio._core import ext_methods
 from mcpio._core.errors import ConnectionClosed, McpError, RequestTimeout
 from mcpio._core.jsonrpc import RequestId, answered, error_frame, error_of, plain, raise_error
 from mcpio._core.negotiate import peek_any
@@ -54,7 +55,7 @@ from mcpio.latest import HEADER_MISMATCH
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.tasks._client import TaskHandle, TaskTools, created_task, task_codec, task_result
-from mcpio.tasks._serve import tasks_available
+from mcpio.tasks._engine import tasks_available
 from mcpio.wire._peek import Peek
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
@@ -473,6 +474,47 @@ class Client:
         self.instructions = result.instructions
         if result.meta is not None:
             self.server_info = result.meta.io_modelcontextprotocol_serverInfo
+        return result
+
+    async def extension_request(
+        self, method: str, params: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Send a request of an extension outside the revision's schema, and return its result.
+
+        Skills' methods, or your own extension's (`mcpio.server.Extension`); params and result
+        are plain data. A 2026-07-28 request carries the client's `_meta` envelope.
+
+        Raises:
+            McpError: The server answered with a JSON-RPC error.
+            ConnectionClosed: The client is not connected.
+        """
+        session, codec = self._session, self.codec
+        if session is None or codec is None:
+            raise ConnectionClosed("the client is not connected")
+        data: dict[str, Any] = dict(params or {})
+        if codec.era == "modern":
+            data["_meta"] = {
+                **(data.get("_meta") or {}),
+                ext_methods.PROTOCOL_VERSION: codec.revision,
+                ext_methods.CLIENT_CAPABILITIES: self.capabilities(True, codec.revision),
+                ext_methods.CLIENT_INFO: self.info.model_dump(mode="json", exclude_unset=True),
+            }
+        id = session.next_id()
+        frame = {"jsonrpc": "2.0", "id": id, "method": method, "params": data}
+        answer = pydantic_core.from_json(
+            await session.request(id, pydantic_core.to_json(frame), self.timeout)
+        )
+        answer = answer if type(answer) is dict else {}
+        error, result = answer.get("error"), answer.get("result")
+        if type(error) is dict:
+            code = error.get("code")
+            raise McpError(
+                code if type(code) is int else -32603,
+                str(error.get("message") or ""),
+                error.get("data"),
+            )
+        if type(result) is not dict:
+            raise McpError(-32603, f"the answer to {method} has no result object")
         return result
 
     async def ping(self) -> None:

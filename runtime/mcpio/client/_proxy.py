@@ -33,15 +33,17 @@ from mcpio._core.context import Context, InputRequired, Question, RetriedInputs
 from mcpio._core.errors import ConnectionClosed, McpError
 from mcpio._core.hub import LIST_CHANGED, RESOURCE_UPDATED
 from mcpio._core.jsonrpc import plain
+from mcpio._core.options import ToolOptions
 from mcpio.client._client import Client, Notice
 from mcpio.client._skills import extension_request
 from mcpio.client._upstream import Forwarded, Lane, Upstream, gone
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
-from mcpio.server._server import Server, task_required
+from mcpio.server._server import Server
 from mcpio.skills._format import EXTENSION as SKILLS_EXTENSION
 from mcpio.tasks._client import TaskHandle
 from mcpio.tasks._engine import TASKS_EXTENSION, TaskCreated, TaskInputs, TaskSupport
+from mcpio.tasks._extension import task_required
 from mcpio.transports._http_rules import ParamHeaders, param_headers
 from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
@@ -253,7 +255,8 @@ class Proxy:
             result = await self.forward(ctx, method, params)
             if method == "tools/list":
                 for tool in result.tools:
-                    self.server.task_support[tool.name] = await self._support(ctx, tool.name)
+                    support = await self._support(ctx, tool.name)
+                    self.server.tool_options[tool.name] = ToolOptions(task=support)
                     self.param_specs[tool.name] = param_headers(plain(tool.inputSchema))
             return result
 

@@ -23,10 +23,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import pydantic_core
-
-from mcpio._core import ext_methods
-from mcpio._core.errors import ConnectionClosed, McpError
 from mcpio.skills._format import (
     EXTENSION,
     SKILL_FILE,
@@ -46,36 +42,8 @@ log = logging.getLogger("mcpio.skills")
 async def extension_request(
     client: Client, method: str, params: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """Send `method`, an extension's request outside the revision's schema (`mcpio.
-    ext_methods`), through `client`: its result as plain data, a JSON-RPC error as `McpError`."""
-    session, codec = client._session, client.codec
-    if session is None or codec is None:
-        raise ConnectionClosed("the client is not connected")
-    data: dict[str, Any] = dict(params or {})
-    if codec.era == "modern":
-        data["_meta"] = {
-            **(data.get("_meta") or {}),
-            ext_methods.PROTOCOL_VERSION: codec.revision,
-            ext_methods.CLIENT_CAPABILITIES: client.capabilities(True, codec.revision),
-            ext_methods.CLIENT_INFO: client.info.model_dump(mode="json", exclude_unset=True),
-        }
-    id = session.next_id()
-    frame = {"jsonrpc": "2.0", "id": id, "method": method, "params": data}
-    answer = pydantic_core.from_json(
-        await session.request(id, pydantic_core.to_json(frame), client.timeout)
-    )
-    answer = answer if type(answer) is dict else {}
-    error, result = answer.get("error"), answer.get("result")
-    if type(error) is dict:
-        code = error.get("code")
-        raise McpError(
-            code if type(code) is int else -32603,
-            str(error.get("message") or ""),
-            error.get("data"),
-        )
-    if type(result) is not dict:
-        raise McpError(-32603, f"the answer to {method} has no result object")
-    return result
+    """`client.extension_request(method, params)` (see there)."""
+    return await client.extension_request(method, params)
 
 
 class SkillError(Exception):

@@ -184,7 +184,10 @@ class HttpOptions:
 class Hosting(Protocol):
     """What the app needs of the server it serves (`mcpio.Server`)."""
 
-    max_answer_bytes: int  # the bound on a client's answers to the server's questions
+    @property
+    def max_answer_bytes(self) -> int:
+        """The bound on a client's answers to the server's questions."""
+        ...
 
     def connect(self, transport: Transport, **options: Unpack[ConnectionOptions]) -> Hosted:
         """A connection of the server over `transport`."""

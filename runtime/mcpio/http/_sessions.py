@@ -100,7 +100,10 @@ class Connecting(Protocol):
     """What the sessions need of the server: a connection over a transport, and the bound on
     a client's answers to its questions."""
 
-    max_answer_bytes: int
+    @property
+    def max_answer_bytes(self) -> int:
+        """The bound on a client's answers to the server's questions."""
+        ...
 
     def connect(self, transport: Transport, **options: Unpack[ConnectionOptions]) -> Hosted:
         """A connection of the server over `transport`."""

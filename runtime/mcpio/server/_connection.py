@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import pydantic_core
 from pydantic import BaseModel
@@ -29,8 +28,7 @@ from mcpio._core.context import (
     UrlElicitationRequired,
 )
 from mcpio._core.errors import McpError
-from mcpio._core.handlers import TextAnswer, WireResult, tool_result
-from mcpio._core.hub import Hub
+from mcpio._core.handlers import SelfWritten, TextAnswer, WireResult, tool_result
 from mcpio._core.jsonrpc import RequestId, answered, error_frame, plain
 from mcpio._core.negotiate import (
     LEGACY,
@@ -42,14 +40,13 @@ from mcpio._core.negotiate import (
     read_modern,
 )
 from mcpio._core.protocol_rules import MAX_INPUT_ROUNDS, unsupported_version
-from mcpio._core.sealing import Sealer, request_digest
+from mcpio._core.sealing import request_digest
 from mcpio._core.session import Session, send_frame
 from mcpio._core.transport import Transport
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.server._listen import Listener, listen
-from mcpio.tasks import _serve as tasks_serve
-from mcpio.tasks._engine import TaskCreated, TaskEngine
+from mcpio.server._served import Served
 from mcpio.wire._peek import Peek
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import (
@@ -77,80 +74,6 @@ _MODERN_OWN = {"subscriptions/listen": "_listen"}
 _NO_CAPABILITIES = pub.ClientCapabilities()  # a connection's before initialize (shared)
 
 
-class Served(Protocol):
-    """What a connection needs of the server it serves (`mcpio.Server`)."""
-
-    @property
-    def info(self) -> pub.Implementation:
-        """The server's name and version (`Implementation`)."""
-        ...
-
-    @property
-    def instructions(self) -> str | None:
-        """The server's instructions for the model, if any."""
-        ...
-
-    async def dispatch(
-        self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
-    ) -> Any:
-        """A request's result through the middlewares and its handler (`Server.dispatch`)."""
-        ...
-
-    @property
-    def lifespan_state(self) -> Any:
-        """What the server's lifespan yielded (`ctx.lifespan`)."""
-        ...
-
-    @property
-    def sealer(self) -> Sealer:
-        """Signs and checks `requestState` and cursors with the server's key."""
-        ...
-
-    @property
-    def request_timeout(self) -> float:
-        """Seconds a request may run before it is cancelled."""
-        ...
-
-    @property
-    def max_answer_bytes(self) -> int:
-        """The largest answer a client may give to one of the server's questions."""
-        ...
-
-    @property
-    def hub(self) -> Hub:
-        """This instance's listeners and legacy sessions, and its notification bus."""
-        ...
-
-    @property
-    def tasks(self) -> TaskEngine:
-        """The task engine task-augmented calls run on."""
-        ...
-
-    @property
-    def task_support(self) -> Mapping[str, str]:
-        """Each tool's task support (`forbidden`, `optional`, `required`), by name."""
-        ...
-
-    @property
-    def extension_methods(self) -> Mapping[str, MethodHandler]:
-        """Handlers of methods an extension adds outside the pinned schemas, by method name."""
-        ...
-
-    @property
-    def result_meta(self) -> pub.ResultMetaObject:
-        """The `_meta` of a modern result that sets none."""
-        ...
-
-    @property
-    def result_meta_json(self) -> bytes:
-        """`result_meta` as JSON bytes, made once."""
-        ...
-
-    def capabilities(self) -> pub.ServerCapabilities:
-        """The server's capabilities, as `initialize` and `server/discover` report them."""
-        ...
-
-
 class ServerConnection:
     """One client's connection to a server (see the module's docstring), made by
     `Server.connect`. `principal`: who the transport authenticated; `modern`: it speaks
@@ -170,6 +93,7 @@ class ServerConnection:
     ) -> None:
         self.server = server
         self.hub = server.hub
+        self.identity = server.identity
         self.transport = transport
         self._session: Session | None = None
         self.codec: Codec | None = None  # legacy: the negotiated revision's codec
@@ -241,7 +165,7 @@ class ServerConnection:
         codec = self.codec
         if method == "initialize" and env.protocol_version not in MODERN:
             work = self._initialize(raw, id)
-        elif method in self.server.extension_methods:  # outside the revisions' schemas
+        elif method in self.server.extensions.methods and self._extended(method, env):
             work = self._extension(raw, id, env)
         elif codec is not None:
             work = self._legacy(codec, raw, id, env, message)
@@ -286,52 +210,70 @@ class ServerConnection:
 
     # ------------------------------------------------------------------ the pipeline
 
-    async def serve(self, ctx: Context, method: str, params: Any) -> Any:
+    async def serve(
+        self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
+    ) -> Any:
         """A request's result: the one path every request takes once read, in both eras, through
         the server's middlewares (`Server.dispatch`) to its handler: the connection's own for
         the session's lifecycle (legacy) and `subscriptions/listen` (modern), else the
         server's handler table's. `params`: the public model, or (methods outside the public
         revision) the revision's own model or plain data (see `mcpio.middleware`)."""
-        own = (_MODERN_OWN if ctx.modern else _LEGACY_OWN).get(method)
-        handler = getattr(self, own) if own is not None else None
+        if handler is None:
+            own = (_MODERN_OWN if ctx.modern else _LEGACY_OWN).get(method)
+            handler = getattr(self, own) if own is not None else None
         return await self.server.dispatch(ctx, method, params, handler)
 
     def write(self, codec: Codec, id: RequestId, method: str, result: Any) -> bytes | None:
         """The one result writer, both eras: a request's result as its response frame (None: no
-        answer is left to send). A modern result carries the server's info in its `_meta`."""
+        answer is left to send). A result is a public model, or a `WireResult` (data in the
+        revision's own shape; `TextAnswer` and `SelfWritten` are written as one); a modern
+        result carries the server's info in its `_meta`."""
         if result is None:
             return None
         modern = codec.revision in MODERN
-        if type(result) is TextAnswer:
+        kind = type(result)
+        if kind is TextAnswer:
             if not modern:
                 return codec.result_frame(id, result.json(False))
             if codec.revision == PUBLIC_REVISION:
-                return codec.result_frame(id, result.json(True), self.server.result_meta_json)
-            result = tool_result(result.text)
-        elif isinstance(result, TaskCreated):
-            result = WireResult(tasks_serve.created(result.record, modern))
-        if type(result) is WireResult:
-            if modern:
-                info = self.server.info.model_dump(mode="json", by_alias=True, exclude_unset=True)
-                return tasks_serve.modern_frame(codec.revision, id, method, result.data, info)
-            return codec.encode(codec.response(id, method, result.data))
+                return codec.result_frame(id, result.json(True), self.identity.result_meta_json)
+            result, kind = tool_result(result.text), pub.CallToolResult
+        elif kind is not WireResult and isinstance(result, SelfWritten):
+            result, kind = result.wire(codec.revision, modern), WireResult
+        if kind is WireResult:
+            return self._wire(codec, id, method, result, modern)
         if modern:
             return self._stamped(codec, id, method, result)
         own = codec.from_public(method, result, "result")
-        if method == "tools/list" and "tasks/get" in codec.methods:
-            tasks_serve.mark_task_tools(own, codec.revision, self.server.task_support)
+        self.server.extensions.written(method, own, codec.revision)
         return codec.encode_result(id, own)
+
+    def _wire(
+        self, codec: Codec, id: RequestId, method: str, result: WireResult, modern: bool
+    ) -> bytes:
+        """A result in the revision's own shape, checked by its codec (an extension's, or the
+        request's) where that has the method, else written as it is."""
+        data = result.data
+        if modern:
+            meta = data.get("_meta")
+            server = {ext_methods.SERVER_INFO: self.identity.info_data()}
+            data = {**data, "_meta": {**meta, **server} if type(meta) is dict else server}
+            data.setdefault("resultType", "complete")
+        checker = result.codec or codec
+        if method in checker.methods:
+            return checker.encode(checker.response(id, method, data))
+        return codec.result_frame(id, pydantic_core.to_json(data))
 
     def _stamped(self, codec: Codec, id: RequestId, method: str, result: Any) -> bytes:
         """A modern result model as its response frame, the server's info in its `_meta`."""
         public = codec.revision == PUBLIC_REVISION
         if public and "meta" not in result.__pydantic_fields_set__:
-            return codec.encode_result(id, result, self.server.result_meta_json)
+            return codec.encode_result(id, result, self.identity.result_meta_json)
         meta = result.meta
         if meta is None:
-            result.meta = self.server.result_meta
+            result.meta = self.identity.result_meta
         elif meta.io_modelcontextprotocol_serverInfo is None:
-            meta.io_modelcontextprotocol_serverInfo = self.server.info
+            meta.io_modelcontextprotocol_serverInfo = self.identity.info
         own = result if public else codec.from_public(method, result, "result")
         return codec.encode_result(id, own)
 
@@ -359,7 +301,6 @@ class ServerConnection:
             progress_token=getattr(meta, "progressToken", None),
             log_level=log_level,
             principal=self.principal,
-            lifespan=self.server.lifespan_state,
             state=self.state if legacy else None,  # legacy: the session's
             dispatch=self.server.dispatch,
         )
@@ -391,21 +332,19 @@ class ServerConnection:
         self.client_info = ctx.client_info
         self.codec = codec
         models = mcp_wire.revision(codec.revision)
-        server_caps = _data(self.server.capabilities())
-        if self.server.task_support and "tasks" in models.ServerCapabilities.model_fields:
-            server_caps["tasks"] = tasks_serve.LEGACY_TASKS_CAPABILITY
+        server_caps = self.server.capabilities_in(codec.revision)
+        extensions = server_caps.get("extensions")  # (SEP-2133 predates the legacy schemas)
+        identity = self.identity
         result: dict[str, Any] = {
             "protocolVersion": codec.revision,
             "capabilities": {
                 **fit(models.ServerCapabilities, server_caps),
-                **ext_methods.legacy_extensions(server_caps),
+                **({"extensions": extensions} if extensions else {}),
             },
-            "serverInfo": fit(
-                models.Implementation, self.server.info.model_dump(exclude_unset=True)
-            ),
+            "serverInfo": fit(models.Implementation, identity.info.model_dump(exclude_unset=True)),
         }
-        if self.server.instructions:
-            result["instructions"] = self.server.instructions
+        if identity.instructions:
+            result["instructions"] = identity.instructions
         self.hub.sessions.add(self)
         return WireResult(result)
 
@@ -422,8 +361,6 @@ class ServerConnection:
         own = message.params
         if method in _LEGACY_OWN:
             params = own  # the session's lifecycle: not in the public revision
-        elif method in tasks_serve.LEGACY_METHODS:
-            params = tasks_serve.legacy_params(own)
         else:
             params = codec.public_params(
                 method, own, raw, client_capabilities=self.client_capabilities_data
@@ -432,31 +369,47 @@ class ServerConnection:
         meta = getattr(params, "meta", None)
         caps, info = self.client_capabilities, self.client_info
         ctx = self._context(codec, id, inputs, caps, info, meta, self.log_level)
-        task = getattr(own, "task", None)
-        if task is not None:
-            ctx.task_offer = tasks_serve.legacy_offer(self, codec, task)
+        self.server.extensions.open_request(ctx, own, self)
         return self.write(codec, id, method, await self.serve(ctx, method, params))
 
-    async def _extension(self, raw: bytes, id: RequestId, env: Peek) -> bytes | None:
-        """A request of an extension outside the schemas (`mcpio._core.ext_methods`), either era."""
-        params = ext_methods.params_of(raw)
+    def _extended(self, method: str, env: Peek) -> bool:
+        """Whether an extension answers `method` in the request's revision."""
         codec = self.codec
+        if codec is not None:
+            revision = codec.revision
+        else:
+            version = env.protocol_version
+            revision = version if version in MODERN else MODERN[-1]
+        return self.server.extensions.serves(method, revision)
+
+    async def _extension(self, raw: bytes, id: RequestId, env: Peek) -> bytes | None:
+        """A request of an extension's method, either era: its params plain data, as the
+        extension reads them (`mcpio._core.extension`)."""
+        method = env.method
+        assert method is not None  # a request's
+        codec = self.codec
+        extensions = self.server.extensions
         if codec is not None:  # a legacy session
             if env.protocol_version in MODERN:
                 reason = f"this connection is a legacy session of revision {codec.revision}"
                 raise ProtocolError(INVALID_REQUEST, reason)
+            params = extensions.read(method, codec.revision, raw)
             inputs: SentInputs | RetriedInputs = SentInputs(self.ask_client)
             caps, info, level = self.client_capabilities, self.client_info, self.log_level
+            session: ServerConnection | None = self
         else:
             codec = codec_of(self._modern_version(env.protocol_version))
-            inputs, level = RetriedInputs({}), None
+            params = extensions.read(method, codec.revision, raw)
+            inputs, level, session = RetriedInputs({}), None, None
             caps, info = ext_methods.envelope(params)
         ctx = self._context(codec, id, inputs, caps, info, None, level)
-        assert env.method is not None  # a request's
-        handler = self.server.extension_methods[env.method]
-        result = await self.server.dispatch(ctx, env.method, params, handler)
-        body = ext_methods.result_body(result, ctx.modern, self.server.info)
-        return codec.result_frame(id, body)
+        extensions.open_request(ctx, params, session)
+        result = await self.serve(ctx, method, params, extensions.methods[method])
+        if type(result) is not WireResult and not isinstance(result, SelfWritten):
+            result = WireResult(dict(result)) if result is not None else None
+        if type(result) is WireResult and result.codec is None:
+            result = result._replace(codec=extensions.codec(method, codec.revision))
+        return self.write(codec, id, method, result)
 
     # The legacy session's own methods (their params: the revision's own model).
 
@@ -481,8 +434,9 @@ class ServerConnection:
         assert codec is not None
         id = self.session.next_id()
         frame = codec.request(method, codec.from_public(method, params, "params"), id=id)
-        raw = await self.session.request(id, codec.encode(frame), self.server.request_timeout)
-        limit = self.server.max_answer_bytes
+        limits = self.server.limits
+        raw = await self.session.request(id, codec.encode(frame), limits.request_timeout)
+        limit = limits.max_answer_bytes
         if len(raw) > limit:
             raise ProtocolError(
                 INVALID_PARAMS, f"the client's answer to {method} exceeds {limit} bytes"
@@ -520,12 +474,6 @@ class ServerConnection:
     ) -> bytes | None:
         version = self._modern_version(env.protocol_version)
         codec = codec_of(version)
-        if env.method in tasks_serve.MODERN_METHODS and tasks_serve.tasks_available(version):
-            params: Any = tasks_serve.read_modern(version, env.method, raw)
-            caps, info = tasks_serve.envelope(params)
-            inputs = RetriedInputs({})
-            ctx = self._context(codec, id, inputs, caps or _NO_CAPABILITIES, info, None, None)
-            return self.write(codec, id, env.method, await self.serve(ctx, env.method, params))
         if message is None:
             message = codec.decode(raw)
         method = message.method
@@ -533,7 +481,7 @@ class ServerConnection:
         params = codec.to_public(method, message.params, "params")
         answers, rounds = self._sealed_answers(method, params, raw) if asks else ({}, 0)
         inputs = RetriedInputs(answers)
-        ctx = self._modern_context(codec, id, inputs, params.meta)
+        ctx = self._modern_context(codec, id, inputs, params)
         try:
             result = await self._serve_asking(ctx, method, params)
         except InputRequired as needed:
@@ -546,20 +494,16 @@ class ServerConnection:
         return self.write(codec, id, method, result)
 
     def _modern_context(
-        self, codec: Codec, id: RequestId, inputs: RetriedInputs, meta: Any
+        self, codec: Codec, id: RequestId, inputs: RetriedInputs, params: Any
     ) -> Context:
-        """A modern request's context, from its `_meta` envelope (a task offered when the
-        request declares the Tasks extension and its revision has it)."""
+        """A modern request's context, from its `_meta` envelope (and the extensions' say:
+        `Extension.open_request`)."""
+        meta = params.meta
         capabilities = meta.io_modelcontextprotocol_clientCapabilities
         info = meta.io_modelcontextprotocol_clientInfo
         level = meta.io_modelcontextprotocol_logLevel
         ctx = self._context(codec, id, inputs, capabilities, info, meta, level)
-        if (
-            getattr(capabilities, "extensions", None)
-            and tasks_serve.tasks_available(codec.revision)
-            and tasks_serve.declares_tasks(capabilities)
-        ):
-            ctx.task_offer = tasks_serve.modern_offer(self.hub)
+        self.server.extensions.open_request(ctx, params, None)
         return ctx
 
     def _modern_version(self, version: str | None) -> str:
@@ -584,7 +528,7 @@ class ServerConnection:
         stand (the client cannot replace them), beside the new `inputResponses`."""
         sealed: dict[str, Any] = {}
         rounds = 0
-        limit = self.server.max_answer_bytes
+        limit = self.server.limits.max_answer_bytes
         if params.inputResponses and len(raw) > limit:  # (else no answer can be larger)
             for key, answer in params.inputResponses.items():
                 if len(pydantic_core.to_json(answer)) > limit:
@@ -627,7 +571,8 @@ class ServerConnection:
 
     async def _listen(self, ctx: Context, params: Any) -> Any:
         """`subscriptions/listen`'s handler: a stream of this connection (`mcpio.server._listen`)."""
-        return await listen(self, ctx, params, self.server.capabilities(), self.server.tasks)
+        offered = self.server.capabilities_in(ctx.revision)
+        return await listen(self, ctx, params, offered, self.server.extensions)
 
     async def send_notification(self, codec: Codec, method: str, params: dict[str, Any]) -> None:
         """Send a notification whose public params are projected to `codec`'s revision."""

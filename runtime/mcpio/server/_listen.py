@@ -11,13 +11,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from mcpio._core.bus import unavailable
+from mcpio._core.extension import Extensions
 from mcpio._core.hub import LISTEN_FLAGS, TASK_IDS, Hub
 from mcpio._core.jsonrpc import RequestId
 from mcpio._core.negotiate import SUBSCRIPTION_ID_KEY, codec_of
 from mcpio.latest import public as pub
-from mcpio.tasks import _serve as tasks_serve
-from mcpio.tasks._engine import TaskEngine
-from mcpio.tasks._owner import owner_of
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 
@@ -63,9 +61,11 @@ class Listener:
         id: RequestId,
         honoured: dict[str, Any],
         queue: int,
+        extensions: Extensions | None = None,
     ):
         self.connection = connection
         self.codec = codec
+        self.extensions = extensions
         self.id = id
         self.honoured = honoured
         self.error: ProtocolError | None = None  # how the server ends it, if not gracefully
@@ -102,30 +102,23 @@ class Listener:
     async def write(self, method: str, params: dict[str, Any]) -> None:
         """Write a notification on the stream, tagged with its subscription id."""
         tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: self.id}}
-        if method == "notifications/tasks":  # the Tasks extension's
-            codec = tasks_serve.tasks_codec(self.codec.revision)
-            await self.connection.send(codec.encode(codec.notification(method, tagged)))
+        theirs = self.extensions.codec(method, self.codec.revision) if self.extensions else None
+        if theirs is not None:  # an extension's notification, checked by its codec
+            await self.connection.send(theirs.encode(theirs.notification(method, tagged)))
             return
         await self.connection.send_notification(self.codec, method, tagged)
 
 
 async def honoured(
-    ctx: Context, params: Any, offered: pub.ServerCapabilities, tasks: TaskEngine
+    ctx: Context, params: Any, offered: dict[str, Any], extensions: Extensions
 ) -> dict[str, Any]:
-    """What a listen request asked for that the server offers (task ids: those the caller
-    owns; asking for them needs the Tasks extension)."""
+    """What a listen request asked for that the server offers (`offered`: its capabilities in
+    the request's revision); the extensions grant what is theirs (task ids: the Tasks
+    extension)."""
     wanted = params.notifications.model_dump(exclude_unset=True)
-    flags = {flag: getattr(offered, cap) is not None for flag, cap in LISTEN_FLAGS.items()}
+    flags = {flag: cap in offered for flag, cap in LISTEN_FLAGS.items()}
     kept = {k: v for k, v in wanted.items() if flags.get(k) and v not in (False, None)}
-    task_ids = wanted.get(TASK_IDS)
-    if task_ids is not None:
-        if not tasks_serve.tasks_available(ctx.revision) or not tasks_serve.declares_tasks(
-            params.meta.io_modelcontextprotocol_clientCapabilities
-        ):
-            raise tasks_serve.missing_extension("listening to task status notifications")
-        owner = owner_of(ctx)
-        ids = [t for t in task_ids if type(t) is str] if type(task_ids) is list else []
-        kept[TASK_IDS] = [t for t in ids if await tasks.get(t, owner) is not None]
+    await extensions.listen(ctx, params, kept)
     return kept
 
 
@@ -133,18 +126,20 @@ async def listen(
     connection: Streaming,
     ctx: Context,
     params: Any,
-    offered: pub.ServerCapabilities,
-    tasks: TaskEngine,
+    offered: dict[str, Any],
+    extensions: Extensions,
 ) -> pub.SubscriptionsListenResult | None:
     """`subscriptions/listen`: acknowledge, then write the changes asked for until the stream
     ends: its result when it ends gracefully, None when there is no one left to answer (the
     connection closed, or its reader was cut off), the error it ended with otherwise."""
-    kept = await honoured(ctx, params, offered, tasks)
+    kept = await honoured(ctx, params, offered, extensions)
     hub = connection.hub
     if not hub.bus.available:
         raise unavailable()  # at once: the client listens again later
     codec = codec_of(ctx.revision)
-    listener = Listener(connection, codec, ctx.request_id, kept, connection.listen_queue)
+    listener = Listener(
+        connection, codec, ctx.request_id, kept, connection.listen_queue, extensions
+    )
     await listener.write("notifications/subscriptions/acknowledged", {"notifications": kept})
     connection.listeners.add(listener)
     hub.listeners.add(listener)

@@ -187,10 +187,15 @@ class Mounts:
         self._sync_task_support()
 
     def _sync_task_support(self) -> None:
-        support = self.parent.task_support
+        """The parent's options of each mounted task tool (the parent's listings and
+        capabilities tell them)."""
+        options = self.parent.tool_options
         for mounted in self.mounted:
-            for name, kind in mounted.server.task_support.items():
-                support[mounted.name(name)] = kind
+            for name, entry in mounted.server.tools.items():
+                if entry.options.get("task", "forbidden") != "forbidden":
+                    options[mounted.name(name)] = entry.options
+            for name, given in mounted.server.tool_options.items():
+                options[mounted.name(name)] = given
 
     def capabilities(self) -> pub.ServerCapabilities:
         """The parent's capabilities merged with those of every mounted server."""

@@ -9,7 +9,7 @@ import importlib.util
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -24,10 +24,9 @@ from mcpio._core.context import (
     Context,
     InputRequired,
     MethodHandler,
-    RetriedInputs,
 )
 from mcpio._core.errors import ConnectionClosed, LifespanError, ToolError
-from mcpio._core.ext_methods import CLIENT_CAPABILITIES
+from mcpio._core.extension import Extension, Extensions, ToolCall
 from mcpio._core.extras import needs
 from mcpio._core.handlers import (
     CompletionFn,
@@ -37,7 +36,6 @@ from mcpio._core.handlers import (
     ToolEntry,
     call,
     completion_result,
-    is_async,
     prompt_entry,
     prompt_result,
     resource_entry,
@@ -47,33 +45,24 @@ from mcpio._core.handlers import (
     tool_result,
 )
 from mcpio._core.hints import CacheHint
-from mcpio._core.hub import LIST_CHANGED, RESOURCE_UPDATED, TASK_CONTROL, TASK_IDS, Hub
+from mcpio._core.hub import LIST_CHANGED, RESOURCE_UPDATED, Hub
 from mcpio._core.jsonrpc import plain
-from mcpio._core.negotiate import MODERN, PROTOCOL_VERSION_KEY, codec_of
+from mcpio._core.negotiate import MODERN
+from mcpio._core.options import ToolOptions
 from mcpio._core.paging import page
 from mcpio._core.routes import Route, RouteHandler
 from mcpio._core.schema_check import violation
 from mcpio._core.sealing import Sealer
 from mcpio._core.structured import summary
 from mcpio._core.transport import Transport
-from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import public as pub
 from mcpio.middleware._base import HOOKED_METHODS, Call, CallNext, MiddlewareFn, acts_on, chain
 from mcpio.server._connection import ServerConnection
-from mcpio.tasks import _serve as tasks_serve
-from mcpio.tasks._engine import (
-    TASKS_EXTENSION,
-    TaskCreated,
-    TaskEngine,
-    TaskInputs,
-    TaskOffer,
-    TaskSupport,
-    Work,
-    modern_task,
-)
-from mcpio.tasks._owner import owner_of, owner_principal
-from mcpio.tasks._queue import Job
-from mcpio.tasks._store import TaskRecord, TaskStore
+from mcpio.server._served import Identity, Limits
+from mcpio.tasks._engine import TaskEngine
+from mcpio.tasks._extension import TasksExtension, tasks_of
+from mcpio.tasks._extension import task_required as task_required  # (mcpio.server's)
+from mcpio.tasks._store import TaskStore
 from mcpio.transports._http_rules import ParamHeaders, param_headers
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
 
@@ -154,16 +143,15 @@ class Server:
     ) -> None:
         if list_page_size is not None and list_page_size < 1:
             raise ValueError("list_page_size must be at least 1")
-        self.info = server_info(name, version, title, icons, website_url)
-        self._stamp: tuple[pub.ResultMetaObject, bytes] | None = None  # see `result_meta`
-        self.instructions = instructions
+        self.identity = Identity(
+            server_info(name, version, title, icons, website_url), instructions
+        )
         self.sealer = Sealer(state_key)
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.method_cache_hints: dict[str, CacheHint] = dict(method_cache_hints or {})
         self.list_page_size = list_page_size
-        self.request_timeout = request_timeout  # for the server's own requests (legacy inputs)
-        self.max_answer_bytes = max_answer_bytes
+        self.limits = Limits(request_timeout, max_answer_bytes)
         self._registries()
         self.mask_error_details = mask_error_details
         self.middleware: list[MiddlewareFn] = list(middleware)
@@ -175,14 +163,15 @@ class Server:
         self._announcing: set[asyncio.Task[None]] = set()  # see `_announce`
         self.handlers: dict[str, MethodHandler] = self._built_in_handlers()
         self.hub = Hub(self.info.name, self.capabilities, bus)
-        self.tasks = self._task_engine(tasks)
-        self.task_support: dict[str, TaskSupport] = {}  # task tools: their taskSupport
-        self.deferred_tasks: set[str] = set()
-        self.retry_safe: set[str] = set()
+        self.extensions = Extensions(self, self.extension_methods)
+        self.extensions.add(TasksExtension(tasks))
+        self.extensions.add(apps.AppsExtension())
 
     def _registries(self) -> None:
         """What the decorators register, empty."""
         self.tools: dict[str, ToolEntry] = {}
+        # The options of tools other handlers answer (a proxy's, mounted servers'), by name.
+        self.tool_options: dict[str, ToolOptions] = {}
         self._param_headers: dict[str, tuple[ToolEntry, ParamHeaders]] = {}
         self.resources: dict[str, ResourceEntry] = {}
         self.templates: dict[str, ResourceEntry] = {}
@@ -196,13 +185,8 @@ class Server:
         self.extension_settings: dict[str, dict[str, Any]] = {}
 
     def _built_in_handlers(self) -> dict[str, MethodHandler]:
-        tasks = {
-            method: tasks_serve.handler(lambda: self.tasks, method)
-            for method in tasks_serve.MODERN_METHODS | tasks_serve.LEGACY_METHODS
-        }
         return {
             "server/discover": self._discover,
-            **tasks,
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
             "resources/list": self._list_resources,
@@ -213,14 +197,23 @@ class Server:
             "completion/complete": self._complete,
         }
 
-    def _task_engine(self, tasks: TaskEngine | TaskStore | None) -> TaskEngine:
-        """The engine (its store: memory unless given), its changes and orders carried by the
-        hub."""
-        engine = tasks if isinstance(tasks, TaskEngine) else TaskEngine(tasks)
-        engine.control = lambda order: self.hub.publish(TASK_CONTROL, "tasks/control", order)
-        engine.watchers.append(self._task_changed)
-        self.hub.on_task_control = engine.on_control
-        return engine
+    @property
+    def tasks(self) -> TaskEngine:
+        """The task engine the server's task tools run on (`Server(tasks=...)`)."""
+        return tasks_of(self).engine
+
+    @tasks.setter
+    def tasks(self, engine: TaskEngine) -> None:
+        tasks_of(self).use(engine)
+
+    def add_extension(self, extension: Extension) -> None:
+        """Serve a protocol extension (see `mcpio.server.Extension`).
+
+        Raises:
+            ValueError: Its id is empty or served already, or it defines a method another
+                extension defines.
+        """
+        self.extensions.add(extension)
 
     @property
     def bus(self) -> Bus:
@@ -245,97 +238,38 @@ class Server:
         self,
         name: str | None = None,
         *,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-        output_schema: Mapping[str, Any] | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        structured_output: bool | None = None,
-        task: TaskSupport = "forbidden",
-        defer_task: bool = False,
-        run_in_thread: bool = True,
-        retry: Literal["never", "safe"] = "never",
-        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
         app: apps.UiApp | None = None,
+        **options: Unpack[ToolOptions],
     ) -> Callable[[F], F]: ...
 
     def tool(
         self,
         name: str | F | None = None,
         *,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-        output_schema: Mapping[str, Any] | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        structured_output: bool | None = None,
-        task: TaskSupport = "forbidden",
-        defer_task: bool = False,
-        run_in_thread: bool = True,
-        retry: Literal["never", "safe"] = "never",
-        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
         app: apps.UiApp | None = None,
+        **options: Unpack[ToolOptions],
     ) -> Callable[[F], F] | F:
         """Register a tool, bare (`@server.tool`) or called (`@server.tool(...)`).
 
         Args:
             name: The tool's name (default: the function's), or the function when bare.
-            title: A human-readable title.
-            description: What the tool does (default: the function's docstring).
-            input_schema: A JSON Schema for the arguments, enforced (default: the type hints').
-            output_schema: A JSON Schema for the structured result, instead of the return's.
-            annotations: Tool annotations (`readOnlyHint`, `destructiveHint`, ...).
-            meta: The tool's `_meta`.
-            structured_output: False: no output schema nor structured content; None: inferred.
-            task: Whether the tool runs as a task: "forbidden", "optional" or "required".
-            defer_task: Answer in the request until `ctx.become_task()`, then go on as a task.
-            run_in_thread: Run a sync handler in a worker thread (else on the event loop).
-            retry: "safe": a queued task of this tool may run again after a worker is lost.
-            icons: The tool's icons.
             app: The MCP App it shows (`mcpio.apps`): its `ui` entry in `_meta`.
+            **options: The tool's options (`ToolOptions`): `title`, `description`,
+                `input_schema`, `output_schema`, `annotations`, `meta`, `structured_output`,
+                `icons`; how it runs: `task` ("forbidden", "optional", "required"),
+                `defer_task`, `run_in_thread`, `retry` ("safe": a queued task may run again).
         """
         if callable(name):
             return self.tool()(name)
         if app is not None:
-            meta = {**(meta or {}), "ui": app.meta()}
+            options["meta"] = {**(options.get("meta") or {}), "ui": app.meta()}
 
         def register(fn: F) -> F:
-            entry = tool_entry(
-                fn,
-                Context,
-                name=name,
-                title=title,
-                description=description,
-                input_schema=input_schema,
-                output_schema=output_schema,
-                annotations=annotations,
-                meta=meta,
-                structured_output=structured_output,
-                icons=icons,
-            )
-            entry.threaded = run_in_thread and not is_async(fn)  # (not asked on every call)
-            self._add_tool(entry, task, defer_task, retry)
+            entry = tool_entry(fn, Context, name, options)
+            self.tools[entry.definition.name] = entry
             return fn
 
         return register
-
-    def _add_tool(
-        self, entry: ToolEntry, task: TaskSupport, defer: bool, retry: Literal["never", "safe"]
-    ) -> None:
-        """Serve `entry`, with its task rules (replacing those of a tool of the same name)."""
-        name = entry.definition.name
-        self.tools[name] = entry
-        self.task_support.pop(name, None)
-        self.deferred_tasks.discard(name)
-        self.retry_safe.discard(name)
-        if retry == "safe":
-            self.retry_safe.add(name)
-        if task != "forbidden":
-            self.task_support[name] = task
-        if defer:
-            self.deferred_tasks.add(name)
 
     def remove_tool(self, name: str, *, notify: bool = True) -> bool:
         """Unregister tool `name`, announcing the change; False when there is none.
@@ -343,8 +277,6 @@ class Server:
         Listeners are told the tool list changed (see `_announce`); with `notify=False` you
         call `notify_tools_changed` yourself.
         """
-        self.task_support.pop(name, None)
-        self.deferred_tasks.discard(name)
         return self._remove(self.tools, name, "toolsListChanged", notify)
 
     def remove_resource(self, uri: str, *, notify: bool = True) -> bool:
@@ -409,6 +341,7 @@ class Server:
             params: Its params, in the public models.
             handler: The handler to answer with; None: the handler table's for `method`.
         """
+        ctx.lifespan = self.lifespan_state
         pipeline = self._pipeline(method) if self.middleware else None
         if pipeline is None:
             return await (handler or self._handler(method))(ctx, params)
@@ -743,16 +676,61 @@ class Server:
             caps["prompts"] = {"listChanged": True}
         if self.completion is not None:
             caps["completions"] = {}
-        extensions = dict(self.extension_settings)
-        if self.task_support:
-            extensions[TASKS_EXTENSION] = {}
-        if apps.serves_apps(
-            e.definition.meta for e in (*self.tools.values(), *self.resources.values())
-        ):
-            extensions[apps.UI_EXTENSION] = {}
+        extensions = {**self.extension_settings, **self.extensions.settings()}
         if extensions:
             caps["extensions"] = extensions
         return pub.ServerCapabilities.model_validate(caps)
+
+    def capabilities_in(self, revision: str) -> dict[str, Any]:
+        """The capabilities `initialize` or `server/discover` reports in `revision`.
+
+        Plain data: `capabilities()` with each extension declared as it is in `revision`
+        (`Extension.declare`); `extensions` is kept whether the revision's schema has it.
+        """
+        caps = self.capabilities().model_dump(mode="json", by_alias=True, exclude_unset=True)
+        declared = caps.pop("extensions", {})
+        for key in self.extensions.installed:
+            declared.pop(key, None)
+        if declared:
+            caps["extensions"] = declared
+        self.extensions.declare(caps, revision)
+        return caps
+
+    @property
+    def info(self) -> pub.Implementation:
+        """The server's `Implementation` (`serverInfo`)."""
+        return self.identity.info
+
+    @info.setter
+    def info(self, info: pub.Implementation) -> None:
+        self.identity.info = info
+
+    @property
+    def instructions(self) -> str | None:
+        """What the model is told about using the server (`instructions`)."""
+        return self.identity.instructions
+
+    @instructions.setter
+    def instructions(self, instructions: str | None) -> None:
+        self.identity.instructions = instructions
+
+    @property
+    def request_timeout(self) -> float:
+        """Seconds the server waits for its own requests (legacy inputs)."""
+        return self.limits.request_timeout
+
+    @request_timeout.setter
+    def request_timeout(self, seconds: float) -> None:
+        self.limits.request_timeout = seconds
+
+    @property
+    def max_answer_bytes(self) -> int:
+        """The largest answer a client may give to a question (`Server(max_answer_bytes=...)`)."""
+        return self.limits.max_answer_bytes
+
+    @max_answer_bytes.setter
+    def max_answer_bytes(self, size: int) -> None:
+        self.limits.max_answer_bytes = size
 
     @property
     def result_meta(self) -> pub.ResultMetaObject:
@@ -760,22 +738,12 @@ class Server:
 
         It is made once and shared: never change it in place.
         """
-        return self._result_stamp()[0]
+        return self.identity.result_meta
 
     @property
     def result_meta_json(self) -> bytes:
         """`result_meta` as JSON (written into each modern result that sets no `_meta`)."""
-        return self._result_stamp()[1]
-
-    def _result_stamp(self) -> tuple[pub.ResultMetaObject, bytes]:
-        stamp = self._stamp
-        if stamp is None or stamp[0].io_modelcontextprotocol_serverInfo is not self.info:
-            meta = pub.ResultMetaObject(io_modelcontextprotocol_serverInfo=self.info)
-            json = type(meta).__pydantic_serializer__.to_json(
-                meta, by_alias=True, exclude_unset=True
-            )
-            stamp = self._stamp = (meta, json)
-        return stamp
+        return self.identity.result_meta_json
 
     def cache_hints(self, method: str | None = None) -> dict[str, Any]:
         """Return a cacheable result's `ttlMs`, `cacheScope` and `resultType` members.
@@ -795,20 +763,11 @@ class Server:
     # ------------------------------------------------------------------ built-in methods
 
     async def _discover(self, ctx: Context, params: Any) -> pub.DiscoverResult:
-        """`server/discover`: the revisions and capabilities served (the Tasks extension only
-        to a revision it was carried to)."""
-        capabilities: Any = self.capabilities()
-        extensions = capabilities.extensions
-        if extensions is not None and TASKS_EXTENSION in extensions:
-            if not tasks_serve.tasks_available(ctx.revision):
-                capabilities = capabilities.model_dump(by_alias=True, exclude_unset=True)
-                others = {k: v for k, v in extensions.items() if k != TASKS_EXTENSION}
-                capabilities.pop("extensions")
-                if others:
-                    capabilities["extensions"] = others
+        """`server/discover`: the revisions and capabilities served (each extension as it is
+        declared in the request's revision)."""
         data: dict[str, Any] = {
             "supportedVersions": list(reversed(MODERN)),
-            "capabilities": capabilities,
+            "capabilities": self.capabilities_in(ctx.revision),
             **self.cache_hints("server/discover"),
         }
         if self.instructions:
@@ -816,9 +775,7 @@ class Server:
         return pub.DiscoverResult.model_validate(data)
 
     async def _list_tools(self, ctx: Context, params: Any) -> pub.ListToolsResult:
-        table = self.tools
-        if not apps.declares_apps(ctx.client_capabilities):  # app-only tools: for apps alone
-            table = {k: e for k, e in table.items() if not apps.app_only(e.definition.meta)}
+        table = self.extensions.list_tools(ctx, self.tools)
         tools, cursor = self._page(ctx, params, "tools/list", table)
         return pub.ListToolsResult(
             tools=[entry.definition for entry in tools],
@@ -827,140 +784,51 @@ class Server:
         )
 
     async def _call_tool(self, ctx: Context, params: pub.CallToolRequestParams) -> Any:
+        """`tools/call`: the tool's result, through the extensions' `call_tool` hooks."""
         entry = self.tools.get(params.name)
         if entry is None:
             raise ProtocolError(
                 INVALID_PARAMS, f"unknown tool {params.name!r}", {"name": params.name}
             )
-        support = self.task_support.get(params.name, "forbidden")
-        offer: TaskOffer | None = ctx.task_offer
-        if offer is None and support == "required":
-            raise task_required(params.name, ctx.modern)
-        if offer is not None and support == "forbidden" and not ctx.modern:
-            raise ProtocolError(
-                METHOD_NOT_FOUND,
-                f"tool {params.name!r} does not run as a task",
-                {"name": params.name},
-            )
         try:
-            kwargs = entry.kwargs(params.arguments or {})
-        except pydantic.ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"])
-            text = f"invalid arguments for {params.name}: {where}: {first['msg']}"
-            return tool_result_error(text)
-        if entry.arguments is None:  # a hand-written input schema: checked as JSON Schema
-            broken = violation(plain(kwargs), plain(entry.definition.inputSchema))
-            if broken is not None:
-                return tool_result_error(f"invalid arguments for {params.name}: {broken}")
-        if offer is not None and support != "forbidden":
-            queued = offer.ask is None and params.name not in self.deferred_tasks
-            if self.tasks.queue is not None and queued:
-                return await self._queue_task(params, ctx, offer)
-            return await self._start_task(entry, kwargs, ctx, offer)
+            return await self.extensions.call_tool(ToolCall(ctx, params, entry), self._call_entry)
+        except ToolError as exc:  # its arguments do not fit, or a hook's refusal
+            return tool_result_error(str(exc), exc.structured)
+
+    async def _call_entry(self, call: ToolCall) -> Any:
+        """The tool run in the request (a string answer kept as a `TextAnswer`)."""
+        kwargs = call.arguments()
+        entry = call.entry
         if entry.context_param:
-            kwargs[entry.context_param] = ctx
+            kwargs[entry.context_param] = call.ctx
         return await _run_tool(entry, kwargs, self.mask_error_details, text_answer=True)
 
-    async def _queue_task(
-        self, params: pub.CallToolRequestParams, ctx: Context, offer: TaskOffer
-    ) -> TaskCreated:
-        """A modern task call, queued for the workers (`mcpio.cli._worker`)."""
-        owner = owner_of(ctx)
-        token = ctx.progress_token
-        job = Job(
-            task_id="",
-            owner=owner,
-            tool=params.name,
-            arguments=plain(params.arguments or {}),
-            revision=ctx.revision,
-            capabilities=plain(ctx.client_capabilities),
-            progress_token=token if offer.progress is not None else None,
-        )
-        retry = params.name in self.retry_safe
-        return TaskCreated(
-            await self.tasks.enqueue(
-                job, owner=owner, requestor=ctx.client_key, ttl_ms=offer.ttl_ms, retry=retry
-            )
-        )
+    async def _run_entry(self, ctx: Context, entry: ToolEntry, kwargs: dict[str, Any]) -> Any:
+        if entry.context_param:
+            kwargs[entry.context_param] = ctx
+        return await _run_tool(entry, kwargs, self.mask_error_details)
 
-    def queued_work(self, job: Job) -> Work:
-        """Return the work of a queued task, as a worker runs it.
+    async def run_tool(self, ctx: Context, params: pub.CallToolRequestParams) -> Any:
+        """Run a registered tool's call in `ctx`, without the extensions' hooks.
 
-        The call takes the request pipeline, middlewares included, as `tools/call` with the
-        job's name and arguments, in a context of its own (no connection: questions and
-        progress go through the task store and the bus).
+        A queued task's call on a worker takes it (through the middlewares).
+
+        Returns:
+            The tool's result (`CallToolResult`), a tool error for arguments that do not fit.
+
+        Raises:
+            ProtocolError: No tool of that name is registered here.
         """
-
-        async def work(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
-            entry = self.tools.get(job.tool)
-            if entry is None:
-                raise ProtocolError(INTERNAL_ERROR, f"this worker has no tool {job.tool!r}")
-
-            async def progress(params: dict[str, Any]) -> None:
-                await self.hub.publish(TASK_IDS, "notifications/progress", params, job.task_id)
-
-            ctx = Context(
-                revision=job.revision,
-                request_id=job.task_id,
-                client_capabilities=pub.ClientCapabilities.model_validate(job.capabilities),
-                client_info=None,
-                inputs=RetriedInputs({}),
-                notify=_nowhere,
-                codec=codec_of(job.revision),
-                progress_token=job.progress_token,
-                principal=owner_principal(job.owner),
-            ).for_task(inputs, status, progress)
-            meta: dict[str, Any] = {
-                PROTOCOL_VERSION_KEY: job.revision,
-                CLIENT_CAPABILITIES: job.capabilities,
-            }
-            if job.progress_token is not None:
-                meta["progressToken"] = job.progress_token
-            params = pub.CallToolRequestParams.model_validate(
-                {"name": job.tool, "arguments": job.arguments, "_meta": meta}
-            )
-            result = await self.dispatch(ctx, "tools/call", params, self._queued_call(entry))
-            return plain(result)
-
-        return work
-
-    def _queued_call(self, entry: ToolEntry) -> MethodHandler:
-        """The handler of a queued task's call: the tool run in the task's context."""
-
-        async def run(ctx: Context, params: pub.CallToolRequestParams) -> pub.CallToolResult:
-            name = entry.definition.name
-            try:
-                kwargs = entry.kwargs(params.arguments or {})
-            except pydantic.ValidationError as exc:
-                return tool_result_error(f"invalid arguments for {name}: {exc}")
-            if entry.context_param:
-                kwargs[entry.context_param] = ctx
-            result = await _run_tool(entry, kwargs, self.mask_error_details)
-            return tool_result(result.text) if isinstance(result, TextAnswer) else result
-
-        return run
-
-    async def _start_task(
-        self, entry: ToolEntry, kwargs: dict[str, Any], ctx: Context, offer: TaskOffer
-    ) -> Any:
-        """A tool call answered with a task: by the engine, at once or (a deferred task tool)
-        once the tool calls `ctx.become_task()`."""
-
-        async def run(inside: Context) -> Any:
-            if entry.context_param:
-                kwargs[entry.context_param] = inside
-            return await _run_tool(entry, kwargs, self.mask_error_details)
-
-        if entry.definition.name in self.deferred_tasks:
-            return await self.tasks.start_deferred(offer, ctx, run)
-        return await self.tasks.start_offered(offer, ctx, run)
-
-    async def _task_changed(self, record: TaskRecord) -> None:
-        """Every change of a task run here, to the modern listen streams following it."""
-        await self.hub.publish(
-            TASK_IDS, "notifications/tasks", modern_task(record, detailed=True), record.task_id
-        )
+        entry = self.tools.get(params.name)
+        if entry is None:
+            raise ProtocolError(INTERNAL_ERROR, f"this worker has no tool {params.name!r}")
+        call = ToolCall(ctx, params, entry)
+        try:
+            kwargs = call.arguments()
+        except ToolError as exc:
+            return tool_result_error(str(exc), exc.structured)
+        result = await self._run_entry(ctx, entry, kwargs)
+        return tool_result(result.text) if isinstance(result, TextAnswer) else result
 
     async def _list_resources(self, ctx: Context, params: Any) -> pub.ListResourcesResult:
         entries, cursor = self._page(ctx, params, "resources/list", self.resources)
@@ -1151,15 +1019,15 @@ class Server:
     async def _enter_lifespan(self, loop: asyncio.AbstractEventLoop) -> None:
         # The lifespan lives in a task of its own, entered and exited there: a task group or
         # cancel scope inside it belongs to that task, whichever transport starts or stops it.
-        if self.lifespan is None:
-            return
         lifespan = self.lifespan
+        if lifespan is None and not self.extensions.hooked("lifespan"):
+            return
         ready, stop = asyncio.Event(), asyncio.Event()
         failed: list[BaseException] = []
 
         async def hold() -> None:
             try:
-                async with lifespan(self) as state:
+                async with self.extensions.running(), _entered(lifespan, self) as state:
                     self.lifespan_state = state
                     ready.set()
                     await stop.wait()
@@ -1382,8 +1250,14 @@ def tool_failure(name: str, error: Exception, mask: bool) -> pub.CallToolResult:
     return tool_result_error(text if mask else f"{text}: {error}")
 
 
-async def _nowhere(method: str, params: dict[str, Any]) -> None:
-    """A queued task's context before it is a task's: nothing is sent."""
+@asynccontextmanager
+async def _entered(lifespan: Lifespan | None, server: Server) -> AsyncIterator[Any]:
+    """`lifespan(server)`'s value while inside (None without a lifespan)."""
+    if lifespan is None:
+        yield None
+        return
+    async with lifespan(server) as state:
+        yield state
 
 
 @dataclass
@@ -1434,19 +1308,6 @@ def _needs_argument(decorator: str, what: str, given: Any) -> None:
     """A decorator that needs an argument, used bare: a clear TypeError at import time."""
     if callable(given):
         raise TypeError(f"@server.{decorator} needs {what}: @server.{decorator}(...)")
-
-
-def task_required(name: str, modern: bool) -> ProtocolError:
-    """A tool that only runs as a task, called by a client that takes no task."""
-    if modern:
-        return ProtocolError(
-            MISSING_CAPABILITY,
-            f"tool {name!r} runs only as a task: declare the {TASKS_EXTENSION} extension",
-            {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
-        )
-    return ProtocolError(
-        METHOD_NOT_FOUND, f"tool {name!r} must be called as a task (params.task)", {"name": name}
-    )
 
 
 def tool_result_error(text: str, structured: Any = None) -> pub.CallToolResult:

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import anyio
 
 from mcpio._core.context import Context, MethodHandler
+from mcpio._core.extension import Extension
 from mcpio._core.handlers import resource_entry
 from mcpio._core.hints import CacheHint
 from mcpio._core.paging import page
@@ -43,11 +44,13 @@ class Publisher(Protocol):
     """What a `SkillsDirectory` needs of the server it is published on (`mcpio.Server`)."""
 
     resources: dict[str, Any]
-    extension_settings: dict[str, dict[str, Any]]
     extension_methods: dict[str, MethodHandler]
-    lifespan: Any
     list_page_size: int | None
     sealer: Sealer
+
+    def add_extension(self, extension: Extension) -> None:
+        """Serves `extension` (calling its `added`)."""
+        ...
 
     def remove_resource(self, uri: str, *, notify: bool = True) -> bool:
         """Unregisters the resource at `uri` (announcing `list_changed` if `notify`)."""
@@ -71,8 +74,10 @@ log = logging.getLogger("mcpio.skills")
 LIST, GET, DIRECTORY_READ = "skills/list", "skills/get", "resources/directory/read"
 
 
-class SkillsDirectory:
+class SkillsDirectory(Extension):
     """The skills under `directory`, published on a server by `attach` (`Server.skills`).
+
+    It is the server's Skills extension (SEP-2640, a `mcpio.server.Extension`).
 
     Args:
         directory: The skills directory: each skill is a directory in it (at any depth) holding
@@ -84,6 +89,8 @@ class SkillsDirectory:
     Raises:
         ValueError: When `directory` is not a directory, or `watch_interval` is not positive.
     """
+
+    id = EXTENSION
 
     def __init__(
         self,
@@ -122,14 +129,24 @@ class SkillsDirectory:
         methods = _own_methods(server)
         if LIST in methods:
             raise RuntimeError("this server publishes a skills directory already (one per server)")
+        server.add_extension(self)
+
+    def added(self, server: Any) -> None:
+        """Publish the resources and the methods (see `attach`)."""
         self._server = server
         self._install(self._scan())
-        server.extension_settings[EXTENSION] = {"directoryRead": True}
+        methods = _own_methods(server)
         methods[LIST] = self._list
         methods[GET] = self._get
         methods[DIRECTORY_READ] = self._directory_read
-        if self.watch_interval is not None:
-            server.lifespan = _watching(server.lifespan, self)
+
+    def settings(self) -> Mapping[str, Any] | None:
+        """The extension's settings: `directoryRead` is served."""
+        return {"directoryRead": True}
+
+    def lifespan(self, server: Any) -> contextlib.AbstractAsyncContextManager[None] | None:
+        """The watch of the directory while the server runs (with a `watch_interval`)."""
+        return _watching(self) if self.watch_interval is not None else None
 
     def _scan(self) -> Catalog:
         catalog = scan(self.root, self.scheme, self.catalog.files)
@@ -306,21 +323,13 @@ def _cursor(params: Mapping[str, Any]) -> str | None:
     return cursor
 
 
-def _watching(lifespan: Any, skills: SkillsDirectory) -> Any:
-    """`lifespan` (maybe None) with `skills.watch` running beside it."""
-
-    @contextlib.asynccontextmanager
-    async def both(server: Publisher) -> AsyncIterator[Any]:
-        task = asyncio.get_running_loop().create_task(skills.watch())
-        try:
-            if lifespan is None:
-                yield None
-            else:
-                async with lifespan(server) as state:
-                    yield state
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    return both
+@contextlib.asynccontextmanager
+async def _watching(skills: SkillsDirectory) -> AsyncIterator[None]:
+    """`skills.watch` running while inside."""
+    task = asyncio.get_running_loop().create_task(skills.watch())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

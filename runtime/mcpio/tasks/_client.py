@@ -21,7 +21,7 @@ from mcpio._core.jsonrpc import plain, raise_error
 from mcpio._core.protocol_rules import TASKS_EXTENSION
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
-from mcpio.tasks._serve import tasks_available, tasks_codec
+from mcpio.tasks._engine import tasks_available, tasks_codec
 from mcpio.tasks._store import TERMINAL
 from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ProtocolError

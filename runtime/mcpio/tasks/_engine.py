@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import functools
 import json
 import logging
 import math
@@ -43,7 +44,9 @@ from typing import Any, Literal
 import pydantic
 from pydantic import BaseModel
 
+import mcp_wire
 from mcpio._core.context import Context, Inputs, Question
+from mcpio._core.handlers import SelfWritten, WireResult
 from mcpio._core.jsonrpc import plain
 from mcpio._core.protocol_rules import TASKS_EXTENSION as TASKS_EXTENSION  # (named here too)
 from mcpio.latest import public as pub
@@ -58,6 +61,7 @@ from mcpio.tasks._store import (
     TaskStoreError,
     record_json,
 )
+from mcpio.wire.codec import Codec
 from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, SERVER_BUSY, ProtocolError
 
 log = logging.getLogger("mcpio")
@@ -115,13 +119,33 @@ class TaskOffer:
 
 
 @dataclass(frozen=True)
-class TaskCreated:
+class TaskCreated(SelfWritten):
     """What a handler returns when its request became a task.
 
     The connection answers the request with its revision's `CreateTaskResult`.
     """
 
     record: TaskRecord
+
+    def wire(self, revision: str, modern: bool) -> WireResult:
+        """The `CreateTaskResult` of `revision` (modern: checked by the Tasks extension's codec)."""
+        if modern:
+            data = {**modern_task(self.record, detailed=False), "resultType": "task"}
+            return WireResult(data, tasks_codec(revision))
+        return WireResult({"task": legacy_task(self.record)})
+
+
+@functools.cache
+def tasks_available(revision: str) -> bool:
+    """Whether a modern revision was generated with the Tasks extension: a revision newer than
+    the extension gets it only where it still fits (`mcp_wire.EXTENSION_FITS` says why not)."""
+    return revision in mcp_wire.EXTENSIONS.get(TASKS_EXTENSION, ())
+
+
+@functools.cache
+def tasks_codec(revision: str) -> Codec:
+    """The codec of a modern revision with the Tasks extension (its frames and results)."""
+    return mcp_wire.codec(revision).with_extensions(TASKS_EXTENSION)
 
 
 def iso(t: float) -> str:

@@ -7,11 +7,9 @@ written as the request's answer (`created`)."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
-import pydantic
 import pydantic_core
 from pydantic import BaseModel
 
@@ -19,11 +17,17 @@ import mcp_wire
 from mcpio._core.context import SentInputs
 from mcpio._core.handlers import WireResult
 from mcpio._core.hub import TASK_IDS, Hub
-from mcpio._core.jsonrpc import RequestId, plain
-from mcpio._core.negotiate import codec_of, fit
+from mcpio._core.jsonrpc import plain
+from mcpio._core.negotiate import codec_of
 from mcpio.latest import MISSING_CAPABILITY
-from mcpio.latest import public as pub
-from mcpio.tasks._engine import TASKS_EXTENSION, TaskEngine, TaskOffer, legacy_task, modern_task
+from mcpio.tasks._engine import (
+    TASKS_EXTENSION,
+    TaskEngine,
+    TaskOffer,
+    legacy_task,
+    modern_task,
+    tasks_codec,
+)
 from mcpio.tasks._owner import owner_of
 from mcpio.tasks._store import TaskRecord
 from mcpio.wire.codec import Codec
@@ -41,19 +45,6 @@ CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 # What a server with task tools offers a 2025-11-25 client (task-augmented tools/call).
 LEGACY_TASKS_CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-
-
-@functools.cache
-def tasks_available(revision: str) -> bool:
-    """Whether a modern revision was generated with the Tasks extension: a revision newer than
-    the extension gets it only where it still fits (`mcp_wire.EXTENSION_FITS` says why not)."""
-    return revision in mcp_wire.EXTENSIONS.get(TASKS_EXTENSION, ())
-
-
-@functools.cache
-def tasks_codec(revision: str) -> Codec:
-    """The codec of a modern revision with the Tasks extension (its frames and results)."""
-    return mcp_wire.codec(revision).with_extensions(TASKS_EXTENSION)
 
 
 def declares_tasks(capabilities: Any) -> bool:
@@ -204,50 +195,17 @@ def read_modern(version: str, method: str, raw: bytes) -> dict[str, Any]:
     return params
 
 
-def envelope(params: Any) -> tuple[pub.ClientCapabilities | None, pub.Implementation | None]:
-    """The client's capabilities and info a 2026-07-28 task request's `_meta` envelope carries
-    (None for what is missing or malformed: the task methods read only the extension there)."""
-    meta = _object((_object(params) or {}).get("_meta")) or {}
-    capabilities = _model(pub.ClientCapabilities, meta.get(CLIENT_CAPABILITIES))
-    return capabilities, _model(pub.Implementation, meta.get(CLIENT_INFO))
-
-
-def _model(model: type[M], data: Any) -> M | None:
-    found = _object(data)
-    if found is None:
-        return None
-    try:
-        return model.model_validate(fit(model, found))
-    except pydantic.ValidationError:
-        return None
-
-
 def legacy_params(params: BaseModel | None) -> dict[str, Any]:
     """A 2025-11-25 task request's params as plain data."""
     return params.model_dump(mode="json", by_alias=True, exclude_unset=True) if params else {}
 
 
-def created(record: TaskRecord, modern: bool) -> dict[str, Any]:
-    """The answer of a request that became a task, in its era's shape (`CreateTaskResult`)."""
-    if modern:
-        return {**modern_task(record, detailed=False), "resultType": "task"}
-    return {"task": legacy_task(record)}
-
-
-def modern_frame(
-    version: str, id: RequestId, method: str, result: dict[str, Any], info: dict[str, Any]
-) -> bytes:
-    """A modern result of the Tasks extension (built, so checked, by its codec), with the
-    server's `info` in its `_meta` as on every modern result."""
-    codec = tasks_codec(version)
-    return codec.encode(codec.response(id, method, {**result, "_meta": {SERVER_INFO: info}}))
-
-
-def mark_task_tools(listed: Any, revision: str, support: Mapping[str, str]) -> None:
-    """2025-11-25 `tools/list`: each task tool's `execution.taskSupport`."""
+def mark_task_tools(listed: Any, revision: str, support: Callable[[str], str | None]) -> None:
+    """2025-11-25 `tools/list`: each task tool's `execution.taskSupport` (`support`: a tool's,
+    by name; None: left unmarked)."""
     execution = mcp_wire.revision(revision).ToolExecution
     for tool in getattr(listed, "tools", None) or ():
-        taken = support.get(tool.name)
+        taken = support(tool.name)
         if taken is not None:
             tool.execution = execution.model_validate({"taskSupport": taken})
 
