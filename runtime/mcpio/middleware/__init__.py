@@ -14,12 +14,12 @@ sees the result `call_next` returns. Subclass `Middleware` and override what you
 - per method: `on_call_tool`, `on_list_tools`, `on_read_resource`, `on_list_resources`,
   `on_list_resource_templates`, `on_get_prompt`, `on_list_prompts`, `on_complete`.
 
-Middlewares run in the order added, the first outermost. Each sees `call.method`,
-`call.params`, `call.ctx` and the result: the public (latest revision's) models for the
-handler table's methods and `server/discover`; `initialize`, `subscriptions/listen`, the task
-methods and a legacy session's own methods as the Middleware page of the docs
-(servers/middleware.md, "What middleware sees") describes. Notifications are not requests: no
-middleware sees them.
+Middlewares run in the order added, the first outermost. Each sees every request in one shape,
+`call.method`, `call.params`, `call.ctx` and the result: the public (latest revision's) models
+where the public revision has the method, plain JSON data (params) and a `WireResult` where it
+does not (`initialize`, a legacy session's own methods, every extension's methods); the
+Middleware page of the docs (servers/middleware.md, "What middleware sees") has the details.
+Notifications are not requests: no middleware sees them.
 """
 
 from mcpio.middleware._base import Call, CallNext, Middleware, MiddlewareFn, chain

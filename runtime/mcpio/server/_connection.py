@@ -314,20 +314,19 @@ class ServerConnection:
         params = pydantic_core.from_json(raw).get("params")  # once a session: its version
         requested = params.get("protocolVersion") if type(params) is dict else None
         codec = codec_of(legacy_version(requested))
-        message = codec.decode(raw)
-        data = _data(message.params.capabilities)
-        caps = pub.ClientCapabilities.model_validate(fit(pub.ClientCapabilities, data))
-        info = pub.Implementation.model_validate(_data(message.params.clientInfo))
-        inputs = SentInputs(self.ask_client)
-        meta = getattr(message.params, "meta", None)
-        ctx = self._context(codec, id, inputs, caps, info, meta, None)
-        result = await self.serve(ctx, "initialize", message.params)
+        own = _data(codec.decode(raw).params)  # plain data, as every method outside the public
+        caps = pub.ClientCapabilities.model_validate(
+            fit(pub.ClientCapabilities, own["capabilities"])
+        )
+        info = pub.Implementation.model_validate(own["clientInfo"])
+        ctx = self._context(codec, id, SentInputs(self.ask_client), caps, info, None, None)
+        result = await self.serve(ctx, "initialize", own)
         return self.write(codec, id, "initialize", result)
 
     async def _initialized(self, ctx: Context, params: Any) -> WireResult:
         """`initialize`'s handler: the session opens in the request's revision."""
         codec = codec_of(ctx.revision)
-        self.client_capabilities_data = _data(params.capabilities)
+        self.client_capabilities_data = dict(params.get("capabilities") or {})
         self.client_capabilities = ctx.client_capabilities
         self.client_info = ctx.client_info
         self.codec = codec
@@ -360,7 +359,7 @@ class ServerConnection:
         method = message.method
         own = message.params
         if method in _LEGACY_OWN:
-            params = own  # the session's lifecycle: not in the public revision
+            params = _data(own) if own is not None else {}  # outside the public revision
         else:
             params = codec.public_params(
                 method, own, raw, client_capabilities=self.client_capabilities_data
@@ -411,21 +410,21 @@ class ServerConnection:
             result = result._replace(codec=extensions.codec(method, codec.revision))
         return self.write(codec, id, method, result)
 
-    # The legacy session's own methods (their params: the revision's own model).
+    # The legacy session's own methods (their params: plain data, checked by the revision).
 
-    async def _ping(self, ctx: Context, params: Any) -> WireResult:
+    async def _ping(self, ctx: Context, params: dict[str, Any]) -> WireResult:
         return WireResult({})
 
-    async def _set_level(self, ctx: Context, params: Any) -> WireResult:
-        self.log_level = params.level
+    async def _set_level(self, ctx: Context, params: dict[str, Any]) -> WireResult:
+        self.log_level = params["level"]
         return WireResult({})
 
-    async def _subscribe(self, ctx: Context, params: Any) -> WireResult:
-        self.subscriptions.add(params.uri)
+    async def _subscribe(self, ctx: Context, params: dict[str, Any]) -> WireResult:
+        self.subscriptions.add(params["uri"])
         return WireResult({})
 
-    async def _unsubscribe(self, ctx: Context, params: Any) -> WireResult:
-        self.subscriptions.discard(params.uri)
+    async def _unsubscribe(self, ctx: Context, params: dict[str, Any]) -> WireResult:
+        self.subscriptions.discard(params["uri"])
         return WireResult({})
 
     async def ask_client(self, method: str, params: dict[str, Any]) -> BaseModel:
