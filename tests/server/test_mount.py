@@ -266,3 +266,31 @@ async def test_namespaces_that_share_a_start_without_the_separator_route_apart()
         assert names == ["gh_entx", "ghent_x"]
         assert (await client.call_tool("gh_entx", {})).content[0].text == "gh"
         assert (await client.call_tool("ghent_x", {})).content[0].text == "ghent"
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "2025-11-25"])
+async def test_a_mounted_server_s_extensions_are_declared_by_the_parent(mode: str) -> None:
+    """The parent has no app or task tool of its own: the mounted server's MCP App and task
+    tool make it declare both extensions (Tasks natively on 2025-11-25)."""
+    from mcpio.apps import UI_EXTENSION, UiApp
+
+    child = Server("child")
+
+    @child.tool(app=UiApp("ui://panel"), task="optional")
+    async def panel() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "panel"
+
+    parent = Server("parent")
+    parent.mount(child, "kid")
+    async with Client(parent, mode=mode) as client:
+        if client.modern:
+            await client.discover()
+        assert client.server_capabilities is not None
+        seen = client.server_capabilities.model_dump(by_alias=True, exclude_unset=True)
+    reported = parent.capabilities_in(mode)  # what initialize / server/discover write
+    tasks_declared = "io.modelcontextprotocol/tasks" in reported.get("extensions", {})
+    assert (UI_EXTENSION in seen["extensions"], tasks_declared, "tasks" in reported) == (
+        True,
+        mode == "2026-07-28",
+        mode == "2025-11-25",
+    )

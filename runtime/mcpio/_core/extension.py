@@ -281,8 +281,16 @@ class Extensions:
             extension.open_request(ctx, params, session)
 
     def declare(self, capabilities: dict[str, Any], revision: str) -> None:
-        """Every extension's `declare`."""
-        for extension in self.installed.values():
+        """Each extension that has settings declares itself as it is in `revision`
+        (`Extension.declare`), in place of its entry in `capabilities["extensions"]`; an entry
+        of an extension without settings here (a mounted server's) is left as it is."""
+        declared = capabilities.pop("extensions", None) or {}
+        speaking = [e for e in self.installed.values() if e.settings() is not None]
+        for extension in speaking:
+            declared.pop(extension.id, None)
+        if declared:
+            capabilities["extensions"] = declared
+        for extension in speaking:
             extension.declare(capabilities, revision)
 
     def settings(self) -> dict[str, Any]:

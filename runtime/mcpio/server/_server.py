@@ -685,14 +685,9 @@ class Server:
         """The capabilities `initialize` or `server/discover` reports in `revision`.
 
         Plain data: `capabilities()` with each extension declared as it is in `revision`
-        (`Extension.declare`); `extensions` is kept whether the revision's schema has it.
+        (`Extensions.declare`); `extensions` is kept whether the revision's schema has it.
         """
         caps = self.capabilities().model_dump(mode="json", by_alias=True, exclude_unset=True)
-        declared = caps.pop("extensions", {})
-        for key in self.extensions.installed:
-            declared.pop(key, None)
-        if declared:
-            caps["extensions"] = declared
         self.extensions.declare(caps, revision)
         return caps
 
