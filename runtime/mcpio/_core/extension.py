@@ -13,6 +13,7 @@ the extensions that override a hook are asked (a hook nobody overrides costs not
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 CallNextTool = Callable[["ToolCall"], Awaitable[Any]]
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolCall:
     """A `tools/call` of a registered tool, as an extension's `call_tool` hook sees it.
 
@@ -161,12 +162,13 @@ class Extension:
             session: The legacy connection it came on (None: a 2026-07-28 request).
         """
 
-    async def call_tool(self, call: ToolCall, call_next: CallNextTool) -> Any:
-        """Answer a call of a registered tool, or pass it on (`await call_next(call)`).
+    def call_tool(self, call: ToolCall, call_next: CallNextTool) -> Awaitable[Any]:
+        """Answer a call of a registered tool, or pass it on (`return await call_next(call)`).
 
-        It runs after the middlewares; the first extension added is the outermost.
+        Write it as an `async def`. It runs after the middlewares; the first extension added is
+        the outermost.
         """
-        return await call_next(call)
+        return call_next(call)
 
     def list_tools(self, ctx: Context, tools: Mapping[str, ToolEntry]) -> Mapping[str, ToolEntry]:
         """The registered tools `tools/list` shows this request (default: all)."""
@@ -210,6 +212,9 @@ class Extensions:
         self.installed: dict[str, Extension] = {}
         self._owners: dict[str, Extension] = {}  # each added method's extension
         self._hooks: dict[str, tuple[Extension, ...]] = {}
+        # Each `open_request` hook, bound (called for every request: no lookup on the way).
+        self.openers: tuple[Callable[[Context, Any, Any], None], ...] = ()
+        self.version = 0  # how many extensions were added: a chain made at one stands till the next
 
     def add(self, extension: Extension) -> None:
         """Serve `extension`; ValueError when its id is empty or served already, or one of
@@ -232,6 +237,8 @@ class Extensions:
         for method in extension.notifications:
             self._owners.setdefault(method, extension)
         self._hooks = {}
+        self.openers = tuple(e.open_request for e in self.hooked("open_request"))
+        self.version += 1
 
     def get(self, key: str) -> Extension | None:
         """The extension served under identifier `key`, if any."""
@@ -276,9 +283,9 @@ class Extensions:
     # ------------------------------------------------------------------ hooks
 
     def open_request(self, ctx: Context, params: Any, session: Any) -> None:
-        """Every extension's `open_request`."""
-        for extension in self.hooked("open_request"):
-            extension.open_request(ctx, params, session)
+        """Every extension's `open_request` (`openers`)."""
+        for opener in self.openers:
+            opener(ctx, params, session)
 
     def declare(self, capabilities: dict[str, Any], revision: str) -> None:
         """Each extension that has settings declares itself as it is in `revision`
@@ -302,18 +309,13 @@ class Extensions:
                 found[key] = dict(settings)
         return found
 
-    async def call_tool(self, call: ToolCall, last: CallNextTool) -> Any:
-        """The `call_tool` hooks around `last`, the first added outermost."""
-        hooks = self.hooked("call_tool")
-        if not hooks:
-            return await last(call)
-
-        def step(i: int) -> CallNextTool:
-            if i == len(hooks):
-                return last
-            return lambda c: hooks[i].call_tool(c, step(i + 1))
-
-        return await step(0)(call)
+    def tool_chain(self, last: CallNextTool) -> CallNextTool:
+        """The `call_tool` hooks around `last`, the first added outermost (made once per set of
+        extensions: `chained`)."""
+        step = last
+        for extension in reversed(self.hooked("call_tool")):
+            step = functools.partial(extension.call_tool, call_next=step)
+        return step
 
     def list_tools(self, ctx: Context, tools: Mapping[str, ToolEntry]) -> Mapping[str, ToolEntry]:
         """The tools every extension's `list_tools` leaves."""

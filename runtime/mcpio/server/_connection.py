@@ -368,7 +368,8 @@ class ServerConnection:
         meta = getattr(params, "meta", None)
         caps, info = self.client_capabilities, self.client_info
         ctx = self._context(codec, id, inputs, caps, info, meta, self.log_level)
-        self.server.extensions.open_request(ctx, own, self)
+        for opener in self.server.extensions.openers:
+            opener(ctx, own, self)
         return self.write(codec, id, method, await self.serve(ctx, method, params))
 
     def _extended(self, method: str, env: Peek) -> bool:
@@ -482,7 +483,10 @@ class ServerConnection:
         inputs = RetriedInputs(answers)
         ctx = self._modern_context(codec, id, inputs, params)
         try:
-            result = await self._serve_asking(ctx, method, params)
+            try:
+                result = await self.serve(ctx, method, params)
+            except UrlElicitationRequired as error:  # retired by 2026-07-28: the question it asks
+                raise _url_questions(ctx, error) from None
         except InputRequired as needed:
             if not asks:
                 raise ProtocolError(
@@ -502,7 +506,8 @@ class ServerConnection:
         info = meta.io_modelcontextprotocol_clientInfo
         level = meta.io_modelcontextprotocol_logLevel
         ctx = self._context(codec, id, inputs, capabilities, info, meta, level)
-        self.server.extensions.open_request(ctx, params, None)
+        for opener in self.server.extensions.openers:
+            opener(ctx, params, None)
         return ctx
 
     def _modern_version(self, version: str | None) -> str:
@@ -541,17 +546,6 @@ class ServerConnection:
             sealed, rounds = self.server.sealer.open(params.requestState, digest, self.subject)
         return {**(params.inputResponses or {}), **sealed}, rounds
 
-    async def _serve_asking(self, ctx: Context, method: str, params: Any) -> Any:
-        """`serve`; a legacy `UrlElicitationRequired` becomes the question it asks (2026-07-28
-        retired the error)."""
-        try:
-            return await self.serve(ctx, method, params)
-        except UrlElicitationRequired as error:
-            ctx.require_url_elicitation()
-            raise InputRequired(
-                {f"url-{i}": ElicitUrl(e.message, e.url) for i, e in enumerate(error.elicitations)}
-            ) from None
-
     def _input_required(
         self, inputs: RetriedInputs, needed: InputRequired, digest: str, round: int
     ) -> Any:
@@ -581,6 +575,14 @@ class ServerConnection:
             else codec.from_public(method, params, "params")
         )
         await self.send(codec.encode(codec.notification(method, own)))
+
+
+def _url_questions(ctx: Context, error: UrlElicitationRequired) -> InputRequired:
+    """A legacy `UrlElicitationRequired` as the questions it asks a 2026-07-28 client."""
+    ctx.require_url_elicitation()
+    return InputRequired(
+        {f"url-{i}": ElicitUrl(e.message, e.url) for i, e in enumerate(error.elicitations)}
+    )
 
 
 def _params_of(raw: bytes) -> dict[str, Any]:

@@ -16,37 +16,30 @@ from mcpio.latest import public as pub
 
 class Identity:
     """What a server says of itself: its info (`serverInfo`), its instructions, and the `_meta`
-    stamped on a modern result that sets none (made once per info)."""
+    stamped on a modern result that sets none (made again when the info is replaced)."""
 
     def __init__(self, info: pub.Implementation, instructions: str | None) -> None:
-        self.info = info
         self.instructions = instructions
-        self._stamp: tuple[pub.ResultMetaObject, bytes] | None = None
+        self.info = info
 
     @property
-    def result_meta(self) -> pub.ResultMetaObject:
-        """The `_meta` of a modern result that sets none: the server's info (shared: never
-        change it in place)."""
-        return self._result_stamp()[0]
+    def info(self) -> pub.Implementation:
+        """The server's `Implementation`."""
+        return self._info
 
-    @property
-    def result_meta_json(self) -> bytes:
-        """`result_meta` as JSON (written into each modern result that sets no `_meta`)."""
-        return self._result_stamp()[1]
+    @info.setter
+    def info(self, info: pub.Implementation) -> None:
+        self._info = info
+        #: The `_meta` of a modern result that sets none (shared: never change it in place).
+        self.result_meta = pub.ResultMetaObject(io_modelcontextprotocol_serverInfo=info)
+        #: `result_meta` as JSON, written into each modern result that sets no `_meta`.
+        self.result_meta_json: bytes = type(self.result_meta).__pydantic_serializer__.to_json(
+            self.result_meta, by_alias=True, exclude_unset=True
+        )
 
     def info_data(self) -> dict[str, Any]:
         """The info as plain JSON data."""
-        return self.info.model_dump(mode="json", by_alias=True, exclude_unset=True)
-
-    def _result_stamp(self) -> tuple[pub.ResultMetaObject, bytes]:
-        stamp = self._stamp
-        if stamp is None or stamp[0].io_modelcontextprotocol_serverInfo is not self.info:
-            meta = pub.ResultMetaObject(io_modelcontextprotocol_serverInfo=self.info)
-            json = type(meta).__pydantic_serializer__.to_json(
-                meta, by_alias=True, exclude_unset=True
-            )
-            stamp = self._stamp = (meta, json)
-        return stamp
+        return self._info.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 @dataclass

@@ -9,7 +9,7 @@ import importlib.util
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -164,6 +164,8 @@ class Server:
         self.handlers: dict[str, MethodHandler] = self._built_in_handlers()
         self.hub = Hub(self.info.name, self.capabilities, bus)
         self.extensions = Extensions(self, self.extension_methods)
+        # The extensions' `call_tool` hooks around the tool, made once per set of extensions.
+        self._tool_chain: tuple[int, Callable[[ToolCall], Awaitable[Any]]] = (-1, self._call_entry)
         self.extensions.add(TasksExtension(tasks))
         self.extensions.add(apps.AppsExtension())
 
@@ -344,7 +346,9 @@ class Server:
         ctx.lifespan = self.lifespan_state
         pipeline = self._pipeline(method) if self.middleware else None
         if pipeline is None:
-            return await (handler or self._handler(method))(ctx, params)
+            if handler is None:
+                handler = self.handlers.get(method) or _not_served(method)
+            return await handler(ctx, params)
         call = Call(method, params, ctx, handler=handler)
         try:
             result = await pipeline(call)
@@ -785,15 +789,26 @@ class Server:
             raise ProtocolError(
                 INVALID_PARAMS, f"unknown tool {params.name!r}", {"name": params.name}
             )
+        chain = self._tool_chain
+        if chain[0] != self.extensions.version:
+            chain = self._tool_chain = (
+                self.extensions.version,
+                self.extensions.tool_chain(self._call_entry),
+            )
         try:
-            return await self.extensions.call_tool(ToolCall(ctx, params, entry), self._call_entry)
+            return await chain[1](ToolCall(ctx, params, entry))
         except ToolError as exc:  # its arguments do not fit, or a hook's refusal
             return tool_result_error(str(exc), exc.structured)
 
     async def _call_entry(self, call: ToolCall) -> Any:
         """The tool run in the request (a string answer kept as a `TextAnswer`)."""
-        kwargs = call.arguments()
         entry = call.entry
+        try:  # (`call.arguments()` inline: every tool call's path)
+            kwargs = entry.kwargs(call.params.arguments or {})
+        except pydantic.ValidationError:
+            kwargs = call.arguments()  # raises the tool error that says why
+        if entry.arguments is None:  # a hand-written input schema: checked as JSON Schema
+            kwargs = call.arguments()
         if entry.context_param:
             kwargs[entry.context_param] = call.ctx
         return await _run_tool(entry, kwargs, self.mask_error_details, text_answer=True)
@@ -1303,6 +1318,12 @@ def _needs_argument(decorator: str, what: str, given: Any) -> None:
     """A decorator that needs an argument, used bare: a clear TypeError at import time."""
     if callable(given):
         raise TypeError(f"@server.{decorator} needs {what}: @server.{decorator}(...)")
+
+
+def _not_served(method: str) -> MethodHandler:
+    raise ProtocolError(
+        METHOD_NOT_FOUND, f"method {method!r} is not served here", {"method": method}
+    )
 
 
 def tool_result_error(text: str, structured: Any = None) -> pub.CallToolResult:

@@ -183,16 +183,21 @@ class TasksExtension(Extension):
         if task is not None:
             ctx.task_offer = serve.legacy_offer(session, ctx.codec, task)
 
-    async def call_tool(self, call: ToolCall, call_next: CallNextTool) -> Any:
-        """A call answered with a task where the tool and the client take one."""
+    def call_tool(self, call: ToolCall, call_next: CallNextTool) -> Awaitable[Any]:
+        """A call answered with a task where the tool and the client take one (a call that
+        takes none passes on without a frame of its own: every tool call's path)."""
+        offer: TaskOffer | None = call.ctx.task_offer
+        support = call.entry.options.get("task", "forbidden")
+        if offer is None and support != "required":
+            return call_next(call)
+        return self._call_tool(call, call_next, offer, support)
+
+    async def _call_tool(
+        self, call: ToolCall, call_next: CallNextTool, offer: TaskOffer | None, support: str
+    ) -> Any:
         ctx = call.ctx
-        offer: TaskOffer | None = ctx.task_offer
-        options = call.entry.options
-        support = options.get("task", "forbidden")
         if offer is None:
-            if support == "required":
-                raise task_required(call.name, ctx.modern)
-            return await call_next(call)
+            raise task_required(call.name, ctx.modern)
         if support == "forbidden":
             if not ctx.modern:
                 raise ProtocolError(
@@ -202,7 +207,7 @@ class TasksExtension(Extension):
                 )
             return await call_next(call)
         call.arguments()  # (arguments that do not fit: a tool error now, not a failed task)
-        deferred = options.get("defer_task", False)
+        deferred = call.entry.options.get("defer_task", False)
         if self.engine.queue is not None and offer.ask is None and not deferred:
             return await self._queue(call, offer)
 
