@@ -16,6 +16,13 @@ every HTTP request and is handed a 401 or 403.
 
 The Connecting page of the docs (clients/connecting.md, "Over HTTP") spells out how each
 revision is carried, which error settles which failure, and the authorization retries.
+
+`HttpTransport` is the public face: it tells each outgoing frame's era and hands it to that
+era's part, and hands what comes back to the session. The parts are private modules over one
+base: `_http_base` (the HTTP client, headers and credentials, tasks, one exchange with its
+authorization retries), `_http_answers` (a POST's answer, a refusal, the error that settles a
+request), and one per era: `_http_modern` (2026-07-28), `_http_streamable` (2025-03-26 ..
+2025-11-25: the session, its GET stream, resumption) and `_http_sse_legacy` (2024-11-05).
 """
 
 from __future__ import annotations
