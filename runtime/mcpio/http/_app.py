@@ -267,16 +267,21 @@ class HttpApp:
         self.legacy = LegacySessions(server, limits, slots, self.listen_slots)
         # Verdicts by the raw header values they read (a request whose names repeat is judged
         # afresh): Host and Origin (0: allowed, else the refusing status), Content-Type and
-        # Accept (likewise), and the modern routing headers' text.
+        # Accept (likewise), and the modern routing headers' agreement with a request's envelope
+        # (only agreement is kept: a refusal is judged afresh, and what is kept of the body
+        # equals what the headers hold, so it is as bounded as they are).
         self._hosts: Verdicts[tuple[bytes | None, bytes | None], int] = Verdicts()
         self._media: Verdicts[tuple[bytes | None, bytes | None], int] = Verdicts()
-        self._routing: Verdicts[tuple[bytes | None, ...], tuple[str | None, ...]] = Verdicts()
+        self._routing: Verdicts[tuple[Any, ...], bool] = Verdicts()
         self._lifespan_on = False  # between the host's startup and shutdown events
         self._path = options.path.rstrip("/")
         self.cors = Cors(options.cors_origins)
         self.routes = Routes(options.routes, options.max_body_bytes, options.body_timeout)
         if (self._path or "/") in self.routes:
             raise ValueError(f"a route takes the MCP endpoint's path {options.path}")
+        # (fixed from here on: asked once, not on every request)
+        self._serves_routes = bool(self.routes)
+        self._serves_cors = bool(self.cors)
         self._ticker: Ticker | None = None  # of the event loop serving the latest POST
         auth = options.auth
         self._metadata_paths = frozenset[str]() if auth is None else auth.metadata_paths
@@ -296,14 +301,14 @@ class HttpApp:
             if auth is not None and path.rstrip("/") in self._metadata_paths:
                 await self._metadata(send, headers, auth, scope["method"])
                 return
-            if self.routes and path in self.routes:
+            if self._serves_routes and path in self.routes:
                 if self.routes.checks_host(path):
                     self._check_host_and_origin(headers)
                 await self.routes.serve(path, scope, receive, send)
                 return
             if path != self._path and path.rstrip("/") != self._path:
                 raise HttpError(404, ProtocolError(INVALID_REQUEST, "not an MCP endpoint"))
-            origin = headers.get("origin") if self.cors else None
+            origin = headers.get("origin") if self._serves_cors else None
             if origin is not None and self.cors.allows(origin):
                 send = self.cors.sending(send, origin)
                 if scope["method"] == "OPTIONS":
@@ -477,10 +482,6 @@ class HttpApp:
                 {"www-authenticate": auth.challenge("insufficient_scope", needed)},
             )
 
-    async def _body(self, receive: Receive) -> bytes:
-        """The whole body (its time bounded by the POST's `Guard`)."""
-        return await read_body(receive, self.options.max_body_bytes)
-
     # ------------------------------------------------------------------ POST
 
     async def _post(self, exchange: Exchange) -> None:
@@ -488,14 +489,15 @@ class HttpApp:
         unique = headers.unique
         if unique is None:
             status = _media_status(headers)
+            declared = headers.get("content-length", "").encode("latin-1")
         else:
             key = (unique.get(b"content-type"), unique.get(b"accept"))
             status = self._media.of(key, _media_status, headers)
+            declared = unique.get(b"content-length", b"").strip(b" \t")
         if status:
             raise HttpError(status, ProtocolError(INVALID_REQUEST, _REFUSED[status]))
-        declared = headers.get("content-length", "")  # (latin-1: decimal means 0-9)
         limit = self.options.max_body_bytes
-        if declared.isdecimal() and (len(declared) > 18 or int(declared) > limit):
+        if declared.isdigit() and (len(declared) > 18 or int(declared) > limit):
             raise body_too_large(limit)  # at once, before the body is sent
         loop = asyncio.get_running_loop()  # each look-up of it is a getpid() call
         ticker = self._ticker
@@ -503,7 +505,7 @@ class HttpApp:
             ticker = self._ticker = Ticker(loop)
         guard = Guard(ticker, exchange.receive, self.options.body_timeout)
         try:
-            body = await self._body(exchange.receive)
+            body = await read_body(exchange.receive, limit)  # (in the time the guard allows)
             guard.read()
             held = self.parsing.reserve(len(body))
             if held is None:
@@ -518,7 +520,8 @@ class HttpApp:
             if not guard.absorb():
                 raise
         finally:
-            await guard.close()
+            if guard.close():
+                await guard.settle()
         if guard.timed_out:
             reason = f"the body did not arrive within {self.options.body_timeout:g} s"
             raise HttpError(408, ProtocolError(INVALID_REQUEST, reason))
@@ -526,8 +529,9 @@ class HttpApp:
     async def _route(self, exchange: Exchange, body: bytes, guard: Guard) -> None:
         """Route a POST by its envelope alone (`peek`): its params are read once, by the codec
         of the revision that serves it. A JSON array is a batch, for a 2025-03-26 session."""
-        session_id = exchange.headers.get("mcp-session-id")
-        if _BATCH.match(body):
+        headers = exchange.headers
+        session_id = headers.get("mcp-session-id")
+        if body[:1] != b"{" and _BATCH.match(body):  # (an object, as most are: no batch)
             limit = self.options.max_batch_items
             if _longer_than(body, limit):
                 reason = f"a batch holds at most {limit} messages"
@@ -544,12 +548,13 @@ class HttpApp:
             with self.request_slots.holding(exchange.client):
                 await self.legacy.post(exchange, session, body, items, guard)
             return
-        version = exchange.headers.get("mcp-protocol-version")
+        version = headers.get("mcp-protocol-version")
         if session_id is None and version is not None:
             read = read_modern(version, body)  # the common request, parsed once
             if read is not None:
                 message, env = read
-                self._authorize(exchange.principal, [(env.method or "", env.name)])
+                if exchange.principal is not None:
+                    self._authorize(exchange.principal, [(env.method or "", env.name)])
                 await self._modern(exchange, body, env, guard, message)
                 return
         try:
@@ -575,16 +580,17 @@ class HttpApp:
     ) -> None:
         headers = exchange.headers
         unique = headers.unique
-        routing = None
-        if unique is not None:
-            key = (
-                unique.get(b"mcp-protocol-version"),
-                unique.get(b"mcp-method"),
-                unique.get(b"mcp-name"),
-            )
-            routing = self._routing.of(key, _texts, key)
         try:
-            _check_headers(headers, env, routing)
+            if unique is None or env.kind != "request":  # (a request's every field is checked)
+                _check_headers(headers, env, None)
+            else:
+                sent = (
+                    unique.get(b"mcp-protocol-version"),
+                    unique.get(b"mcp-method"),
+                    unique.get(b"mcp-name"),
+                )
+                key = (*sent, env.kind, env.method, env.name, env.protocol_version)
+                self._routing.of(key, _agrees, (headers, env, sent))
             if env.method == "tools/call" and env.name is not None:
                 spec = self.server.param_headers(env.name)
                 if spec:
@@ -714,8 +720,14 @@ def _text(value: bytes | None) -> str | None:
     return None if value is None else value.strip(b" \t").decode("latin-1")
 
 
-def _texts(values: tuple[bytes | None, ...]) -> tuple[str | None, ...]:
-    return tuple(_text(v) for v in values)
+def _agrees(
+    checked: tuple[RequestHeaders, Peek, tuple[bytes | None, bytes | None, bytes | None]],
+) -> bool:
+    """True when a modern POST's routing headers (their raw values `sent`: no name repeats)
+    agree with its envelope; else the `ProtocolError` of `_check_headers`."""
+    headers, env, sent = checked
+    _check_headers(headers, env, tuple(_text(v) for v in sent))
+    return True
 
 
 def _hostname(host: str) -> str | None:
@@ -974,12 +986,16 @@ class Guard:
         """Run `work` in a task until the POST ends."""
         self._tasks.append(self._loop.create_task(work))
 
-    async def close(self) -> None:
-        """Stop guarding: nothing cancels the task from here on."""
+    def close(self) -> bool:
+        """Stop guarding: nothing cancels the task from here on. True when tasks it spawned or
+        a cancellation it made are left to `settle` (a quick answer leaves none)."""
         self._ticker.guards.discard(self)
         self._fired = True  # from here on, nothing cancels the task
-        if not self._tasks and not self._pending:
-            return
+        return bool(self._tasks) or self._pending
+
+    async def settle(self) -> None:
+        """End the tasks the guard spawned, and take a cancellation it made that the work
+        ended before."""
         while True:
             try:
                 if self._tasks:
