@@ -5,6 +5,7 @@ both sides."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -180,11 +181,11 @@ class Listeners:
                 self._honoured[subscription] = honoured
                 self._acknowledged[subscription].set()
             else:
-                self._streams[subscription].send_nowait(Notice(method, params))
+                _hand(self._streams[subscription], Notice(method, params))
             return True
         for listener, stream in self._legacy:
             if legacy_wants(listener.honoured, method, params):
-                stream.send_nowait(Notice(method, params))
+                _hand(stream, Notice(method, params))
         return False
 
     def route_task(self, raw: bytes) -> None:
@@ -197,7 +198,7 @@ class Listeners:
         subscription = meta.get(SUBSCRIPTION_ID_KEY) if type(meta) is dict else None
         stream = self._streams.get(subscription) if subscription is not None else None
         if stream is not None:
-            stream.send_nowait(Notice(TASK_NOTIFICATION, params))
+            _hand(stream, Notice(TASK_NOTIFICATION, params))
 
     def close(self) -> None:
         """End every stream (the connection ended)."""
@@ -205,3 +206,10 @@ class Listeners:
             stream.close()
         for _, stream in self._legacy:
             stream.close()
+
+
+def _hand(stream: MemoryObjectSendStream[Notice], notice: Notice) -> None:
+    """Queue a notification on a listen stream; a stream that has ended (the server ended its
+    request, or its reader left) drops it: a late notification is no error of the session."""
+    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+        stream.send_nowait(notice)

@@ -478,7 +478,11 @@ class ServerConnection:
             message = codec.decode(raw)
         method = message.method
         asks = codec.methods[method].input_required
-        params = codec.to_public(method, message.params, "params")
+        params = (
+            message.params  # (the public revision's own: nothing to project)
+            if version == PUBLIC_REVISION
+            else codec.to_public(method, message.params, "params")
+        )
         answers, rounds = self._sealed_answers(method, params, raw) if asks else ({}, 0)
         inputs = RetriedInputs(answers)
         ctx = self._modern_context(codec, id, inputs, params)
