@@ -106,11 +106,32 @@ def function_lines(name: str, fn: Any, indent: str = "") -> list[str]:
     return [f"{indent}{kind} {name}{signature(f)}" for f in overloads or [fn]]
 
 
-def member_lines(cls: type) -> Iterator[str]:
-    """The public members a class's own body defines: methods, properties, enum members."""
-    for name, value in vars(cls).items():
-        if name.startswith("_"):
-            continue
+def folded_bases(cls: type, homes: dict[int, str]) -> list[type]:
+    """The bases of `cls` that are a part of it: public names in a private module, exported by no
+    public module (the mixins of `Server`'s concerns), and theirs; their members are `cls`'s own
+    to a user. A base with a private name (`_Media`) is not one: it is shown as a base."""
+    found: list[type] = []
+    for base in cls.__bases__:
+        part = private(base.__module__) and not base.__name__.startswith("_")
+        if part and id(base) not in homes:
+            found += [base, *folded_bases(base, homes)]
+    return found
+
+
+def class_members(cls: type, homes: dict[int, str]) -> Iterator[tuple[str, Any]]:
+    """The public names (and values) a class's own body defines, then those of its folded
+    bases (`folded_bases`), each once."""
+    seen: set[str] = set()
+    for owner in (cls, *folded_bases(cls, homes)):
+        for name, value in vars(owner).items():
+            if not name.startswith("_") and name not in seen:
+                seen.add(name)
+                yield name, value
+
+
+def member_lines(cls: type, homes: dict[int, str]) -> Iterator[str]:
+    """The public members of a class (`class_members`): methods, properties, enum members."""
+    for name, value in class_members(cls, homes):
         if isinstance(value, property):
             hint = signature(value.fget).rsplit(" -> ", 1)
             yield f"    property {name}" + (f": {hint[1]}" if len(hint) == 2 else "")
@@ -144,17 +165,18 @@ def public_homes(modules: list[ModuleType]) -> dict[int, str]:
     return homes
 
 
-def describe(module: ModuleType, name: str, homes: dict[int, str] | None = None) -> list[str]:
+def describe(module: ModuleType, name: str, homes: dict[int, str]) -> list[str]:
     obj = getattr(module, name)
     home = getattr(obj, "__module__", None)
-    if home is not None and private(home) and homes is not None:
+    if home is not None and private(home):
         home = homes.get(id(obj), home)  # defined in a private module: its public home
     if (inspect.isclass(obj) or inspect.isfunction(obj)) and home != module.__name__:
         return [f"{name} = {home}.{name}"]  # a re-export: described at home
     if inspect.isclass(obj):
-        bases = ", ".join(b.__qualname__ for b in obj.__bases__ if b is not object)
-        head = f"class {name}" + (f"({bases})" if bases else "")
-        return [head, f"    {name}{signature(obj)}", *member_lines(obj)]
+        folded = folded_bases(obj, homes)
+        shown = [b for b in obj.__bases__ if b is not object and b not in folded]
+        head = f"class {name}" + (f"({', '.join(b.__qualname__ for b in shown)})" if shown else "")
+        return [head, f"    {name}{signature(obj)}", *member_lines(obj, homes)]
     if inspect.isfunction(obj) or inspect.ismethod(obj):
         return function_lines(name, obj)
     if isinstance(obj, ModuleType):

@@ -3,8 +3,9 @@ docstring, in the one style the API reference renders: prose, with examples only
 under an `Examples:` section; and every doctest runs and passes.
 
 Public names are those of api-surface.txt (scripts/api_surface.py): each public module, what it
-defines (classes, functions), and the public methods and properties each class's body defines
-(a docstring inherited from the method it overrides counts).
+defines (classes, functions), and the public methods and properties each class's body defines,
+or a mixin of it does (`class_members`; a docstring inherited from the method it overrides
+counts).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tests.support.surface import api_surface
 
 SURFACE = api_surface()
 MODULES = [m for m in SURFACE.public_modules() if m.startswith("mcpio")]
+HOMES = SURFACE.public_homes([importlib.import_module(m) for m in SURFACE.public_modules()])
 # Every module of the runtime, private ones too: their doctests run as well.
 WALKED = pkgutil.walk_packages(importlib.import_module("mcpio").__path__, "mcpio.")
 ALL_MODULES = sorted({"mcpio", *(m.name for m in WALKED)} - {"mcpio.__main__"})  # it runs the CLI
@@ -39,11 +41,9 @@ OTHER_STYLES = re.compile(r"^\s*(:param\b|:returns?:|:rtype:|-{3,}\s*$)", re.MUL
 
 
 def members(cls: type) -> Iterator[tuple[str, Any]]:
-    """The public methods and properties a class's own body defines (with their docstring
-    as `inspect.getdoc` finds it: inherited from an overridden method too)."""
-    for name, value in vars(cls).items():
-        if name.startswith("_"):
-            continue
+    """The public methods and properties a class's own body (or a mixin's) defines, with their
+    docstring as `inspect.getdoc` finds it: inherited from an overridden method too."""
+    for name, value in SURFACE.class_members(cls, HOMES):
         if isinstance(value, property):
             yield name, value.__doc__
         elif isinstance(value, classmethod | staticmethod) or inspect.isfunction(value):
@@ -132,9 +132,7 @@ def described(module: ModuleType) -> Iterator[tuple[str, Any]]:
         if (inspect.isclass(obj) or inspect.isfunction(obj)) and checked_here(obj, module):
             yield f"{module.__name__}.{name}", obj
             if inspect.isclass(obj):
-                for member, value in vars(obj).items():
-                    if member.startswith("_"):
-                        continue
+                for member, value in SURFACE.class_members(obj, HOMES):
                     if isinstance(value, property):
                         yield f"{module.__name__}.{name}.{member}", value.fget
                     elif isinstance(value, classmethod | staticmethod):
