@@ -49,6 +49,8 @@ nginx, so do not expect 2x there.
     MCPGEN_BENCH_HTTP_ROUNDS=1        timed runs per setup, medians reported (default 1)
     MCPGEN_BENCH_MEMORY_COUNT=1000    sessions and listen streams held open (default 1000)
     MCPGEN_BENCH_PIN=0                pin nothing (default: pin when there are 2 CPUs or more)
+    MCPGEN_BENCH_HTTP_ONLY=httptools  that stack's server comparison only (no memory, no
+                                      scale-out): about a minute, for repeated runs
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ SECONDS = float(os.environ.get("MCPGEN_BENCH_SECONDS", "5"))
 CONNECTIONS = int(os.environ.get("MCPGEN_BENCH_CONNECTIONS", "32"))
 ROUNDS = int(os.environ.get("MCPGEN_BENCH_HTTP_ROUNDS", "1"))
 MEMORY_COUNT = int(os.environ.get("MCPGEN_BENCH_MEMORY_COUNT", "1000"))
+ONLY = os.environ.get("MCPGEN_BENCH_HTTP_ONLY")  # one stack's comparison alone
 MEMORY_WARMUP = 20
 THREADS = 2
 WARMUP_SECONDS = 1.0
@@ -780,6 +783,8 @@ def main() -> int:
             print(f"bench/http.py: {exc}", file=sys.stderr)
             return 1
         before = load()
+        if ONLY is not None:
+            return only_stack(bench, ONLY, before)
         try:
             stacks = {stack: stack_runs(bench, stack) for stack in STACKS}
             memory = memory_runs(bench)
@@ -816,6 +821,23 @@ def main() -> int:
         finally:
             bench.stop()
         report(stacks, memory, scale, before)
+    return 0
+
+
+def only_stack(bench: Bench, stack: str, before: str) -> int:
+    """`MCPGEN_BENCH_HTTP_ONLY`: one stack's server comparison, its report alone."""
+    if stack not in STACKS:
+        print(f"bench/http.py: no stack {stack!r} (one of {', '.join(STACKS)})", file=sys.stderr)
+        return 1
+    try:
+        runs = stack_runs(bench, stack)
+    except BenchError as exc:
+        print(f"bench/http.py: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        bench.stop()
+    print(f"load {before} before, {load()} after; {SECONDS:g} s, {ROUNDS} round(s)\n")
+    stack_report(stack, runs)
     return 0
 
 
