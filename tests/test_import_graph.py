@@ -180,3 +180,36 @@ def test_no_test_module_imports_another() -> None:
                 if name.startswith("tests.") and name.rpartition(".")[2].startswith("test_")
             ]
     assert found == []
+
+
+def test_the_request_path_names_no_task_machinery() -> None:
+    """Tasks is an extension the server plugs in (issue 48): the connection, its listen streams
+    and the server's concerns import nothing of `mcpio.tasks`; only the facade that installs it,
+    the task worker and the client side do."""
+    edges = graph()
+    naming = sorted(
+        m for m, deps in edges.items() if not m.startswith("mcpio.tasks") and any(
+            d == "mcpio.tasks" or d.startswith("mcpio.tasks.") for d in deps
+        )
+    )  # fmt: skip
+    assert naming == [
+        "mcpio.cli._worker",
+        "mcpio.client._client",
+        "mcpio.client._proxy",
+        "mcpio.server._server",
+    ]
+
+
+def test_the_connection_sees_its_server_through_seven_members() -> None:
+    tree = ast.parse((ROOT / PACKAGE / "server" / "_served.py").read_text(encoding="utf-8"))
+    served = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Served")
+    members = [n.name for n in served.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    assert members == [
+        "identity",
+        "limits",
+        "hub",
+        "sealer",
+        "extensions",
+        "dispatch",
+        "capabilities_in",
+    ]

@@ -1,6 +1,6 @@
 """A server's lifespan: started and stopped by every transport that serves it, entered once
-however many do at a time, in a task of its own; and the notification bus and the task engine
-that run meanwhile."""
+however many do at a time, in a task of its own; and the notification bus that runs
+meanwhile."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from mcpio._core.errors import LifespanError
 if TYPE_CHECKING:
     from mcpio._core.extension import Extensions
     from mcpio._core.hub import Hub
-    from mcpio.tasks._engine import TaskEngine
 
 log = logging.getLogger("mcpio")
 
@@ -30,9 +29,6 @@ class Lifecycle:
     if TYPE_CHECKING:  # what the lifecycle uses of the rest of `Server`
         hub: Hub
         extensions: Extensions
-
-        @property
-        def tasks(self) -> TaskEngine: ...
 
     def _lifecycle(self, lifespan: _AnyLifespan | None) -> None:
         """Not started yet, with `lifespan` to enter at the first start."""
@@ -50,13 +46,6 @@ class Lifecycle:
     async def stop_bus(self) -> None:
         """Stop reading the notification bus."""
         await self.hub.stop_bus()
-
-    async def drain_tasks(self) -> None:
-        """Shut down the tasks running here gracefully (`TaskEngine.drain`).
-
-        The HTTP app calls it when its host shuts down (uvicorn: at SIGTERM).
-        """
-        await self.tasks.drain()
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

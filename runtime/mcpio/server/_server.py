@@ -147,6 +147,13 @@ class Server(Registry, BuiltIns, Lifecycle, Launchers):
     def tasks(self, engine: TaskEngine) -> None:
         tasks_of(self).use(engine)
 
+    async def drain_tasks(self) -> None:
+        """Shut down the tasks running here gracefully (`TaskEngine.drain`).
+
+        The HTTP app calls it when its host shuts down (uvicorn: at SIGTERM).
+        """
+        await self.tasks.drain()
+
     def add_extension(self, extension: Extension) -> None:
         """Serve a protocol extension (see `mcpio.server.Extension`).
 
