@@ -536,8 +536,11 @@ async def _wait(outbox: Outbox, until: float, stream: bool) -> bytes | Done | ob
     wait = until - time.time()
     if wait <= 0:
         return _DUE
-    with anyio.move_on_after(min(wait, KEEPALIVE_SECONDS) if stream else wait):
-        return await outbox.receive()
+    try:  # (asyncio's own timeout: an anyio cancel scope costs several times more per POST)
+        async with asyncio.timeout(min(wait, KEEPALIVE_SECONDS) if stream else wait):
+            return await outbox.receive()
+    except TimeoutError:
+        pass
     return None if stream or time.time() < until else _DUE
 
 
@@ -580,8 +583,15 @@ class Poll:
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self.key = secrets.token_urlsafe(12)
+        self._key: str | None = None  # made when first named: most POSTs answer before
         self._round = 0
+
+    @property
+    def key(self) -> str:
+        """The stream's random event-id prefix (what a poll's `Last-Event-ID` names)."""
+        if self._key is None:
+            self._key = secrets.token_urlsafe(12)
+        return self._key
 
     def event(self) -> bytes:
         """The next priming event of a polled stream: its id, and the client's retry delay."""
