@@ -13,6 +13,7 @@ authorization (a resource server's verifiers, an OAuth client).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import reveal_type
 
 import mcp_wire
@@ -41,6 +42,7 @@ from mcpio import (
     TokenVerifier,
 )
 from mcpio.middleware import CallNext
+from mcpio.server import CallNextTool, Extension, MethodHandler, ToolCall, ToolOptions
 from mcpio.wire import JSONValue
 
 # --- 2026-07-28 (modern): every kind of message, by hand ----------------------------------------
@@ -288,6 +290,46 @@ class Audit(Middleware):
 
 
 server.add_middleware(Audit())
+
+
+class Usage(Extension):
+    """A protocol extension of the user's own (`Server.add_extension`)."""
+
+    id = "com.example/usage"
+
+    def settings(self) -> Mapping[str, object]:
+        return {"report": True}
+
+    def methods(self) -> Mapping[str, MethodHandler]:
+        async def report(ctx: Context, params: dict[str, object]) -> dict[str, object]:
+            return {"revision": ctx.revision}
+
+        return {"usage/report": report}
+
+    async def call_tool(self, call: ToolCall, call_next: CallNextTool) -> object:
+        reveal_type(call.entry.options)  # expect: ToolOptions
+        return await call_next(call)
+
+
+server.add_extension(Usage())
+options: ToolOptions = {"title": "Slow", "task": "optional"}
+
+
+@server.tool(**options)
+async def slow() -> str:
+    return "done"
+
+
+@server.tool(titel="typo")  # pyright: ignore[reportCallIssue, reportUntypedFunctionDecorator]
+async def misspelled_tool_option() -> str:
+    """Never called: a misspelled tool option is an error pyright reports."""
+    return ""
+
+
+async def report(client: Client) -> dict[str, object]:
+    return await client.extension_request("usage/report")
+
+
 logo = Image(data=b"png")
 
 

@@ -1,9 +1,11 @@
-"""Requests of extensions that have no schema in the pinned revisions (Skills' `skills/list`,
-`skills/get`, `resources/directory/read`): plain params in, a plain result out.
+"""Extension methods as plain data, in either era: the `_meta` envelope's keys, a request's
+params and the client's capabilities and info read from them, and a modern result stamped as
+every modern result is.
 
-The codecs know only the methods of their revision and of generated extensions; these methods
-bypass them. `Server.extension_methods` holds their handlers; the connection answers them in
-either era (`ServerConnection.answer`) with what this module reads of the request.
+The codecs know only the methods of their revision and of generated extensions; an extension's
+methods (`mcpio.server.Extension`: Skills', a user's, and the task methods, checked by their
+generated codec first) are answered by the connection in either era
+(`ServerConnection._extension`) with what this module reads and writes.
 """
 
 from __future__ import annotations
@@ -45,15 +47,12 @@ def envelope(
     return capabilities or pub.ClientCapabilities(), info
 
 
-def result_body(result: Mapping[str, Any], modern: bool, info: pub.Implementation) -> bytes:
-    """A handler's result as the JSON of the response's `result` (modern: `resultType` and
-    the server's info in `_meta`, as on every modern result)."""
-    body = dict(result)
-    if modern:
-        body.setdefault("resultType", "complete")
-        server = info.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        body["_meta"] = {**(_object(body.get("_meta")) or {}), SERVER_INFO: server}
-    return pydantic_core.to_json(body)
+def stamped(result: Mapping[str, Any], server_info: Mapping[str, Any]) -> dict[str, Any]:
+    """A modern result in plain data as every modern result is written: `resultType`
+    (`complete` unless it says), and the server's info in its `_meta`."""
+    body = {**result, "_meta": {**(_object(result.get("_meta")) or {}), SERVER_INFO: server_info}}
+    body.setdefault("resultType", "complete")
+    return body
 
 
 def legacy_extensions(capabilities: Mapping[str, Any]) -> dict[str, Any]:

@@ -282,11 +282,6 @@ class Extensions:
 
     # ------------------------------------------------------------------ hooks
 
-    def open_request(self, ctx: Context, params: Any, session: Any) -> None:
-        """Every extension's `open_request` (`openers`)."""
-        for opener in self.openers:
-            opener(ctx, params, session)
-
     def declare(self, capabilities: dict[str, Any], revision: str) -> None:
         """Each extension that has settings declares itself as it is in `revision`
         (`Extension.declare`), in place of its entry in `capabilities["extensions"]`; an entry

@@ -7,7 +7,7 @@ Skills and MCP Apps are served through it; `Server.add_extension` serves your ow
 """
 
 from mcpio._core.bus import Bus, BusUnavailable, LocalBus, RedisBus
-from mcpio._core.context import MAX_ANSWER_BYTES, Context
+from mcpio._core.context import MAX_ANSWER_BYTES, Context, MethodHandler
 from mcpio._core.elicitation import Accepted, Cancelled, Declined
 from mcpio._core.extension import CallNextTool, Extension, ToolCall
 from mcpio._core.options import ToolOptions
@@ -29,6 +29,7 @@ __all__ = [
     "HttpResponse",
     "Lifespan",
     "LocalBus",
+    "MethodHandler",
     "RedisBus",
     "Route",
     "Sealer",

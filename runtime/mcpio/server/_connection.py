@@ -255,10 +255,7 @@ class ServerConnection:
         request's) where that has the method, else written as it is."""
         data = result.data
         if modern:
-            meta = data.get("_meta")
-            server = {ext_methods.SERVER_INFO: self.identity.info_data()}
-            data = {**data, "_meta": {**meta, **server} if type(meta) is dict else server}
-            data.setdefault("resultType", "complete")
+            data = ext_methods.stamped(data, self.identity.info_data())
         checker = result.codec or codec
         if method in checker.methods:
             return checker.encode(checker.response(id, method, data))
@@ -403,7 +400,8 @@ class ServerConnection:
             inputs, level, session = RetriedInputs({}), None, None
             caps, info = ext_methods.envelope(params)
         ctx = self._context(codec, id, inputs, caps, info, None, level)
-        extensions.open_request(ctx, params, session)
+        for opener in extensions.openers:
+            opener(ctx, params, session)
         result = await self.serve(ctx, method, params, extensions.methods[method])
         if type(result) is not WireResult and not isinstance(result, SelfWritten):
             result = WireResult(dict(result)) if result is not None else None

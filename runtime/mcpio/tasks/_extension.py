@@ -106,15 +106,6 @@ class TasksExtension(Extension):
             engine.watchers.append(self._changed)
         hub.on_task_control = engine.on_control
 
-    def options(self, tool: str) -> ToolOptions:
-        """Tool `tool`'s options: its entry's, else those given for a tool other handlers
-        answer (a proxy's, a mounted server's: `Server.tool_options`)."""
-        server = self.server
-        entry = server.tools.get(tool)
-        if entry is not None:
-            return entry.options
-        return server.tool_options.get(tool) or ToolOptions()
-
     def takes_tasks(self) -> bool:
         """Whether any tool may run as a task."""
         server = self.server

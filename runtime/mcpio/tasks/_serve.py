@@ -8,13 +8,14 @@ written as the request's answer (`created`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
 from mcpio._core.context import SentInputs
+from mcpio._core.ext_methods import CLIENT_CAPABILITIES
 from mcpio._core.handlers import WireResult
 from mcpio._core.hub import TASK_IDS, Hub
 from mcpio._core.jsonrpc import plain
@@ -38,11 +39,7 @@ if TYPE_CHECKING:
 
 MODERN_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 LEGACY_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
-M = TypeVar("M", bound=BaseModel)
 RELATED_TASK = "io.modelcontextprotocol/related-task"
-CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 # What a server with task tools offers a 2025-11-25 client (task-augmented tools/call).
 LEGACY_TASKS_CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 
