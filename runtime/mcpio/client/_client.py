@@ -438,12 +438,15 @@ class Client:
     async def task_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send a task method (`tasks/get`, ...) and return its result as plain data.
 
-        On 2026-07-28 it goes through the codec with the Tasks extension.
+        On 2026-07-28 it goes through the codec with the Tasks extension (and every other
+        extension this client declares).
         """
         codec = self.codec
         if codec is None or self._session is None:
             raise ConnectionClosed("the client is not connected")
         codec = task_codec(codec)
+        declared = self.capabilities(codec.era == "modern", codec.revision).get("extensions")
+        codec = codec.with_extensions(*(key for key in declared or () if key in codec.extensions))
         raw = await self._exchange(codec, method, params, self.timeout, tasks=True)
         return task_result(codec, method, raw)
 

@@ -29,6 +29,7 @@ import pydantic_core
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import SchemaValidator
 
+from mcpio.wire import _compose as compose
 from mcpio.wire import _failures as failures
 from mcpio.wire import _numbers as numbers
 from mcpio.wire import _peek as peeking
@@ -316,8 +317,10 @@ class Codec:
         """Return the codec of this revision with these negotiated extensions (by id).
 
         An id is like "io.modelcontextprotocol/tasks". The codec also decodes, encodes, builds
-        and types the extensions' messages and results. `LookupError` for an extension this
-        revision has not been generated with.
+        and types the extensions' messages and results. Any set of the revision's extensions
+        composes, in any order (the same set gives the same codec); `LookupError` for an
+        extension this revision has not been generated with, `ValueError` for two that define
+        one method or member differently.
         """
         if not all(isinstance(e, str) for e in extensions):
             raise TypeError("extension ids are strings")
@@ -328,15 +331,8 @@ class Codec:
             raise LookupError(
                 f"unknown extension {unknown[0]!r} for revision {self.revision} (known: {known})"
             )
-        if wanted == self.extension_ids:
-            return type(self)(self.max_bytes, result_types=self.extra_result_types)
-        if len(wanted) > 1:
-            raise LookupError(
-                f"no codec of revision {self.revision} with {', '.join(sorted(wanted))} together"
-            )
-        module = importlib.import_module(self.extensions[next(iter(wanted))])
-        cls: type[Codec] = type(module.CODEC)
-        return cls(self.max_bytes, result_types=self.extra_result_types)
+        core = compose.core_of(type(self))
+        return _extended(core, frozenset(wanted), self.max_bytes, self.extra_result_types)
 
     # ------------------------------------------------------------------ decoding
 
@@ -1026,3 +1022,12 @@ class Codec:
         if meta:
             out["_meta"] = meta
         return out
+
+
+@functools.cache
+def _extended(
+    core: type[Codec], ids: frozenset[str], max_bytes: int, result_types: frozenset[str]
+) -> Codec:
+    """The codec of `core`'s revision with the extensions `ids`: one per set and settings."""
+    classes = [type(importlib.import_module(core.extensions[i]).CODEC) for i in sorted(ids)]
+    return compose.composed(core, tuple(classes))(max_bytes, result_types=result_types)
