@@ -188,6 +188,12 @@ if not isinstance(on_apps, ErrorFrame):
 reveal_type(with_apps.request("tools/list", {}, id=11))  # expect: ListToolsRequest
 reveal_type(with_apps.with_extensions("io.modelcontextprotocol/ui"))  # expect: Codec2026_07_28Apps
 
+# --- 2026-07-28 with both: one codec, typed as the extension that changes the typed API ---------
+
+both = codec.with_extensions("io.modelcontextprotocol/ui", "io.modelcontextprotocol/tasks")
+reveal_type(both)  # expect: Codec2026_07_28Tasks
+reveal_type(both.request("tasks/get", {"taskId": "t-1"}, id=12))  # expect: GetTaskRequest
+
 # --- 2025-11-25 (legacy): the same, with the handshake -------------------------------------------
 
 old = mcp_wire.codec("2025-11-25")
