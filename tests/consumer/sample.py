@@ -25,6 +25,7 @@ from mcp_wire import v2026_07_28 as modern
 from mcp_wire.v2025_11_25.codec import InitializeResultResponse
 from mcp_wire.v2026_07_28.codec import Codec2026_07_28, ErrorFrame
 from mcp_wire.v2026_07_28.ext import tasks
+from mcp_wire_runtime import JSONValue
 from mcpio import (
     Call,
     Client,
@@ -43,7 +44,6 @@ from mcpio import (
 )
 from mcpio.middleware import CallNext
 from mcpio.server import CallNextTool, Extension, MethodHandler, ToolCall, ToolOptions
-from mcpio.wire import JSONValue
 
 # --- 2026-07-28 (modern): every kind of message, by hand ----------------------------------------
 

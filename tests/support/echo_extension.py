@@ -9,8 +9,8 @@ from typing import Literal
 
 from mcp_wire.v2026_07_28 import codec as _core
 from mcp_wire.v2026_07_28 import models as m
-from mcpio.wire.base import WireModel
-from mcpio.wire.codec import MethodSpec
+from mcp_wire_runtime.base import WireModel
+from mcp_wire_runtime.codec import MethodSpec
 
 ID = "com.example/echo"
 

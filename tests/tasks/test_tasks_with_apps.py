@@ -16,7 +16,7 @@ from mcpio import Client, Context
 from mcpio.apps import UI_EXTENSION, UI_MIME_TYPE, resource_ui, tool_ui
 from mcpio.tasks._client import TaskHandle
 from mcpio.tasks._engine import TASKS_EXTENSION
-from mcpio.wire.codec import Codec
+from mcp_wire_runtime.codec import Codec
 from tests.support.apps import PAGE, app_server
 
 pytestmark = pytest.mark.anyio

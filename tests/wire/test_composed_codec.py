@@ -15,9 +15,9 @@ import pytest
 
 import mcp_wire
 from mcp_wire.v2026_07_28 import codec as core_codec
-from mcpio.wire.codec import Codec
-from mcpio.wire.codec import plain as json_data
-from mcpio.wire.errors import ProtocolError
+from mcp_wire_runtime.codec import Codec
+from mcp_wire_runtime.codec import plain as json_data
+from mcp_wire_runtime.errors import ProtocolError
 from tests.support import echo_extension, rival_extension
 
 TASKS = "io.modelcontextprotocol/tasks"

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, 
 
 from pydantic import Tag
 
-from mcpio.wire.codec import Codec, Envelope, LenientResponse, PublicMapping
-from mcpio.wire.modern import ModernCodec, result_discriminator
+from mcp_wire_runtime.codec import Codec, Envelope, LenientResponse, PublicMapping
+from mcp_wire_runtime.modern import ModernCodec, result_discriminator
 
 if TYPE_CHECKING:
     from .ext.apps.codec import Codec2026_07_28Apps

@@ -32,7 +32,7 @@ from mcpio.latest import public as pub
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from mcpio.wire.codec import Codec
+    from mcp_wire_runtime.codec import Codec
 
 #: The next step of a `tools/call` (the next extension's hook, then the tool itself).
 CallNextTool = Callable[["ToolCall"], Awaitable[Any]]

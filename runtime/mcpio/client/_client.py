@@ -22,6 +22,9 @@ import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
+from mcp_wire_runtime._peek import Peek
+from mcp_wire_runtime.codec import Codec
+from mcp_wire_runtime.errors import INTERNAL_ERROR, ProtocolError
 from mcpio._core import ext_methods
 from mcpio._core.errors import ConnectionClosed, McpError, RequestTimeout
 from mcpio._core.jsonrpc import RequestId, answered, error_frame, error_of, plain, raise_error
@@ -56,9 +59,6 @@ from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.tasks._client import TaskHandle, TaskTools, created_task, task_codec, task_result
 from mcpio.tasks._engine import tasks_available
-from mcpio.wire._peek import Peek
-from mcpio.wire.codec import Codec
-from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
 
 if TYPE_CHECKING:
     import httpx

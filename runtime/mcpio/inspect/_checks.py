@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_wire
+from mcp_wire_runtime._peek import NAMED_BY
+from mcp_wire_runtime.codec import MAX_MESSAGE_BYTES, Codec
+from mcp_wire_runtime.errors import METHOD_NOT_FOUND, PARSE_ERROR, ProtocolError
 from mcpio._core.negotiate import LEGACY, MODERN, PROTOCOL_VERSION_KEY, codec_of
 from mcpio._core.protocol_rules import TASKS_EXTENSION, version_header_required
 from mcpio.inspect import _apps as apps_rules
@@ -38,9 +41,6 @@ from mcpio.inspect._stateful import (
     param_header_mismatch,
 )
 from mcpio.transports._http_rules import decode_header_value
-from mcpio.wire._peek import NAMED_BY
-from mcpio.wire.codec import MAX_MESSAGE_BYTES, Codec
-from mcpio.wire.errors import METHOD_NOT_FOUND, PARSE_ERROR, ProtocolError
 
 CLIENT: Direction = "client->server"
 SERVER: Direction = "server->client"

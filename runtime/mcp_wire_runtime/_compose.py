@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, cast
 
 
 class _Codec(Protocol):
-    """What composing reads of a codec (`mcpio.wire.codec.Codec`, which imports this module)."""
+    """What composing reads of a codec (`mcp_wire_runtime.codec.Codec`, which imports this module)."""
 
     revision: ClassVar[str]
     extension_ids: ClassVar[frozenset[str]]

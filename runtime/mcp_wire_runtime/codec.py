@@ -2,7 +2,7 @@
 
 Each revision's generated `mcp_wire.<revision>.codec` subclasses `Codec` and supplies only its
 tables (frames, methods, public mappings) and constants, which come from the IR; everything else
-lives here (the modern era's rules: `mcpio.wire.modern.ModernCodec`, a subclass).
+lives here (the modern era's rules: `mcp_wire_runtime.modern.ModernCodec`, a subclass).
 
 A codec turns bytes into one typed, validated message of its revision (parse once, pick the
 frame type structurally and by `method`, validate once) and back. Every failure to read is a
@@ -29,16 +29,16 @@ import pydantic_core
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import SchemaValidator
 
-from mcpio.wire import _compose as compose
-from mcpio.wire import _failures as failures
-from mcpio.wire import _numbers as numbers
-from mcpio.wire import _peek as peeking
-from mcpio.wire import _schemas as schemas
-from mcpio.wire._peek import Peek
-from mcpio.wire._peek import envelope as envelope_of
-from mcpio.wire._peek import failure as peek_failure
-from mcpio.wire._public_reads import PublicReads
-from mcpio.wire.errors import (
+from mcp_wire_runtime import _compose as compose
+from mcp_wire_runtime import _failures as failures
+from mcp_wire_runtime import _numbers as numbers
+from mcp_wire_runtime import _peek as peeking
+from mcp_wire_runtime import _schemas as schemas
+from mcp_wire_runtime._peek import Peek
+from mcp_wire_runtime._peek import envelope as envelope_of
+from mcp_wire_runtime._peek import failure as peek_failure
+from mcp_wire_runtime._public_reads import PublicReads
+from mcp_wire_runtime.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -917,7 +917,7 @@ class Codec:
     def public_result(self, method: str, result: Any, data: bytes) -> Any:
         """`to_public` of a result just read from `data`: the public model read from the bytes.
 
-        One validation instead of a dump and a validation (`mcpio.wire._public_reads`).
+        One validation instead of a dump and a validation (`mcp_wire_runtime._public_reads`).
 
         Args:
             method: The method the response answers.
@@ -933,7 +933,7 @@ class Codec:
         """`to_public` of a request's params just read from `data`: the model read from the bytes.
 
         The public model gets the `_meta` envelope of a session with `client_capabilities`
-        (`mcpio.wire._public_reads`).
+        (`mcp_wire_runtime._public_reads`).
 
         Args:
             method: The request's method.
