@@ -12,11 +12,11 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_wire_runtime.codec import Codec
 from mcpio import Client, Context
 from mcpio.apps import UI_EXTENSION, UI_MIME_TYPE, resource_ui, tool_ui
 from mcpio.tasks._client import TaskHandle
 from mcpio.tasks._engine import TASKS_EXTENSION
-from mcp_wire_runtime.codec import Codec
 from tests.support.apps import PAGE, app_server
 
 pytestmark = pytest.mark.anyio
