@@ -300,6 +300,18 @@ def test_visibility_and_tag_misuse_is_a_type_error_naming_the_fix() -> None:
         server.prompt(version=1.5)(lambda: "")  # type: ignore[arg-type]
 
 
+def test_a_misspelled_option_is_a_type_error_suggesting_the_right_one() -> None:
+    server = Server("s")
+    with pytest.raises(TypeError, match="tool 'f': no option 'titel': did you mean title=?"):
+        server.tool("f", titel="F")(lambda: "")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="no option 'mimetype': did you mean mime_type=?"):
+        server.resource("a://x", mimetype="text/plain")(lambda: "")  # type: ignore[call-arg]
+    with pytest.raises(
+        TypeError, match="prompt 'p': no option 'secure': it takes description, enabled"
+    ):
+        server.prompt("p", secure=True)(lambda: "")  # type: ignore[call-arg]
+
+
 # --- a legacy session's own visibility ---------------------------------------------------------
 
 

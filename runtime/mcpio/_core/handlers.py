@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import collections.abc
+import difflib
 import functools
 import inspect
 import json
@@ -140,7 +141,7 @@ def tool_entry(
     structured_output = options.get("structured_output")
     fields, context_param = signature(fn, context_type)
     tool_name = name or fn.__name__
-    check_shared_options(f"tool {tool_name!r}", options)
+    check_shared_options(f"tool {tool_name!r}", options, ToolOptions)
     _check_timeout(tool_name, fn, options)
     doc = _doc(fn)
     output = None
@@ -343,9 +344,15 @@ def _screen(values: Mapping[str, str | list[str]], unscreened: frozenset[str], u
                 )
 
 
-def check_shared_options(what: str, options: Mapping[str, Any]) -> None:
-    """The options every component takes (`tags`, `version`), checked as it is registered:
-    `TypeError` saying how to write them."""
+def check_shared_options(what: str, options: Mapping[str, Any], known: type) -> None:
+    """A component's options, checked as it is registered: each one of `known` (a TypedDict),
+    and those every component takes (`tags`, `version`) well written; else `TypeError` saying
+    how to write them."""
+    names = known.__optional_keys__ | known.__required_keys__  # type: ignore[attr-defined]
+    for option in options.keys() - names:
+        close = difflib.get_close_matches(option, names, n=1)
+        hint = f"did you mean {close[0]}=?" if close else f"it takes {', '.join(sorted(names))}"
+        raise TypeError(f"{what}: no option {option!r}: {hint}")
     tags = options.get("tags")
     if isinstance(tags, str):
         raise TypeError(f"{what}: tags is a set of strings: tags={{{tags!r}}}, not tags={tags!r}")
@@ -381,7 +388,7 @@ def resource_entry(
     of several segments). `TypeError` for a template variable that is no parameter, a parameter
     without a default that is no variable, an `unscreened` name that is no variable."""
     what = f"resource {uri or uri_template!r}"
-    check_shared_options(what, options)
+    check_shared_options(what, options, ResourceOptions)
     data: dict[str, Any] = {"name": options.get("name") or fn.__name__}
     for key, value in (
         ("title", options.get("title")),
@@ -495,7 +502,7 @@ def prompt_entry(
     fields, context_param = signature(fn, context_type)
     doc = _doc(fn)
     prompt_name = name or fn.__name__
-    check_shared_options(f"prompt {prompt_name!r}", options)
+    check_shared_options(f"prompt {prompt_name!r}", options, PromptOptions)
     title, description = options.get("title"), options.get("description")
     model = _model(f"{prompt_name}_arguments", fields)
     schema = model.model_json_schema()
