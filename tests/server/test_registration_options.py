@@ -449,6 +449,22 @@ async def test_the_highest_visible_version_is_served(mode: str) -> None:
         assert await tool_names(client) == ["calc"]
 
 
+@pytest.mark.parametrize("mode", ERAS)
+async def test_versions_are_listed_and_one_is_asked_for_as_fastmcp_s_client_does(
+    mode: str,
+) -> None:
+    async with Client(versioned_server(), mode=mode) as client:
+        listed = (await client.list_tools()).tools[0]
+        asked = {"name": "calc", "arguments": {"x": 2}, "_meta": {"fastmcp": {"version": "1.9"}}}
+        old = await client.request("tools/call", asked)
+        asked["_meta"] = {"fastmcp": {"version": "3"}}
+        with pytest.raises(McpError, match="unknown tool 'calc'"):
+            await client.request("tools/call", asked)
+    assert listed.meta is not None
+    assert listed.meta.model_dump()["fastmcp"] == {"version": "1.10", "versions": ["1.10", "1.9"]}
+    assert text_of(old) == "2"
+
+
 def test_versioned_and_unversioned_cannot_share_a_name() -> None:
     server = versioned_server()
     with pytest.raises(TypeError, match="give each a version=, or none"):

@@ -55,8 +55,9 @@ class ToolOptions(TypedDict, total=False):
 
 
 class ResourceOptions(TypedDict, total=False):
-    """A resource's or resource template's options, as `Server.resource` and
-    `Server.resource_template` take them and the entry keeps them.
+    """A resource's or template's options, as `Server.resource(_template)` takes them.
+
+    The entry keeps them as registered.
 
     Attributes:
         name: Its name (default: the function's).

@@ -8,7 +8,9 @@ URI template), one of `tags`, the `version`, one of the `components` kinds ("too
 "template", "prompt"); a rule of no criterion matches nothing. `enable(..., only=True)` is an
 allowlist: everything disabled first, then what matches enabled. A hidden component is unlisted
 and answers as unknown. Of several versions of one component the highest visible one is served
-(see `version_key`).
+(see `version_key`), or the one a request names in `_meta.fastmcp.version` (FastMCP's
+client does); each version is listed with `_meta.fastmcp.version` and `versions`, as FastMCP
+lists them.
 """
 
 from __future__ import annotations
@@ -124,6 +126,15 @@ def version_key(version: str | None) -> tuple[Any, ...]:
         return ()
     parts = re.findall(r"\d+|[^\d.\-_+]+", version.lower().removeprefix("v"))
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
+
+
+def requested_version(params: Any) -> str | None:
+    """The version a request asks for, as FastMCP's client names it (`_meta.fastmcp.version`);
+    None: the highest visible one."""
+    extra = getattr(getattr(params, "meta", None), "model_extra", None)
+    asked = extra.get("fastmcp") if extra else None
+    version = asked.get("version") if isinstance(asked, dict) else None
+    return None if version is None else str(version)  # pyright: ignore[reportUnknownArgumentType]
 
 
 def visible(kind: str, entry: Any, server: Iterable[Rule], session: Iterable[Rule]) -> bool:

@@ -61,7 +61,9 @@ class BuiltIns:
         mask_error_details: bool
 
         def _shown(self, ctx: Context, kind: Kind, table: Mapping[str, E]) -> Mapping[str, E]: ...
-        def _find(self, ctx: Context, kind: Kind, table: Mapping[str, E], key: str) -> E | None: ...
+        def _find(
+            self, ctx: Context, kind: Kind, table: Mapping[str, E], key: str, params: Any = None
+        ) -> E | None: ...
 
         @property
         def instructions(self) -> str | None: ...
@@ -105,7 +107,7 @@ class BuiltIns:
 
     async def _call_tool(self, ctx: Context, params: pub.CallToolRequestParams) -> Any:
         """`tools/call`: the tool's result, through the extensions' `call_tool` hooks."""
-        entry = self._find(ctx, "tool", self.tools, params.name)
+        entry = self._find(ctx, "tool", self.tools, params.name, params)
         if entry is None:
             raise ProtocolError(
                 INVALID_PARAMS, f"unknown tool {params.name!r}", {"name": params.name}
@@ -227,7 +229,7 @@ class BuiltIns:
         )
 
     async def _get_prompt(self, ctx: Context, params: pub.GetPromptRequestParams) -> Any:
-        entry = self._find(ctx, "prompt", self.prompts, params.name)
+        entry = self._find(ctx, "prompt", self.prompts, params.name, params)
         if entry is None:
             raise ProtocolError(
                 INVALID_PARAMS, f"unknown prompt {params.name!r}", {"name": params.name}

@@ -308,6 +308,7 @@ class Registry:
             table[key] = entry
             return
         kept[str(version)] = entry
+        _list_versions(kept)
         table[key] = kept[max(kept, key=version_key)]
 
     def _replaces(self, kind: str, key: str, version: str | None) -> bool:
@@ -381,6 +382,16 @@ class Registry:
             return handler
 
         return register
+
+
+def _list_versions(kept: dict[str, Any]) -> None:
+    """Each version's definition lists its version and all of them, highest first, as FastMCP
+    lists them (`_meta.fastmcp`)."""
+    ordered = sorted(kept, key=version_key, reverse=True)
+    for version, entry in kept.items():
+        listed = entry.definition.model_dump(by_alias=True, exclude_unset=True)
+        meta = {**listed.get("_meta", {}), "fastmcp": {"version": version, "versions": ordered}}
+        entry.definition = type(entry.definition).model_validate({**listed, "_meta": meta})
 
 
 def _needs_argument(decorator: str, what: str, given: Any) -> None:

@@ -8,7 +8,16 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mcpio._core.visibility import Kind, Rule, flags, rules, session_rules, version_key, visible
+from mcpio._core.visibility import (
+    Kind,
+    Rule,
+    flags,
+    requested_version,
+    rules,
+    session_rules,
+    version_key,
+    visible,
+)
 
 if TYPE_CHECKING:
     from mcpio._core.context import Context
@@ -92,13 +101,20 @@ class Visibility:
                 seen[key] = found
         return seen
 
-    def _find(self, ctx: Context, kind: Kind, table: Mapping[str, E], key: str) -> E | None:
-        """The component at `key` the request sees (None: none, or hidden)."""
+    def _find(
+        self, ctx: Context, kind: Kind, table: Mapping[str, E], key: str, params: Any = None
+    ) -> E | None:
+        """The component at `key` the request sees, in the version its `params` ask for if
+        they name one (None: none, or hidden)."""
         entry = table.get(key)
         if entry is None or not self.filtered:
             return entry
         server, session = self.visibility_rules, session_rules(ctx.state)
-        return self._pick(kind, key, entry, server, session)
+        wanted = requested_version(params)
+        if wanted is None:
+            return self._pick(kind, key, entry, server, session)
+        chosen: E | None = self.versions[kind].get(key, {}).get(wanted)
+        return chosen if chosen is not None and visible(kind, chosen, server, session) else None
 
     def _pick(
         self, kind: Kind, key: str, entry: E, server: list[Rule], session: list[Rule]
