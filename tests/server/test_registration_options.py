@@ -436,6 +436,8 @@ def versioned_server() -> Server:
     def calc_new(x: int) -> int:  # pyright: ignore[reportUnusedFunction]
         return x * 10
 
+    server.resource("config://app", version=1)(lambda: "one")
+    server.resource("config://app", version=2)(lambda: "two")
     return server
 
 
@@ -463,6 +465,14 @@ async def test_versions_are_listed_and_one_is_asked_for_as_fastmcp_s_client_does
     assert listed.meta is not None
     assert listed.meta.model_dump()["fastmcp"] == {"version": "1.10", "versions": ["1.10", "1.9"]}
     assert text_of(old) == "2"
+
+
+async def test_a_resource_version_is_read_as_asked() -> None:
+    async with Client(versioned_server()) as client:
+        newest = await read_text(client, "config://app")
+        asked = {"uri": "config://app", "_meta": {"fastmcp": {"version": "1"}}}
+        first = await client.request("resources/read", asked)
+    assert (newest, first.contents[0].text) == ("two", "one")
 
 
 def test_versioned_and_unversioned_cannot_share_a_name() -> None:

@@ -192,7 +192,7 @@ class BuiltIns:
 
     async def _read_resource(self, ctx: Context, params: pub.ReadResourceRequestParams) -> Any:
         uri = params.uri
-        entry, variables = self._resource_for(ctx, uri)
+        entry, variables = self._resource_for(ctx, uri, params)
         if entry.context_param:
             variables[entry.context_param] = ctx
         value = await call(entry.fn, variables, entry.threaded)
@@ -201,11 +201,13 @@ class BuiltIns:
         result.ttlMs, result.cacheScope = hint.fields()["ttlMs"], hint.scope
         return result
 
-    def _resource_for(self, ctx: Context, uri: str) -> tuple[ResourceEntry, dict[str, Any]]:
+    def _resource_for(
+        self, ctx: Context, uri: str, params: Any = None
+    ) -> tuple[ResourceEntry, dict[str, Any]]:
         """The resource `uri` names and its handler's arguments: the resource itself, else the
         first template that matches it and whose values fit its handler; else the first misfit
         (-32602 naming the parameter), else -32602 "resource not found"."""
-        entry = self._find(ctx, "resource", self.resources, uri)
+        entry = self._find(ctx, "resource", self.resources, uri, params)
         if entry is not None:
             return entry, {}
         misfit: ProtocolError | None = None
