@@ -43,7 +43,15 @@ from mcpio import (
     TokenVerifier,
 )
 from mcpio.middleware import CallNext
-from mcpio.server import CallNextTool, Extension, MethodHandler, ToolCall, ToolOptions
+from mcpio.server import (
+    CallNextTool,
+    Extension,
+    MethodHandler,
+    PromptOptions,
+    ResourceOptions,
+    ToolCall,
+    ToolOptions,
+)
 
 # --- 2026-07-28 (modern): every kind of message, by hand ----------------------------------------
 
@@ -330,6 +338,37 @@ async def slow() -> str:
 async def misspelled_tool_option() -> str:
     """Never called: a misspelled tool option is an error pyright reports."""
     return ""
+
+
+@server.tool(tags={"a"}, timeout=2.0, version="2", enabled=True)
+async def tagged() -> str:
+    return "tagged"
+
+
+@server.resource(
+    "docs://{path*}", tags={"docs"}, annotations={"priority": 1.0}, unscreened={"path"}
+)
+def doc(path: str) -> str:
+    return path
+
+
+@server.prompt(tags={"a"}, meta={"k": 1})
+def greeting() -> str:
+    return "hello"
+
+
+@server.resource(
+    "docs://x", tagz=1
+)  # pyright: ignore[reportCallIssue, reportUntypedFunctionDecorator]
+def misspelled_resource_option() -> str:
+    """Never called: a misspelled resource option is an error pyright reports."""
+    return ""
+
+
+server.disable(tags={"a"}, components={"tool"})
+server.enable(names={"tagged"}, only=True)
+resource_options: ResourceOptions = {"mime_type": "text/plain", "cache": None}
+prompt_options: PromptOptions = {"title": "Greeting"}
 
 
 async def report(client: Client) -> dict[str, object]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -33,6 +33,7 @@ from mcp_wire_runtime.errors import (
 from mcpio._core.elicitation import Accepted, Cancelled, Declined, answer_of, form_of
 from mcpio._core.jsonrpc import plain
 from mcpio._core.schema_check import violation
+from mcpio._core.visibility import change_session, rules
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
@@ -667,6 +668,55 @@ class Context:
         params = pub.ReadResourceRequestParams.model_validate({"uri": uri, "_meta": meta})
         result: pub.ReadResourceResult = await self._dispatch(self, "resources/read", params)
         return result
+
+    async def enable_components(
+        self,
+        *,
+        names: Collection[str] | None = None,
+        tags: Collection[str] | None = None,
+        version: str | int | None = None,
+        components: Collection[str] | None = None,
+        only: bool = False,
+    ) -> None:
+        """Show matching components to this legacy session alone, after the server's rules.
+
+        As `Server.enable` does for every client; this session's client is told its lists
+        changed. `RuntimeError` on 2026-07-28, which has no sessions.
+
+        Args:
+            names: Names, or a resource's URI or a template's URI template.
+            tags: Tags (one is enough).
+            version: A version (`version=` of the decorators).
+            components: Kinds: "tool", "resource", "template", "prompt".
+            only: Show these alone.
+        """
+        made = rules(
+            True, names=names, tags=tags, version=version, components=components, only=only
+        )
+        await change_session(self.state, self.modern, self._notify, made)
+
+    async def disable_components(
+        self,
+        *,
+        names: Collection[str] | None = None,
+        tags: Collection[str] | None = None,
+        version: str | int | None = None,
+        components: Collection[str] | None = None,
+    ) -> None:
+        """Hide matching components from this legacy session alone (see `enable_components`).
+
+        Args:
+            names: Names, or a resource's URI or a template's URI template.
+            tags: Tags (one is enough).
+            version: A version (`version=` of the decorators).
+            components: Kinds: "tool", "resource", "template", "prompt".
+        """
+        made = rules(False, names=names, tags=tags, version=version, components=components)
+        await change_session(self.state, self.modern, self._notify, made)
+
+    async def reset_visibility(self) -> None:
+        """Drop this legacy session's own rules (`enable_components`): the server's alone apply."""
+        await change_session(self.state, self.modern, self._notify, None)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send a log message to the client, if its level is at or above the one it asked for.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import collections.abc
+import difflib
 import functools
 import inspect
 import json
@@ -13,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from inspect import CO_COROUTINE
 from types import FunctionType
-from typing import Any, NamedTuple, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, NamedTuple, get_origin, get_type_hints
 
 import anyio.to_thread
 import pydantic
@@ -26,10 +27,14 @@ from mcpio._core.content import media_block
 from mcpio._core.docstrings import Docstring, parse
 from mcpio._core.hints import CacheHint
 from mcpio._core.jsonrpc import plain
-from mcpio._core.options import ToolOptions
+from mcpio._core.options import PromptOptions, ResourceOptions, ToolOptions
+from mcpio._core.path_screen import unsafe_path
 from mcpio._core.structured import Output, output_of
 from mcpio._core.uritemplate import UriTemplate
 from mcpio.latest import public as pub
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 Fn = Callable[..., Any]
 CONTENT_BLOCKS = (
@@ -41,14 +46,19 @@ CONTENT_BLOCKS = (
 )
 
 
-async def call(fn: Fn, kwargs: Mapping[str, Any], threaded: bool = True) -> Any:
+async def call(
+    fn: Fn, kwargs: Mapping[str, Any], threaded: bool = True, abandon: bool = False
+) -> Any:
     """Call a handler: a coroutine function on the event loop; any other function, when
     `threaded`, in one of anyio's worker threads, so a blocking `def` stalls no other request
-    (on the loop itself otherwise)."""
+    (on the loop itself otherwise). `abandon`: a cancelled call of a thread returns at once,
+    the thread left to finish (a tool's `timeout`)."""
     if type(fn) is FunctionType and fn.__code__.co_flags & CO_COROUTINE:
         return await fn(**kwargs)  # an `async def` (every call's path: nothing more to ask)
     if threaded and not is_async(fn):
-        result = await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
+        result = await anyio.to_thread.run_sync(
+            functools.partial(fn, **kwargs), abandon_on_cancel=abandon
+        )
     else:
         result = fn(**kwargs)
     if inspect.isawaitable(result):
@@ -131,6 +141,8 @@ def tool_entry(
     structured_output = options.get("structured_output")
     fields, context_param = signature(fn, context_type)
     tool_name = name or fn.__name__
+    check_shared_options(f"tool {tool_name!r}", options, ToolOptions)
+    _check_timeout(tool_name, fn, options)
     doc = _doc(fn)
     output = None
     if output_schema is None and structured_output is not False:
@@ -160,6 +172,19 @@ def tool_entry(
     tool = pub.Tool.model_validate(definition)
     threaded = options.get("run_in_thread", True) and not is_async(fn)  # (not asked per call)
     return ToolEntry(tool, fn, arguments, context_param, output, threaded, options)
+
+
+def _check_timeout(tool_name: str, fn: Fn, options: ToolOptions) -> None:
+    timeout = options.get("timeout")
+    if timeout is None:
+        return
+    if type(timeout) is bool or not isinstance(timeout, int | float) or timeout <= 0:
+        raise TypeError(f"tool {tool_name!r}: timeout is seconds above 0 (timeout=2.0)")
+    if options.get("run_in_thread") is False and not is_async(fn):
+        raise TypeError(
+            f"tool {tool_name!r}: no timeout stops a sync function on the event loop: "
+            "drop run_in_thread=False, or make it async"
+        )
 
 
 def _output(fn: Fn, tool_name: str, *, required: bool) -> Output | None:
@@ -280,16 +305,19 @@ class ResourceEntry:
     arguments: type[BaseModel] | None = None  # templates: the variables as the handler takes them
     cache: CacheHint | None = None  # its reads' cache hint (None: the server's)
     threaded: bool = True  # a `def` runs in a worker thread (see `call`)
+    options: ResourceOptions = field(default_factory=lambda: ResourceOptions())  # as registered
 
     def match(self, uri: str) -> dict[str, Any] | None:
         """The handler's keyword arguments for `uri` (None: it is not this resource's), the
-        template's values coerced to the parameters' annotations; -32602 naming the parameter
-        whose value does not fit."""
+        template's values screened (`mcpio._core.path_screen`, but for `unscreened` ones) and
+        coerced to the parameters' annotations; -32602 naming the parameter whose value does
+        not fit."""
         if self.template is None or self.arguments is None:
             return {} if uri == getattr(self.definition, "uri", None) else None
         values = self.template.match(uri)
         if values is None:
             return None
+        _screen(values, frozenset(self.options.get("unscreened", ())), uri)
         try:
             return dict(validator(self.arguments)(values).__dict__)
         except pydantic.ValidationError as exc:
@@ -301,37 +329,88 @@ class ResourceEntry:
             ) from None
 
 
+def _screen(values: Mapping[str, str | list[str]], unscreened: frozenset[str], uri: str) -> None:
+    """-32602 naming the first value that is unsafe as a path (`unsafe_path`)."""
+    for param, value in values.items():
+        if param in unscreened:
+            continue
+        for item in value if isinstance(value, list) else (value,):
+            why = unsafe_path(item)
+            if why is not None:
+                raise ProtocolError(
+                    INVALID_PARAMS,
+                    f"invalid value for {param!r} in {uri}: {why}",
+                    {"uri": uri, "parameter": param},
+                )
+
+
+def check_shared_options(what: str, options: Mapping[str, Any], known: type) -> None:
+    """A component's options, checked as it is registered: each one of `known` (a TypedDict),
+    and those every component takes (`tags`, `version`) well written; else `TypeError` saying
+    how to write them."""
+    names = known.__optional_keys__ | known.__required_keys__  # type: ignore[attr-defined]
+    for option in options.keys() - names:
+        close = difflib.get_close_matches(option, names, n=1)
+        hint = f"did you mean {close[0]}=?" if close else f"it takes {', '.join(sorted(names))}"
+        raise TypeError(f"{what}: no option {option!r}: {hint}")
+    tags = options.get("tags")
+    if isinstance(tags, str):
+        raise TypeError(f"{what}: tags is a set of strings: tags={{{tags!r}}}, not tags={tags!r}")
+    if tags is not None and not all(isinstance(tag, str) for tag in tags):
+        raise TypeError(f"{what}: each tag is a string (tags={{'admin'}})")
+    version = options.get("version")
+    if version is not None and (type(version) is bool or not isinstance(version, str | int)):
+        raise TypeError(f"{what}: version is a string or an int (version='2.0')")
+
+
+def _check_static(what: str, fields: Mapping[str, tuple[Any, Any]], unscreened: set[str]) -> None:
+    """A resource's function takes no argument without a default: its URI gives none."""
+    needed = sorted(n for n, (_, default) in fields.items() if default is ...)
+    if needed:
+        raise TypeError(
+            f"{what}: its URI has no {{variables}} for {', '.join(needed)}: "
+            f"add them ({{{needed[0]}}}) or give defaults"
+        )
+    if unscreened:
+        raise TypeError(f"{what}: unscreened names template variables only")
+
+
 def resource_entry(
     fn: Fn,
     context_type: type,
     *,
     uri: str | None = None,
     uri_template: str | None = None,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    mime_type: str | None = None,
-    icons: Sequence[Any] | None = None,
+    **options: Unpack[ResourceOptions],
 ) -> ResourceEntry:
     """A resource (`uri`) or a resource template (`uri_template`, RFC 6570: its variables the
-    function's parameters, their values coerced to the annotations). `TypeError` for a template
-    variable that is no parameter or a parameter without a default that is no variable."""
-    data: dict[str, Any] = {"name": name or fn.__name__}
+    function's parameters, their values coerced to the annotations; FastMCP's `{path*}` a path
+    of several segments). `TypeError` for a template variable that is no parameter, a parameter
+    without a default that is no variable, an `unscreened` name that is no variable."""
+    what = f"resource {uri or uri_template!r}"
+    check_shared_options(what, options, ResourceOptions)
+    data: dict[str, Any] = {"name": options.get("name") or fn.__name__}
     for key, value in (
-        ("title", title),
-        ("description", description),
-        ("mimeType", mime_type),
-        ("icons", _icons(icons)),
+        ("title", options.get("title")),
+        ("description", options.get("description")),
+        ("mimeType", options.get("mime_type")),
+        ("icons", _icons(options.get("icons"))),
+        ("annotations", options.get("annotations")),
+        ("_meta", options.get("meta")),
     ):
         if value is not None:
             data[key] = value
     fields, context_param = signature(fn, context_type)
+    threaded, cache = options.get("run_in_thread", True), options.get("cache")
+    unscreened = set(options.get("unscreened", ()))
     if uri_template is None:
-        return ResourceEntry(pub.Resource.model_validate({**data, "uri": uri}), fn, context_param)
+        _check_static(what, fields, unscreened)
+        definition = pub.Resource.model_validate({**data, "uri": uri})
+        return ResourceEntry(definition, fn, context_param, None, None, cache, threaded, options)
     definition = pub.ResourceTemplate.model_validate({**data, "uriTemplate": uri_template})
     optional = {n for n, (_, default) in fields.items() if default is not ...}
     lists = {n for n, (hint, _) in fields.items() if get_origin(hint) in _LISTS}
-    template = UriTemplate(uri_template, optional, lists)
+    template = UriTemplate(uri_template, optional, lists, wildcard=True)
     unknown = sorted(set(template.variables) - set(fields))
     missing = sorted(set(fields) - optional - set(template.variables))
     if unknown or missing:
@@ -341,8 +420,13 @@ def resource_entry(
             + ("; " if unknown and missing else "")
             + (f"no variable for {', '.join(missing)}" if missing else "")
         )
+    if unscreened - set(template.variables):
+        strays = ", ".join(sorted(unscreened - set(template.variables)))
+        raise TypeError(
+            f"resource template {uri_template!r}: unscreened names no variable: {strays}"
+        )
     model = _model(f"{definition.name}_variables", fields)
-    return ResourceEntry(definition, fn, context_param, template, model)
+    return ResourceEntry(definition, fn, context_param, template, model, cache, threaded, options)
 
 
 _LISTS = (list, tuple, set, frozenset, collections.abc.Sequence)
@@ -380,6 +464,7 @@ class PromptEntry:
     arguments: type[BaseModel] | None = None  # the arguments as the handler takes them
     parsed: frozenset[str] = frozenset()  # arguments whose string is JSON (lists, objects...)
     threaded: bool = True  # a `def` runs in a worker thread (see `call`)
+    options: PromptOptions = field(default_factory=lambda: PromptOptions())  # as registered
 
     def kwargs(self, arguments: Mapping[str, str]) -> dict[str, Any]:
         """The handler's keyword arguments: each string coerced to the parameter's annotation
@@ -409,9 +494,7 @@ def prompt_entry(
     context_type: type,
     *,
     name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    icons: Sequence[Any] | None = None,
+    **options: Unpack[PromptOptions],
 ) -> PromptEntry:
     """A prompt: its arguments are the function's parameters, described by the docstring; one
     that is not a string has its type in its description (arguments are strings on the wire,
@@ -419,6 +502,8 @@ def prompt_entry(
     fields, context_param = signature(fn, context_type)
     doc = _doc(fn)
     prompt_name = name or fn.__name__
+    check_shared_options(f"prompt {prompt_name!r}", options, PromptOptions)
+    title, description = options.get("title"), options.get("description")
     model = _model(f"{prompt_name}_arguments", fields)
     schema = model.model_json_schema()
     arguments: list[dict[str, Any]] = []
@@ -437,13 +522,15 @@ def prompt_entry(
         definition["arguments"] = arguments
     if title:
         definition["title"] = title
-    if icons:
-        definition["icons"] = _icons(icons)
+    if options.get("icons"):
+        definition["icons"] = _icons(options.get("icons"))
     if description or doc.description:
         definition["description"] = description or doc.description
-    return PromptEntry(
-        pub.Prompt.model_validate(definition), fn, context_param, model, frozenset(parsed)
-    )
+    if options.get("meta") is not None:
+        definition["_meta"] = options.get("meta")
+    threaded = options.get("run_in_thread", True)
+    prompt = pub.Prompt.model_validate(definition)
+    return PromptEntry(prompt, fn, context_param, model, frozenset(parsed), threaded, options)
 
 
 _SCALARS = {"integer": "an integer", "number": "a number", "boolean": "true or false"}

@@ -6,10 +6,11 @@ reaches; tests/test_consumer_typing.py keeps the two the same. The HTTP host's a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:
+    from mcpio._core.hints import CacheHint
     from mcpio._core.principal import Principal
 
 
@@ -29,6 +30,10 @@ class ToolOptions(TypedDict, total=False):
         defer_task: Answer in the request until `ctx.become_task()`, then go on as a task.
         run_in_thread: Run a sync handler in a worker thread (default), else on the event loop.
         retry: "safe": a queued task of this tool may run again after a worker is lost.
+        tags: Its tags, for `Server.enable`/`disable` (`{"admin"}`).
+        timeout: Seconds a call may run; beyond them the call is a failed result.
+        version: Its version: several of one name are served, the highest by default.
+        enabled: False: hidden and uncallable until `Server.enable` names it.
     """
 
     title: str | None
@@ -43,6 +48,71 @@ class ToolOptions(TypedDict, total=False):
     defer_task: bool
     run_in_thread: bool
     retry: Literal["never", "safe"]
+    tags: Collection[str] | None
+    timeout: float | None
+    version: str | int | None
+    enabled: bool
+
+
+class ResourceOptions(TypedDict, total=False):
+    """A resource's or template's options, as `Server.resource(_template)` takes them.
+
+    The entry keeps them as registered.
+
+    Attributes:
+        name: Its name (default: the function's).
+        title: A display name.
+        description: What it holds (default: the function's docstring).
+        mime_type: Its MIME type.
+        icons: Its icons.
+        annotations: Resource annotations (`audience`, `priority`, `lastModified`).
+        meta: Its `_meta`.
+        run_in_thread: Run a sync handler in a worker thread (default), else on the event loop.
+        cache: Its reads' cache hint (default: the server's for `resources/read`).
+        tags: Its tags, for `Server.enable`/`disable`.
+        version: Its version: several at one URI are served, the highest by default.
+        enabled: False: hidden and unreadable until `Server.enable` names it.
+        unscreened: Template parameters whose values may hold `..`, an absolute path or NUL
+            (every other one's value is refused with them: `mcpio._core.path_screen`).
+    """
+
+    name: str | None
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    icons: Sequence[Any] | None
+    annotations: Mapping[str, Any] | None
+    meta: Mapping[str, Any] | None
+    run_in_thread: bool
+    cache: CacheHint | None
+    tags: Collection[str] | None
+    version: str | int | None
+    enabled: bool
+    unscreened: Collection[str]
+
+
+class PromptOptions(TypedDict, total=False):
+    """A prompt's options, as `Server.prompt` takes them and the entry keeps them.
+
+    Attributes:
+        title: A display name.
+        description: What it is for (default: the function's docstring).
+        icons: Its icons.
+        meta: Its `_meta`.
+        run_in_thread: Run a sync handler in a worker thread (default), else on the event loop.
+        tags: Its tags, for `Server.enable`/`disable`.
+        version: Its version: several of one name are served, the highest by default.
+        enabled: False: hidden until `Server.enable` names it.
+    """
+
+    title: str | None
+    description: str | None
+    icons: Sequence[Any] | None
+    meta: Mapping[str, Any] | None
+    run_in_thread: bool
+    tags: Collection[str] | None
+    version: str | int | None
+    enabled: bool
 
 
 class ConnectionOptions(TypedDict, total=False):

@@ -11,6 +11,10 @@ each of its variables is optional (`optional`: a parameter with a default).
 Matching is the inverse of expansion only where expansion is unambiguous: a simple `{x}` takes
 no `/`, `?` or `#` (a reserved `{+x}` takes them), a `{.x}` takes no `.`, and within one
 expression of several variables no value takes a `,`.
+
+FastMCP's `{x*}` (not RFC 6570's) is a path of several segments: with `wildcard`, a simple
+exploded variable that is not a list takes one string, `/` and all (no `?` nor `#`), as FastMCP
+reads `docs://{path*}`; a list variable's `{x*}` stays RFC 6570's comma-separated items.
 """
 
 from __future__ import annotations
@@ -45,6 +49,12 @@ class Variable:
     operator: str
     explode: bool
     prefix: int | None
+    wildcard: bool = False  # FastMCP's `{x*}`: one string of several segments
+
+
+def is_template(uri: str) -> bool:
+    """Whether `uri` holds a `{...}` expression (a template, not one resource's URI)."""
+    return _EXPRESSION.search(uri) is not None
 
 
 class UriTemplate:
@@ -55,13 +65,16 @@ class UriTemplate:
         template: str,
         optional: Collection[str] = (),
         lists: Collection[str] = (),
+        wildcard: bool = False,
     ) -> None:
         """`optional`: variables that may be absent; `lists`: variables whose comma-separated
-        value is a list. `ValueError` for a template that is not RFC 6570."""
+        value is a list; `wildcard`: a simple `{x*}` not in `lists` is FastMCP's path of
+        several segments. `ValueError` for a template that is not RFC 6570."""
         self.template = template
         self.variables: dict[str, Variable] = {}
         self._queries: set[str] = set()  # the regex groups holding a query part
         self._lists = frozenset(lists)
+        self._wildcard = wildcard
         regex: list[str] = []
         end = 0
         for found in _EXPRESSION.finditer(template):
@@ -89,7 +102,8 @@ class UriTemplate:
             if name in self.variables or name.startswith("__"):
                 raise ValueError(f"URI template {self.template!r}: {name} appears twice")
             size = int(prefix) if prefix else None
-            variable = Variable(name, operator, explode is not None, size)
+            wildcard = bool(self._wildcard and explode and not operator) and name not in self._lists
+            variable = Variable(name, operator, explode is not None, size, wildcard)
             self.variables[name] = variable
             variables.append(variable)
         if operator in _QUERY:  # the whole query part, read by name (`_query`)
@@ -107,6 +121,8 @@ class UriTemplate:
     @staticmethod
     def _piece(variable: Variable, sep: str, several: bool) -> str:
         operator = variable.operator
+        if variable.wildcard:
+            return f"(?P<{variable.name}>[^?#]+)"
         if operator in ("+", "#"):
             char = "[^,]" if several else "."
         else:
@@ -148,7 +164,7 @@ class UriTemplate:
                 if variable.explode
                 else self._listed(variable, items[0])
             )
-        if variable.explode:
+        if variable.explode and not variable.wildcard:
             return [unquote(item) for item in raw.split(_JOINS[variable.operator][1])]
         return self._listed(variable, raw)
 

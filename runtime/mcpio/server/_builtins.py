@@ -8,6 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
 import pydantic
 
 from mcp_wire_runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from mcpio._core.handlers import CompletionFn, PromptEntry, ResourceEntry
     from mcpio._core.hints import CacheHint
     from mcpio._core.sealing import Sealer
+    from mcpio._core.visibility import Kind
 
 log = logging.getLogger("mcpio")
 
@@ -57,6 +59,11 @@ class BuiltIns:
         sealer: Sealer
         list_page_size: int | None
         mask_error_details: bool
+
+        def _shown(self, ctx: Context, kind: Kind, table: Mapping[str, E]) -> Mapping[str, E]: ...
+        def _find(
+            self, ctx: Context, kind: Kind, table: Mapping[str, E], key: str, params: Any = None
+        ) -> E | None: ...
 
         @property
         def instructions(self) -> str | None: ...
@@ -90,7 +97,7 @@ class BuiltIns:
         return pub.DiscoverResult.model_validate(data)
 
     async def _list_tools(self, ctx: Context, params: Any) -> pub.ListToolsResult:
-        table = self.extensions.list_tools(ctx, self.tools)
+        table = self.extensions.list_tools(ctx, self._shown(ctx, "tool", self.tools))
         tools, cursor = self._page(ctx, params, "tools/list", table)
         return pub.ListToolsResult(
             tools=[entry.definition for entry in tools],
@@ -100,7 +107,7 @@ class BuiltIns:
 
     async def _call_tool(self, ctx: Context, params: pub.CallToolRequestParams) -> Any:
         """`tools/call`: the tool's result, through the extensions' `call_tool` hooks."""
-        entry = self.tools.get(params.name)
+        entry = self._find(ctx, "tool", self.tools, params.name, params)
         if entry is None:
             raise ProtocolError(
                 INVALID_PARAMS, f"unknown tool {params.name!r}", {"name": params.name}
@@ -157,12 +164,14 @@ class BuiltIns:
         return tool_result(result.text) if isinstance(result, TextAnswer) else result
 
     async def _list_resources(self, ctx: Context, params: Any) -> pub.ListResourcesResult:
-        entries, cursor = self._page(ctx, params, "resources/list", self.resources)
+        table = self._shown(ctx, "resource", self.resources)
+        entries, cursor = self._page(ctx, params, "resources/list", table)
         resources = [entry.definition for entry in entries]
         return pub.ListResourcesResult(resources=resources, nextCursor=cursor, **self.cache_hints("resources/list"))  # type: ignore[arg-type]
 
     async def _list_templates(self, ctx: Context, params: Any) -> pub.ListResourceTemplatesResult:
-        entries, cursor = self._page(ctx, params, "resources/templates/list", self.templates)
+        table = self._shown(ctx, "template", self.templates)
+        entries, cursor = self._page(ctx, params, "resources/templates/list", table)
         templates = [entry.definition for entry in entries]
         return pub.ListResourceTemplatesResult(resourceTemplates=templates, nextCursor=cursor, **self.cache_hints("resources/templates/list"))  # type: ignore[arg-type]
 
@@ -183,7 +192,7 @@ class BuiltIns:
 
     async def _read_resource(self, ctx: Context, params: pub.ReadResourceRequestParams) -> Any:
         uri = params.uri
-        entry, variables = self._resource_for(uri)
+        entry, variables = self._resource_for(ctx, uri, params)
         if entry.context_param:
             variables[entry.context_param] = ctx
         value = await call(entry.fn, variables, entry.threaded)
@@ -192,15 +201,17 @@ class BuiltIns:
         result.ttlMs, result.cacheScope = hint.fields()["ttlMs"], hint.scope
         return result
 
-    def _resource_for(self, uri: str) -> tuple[ResourceEntry, dict[str, Any]]:
+    def _resource_for(
+        self, ctx: Context, uri: str, params: Any = None
+    ) -> tuple[ResourceEntry, dict[str, Any]]:
         """The resource `uri` names and its handler's arguments: the resource itself, else the
         first template that matches it and whose values fit its handler; else the first misfit
         (-32602 naming the parameter), else -32602 "resource not found"."""
-        entry = self.resources.get(uri)
+        entry = self._find(ctx, "resource", self.resources, uri, params)
         if entry is not None:
             return entry, {}
         misfit: ProtocolError | None = None
-        for candidate in self.templates.values():
+        for candidate in self._shown(ctx, "template", self.templates).values():
             try:
                 found = candidate.match(uri)
             except ProtocolError as exc:
@@ -211,14 +222,16 @@ class BuiltIns:
         raise misfit or ProtocolError(INVALID_PARAMS, f"resource not found: {uri}", {"uri": uri})
 
     async def _list_prompts(self, ctx: Context, params: Any) -> pub.ListPromptsResult:
-        entries, cursor = self._page(ctx, params, "prompts/list", self.prompts)
+        entries, cursor = self._page(
+            ctx, params, "prompts/list", self._shown(ctx, "prompt", self.prompts)
+        )
         prompts = [entry.definition for entry in entries]
         return pub.ListPromptsResult(
             prompts=prompts, nextCursor=cursor, **self.cache_hints("prompts/list")
         )
 
     async def _get_prompt(self, ctx: Context, params: pub.GetPromptRequestParams) -> Any:
-        entry = self.prompts.get(params.name)
+        entry = self._find(ctx, "prompt", self.prompts, params.name, params)
         if entry is None:
             raise ProtocolError(
                 INVALID_PARAMS, f"unknown prompt {params.name!r}", {"name": params.name}
@@ -250,8 +263,12 @@ async def _run_tool(
 ) -> pub.CallToolResult | TextAnswer:
     """The tool's result; with `text_answer`, a string as a `TextAnswer` (the connection
     writes it without a model). A failure is a result with `isError` (see `Server.tool`)."""
+    timeout = entry.options.get("timeout")
     try:
-        value = await call(entry.fn, kwargs, entry.threaded)
+        if timeout is None:
+            value = await call(entry.fn, kwargs, entry.threaded)
+        else:
+            value = await _timed(entry, kwargs, timeout)
     except ToolError as exc:
         return tool_result_error(str(exc), exc.structured)
     except Exception as exc:
@@ -259,6 +276,9 @@ async def _run_tool(
             raise
         return tool_failure(entry.definition.name, exc, mask)
     name = entry.definition.name
+    if value is _OVERRAN:
+        log.warning("tool %r timed out after %gs", name, timeout)
+        return tool_result_error(f"Tool {name!r} timed out after {timeout:g}s")
     if entry.output is None:
         schema = entry.definition.outputSchema
         if schema is None:
@@ -284,6 +304,17 @@ async def _run_tool(
         raise ProtocolError(
             INTERNAL_ERROR, f"tool {name!r} returned a result that does not match its outputSchema"
         ) from None
+
+
+_OVERRAN = object()  # what `_timed` answers for a tool still running at its timeout
+
+
+async def _timed(entry: ToolEntry, kwargs: dict[str, Any], timeout: float) -> Any:
+    """The tool's value, or `_OVERRAN` when it runs past `timeout` seconds: cancelled then (a
+    sync tool's thread is left to finish on its own, its value dropped)."""
+    with anyio.move_on_after(timeout):
+        return await call(entry.fn, kwargs, entry.threaded, abandon=True)
+    return _OVERRAN
 
 
 # What a tool's exception may be that is not the tool's failure: the JSON-RPC error it chose,

@@ -1,11 +1,18 @@
 """What a server offers, registered: tools, resources and their templates, prompts, the
 completion handler, handlers of any method, and HTTP routes beside the MCP endpoint (the
-decorators of `Server`, and `remove_*`)."""
+decorators of `Server`, and `remove_*`).
+
+A name (a resource's URI, a template's) registered again is a duplicate, handled as
+`Server(on_duplicate=...)` says: "warn" (the default: a warning, the new one replaces the
+first), "error" (`TypeError`), "replace", "ignore" (the first is kept). Components of one name
+with different `version=`s are not duplicates: each is kept, the highest in the table (see
+`mcpio._core.visibility`)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mcpio import apps
 from mcpio._core.context import Context, MethodHandler
@@ -20,15 +27,18 @@ from mcpio._core.handlers import (
 )
 from mcpio._core.hints import CacheHint
 from mcpio._core.jsonrpc import plain
-from mcpio._core.options import ToolOptions
+from mcpio._core.options import PromptOptions, ResourceOptions, ToolOptions
 from mcpio._core.routes import Route, RouteHandler
-from mcpio.latest import public as pub
+from mcpio._core.uritemplate import is_template
+from mcpio._core.visibility import Kind, Rule, version_key, version_of
 from mcpio.transports._http_rules import ParamHeaders, param_headers
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 F = TypeVar("F", bound=Callable[..., Any])
+OnDuplicate = Literal["warn", "error", "replace", "ignore"]
+DUPLICATE_POLICIES = ("warn", "error", "replace", "ignore")
 
 
 class Registry:
@@ -39,8 +49,17 @@ class Registry:
 
         def _announce(self, flag: str) -> None: ...
 
-    def _registries(self) -> None:
+    def _registries(self, on_duplicate: OnDuplicate = "warn") -> None:
         """What the decorators register, empty."""
+        if on_duplicate not in DUPLICATE_POLICIES:
+            raise TypeError(f"on_duplicate is one of {DUPLICATE_POLICIES}, not {on_duplicate!r}")
+        self.on_duplicate: OnDuplicate = on_duplicate
+        # Every version of a versioned component, by kind, then name (or URI), then version.
+        self.versions: dict[str, dict[str, dict[str, Any]]] = {
+            kind: {} for kind in ("tool", "resource", "template", "prompt")
+        }
+        self.visibility_rules: list[Rule] = []  # `enable`/`disable`'s, in order
+        self.filtered = False  # whether any rule, version or `enabled=False` may hide one
         self.tools: dict[str, ToolEntry] = {}
         # The options of tools other handlers answer (a proxy's, mounted servers'), by name.
         self.tool_options: dict[str, ToolOptions] = {}
@@ -83,7 +102,8 @@ class Registry:
             **options: The tool's options (`ToolOptions`): `title`, `description`,
                 `input_schema`, `output_schema`, `annotations`, `meta`, `structured_output`,
                 `icons`; how it runs: `task` ("forbidden", "optional", "required"),
-                `defer_task`, `run_in_thread`, `retry` ("safe": a queued task may run again).
+                `defer_task`, `run_in_thread`, `retry` ("safe": a queued task may run again);
+                FastMCP's `tags`, `timeout`, `version`, `enabled`.
         """
         if callable(name):
             return self.tool()(name)
@@ -92,7 +112,7 @@ class Registry:
 
         def register(fn: F) -> F:
             entry = tool_entry(fn, Context, name, options)
-            self.tools[entry.definition.name] = entry
+            self._add("tool", self.tools, entry.definition.name, entry)
             return fn
 
         return register
@@ -103,21 +123,25 @@ class Registry:
         Listeners are told the tool list changed (see `_announce`); with `notify=False` you
         call `notify_tools_changed` yourself.
         """
-        return self._remove(self.tools, name, "toolsListChanged", notify)
+        return self._remove("tool", self.tools, name, "toolsListChanged", notify)
 
     def remove_resource(self, uri: str, *, notify: bool = True) -> bool:
         """Unregister the resource at `uri`, announcing the change; False when there is none."""
-        return self._remove(self.resources, uri, "resourcesListChanged", notify)
+        return self._remove("resource", self.resources, uri, "resourcesListChanged", notify)
 
     def remove_resource_template(self, uri_template: str, *, notify: bool = True) -> bool:
         """Unregister a resource template, announcing the change; False when there is none."""
-        return self._remove(self.templates, uri_template, "resourcesListChanged", notify)
+        return self._remove(
+            "template", self.templates, uri_template, "resourcesListChanged", notify
+        )
 
     def remove_prompt(self, name: str, *, notify: bool = True) -> bool:
         """Unregister prompt `name`, announcing the change; False when there is none."""
-        return self._remove(self.prompts, name, "promptsListChanged", notify)
+        return self._remove("prompt", self.prompts, name, "promptsListChanged", notify)
 
-    def _remove(self, table: dict[str, Any], key: str, flag: str, notify: bool) -> bool:
+    def _remove(self, kind: str, table: dict[str, Any], key: str, flag: str, notify: bool) -> bool:
+        """Every version of it gone (`notify`: announced)."""
+        self.versions[kind].pop(key, None)
         if table.pop(key, None) is None:
             return False
         if notify:
@@ -139,45 +163,25 @@ class Registry:
             self._param_headers[tool] = known
         return known[1]
 
-    def resource(
-        self,
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        run_in_thread: bool = True,
-        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
-        cache: CacheHint | None = None,
-    ) -> Callable[[F], F]:
+    def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
         """Register a resource; the function returns text, bytes, or resource contents.
+
+        A URI with `{variables}` registers a resource template (`resource_template`), as
+        FastMCP's `@resource` does.
 
         Args:
             uri: The resource's URI.
-            name: Its name (default: the function's).
-            title: A display name.
-            description: What it holds.
-            mime_type: Its MIME type.
-            run_in_thread: Whether a synchronous function runs in a worker thread.
-            icons: Its icons.
-            cache: Its cache hint (default: the server's for `resources/read`).
+            **options: Its options (`ResourceOptions`): `name`, `title`, `description`,
+                `mime_type`, `icons`, `annotations`, `meta`, `run_in_thread`, `cache`,
+                `tags`, `version`, `enabled`.
         """
         _needs_argument("resource", "its URI", uri)
+        if is_template(uri):
+            return self.resource_template(uri, **options)
 
         def register(fn: F) -> F:
-            entry = resource_entry(
-                fn,
-                Context,
-                uri=uri,
-                name=name,
-                title=title,
-                description=description,
-                mime_type=mime_type,
-                icons=icons,
-            )
-            entry.threaded, entry.cache = run_in_thread, cache
-            self.resources[uri] = entry
+            entry = resource_entry(fn, Context, uri=uri, **options)
+            self._add("resource", self.resources, uri, entry)
             return fn
 
         return register
@@ -227,53 +231,29 @@ class Registry:
                 mime_type=apps.UI_MIME_TYPE,
                 run_in_thread=run_in_thread,
                 cache=cache,
+                meta=meta,
             )(served)
-            entry = self.resources[uri]
-            listed = entry.definition.model_dump(by_alias=True, exclude_unset=True)
-            entry.definition = type(entry.definition).model_validate({**listed, "_meta": meta})
             return fn
 
         return register
 
     def resource_template(
-        self,
-        uri_template: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        run_in_thread: bool = True,
-        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
-        cache: CacheHint | None = None,
+        self, uri_template: str, **options: Unpack[ResourceOptions]
     ) -> Callable[[F], F]:
         """Register a URI template (`test://item/{id}`); the function takes its variables.
 
+        Each value is screened before the function sees it: one holding `..` above its start,
+        an absolute path or NUL is -32602, but for the parameters `unscreened` names.
+
         Args:
-            uri_template: The URI template (RFC 6570).
-            name: Its name (default: the function's).
-            title: A display name.
-            description: What its resources hold.
-            mime_type: Its resources' MIME type.
-            run_in_thread: Whether a synchronous function runs in a worker thread.
-            icons: Its icons.
-            cache: Its cache hint (default: the server's for `resources/read`).
+            uri_template: The URI template (RFC 6570; FastMCP's `{path*}` too).
+            **options: Its options (`ResourceOptions`): those of `resource`, and `unscreened`.
         """
         _needs_argument("resource_template", "its URI template", uri_template)
 
         def register(fn: F) -> F:
-            entry = resource_entry(
-                fn,
-                Context,
-                uri_template=uri_template,
-                name=name,
-                title=title,
-                description=description,
-                mime_type=mime_type,
-                icons=icons,
-            )
-            entry.threaded, entry.cache = run_in_thread, cache
-            self.templates[uri_template] = entry
+            entry = resource_entry(fn, Context, uri_template=uri_template, **options)
+            self._add("template", self.templates, uri_template, entry)
             return fn
 
         return register
@@ -283,23 +263,11 @@ class Registry:
 
     @overload
     def prompt(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        run_in_thread: bool = True,
-        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
+        self, name: str | None = None, **options: Unpack[PromptOptions]
     ) -> Callable[[F], F]: ...
 
     def prompt(
-        self,
-        name: str | F | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        run_in_thread: bool = True,
-        icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
+        self, name: str | F | None = None, **options: Unpack[PromptOptions]
     ) -> Callable[[F], F] | F:
         """Register a prompt (`@server.prompt` or `@server.prompt(...)`).
 
@@ -307,23 +275,58 @@ class Registry:
 
         Args:
             name: The prompt's name (default: the function's), or the function itself (bare).
-            title: A display name.
-            description: What it is for (default: the function's docstring).
-            run_in_thread: Whether a synchronous function runs in a worker thread.
-            icons: Its icons.
+            **options: Its options (`PromptOptions`): `title`, `description` (default: the
+                function's docstring), `icons`, `meta`, `run_in_thread`, `tags`, `version`,
+                `enabled`.
         """
         if callable(name):
             return self.prompt()(name)
 
         def register(fn: F) -> F:
-            entry = prompt_entry(
-                fn, Context, name=name, title=title, description=description, icons=icons
-            )
-            entry.threaded = run_in_thread
-            self.prompts[entry.definition.name] = entry
+            entry = prompt_entry(fn, Context, name=name, **options)
+            self._add("prompt", self.prompts, entry.definition.name, entry)
             return fn
 
         return register
+
+    def _add(self, kind: Kind, table: dict[str, Any], key: str, entry: Any) -> None:
+        """Put `entry` in `table` at `key`, as its version and the duplicate policy say."""
+        version = version_of(entry)
+        if version is not None or entry.options.get("enabled") is False:
+            self.filtered = True
+        present = table.get(key)
+        if present is not None and (version is None) != (version_of(present) is None):
+            raise TypeError(
+                f"{kind} {key!r}: a versioned and an unversioned one cannot share it: "
+                "give each a version=, or none"
+            )
+        kept = None if version is None else self.versions[kind].setdefault(key, {})
+        again = present is not None if kept is None else version in kept
+        if again and not self._replaces(kind, key, version):
+            return
+        if kept is None:
+            table[key] = entry
+            return
+        kept[str(version)] = entry
+        _list_versions(kept)
+        table[key] = kept[max(kept, key=version_key)]
+
+    def _replaces(self, kind: str, key: str, version: str | None) -> bool:
+        """Whether a duplicate replaces the first (`on_duplicate`); "error": `TypeError`."""
+        what = f"{kind} {key!r}" + (f" version {version!r}" if version is not None else "")
+        if self.on_duplicate == "error":
+            raise TypeError(
+                f"{what} is registered already: give it another name, remove the first, "
+                "or Server(on_duplicate='replace')"
+            )
+        if self.on_duplicate == "warn":
+            warnings.warn(
+                f"{what} is registered again: the new one replaces the first "
+                "(Server(on_duplicate=...): 'error', 'replace' or 'ignore' to choose)",
+                UserWarning,
+                stacklevel=4,
+            )
+        return self.on_duplicate != "ignore"
 
     @overload
     def completer(self, fn: F, /) -> F: ...
@@ -379,6 +382,16 @@ class Registry:
             return handler
 
         return register
+
+
+def _list_versions(kept: dict[str, Any]) -> None:
+    """Each version's definition lists its version and all of them, highest first, as FastMCP
+    lists them (`_meta.fastmcp`)."""
+    ordered = sorted(kept, key=version_key, reverse=True)
+    for version, entry in kept.items():
+        listed = entry.definition.model_dump(by_alias=True, exclude_unset=True)
+        meta = {**listed.get("_meta", {}), "fastmcp": {"version": version, "versions": ordered}}
+        entry.definition = type(entry.definition).model_validate({**listed, "_meta": meta})
 
 
 def _needs_argument(decorator: str, what: str, given: Any) -> None:

@@ -32,8 +32,9 @@ from mcpio.server._builtins import BuiltIns, tool_result_error
 from mcpio.server._connection import ServerConnection
 from mcpio.server._launch import Launchers
 from mcpio.server._lifecycle import Lifecycle
-from mcpio.server._registry import Registry
+from mcpio.server._registry import OnDuplicate, Registry
 from mcpio.server._served import Identity, Limits
+from mcpio.server._visibility import Visibility
 from mcpio.tasks._engine import TaskEngine
 from mcpio.tasks._extension import TasksExtension, tasks_of
 from mcpio.tasks._extension import task_required as task_required  # (mcpio.server's)
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 
 
-class Server(Registry, BuiltIns, Lifecycle, Launchers):
+class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
     """An MCP server for every pinned revision, both eras.
 
     Args:
@@ -78,6 +79,8 @@ class Server(Registry, BuiltIns, Lifecycle, Launchers):
         method_cache_hints: Cache hints of their own, per method.
         icons: The server's icons (`serverInfo.icons`).
         website_url: The server's website (`serverInfo.websiteUrl`).
+        on_duplicate: A component registered again under a name: "warn" (replaced, with a
+            warning), "error" (`TypeError`), "replace", "ignore" (the first kept).
 
     Examples:
         >>> server = Server("demo", "1.0")
@@ -109,6 +112,7 @@ class Server(Registry, BuiltIns, Lifecycle, Launchers):
         method_cache_hints: Mapping[str, CacheHint] | None = None,
         icons: Sequence[pub.Icon | Mapping[str, Any]] | None = None,
         website_url: str | None = None,
+        on_duplicate: OnDuplicate = "warn",
     ) -> None:
         if list_page_size is not None and list_page_size < 1:
             raise ValueError("list_page_size must be at least 1")
@@ -121,7 +125,7 @@ class Server(Registry, BuiltIns, Lifecycle, Launchers):
         self.method_cache_hints: dict[str, CacheHint] = dict(method_cache_hints or {})
         self.list_page_size = list_page_size
         self.limits = Limits(request_timeout, max_answer_bytes)
-        self._registries()
+        self._registries(on_duplicate)
         self.mask_error_details = mask_error_details
         self.middleware: list[MiddlewareFn] = list(middleware)
         # The middleware list they were made of, and the pipelines by method (`_pipeline`).

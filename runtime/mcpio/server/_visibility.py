@@ -1,0 +1,129 @@
+"""`Server.enable` and `Server.disable` (FastMCP's visibility controls), and what the built-in
+methods ask of them: which components a request sees, and which version of each (the rules:
+`mcpio._core.visibility`). A change is announced to every listener as the lists it may touch
+changing (`notifications/*/list_changed`, both eras)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcpio._core.visibility import (
+    Kind,
+    Rule,
+    flags,
+    requested_version,
+    rules,
+    session_rules,
+    version_key,
+    visible,
+)
+
+if TYPE_CHECKING:
+    from mcpio._core.context import Context
+
+E = TypeVar("E")
+
+
+class Visibility:
+    """`Server`'s visibility controls: its rules, and the components each request sees."""
+
+    if TYPE_CHECKING:  # what the controls use of the rest of `Server`
+        versions: dict[str, dict[str, dict[str, Any]]]
+        visibility_rules: list[Rule]
+        filtered: bool  # whether any rule, version or `enabled=False` may hide a component
+
+        def _announce(self, flag: str) -> None: ...
+
+    def enable(
+        self,
+        *,
+        names: Collection[str] | None = None,
+        tags: Collection[str] | None = None,
+        version: str | int | None = None,
+        components: Collection[str] | None = None,
+        only: bool = False,
+    ) -> None:
+        """Show the components that match every criterion given, to every client.
+
+        The last `enable`/`disable` that matches a component decides; `only=True` hides all
+        the others first (an allowlist). Listeners are told the lists changed.
+
+        Args:
+            names: Names, or a resource's URI or a template's URI template.
+            tags: Tags (one is enough).
+            version: A version (`version=` of the decorators).
+            components: Kinds: "tool", "resource", "template", "prompt".
+            only: Show these alone.
+        """
+        made = rules(
+            True, names=names, tags=tags, version=version, components=components, only=only
+        )
+        self._add_rules(made)
+
+    def disable(
+        self,
+        *,
+        names: Collection[str] | None = None,
+        tags: Collection[str] | None = None,
+        version: str | int | None = None,
+        components: Collection[str] | None = None,
+    ) -> None:
+        """Hide the components that match every criterion given, from every client.
+
+        A hidden component is unlisted, and calling, reading or getting it is as for one that
+        does not exist.
+
+        Args:
+            names: Names, or a resource's URI or a template's URI template.
+            tags: Tags (one is enough).
+            version: A version (`version=` of the decorators).
+            components: Kinds: "tool", "resource", "template", "prompt".
+        """
+        made = rules(False, names=names, tags=tags, version=version, components=components)
+        self._add_rules(made)
+
+    def _add_rules(self, made: list[Rule]) -> None:
+        self.visibility_rules = [*self.visibility_rules, *made]
+        self.filtered = True
+        for flag in flags(made):
+            self._announce(flag)
+
+    def _shown(self, ctx: Context, kind: Kind, table: Mapping[str, E]) -> Mapping[str, E]:
+        """The components of `table` the request sees, each in the version it is served in."""
+        if not self.filtered:
+            return table
+        server, session = self.visibility_rules, session_rules(ctx.state)
+        seen: dict[str, E] = {}
+        for key, entry in table.items():
+            found = self._pick(kind, key, entry, server, session)
+            if found is not None:
+                seen[key] = found
+        return seen
+
+    def _find(
+        self, ctx: Context, kind: Kind, table: Mapping[str, E], key: str, params: Any = None
+    ) -> E | None:
+        """The component at `key` the request sees, in the version its `params` ask for if
+        they name one (None: none, or hidden)."""
+        entry = table.get(key)
+        if entry is None or not self.filtered:
+            return entry
+        server, session = self.visibility_rules, session_rules(ctx.state)
+        wanted = requested_version(params)
+        if wanted is None:
+            return self._pick(kind, key, entry, server, session)
+        chosen: E | None = self.versions[kind].get(key, {}).get(wanted)
+        return chosen if chosen is not None and visible(kind, chosen, server, session) else None
+
+    def _pick(
+        self, kind: Kind, key: str, entry: E, server: list[Rule], session: list[Rule]
+    ) -> E | None:
+        """The highest version of `key` the rules leave visible (None: none)."""
+        kept = self.versions[kind].get(key)
+        if not kept:
+            return entry if visible(kind, entry, server, session) else None
+        for version in sorted(kept, key=version_key, reverse=True):
+            if visible(kind, kept[version], server, session):
+                return kept[version]  # type: ignore[no-any-return]
+        return None
