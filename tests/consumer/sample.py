@@ -334,12 +334,6 @@ async def slow() -> str:
     return "done"
 
 
-@server.tool(titel="typo")  # pyright: ignore[reportCallIssue, reportUntypedFunctionDecorator]
-async def misspelled_tool_option() -> str:
-    """Never called: a misspelled tool option is an error pyright reports."""
-    return ""
-
-
 @server.tool(tags={"a"}, timeout=2.0, version="2", enabled=True)
 async def tagged() -> str:
     return "tagged"
@@ -357,12 +351,19 @@ def greeting() -> str:
     return "hello"
 
 
-@server.resource(
-    "docs://x", tagz=1
-)  # pyright: ignore[reportCallIssue, reportUntypedFunctionDecorator]
-def misspelled_resource_option() -> str:
-    """Never called: a misspelled resource option is an error pyright reports."""
-    return ""
+def misspelled_registrations() -> None:
+    """Never called: a misspelled tool or resource option is an error pyright reports (and a
+    TypeError naming the right one when it runs)."""
+
+    @server.tool(titel="typo")  # pyright: ignore[reportCallIssue, reportUntypedFunctionDecorator]
+    async def tool() -> str:
+        return ""
+
+    @server.resource(  # pyright: ignore[reportUntypedFunctionDecorator]
+        "docs://x", tagz=1  # pyright: ignore[reportCallIssue]
+    )
+    def resource() -> str:
+        return ""
 
 
 server.disable(tags={"a"}, components={"tool"})
