@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         McpError,
         NegotiationError,
         RequestTimeout,
+        ResourceError,
         ToolError,
     )
     from mcpio._core.extras import MissingExtra
@@ -106,6 +107,7 @@ _EXPORTS = {
     "McpError": "mcpio._core.errors",
     "NegotiationError": "mcpio._core.errors",
     "RequestTimeout": "mcpio._core.errors",
+    "ResourceError": "mcpio._core.errors",
     "ToolError": "mcpio._core.errors",
     "Server": "mcpio.server._server",
     "ProtocolError": "mcp_wire_runtime.errors",
@@ -155,6 +157,7 @@ __all__ = [
     "Redirect",
     "RedirectHandler",
     "RequestTimeout",
+    "ResourceError",
     "ResourceServerAuth",
     "Sample",
     "Server",

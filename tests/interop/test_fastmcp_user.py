@@ -300,7 +300,7 @@ CATALOGUE: dict[str, Step] = {
     "an exception in a middleware: -32603, the session alive": Step(
         "call", "greet", {"name": "again"},
         {**result(text("Hello, again!"), structured={"result": "Hello, again!"}),
-         "before": [failure(-32603, "internal error")]},
+         "before": [failure(-32603, "Error calling tool 'middleware_bug'")]},
         before=[("middleware_bug", {})],
     ),
     "a middleware sees the same public models in either era": Step(

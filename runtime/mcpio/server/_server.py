@@ -28,8 +28,9 @@ from mcpio._core.sealing import Sealer
 from mcpio._core.transport import Transport
 from mcpio.latest import public as pub
 from mcpio.middleware._base import HOOKED_METHODS, Call, CallNext, MiddlewareFn, acts_on, chain
-from mcpio.server._builtins import BuiltIns, tool_result_error
+from mcpio.server._builtins import BuiltIns
 from mcpio.server._connection import ServerConnection
+from mcpio.server._failures import passes_through, request_failure, tool_result_error
 from mcpio.server._launch import Launchers
 from mcpio.server._lifecycle import Lifecycle
 from mcpio.server._registry import Registry
@@ -69,8 +70,9 @@ class Server(Registry, BuiltIns, Lifecycle, Launchers):
             `ctx.sample`, `ctx.list_roots`) in either era; a larger one is -32602.
         bus: Carries change notifications to every instance (default: `LocalBus`).
         tasks: The task engine, or the store of a default one (memory unless given).
-        mask_error_details: A failing tool answers "Error calling tool 'x'"; False adds the
-            exception's message.
+        mask_error_details: True: a handler's or a middleware's exception is reported without
+            its message ("Error calling tool 'x'"); False (FastMCP's default too): with it
+            ("Error calling tool 'x': <message>"). See `mcpio.server._failures`.
         middleware: Wraps every request (see `add_middleware`).
         lifespan: Called with the server; its context manager's value is `ctx.lifespan` (see
             `running`).
@@ -102,7 +104,7 @@ class Server(Registry, BuiltIns, Lifecycle, Launchers):
         max_answer_bytes: int = MAX_ANSWER_BYTES,
         bus: Bus | None = None,
         tasks: TaskEngine | TaskStore | None = None,
-        mask_error_details: bool = True,
+        mask_error_details: bool = False,
         middleware: Sequence[MiddlewareFn] = (),
         lifespan: Lifespan | None = None,
         list_page_size: int | None = None,
@@ -239,18 +241,22 @@ class Server(Registry, BuiltIns, Lifecycle, Launchers):
             handler: The handler to answer with; None: the handler table's for `method`.
         """
         ctx.lifespan = self.lifespan_state
-        pipeline = self._pipeline(method) if self.middleware else None
-        if pipeline is None:
-            if handler is None:
-                handler = self.handlers.get(method) or _not_served(method)
-            return await handler(ctx, params)
-        call = Call(method, params, ctx, handler=handler)
         try:
+            pipeline = self._pipeline(method) if self.middleware else None
+            if pipeline is None:
+                if handler is None:
+                    handler = self.handlers.get(method) or _not_served(method)
+                return await handler(ctx, params)
+            call = Call(method, params, ctx, handler=handler)
             result = await pipeline(call)
         except ToolError as exc:  # a middleware's refusal of a tool call, for the model to read
             if method != "tools/call":
-                raise
+                raise request_failure(method, params, exc, self.mask_error_details) from exc
             return tool_result_error(str(exc), exc.structured)
+        except Exception as exc:  # a handler's or a middleware's (a tool's own: a failed result)
+            if passes_through(exc):
+                raise
+            raise request_failure(method, params, exc, self.mask_error_details) from exc
         made = call.text_answer
         if made is not None and result is made[0] and _untouched(made[0], made[1]):
             return made[1]  # the middlewares passed the string answer on as it was
