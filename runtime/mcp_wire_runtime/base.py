@@ -133,13 +133,24 @@ class WireModel(BaseModel):
         # Not annotated: pydantic evaluates the annotations of every base for each new model.
         __wire_not_null__ = frozenset()
 
+        # Whether a constructor call may leave `resultType` out (per class: `_tagged`).
+        __wire_tagged__ = None
+
         def __init__(self, /, **data: Any) -> None:
             # `member=None` leaves a not-null member out (it reads as None, and is not written).
-            not_null = type(self).__dict__.get("__wire_not_null__")
+            cls = type(self)
+            not_null = cls.__dict__.get("__wire_not_null__")
             if not_null is None:
-                not_null = type(self)._not_null_names()
+                not_null = cls._not_null_names()
             if not_null:
                 data = {k: v for k, v in data.items() if v is not None or k not in not_null}
+            tagged = cls.__dict__.get("__wire_tagged__")
+            if tagged is None:
+                tagged = cls._tagged()
+            if tagged and "resultType" not in data:
+                # A result built by hand is complete unless it says otherwise: what the
+                # protocol reads an absent `resultType` as (decoding still requires it).
+                data["resultType"] = "complete"
             super().__init__(**data)
 
         # Not a custom __init__ to pydantic: validation from data (model_validate) never calls it.
@@ -165,6 +176,14 @@ class WireModel(BaseModel):
             """
             options.setdefault("exclude_unset", True)
             return super().model_dump_json(**options)
+
+    @classmethod
+    def _tagged(cls) -> bool:
+        """Whether the model is a result whose `resultType` (a string) is required."""
+        field = cls.model_fields.get("resultType")
+        tagged = field is not None and field.is_required() and field.annotation is str
+        cls.__wire_tagged__ = tagged
+        return tagged
 
     @classmethod
     def _not_null_names(cls) -> frozenset[str]:

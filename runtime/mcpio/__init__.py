@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from mcpio._core.extras import MissingExtra
     from mcpio._core.hints import CacheHint
     from mcpio._core.principal import Principal
+    from mcpio._core.results import Message, ToolResult
     from mcpio._version import __version__ as __version__
     from mcpio.auth._client import (
         ClientInfo,
@@ -73,6 +74,8 @@ _EXPORTS = {
     "InvalidToken": "mcpio.auth._resource",
     "JwtVerifier": "mcpio.auth._resource",
     "Principal": "mcpio._core.principal",
+    "Message": "mcpio._core.results",
+    "ToolResult": "mcpio._core.results",
     "ResourceServerAuth": "mcpio.auth._resource",
     "TokenVerifier": "mcpio.auth._resource",
     "VerifierUnavailable": "mcpio.auth._resource",
@@ -147,6 +150,7 @@ __all__ = [
     "ListRoots",
     "McpError",
     "MemoryTokenStore",
+    "Message",
     "Middleware",
     "MissingExtra",
     "NegotiationError",
@@ -166,6 +170,7 @@ __all__ = [
     "TokenVerifier",
     "Tokens",
     "ToolError",
+    "ToolResult",
     "UrlElicitationRequired",
     "VerifierUnavailable",
 ]
