@@ -20,14 +20,22 @@ from mcpio._core.context import MAX_ANSWER_BYTES, Context, MethodHandler
 from mcpio._core.errors import ToolError
 from mcpio._core.extension import Extension, Extensions, ToolCall
 from mcpio._core.extras import needs
-from mcpio._core.handlers import TextAnswer, tool_result
+from mcpio._core.handlers import TextAnswer, is_async, tool_result
 from mcpio._core.hints import CacheHint
 from mcpio._core.hub import LIST_CHANGED, RESOURCE_UPDATED, Hub
 from mcpio._core.jsonrpc import plain
 from mcpio._core.sealing import Sealer
 from mcpio._core.transport import Transport
 from mcpio.latest import public as pub
-from mcpio.middleware._base import HOOKED_METHODS, Call, CallNext, MiddlewareFn, acts_on, chain
+from mcpio.middleware._base import (
+    HOOKED_METHODS,
+    Call,
+    CallNext,
+    Middleware,
+    MiddlewareFn,
+    acts_on,
+    chain,
+)
 from mcpio.server._builtins import BuiltIns
 from mcpio.server._connection import ServerConnection
 from mcpio.server._failures import passes_through, request_failure, tool_result_error
@@ -125,7 +133,7 @@ class Server(Registry, BuiltIns, Lifecycle, Launchers):
         self.limits = Limits(request_timeout, max_answer_bytes)
         self._registries()
         self.mask_error_details = mask_error_details
-        self.middleware: list[MiddlewareFn] = list(middleware)
+        self.middleware: list[MiddlewareFn] = [checked_middleware(m) for m in middleware]
         # The middleware list they were made of, and the pipelines by method (`_pipeline`).
         self._pipelines: tuple[tuple[MiddlewareFn, ...], dict[str, CallNext | None]] = ((), {})
         self._lifecycle(lifespan)
@@ -223,8 +231,11 @@ class Server(Registry, BuiltIns, Lifecycle, Launchers):
 
         `middleware` is a `mcpio.middleware.Middleware`, or any
         `async (call, call_next) -> result`.
+
+        Raises:
+            TypeError: It is neither (a FastMCP middleware, say).
         """
-        self.middleware.append(middleware)
+        self.middleware.append(checked_middleware(middleware))
 
     async def dispatch(
         self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
@@ -473,6 +484,19 @@ def server_info(
     if website_url:
         info["websiteUrl"] = website_url
     return pub.Implementation.model_validate(info)
+
+
+def checked_middleware(middleware: Any) -> MiddlewareFn:
+    """`middleware` if it is a `Middleware` or an async function; else the `TypeError` that
+    says what is (every request would fail with it)."""
+    if isinstance(middleware, Middleware) or is_async(middleware):
+        return middleware
+    kind = type(middleware)
+    raise TypeError(
+        f"middleware must be a mcpio.middleware.Middleware or an async (call, call_next) function,"
+        f" not {kind.__module__}.{kind.__qualname__}: subclass mcpio.middleware.Middleware and"
+        " override its hooks (on_call_tool, on_request, ...)"
+    )
 
 
 def _untouched(result: pub.CallToolResult, answer: TextAnswer) -> bool:
