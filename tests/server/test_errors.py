@@ -68,44 +68,36 @@ async def failure(client: Client, op: str, target: str) -> tuple[int, str]:
     return caught.value.code, caught.value.message
 
 
-@pytest.mark.parametrize("mode", ERAS)
-async def test_by_default_the_exception_s_message_reaches_the_client(mode: str) -> None:
-    async with Client(raising_server(), mode=mode) as client:
-        assert await failure(client, "read", "data://broken") == (
-            -32603,
-            "Error reading resource 'data://broken': disk full at /var/data",
-        )
-        assert await failure(client, "prompt", "draft") == (
-            -32603,
-            "Error rendering prompt 'draft': template missing",
-        )
-        with pytest.raises(McpError) as caught:
-            await client.call_tool("mw", {})
-        assert caught.value.message == "Error calling tool 'mw': a middleware's bug"
-        assert await failure(client, "read", "mw://read") == (
-            -32603,
-            "Error reading resource 'mw://read': a middleware's bug",
-        )
+# What each failure is reported as, and the exception's message the unmasked report adds.
+REPORTS = {
+    ("read", "data://broken"): ("Error reading resource 'data://broken'", "disk full at /var/data"),
+    ("prompt", "draft"): ("Error rendering prompt 'draft'", "template missing"),
+    ("call", "mw"): ("Error calling tool 'mw'", "a middleware's bug"),  # a middleware's
+    ("read", "mw://read"): ("Error reading resource 'mw://read'", "a middleware's bug"),
+}
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_masked_the_client_is_told_only_what_failed(mode: str) -> None:
-    async with Client(raising_server(mask_error_details=True), mode=mode) as client:
-        assert await failure(client, "read", "data://broken") == (
-            -32603,
-            "Error reading resource 'data://broken'",
-        )
-        assert await failure(client, "prompt", "draft") == (
-            -32603,
-            "Error rendering prompt 'draft'",
-        )
-        with pytest.raises(McpError) as caught:
-            await client.call_tool("mw", {})
-        assert caught.value.message == "Error calling tool 'mw'"
-        assert await failure(client, "read", "mw://read") == (
-            -32603,
-            "Error reading resource 'mw://read'",
-        )
+@pytest.mark.parametrize("options", [{}, {"mask_error_details": True}])
+async def test_the_client_is_told_what_failed_and_unless_masked_why(
+    mode: str, options: dict[str, Any]
+) -> None:
+    """By default (FastMCP's too) the exception's message reaches the client; masked, only what
+    failed. A middleware's exception is reported as the request's failure, a -32603 error."""
+    seen: dict[tuple[str, str], tuple[int, str]] = {}
+    async with Client(raising_server(**options), mode=mode) as client:
+        for op, target in REPORTS:
+            if op == "call":
+                with pytest.raises(McpError) as caught:
+                    await client.call_tool(target, {})
+                seen[op, target] = (caught.value.code, caught.value.message)
+            else:
+                seen[op, target] = await failure(client, op, target)
+    masked = options.get("mask_error_details", False)
+    assert seen == {
+        key: (-32603, failed if masked else f"{failed}: {why}")
+        for key, (failed, why) in REPORTS.items()
+    }
 
 
 @pytest.mark.parametrize("mask", [False, True])
