@@ -80,7 +80,8 @@ class Server(Registry, BuiltIns, Lifecycle, Launchers):
         tasks: The task engine, or the store of a default one (memory unless given).
         mask_error_details: True: a handler's or a middleware's exception is reported without
             its message ("Error calling tool 'x'"); False (FastMCP's default too): with it
-            ("Error calling tool 'x': <message>"). See `mcpio.server._failures`.
+            ("Error calling tool 'x': <message>"); `ToolError` and `ResourceError` always
+            with theirs (see docs/servers/errors.md).
         middleware: Wraps every request (see `add_middleware`).
         lifespan: Called with the server; its context manager's value is `ctx.lifespan` (see
             `running`).
