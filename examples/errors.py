@@ -1,11 +1,11 @@
-"""Errors: a tool's failure is a result the model reads; a protocol error is a JSON-RPC error;
-a call that takes too long is cancelled on the wire."""
+"""Errors: a tool's failure is a result the model reads; a resource's is a JSON-RPC error; a
+protocol error is the JSON-RPC error chosen; a call that takes too long is cancelled on the wire."""
 
 import anyio
 
-from mcpio import Client, McpError, ProtocolError, RequestTimeout, Server, ToolError
+from mcpio import Client, McpError, ProtocolError, RequestTimeout, ResourceError, Server, ToolError
 
-server = Server("errors", "1.0")
+server = Server("errors", "1.0")  # mask_error_details=True: messages of other exceptions hidden
 
 
 @server.tool()
@@ -17,7 +17,12 @@ def divide(a: float, b: float) -> float:
 
 @server.tool()
 def crash() -> str:
-    raise RuntimeError("secret detail")  # masked: "Error calling tool 'crash'"
+    raise RuntimeError("disk full")  # "Error calling tool 'crash': disk full"
+
+
+@server.resource_template("notes://{name}")
+def note(name: str) -> str:
+    raise ResourceError(f"no note {name!r}")  # shown as it is
 
 
 @server.tool()
@@ -39,6 +44,10 @@ async def main() -> None:
             result = await client.call_tool(name, args)
             print(result.isError, getattr(result.content[0], "text", None))
         try:
+            await client.read_resource("notes://todo")
+        except McpError as error:
+            print(error.code, error.message)
+        try:
             await client.call_tool("strict", {"level": 5})
         except McpError as error:
             print(error.code, error.message)
@@ -52,6 +61,7 @@ anyio.run(main)
 
 # Output:
 #   True cannot divide by zero
-#   True Error calling tool 'crash'
+#   True Error calling tool 'crash': disk full
+#   -32603 no note 'todo'
 #   -32602 level must be at most 3
 #   timed out

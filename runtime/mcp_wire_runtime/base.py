@@ -129,17 +129,22 @@ class WireModel(BaseModel):
     else:
         __pydantic_extra__: dict[str, JSONValue]
 
-        # Names and wire names of the members that are absent or set, never null (per class).
+        # Per class (`_init_plan`): the names and wire names of the members that are absent or
+        # set, never null; and whether a constructor call may leave `resultType` out.
         # Not annotated: pydantic evaluates the annotations of every base for each new model.
-        __wire_not_null__ = frozenset()
+        __wire_init__ = None
 
         def __init__(self, /, **data: Any) -> None:
-            # `member=None` leaves a not-null member out (it reads as None, and is not written).
-            not_null = type(self).__dict__.get("__wire_not_null__")
-            if not_null is None:
-                not_null = type(self)._not_null_names()
-            if not_null:
+            plan = type(self).__dict__.get("__wire_init__")
+            if plan is None:
+                plan = type(self)._init_plan()
+            not_null, tagged = plan
+            if not_null:  # `member=None` leaves it out (it reads as None, and is not written)
                 data = {k: v for k, v in data.items() if v is not None or k not in not_null}
+            if tagged and "resultType" not in data:
+                # A result built by hand is complete unless it says otherwise: what the
+                # protocol reads an absent `resultType` as (decoding still requires it).
+                data["resultType"] = "complete"
             super().__init__(**data)
 
         # Not a custom __init__ to pydantic: validation from data (model_validate) never calls it.
@@ -167,14 +172,19 @@ class WireModel(BaseModel):
             return super().model_dump_json(**options)
 
     @classmethod
-    def _not_null_names(cls) -> frozenset[str]:
+    def _init_plan(cls) -> tuple[frozenset[str], bool]:
         names: set[str] = set()
         for name, field in _not_null_fields(cls).items():
             names.add(name)
             if field.alias:
                 names.add(field.alias)
-        cls.__wire_not_null__ = frozenset(names)
-        return cls.__wire_not_null__
+        result_type = cls.model_fields.get("resultType")  # a result's: required, a string
+        tagged = (
+            result_type is not None and result_type.is_required() and result_type.annotation is str
+        )
+        plan = (frozenset(names), tagged)
+        cls.__wire_init__ = plan
+        return plan
 
     @classmethod
     def __get_pydantic_core_schema__(

@@ -39,11 +39,13 @@ if TYPE_CHECKING:
         McpError,
         NegotiationError,
         RequestTimeout,
+        ResourceError,
         ToolError,
     )
     from mcpio._core.extras import MissingExtra
     from mcpio._core.hints import CacheHint
     from mcpio._core.principal import Principal
+    from mcpio._core.results import Message, ToolResult
     from mcpio._version import __version__ as __version__
     from mcpio.auth._client import (
         ClientInfo,
@@ -72,6 +74,8 @@ _EXPORTS = {
     "InvalidToken": "mcpio.auth._resource",
     "JwtVerifier": "mcpio.auth._resource",
     "Principal": "mcpio._core.principal",
+    "Message": "mcpio._core.results",
+    "ToolResult": "mcpio._core.results",
     "ResourceServerAuth": "mcpio.auth._resource",
     "TokenVerifier": "mcpio.auth._resource",
     "VerifierUnavailable": "mcpio.auth._resource",
@@ -106,6 +110,7 @@ _EXPORTS = {
     "McpError": "mcpio._core.errors",
     "NegotiationError": "mcpio._core.errors",
     "RequestTimeout": "mcpio._core.errors",
+    "ResourceError": "mcpio._core.errors",
     "ToolError": "mcpio._core.errors",
     "Server": "mcpio.server._server",
     "ProtocolError": "mcp_wire_runtime.errors",
@@ -145,6 +150,7 @@ __all__ = [
     "ListRoots",
     "McpError",
     "MemoryTokenStore",
+    "Message",
     "Middleware",
     "MissingExtra",
     "NegotiationError",
@@ -155,6 +161,7 @@ __all__ = [
     "Redirect",
     "RedirectHandler",
     "RequestTimeout",
+    "ResourceError",
     "ResourceServerAuth",
     "Sample",
     "Server",
@@ -163,6 +170,7 @@ __all__ = [
     "TokenVerifier",
     "Tokens",
     "ToolError",
+    "ToolResult",
     "UrlElicitationRequired",
     "VerifierUnavailable",
 ]

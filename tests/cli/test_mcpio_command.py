@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -123,9 +124,14 @@ def test_dev_without_node_prints_the_command(script: Path, tmp_path: Path) -> No
     ]  # fmt: skip
 
 
-def test_dev_hands_the_server_to_the_inspector_through_npx(script: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("terminal", [True, False])
+def test_dev_hands_the_server_to_the_inspector_through_npx(
+    script: Path, tmp_path: Path, terminal: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With an `npx` on PATH (here a stand-in that records its arguments), `mcpio dev` runs it
-    and exits with its status."""
+    and exits with its status; outside a terminal with `-y` (npx's install question would wait
+    for an answer no one gives)."""
+    monkeypatch.setattr("mcpio.cli._dev.interactive", lambda: terminal)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     npx = bin_dir / "npx"
@@ -134,9 +140,16 @@ def test_dev_hands_the_server_to_the_inspector_through_npx(script: Path, tmp_pat
     result = mcpio("dev", f"{script}:calculator", env={"PATH": str(bin_dir)})
     assert result.exit_code == 3
     assert (tmp_path / "argv").read_text().splitlines() == [
-        "@modelcontextprotocol/inspector", sys.executable, "-m", "mcpio", "run",
-        f"{script}:calculator",
+        *([] if terminal else ["-y"]), "@modelcontextprotocol/inspector", sys.executable, "-m",
+        "mcpio", "run", f"{script}:calculator",
     ]  # fmt: skip
+
+
+def test_standard_input_that_is_no_file_is_no_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpio.cli._dev import interactive
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert interactive() is False
 
 
 def configured(host: str, home: Path, workspace: Path) -> Path:

@@ -34,13 +34,16 @@ from mcpio import (
     IntrospectionVerifier,
     JwtVerifier,
     MemoryTokenStore,
+    Message,
     Middleware,
     OAuth,
     Principal,
     Redirect,
+    ResourceError,
     ResourceServerAuth,
     Server,
     TokenVerifier,
+    ToolResult,
 )
 from mcpio.middleware import CallNext
 from mcpio.server import (
@@ -295,6 +298,30 @@ def subtract(a: int, b: int) -> int:
 
 
 reveal_type(subtract)  # expect: (a: int, b: int) -> int
+
+
+@server.tool
+def count(word: str) -> ToolResult:
+    """A whole result: content, structured content, `_meta`, the error flag."""
+    if not word:
+        return ToolResult("give a word", is_error=True)
+    return ToolResult(f"{len(word)} letters", structured_content={"letters": len(word)})
+
+
+reveal_type(count("owl").result())  # expect: CallToolResult
+
+
+@server.prompt
+def chat(topic: str) -> list[Message]:
+    return [Message(f"About {topic}?"), Message("Gladly.", role="assistant")]
+
+
+reveal_type(chat("owls")[1].message())  # expect: PromptMessage
+
+
+@server.resource("notes://today")
+def today() -> str:
+    raise ResourceError("no notes yet")  # its message, as it is, for the client
 
 
 class Audit(Middleware):

@@ -17,6 +17,7 @@ import anyio
 import httpx
 import pytest
 from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
 from starlette.routing import Mount
 
 from mcpio import Server
@@ -108,6 +109,10 @@ async def routes() -> AsyncIterator[Routes]:
     async def ready(request: HttpRequest) -> dict[str, Any]:
         return {"ready": True}
 
+    @server.custom_route("/health")  # FastMCP's own example: a Starlette response
+    async def health(request: HttpRequest) -> PlainTextResponse:
+        return PlainTextResponse("OK", headers={"x-kind": "starlette"})
+
     async def broken(request: HttpRequest) -> str:
         raise RuntimeError("secret detail")
 
@@ -137,6 +142,14 @@ async def test_a_route_answering_a_dict_answers_json(routes: Routes) -> None:
         response = await http.get("/readyz", headers=PROBE)
     assert response.json() == {"ready": True}
     assert response.headers["content-type"] == "application/json"
+
+
+async def test_a_route_answering_a_starlette_response_is_answered_by_it(routes: Routes) -> None:
+    async with httpx.AsyncClient(base_url=routes.url) as http:
+        response = await http.get("/health")
+    assert (response.status_code, response.text) == (200, "OK")
+    assert response.headers["content-type"] == "text/plain; charset=utf-8"
+    assert response.headers["x-kind"] == "starlette"
 
 
 async def test_the_endpoint_beside_the_routes_keeps_its_host_and_origin_checks(

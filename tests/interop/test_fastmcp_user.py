@@ -224,8 +224,9 @@ CATALOGUE: dict[str, Step] = {
         {"contents": [{"uri": "config://app", "mimeType": "application/json",
                        "text": '{"theme": "dark", "version": 3}'}]},
     ),
-    "an async text resource": Step(
-        "read", "docs://readme", {}, {"contents": [{"uri": "docs://readme", "text": "# Read me"}]}
+    "an async text resource: text/plain": Step(
+        "read", "docs://readme", {},
+        {"contents": [{"uri": "docs://readme", "mimeType": "text/plain", "text": "# Read me"}]},
     ),
     "a bytes resource: a blob": Step(
         "read", "data://logo.png", {},
@@ -233,16 +234,17 @@ CATALOGUE: dict[str, Step] = {
     ),
     "a template": Step(
         "read", "weather://oslo/current", {},
-        {"contents": [{"uri": "weather://oslo/current",
+        {"contents": [{"uri": "weather://oslo/current", "mimeType": "application/json",
                        "text": '{"city": "Oslo", "celsius": 21}'}]},
     ),
     "a template of three variables, one coerced to int": Step(
         "read", "repos://acme/app/issues/41", {},
-        {"contents": [{"uri": "repos://acme/app/issues/41", "text": "acme/app#42"}]},
+        {"contents": [{"uri": "repos://acme/app/issues/41", "mimeType": "text/plain",
+                       "text": "acme/app#42"}]},
     ),
     "a template with query parameters": Step(
         "read", "search://products?q=pen&limit=3", {},
-        {"contents": [{"uri": "search://products?q=pen&limit=3",
+        {"contents": [{"uri": "search://products?q=pen&limit=3", "mimeType": "application/json",
                        "text": '{"q": "pen", "results": ["pen-0", "pen-1", "pen-2"]}'}]},
     ),
     "no such resource": Step(
@@ -300,7 +302,7 @@ CATALOGUE: dict[str, Step] = {
     "an exception in a middleware: -32603, the session alive": Step(
         "call", "greet", {"name": "again"},
         {**result(text("Hello, again!"), structured={"result": "Hello, again!"}),
-         "before": [failure(-32603, "internal error")]},
+         "before": [failure(-32603, "Error calling tool 'middleware_bug'")]},
         before=[("middleware_bug", {})],
     ),
     "a middleware sees the same public models in either era": Step(

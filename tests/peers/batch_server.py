@@ -8,8 +8,9 @@ REFUSED = -32001  # the code `refuses` raises
 
 def batch_server() -> Server:
     """The server: `echo` answers; `fails` raises (its failed result); `refuses` raises an MCP
-    error; resource `bug://read` and prompt `bug` raise (-32603); `roots` asks the client."""
-    server = Server("batches", "1.0")
+    error; resource `bug://read` and prompt `bug` raise (-32603, their details masked); `roots`
+    asks the client."""
+    server = Server("batches", "1.0", mask_error_details=True)
 
     @server.tool()
     async def echo(text: str) -> str:

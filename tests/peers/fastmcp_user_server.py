@@ -106,6 +106,7 @@ server = Server(
     middleware=[Inspector(), Stamp("outer"), Stamp("inner"), Gatekeeper()],
     list_page_size=PAGE_SIZE,
     state_key=b"fastmcp-user-catalogue-state-key!",
+    mask_error_details=True,  # FastMCP's "SecureServer" error example (not either's default)
 )
 
 # --- tools: sync and async, arguments, return types ---------------------------------------------

@@ -130,11 +130,11 @@ def failing_server(**options: Any) -> Server:
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_an_exception_in_a_tool_is_a_failed_result_masked_by_default(
+async def test_an_exception_in_a_tool_is_a_failed_result_masked_when_asked(
     mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR, "mcpio")
-    async with Client(failing_server(), mode=mode) as client:
+    async with Client(failing_server(mask_error_details=True), mode=mode) as client:
         crashed = await client.call_tool("crash", {})
         assert crashed.isError and text_of(crashed) == "Error calling tool 'crash'"
         assert (
@@ -146,21 +146,26 @@ async def test_an_exception_in_a_tool_is_a_failed_result_masked_by_default(
             await client.call_tool("protocol", {})
         assert (caught.value.code, caught.value.data) == (-32602, {"thing": 1})
         assert text_of(await client.call_tool("crash", {})) == "Error calling tool 'crash'"
-    logged = [r for r in caplog.records if "failed" in r.getMessage()]
-    # The traceback once per failure (crash twice, sync_crash once), with the detail.
+    logged = [r for r in caplog.records if "Error calling" in r.getMessage()]
+    # One line per failure (crash twice, sync_crash once) naming the exception, its traceback.
     assert [r.getMessage() for r in logged] == [
-        "tool 'crash' failed",
-        "tool 'sync_crash' failed",
-        "tool 'crash' failed",
+        "Error calling tool 'crash': RuntimeError('db down at 10.0.0.7')",
+        "Error calling tool 'sync_crash': KeyError('row 7')",
+        "Error calling tool 'crash': RuntimeError('db down at 10.0.0.7')",
     ]
     assert all(r.exc_info is not None for r in logged)
     assert "db down" in str(logged[0].exc_info[1])  # type: ignore[index]
 
 
-async def test_unmasked_errors_show_the_exception_s_message() -> None:
-    async with Client(failing_server(mask_error_details=False), mode=MODERN) as client:
+@pytest.mark.parametrize("options", [{}, {"mask_error_details": False}])
+async def test_by_default_errors_show_the_exception_s_message(options: dict[str, Any]) -> None:
+    async with Client(failing_server(**options), mode=MODERN) as client:
         crashed = await client.call_tool("crash", {})
         assert text_of(crashed) == "Error calling tool 'crash': db down at 10.0.0.7"
+        assert text_of(await client.call_tool("sync_crash", {})) == (
+            "Error calling tool 'sync_crash': 'row 7'"
+        )
+        assert text_of(await client.call_tool("refuse", {})) == "no such city"
 
 
 # --- sync handlers in worker threads -------------------------------------------------------------

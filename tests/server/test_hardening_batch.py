@@ -239,7 +239,7 @@ async def test_a_batch_item_whose_handler_raises_gets_its_error_and_the_session_
     async with LINE_PEERS[transport]() as peer:
         assert "result" in await peer.call(initialize())
         alone = await peer.call(request(9, "resources/read", {"uri": "bug://read"}))
-        assert alone["error"] == {"code": -32603, "message": "internal error"}
+        assert alone["error"] == {"code": -32603, "message": "Error reading resource 'bug://read'"}
         answers = await peer.call(RAISING_BATCH)
         assert isinstance(answers, list)
         assert {a["id"]: kind_of(a) for a in answers} == RAISING_KINDS

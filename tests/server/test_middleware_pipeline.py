@@ -104,3 +104,25 @@ async def test_a_middleware_added_after_requests_were_served_sees_the_next_ones(
         await client.call_tool("echo", {"text": "two"})
     assert first.seen == ["tools/call", "tools/call"]
     assert later.seen == ["tools/call"]
+
+
+class NotOurs:
+    """A middleware of another framework (FastMCP's hooks take a context): no `Middleware`."""
+
+    async def on_call_tool(self, context: Any, call_next: Any) -> Any:
+        return await call_next(context)
+
+
+def sync_middleware(call: Call, call_next: CallNext) -> Any:
+    return call_next(call)
+
+
+@pytest.mark.parametrize("wrong", [NotOurs(), sync_middleware, "logging"])
+def test_what_is_no_middleware_is_refused_when_added(wrong: Any) -> None:
+    """It was accepted, and then every request failed with -32603 ("object is not callable")."""
+    server = make_server()
+    with pytest.raises(TypeError, match=r"subclass mcpio\.middleware\.Middleware"):
+        server.add_middleware(wrong)
+    with pytest.raises(TypeError, match=r"must be a mcpio\.middleware\.Middleware or an async"):
+        Server("s", middleware=[wrong])
+    assert server.middleware == []

@@ -38,7 +38,7 @@ pytestmark = pytest.mark.anyio
 
 
 def make_server() -> tuple[Server, dict[str, Any]]:
-    server = Server("test-server", "1.2.3", instructions="be nice")
+    server = Server("test-server", "1.2.3", instructions="be nice", mask_error_details=True)
     seen: dict[str, Any] = {"cancelled": anyio.Event(), "runs": 0}
 
     @server.tool()

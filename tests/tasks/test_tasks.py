@@ -34,7 +34,7 @@ EXAMPLE = ROOT / "examples" / "everything_server.py"
 
 
 def make_server(engine: TaskEngine | None = None, bus: Bus | None = None) -> Server:
-    server = Server("tasks", "1.0", tasks=engine, bus=bus)
+    server = Server("tasks", "1.0", tasks=engine, bus=bus, mask_error_details=True)
 
     @server.tool()
     def plain(name: str) -> str:

@@ -1,16 +1,27 @@
 """Binary content a tool returns: `Image`, `Audio` and `File` (from bytes or a path), each made
 the content block the model receives, with its MIME type given or guessed. A tool's `bytes`
-answer is a `File` of type application/octet-stream."""
+answer is a `File` of type application/octet-stream. And what any value a handler returns is as
+one content block (`content_block`)."""
 
 from __future__ import annotations
 
 import base64
+import json
 import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_wire_runtime.codec import plain
 from mcpio.latest import public as pub
+
+CONTENT_BLOCKS = (
+    pub.TextContent,
+    pub.ImageContent,
+    pub.AudioContent,
+    pub.EmbeddedResource,
+    pub.ResourceLink,
+)
 
 
 @dataclass(frozen=True)
@@ -111,3 +122,16 @@ def media_block(value: Any) -> Any:
     if isinstance(value, MEDIA):
         return value.block()
     return None
+
+
+def content_block(value: Any) -> Any:
+    """A value as one content block: a block as it is, a string as text, media and bytes as
+    their block, anything else as its JSON text."""
+    if isinstance(value, CONTENT_BLOCKS):
+        return value
+    if isinstance(value, str):
+        return pub.TextContent(type="text", text=value)
+    media = media_block(value)
+    if media is not None:
+        return media
+    return pub.TextContent(type="text", text=json.dumps(plain(value)))

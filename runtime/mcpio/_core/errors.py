@@ -45,6 +45,14 @@ class ToolError(Exception):
         self.structured = structured
 
 
+class ResourceError(Exception):
+    """Raise in a resource handler to answer with a JSON-RPC error (-32603) whose message is yours.
+
+    It is shown as it is, under `Server(mask_error_details=True)` too; any other exception's
+    message is shown prefixed ("Error reading resource 'uri': ...") unless masking is asked for.
+    """
+
+
 class InvalidOutput(ValueError):
     """A tool's result breaks its declared output.
 

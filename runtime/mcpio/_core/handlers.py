@@ -23,12 +23,13 @@ from pydantic_core import to_json
 
 from mcp_wire_runtime.codec import validator
 from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
-from mcpio._core.content import media_block
+from mcpio._core.content import CONTENT_BLOCKS, content_block, media_block
 from mcpio._core.docstrings import Docstring, parse
 from mcpio._core.hints import CacheHint
 from mcpio._core.jsonrpc import plain
 from mcpio._core.options import PromptOptions, ResourceOptions, ToolOptions
 from mcpio._core.path_screen import unsafe_path
+from mcpio._core.results import Message, ToolResult
 from mcpio._core.structured import Output, output_of
 from mcpio._core.uritemplate import UriTemplate
 from mcpio.latest import public as pub
@@ -37,13 +38,6 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 Fn = Callable[..., Any]
-CONTENT_BLOCKS = (
-    pub.TextContent,
-    pub.ImageContent,
-    pub.AudioContent,
-    pub.EmbeddedResource,
-    pub.ResourceLink,
-)
 
 
 async def call(
@@ -160,7 +154,7 @@ def tool_entry(
         input_schema = schema
     definition: dict[str, Any] = {"name": tool_name, "inputSchema": dict(input_schema)}
     for key, value in (
-        ("title", options.get("title")),
+        ("title", options.get("title") or _title(tool_name, options.get("annotations"))),
         ("description", options.get("description") or doc.description),
         ("outputSchema", output_schema),
         ("annotations", options.get("annotations")),
@@ -187,6 +181,16 @@ def _check_timeout(tool_name: str, fn: Fn, options: ToolOptions) -> None:
         )
 
 
+def _title(tool_name: str, annotations: Any) -> str:
+    """A tool's title when none is given: its annotations' `title`, else its name in words
+    (`get_weather` -> "Get Weather"), as FastMCP derives it (some clients show no tool
+    without a title)."""
+    given = plain(annotations).get("title") if annotations is not None else None
+    if isinstance(given, str) and given:
+        return given
+    return tool_name.replace("_", " ").replace("-", " ").title()
+
+
 def _output(fn: Fn, tool_name: str, *, required: bool) -> Output | None:
     annotation = get_type_hints(fn, include_extras=True).get("return", Any)
     try:
@@ -198,17 +202,6 @@ def _output(fn: Fn, tool_name: str, *, required: bool) -> Output | None:
     if output is None and required:
         raise TypeError(f"tool {tool_name}: its return annotation gives no structured output")
     return output
-
-
-def _content_block(value: Any) -> Any:
-    if isinstance(value, CONTENT_BLOCKS):
-        return value
-    if isinstance(value, str):
-        return pub.TextContent(type="text", text=value)
-    media = media_block(value)
-    if media is not None:
-        return media
-    return pub.TextContent(type="text", text=json.dumps(plain(value)))
 
 
 class TextAnswer(NamedTuple):
@@ -253,10 +246,12 @@ def tool_result(value: Any) -> pub.CallToolResult:
         )
     if isinstance(value, pub.CallToolResult):
         return value
+    if isinstance(value, ToolResult):
+        return value.result()
     if value is None:
         return pub.CallToolResult(content=[], resultType="complete")
     if isinstance(value, list | tuple):
-        blocks = [_content_block(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        blocks = [content_block(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
         return pub.CallToolResult(content=blocks, resultType="complete")
     if isinstance(value, dict) or (
         isinstance(value, BaseModel) and not isinstance(value, CONTENT_BLOCKS)
@@ -267,7 +262,7 @@ def tool_result(value: Any) -> pub.CallToolResult:
             structuredContent=data,
             resultType="complete",
         )
-    return pub.CallToolResult(content=[_content_block(value)], resultType="complete")
+    return pub.CallToolResult(content=[content_block(value)], resultType="complete")
 
 
 def structured_result(output: Output, value: Any) -> pub.CallToolResult:
@@ -276,6 +271,8 @@ def structured_result(output: Output, value: Any) -> pub.CallToolResult:
     the JSON text); a
     `CallToolResult` as it is, its structured content checked unless it is an error.
     `pydantic.ValidationError` when the value does not fit."""
+    if isinstance(value, ToolResult):
+        value = value.result()
     if isinstance(value, pub.CallToolResult):
         if not value.isError:
             output.check(plain(value.structuredContent))
@@ -289,10 +286,10 @@ def structured_result(output: Output, value: Any) -> pub.CallToolResult:
         ):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
             media = media_block(item) if not isinstance(item, bytes | bytearray) else None
             content.append(
-                item if isinstance(item, CONTENT_BLOCKS) else media or _content_block(dumped)
+                item if isinstance(item, CONTENT_BLOCKS) else media or content_block(dumped)
             )
     elif value is not None:
-        content.append(_content_block(value if isinstance(value, str) else data))
+        content.append(content_block(value if isinstance(value, str) else data))
     return pub.CallToolResult(content=content, structuredContent=structured, resultType="complete")
 
 
@@ -390,10 +387,13 @@ def resource_entry(
     what = f"resource {uri or uri_template!r}"
     check_shared_options(what, options, ResourceOptions)
     data: dict[str, Any] = {"name": options.get("name") or fn.__name__}
+    mime_type = options.get("mime_type")
+    if mime_type is None and get_type_hints(fn).get("return") is str:
+        mime_type = "text/plain"
     for key, value in (
         ("title", options.get("title")),
         ("description", options.get("description")),
-        ("mimeType", options.get("mime_type")),
+        ("mimeType", mime_type),
         ("icons", _icons(options.get("icons"))),
         ("annotations", options.get("annotations")),
         ("_meta", options.get("meta")),
@@ -433,7 +433,8 @@ _LISTS = (list, tuple, set, frozenset, collections.abc.Sequence)
 
 
 def resource_result(value: Any, uri: str, mime_type: str | None) -> pub.ReadResourceResult:
-    """Text for strings, a base64 blob for bytes, contents as they are."""
+    """Text for strings (`text/plain` unless `mime_type` says otherwise), JSON text for other
+    values (`application/json`), a base64 blob for bytes, contents as they are."""
     if isinstance(value, pub.ReadResourceResult):
         return value
     items = value if isinstance(value, list | tuple) else [value]
@@ -448,8 +449,13 @@ def resource_result(value: Any, uri: str, mime_type: str | None) -> pub.ReadReso
         if isinstance(item, bytes | bytearray):
             data["blob"] = base64.b64encode(item).decode()
             contents.append(pub.BlobResourceContents.model_validate(data))
+        elif isinstance(item, str):
+            data["text"] = item
+            data.setdefault("mimeType", "text/plain")
+            contents.append(pub.TextResourceContents.model_validate(data))
         else:
-            data["text"] = item if isinstance(item, str) else json.dumps(plain(item))
+            data["text"] = json.dumps(plain(item))
+            data.setdefault("mimeType", "application/json")
             contents.append(pub.TextResourceContents.model_validate(data))
     return pub.ReadResourceResult(
         contents=contents, resultType="complete", ttlMs=0, cacheScope="private"
@@ -560,19 +566,23 @@ def _expects(schema: Mapping[str, Any], prop: Mapping[str, Any]) -> tuple[str | 
 
 
 def prompt_result(value: Any) -> pub.GetPromptResult:
-    """Strings become user messages, content blocks user messages holding them."""
+    """Strings become user messages, content blocks user messages holding them; a `Message`
+    the message it stands for."""
     if isinstance(value, pub.GetPromptResult):
         return value
     items = value if isinstance(value, list | tuple) else [value]
     messages = [
-        (
-            item
-            if isinstance(item, pub.PromptMessage)
-            else pub.PromptMessage(role="user", content=_content_block(item))
-        )
-        for item in items  # pyright: ignore[reportUnknownVariableType]
-    ]
+        _prompt_message(item) for item in items
+    ]  # pyright: ignore[reportUnknownVariableType]
     return pub.GetPromptResult(messages=messages, resultType="complete")
+
+
+def _prompt_message(item: Any) -> pub.PromptMessage:
+    if isinstance(item, pub.PromptMessage):
+        return item
+    if isinstance(item, Message):
+        return item.message()
+    return pub.PromptMessage(role="user", content=content_block(item))
 
 
 CompletionFn = Callable[[pub.CompleteRequestParams], Awaitable[Any] | Any]

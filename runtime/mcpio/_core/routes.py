@@ -1,7 +1,7 @@
 """Routes of your own beside the MCP endpoint (`server.custom_route`, `http_app(routes=...)`):
 health and readiness probes, a status page. A handler takes the request (`HttpRequest`: its
-body read whole, bounded as the endpoint's) and returns an `HttpResponse`, a `str` (text) or a
-`dict`/`list` (JSON). Their Host and Origin headers are checked as the endpoint's (421 / 403:
+body read whole, bounded as the endpoint's) and returns an `HttpResponse`, a `str` (text), a
+`dict`/`list` (JSON) or a Starlette-style response (an ASGI app, which writes itself). Their Host and Origin headers are checked as the endpoint's (421 / 403:
 a page of another site, DNS-rebound to this server, cannot read them); `check_host=False` serves
 a route whatever they name (a probe from the cluster names the pod's address: keep such a route
 free of anything private). Routes have no authorization and no CORS: guard them yourself."""
@@ -49,7 +49,11 @@ class HttpResponse:
     content_type: str | None = None  # None: none sent unless `headers` has one
 
 
-RouteHandler = Callable[[HttpRequest], Awaitable[HttpResponse | str | dict[str, Any] | list[Any]]]
+# A Starlette-style response: an ASGI app, called with the request's scope, receive and send.
+AsgiResponse = Callable[[Any, Any, Any], Awaitable[None]]
+RouteHandler = Callable[
+    [HttpRequest], Awaitable[HttpResponse | str | dict[str, Any] | list[Any] | AsgiResponse]
+]
 
 
 @dataclass(frozen=True)

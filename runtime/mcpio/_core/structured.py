@@ -9,8 +9,8 @@ The rules are the official Python SDK's, so a tool declares the same schema on e
   `tuple[...]`, unions, dicts with keys that are not `str`): wrapped as `{"result": value}`,
   the schema `{"type": "object", "properties": {"result": ...}, "required": ["result"]}`
   (titled `<tool>Output`);
-- no annotation, `Any`, a bare `dict` or `list`, a `CallToolResult`, content blocks (alone, in a
-  list or in a union), or a type Pydantic cannot describe: no `outputSchema`.
+- no annotation, `Any`, a bare `dict` or `list`, a `CallToolResult` or `ToolResult`, content
+  blocks (alone, in a list or in a union), or a type Pydantic cannot describe: no `outputSchema`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from mcp_wire_runtime.base import WireModel
 from mcp_wire_runtime.codec import plain
 from mcpio._core.content import Audio, File, Image
 from mcpio._core.errors import InvalidOutput, ToolError
+from mcpio._core.results import ToolResult
 from mcpio.latest import public as pub
 
 _PRIMITIVES = (str, int, float, bool, type(None))
@@ -38,6 +39,7 @@ _NOT_DATA = (
     Image,
     Audio,
     File,
+    ToolResult,
     pub.CallToolResult,
     pub.TextContent,
     pub.ImageContent,

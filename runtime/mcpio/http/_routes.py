@@ -1,11 +1,12 @@
 """Serving the routes of `mcpio._core.routes` inside the HTTP app: one request read (bounded in size
-and time as the endpoint's), handed to its handler, its answer written. A handler that raises
-is a 500 without a traceback (logged)."""
+and time as the endpoint's), handed to its handler, its answer written (a Starlette-style response
+writes itself). A handler that raises is a 500 without a traceback (logged)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeGuard
 
 import anyio
 import pydantic_core
@@ -56,6 +57,9 @@ class Routes:
         except Exception:
             log.exception("route %s failed", route.path)
             answer = HttpResponse(500, b"Internal Server Error", content_type="text/plain")
+        if _writes_itself(answer):
+            await answer(scope, receive, send)
+            return
         await _write(send, _response(answer))
 
     async def _body(self, receive: Receive) -> bytes:
@@ -63,6 +67,12 @@ class Routes:
             return await read_body(receive, self._max_body_bytes)
         reason = f"the body did not arrive within {self._body_timeout:g} s"
         raise HttpError(408, ProtocolError(INVALID_REQUEST, reason))
+
+
+def _writes_itself(answer: object) -> TypeGuard[Callable[[Scope, Receive, Send], Awaitable[None]]]:
+    """Whether the answer is a response that writes itself, an ASGI app: a Starlette `Response`
+    (`PlainTextResponse("OK")`, as FastMCP's routes return)."""
+    return callable(answer) and not isinstance(answer, HttpResponse | str | dict | list)
 
 
 def _response(answer: object) -> HttpResponse:

@@ -6,8 +6,8 @@ middlewares to its handler.
 
 A middleware is an object with async hooks, each `(call, call_next) -> result`: it may read or
 replace `call.params`, answer without calling `call_next` (a result, or an exception: a
-`ProtocolError` is the JSON-RPC error sent; any other exception is -32603, logged once), and
-sees the result `call_next` returns. Subclass `Middleware` and override what you need:
+`ProtocolError` is the JSON-RPC error sent; any other exception is -32603 with its message
+unless the server masks details, logged once), and sees the result `call_next` returns. Subclass `Middleware` and override what you need:
 
 - `on_message`: every request (the outermost hook),
 - `on_request`: every request, inside `on_message`,

@@ -12,8 +12,8 @@ import anyio
 import pydantic
 
 from mcp_wire_runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
-from mcpio._core.context import Context, InputRequired, MethodHandler
-from mcpio._core.errors import ConnectionClosed, ToolError
+from mcpio._core.context import Context, MethodHandler
+from mcpio._core.errors import ToolError
 from mcpio._core.extension import ToolCall
 from mcpio._core.handlers import (
     TextAnswer,
@@ -31,6 +31,7 @@ from mcpio._core.paging import page
 from mcpio._core.schema_check import violation
 from mcpio._core.structured import summary
 from mcpio.latest import public as pub
+from mcpio.server._failures import passes_through, tool_failure, tool_result_error
 
 if TYPE_CHECKING:
     from mcpio._core.extension import Extensions
@@ -272,7 +273,7 @@ async def _run_tool(
     except ToolError as exc:
         return tool_result_error(str(exc), exc.structured)
     except Exception as exc:
-        if _passes_through(exc):
+        if passes_through(exc):
             raise
         return tool_failure(entry.definition.name, exc, mask)
     name = entry.definition.name
@@ -315,32 +316,3 @@ async def _timed(entry: ToolEntry, kwargs: dict[str, Any], timeout: float) -> An
     with anyio.move_on_after(timeout):
         return await call(entry.fn, kwargs, entry.threaded, abandon=True)
     return _OVERRAN
-
-
-# What a tool's exception may be that is not the tool's failure: the JSON-RPC error it chose,
-# its question for the client (2026-07-28), or the client gone while it waited on it.
-_PASSING = (ProtocolError, InputRequired, ConnectionClosed)
-
-
-def _passes_through(error: BaseException) -> bool:
-    if isinstance(error, BaseExceptionGroup):  # questions asked at once (a task group)
-        group: BaseExceptionGroup[BaseException] = error
-        return all(_passes_through(e) for e in group.exceptions)
-    return isinstance(error, _PASSING)
-
-
-def tool_failure(name: str, error: Exception, mask: bool) -> pub.CallToolResult:
-    """An exception raised in a tool, as the failed result the model reads (logged once)."""
-    log.error("tool %r failed", name, exc_info=error)
-    text = f"Error calling tool {name!r}"
-    return tool_result_error(text if mask else f"{text}: {error}")
-
-
-def tool_result_error(text: str, structured: Any = None) -> pub.CallToolResult:
-    """A tool result marked `isError` with `text` (and `structured` content, if given)."""
-    result = pub.CallToolResult(
-        content=[pub.TextContent(type="text", text=text)], isError=True, resultType="complete"
-    )
-    if structured is not None:
-        result.structuredContent = structured
-    return result

@@ -183,6 +183,8 @@ class Mounts:
         mounted = Mounted(server, namespace)
         server.tasks = self.parent.tasks  # its task tools: tasks the parent's clients poll
         server.hub = _Upward(self.parent, mounted)
+        # its failures are reported through the parent: masked if either server masks them
+        server.mask_error_details = server.mask_error_details or self.parent.mask_error_details
         self.mounted.append(mounted)
         self._sync_task_support()
 

@@ -20,16 +20,25 @@ from mcpio._core.context import MAX_ANSWER_BYTES, Context, MethodHandler
 from mcpio._core.errors import ToolError
 from mcpio._core.extension import Extension, Extensions, ToolCall
 from mcpio._core.extras import needs
-from mcpio._core.handlers import TextAnswer, tool_result
+from mcpio._core.handlers import TextAnswer, is_async, tool_result
 from mcpio._core.hints import CacheHint
 from mcpio._core.hub import LIST_CHANGED, RESOURCE_UPDATED, Hub
 from mcpio._core.jsonrpc import plain
 from mcpio._core.sealing import Sealer
 from mcpio._core.transport import Transport
 from mcpio.latest import public as pub
-from mcpio.middleware._base import HOOKED_METHODS, Call, CallNext, MiddlewareFn, acts_on, chain
-from mcpio.server._builtins import BuiltIns, tool_result_error
+from mcpio.middleware._base import (
+    HOOKED_METHODS,
+    Call,
+    CallNext,
+    Middleware,
+    MiddlewareFn,
+    acts_on,
+    chain,
+)
+from mcpio.server._builtins import BuiltIns
 from mcpio.server._connection import ServerConnection
+from mcpio.server._failures import passes_through, request_failure, tool_result_error
 from mcpio.server._launch import Launchers
 from mcpio.server._lifecycle import Lifecycle
 from mcpio.server._registry import OnDuplicate, Registry
@@ -70,8 +79,10 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
             `ctx.sample`, `ctx.list_roots`) in either era; a larger one is -32602.
         bus: Carries change notifications to every instance (default: `LocalBus`).
         tasks: The task engine, or the store of a default one (memory unless given).
-        mask_error_details: A failing tool answers "Error calling tool 'x'"; False adds the
-            exception's message.
+        mask_error_details: True: a handler's or a middleware's exception is reported without
+            its message ("Error calling tool 'x'"); False (FastMCP's default too): with it
+            ("Error calling tool 'x': <message>"); `ToolError` and `ResourceError` always
+            with theirs (see docs/servers/errors.md).
         middleware: Wraps every request (see `add_middleware`).
         lifespan: Called with the server; its context manager's value is `ctx.lifespan` (see
             `running`).
@@ -105,7 +116,7 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
         max_answer_bytes: int = MAX_ANSWER_BYTES,
         bus: Bus | None = None,
         tasks: TaskEngine | TaskStore | None = None,
-        mask_error_details: bool = True,
+        mask_error_details: bool = False,
         middleware: Sequence[MiddlewareFn] = (),
         lifespan: Lifespan | None = None,
         list_page_size: int | None = None,
@@ -127,7 +138,7 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
         self.limits = Limits(request_timeout, max_answer_bytes)
         self._registries(on_duplicate)
         self.mask_error_details = mask_error_details
-        self.middleware: list[MiddlewareFn] = list(middleware)
+        self.middleware: list[MiddlewareFn] = [checked_middleware(m) for m in middleware]
         # The middleware list they were made of, and the pipelines by method (`_pipeline`).
         self._pipelines: tuple[tuple[MiddlewareFn, ...], dict[str, CallNext | None]] = ((), {})
         self._lifecycle(lifespan)
@@ -225,8 +236,11 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
 
         `middleware` is a `mcpio.middleware.Middleware`, or any
         `async (call, call_next) -> result`.
+
+        Raises:
+            TypeError: It is neither (a FastMCP middleware, say).
         """
-        self.middleware.append(middleware)
+        self.middleware.append(checked_middleware(middleware))
 
     async def dispatch(
         self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
@@ -243,18 +257,22 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
             handler: The handler to answer with; None: the handler table's for `method`.
         """
         ctx.lifespan = self.lifespan_state
-        pipeline = self._pipeline(method) if self.middleware else None
-        if pipeline is None:
-            if handler is None:
-                handler = self.handlers.get(method) or _not_served(method)
-            return await handler(ctx, params)
-        call = Call(method, params, ctx, handler=handler)
         try:
+            pipeline = self._pipeline(method) if self.middleware else None
+            if pipeline is None:
+                if handler is None:
+                    handler = self.handlers.get(method) or _not_served(method)
+                return await handler(ctx, params)
+            call = Call(method, params, ctx, handler=handler)
             result = await pipeline(call)
         except ToolError as exc:  # a middleware's refusal of a tool call, for the model to read
             if method != "tools/call":
-                raise
+                raise request_failure(method, params, exc, self.mask_error_details) from exc
             return tool_result_error(str(exc), exc.structured)
+        except Exception as exc:  # a handler's or a middleware's (a tool's own: a failed result)
+            if passes_through(exc):
+                raise
+            raise request_failure(method, params, exc, self.mask_error_details) from exc
         made = call.text_answer
         if made is not None and result is made[0] and _untouched(made[0], made[1]):
             return made[1]  # the middlewares passed the string answer on as it was
@@ -471,6 +489,19 @@ def server_info(
     if website_url:
         info["websiteUrl"] = website_url
     return pub.Implementation.model_validate(info)
+
+
+def checked_middleware(middleware: Any) -> MiddlewareFn:
+    """`middleware` if it is a `Middleware` or an async function; else the `TypeError` that
+    says what is (every request would fail with it)."""
+    if isinstance(middleware, Middleware) or is_async(middleware):
+        return middleware
+    kind = type(middleware)
+    raise TypeError(
+        f"middleware must be a mcpio.middleware.Middleware or an async (call, call_next) function,"
+        f" not {kind.__module__}.{kind.__qualname__}: subclass mcpio.middleware.Middleware and"
+        " override its hooks (on_call_tool, on_request, ...)"
+    )
 
 
 def _untouched(result: pub.CallToolResult, answer: TextAnswer) -> bool:
