@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, JsonVal
 from pydantic.fields import FieldInfo
 from pydantic_core import core_schema
 
+from mcpio.wire._deprecation import DEPRECATED_MARK, warn_once
 from mcpio.wire._numbers import finite_json
 
 __all__ = ["JSONValue", "WireModel"]
@@ -101,6 +102,18 @@ def _not_null_fields(cls: type[BaseModel]) -> dict[str, FieldInfo]:
     }
 
 
+def _deprecated_fields(cls: type[BaseModel]) -> dict[str, str]:
+    """{name or wire name: member name} of the members the schema deprecates."""
+    out: dict[str, str] = {}
+    for name, field in cls.model_fields.items():
+        extra = field.json_schema_extra
+        if isinstance(extra, dict) and extra.get(DEPRECATED_MARK):
+            out[name] = name
+            if field.alias:
+                out[field.alias] = name
+    return out
+
+
 _Extras = dict[str, JSONValue]  # extra members: typed JSON values
 
 
@@ -132,14 +145,24 @@ class WireModel(BaseModel):
         # Names and wire names of the members that are absent or set, never null (per class).
         # Not annotated: pydantic evaluates the annotations of every base for each new model.
         __wire_not_null__ = frozenset()
+        # Names and wire names of the members the schema deprecates -> the member (per class,
+        # set on first construction).
 
         def __init__(self, /, **data: Any) -> None:
             # `member=None` leaves a not-null member out (it reads as None, and is not written).
-            not_null = type(self).__dict__.get("__wire_not_null__")
+            cls = type(self)
+            not_null = cls.__dict__.get("__wire_not_null__")
             if not_null is None:
-                not_null = type(self)._not_null_names()
+                not_null = cls._not_null_names()
             if not_null:
                 data = {k: v for k, v in data.items() if v is not None or k not in not_null}
+            deprecated = cls.__dict__.get("__wire_deprecated__")
+            if deprecated is None:
+                deprecated = cls.__wire_deprecated__ = _deprecated_fields(cls)
+            if deprecated:  # the user sets a deprecated member (decoding never calls this)
+                for key in sorted(deprecated.keys() & data.keys()):
+                    where = f"{cls.__module__}.{cls.__qualname__}"
+                    warn_once(where, deprecated[key], "member", stacklevel=2)
             super().__init__(**data)
 
         # Not a custom __init__ to pydantic: validation from data (model_validate) never calls it.
