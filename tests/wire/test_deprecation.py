@@ -40,9 +40,11 @@ def test_setting_a_deprecated_member_warns_once_at_the_caller() -> None:
 
 def test_a_deprecated_member_set_by_its_wire_name_warns_under_its_name() -> None:
     class Gadget(WireModel):
-        old: Annotated[str | None, Field(alias="_old", json_schema_extra={DEPRECATED_MARK: True})]
+        old: Annotated[
+            str | None, Field(alias="_old", json_schema_extra={DEPRECATED_MARK: True})
+        ] = None
 
-    found = caught(lambda: Gadget(_old="x"))
+    found = caught(lambda: Gadget(**{"_old": "x"}))
     assert len(found) == 1 and "member 'old' of" in str(found[0].message)
     assert caught(lambda: Gadget(old="y")) == []  # once per member, whichever name sets it
 
