@@ -255,7 +255,9 @@ def _add_discriminators(defs: dict[str, Schema]) -> None:
     visit(defs)
 
 
-NULLABLE_MARK = "x-nullable"  # read by mcpio.wire.base (NULLABLE_MARK): null allowed when optional
+NULLABLE_MARK = (
+    "x-nullable"  # read by mcp_wire_runtime.base (NULLABLE_MARK): null allowed when optional
+)
 
 
 def _allows_null(node: Any, defs: dict[str, Schema], seen: frozenset[str] = frozenset()) -> bool:
@@ -308,7 +310,9 @@ def _declare_base_meta(defs: dict[str, Schema]) -> None:
                     target.setdefault("properties", {})["_meta"] = copy.deepcopy(meta)
 
 
-DEPRECATED_MARK = "x-deprecated"  # read by mcpio.wire.base and the IR: the schema's `deprecated`
+DEPRECATED_MARK = (
+    "x-deprecated"  # read by mcp_wire_runtime.base and the IR: the schema's `deprecated`
+)
 
 
 def _mark_deprecated(node: Any) -> Any:

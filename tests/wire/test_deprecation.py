@@ -1,5 +1,5 @@
 """What the schema deprecates warns once when a user sets or sends it (issue 49), never when a
-frame that carries it is read: the models' hook (mcpio.wire.base) and the codec's."""
+frame that carries it is read: the models' hook (mcp_wire_runtime.base) and the codec's."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from pydantic import Field
 
 import mcp_wire
-from mcpio.wire._deprecation import DEPRECATED_MARK
-from mcpio.wire.base import WireModel
+from mcp_wire_runtime._deprecation import DEPRECATED_MARK
+from mcp_wire_runtime.base import WireModel
 
 DEPRECATED = Field(json_schema_extra={DEPRECATED_MARK: True})
 
