@@ -137,6 +137,29 @@ def _definitions_added(old: Revision, new: Revision, was: str = "was") -> list[s
     return lines
 
 
+def _deprecated(rev: Revision) -> set[str]:
+    """What the schema deprecates: "method `m`" and "`Definition.member`" lines."""
+    out = {f"method `{m.name}`" for m in rev.methods if m.deprecated}
+    out |= {
+        f"`{name}.{f.name}`"
+        for name, d in rev.definitions.items()
+        for f in d.fields
+        if f.deprecated
+    }
+    return out
+
+
+def _deprecations(old: Revision, new: Revision) -> list[str]:
+    """Deprecated in `new` and not in `old` (added so, or newly marked), and the other way
+    round where it is still there."""
+    before, after = _deprecated(old), _deprecated(new)
+    present = {f"method `{m.name}`" for m in new.methods} | {
+        f"`{name}.{f.name}`" for name, d in new.definitions.items() for f in d.fields
+    }
+    lines = [f"deprecated: {item}" for item in sorted(after - before)]
+    return lines + [f"no longer deprecated: {item}" for item in sorted((before - after) & present)]
+
+
 def _error_line(e: ErrorCode) -> str:
     data = f"; error.data: {', '.join(e.data_fields)}" if e.data_fields else ""
     return f"`{e.name}` ({e.code}{data})"
@@ -317,6 +340,7 @@ def changelog(old: Revision, new: Revision, extensions: list[str] | None = None)
     lines += ["## Definitions removed", *_bullets(_definitions_added(new, old, "now")), ""]
     lines += ["## Moves and renames (no wire change)", *_bullets(_moves(old, new, changes)), ""]
     lines += ["## Definitions changed", *_bullets(_folded(old, new, changes)), ""]
+    lines += ["## Deprecations", *_bullets(_deprecations(old, new)), ""]
     lines += ["## Error codes", *_bullets(_error_changes(old, new)), ""]
     lines += ["## Wire breaks for an existing peer", *_bullets(breaks)]
     if extensions is not None:

@@ -28,6 +28,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from codegen.core_copies import reuse_core
 from codegen.errors import CodegenError
 from codegen.normalize import REF_PREFIX, definitions_of, pascal, ref_name
 
@@ -357,6 +358,7 @@ def merged_schema(
     ext_defs = extension_definitions(ext, label)
     same = repeated(ext_defs, core_defs, label)
     own = restyle({n: d for n, d in ext_defs.items() if n not in core_defs})
+    own = reuse_core(own, core_defs)[0]  # its inline copies of core definitions: the core's
     defs = copy.deepcopy(core_defs)
     defs.update(own)
     messages = {n: kind_method for n, d in ext_defs.items() if (kind_method := _method(d))}

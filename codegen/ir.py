@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from codegen.errors import CodegenError
-from codegen.normalize import definitions_of, ref_name
+from codegen.normalize import DEPRECATED_MARK, definitions_of, ref_name
 
 Schema = dict[str, Any]
 
@@ -43,6 +43,7 @@ class Field:
     name: str
     required: bool
     type: str
+    deprecated: bool = False  # the schema marks the member `deprecated`
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class Method:
     input_required: bool = False
     list_field: str | None = None  # paginated list results: the one array of items
     list_item: str | None = None
+    deprecated: bool = False  # the schema marks its message definition `deprecated`
 
     @property
     def result(self) -> str | None:
@@ -283,7 +285,10 @@ def _definitions(s: _Schema, hoisted: dict[str, str]) -> dict[str, Definition]:
     for name, node in sorted(s.defs.items()):
         props = node.get("properties", {}) if isinstance(node.get("properties"), dict) else {}
         required = set(node.get("required", []))
-        fields = tuple(Field(p, p in required, type_summary(v)) for p, v in sorted(props.items()))
+        fields = tuple(
+            Field(p, p in required, type_summary(v), bool(v.get(DEPRECATED_MARK)))
+            for p, v in sorted(props.items())
+        )
         typ = "object" if props or node.get("type") == "object" else type_summary(node)
         out[name] = Definition(name, typ, fields, "additionalProperties" in node, hoisted.get(name))
     return out
@@ -600,6 +605,7 @@ def _method(
         interim_results=((interim,) if interim is not None and interim in results else ()),
         list_field=list_field,
         list_item=list_item,
+        deprecated=bool(node.get(DEPRECATED_MARK)),
     )
 
 

@@ -56,7 +56,10 @@ OPTIONS: dict[str, Any] = {
     "remove_special_field_name_prefix": True,
     # An optional member whose schema allows null carries the mark (codegen.normalize); the
     # models refuse null for every other optional member (mcp_wire_runtime.base).
-    "field_extra_keys": {"x-nullable"},
+    # A member the schema deprecates carries a mark too (codegen.normalize), which the models
+    # warn of when a user sets it (mcp_wire_runtime.base); pydantic's own `deprecated` would
+    # warn on every read.
+    "field_extra_keys": {"x-nullable", "x-deprecated"},
     "formatters": [],
 }
 

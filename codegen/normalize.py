@@ -11,10 +11,10 @@ patch says so.
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any
 
 from codegen.errors import CodegenError
+from codegen.naming import is_inline_object, pascal, variant_names
 from codegen.patches import apply_patches
 from codegen.tsdoc import rewrite_descriptions
 
@@ -39,11 +39,6 @@ def definitions_of(schema: Schema) -> dict[str, Schema]:
     if bad:
         raise CodegenError(f"definition {bad[0]} is not a JSON object")
     return defs
-
-
-def pascal(text: str) -> str:
-    parts = re.split(r"[^A-Za-z0-9]+", text)
-    return "".join(p[:1].upper() + p[1:] for p in parts if p)
 
 
 def ref_name(node: Any) -> str | None:
@@ -71,14 +66,6 @@ def _rewrite_refs(node: Any) -> Any:
 def is_any(node: Any) -> bool:
     """`{}` (or only annotations): the schema accepts any JSON value here."""
     return isinstance(node, dict) and not (_SCHEMA_KEYS & node.keys())
-
-
-def _is_inline_object(node: Any) -> bool:
-    return (
-        isinstance(node, dict)
-        and "$ref" not in node
-        and ("properties" in node or ("allOf" in node and node.get("type", "object") == "object"))
-    )
 
 
 def _keep_ints(node: Any, *, schema_map: bool = False) -> Any:
@@ -142,7 +129,8 @@ class _Hoister:
             out["items"] = self._field(node["items"], name + "Item", name)
         for key in _COMPOSITE_KEYS:
             if isinstance(node.get(key), list):
-                out[key] = [self._variant(v, name, i) for i, v in enumerate(node[key])]
+                names = variant_names(node[key], name)
+                out[key] = [self._variant(v, name, names.get(i)) for i, v in enumerate(node[key])]
         if isinstance(node.get("allOf"), list):
             out["allOf"] = [
                 self._walk_def(v, name) if isinstance(v, dict) else v for v in node["allOf"]
@@ -152,27 +140,17 @@ class _Hoister:
     def _field(self, node: Any, name: str, parent: str) -> Any:
         if not isinstance(node, dict):
             return node
-        if _is_inline_object(node):
+        if is_inline_object(node):
+            if node.get(DEPRECATED_MARK):  # the member is deprecated, not the hoisted class
+                node = {k: v for k, v in node.items() if k != DEPRECATED_MARK}
+                return self._claim(name, node, parent) | {DEPRECATED_MARK: True}
             return self._claim(name, node, parent)
         return self._walk_def(node, name)
 
-    def _variant(self, node: Any, parent: str, index: int) -> Any:
-        if not _is_inline_object(node):
+    def _variant(self, node: Any, parent: str, name: str | None) -> Any:
+        if name is None:
             return self._walk_def(node, parent) if isinstance(node, dict) else node
-        tag = _const_tag(node)
-        return self._claim(
-            parent + (pascal(str(tag)) if tag is not None else f"Variant{index}"), node, parent
-        )
-
-
-def _const_tag(node: Schema) -> Any:
-    for prop in sorted(node.get("properties", {})):
-        value = node["properties"][prop]
-        if isinstance(value, dict) and "const" in value:
-            return value["const"]
-    if "const" in node:
-        return node["const"]
-    return None
+        return self._claim(name, node, parent)
 
 
 def _anys_to_json_value(node: Any, *, in_properties: bool = False) -> Any:
@@ -245,7 +223,7 @@ def _flatten_all_of(defs: dict[str, Schema]) -> None:
 
 
 def _annotations(node: Schema) -> Schema:
-    return {k: v for k, v in node.items() if k in ("description", "title")}
+    return {k: v for k, v in node.items() if k in ("description", "title", "deprecated")}
 
 
 def _add_discriminators(defs: dict[str, Schema]) -> None:
@@ -332,6 +310,33 @@ def _declare_base_meta(defs: dict[str, Schema]) -> None:
                     target.setdefault("properties", {})["_meta"] = copy.deepcopy(meta)
 
 
+DEPRECATED_MARK = (
+    "x-deprecated"  # read by mcp_wire_runtime.base and the IR: the schema's `deprecated`
+)
+
+
+def _mark_deprecated(node: Any) -> Any:
+    """JSON Schema's `deprecated: true` on a member or a definition -> the mark (the generator
+    would make a deprecated member a pydantic `Field(deprecated=...)`, which warns whenever it is
+    read, also of a frame a peer sent); `deprecated: false` is dropped. Depth first."""
+    if isinstance(node, list):
+        return [_mark_deprecated(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: Schema = {}
+    for key, value in node.items():
+        if key == "deprecated" and isinstance(value, bool):
+            if value:
+                out[DEPRECATED_MARK] = True
+        elif key in _LITERAL_KEYS:
+            out[key] = value
+        elif key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
+            out[key] = {k: _mark_deprecated(v) for k, v in value.items()}
+        else:
+            out[key] = _mark_deprecated(value)
+    return out
+
+
 def _member(node: Any, name: str) -> Any:
     props = node.get("properties") if isinstance(node, dict) else None
     return props.get(name) if isinstance(props, dict) else None
@@ -352,6 +357,7 @@ def normalize(schema: Schema, revision: str) -> tuple[Schema, dict[str, str]]:
     if JSON_VALUE not in defs:
         defs[JSON_VALUE] = {"description": "Any JSON value."}
     defs = {name: _anys_to_json_value(d) if name != JSON_VALUE else d for name, d in defs.items()}
+    defs = {name: _mark_deprecated(d) for name, d in defs.items()}
     hoister = _Hoister(defs)
     hoister.run()
     _declare_base_meta(defs)

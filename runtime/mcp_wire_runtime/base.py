@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, JsonVal
 from pydantic.fields import FieldInfo
 from pydantic_core import core_schema
 
+from mcp_wire_runtime._deprecation import DEPRECATED_MARK, warn_once
 from mcp_wire_runtime._numbers import finite_json
 
 __all__ = ["JSONValue", "WireModel"]
@@ -101,6 +102,18 @@ def _not_null_fields(cls: type[BaseModel]) -> dict[str, FieldInfo]:
     }
 
 
+def _deprecated_fields(cls: type[BaseModel]) -> dict[str, str]:
+    """{name or wire name: member name} of the members the schema deprecates."""
+    out: dict[str, str] = {}
+    for name, field in cls.model_fields.items():
+        extra = field.json_schema_extra
+        if isinstance(extra, dict) and extra.get(DEPRECATED_MARK):
+            out[name] = name
+            if field.alias:
+                out[field.alias] = name
+    return out
+
+
 _Extras = dict[str, JSONValue]  # extra members: typed JSON values
 
 
@@ -130,21 +143,27 @@ class WireModel(BaseModel):
         __pydantic_extra__: dict[str, JSONValue]
 
         # Per class (`_init_plan`): the names and wire names of the members that are absent or
-        # set, never null; and whether a constructor call may leave `resultType` out.
+        # set, never null; whether a constructor call may leave `resultType` out; and the
+        # members the schema deprecates, by name and wire name.
         # Not annotated: pydantic evaluates the annotations of every base for each new model.
         __wire_init__ = None
 
         def __init__(self, /, **data: Any) -> None:
-            plan = type(self).__dict__.get("__wire_init__")
+            cls = type(self)
+            plan = cls.__dict__.get("__wire_init__")
             if plan is None:
-                plan = type(self)._init_plan()
-            not_null, tagged = plan
+                plan = cls._init_plan()
+            not_null, tagged, deprecated = plan
             if not_null:  # `member=None` leaves it out (it reads as None, and is not written)
                 data = {k: v for k, v in data.items() if v is not None or k not in not_null}
             if tagged and "resultType" not in data:
                 # A result built by hand is complete unless it says otherwise: what the
                 # protocol reads an absent `resultType` as (decoding still requires it).
                 data["resultType"] = "complete"
+            if deprecated:  # the user sets a deprecated member (decoding never calls this)
+                for key in sorted(deprecated.keys() & data.keys()):
+                    where = f"{cls.__module__}.{cls.__qualname__}"
+                    warn_once(where, deprecated[key], "member", stacklevel=2)
             super().__init__(**data)
 
         # Not a custom __init__ to pydantic: validation from data (model_validate) never calls it.
@@ -172,7 +191,7 @@ class WireModel(BaseModel):
             return super().model_dump_json(**options)
 
     @classmethod
-    def _init_plan(cls) -> tuple[frozenset[str], bool]:
+    def _init_plan(cls) -> tuple[frozenset[str], bool, dict[str, str]]:
         names: set[str] = set()
         for name, field in _not_null_fields(cls).items():
             names.add(name)
@@ -182,7 +201,7 @@ class WireModel(BaseModel):
         tagged = (
             result_type is not None and result_type.is_required() and result_type.annotation is str
         )
-        plan = (frozenset(names), tagged)
+        plan = (frozenset(names), tagged, _deprecated_fields(cls))
         cls.__wire_init__ = plan
         return plan
 

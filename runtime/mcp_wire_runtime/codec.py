@@ -34,6 +34,7 @@ from mcp_wire_runtime import _failures as failures
 from mcp_wire_runtime import _numbers as numbers
 from mcp_wire_runtime import _peek as peeking
 from mcp_wire_runtime import _schemas as schemas
+from mcp_wire_runtime._deprecation import warn_once
 from mcp_wire_runtime._peek import Peek
 from mcp_wire_runtime._peek import envelope as envelope_of
 from mcp_wire_runtime._peek import failure as peek_failure
@@ -70,6 +71,7 @@ class MethodSpec:
         task_result: What a task-augmented request may answer with instead (None: no task).
         list_field: A paginated list result's field of items (None: not a list).
         list_item: The model of those items (None: not a list).
+        deprecated: Whether the schema deprecates it (sending it warns once).
     """
 
     name: str
@@ -85,6 +87,7 @@ class MethodSpec:
     task_result: Any = None  # task-augmented requests may answer with this
     list_field: str | None = None  # paginated list results: the items' field
     list_item: Any = None
+    deprecated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -714,6 +717,7 @@ class Codec:
                 (client_capabilities=..., client_info=..., protocol_version=...).
         """
         frame = self.requests.get(method) or self._raise_unknown(method, "request")
+        self._warn_deprecated(method)
         body: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
         stamped = self._stamp(self._params_data(params, method), method, envelope)
         if stamped is not None:
@@ -723,10 +727,16 @@ class Codec:
     def notification(self, method: str, params: Any = None) -> Any:
         """A validated notification frame."""
         frame = self.notifications.get(method) or self._raise_unknown(method, "notification")
+        self._warn_deprecated(method)
         body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             body["params"] = self._params_data(params, method)
         return self._build(frame, body, f"a {method} notification")
+
+    def _warn_deprecated(self, method: str) -> None:
+        spec = self.methods.get(method)
+        if spec is not None and spec.deprecated:  # the caller of request() or notification()
+            warn_once(f"MCP revision {self.revision}", method, "method", stacklevel=3)
 
     def response(self, id: str | int, method: str, result: Any) -> Any:
         """A validated result response to a `method` request.

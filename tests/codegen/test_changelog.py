@@ -16,36 +16,11 @@ from codegen.cli import main
 from codegen.ir import Definition, Direction, ErrorCode, Field, Kind, Revision
 from codegen.normalize import JSON_VALUE
 from tests.support import REVISIONS, ROOT, revision_ir
+from tests.support.changelog import SECTIONS, sections
 from tests.support.inventory import inventory_churn, inventory_methods
 
 PAIRS = list(zip(REVISIONS, REVISIONS[1:], strict=False))
 INLINE = " (inline object of `"
-SECTIONS = (
-    "Methods added",
-    "Methods removed",
-    "Methods changed (direction, kind, params, result)",
-    "Definitions added",
-    "Definitions removed",
-    "Moves and renames (no wire change)",
-    "Definitions changed",
-    "Error codes",
-    "Wire breaks for an existing peer",
-)
-
-
-def sections(text: str) -> dict[str, list[str]]:
-    """`## Heading` -> its bullet items (without `- `); `- none` is an empty list."""
-    out: dict[str, list[str]] = {"": []}
-    current = ""
-    for line in text.splitlines():
-        if line.startswith("## "):
-            current = line[3:]
-            assert current not in out, f"section {current!r} twice"
-            out[current] = []
-        elif line.startswith("- ") and line != "- none":
-            out[current].append(line[2:])
-    assert set(out) - {"Extensions"} == {"", *SECTIONS}, set(out)  # Extensions: the CLI's
-    return out
 
 
 def leading_names(items: list[str]) -> list[str]:

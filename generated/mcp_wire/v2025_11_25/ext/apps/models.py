@@ -9,6 +9,15 @@ from typing_extensions import TypeAliasType
 from mcp_wire_runtime.base import JSONValue, WireModel
 
 from ...models import *  # noqa: F403 (the extended revision's models)
+from ...models import Annotations as Annotations
+from ...models import AudioContent as AudioContent
+from ...models import EmbeddedResource as EmbeddedResource
+from ...models import Icon as Icon
+from ...models import ImageContent as ImageContent
+from ...models import Implementation as Implementation
+from ...models import TextContent as TextContent
+from ...models import ToolAnnotations as ToolAnnotations
+from ...models import ToolExecution as ToolExecution
 
 
 class McpUiAppCapabilitiesTools(WireModel):
@@ -42,56 +51,8 @@ Display mode for UI presentation.
 """
 
 
-class McpUiDownloadFileRequestParamsContentsItemResourceAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiDownloadFileRequestParamsContentsItemResourceLinkAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
 class McpUiDownloadFileRequestParamsContentsItemResourceLinkMeta(WireModel):
     pass
-
-
-class McpUiDownloadFileRequestParamsContentsItemResourceResourceVariant0(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    mimeType: str | None = None
-    text: str
-    uri: str
-
-
-class McpUiDownloadFileRequestParamsContentsItemResourceResourceVariant1(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    blob: str
-    mimeType: str | None = None
-    uri: str
 
 
 class McpUiDownloadFileResult(WireModel):
@@ -169,21 +130,7 @@ class McpUiHostCapabilitiesServerTools(WireModel):
     """
 
 
-class McpUiHostContextContainerDimensionsVariant0(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    height: StrictInt | StrictFloat
-    """
-    Fixed container height in pixels.
-    """
-    width: StrictInt | StrictFloat
-    """
-    Fixed container width in pixels.
-    """
-
-
-class McpUiHostContextContainerDimensionsVariant1(WireModel):
+class McpUiHostContextContainerDimensionsHeightMaxWidth(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
@@ -197,13 +144,13 @@ class McpUiHostContextContainerDimensionsVariant1(WireModel):
     """
 
 
-class McpUiHostContextContainerDimensionsVariant2(WireModel):
+class McpUiHostContextContainerDimensionsHeightWidth(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    maxHeight: StrictInt | StrictFloat | Any | None = None
+    height: StrictInt | StrictFloat
     """
-    Maximum container height in pixels.
+    Fixed container height in pixels.
     """
     width: StrictInt | StrictFloat
     """
@@ -211,7 +158,7 @@ class McpUiHostContextContainerDimensionsVariant2(WireModel):
     """
 
 
-class McpUiHostContextContainerDimensionsVariant3(WireModel):
+class McpUiHostContextContainerDimensionsMaxHeightMaxWidth(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
@@ -222,6 +169,20 @@ class McpUiHostContextContainerDimensionsVariant3(WireModel):
     maxWidth: StrictInt | StrictFloat | Any | None = None
     """
     Maximum container width in pixels.
+    """
+
+
+class McpUiHostContextContainerDimensionsMaxHeightWidth(WireModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    maxHeight: StrictInt | StrictFloat | Any | None = None
+    """
+    Maximum container height in pixels.
+    """
+    width: StrictInt | StrictFloat
+    """
+    Fixed container width in pixels.
     """
 
 
@@ -273,24 +234,6 @@ Id = TypeAliasType("Id", Annotated[StrictInt, Field(ge=-9007199254740991, le=900
 """
 JSON-RPC id of the tools/call request.
 """
-
-
-class McpUiHostContextToolInfoToolAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    destructiveHint: StrictBool | None = None
-    idempotentHint: StrictBool | None = None
-    openWorldHint: StrictBool | None = None
-    readOnlyHint: StrictBool | None = None
-    title: str | None = None
-
-
-class McpUiHostContextToolInfoToolExecution(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    taskSupport: Literal["required", "optional", "forbidden"] | None = None
 
 
 class McpUiHostContextToolInfoToolOutputSchema(WireModel):
@@ -407,98 +350,8 @@ class McpUiInitializedNotificationParams(WireModel):
     )
 
 
-class McpUiMessageRequestParamsContentItemAudioAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiMessageRequestParamsContentItemImageAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiMessageRequestParamsContentItemResourceAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiMessageRequestParamsContentItemResourceLinkAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
 class McpUiMessageRequestParamsContentItemResourceLinkMeta(WireModel):
     pass
-
-
-class McpUiMessageRequestParamsContentItemResourceResourceVariant0(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    mimeType: str | None = None
-    text: str
-    uri: str
-
-
-class McpUiMessageRequestParamsContentItemResourceResourceVariant1(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    blob: str
-    mimeType: str | None = None
-    uri: str
-
-
-class McpUiMessageRequestParamsContentItemTextAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
 
 
 class McpUiMessageResult(WireModel):
@@ -762,118 +615,14 @@ class McpUiToolInputPartialNotificationParams(WireModel):
     """
 
 
-class McpUiToolResultNotificationParamsContentItemAudioAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiToolResultNotificationParamsContentItemImageAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiToolResultNotificationParamsContentItemResourceAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiToolResultNotificationParamsContentItemResourceLinkAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiToolResultNotificationParamsContentItemResourceLinkIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
-
-
 class McpUiToolResultNotificationParamsContentItemResourceLinkMeta(WireModel):
     pass
 
 
-class McpUiToolResultNotificationParamsContentItemResourceResourceVariant0(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    mimeType: str | None = None
-    text: str
-    uri: str
-
-
-class McpUiToolResultNotificationParamsContentItemResourceResourceVariant1(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    blob: str
-    mimeType: str | None = None
-    uri: str
-
-
-class McpUiToolResultNotificationParamsContentItemTextAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
+class McpUiToolResultNotificationParamsMeta(WireModel):
+    io_modelcontextprotocol_serverInfo: Annotated[
+        Implementation | None, Field(alias="io.modelcontextprotocol/serverInfo")
     ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiToolResultNotificationParamsMetaIoModelcontextprotocolServerInfoIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
 
 
 McpUiToolVisibility = TypeAliasType("McpUiToolVisibility", Literal["model", "app"])
@@ -882,108 +631,8 @@ Tool visibility scope - who can access the tool.
 """
 
 
-class McpUiUpdateModelContextRequestParamsContentItemAudioAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiUpdateModelContextRequestParamsContentItemImageAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiUpdateModelContextRequestParamsContentItemResourceAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiUpdateModelContextRequestParamsContentItemResourceLinkAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiUpdateModelContextRequestParamsContentItemResourceLinkIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
-
-
 class McpUiUpdateModelContextRequestParamsContentItemResourceLinkMeta(WireModel):
     pass
-
-
-class McpUiUpdateModelContextRequestParamsContentItemResourceResourceVariant0(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    mimeType: str | None = None
-    text: str
-    uri: str
-
-
-class McpUiUpdateModelContextRequestParamsContentItemResourceResourceVariant1(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    blob: str
-    mimeType: str | None = None
-    uri: str
-
-
-class McpUiUpdateModelContextRequestParamsContentItemTextAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
 
 
 Schema0 = TypeAliasType(
@@ -1007,27 +656,22 @@ class McpUiAppCapabilities(WireModel):
     tools: McpUiAppCapabilitiesTools | None = None
 
 
-class McpUiDownloadFileRequestParamsContentsItemResource(WireModel):
+class McpUiDownloadFileRequestParamsContentsItemResourceLink(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiDownloadFileRequestParamsContentsItemResourceAnnotations | None = None
-    resource: (
-        McpUiDownloadFileRequestParamsContentsItemResourceResourceVariant0
-        | McpUiDownloadFileRequestParamsContentsItemResourceResourceVariant1
-    )
-    type: Literal["resource"]
-
-
-class McpUiDownloadFileRequestParamsContentsItemResourceLinkIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
+    meta: Annotated[
+        McpUiDownloadFileRequestParamsContentsItemResourceLinkMeta | None, Field(alias="_meta")
+    ] = None
+    annotations: Annotations | None = None
+    description: str | None = None
+    icons: list[Icon] | None = None
     mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
+    name: str
+    size: StrictInt | StrictFloat | None = None
+    title: str | None = None
+    type: Literal["resource_link"]
+    uri: str
 
 
 class McpUiHostCapabilitiesSampling(WireModel):
@@ -1042,40 +686,25 @@ class McpUiHostCapabilitiesSampling(WireModel):
     tools: McpUiHostCapabilitiesSamplingTools | None = None
 
 
-class McpUiHostContextToolInfoToolIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
-
-
 class McpUiHostContextToolInfoToolInputSchema(WireModel):
     properties: dict[str, Schema0] | None = None
     required: list[str] | None = None
     type: Literal["object"]
 
 
-class McpUiInitializeRequestParamsAppInfoIconsItem(WireModel):
+class McpUiInitializeRequestParams(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
-
-
-class McpUiInitializeResultHostInfoIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
+    appCapabilities: McpUiAppCapabilities
+    appInfo: Implementation
+    """
+    App identification (name and version).
+    """
+    protocolVersion: str
+    """
+    Protocol version this app supports.
+    """
 
 
 class McpUiInitializedNotification(WireModel):
@@ -1086,59 +715,22 @@ class McpUiInitializedNotification(WireModel):
     params: McpUiInitializedNotificationParams | None = None
 
 
-class McpUiMessageRequestParamsContentItemAudio(WireModel):
+class McpUiMessageRequestParamsContentItemResourceLink(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiMessageRequestParamsContentItemAudioAnnotations | None = None
-    data: str
-    mimeType: str
-    type: Literal["audio"]
-
-
-class McpUiMessageRequestParamsContentItemImage(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiMessageRequestParamsContentItemImageAnnotations | None = None
-    data: str
-    mimeType: str
-    type: Literal["image"]
-
-
-class McpUiMessageRequestParamsContentItemResource(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiMessageRequestParamsContentItemResourceAnnotations | None = None
-    resource: (
-        McpUiMessageRequestParamsContentItemResourceResourceVariant0
-        | McpUiMessageRequestParamsContentItemResourceResourceVariant1
-    )
-    type: Literal["resource"]
-
-
-class McpUiMessageRequestParamsContentItemResourceLinkIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
+    meta: Annotated[
+        McpUiMessageRequestParamsContentItemResourceLinkMeta | None, Field(alias="_meta")
+    ] = None
+    annotations: Annotations | None = None
+    description: str | None = None
+    icons: list[Icon] | None = None
     mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
-
-
-class McpUiMessageRequestParamsContentItemText(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiMessageRequestParamsContentItemTextAnnotations | None = None
-    text: str
-    type: Literal["text"]
+    name: str
+    size: StrictInt | StrictFloat | None = None
+    title: str | None = None
+    type: Literal["resource_link"]
+    uri: str
 
 
 class McpUiOpenLinkRequest(WireModel):
@@ -1264,41 +856,6 @@ class McpUiToolMeta(WireModel):
     """
 
 
-class McpUiToolResultNotificationParamsContentItemAudio(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiToolResultNotificationParamsContentItemAudioAnnotations | None = None
-    data: str
-    mimeType: str
-    type: Literal["audio"]
-
-
-class McpUiToolResultNotificationParamsContentItemImage(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiToolResultNotificationParamsContentItemImageAnnotations | None = None
-    data: str
-    mimeType: str
-    type: Literal["image"]
-
-
-class McpUiToolResultNotificationParamsContentItemResource(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiToolResultNotificationParamsContentItemResourceAnnotations | None = None
-    resource: (
-        McpUiToolResultNotificationParamsContentItemResourceResourceVariant0
-        | McpUiToolResultNotificationParamsContentItemResourceResourceVariant1
-    )
-    type: Literal["resource"]
-
-
 class McpUiToolResultNotificationParamsContentItemResourceLink(WireModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -1306,74 +863,15 @@ class McpUiToolResultNotificationParamsContentItemResourceLink(WireModel):
     meta: Annotated[
         McpUiToolResultNotificationParamsContentItemResourceLinkMeta | None, Field(alias="_meta")
     ] = None
-    annotations: McpUiToolResultNotificationParamsContentItemResourceLinkAnnotations | None = None
+    annotations: Annotations | None = None
     description: str | None = None
-    icons: list[McpUiToolResultNotificationParamsContentItemResourceLinkIconsItem] | None = None
+    icons: list[Icon] | None = None
     mimeType: str | None = None
     name: str
     size: StrictInt | StrictFloat | None = None
     title: str | None = None
     type: Literal["resource_link"]
     uri: str
-
-
-class McpUiToolResultNotificationParamsContentItemText(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiToolResultNotificationParamsContentItemTextAnnotations | None = None
-    text: str
-    type: Literal["text"]
-
-
-class McpUiToolResultNotificationParamsMetaIoModelcontextprotocolServerInfo(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    description: str | None = None
-    icons: (
-        list[McpUiToolResultNotificationParamsMetaIoModelcontextprotocolServerInfoIconsItem] | None
-    ) = None
-    name: str
-    title: str | None = None
-    version: str
-    websiteUrl: str | None = None
-
-
-class McpUiUpdateModelContextRequestParamsContentItemAudio(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiUpdateModelContextRequestParamsContentItemAudioAnnotations | None = None
-    data: str
-    mimeType: str
-    type: Literal["audio"]
-
-
-class McpUiUpdateModelContextRequestParamsContentItemImage(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiUpdateModelContextRequestParamsContentItemImageAnnotations | None = None
-    data: str
-    mimeType: str
-    type: Literal["image"]
-
-
-class McpUiUpdateModelContextRequestParamsContentItemResource(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiUpdateModelContextRequestParamsContentItemResourceAnnotations | None = None
-    resource: (
-        McpUiUpdateModelContextRequestParamsContentItemResourceResourceVariant0
-        | McpUiUpdateModelContextRequestParamsContentItemResourceResourceVariant1
-    )
-    type: Literal["resource"]
 
 
 class McpUiUpdateModelContextRequestParamsContentItemResourceLink(WireModel):
@@ -1383,11 +881,9 @@ class McpUiUpdateModelContextRequestParamsContentItemResourceLink(WireModel):
     meta: Annotated[
         McpUiUpdateModelContextRequestParamsContentItemResourceLinkMeta | None, Field(alias="_meta")
     ] = None
-    annotations: McpUiUpdateModelContextRequestParamsContentItemResourceLinkAnnotations | None = (
-        None
-    )
+    annotations: Annotations | None = None
     description: str | None = None
-    icons: list[McpUiUpdateModelContextRequestParamsContentItemResourceLinkIconsItem] | None = None
+    icons: list[Icon] | None = None
     mimeType: str | None = None
     name: str
     size: StrictInt | StrictFloat | None = None
@@ -1396,32 +892,23 @@ class McpUiUpdateModelContextRequestParamsContentItemResourceLink(WireModel):
     uri: str
 
 
-class McpUiUpdateModelContextRequestParamsContentItemText(WireModel):
+Contents = TypeAliasType(
+    "Contents",
+    Annotated[
+        EmbeddedResource | McpUiDownloadFileRequestParamsContentsItemResourceLink,
+        Field(discriminator="type"),
+    ],
+)
+
+
+class McpUiDownloadFileRequestParams(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiUpdateModelContextRequestParamsContentItemTextAnnotations | None = None
-    text: str
-    type: Literal["text"]
-
-
-class McpUiDownloadFileRequestParamsContentsItemResourceLink(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[
-        McpUiDownloadFileRequestParamsContentsItemResourceLinkMeta | None, Field(alias="_meta")
-    ] = None
-    annotations: McpUiDownloadFileRequestParamsContentsItemResourceLinkAnnotations | None = None
-    description: str | None = None
-    icons: list[McpUiDownloadFileRequestParamsContentsItemResourceLinkIconsItem] | None = None
-    mimeType: str | None = None
-    name: str
-    size: StrictInt | StrictFloat | None = None
-    title: str | None = None
-    type: Literal["resource_link"]
-    uri: str
+    contents: list[Contents]
+    """
+    Resource contents to download — embedded (inline data) or linked (host fetches). Uses standard MCP resource types.
+    """
 
 
 class McpUiHostCapabilitiesSandbox(WireModel):
@@ -1445,64 +932,49 @@ class McpUiHostContextToolInfoTool(WireModel):
         extra="forbid",
     )
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiHostContextToolInfoToolAnnotations | None = None
+    annotations: ToolAnnotations | None = None
     description: str | None = None
-    execution: McpUiHostContextToolInfoToolExecution | None = None
-    icons: list[McpUiHostContextToolInfoToolIconsItem] | None = None
+    execution: ToolExecution | None = None
+    icons: list[Icon] | None = None
     inputSchema: McpUiHostContextToolInfoToolInputSchema
     name: str
     outputSchema: McpUiHostContextToolInfoToolOutputSchema | None = None
     title: str | None = None
 
 
-class McpUiInitializeRequestParamsAppInfo(WireModel):
-    """
-    App identification (name and version).
-    """
-
+class McpUiInitializeRequest(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    description: str | None = None
-    icons: list[McpUiInitializeRequestParamsAppInfoIconsItem] | None = None
-    name: str
-    title: str | None = None
-    version: str
-    websiteUrl: str | None = None
+    method: Literal["ui/initialize"]
+    params: McpUiInitializeRequestParams
 
 
-class McpUiInitializeResultHostInfo(WireModel):
-    """
-    Host application identification and version.
-    """
+Content = TypeAliasType(
+    "Content",
+    Annotated[
+        TextContent
+        | ImageContent
+        | AudioContent
+        | McpUiMessageRequestParamsContentItemResourceLink
+        | EmbeddedResource,
+        Field(discriminator="type"),
+    ],
+)
 
+
+class McpUiMessageRequestParams(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    description: str | None = None
-    icons: list[McpUiInitializeResultHostInfoIconsItem] | None = None
-    name: str
-    title: str | None = None
-    version: str
-    websiteUrl: str | None = None
-
-
-class McpUiMessageRequestParamsContentItemResourceLink(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[
-        McpUiMessageRequestParamsContentItemResourceLinkMeta | None, Field(alias="_meta")
-    ] = None
-    annotations: McpUiMessageRequestParamsContentItemResourceLinkAnnotations | None = None
-    description: str | None = None
-    icons: list[McpUiMessageRequestParamsContentItemResourceLinkIconsItem] | None = None
-    mimeType: str | None = None
-    name: str
-    size: StrictInt | StrictFloat | None = None
-    title: str | None = None
-    type: Literal["resource_link"]
-    uri: str
+    content: list[Content]
+    """
+    Message content blocks (text, image, etc.).
+    """
+    role: Literal["user"]
+    """
+    Message role, currently only "user" is supported.
+    """
 
 
 class McpUiResourceMeta(WireModel):
@@ -1546,31 +1018,35 @@ class McpUiSandboxResourceReadyNotification(WireModel):
 Content1 = TypeAliasType(
     "Content1",
     Annotated[
-        McpUiToolResultNotificationParamsContentItemText
-        | McpUiToolResultNotificationParamsContentItemImage
-        | McpUiToolResultNotificationParamsContentItemAudio
+        TextContent
+        | ImageContent
+        | AudioContent
         | McpUiToolResultNotificationParamsContentItemResourceLink
-        | McpUiToolResultNotificationParamsContentItemResource,
+        | EmbeddedResource,
         Field(discriminator="type"),
     ],
 )
 
 
-class McpUiToolResultNotificationParamsMeta(WireModel):
-    io_modelcontextprotocol_serverInfo: Annotated[
-        McpUiToolResultNotificationParamsMetaIoModelcontextprotocolServerInfo | None,
-        Field(alias="io.modelcontextprotocol/serverInfo"),
-    ] = None
+class McpUiToolResultNotificationParams(WireModel):
+    """
+    Standard MCP tool execution result.
+    """
+
+    meta: Annotated[McpUiToolResultNotificationParamsMeta | None, Field(alias="_meta")] = None
+    content: list[Content1]
+    isError: StrictBool | None = None
+    structuredContent: JSONValue | None = None
 
 
 Content2 = TypeAliasType(
     "Content2",
     Annotated[
-        McpUiUpdateModelContextRequestParamsContentItemText
-        | McpUiUpdateModelContextRequestParamsContentItemImage
-        | McpUiUpdateModelContextRequestParamsContentItemAudio
+        TextContent
+        | ImageContent
+        | AudioContent
         | McpUiUpdateModelContextRequestParamsContentItemResourceLink
-        | McpUiUpdateModelContextRequestParamsContentItemResource,
+        | EmbeddedResource,
         Field(discriminator="type"),
     ],
 )
@@ -1590,24 +1066,12 @@ class McpUiUpdateModelContextRequestParams(WireModel):
     """
 
 
-Contents = TypeAliasType(
-    "Contents",
-    Annotated[
-        McpUiDownloadFileRequestParamsContentsItemResource
-        | McpUiDownloadFileRequestParamsContentsItemResourceLink,
-        Field(discriminator="type"),
-    ],
-)
-
-
-class McpUiDownloadFileRequestParams(WireModel):
+class McpUiDownloadFileRequest(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    contents: list[Contents]
-    """
-    Resource contents to download — embedded (inline data) or linked (host fetches). Uses standard MCP resource types.
-    """
+    method: Literal["ui/download-file"]
+    params: McpUiDownloadFileRequestParams
 
 
 class McpUiHostCapabilities(WireModel):
@@ -1644,54 +1108,20 @@ class McpUiHostContextToolInfo(WireModel):
     tool: McpUiHostContextToolInfoTool
 
 
-class McpUiInitializeRequestParams(WireModel):
+class McpUiMessageRequest(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    appCapabilities: McpUiAppCapabilities
-    appInfo: McpUiInitializeRequestParamsAppInfo
-    protocolVersion: str
-    """
-    Protocol version this app supports.
-    """
+    method: Literal["ui/message"]
+    params: McpUiMessageRequestParams
 
 
-Content = TypeAliasType(
-    "Content",
-    Annotated[
-        McpUiMessageRequestParamsContentItemText
-        | McpUiMessageRequestParamsContentItemImage
-        | McpUiMessageRequestParamsContentItemAudio
-        | McpUiMessageRequestParamsContentItemResourceLink
-        | McpUiMessageRequestParamsContentItemResource,
-        Field(discriminator="type"),
-    ],
-)
-
-
-class McpUiMessageRequestParams(WireModel):
+class McpUiToolResultNotification(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    content: list[Content]
-    """
-    Message content blocks (text, image, etc.).
-    """
-    role: Literal["user"]
-    """
-    Message role, currently only "user" is supported.
-    """
-
-
-class McpUiToolResultNotificationParams(WireModel):
-    """
-    Standard MCP tool execution result.
-    """
-
-    meta: Annotated[McpUiToolResultNotificationParamsMeta | None, Field(alias="_meta")] = None
-    content: list[Content1]
-    isError: StrictBool | None = None
-    structuredContent: JSONValue | None = None
+    method: Literal["ui/notifications/tool-result"]
+    params: McpUiToolResultNotificationParams
 
 
 class McpUiUpdateModelContextRequest(WireModel):
@@ -1702,24 +1132,16 @@ class McpUiUpdateModelContextRequest(WireModel):
     params: McpUiUpdateModelContextRequestParams
 
 
-class McpUiDownloadFileRequest(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    method: Literal["ui/download-file"]
-    params: McpUiDownloadFileRequestParams
-
-
 class McpUiHostContext(WireModel):
     availableDisplayModes: list[McpUiDisplayMode] | None = None
     """
     Display modes the host supports.
     """
     containerDimensions: (
-        McpUiHostContextContainerDimensionsVariant0
-        | McpUiHostContextContainerDimensionsVariant1
-        | McpUiHostContextContainerDimensionsVariant2
-        | McpUiHostContextContainerDimensionsVariant3
+        McpUiHostContextContainerDimensionsHeightWidth
+        | McpUiHostContextContainerDimensionsHeightMaxWidth
+        | McpUiHostContextContainerDimensionsMaxHeightWidth
+        | McpUiHostContextContainerDimensionsMaxHeightMaxWidth
         | None
     ) = None
     """
@@ -1758,35 +1180,14 @@ class McpUiHostContextChangedNotification(WireModel):
     params: McpUiHostContext
 
 
-class McpUiInitializeRequest(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    method: Literal["ui/initialize"]
-    params: McpUiInitializeRequestParams
-
-
 class McpUiInitializeResult(WireModel):
     hostCapabilities: McpUiHostCapabilities
     hostContext: McpUiHostContext
-    hostInfo: McpUiInitializeResultHostInfo
+    hostInfo: Implementation
+    """
+    Host application identification and version.
+    """
     protocolVersion: str
     """
     Negotiated protocol version string (e.g., "2025-11-21").
     """
-
-
-class McpUiMessageRequest(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    method: Literal["ui/message"]
-    params: McpUiMessageRequestParams
-
-
-class McpUiToolResultNotification(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    method: Literal["ui/notifications/tool-result"]
-    params: McpUiToolResultNotificationParams

@@ -9,6 +9,15 @@ from typing_extensions import TypeAliasType
 from mcp_wire_runtime.base import JSONValue, WireModel
 
 from ...models import *  # noqa: F403 (the extended revision's models)
+from ...models import Annotations as Annotations
+from ...models import AudioContent as AudioContent
+from ...models import EmbeddedResource as EmbeddedResource
+from ...models import Icon as Icon
+from ...models import ImageContent as ImageContent
+from ...models import Implementation as Implementation
+from ...models import ResultMetaObject as ResultMetaObject
+from ...models import TextContent as TextContent
+from ...models import ToolAnnotations as ToolAnnotations
 
 
 class McpUiAppCapabilitiesTools(WireModel):
@@ -40,34 +49,6 @@ McpUiDisplayMode = TypeAliasType("McpUiDisplayMode", Literal["inline", "fullscre
 """
 Display mode for UI presentation.
 """
-
-
-class McpUiDownloadFileRequestParamsContentsItemResourceAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiDownloadFileRequestParamsContentsItemResourceLinkAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
 
 
 class McpUiDownloadFileRequestParamsContentsItemResourceLinkMeta(WireModel):
@@ -149,21 +130,7 @@ class McpUiHostCapabilitiesServerTools(WireModel):
     """
 
 
-class McpUiHostContextContainerDimensionsVariant0(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    height: StrictInt | StrictFloat
-    """
-    Fixed container height in pixels.
-    """
-    width: StrictInt | StrictFloat
-    """
-    Fixed container width in pixels.
-    """
-
-
-class McpUiHostContextContainerDimensionsVariant1(WireModel):
+class McpUiHostContextContainerDimensionsHeightMaxWidth(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
@@ -177,13 +144,13 @@ class McpUiHostContextContainerDimensionsVariant1(WireModel):
     """
 
 
-class McpUiHostContextContainerDimensionsVariant2(WireModel):
+class McpUiHostContextContainerDimensionsHeightWidth(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    maxHeight: StrictInt | StrictFloat | Any | None = None
+    height: StrictInt | StrictFloat
     """
-    Maximum container height in pixels.
+    Fixed container height in pixels.
     """
     width: StrictInt | StrictFloat
     """
@@ -191,7 +158,7 @@ class McpUiHostContextContainerDimensionsVariant2(WireModel):
     """
 
 
-class McpUiHostContextContainerDimensionsVariant3(WireModel):
+class McpUiHostContextContainerDimensionsMaxHeightMaxWidth(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
@@ -202,6 +169,20 @@ class McpUiHostContextContainerDimensionsVariant3(WireModel):
     maxWidth: StrictInt | StrictFloat | Any | None = None
     """
     Maximum container width in pixels.
+    """
+
+
+class McpUiHostContextContainerDimensionsMaxHeightWidth(WireModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    maxHeight: StrictInt | StrictFloat | Any | None = None
+    """
+    Maximum container height in pixels.
+    """
+    width: StrictInt | StrictFloat
+    """
+    Fixed container width in pixels.
     """
 
 
@@ -253,17 +234,6 @@ Id = TypeAliasType("Id", Annotated[StrictInt, Field(ge=-9007199254740991, le=900
 """
 JSON-RPC id of the tools/call request.
 """
-
-
-class McpUiHostContextToolInfoToolAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    destructiveHint: StrictBool | None = None
-    idempotentHint: StrictBool | None = None
-    openWorldHint: StrictBool | None = None
-    readOnlyHint: StrictBool | None = None
-    title: str | None = None
 
 
 class McpUiHostContextToolInfoToolExecution(WireModel):
@@ -387,78 +357,8 @@ class McpUiInitializedNotificationParams(WireModel):
     )
 
 
-class McpUiMessageRequestParamsContentItemAudioAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiMessageRequestParamsContentItemImageAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiMessageRequestParamsContentItemResourceAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiMessageRequestParamsContentItemResourceLinkAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
 class McpUiMessageRequestParamsContentItemResourceLinkMeta(WireModel):
     pass
-
-
-class McpUiMessageRequestParamsContentItemTextAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
 
 
 class McpUiMessageResult(WireModel):
@@ -699,98 +599,8 @@ class McpUiToolCancelledNotificationParams(WireModel):
     """
 
 
-class McpUiToolResultNotificationParamsContentItemAudioAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiToolResultNotificationParamsContentItemImageAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiToolResultNotificationParamsContentItemResourceAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiToolResultNotificationParamsContentItemResourceLinkAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiToolResultNotificationParamsContentItemResourceLinkIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
-
-
 class McpUiToolResultNotificationParamsContentItemResourceLinkMeta(WireModel):
     pass
-
-
-class McpUiToolResultNotificationParamsContentItemTextAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiToolResultNotificationParamsMetaIoModelcontextprotocolServerInfoIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
 
 
 McpUiToolVisibility = TypeAliasType("McpUiToolVisibility", Literal["model", "app"])
@@ -799,88 +609,8 @@ Tool visibility scope - who can access the tool.
 """
 
 
-class McpUiUpdateModelContextRequestParamsContentItemAudioAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiUpdateModelContextRequestParamsContentItemImageAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiUpdateModelContextRequestParamsContentItemResourceAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiUpdateModelContextRequestParamsContentItemResourceLinkAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-
-
-class McpUiUpdateModelContextRequestParamsContentItemResourceLinkIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
-
-
 class McpUiUpdateModelContextRequestParamsContentItemResourceLinkMeta(WireModel):
     pass
-
-
-class McpUiUpdateModelContextRequestParamsContentItemTextAnnotations(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    audience: list[Literal["user", "assistant"]] | None = None
-    lastModified: Annotated[
-        str | None,
-        Field(
-            pattern="^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
-        ),
-    ] = None
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
 
 
 Schema0 = TypeAliasType(
@@ -889,14 +619,22 @@ Schema0 = TypeAliasType(
 )
 
 
-class McpUiDownloadFileRequestParamsContentsItemResourceLinkIconsItem(WireModel):
+class McpUiDownloadFileRequestParamsContentsItemResourceLink(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    meta: Annotated[
+        McpUiDownloadFileRequestParamsContentsItemResourceLinkMeta | None, Field(alias="_meta")
+    ] = None
+    annotations: Annotations | None = None
+    description: str | None = None
+    icons: list[Icon] | None = None
     mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
+    name: str
+    size: StrictInt | StrictFloat | None = None
+    title: str | None = None
+    type: Literal["resource_link"]
+    uri: str
 
 
 class McpUiHostCapabilitiesSampling(WireModel):
@@ -911,40 +649,10 @@ class McpUiHostCapabilitiesSampling(WireModel):
     tools: McpUiHostCapabilitiesSamplingTools | None = None
 
 
-class McpUiHostContextToolInfoToolIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
-
-
 class McpUiHostContextToolInfoToolInputSchema(WireModel):
     properties: dict[str, Schema0] | None = None
     required: list[str] | None = None
     type: Literal["object"]
-
-
-class McpUiInitializeRequestParamsAppInfoIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
-
-
-class McpUiInitializeResultHostInfoIconsItem(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
 
 
 class McpUiInitializedNotification(WireModel):
@@ -955,14 +663,22 @@ class McpUiInitializedNotification(WireModel):
     params: McpUiInitializedNotificationParams | None = None
 
 
-class McpUiMessageRequestParamsContentItemResourceLinkIconsItem(WireModel):
+class McpUiMessageRequestParamsContentItemResourceLink(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    meta: Annotated[
+        McpUiMessageRequestParamsContentItemResourceLinkMeta | None, Field(alias="_meta")
+    ] = None
+    annotations: Annotations | None = None
+    description: str | None = None
+    icons: list[Icon] | None = None
     mimeType: str | None = None
-    sizes: list[str] | None = None
-    src: str
-    theme: McpUiTheme | None = None
+    name: str
+    size: StrictInt | StrictFloat | None = None
+    title: str | None = None
+    type: Literal["resource_link"]
+    uri: str
 
 
 class McpUiOpenLinkRequest(WireModel):
@@ -1079,29 +795,15 @@ class McpUiToolResultNotificationParamsContentItemResourceLink(WireModel):
     meta: Annotated[
         McpUiToolResultNotificationParamsContentItemResourceLinkMeta | None, Field(alias="_meta")
     ] = None
-    annotations: McpUiToolResultNotificationParamsContentItemResourceLinkAnnotations | None = None
+    annotations: Annotations | None = None
     description: str | None = None
-    icons: list[McpUiToolResultNotificationParamsContentItemResourceLinkIconsItem] | None = None
+    icons: list[Icon] | None = None
     mimeType: str | None = None
     name: str
     size: StrictInt | StrictFloat | None = None
     title: str | None = None
     type: Literal["resource_link"]
     uri: str
-
-
-class McpUiToolResultNotificationParamsMetaIoModelcontextprotocolServerInfo(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    description: str | None = None
-    icons: (
-        list[McpUiToolResultNotificationParamsMetaIoModelcontextprotocolServerInfoIconsItem] | None
-    ) = None
-    name: str
-    title: str | None = None
-    version: str
-    websiteUrl: str | None = None
 
 
 class McpUiUpdateModelContextRequestParamsContentItemResourceLink(WireModel):
@@ -1111,11 +813,9 @@ class McpUiUpdateModelContextRequestParamsContentItemResourceLink(WireModel):
     meta: Annotated[
         McpUiUpdateModelContextRequestParamsContentItemResourceLinkMeta | None, Field(alias="_meta")
     ] = None
-    annotations: McpUiUpdateModelContextRequestParamsContentItemResourceLinkAnnotations | None = (
-        None
-    )
+    annotations: Annotations | None = None
     description: str | None = None
-    icons: list[McpUiUpdateModelContextRequestParamsContentItemResourceLinkIconsItem] | None = None
+    icons: list[Icon] | None = None
     mimeType: str | None = None
     name: str
     size: StrictInt | StrictFloat | None = None
@@ -1124,22 +824,23 @@ class McpUiUpdateModelContextRequestParamsContentItemResourceLink(WireModel):
     uri: str
 
 
-class McpUiDownloadFileRequestParamsContentsItemResourceLink(WireModel):
+Contents = TypeAliasType(
+    "Contents",
+    Annotated[
+        EmbeddedResource | McpUiDownloadFileRequestParamsContentsItemResourceLink,
+        Field(discriminator="type"),
+    ],
+)
+
+
+class McpUiDownloadFileRequestParams(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    meta: Annotated[
-        McpUiDownloadFileRequestParamsContentsItemResourceLinkMeta | None, Field(alias="_meta")
-    ] = None
-    annotations: McpUiDownloadFileRequestParamsContentsItemResourceLinkAnnotations | None = None
-    description: str | None = None
-    icons: list[McpUiDownloadFileRequestParamsContentsItemResourceLinkIconsItem] | None = None
-    mimeType: str | None = None
-    name: str
-    size: StrictInt | StrictFloat | None = None
-    title: str | None = None
-    type: Literal["resource_link"]
-    uri: str
+    contents: list[Contents]
+    """
+    Resource contents to download — embedded (inline data) or linked (host fetches). Uses standard MCP resource types.
+    """
 
 
 class McpUiHostCapabilitiesSandbox(WireModel):
@@ -1154,54 +855,31 @@ class McpUiHostCapabilitiesSandbox(WireModel):
     permissions: McpUiResourcePermissions | None = None
 
 
-class McpUiInitializeRequestParamsAppInfo(WireModel):
-    """
-    App identification (name and version).
-    """
+Content = TypeAliasType(
+    "Content",
+    Annotated[
+        TextContent
+        | ImageContent
+        | AudioContent
+        | McpUiMessageRequestParamsContentItemResourceLink
+        | EmbeddedResource,
+        Field(discriminator="type"),
+    ],
+)
 
+
+class McpUiMessageRequestParams(WireModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    description: str | None = None
-    icons: list[McpUiInitializeRequestParamsAppInfoIconsItem] | None = None
-    name: str
-    title: str | None = None
-    version: str
-    websiteUrl: str | None = None
-
-
-class McpUiInitializeResultHostInfo(WireModel):
+    content: list[Content]
     """
-    Host application identification and version.
+    Message content blocks (text, image, etc.).
     """
-
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    description: str | None = None
-    icons: list[McpUiInitializeResultHostInfoIconsItem] | None = None
-    name: str
-    title: str | None = None
-    version: str
-    websiteUrl: str | None = None
-
-
-class McpUiMessageRequestParamsContentItemResourceLink(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[
-        McpUiMessageRequestParamsContentItemResourceLinkMeta | None, Field(alias="_meta")
-    ] = None
-    annotations: McpUiMessageRequestParamsContentItemResourceLinkAnnotations | None = None
-    description: str | None = None
-    icons: list[McpUiMessageRequestParamsContentItemResourceLinkIconsItem] | None = None
-    mimeType: str | None = None
-    name: str
-    size: StrictInt | StrictFloat | None = None
-    title: str | None = None
-    type: Literal["resource_link"]
-    uri: str
+    role: Literal["user"]
+    """
+    Message role, currently only "user" is supported.
+    """
 
 
 class McpUiResourceMeta(WireModel):
@@ -1242,11 +920,46 @@ class McpUiSandboxResourceReadyNotification(WireModel):
     params: McpUiSandboxResourceReadyNotificationParams
 
 
-class McpUiToolResultNotificationParamsMeta(WireModel):
-    io_modelcontextprotocol_serverInfo: Annotated[
-        McpUiToolResultNotificationParamsMetaIoModelcontextprotocolServerInfo | None,
-        Field(alias="io.modelcontextprotocol/serverInfo"),
-    ] = None
+Content1 = TypeAliasType(
+    "Content1",
+    Annotated[
+        TextContent
+        | ImageContent
+        | AudioContent
+        | McpUiToolResultNotificationParamsContentItemResourceLink
+        | EmbeddedResource,
+        Field(discriminator="type"),
+    ],
+)
+
+
+Content2 = TypeAliasType(
+    "Content2",
+    Annotated[
+        TextContent
+        | ImageContent
+        | AudioContent
+        | McpUiUpdateModelContextRequestParamsContentItemResourceLink
+        | EmbeddedResource,
+        Field(discriminator="type"),
+    ],
+)
+
+
+class McpUiDownloadFileRequest(WireModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    method: Literal["ui/download-file"]
+    params: McpUiDownloadFileRequestParams
+
+
+class McpUiMessageRequest(WireModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    method: Literal["ui/message"]
+    params: McpUiMessageRequestParams
 
 
 class McpUiAppCapabilities(WireModel):
@@ -1262,69 +975,6 @@ class McpUiAppCapabilities(WireModel):
     Experimental features keyed by identifier.
     """
     tools: McpUiAppCapabilitiesTools | None = None
-
-
-Contents = TypeAliasType(
-    "Contents",
-    Annotated[
-        Union[
-            "McpUiDownloadFileRequestParamsContentsItemResource",
-            McpUiDownloadFileRequestParamsContentsItemResourceLink,
-        ],
-        Field(discriminator="type"),
-    ],
-)
-
-
-class McpUiDownloadFileRequestParams(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    contents: list[Contents]
-    """
-    Resource contents to download — embedded (inline data) or linked (host fetches). Uses standard MCP resource types.
-    """
-
-
-class McpUiDownloadFileRequest(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    method: Literal["ui/download-file"]
-    params: McpUiDownloadFileRequestParams
-
-
-class McpUiDownloadFileRequestParamsContentsItemResourceResourceVariant0(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    mimeType: str | None = None
-    text: str
-    uri: str
-
-
-class McpUiDownloadFileRequestParamsContentsItemResourceResourceVariant1(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    blob: str
-    mimeType: str | None = None
-    uri: str
-
-
-class McpUiDownloadFileRequestParamsContentsItemResource(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiDownloadFileRequestParamsContentsItemResourceAnnotations | None = None
-    resource: (
-        McpUiDownloadFileRequestParamsContentsItemResourceResourceVariant0
-        | McpUiDownloadFileRequestParamsContentsItemResourceResourceVariant1
-    )
-    type: Literal["resource"]
 
 
 class McpUiHostCapabilities(WireModel):
@@ -1355,10 +1005,10 @@ class McpUiHostContextToolInfoTool(WireModel):
         extra="forbid",
     )
     meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiHostContextToolInfoToolAnnotations | None = None
+    annotations: ToolAnnotations | None = None
     description: str | None = None
     execution: McpUiHostContextToolInfoToolExecution | None = None
-    icons: list[McpUiHostContextToolInfoToolIconsItem] | None = None
+    icons: list[Icon] | None = None
     inputSchema: McpUiHostContextToolInfoToolInputSchema
     name: str
     outputSchema: McpUiHostContextToolInfoToolOutputSchema | None = None
@@ -1386,10 +1036,10 @@ class McpUiHostContext(WireModel):
     Display modes the host supports.
     """
     containerDimensions: (
-        McpUiHostContextContainerDimensionsVariant0
-        | McpUiHostContextContainerDimensionsVariant1
-        | McpUiHostContextContainerDimensionsVariant2
-        | McpUiHostContextContainerDimensionsVariant3
+        McpUiHostContextContainerDimensionsHeightWidth
+        | McpUiHostContextContainerDimensionsHeightMaxWidth
+        | McpUiHostContextContainerDimensionsMaxHeightWidth
+        | McpUiHostContextContainerDimensionsMaxHeightMaxWidth
         | None
     ) = None
     """
@@ -1433,7 +1083,10 @@ class McpUiInitializeRequestParams(WireModel):
         extra="forbid",
     )
     appCapabilities: McpUiAppCapabilities
-    appInfo: McpUiInitializeRequestParamsAppInfo
+    appInfo: Implementation
+    """
+    App identification (name and version).
+    """
     protocolVersion: str
     """
     Protocol version this app supports.
@@ -1451,113 +1104,14 @@ class McpUiInitializeRequest(WireModel):
 class McpUiInitializeResult(WireModel):
     hostCapabilities: McpUiHostCapabilities
     hostContext: McpUiHostContext
-    hostInfo: McpUiInitializeResultHostInfo
+    hostInfo: Implementation
+    """
+    Host application identification and version.
+    """
     protocolVersion: str
     """
     Negotiated protocol version string (e.g., "2025-11-21").
     """
-
-
-Content = TypeAliasType(
-    "Content",
-    Annotated[
-        Union[
-            "McpUiMessageRequestParamsContentItemText",
-            "McpUiMessageRequestParamsContentItemImage",
-            "McpUiMessageRequestParamsContentItemAudio",
-            McpUiMessageRequestParamsContentItemResourceLink,
-            "McpUiMessageRequestParamsContentItemResource",
-        ],
-        Field(discriminator="type"),
-    ],
-)
-
-
-class McpUiMessageRequestParams(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    content: list[Content]
-    """
-    Message content blocks (text, image, etc.).
-    """
-    role: Literal["user"]
-    """
-    Message role, currently only "user" is supported.
-    """
-
-
-class McpUiMessageRequest(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    method: Literal["ui/message"]
-    params: McpUiMessageRequestParams
-
-
-class McpUiMessageRequestParamsContentItemAudio(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiMessageRequestParamsContentItemAudioAnnotations | None = None
-    data: str
-    mimeType: str
-    type: Literal["audio"]
-
-
-class McpUiMessageRequestParamsContentItemImage(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiMessageRequestParamsContentItemImageAnnotations | None = None
-    data: str
-    mimeType: str
-    type: Literal["image"]
-
-
-class McpUiMessageRequestParamsContentItemResourceResourceVariant0(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    mimeType: str | None = None
-    text: str
-    uri: str
-
-
-class McpUiMessageRequestParamsContentItemResourceResourceVariant1(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    blob: str
-    mimeType: str | None = None
-    uri: str
-
-
-class McpUiMessageRequestParamsContentItemResource(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiMessageRequestParamsContentItemResourceAnnotations | None = None
-    resource: (
-        McpUiMessageRequestParamsContentItemResourceResourceVariant0
-        | McpUiMessageRequestParamsContentItemResourceResourceVariant1
-    )
-    type: Literal["resource"]
-
-
-class McpUiMessageRequestParamsContentItemText(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiMessageRequestParamsContentItemTextAnnotations | None = None
-    text: str
-    type: Literal["text"]
 
 
 McpUiResourceTeardownResult = TypeAliasType("McpUiResourceTeardownResult", dict[str, JSONValue])
@@ -1599,27 +1153,12 @@ class McpUiToolInputPartialNotification(WireModel):
     params: McpUiToolInputPartialNotificationParams
 
 
-Content1 = TypeAliasType(
-    "Content1",
-    Annotated[
-        Union[
-            "McpUiToolResultNotificationParamsContentItemText",
-            "McpUiToolResultNotificationParamsContentItemImage",
-            "McpUiToolResultNotificationParamsContentItemAudio",
-            McpUiToolResultNotificationParamsContentItemResourceLink,
-            "McpUiToolResultNotificationParamsContentItemResource",
-        ],
-        Field(discriminator="type"),
-    ],
-)
-
-
 class McpUiToolResultNotificationParams(WireModel):
     """
     Standard MCP tool execution result.
     """
 
-    meta: Annotated[McpUiToolResultNotificationParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
     content: list[Content1]
     isError: StrictBool | None = None
     structuredContent: JSONValue | None = None
@@ -1631,86 +1170,6 @@ class McpUiToolResultNotification(WireModel):
     )
     method: Literal["ui/notifications/tool-result"]
     params: McpUiToolResultNotificationParams
-
-
-class McpUiToolResultNotificationParamsContentItemAudio(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiToolResultNotificationParamsContentItemAudioAnnotations | None = None
-    data: str
-    mimeType: str
-    type: Literal["audio"]
-
-
-class McpUiToolResultNotificationParamsContentItemImage(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiToolResultNotificationParamsContentItemImageAnnotations | None = None
-    data: str
-    mimeType: str
-    type: Literal["image"]
-
-
-class McpUiToolResultNotificationParamsContentItemResourceResourceVariant0(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    mimeType: str | None = None
-    text: str
-    uri: str
-
-
-class McpUiToolResultNotificationParamsContentItemResourceResourceVariant1(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    blob: str
-    mimeType: str | None = None
-    uri: str
-
-
-class McpUiToolResultNotificationParamsContentItemResource(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiToolResultNotificationParamsContentItemResourceAnnotations | None = None
-    resource: (
-        McpUiToolResultNotificationParamsContentItemResourceResourceVariant0
-        | McpUiToolResultNotificationParamsContentItemResourceResourceVariant1
-    )
-    type: Literal["resource"]
-
-
-class McpUiToolResultNotificationParamsContentItemText(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiToolResultNotificationParamsContentItemTextAnnotations | None = None
-    text: str
-    type: Literal["text"]
-
-
-Content2 = TypeAliasType(
-    "Content2",
-    Annotated[
-        Union[
-            "McpUiUpdateModelContextRequestParamsContentItemText",
-            "McpUiUpdateModelContextRequestParamsContentItemImage",
-            "McpUiUpdateModelContextRequestParamsContentItemAudio",
-            McpUiUpdateModelContextRequestParamsContentItemResourceLink,
-            "McpUiUpdateModelContextRequestParamsContentItemResource",
-        ],
-        Field(discriminator="type"),
-    ],
-)
 
 
 class McpUiUpdateModelContextRequestParams(WireModel):
@@ -1733,68 +1192,3 @@ class McpUiUpdateModelContextRequest(WireModel):
     )
     method: Literal["ui/update-model-context"]
     params: McpUiUpdateModelContextRequestParams
-
-
-class McpUiUpdateModelContextRequestParamsContentItemAudio(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiUpdateModelContextRequestParamsContentItemAudioAnnotations | None = None
-    data: str
-    mimeType: str
-    type: Literal["audio"]
-
-
-class McpUiUpdateModelContextRequestParamsContentItemImage(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiUpdateModelContextRequestParamsContentItemImageAnnotations | None = None
-    data: str
-    mimeType: str
-    type: Literal["image"]
-
-
-class McpUiUpdateModelContextRequestParamsContentItemResourceResourceVariant0(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    mimeType: str | None = None
-    text: str
-    uri: str
-
-
-class McpUiUpdateModelContextRequestParamsContentItemResourceResourceVariant1(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    blob: str
-    mimeType: str | None = None
-    uri: str
-
-
-class McpUiUpdateModelContextRequestParamsContentItemResource(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiUpdateModelContextRequestParamsContentItemResourceAnnotations | None = None
-    resource: (
-        McpUiUpdateModelContextRequestParamsContentItemResourceResourceVariant0
-        | McpUiUpdateModelContextRequestParamsContentItemResourceResourceVariant1
-    )
-    type: Literal["resource"]
-
-
-class McpUiUpdateModelContextRequestParamsContentItemText(WireModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meta: Annotated[dict[str, JSONValue] | None, Field(alias="_meta")] = None
-    annotations: McpUiUpdateModelContextRequestParamsContentItemTextAnnotations | None = None
-    text: str
-    type: Literal["text"]
