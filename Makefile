@@ -7,9 +7,11 @@ CODEGEN := $(BIN)/mcp-codegen
 
 .PHONY: generate fetch check lint typecheck test test-fast pytest conformance conformance-proxy bench services wheel clean help
 
-$(STAMP): pyproject.toml
+# The types distribution first (packaging/mcp-wire): mcpgen requires it, and it is on no index.
+$(STAMP): pyproject.toml packaging/mcp-wire/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e packaging/mcp-wire
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
@@ -92,11 +94,12 @@ docs-serve: $(DOCS_STAMP)
 api-surface: $(STAMP)
 	$(BIN)/python scripts/api_surface.py --write
 
-# The wheel other projects install: mcp_wire and mcpio (the generator stays in the checkout).
+# The wheels other projects install: mcp-wire (the generated types and their small runtime) and
+# mcpgen (mcpio, requiring the first); the generator stays in the checkout.
 wheel: $(STAMP)
-	rm -f dist/mcpgen-*.whl
-	$(BIN)/python -m pip wheel --quiet --no-deps -w dist .
-	@ls dist/mcpgen-*.whl
+	rm -f dist/mcpgen-*.whl dist/mcp_wire-*.whl
+	$(BIN)/python -m pip wheel --quiet --no-deps -w dist packaging/mcp-wire .
+	@ls dist/mcp_wire-*.whl dist/mcpgen-*.whl
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
@@ -114,7 +117,7 @@ help:
 	@echo "make conformance-proxy  the conformance server leg through mcpio proxy, across eras"
 	@echo "make test         lint, check, typecheck, pytest, conformance (about 25 min on 2 cores)"
 	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages; bus, task stores"
-	@echo "make wheel        dist/mcpgen-<version>-py3-none-any.whl: mcp_wire and mcpio"
+	@echo "make wheel        dist/: mcp_wire-<version>-py3-none-any.whl (the types) and mcpgen-<version>-... (mcpio)"
 	@echo "make docs         build the documentation site into site/, strictly (the docs extra first)"
 	@echo "make docs-serve   serve the documentation site on http://127.0.0.1:8008 while editing it"
 	@echo "make api-surface  rewrite api-surface.txt (the public API the tests compare against)"

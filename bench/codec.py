@@ -100,7 +100,7 @@ and encode, both sides, and the floors), since their costs are not those of smal
 tools/list result of 100 tools whose input schemas have properties (JSON values), a tools/call
 result whose ``structuredContent`` holds 200 rows, and a resources/read result of 64 KiB of
 text. They check mcp_wire's costs that grow with the size of a frame (reading and checking its
-JSON values, `mcpio.wire._numbers`).
+JSON values, `mcp_wire_runtime._numbers`).
 """
 
 from __future__ import annotations

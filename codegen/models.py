@@ -22,7 +22,7 @@ from datamodel_code_generator.format import PythonVersion
 
 from codegen.errors import CodegenError
 
-BASE_MODULE = "mcpio.wire.base"  # hand-written (runtime/), shared by every revision
+BASE_MODULE = "mcp_wire_runtime.base"  # hand-written (runtime/), shared by every revision
 _REBUILD = re.compile(r"^\w+\.model_rebuild\(\)$")
 
 OPTIONS: dict[str, Any] = {
@@ -55,7 +55,7 @@ OPTIONS: dict[str, Any] = {
     "skip_root_model": True,
     "remove_special_field_name_prefix": True,
     # An optional member whose schema allows null carries the mark (codegen.normalize); the
-    # models refuse null for every other optional member (mcpio.wire.base).
+    # models refuse null for every other optional member (mcp_wire_runtime.base).
     "field_extra_keys": {"x-nullable"},
     "formatters": [],
 }

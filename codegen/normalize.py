@@ -277,7 +277,9 @@ def _add_discriminators(defs: dict[str, Schema]) -> None:
     visit(defs)
 
 
-NULLABLE_MARK = "x-nullable"  # read by mcpio.wire.base (NULLABLE_MARK): null allowed when optional
+NULLABLE_MARK = (
+    "x-nullable"  # read by mcp_wire_runtime.base (NULLABLE_MARK): null allowed when optional
+)
 
 
 def _allows_null(node: Any, defs: dict[str, Schema], seen: frozenset[str] = frozenset()) -> bool:

@@ -97,17 +97,18 @@ def _applied_extensions(
     fits: dict[str, dict[str, Fit]],
     latest: Revision,
     progress: Progress,
-) -> list[ExtensionPin]:
-    """The extensions generated for `revision` (their files added to `files`); one carried
-    (not pinned) that fails to generate is skipped with a warning, its fit marked so."""
-    name, extensions = revision.name, list[ExtensionPin]()
+) -> tuple[list[ExtensionPin], list[ExtensionPin]]:
+    """The extensions generated for `revision` (their files added to `files`), and those of them
+    whose codec changes the revision codec's typed API; one carried (not pinned) that fails to
+    generate is skipped with a warning, its fit marked so."""
+    name, extensions, typed = revision.name, list[ExtensionPin](), list[ExtensionPin]()
     for ext in ext_pins.values():
         ext_fit = fits[ext.id][name]
         if not ext_fit.applied:
             continue
         progress(f"{name}: extension {ext.id} ({ext_fit.kind})")
         try:
-            files |= extension_files(
+            ext_files, changes_typed = extension_files(
                 pin, ext, ext_fit, files[f"{revision.module}/models.py"], latest
             )
         except CodegenError as exc:
@@ -116,8 +117,11 @@ def _applied_extensions(
             fits[ext.id][name] = skipped(ext_fit, str(exc).splitlines()[0])
             progress(f"warning: {fits[ext.id][name].describe()}")
             continue
+        files |= ext_files
         extensions.append(ext)
-    return extensions
+        if changes_typed:
+            typed.append(ext)
+    return extensions, typed
 
 
 def _revision_files(
@@ -143,9 +147,13 @@ def _revision_files(
     wire_plan = plan(revision, latest)
     context = {"revision": revision, "plan": wire_plan, "codec_class": wire_plan.codec_class}
     files[f"{pkg}/dispatch.py"] = render("dispatch.py.jinja", what="dispatch tables", **context)
-    extensions = _applied_extensions(files, revision, pin, ext_pins, fits, latest, progress)
+    extensions, typed = _applied_extensions(files, revision, pin, ext_pins, fits, latest, progress)
     files[f"{pkg}/codec.py"] = render(
-        era_template(revision), what=f"{revision.era} codec", extensions=extensions, **context
+        era_template(revision),
+        what=f"{revision.era} codec",
+        extensions=extensions,
+        typed_extensions=typed,
+        **context,
     )
     if extensions:
         files[f"{pkg}/ext/__init__.py"] = render(
@@ -273,9 +281,10 @@ def extension_files(
     ext_fit: Fit,
     core_models: str,
     latest: Revision,
-) -> dict[str, str]:
+) -> tuple[dict[str, str], bool]:
     """generated/mcp_wire/<revision>/ext/<name>/: models, dispatch and codec of the revision
-    with the extension (its models import every core class they share)."""
+    with the extension (its models import every core class they share); and whether its
+    codec changes the typed API of the revision's codec."""
     core = ext_fit.core
     assert ext_fit.schema is not None and core is not None, "only an applied fit is generated"
     core_defs = set(normalize(core, pin.revision)[0]["$defs"])
@@ -293,6 +302,7 @@ def extension_files(
     wire_plan = plan(revision, latest)
     core_revision = revision_from_schema(pin.revision, core, pin.sha256, pin.era)[0]
     core_plan = plan(core_revision, latest)
+    shared = share(wire_plan, core_plan, own)
     context = {
         "revision": revision,
         "plan": wire_plan,
@@ -303,9 +313,9 @@ def extension_files(
         "own_public": [p for p in wire_plan.public if p not in core_plan.public],
         "own_methods": [m for m in revision.methods if m not in core_revision.methods],
         "core_revision": core_revision,
-        "share": share(wire_plan, core_plan, own),
+        "share": shared,
     }
-    return {
+    files = {
         f"{pkg}/__init__.py": render(
             "ext_package_init.py.jinja", what="extension package", **context
         ),
@@ -313,6 +323,7 @@ def extension_files(
         f"{pkg}/dispatch.py": render("dispatch.py.jinja", what="dispatch tables", **context),
         f"{pkg}/codec.py": render(era_template(revision), what=f"{revision.era} codec", **context),
     }
+    return files, bool(shared.typed)
 
 
 def _present(package: Path) -> set[str]:

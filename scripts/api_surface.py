@@ -1,7 +1,8 @@
 """The public API of the wheel's packages as text, one name (and signature) a line.
 
-Every public module of `mcpio` (the hand-written runtime, `mcpio.wire` included: what `mcp_wire`
-re-exports) and the top level of `mcp_wire`: the names each defines (or lists in `__all__`),
+Every public module of `mcpio` (the hand-written runtime) and of `mcp_wire_runtime` (what the
+generated code imports, and `mcp_wire` re-exports), and the top level of `mcp_wire`: the names each
+defines (or lists in `__all__`),
 classes with their constructor, bases and public members, functions with their signatures
 (each overload too), other values by their type (type variables and loggers left out). The revisions' generated models are left out: they are the schema's, and
 `make check` holds them. `api-surface.txt` is this text, checked in; tests/test_api_surface.py
@@ -32,19 +33,23 @@ SURFACE = ROOT / "api-surface.txt"
 # Module-level objects that are not API whatever their names: type variables and loggers.
 NOT_API = (typing.TypeVar, typing.ParamSpec, logging.Logger)
 HEADER = (
-    "# The public API of mcpio and mcp_wire (scripts/api_surface.py). A change here is a change\n"
+    "# The public API of mcpio, mcp_wire and mcp_wire_runtime (scripts/api_surface.py). A change\n"
+    "# here is a change\n"
     "# of the public API: see docs/policies/versioning.md. Rewrite with `make api-surface`.\n"
 )
 
 
 def public_modules() -> list[str]:
-    """`mcp_wire`, `mcpio` and every submodule of `mcpio` without a leading underscore."""
+    """`mcp_wire`, and `mcp_wire_runtime` and `mcpio` with each of their submodules without a
+    leading underscore."""
+    import mcp_wire_runtime
     import mcpio
 
-    found = ["mcp_wire", "mcpio"]
-    for info in pkgutil.walk_packages(mcpio.__path__, "mcpio."):
-        if not any(part.startswith("_") for part in info.name.split(".")):
-            found.append(info.name)
+    found = ["mcp_wire", "mcp_wire_runtime", "mcpio"]
+    for package in (mcp_wire_runtime, mcpio):
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            if not any(part.startswith("_") for part in info.name.split(".")):
+                found.append(info.name)
     return sorted(found)
 
 

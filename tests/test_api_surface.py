@@ -29,7 +29,7 @@ def test_the_public_api_is_what_api_surface_txt_records() -> None:
 
 def test_the_surface_names_the_main_classes_with_their_signatures() -> None:
     text = api_surface().surface()
-    assert "\n## mcpio.server\n" in text and "\n## mcpio.wire.codec\n" in text
+    assert "\n## mcpio.server\n" in text and "\n## mcp_wire_runtime.codec\n" in text
     assert "\nclass Server\n    Server(name: str, version: str = " in text
     assert "\n    async def call_tool(self, name: str, arguments: " in text
     assert "\nClient = mcpio.client.Client\n" in text  # `from mcpio import Client`

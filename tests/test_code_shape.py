@@ -10,7 +10,7 @@ import ast
 
 from tests.support import ROOT
 
-RUNTIME = ROOT / "runtime" / "mcpio"
+RUNTIME = ROOT / "runtime"  # mcpio and mcp_wire_runtime
 TESTS = ROOT / "tests"
 MAX_FUNCTION_LINES = 60
 MAX_ASSERTS = 9

@@ -1,4 +1,4 @@
-"""Every public name of `mcpio` (the hand-written runtime, `mcpio.wire` included) has a
+"""Every public name of `mcpio` (the hand-written runtime, `mcp_wire_runtime` included) has a
 docstring, in the one style the API reference renders: prose, with examples only as doctests
 under an `Examples:` section; and every doctest runs and passes.
 

@@ -13,12 +13,12 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "runtime"
-PACKAGE = "mcpio"
+PACKAGES = ("mcp_wire_runtime", "mcpio")
 LAYOUT = ROOT.parent / "docs" / "maintainers" / "layout.md"
 
 # Bottom to top: each layer's modules (fnmatch patterns of dotted names).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("wire", ("mcpio.wire.*", "mcpio._version")),
+    ("wire", ("mcp_wire_runtime", "mcp_wire_runtime.*", "mcpio._version")),
     ("core", ("mcpio._core", "mcpio._core.*", "mcpio.latest")),
     ("transports", ("mcpio.transports", "mcpio.transports.*")),
     ("auth", ("mcpio.auth", "mcpio.auth.*")),
@@ -50,7 +50,9 @@ def module_name(path: Path) -> str:
 
 
 def modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted((ROOT / PACKAGE).rglob("*.py"))}
+    return {
+        module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))
+    }
 
 
 def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
@@ -77,7 +79,7 @@ def graph() -> dict[str, set[str]]:
     found = modules()
     known = set(found)
     # The packages whose __init__ only re-exports (lazily) point at everything: left out.
-    reexports = {"mcpio", "mcpio.wire"}
+    reexports = {"mcpio", "mcp_wire_runtime"}
     return {m: imports_of(m, p, known) - reexports for m, p in found.items() if m not in reexports}
 
 
@@ -104,6 +106,19 @@ def test_the_graph_is_read() -> None:
 
 def test_no_import_cycle() -> None:
     assert cycles(graph()) == []
+
+
+def test_the_types_runtime_imports_nothing_of_mcpio() -> None:
+    """`mcp_wire_runtime` ships in the `mcp-wire` distribution, which has no `mcpio`: any import of
+    it, even deferred or for type checking only, would break that install."""
+    found = modules()
+    named = {
+        m: sorted(t for t in imports_of(m, p, set(found)) if t.startswith("mcpio"))
+        for m, p in found.items()
+        if m.startswith("mcp_wire_runtime")
+    }
+    assert len(named) >= 10
+    assert {m: t for m, t in named.items() if t} == {}
 
 
 def test_the_inspector_is_the_top_layer() -> None:
@@ -201,7 +216,7 @@ def test_the_request_path_names_no_task_machinery() -> None:
 
 
 def test_the_connection_sees_its_server_through_seven_members() -> None:
-    tree = ast.parse((ROOT / PACKAGE / "server" / "_served.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "mcpio" / "server" / "_served.py").read_text(encoding="utf-8"))
     served = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Served")
     members = [n.name for n in served.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     assert members == [

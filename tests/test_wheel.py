@@ -1,15 +1,15 @@
-"""The wheel other projects install: `mcp_wire` and `mcpio` with their runtime dependencies only.
+"""The wheels other projects install: `mcpgen` (`mcpio`) with its runtime dependencies only, and
+`mcp-wire` (the generated types with their small runtime), which it requires.
 
-Builds the wheel (pip, through the project's build backend), installs it with its dependencies
-into a fresh virtual environment (from the package index), and there imports both packages,
-builds and decodes messages of two revisions, and finds neither the generator (`codegen`) nor an
-`mcp-codegen` script. The checkout's own (editable) install keeps both.
+Builds both wheels (pip, through the build backend), installs `mcpgen` into a fresh virtual
+environment (its `mcp-wire` from the built wheel, the rest from the package index), and there
+imports both packages, builds and decodes messages of two revisions, and finds neither the
+generator (`codegen`) nor an `mcp-codegen` script. The checkout's own (editable) install keeps
+both. The types wheel alone is tests/test_types_wheel.py.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shutil
 import subprocess
@@ -17,16 +17,16 @@ import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.support import ROOT, free_port, readme_snippets
+from tests.support.wheels import built_wheels, clean_env, installed, run_json
 
 pytestmark = pytest.mark.slow
 
 VERSION = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]  # type: ignore[index]
-RUNTIME_DEPENDENCIES = {"anyio", "click", "pydantic", "typing-extensions"}
+RUNTIME_DEPENDENCIES = {"anyio", "click", "mcp-wire", "pydantic", "typing-extensions"}
 
 CONSUMER = """
 import importlib.util, json, subprocess, sys, sysconfig
@@ -62,45 +62,11 @@ print(json.dumps({
 """
 
 
-def _env() -> dict[str, str]:
-    """This environment without what would let the checkout leak into the new one."""
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-
-
-def _installed(where: Path, requirement: str, *pip: str, interpreter: str = sys.executable) -> Path:
-    """A fresh venv in `where` made by `interpreter`, `requirement` installed into it from the
-    package index (`pip`: pip's further options); its python."""
-    target = where / "venv"
-    subprocess.run([interpreter, "-m", "venv", "--clear", str(target)], check=True, timeout=120)
-    python = target / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *pip,
-         requirement],
-        check=True, timeout=300, cwd=where, env=_env(),
-    )  # fmt: skip
-    return python
-
-
-def _run_json(python: Path, where: Path, *args: str, timeout: float = 180) -> Any:
-    """Run `python -I *args` in `where` (isolated: the checkout cannot leak in); it must succeed
-    and print one JSON value, returned."""
-    proc = subprocess.run(
-        [str(python), "-I", *args],
-        capture_output=True, text=True, timeout=timeout, cwd=where, env=_env(), check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)],
-        check=True, timeout=300, env=_env(),
-    )  # fmt: skip
-    (built,) = out.glob("*.whl")
-    yield built
+    """The built `mcpgen` wheel, beside the `mcp-wire` wheel it requires (`_installed` finds it
+    there)."""
+    yield built_wheels(tmp_path_factory.mktemp("wheel"))["mcpgen"]
 
 
 def test_the_wheel_holds_mcp_wire_and_mcpio_and_their_runtime_dependencies(wheel: Path) -> None:
@@ -110,12 +76,12 @@ def test_the_wheel_holds_mcp_wire_and_mcpio_and_their_runtime_dependencies(wheel
         info = f"mcpgen-{VERSION}.dist-info"
         metadata = archive.read(f"{info}/METADATA").decode()
         entry_points = archive.read(f"{info}/entry_points.txt").decode()
-    assert {n.split("/")[0] for n in names} == {"mcp_wire", "mcpio", info}
+    assert {n.split("/")[0] for n in names} == {"mcpio", info}  # the types are mcp-wire's
     # one console script, `mcpio` (run, dev, install, inspect, replay, worker); the
     # generator's stays in the checkout
     assert entry_points.split() == ["[console_scripts]", "mcpio", "=", "mcpio.cli:run"]
     assert f"{info}/licenses/LICENSE" in names
-    assert {"mcp_wire/py.typed", "mcpio/py.typed", "mcp_wire/v2026_07_28/codec.py"} <= set(names)
+    assert "mcpio/py.typed" in names
     assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
     requires = [
         line.split(":", 1)[1].strip()
@@ -125,12 +91,13 @@ def test_the_wheel_holds_mcp_wire_and_mcpio_and_their_runtime_dependencies(wheel
     runtime = {re.split(r"[<>=!~; \[]", r, maxsplit=1)[0] for r in requires if "extra ==" not in r}
     assert runtime == RUNTIME_DEPENDENCIES
     assert "License-Expression: MIT" in metadata
+    assert f"Requires-Dist: mcp-wire=={VERSION}" in metadata  # the types at its own version
 
 
 def test_the_wheel_installs_and_works_without_the_checkout(wheel: Path, tmp_path: Path) -> None:
-    python = _installed(tmp_path, str(wheel))
+    python = installed(tmp_path, str(wheel))
     target = python.parent.parent
-    report = _run_json(python, tmp_path, "-c", CONSUMER, timeout=120)
+    report = run_json(python, tmp_path, "-c", CONSUMER, timeout=120)
     assert report["versions"] == [VERSION, VERSION]
     assert Path(report["mcp_wire"]).is_relative_to(target)
     assert report["codegen"] is False  # the generator is the checkout's tool
@@ -292,7 +259,7 @@ def _lowest(metadata: str, extras: tuple[str, ...]) -> dict[str, str]:
         if "extra ==" in requirement and not any(f"extra == '{e}'" in requirement for e in extras):
             continue
         name = re.split(r"[<>=!~; \[]", requirement, maxsplit=1)[0]
-        floor = re.search(r">=\s*([0-9][^,;\s]*)", requirement)
+        floor = re.search(r"(?:>=|==)\s*([0-9][^,;\s]*)", requirement)
         assert floor is not None, f"{requirement}: no lower bound"
         lowest[name] = floor[1]
     return lowest
@@ -312,14 +279,14 @@ def test_the_wheel_works_at_its_lowest_declared_dependencies(wheel: Path, tmp_pa
     assert RUNTIME_DEPENDENCIES | expected <= set(lowest)
     constraints = tmp_path / "lowest.txt"
     constraints.write_text("".join(f"{n}=={v}\n" for n, v in lowest.items()), encoding="utf-8")
-    python = _installed(tmp_path, f"{wheel}[{','.join(extras)}]", "-c", str(constraints))
-    installed = _served_and_called(python, tmp_path, list(lowest))
-    assert all(installed[n] in (v, f"{v}.0") for n, v in lowest.items()), (installed, lowest)
-    checks = _run_json(python, tmp_path, "-c", EXTRAS_CONSUMER)
+    python = installed(tmp_path, f"{wheel}[{','.join(extras)}]", "-c", str(constraints))
+    versions = _served_and_called(python, tmp_path, list(lowest))
+    assert all(versions[n] in (v, f"{v}.0") for n, v in lowest.items()), (versions, lowest)
+    checks = run_json(python, tmp_path, "-c", EXTRAS_CONSUMER)
     assert checks.pop("schema") == [None, True]  # valid, then a violation found
     skill = "---\nname: hello\ndescription: Says hello.\n---\nSay hello.\n"
     assert checks == {mode: [{"result": 3}, ["hello"], skill] for mode in ("legacy", "2026-07-28")}
-    assert _run_json(python, tmp_path, "-c", AUTH_CONSUMER) == [
+    assert run_json(python, tmp_path, "-c", AUTH_CONSUMER) == [
         "alice",
         ["mcp:read"],
         None,
@@ -330,7 +297,7 @@ def _served_and_called(python: Path, where: Path, names: list[str]) -> dict[str,
     """Run LOWEST_CONSUMER with `python` in `where` (its tool answered over stdio and HTTP,
     both eras, checked here); the installed versions of the distributions `names`."""
     (where / "lowest_server.py").write_text(LOWEST_SERVER, encoding="utf-8")
-    report = _run_json(python, where, "-c", LOWEST_CONSUMER, str(free_port()), *names)
+    report = run_json(python, where, "-c", LOWEST_CONSUMER, str(free_port()), *names)
     assert report["answers"] == [{"result": 3}] * 2 + [{"result": 5}] * 2
     return report["versions"]
 
@@ -365,7 +332,7 @@ def test_the_wheel_works_on_every_supported_python_the_machine_has(
     for minor, interpreter in interpreters.items():
         where = tmp_path / minor
         where.mkdir()
-        python = _installed(where, f"{wheel}[http]", interpreter=interpreter)
+        python = installed(where, f"{wheel}[http]", interpreter=interpreter)
         assert _served_and_called(python, where, ["mcpgen"]) == {"mcpgen": VERSION}
         proc = subprocess.run(
             [str(python), "-I", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
@@ -380,7 +347,7 @@ def test_the_checkout_keeps_the_generator_and_its_script() -> None:
     for command in ([str(script)], [sys.executable, "-m", "codegen"]):
         proc = subprocess.run(
             [*command, "--version"], capture_output=True, text=True, timeout=60, cwd="/",
-            env=_env(), check=False,
+            env=clean_env(), check=False,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == f"mcp-codegen {VERSION}\n"
@@ -402,7 +369,7 @@ def test_the_readme_quick_start_runs_from_the_wheel_with_its_http_extra(
 ) -> None:
     """As the quick start says: a fresh venv, `pip install 'mcpgen-...whl[http]'`, the server
     file, then its client over stdio and the server over HTTP, with that venv's interpreter."""
-    python = _installed(tmp_path, f"{wheel}[http]")
+    python = installed(tmp_path, f"{wheel}[http]")
     quick = [s for s in readme_snippets() if "demo_server.py" in (s.file or s.code)]
     server, client = quick[0], quick[1]
     assert server.file == "demo_server.py" and client.file is None
@@ -410,7 +377,7 @@ def test_the_readme_quick_start_runs_from_the_wheel_with_its_http_extra(
     (tmp_path / "demo_client.py").write_text(client.code, encoding="utf-8")
     proc = subprocess.run(
         [str(python), "-I", "demo_client.py"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=_env(), check=False,
+        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=clean_env(), check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["2026-07-28", "['add']", "3"]
@@ -418,7 +385,7 @@ def test_the_readme_quick_start_runs_from_the_wheel_with_its_http_extra(
     port = free_port()
     http = subprocess.Popen(
         [str(python), "-I", "demo_server.py", "--http"], cwd=tmp_path,
-        env={**_env(), "PORT": str(port)}, stderr=subprocess.PIPE, text=True,
+        env={**clean_env(), "PORT": str(port)}, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
         assert http.stderr is not None

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, overload
 
-from mcpio.wire.errors import MessageBuildError, ProtocolError
-from mcpio.wire.registry import Era, Registry, module_name
+from mcp_wire_runtime.errors import MessageBuildError, ProtocolError
+from mcp_wire_runtime.registry import Era, Registry, module_name
 
 if TYPE_CHECKING:
     # What the lazy module attributes give (`mcp_wire.v2026_07_28.TextContent` after
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from mcp_wire.v2025_06_18.codec import Codec2025_06_18
     from mcp_wire.v2025_11_25.codec import Codec2025_11_25
     from mcp_wire.v2026_07_28.codec import Codec2026_07_28
-    from mcpio.wire.codec import Codec
+    from mcp_wire_runtime.codec import Codec
 
     __version__: str  # the distribution's (module __getattr__)
 

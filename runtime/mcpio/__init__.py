@@ -3,7 +3,7 @@
 They serve and speak every pinned revision, both eras, over stdio (and Streamable HTTP), on the
 generated `mcp_wire` layers.
 
-Names load on first use: `mcp_wire` imports `mcpio.wire`, and neither may pay for the runtime;
+Names load on first use: `mcp_wire` imports `mcp_wire_runtime`, and neither may pay for the runtime;
 the authorization names (`ResourceServerAuth`, `JwtVerifier`, `OAuth`, ...) bring httpx, and
 PyJWT when a `JwtVerifier` is made, only when they are used.
 
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from mcpio._core.extras import needs
 
 if TYPE_CHECKING:
+    from mcp_wire_runtime.errors import ProtocolError
     from mcpio._core.content import Audio, File, Image
     from mcpio._core.context import (
         Context,
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
     from mcpio.client._client import Client, Notice, Subscription
     from mcpio.middleware._base import Call, Middleware
     from mcpio.server._server import Server
-    from mcpio.wire.errors import ProtocolError
 
 _EXPORTS = {
     "IntrospectionVerifier": "mcpio.auth._resource",
@@ -108,7 +108,7 @@ _EXPORTS = {
     "RequestTimeout": "mcpio._core.errors",
     "ToolError": "mcpio._core.errors",
     "Server": "mcpio.server._server",
-    "ProtocolError": "mcpio.wire.errors",
+    "ProtocolError": "mcp_wire_runtime.errors",
     "__version__": "mcpio._version",
 }
 

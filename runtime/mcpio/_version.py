@@ -1,6 +1,6 @@
-"""The version of the `mcpgen` distribution: the one source of `mcpio.__version__`,
-`mcp_wire.__version__` and `mcp-codegen --version` (read where asked for: `import mcpio` and
-`import mcp_wire` do not pay for importlib.metadata)."""
+"""The version of the `mcpgen` distribution: the one source of `mcpio.__version__`
+and `mcp-codegen --version` (read where asked for: `import mcpio` does not pay for
+importlib.metadata; `mcp_wire.__version__` is the `mcp-wire` distribution's)."""
 
 from __future__ import annotations
 

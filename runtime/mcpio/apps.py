@@ -23,9 +23,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import mcp_wire
+from mcp_wire_runtime.base import WireModel
 from mcpio._core.extension import Extension
 from mcpio.latest import public as pub
-from mcpio.wire.base import WireModel
 
 F = TypeVar("F", bound=Callable[..., Any])
 

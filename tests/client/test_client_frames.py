@@ -14,9 +14,9 @@ import pydantic_core
 import pytest
 
 import mcp_wire
+from mcp_wire_runtime.errors import MessageBuildError, ProtocolError
 from mcpio import Client, Server
 from mcpio.transports.memory import memory_pair
-from mcpio.wire.errors import MessageBuildError, ProtocolError
 
 pytestmark = pytest.mark.anyio
 

@@ -9,11 +9,11 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio import CacheHint, Call, Client, Server
 from mcpio.client._result_cache import ResultCache
 from mcpio.latest import public as pub
 from mcpio.middleware import CallNext
-from mcpio.wire.errors import ProtocolError
 
 pytestmark = pytest.mark.anyio
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio import Client, Context, McpError, Server
 from mcpio._core.context import ElicitUrl, UrlElicitationRequired
 from mcpio._core.url_check import MAX_URL_LENGTH, url_problem
-from mcpio.wire.errors import ProtocolError
 from tests.support import MODERN
 
 

@@ -786,7 +786,7 @@ def test_generate_writes_every_revision_package(generated_project: Path) -> None
         assert {f"{module}/__init__.py", f"{module}/models.py"} <= files.keys()
         assert PINS[rev].sha256.encode() in files[f"{module}/models.py"]
     assert {"__init__.py", "py.typed"} <= files.keys()
-    # The shared machinery is hand-written runtime code (mcpio.wire), never generated.
+    # The shared machinery is hand-written runtime code (mcp_wire_runtime), never generated.
     assert not {"_base.py", "_codec.py", "_errors.py"} & files.keys()
     assert temp_files(generated_project) == []
 

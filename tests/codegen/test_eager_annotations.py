@@ -26,7 +26,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from mcpio.wire.base import WireModel
+from mcp_wire_runtime.base import WireModel
 
 
 class A(WireModel):
@@ -102,7 +102,7 @@ def test_an_annotation_that_cannot_be_quoted_is_an_error() -> None:
 
 ORDERED = '''from __future__ import annotations
 
-from mcpio.wire.base import WireModel
+from mcp_wire_runtime.base import WireModel
 
 
 class A(WireModel):
@@ -140,7 +140,7 @@ def test_definitions_come_after_what_their_annotations_name() -> None:
     # B and D name each other: B (first of the cycle) keeps its forward reference to D.
     assert order == ["C", "B", "D", "A", "Alias", "Later"]
     assert '"""The alias\'s docstring."""' in out.split("Alias =")[1].split("class D")[0]
-    assert out.startswith("from __future__ import annotations\n\nfrom mcpio.wire.base import")
+    assert out.startswith("from __future__ import annotations\n\nfrom mcp_wire_runtime.base import")
     assert _defined_before_use(out, "test") == out
     final = _eager_annotations(out, "test")
     assert 'cycle: "D | None" = None' in final and "b: B\n" in final and "c: C | None" in final

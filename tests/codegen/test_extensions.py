@@ -249,11 +249,11 @@ def test_every_frame_a_codec_names_is_one_it_encodes(revision: str, extension: s
     assert type(codec.decode_response(raw, "tools/call")) is type(built)
 
 
-def test_an_extension_codec_asked_for_another_extension_says_they_do_not_go_together() -> None:
+def test_an_extension_codec_asked_for_another_extension_gives_both_in_one_codec() -> None:
+    """(Composition itself: tests/wire/test_composed_codec.py.)"""
     apps = mcp_wire.codec("2026-07-28").with_extensions(UI)
-    with pytest.raises(LookupError) as info:
-        apps.with_extensions(TASKS)
-    assert str(info.value) == f"no codec of revision 2026-07-28 with {TASKS}, {UI} together"
+    both = apps.with_extensions(TASKS)
+    assert both.extension_ids == {TASKS, UI} and isinstance(both, type(apps))
     assert type(apps.with_extensions(UI)) is type(apps)
 
 

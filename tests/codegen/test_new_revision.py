@@ -39,7 +39,7 @@ from tests.support import MIRROR, PROJECT, REVISIONS, ROOT, SHARED, free_port, r
 pytestmark = pytest.mark.slow
 
 BIN = Path(sys.executable).parent
-# The hand-written runtime the generated code imports (mcpio.wire): the checkout's, not copied.
+# The hand-written runtime the generated code imports (mcp_wire_runtime): the checkout's, not copied.
 RUNTIME = ROOT / "runtime"
 COPY, RESPONSES, TASKS, CHANGED = "2027-01-01", "2027-01-15", "2027-01-20", "2027-02-02"
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 import mcp_wire
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio import Client, Server
-from mcpio.wire.errors import ProtocolError
 from tests.support import ROOT
 
 sys.path.insert(0, str(ROOT / "examples"))

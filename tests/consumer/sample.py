@@ -25,6 +25,7 @@ from mcp_wire import v2026_07_28 as modern
 from mcp_wire.v2025_11_25.codec import InitializeResultResponse
 from mcp_wire.v2026_07_28.codec import Codec2026_07_28, ErrorFrame
 from mcp_wire.v2026_07_28.ext import tasks
+from mcp_wire_runtime import JSONValue
 from mcpio import (
     Call,
     Client,
@@ -43,7 +44,6 @@ from mcpio import (
 )
 from mcpio.middleware import CallNext
 from mcpio.server import CallNextTool, Extension, MethodHandler, ToolCall, ToolOptions
-from mcpio.wire import JSONValue
 
 # --- 2026-07-28 (modern): every kind of message, by hand ----------------------------------------
 
@@ -187,6 +187,12 @@ if not isinstance(on_apps, ErrorFrame):
     reveal_type(on_apps.result)  # expect: InputRequiredResult | CallToolResult
 reveal_type(with_apps.request("tools/list", {}, id=11))  # expect: ListToolsRequest
 reveal_type(with_apps.with_extensions("io.modelcontextprotocol/ui"))  # expect: Codec2026_07_28Apps
+
+# --- 2026-07-28 with both: one codec, typed as the extension that changes the typed API ---------
+
+both = codec.with_extensions("io.modelcontextprotocol/ui", "io.modelcontextprotocol/tasks")
+reveal_type(both)  # expect: Codec2026_07_28Tasks
+reveal_type(both.request("tasks/get", {"taskId": "t-1"}, id=12))  # expect: GetTaskRequest
 
 # --- 2025-11-25 (legacy): the same, with the handshake -------------------------------------------
 

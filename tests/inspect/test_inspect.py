@@ -369,7 +369,7 @@ def test_a_closed_objects_unknown_member_is_flagged() -> None:
     """No object of the pinned core schemas is closed; a closed one (`additionalProperties:
     false`, a model that forbids extras, as the tasks extension's capability) refuses an unknown
     member with pydantic's extra_forbidden, which the checker names with its JSON path."""
-    from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
+    from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
 
     refused = {"field": "params.x.bogus", "message": "Extra inputs", "type": "extra_forbidden"}
     other = {"field": "params.name", "message": "Input should be a string", "type": "string_type"}

@@ -25,6 +25,7 @@ import anyio
 import httpx
 import pytest
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio import Audio, Client, Context, File, Image, LifespanError, McpError, Server, ToolError
 from mcpio._core.elicitation import Accepted, form_of
 from mcpio._core.jsonrpc import plain
@@ -40,7 +41,6 @@ from mcpio.middleware import (
     TimingMiddleware,
 )
 from mcpio.tasks._serve import declares_tasks
-from mcpio.wire.errors import ProtocolError
 from tests.support import ACCEPT, MODERN, serve_app, until
 
 pytestmark = pytest.mark.anyio

@@ -17,12 +17,12 @@ import anyio
 import pytest
 
 import mcp_wire
+from mcp_wire_runtime._peek import Peek
+from mcp_wire_runtime.errors import INTERNAL_ERROR, MessageBuildError, ProtocolError
 from mcpio import Server
 from mcpio._core.handlers import tool_result
 from mcpio._core.session import Session
 from mcpio.transports._lines import LineStream
-from mcpio.wire._peek import Peek
-from mcpio.wire.errors import INTERNAL_ERROR, MessageBuildError, ProtocolError
 from tests.support import ENVELOPE, MODERN, REVISIONS
 
 pytestmark = pytest.mark.anyio

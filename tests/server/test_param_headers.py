@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio import Client, Server
 from mcpio.latest import HEADER_MISMATCH
 from mcpio.transports._http_rules import (
@@ -20,7 +21,6 @@ from mcpio.transports._http_rules import (
     mirror_params,
     param_headers,
 )
-from mcpio.wire.errors import ProtocolError
 from tests.support import headers_for, modern, serve_app, text_of
 
 pytestmark = pytest.mark.anyio

@@ -16,11 +16,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio import Client, Server, ToolError
 from mcpio.latest import public as pub
 from mcpio.middleware.telemetry import ClientTracing, Tracing
 from mcpio.tasks._client import TaskHandle
-from mcpio.wire.errors import ProtocolError
 from tests.support import MODERN, ROOT, serve_app, until
 
 pytestmark = pytest.mark.anyio

@@ -17,11 +17,11 @@ import anyio
 import httpx
 import pytest
 
+from mcp_wire_runtime.errors import SERVER_BUSY, ProtocolError
 from mcpio import Server
 from mcpio.auth import Principal, ResourceServerAuth
 from mcpio.tasks._engine import TASKS_EXTENSION, TaskEngine
 from mcpio.tasks._queue import Job, RedisTaskQueue
-from mcpio.wire.errors import SERVER_BUSY, ProtocolError
 from tests.support import ACCEPT, MODERN, serve_app, until
 
 pytestmark = pytest.mark.anyio

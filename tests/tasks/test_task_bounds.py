@@ -10,10 +10,10 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_wire_runtime.errors import SERVER_BUSY, ProtocolError
 from mcpio.tasks._engine import TaskEngine
 from mcpio.tasks._sqlite import SqliteTaskStore
 from mcpio.tasks._store import MemoryTaskStore, TaskStore, TaskStoreError
-from mcpio.wire.errors import SERVER_BUSY, ProtocolError
 from tests.support import until
 
 pytestmark = pytest.mark.anyio

@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_wire_runtime.errors import SERVER_BUSY
 from mcpio import Client, Context, McpError, ProtocolError, Server, ToolError
 from mcpio._core.bus import Bus, Event
 from mcpio.tasks._client import TaskCancelled, TaskHandle
@@ -22,7 +23,6 @@ from mcpio.tasks._engine import HANDED_BACK, SHUT_DOWN, TASKS_EXTENSION, TaskEng
 from mcpio.tasks._serve import RELATED_TASK
 from mcpio.tasks._store import LEASE_LOST, MemoryTaskStore, TaskRecord, TaskStoreError
 from mcpio.transports.memory import MemoryTransport, memory_pair
-from mcpio.wire.errors import SERVER_BUSY
 from tests.support import MODERN, ROOT, serve_app, until
 
 pytestmark = pytest.mark.anyio

@@ -25,8 +25,8 @@ import anyio
 import httpx
 import pytest
 
+from mcp_wire_runtime.errors import SERVER_BUSY
 from mcpio.tasks._store import LEASE_LOST, TaskRecord
-from mcpio.wire.errors import SERVER_BUSY
 from tests.support import ACCEPT, MODERN, until
 from tests.support.cluster import NGINX_HEAD, Process, start_instances, start_nginx, start_redis
 from tests.support.once import Once

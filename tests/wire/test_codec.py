@@ -19,7 +19,7 @@ import pytest
 import mcp_wire
 from codegen.ir import Era, Kind, Revision
 from mcp_wire import MessageBuildError, ProtocolError
-from mcpio.wire import LenientResponse
+from mcp_wire_runtime import LenientResponse
 from tests.support import REVISIONS, revision_ir
 from tests.support.messages import golden, message
 

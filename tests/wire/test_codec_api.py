@@ -16,7 +16,7 @@ import pytest
 import mcp_wire
 from codegen.ir import Kind
 from mcp_wire import MessageBuildError, ProtocolError
-from mcpio.wire.codec import Codec, Envelope
+from mcp_wire_runtime.codec import Codec, Envelope
 from tests.support import REVISIONS, revision_ir
 
 MODERN = [r for r in REVISIONS if revision_ir(r).era == "modern"]

@@ -27,7 +27,7 @@ import pytest
 
 import mcp_wire
 from mcp_wire import ProtocolError
-from mcpio.wire import _numbers as numbers
+from mcp_wire_runtime import _numbers as numbers
 from tests.support import REVISIONS
 from tests.support.mutants import mutants
 from tests.support.wire_samples import GOLDEN

@@ -22,13 +22,13 @@ import pydantic_core
 import pytest
 
 import mcp_wire
+from mcp_wire_runtime.codec import Codec, plain
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio import Client, Context, Server
 from mcpio._core.negotiate import LEGACY, envelope_version, peek_any
 from mcpio._core.session import Session
 from mcpio.client._frames import RequestFrames
 from mcpio.http._sessions import Done, Outbox
-from mcpio.wire.codec import Codec, plain
-from mcpio.wire.errors import ProtocolError
 
 TESTS = Path(__file__).parent.parent  # tests/
 

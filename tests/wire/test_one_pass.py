@@ -13,10 +13,10 @@ import pytest
 
 import mcp_wire
 from mcp_wire import MessageBuildError, ProtocolError
-from mcpio.wire import _failures as failures
-from mcpio.wire import _numbers as numbers
-from mcpio.wire._failures import MAX_DEPTH, MAX_DIGITS
-from mcpio.wire._peek import NAMED_BY, Peek
+from mcp_wire_runtime import _failures as failures
+from mcp_wire_runtime import _numbers as numbers
+from mcp_wire_runtime._failures import MAX_DEPTH, MAX_DIGITS
+from mcp_wire_runtime._peek import NAMED_BY, Peek
 from tests.support import EXAMPLES, REVISIONS
 from tests.support.messages import message
 

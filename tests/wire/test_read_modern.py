@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio._core.negotiate import (
     LEGACY,
     MODERN,
@@ -20,7 +21,6 @@ from mcpio._core.negotiate import (
     read_legacy,
     read_modern,
 )
-from mcpio.wire.errors import ProtocolError
 from tests.support import EXAMPLES
 
 VERSION = MODERN[-1]

@@ -1,4 +1,4 @@
-"""The model base class every revision shares (mcpio.wire.base)."""
+"""The model base class every revision shares (mcp_wire_runtime.base)."""
 
 from __future__ import annotations
 

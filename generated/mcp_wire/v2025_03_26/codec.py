@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, overload
 
 from mcp_wire.v2026_07_28 import models as public
-from mcpio.wire.base import WireModel
-from mcpio.wire.codec import Codec, LenientResponse, PublicMapping
+from mcp_wire_runtime.base import WireModel
+from mcp_wire_runtime.codec import Codec, LenientResponse, PublicMapping
 
 from . import dispatch
 from . import models as m

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
-from mcpio.wire.base import JSONValue, WireModel
+from mcp_wire_runtime.base import JSONValue, WireModel
 
 
 class BlobResourceContents(WireModel):

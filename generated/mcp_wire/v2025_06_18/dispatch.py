@@ -3,7 +3,7 @@
 """Method tables of MCP revision 2025-06-18 (legacy era): every method with its
 direction, kind and types, and the error codes the schema pins."""
 
-from mcpio.wire.codec import MethodSpec
+from mcp_wire_runtime.codec import MethodSpec
 
 from . import models as m
 

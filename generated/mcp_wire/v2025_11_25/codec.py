@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, overload
 
-from mcpio.wire.base import WireModel
-from mcpio.wire.codec import Codec, LenientResponse, PublicMapping
+from mcp_wire_runtime.base import WireModel
+from mcp_wire_runtime.codec import Codec, LenientResponse, PublicMapping
 
 if TYPE_CHECKING:
     from .ext.apps.codec import Codec2025_11_25Apps

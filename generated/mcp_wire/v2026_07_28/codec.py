@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, 
 
 from pydantic import Tag
 
-from mcpio.wire.codec import Codec, Envelope, LenientResponse, PublicMapping
-from mcpio.wire.modern import ModernCodec, result_discriminator
+from mcp_wire_runtime.codec import Codec, Envelope, LenientResponse, PublicMapping
+from mcp_wire_runtime.modern import ModernCodec, result_discriminator
 
 if TYPE_CHECKING:
     from .ext.apps.codec import Codec2026_07_28Apps
@@ -340,7 +340,11 @@ class Codec2026_07_28(ModernCodec):
         @overload
         def with_extensions(self, *extensions: Literal["io.modelcontextprotocol/tasks"]) -> Codec2026_07_28Tasks: ...
         @overload
-        def with_extensions(self, *extensions: Literal["io.modelcontextprotocol/ui"]) -> Codec2026_07_28Apps: ...
+        def with_extensions(self, *extensions: Literal["io.modelcontextprotocol/ui"]) -> Codec2026_07_28Apps: ...  # pyright: ignore[reportOverlappingOverload]
+        # Several: composed at run time, a subclass of each one's codec class, typed as the one
+        # that changes the typed API (the revision codec's where none does).
+        @overload
+        def with_extensions(self, *extensions: Literal["io.modelcontextprotocol/tasks", "io.modelcontextprotocol/ui"]) -> Codec2026_07_28Tasks: ...
         @overload
         def with_extensions(self, *extensions: str) -> Codec: ...
         def with_extensions(self, *extensions: str) -> Any: ...

@@ -24,9 +24,9 @@ from urllib.parse import urlsplit
 import anyio
 import pydantic_core
 
+from mcp_wire_runtime.errors import INTERNAL_ERROR, ProtocolError
 from mcpio._core.extras import needs
 from mcpio._core.redact import Secret, redacted
-from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -23,19 +23,19 @@ import anyio
 import pydantic
 from pydantic import BaseModel
 
+from mcp_wire_runtime.codec import Codec
+from mcp_wire_runtime.errors import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    URL_ELICITATION_REQUIRED,
+    ProtocolError,
+)
 from mcpio._core.elicitation import Accepted, Cancelled, Declined, answer_of, form_of
 from mcpio._core.jsonrpc import plain
 from mcpio._core.schema_check import violation
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
-from mcpio.wire.codec import Codec
-from mcpio.wire.errors import (
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
-    URL_ELICITATION_REQUIRED,
-    ProtocolError,
-)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -17,8 +17,8 @@ from typing import Any, Generic, Literal, TypeVar, get_origin, is_typeddict
 import pydantic
 from pydantic import BaseModel, TypeAdapter
 
+from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
 from mcpio.latest import public as pub
-from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 T = TypeVar("T")
 _PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpio.wire.errors import ProtocolError
+from mcp_wire_runtime.errors import ProtocolError
 
 
 class McpError(ProtocolError):

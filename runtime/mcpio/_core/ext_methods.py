@@ -15,10 +15,10 @@ from typing import Any
 
 import pydantic_core
 
+from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
 from mcpio._core.negotiate import fit
 from mcpio._core.protocol_rules import TASKS_EXTENSION
 from mcpio.latest import public as pub
-from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"

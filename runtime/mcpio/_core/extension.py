@@ -32,7 +32,7 @@ from mcpio.latest import public as pub
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from mcpio.wire.codec import Codec
+    from mcp_wire_runtime.codec import Codec
 
 #: The next step of a `tools/call` (the next extension's hook, then the tool itself).
 CallNextTool = Callable[["ToolCall"], Awaitable[Any]]
@@ -263,9 +263,13 @@ class Extensions:
 
     def codec(self, method: str, revision: str) -> Codec | None:
         """The codec of the extension whose request or notification `method` is, in
-        `revision` (None: none, or it has no schema)."""
+        `revision`, with every other extension served here that the revision has (one codec
+        reads them all); None: no extension owns it, or it has no schema."""
         owner = self._owners.get(method)
-        return owner.codec(revision) if owner is not None else None
+        own = owner.codec(revision) if owner is not None else None
+        if own is None:
+            return None
+        return own.with_extensions(*(key for key in self.installed if key in own.extensions))
 
     def read(self, method: str, revision: str, raw: bytes) -> dict[str, Any]:
         """An extension request's params: as its extension reads them, else as plain data
@@ -275,7 +279,7 @@ class Extensions:
             found = owner.read(method, revision, raw)
             if found is not None:
                 return found
-            codec = owner.codec(revision)
+            codec = self.codec(method, revision)
             if codec is not None and method in codec.methods:
                 codec.decode(raw)
         return params_of(raw)

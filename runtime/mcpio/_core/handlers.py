@@ -20,6 +20,8 @@ import pydantic
 from pydantic import BaseModel
 from pydantic_core import to_json
 
+from mcp_wire_runtime.codec import validator
+from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
 from mcpio._core.content import media_block
 from mcpio._core.docstrings import Docstring, parse
 from mcpio._core.hints import CacheHint
@@ -28,8 +30,6 @@ from mcpio._core.options import ToolOptions
 from mcpio._core.structured import Output, output_of
 from mcpio._core.uritemplate import UriTemplate
 from mcpio.latest import public as pub
-from mcpio.wire.codec import validator
-from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 Fn = Callable[..., Any]
 CONTENT_BLOCKS = (

@@ -10,9 +10,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio._core.bus import Bus, BusUnavailable, Event, LocalBus, unavailable
 from mcpio.latest import public as pub
-from mcpio.wire.errors import ProtocolError
 
 log = logging.getLogger("mcpio")
 

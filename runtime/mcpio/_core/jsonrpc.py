@@ -8,10 +8,10 @@ from typing import Any
 
 import pydantic_core
 
+from mcp_wire_runtime.codec import Codec
+from mcp_wire_runtime.codec import plain as plain  # re-exported: the runtime names it here
+from mcp_wire_runtime.errors import INTERNAL_ERROR, ProtocolError
 from mcpio._core.errors import ConnectionClosed, McpError
-from mcpio.wire.codec import Codec
-from mcpio.wire.codec import plain as plain  # re-exported: the runtime names it here
-from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
 
 RequestId = str | int
 log = logging.getLogger("mcpio")

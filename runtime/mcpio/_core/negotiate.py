@@ -9,9 +9,9 @@ from typing import Any
 from pydantic import BaseModel
 
 import mcp_wire
-from mcpio.wire._peek import NAMED_BY, Peek
-from mcpio.wire.codec import Codec
-from mcpio.wire.errors import ProtocolError
+from mcp_wire_runtime._peek import NAMED_BY, Peek
+from mcp_wire_runtime.codec import Codec
+from mcp_wire_runtime.errors import ProtocolError
 
 LEGACY: tuple[str, ...] = tuple(r for r in mcp_wire.REVISIONS if mcp_wire.ERAS[r] == "legacy")
 MODERN: tuple[str, ...] = tuple(r for r in mcp_wire.REVISIONS if mcp_wire.ERAS[r] == "modern")

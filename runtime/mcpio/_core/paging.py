@@ -16,8 +16,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
 from mcpio._core.sealing import Sealer
-from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 T = TypeVar("T")
 KIND = "c1"  # the cursors' token kind (see `Sealer.sign`)

@@ -3,9 +3,9 @@ the inspector), written once here."""
 
 from __future__ import annotations
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio._core.negotiate import MODERN
 from mcpio.latest import UNSUPPORTED_VERSION
-from mcpio.wire.errors import ProtocolError
 
 # The Tasks extension's id (2026-07-28 capabilities `extensions`).
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"

@@ -26,7 +26,7 @@ import secrets
 import time
 from typing import Any
 
-from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
+from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
 
 _VERSION = "s1"
 # Members of the params that vary between the rounds of one request: not part of its identity.

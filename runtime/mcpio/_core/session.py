@@ -18,13 +18,13 @@ import anyio
 import anyio.abc
 import pydantic_core
 
+from mcp_wire_runtime._peek import Peek, envelope, peek_validator
+from mcp_wire_runtime.codec import MAX_MESSAGE_BYTES
+from mcp_wire_runtime.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 from mcpio._core.errors import ConnectionClosed, RequestTimeout
 from mcpio._core.jsonrpc import RequestId
 from mcpio._core.negotiate import MODERN, codec_of, peek_any
 from mcpio._core.transport import FrameTooLarge, Transport
-from mcpio.wire._peek import Peek, envelope, peek_validator
-from mcpio.wire.codec import MAX_MESSAGE_BYTES
-from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 
 log = logging.getLogger("mcpio")
 _BATCH = re.compile(rb"[ \t\r\n]*\[")  # a JSON array: a batch (only its start is read)

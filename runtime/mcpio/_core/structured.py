@@ -26,11 +26,11 @@ import pydantic_core
 import typing_extensions
 from pydantic import BaseModel, TypeAdapter
 
+from mcp_wire_runtime.base import WireModel
+from mcp_wire_runtime.codec import plain
 from mcpio._core.content import Audio, File, Image
 from mcpio._core.errors import InvalidOutput, ToolError
 from mcpio.latest import public as pub
-from mcpio.wire.base import WireModel
-from mcpio.wire.codec import plain
 
 _PRIMITIVES = (str, int, float, bool, type(None))
 _NOT_DATA = (

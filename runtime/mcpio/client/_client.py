@@ -22,6 +22,9 @@ import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
+from mcp_wire_runtime._peek import Peek
+from mcp_wire_runtime.codec import Codec
+from mcp_wire_runtime.errors import INTERNAL_ERROR, ProtocolError
 from mcpio._core import ext_methods
 from mcpio._core.errors import ConnectionClosed, McpError, RequestTimeout
 from mcpio._core.jsonrpc import RequestId, answered, error_frame, error_of, plain, raise_error
@@ -56,9 +59,6 @@ from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.tasks._client import TaskHandle, TaskTools, created_task, task_codec, task_result
 from mcpio.tasks._engine import tasks_available
-from mcpio.wire._peek import Peek
-from mcpio.wire.codec import Codec
-from mcpio.wire.errors import INTERNAL_ERROR, ProtocolError
 
 if TYPE_CHECKING:
     import httpx
@@ -438,12 +438,15 @@ class Client:
     async def task_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send a task method (`tasks/get`, ...) and return its result as plain data.
 
-        On 2026-07-28 it goes through the codec with the Tasks extension.
+        On 2026-07-28 it goes through the codec with the Tasks extension (and every other
+        extension this client declares).
         """
         codec = self.codec
         if codec is None or self._session is None:
             raise ConnectionClosed("the client is not connected")
         codec = task_codec(codec)
+        declared = self.capabilities(codec.era == "modern", codec.revision).get("extensions")
+        codec = codec.with_extensions(*(key for key in declared or () if key in codec.extensions))
         raw = await self._exchange(codec, method, params, self.timeout, tasks=True)
         return task_result(codec, method, raw)
 

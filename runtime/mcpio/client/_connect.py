@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 
 import mcp_wire
+from mcp_wire_runtime.codec import Codec
 from mcpio._core import ext_methods
 from mcpio._core.context import URL_ELICITATION_SINCE
 from mcpio._core.errors import McpError, NegotiationError, RequestTimeout
@@ -30,7 +31,6 @@ from mcpio.client._inputs import Callbacks
 from mcpio.client._targets import command_for, is_url
 from mcpio.latest import UNSUPPORTED_VERSION
 from mcpio.latest import public as pub
-from mcpio.wire.codec import Codec
 
 if TYPE_CHECKING:
     import httpx

@@ -10,10 +10,10 @@ from typing import Any
 
 import pydantic_core
 
+from mcp_wire_runtime.codec import Codec
 from mcpio._core.jsonrpc import plain
 from mcpio._core.protocol_rules import TASKS_EXTENSION
 from mcpio.latest import REVISION as PUBLIC_REVISION
-from mcpio.wire.codec import Codec
 
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 

@@ -14,19 +14,19 @@ from typing import Any
 import anyio
 from pydantic import BaseModel
 
-from mcpio._core.context import ElicitUrl
-from mcpio._core.jsonrpc import plain
-from mcpio._core.protocol_rules import MAX_INPUT_ROUNDS
-from mcpio._core.url_check import url_problem
-from mcpio.client._targets import root_of
-from mcpio.latest import public as pub
-from mcpio.wire.errors import (
+from mcp_wire_runtime.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     URL_ELICITATION_REQUIRED,
     ProtocolError,
 )
+from mcpio._core.context import ElicitUrl
+from mcpio._core.jsonrpc import plain
+from mcpio._core.protocol_rules import MAX_INPUT_ROUNDS
+from mcpio._core.url_check import url_problem
+from mcpio.client._targets import root_of
+from mcpio.latest import public as pub
 
 log = logging.getLogger("mcpio")
 

@@ -16,11 +16,11 @@ import anyio
 import pydantic_core
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio._core.errors import ConnectionClosed, McpError
 from mcpio._core.hub import LIST_CHANGED, RESOURCE_SUBSCRIPTIONS, RESOURCE_UPDATED, TASK_IDS
 from mcpio._core.jsonrpc import RequestId
 from mcpio._core.negotiate import SUBSCRIPTION_ID_KEY
-from mcpio.wire.errors import ProtocolError
 
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 TASK_NOTIFICATION = "notifications/tasks"  # the Tasks extension's: no model in the codec

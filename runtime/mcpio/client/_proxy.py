@@ -29,6 +29,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
+from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
 from mcpio._core.context import Context, InputRequired, Question, RetriedInputs
 from mcpio._core.errors import ConnectionClosed, McpError
 from mcpio._core.hub import LIST_CHANGED, RESOURCE_UPDATED
@@ -45,7 +46,6 @@ from mcpio.tasks._client import TaskHandle
 from mcpio.tasks._engine import TASKS_EXTENSION, TaskCreated, TaskInputs, TaskSupport
 from mcpio.tasks._extension import task_required
 from mcpio.transports._http_rules import ParamHeaders, param_headers
-from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 FORWARDED = (
     "tools/list",

@@ -21,11 +21,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from mcp_wire_runtime.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_BUSY, ProtocolError
 from mcpio._core.context import ElicitUrl
 from mcpio._core.errors import ConnectionClosed
 from mcpio._core.jsonrpc import plain
 from mcpio.client._client import Client, Notice
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_BUSY, ProtocolError
 
 log = logging.getLogger("mcpio")
 _RELATED_TASK = "io.modelcontextprotocol/related-task"

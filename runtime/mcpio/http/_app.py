@@ -44,6 +44,9 @@ import anyio
 import anyio.lowlevel
 import pydantic_core
 
+from mcp_wire_runtime._peek import Peek
+from mcp_wire_runtime.codec import MAX_MESSAGE_BYTES
+from mcp_wire_runtime.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 from mcpio._core.context import HTTP_REQUEST
 from mcpio._core.errors import LifespanError
 from mcpio._core.jsonrpc import error_frame
@@ -89,9 +92,6 @@ from mcpio.transports._http_rules import (
     status_of,
 )
 from mcpio.transports._sse import SseWriter
-from mcpio.wire._peek import Peek
-from mcpio.wire.codec import MAX_MESSAGE_BYTES
-from mcpio.wire.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

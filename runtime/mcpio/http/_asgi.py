@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import pydantic_core
 
+from mcp_wire_runtime._peek import Peek
+from mcp_wire_runtime.errors import INVALID_REQUEST, ProtocolError
 from mcpio._core.negotiate import peek_any
-from mcpio.wire._peek import Peek
-from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 
 if TYPE_CHECKING:
     from mcpio._core.principal import Principal

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 import anyio
 import pydantic_core
 
+from mcp_wire_runtime.errors import INVALID_REQUEST, ProtocolError
 from mcpio._core.routes import HttpRequest, HttpResponse, Route
 from mcpio.http._asgi import HttpError, Receive, RequestHeaders, Scope, Send, read_body
-from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 
 log = logging.getLogger("mcpio")
 

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import pydantic_core
 
+from mcp_wire_runtime._peek import Peek
+from mcp_wire_runtime.errors import INVALID_REQUEST, ProtocolError
 from mcpio._core.context import HTTP_REQUEST
 from mcpio._core.jsonrpc import RequestId, error_frame
 from mcpio._core.session import Refused, read_batch_item, serving
@@ -39,16 +41,14 @@ from mcpio.http._asgi import (
 )
 from mcpio.transports._http_rules import EVENT_STREAM, accepts
 from mcpio.transports._sse import SseWriter
-from mcpio.wire._peek import Peek
-from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from mcp_wire_runtime.codec import Codec
     from mcpio._core.options import ConnectionOptions
     from mcpio._core.principal import Principal
     from mcpio._core.session import Session
-    from mcpio.wire.codec import Codec
 
 log = logging.getLogger("mcpio")
 

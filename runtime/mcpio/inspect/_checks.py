@@ -5,8 +5,10 @@ method from the dispatch tables, initialization order, request/response correlat
 capabilities, progress (live tokens, increasing), unanswered requests, structured tool output
 against the tool's `outputSchema`, logging and resource-update opt-ins, `resultType` and
 `input_required`, and the modern HTTP headers. The Skills extension's methods, which no codec
-knows, are checked by `mcpio.inspect._skills`; the 2026-07-28 Tasks extension's methods and task
-answers with the extension's codec (`mcpio.inspect._tasks`).
+knows, are checked by `mcpio.inspect._skills`. A request and its answer are decoded by one codec
+with every extension of the revision the request declares (a legacy session: its `initialize`);
+the 2026-07-28 Tasks extension's methods and task answers with that extension too
+(`mcpio.inspect._tasks`).
 
 Members the schema leaves open (no `additionalProperties`, or `true`: capability objects, `_meta`,
 results) are never findings; a member a closed object (`additionalProperties: false`) does not
@@ -23,8 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_wire
+from mcp_wire_runtime._peek import NAMED_BY
+from mcp_wire_runtime.codec import MAX_MESSAGE_BYTES, Codec
+from mcp_wire_runtime.errors import METHOD_NOT_FOUND, PARSE_ERROR, ProtocolError
 from mcpio._core.negotiate import LEGACY, MODERN, PROTOCOL_VERSION_KEY, codec_of
-from mcpio._core.protocol_rules import version_header_required
+from mcpio._core.protocol_rules import TASKS_EXTENSION, version_header_required
 from mcpio.inspect import _apps as apps_rules
 from mcpio.inspect import _skills as skills_rules
 from mcpio.inspect import _tasks as tasks_rules
@@ -36,9 +41,6 @@ from mcpio.inspect._stateful import (
     param_header_mismatch,
 )
 from mcpio.transports._http_rules import decode_header_value
-from mcpio.wire._peek import NAMED_BY
-from mcpio.wire.codec import MAX_MESSAGE_BYTES, Codec
-from mcpio.wire.errors import METHOD_NOT_FOUND, PARSE_ERROR, ProtocolError
 
 CLIENT: Direction = "client->server"
 SERVER: Direction = "server->client"
@@ -97,7 +99,8 @@ class Pending:
     flagged: bool = False  # the request itself was a violation: its answer is not judged again
     token: str | None = None  # its progress token (a key)
     params: dict[str, Any] = field(default_factory=lambda: {})
-    tasks: bool = False  # checked with the Tasks extension's codec (its method, or declared)
+    # The extensions its codec had (those it declared, the Tasks extension for its methods).
+    extensions: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -300,10 +303,11 @@ class Checker:
         meta = _obj(params.get("_meta"))
         caps = _obj(meta.get("io.modelcontextprotocol/clientCapabilities")) if modern else None
         found: list[Finding] = []
-        tasks = False
+        extensions: frozenset[str] = frozenset()
         if revision is not None:
-            codec = self._request_codec(revision, method, caps)
-            tasks = codec is not codec_of(revision)
+            declared = caps if modern else state.client_capabilities
+            codec = self._request_codec(revision, method, declared)
+            extensions = codec.extension_ids
             if method in skills_rules.METHODS:  # no codec knows them
                 found += skills_rules.request_findings(direction, method, obj.get("params"))
             else:
@@ -317,7 +321,7 @@ class Checker:
         if key in state.pending:
             found.append(Finding("request.id-reused", direction, "$.id", "still in flight"))
         pending = state.pending[key] = Pending(method, revision, caps, self.index, params=params)
-        pending.tasks = tasks
+        pending.extensions = extensions
         state.answered.discard(key)
         state.cancelled.discard(key)
         request_state = params.get("requestState")
@@ -336,6 +340,7 @@ class Checker:
         found += self._capability(direction, method, revision, "$.method")
         if method in skills_rules.METHODS and revision is not None:
             found += skills_rules.undeclared(direction, method, state.server_capabilities)
+        tasks = TASKS_EXTENSION in extensions
         if tasks and revision is not None and method in tasks_rules.methods(revision):
             found += tasks_rules.undeclared_method(direction, method, state.server_capabilities)
         pending.flagged = any(f.severity == "error" for f in found)
@@ -366,12 +371,15 @@ class Checker:
 
     @staticmethod
     def _request_codec(revision: str, method: str, caps: dict[str, Any] | None) -> Codec:
-        """The revision's codec, with the Tasks extension for its methods or for a request
-        that declares it (whose answer may be a task)."""
+        """The revision's codec with every extension of it the request declares (`caps`: a
+        modern request's `clientCapabilities`, a legacy session's), in one codec, and with
+        the Tasks extension for its methods."""
         codec = codec_of(revision)
-        if method in tasks_rules.methods(revision) or (caps and tasks_rules.declares(caps)):
-            return tasks_rules.codec(revision) or codec
-        return codec
+        declared = _obj((caps or {}).get("extensions"))
+        wanted = {key for key in declared if key in codec.extensions}
+        if method in tasks_rules.methods(revision):
+            wanted.add(TASKS_EXTENSION)
+        return codec.with_extensions(*wanted) if wanted else codec
 
     def _early(self, direction: Direction, method: str) -> Iterator[Finding]:
         state = self.state
@@ -608,11 +616,13 @@ class Checker:
                 yield from skills_rules.result_findings(direction, pending.method, result)
         else:
             codec = codec_of(revision)
+            extensions = set(pending.extensions)
             if revision in MODERN and tasks_rules.is_task(result):
                 caps = pending.client_capabilities
                 yield from tasks_rules.undeclared_task(direction, pending.method, caps)
-            if pending.tasks or tasks_rules.is_task(result):
-                codec = tasks_rules.codec(revision) or codec
+                extensions.add(TASKS_EXTENSION)
+            if extensions & codec.extensions.keys():
+                codec = codec.with_extensions(*(extensions & codec.extensions.keys()))
             yield from self._decode(direction, codec, raw, pending.method)
         if type(result) is dict:
             yield from self._result(direction, pending, revision, result)

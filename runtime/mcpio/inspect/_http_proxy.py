@@ -32,12 +32,12 @@ with needs("http", "mcpio inspect --upstream"):
     import httpx
     import sniffio
 
+    from mcp_wire_runtime.codec import MAX_MESSAGE_BYTES
     from mcpio.http._asgi import Receive, Scope, Send
     from mcpio.transports._http1 import Http1Client
     from mcpio.transports._http1 import Response as LeanResponse
     from mcpio.transports._http_rules import EVENT_STREAM, JSON, media_type
     from mcpio.transports._sse import SseParser
-    from mcpio.wire.codec import MAX_MESSAGE_BYTES
 
 # Not forwarded: they describe one hop, not the message.
 HOP_BY_HOP = frozenset(

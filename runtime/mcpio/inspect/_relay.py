@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from mcp_wire_runtime.codec import MAX_MESSAGE_BYTES
 from mcpio.inspect._checks import CLIENT, SERVER, Checker
 from mcpio.inspect._rules import Direction
 from mcpio.inspect._transcript import Recorder
@@ -22,7 +23,6 @@ from mcpio.transports.stdio import (  # pyright: ignore[reportPrivateUsage]
     _pipe_reader,
     _pipe_writer,
 )
-from mcpio.wire.codec import MAX_MESSAGE_BYTES
 
 
 @dataclass

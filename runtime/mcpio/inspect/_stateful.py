@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio._core.extras import needs
 from mcpio.inspect._apps import AppsSeen
 from mcpio.transports._http_rules import check_params, param_headers
-from mcpio.wire.errors import ProtocolError
 
 
 @dataclass

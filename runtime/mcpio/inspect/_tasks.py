@@ -12,10 +12,10 @@ import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from mcp_wire_runtime.codec import Codec
 from mcpio._core.negotiate import codec_of
 from mcpio._core.protocol_rules import TASKS_EXTENSION
 from mcpio.inspect._rules import Direction, Finding
-from mcpio.wire.codec import Codec
 
 
 def codec(revision: str) -> Codec | None:

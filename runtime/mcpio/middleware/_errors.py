@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio.middleware._base import Call, CallNext, Middleware
-from mcpio.wire.errors import ProtocolError
 
 Mapper = Callable[[Exception], ProtocolError]
 

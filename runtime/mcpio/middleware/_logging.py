@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio.middleware._base import Call, CallNext, Middleware
-from mcpio.wire.errors import ProtocolError
 
 
 def outcome(result: Any) -> str:

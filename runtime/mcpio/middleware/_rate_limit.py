@@ -13,8 +13,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio.middleware._base import Call, CallNext, Middleware
-from mcpio.wire.errors import ProtocolError
 
 #: Server-defined JSON-RPC error code (the implementation-defined range) for a refused request.
 RATE_LIMITED = -32029

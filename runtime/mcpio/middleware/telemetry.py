@@ -21,11 +21,11 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mcp_wire_runtime.errors import ProtocolError
 from mcpio._core.context import InputRequired
 from mcpio._core.extras import needs
 from mcpio._version import __version__
 from mcpio.middleware._base import Call, CallNext
-from mcpio.wire.errors import ProtocolError
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer, TracerProvider

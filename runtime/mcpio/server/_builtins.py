@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic
 
+from mcp_wire_runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 from mcpio._core.context import Context, InputRequired, MethodHandler
 from mcpio._core.errors import ConnectionClosed, ToolError
 from mcpio._core.extension import ToolCall
@@ -29,7 +30,6 @@ from mcpio._core.paging import page
 from mcpio._core.schema_check import violation
 from mcpio._core.structured import summary
 from mcpio.latest import public as pub
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 
 if TYPE_CHECKING:
     from mcpio._core.extension import Extensions

@@ -20,6 +20,14 @@ import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
+from mcp_wire_runtime._peek import Peek
+from mcp_wire_runtime.codec import Codec
+from mcp_wire_runtime.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    ProtocolError,
+)
 from mcpio._core import ext_methods
 from mcpio._core.context import (
     Context,
@@ -50,14 +58,6 @@ from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.server._listen import Listener, listen
 from mcpio.server._served import Served
-from mcpio.wire._peek import Peek
-from mcpio.wire.codec import Codec
-from mcpio.wire.errors import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    ProtocolError,
-)
 
 if TYPE_CHECKING:
     from mcpio._core.principal import Principal

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from mcp_wire_runtime.codec import Codec
+from mcp_wire_runtime.errors import INVALID_REQUEST, ProtocolError
 from mcpio._core.bus import unavailable
 from mcpio._core.extension import Extensions
 from mcpio._core.hub import LISTEN_FLAGS, TASK_IDS, Hub
 from mcpio._core.jsonrpc import RequestId
 from mcpio._core.negotiate import SUBSCRIPTION_ID_KEY, codec_of
 from mcpio.latest import public as pub
-from mcpio.wire.codec import Codec
-from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
 
 if TYPE_CHECKING:
     from mcpio._core.context import Context

@@ -23,13 +23,13 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_wire_runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
 from mcpio._core.context import Context, MethodHandler
 from mcpio._core.hub import TASK_IDS, Hub
 from mcpio._core.paging import page
 from mcpio.latest import public as pub
 from mcpio.skills._format import EXTENSION as SKILLS_EXTENSION
 from mcpio.skills._provider import DIRECTORY_READ, GET, LIST
-from mcpio.wire.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
 
 # A `mcpio.server.Server` (not imported: the server imports this module).
 Server = Any

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
+from mcp_wire_runtime.errors import METHOD_NOT_FOUND, ProtocolError
 from mcpio import apps
 from mcpio._core.bus import Bus
 from mcpio._core.context import MAX_ANSWER_BYTES, Context, MethodHandler
@@ -37,7 +38,6 @@ from mcpio.tasks._engine import TaskEngine
 from mcpio.tasks._extension import TasksExtension, tasks_of
 from mcpio.tasks._extension import task_required as task_required  # (mcpio.server's)
 from mcpio.tasks._store import TaskStore
-from mcpio.wire.errors import METHOD_NOT_FOUND, ProtocolError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

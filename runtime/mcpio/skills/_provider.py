@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
 from mcpio._core.context import Context, MethodHandler
 from mcpio._core.extension import Extension
 from mcpio._core.handlers import resource_entry
@@ -37,7 +38,6 @@ from mcpio._core.sealing import Sealer
 from mcpio.latest import public as pub
 from mcpio.skills._format import EXTENSION, SKILL_FILE, digest
 from mcpio.skills._scan import Catalog, SkillFile, publishable, scan
-from mcpio.wire.errors import INVALID_PARAMS, ProtocolError
 
 
 class Publisher(Protocol):

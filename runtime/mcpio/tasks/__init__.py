@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mcpio.wire._lazy import lazy_names
+from mcp_wire_runtime._lazy import lazy_names
 
 if TYPE_CHECKING:
     from mcpio.tasks._client import TaskCancelled, TaskHandle

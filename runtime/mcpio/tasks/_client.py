@@ -16,6 +16,8 @@ from typing import Any, Protocol, cast
 import anyio
 import pydantic_core
 
+from mcp_wire_runtime.codec import Codec
+from mcp_wire_runtime.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ProtocolError
 from mcpio._core.errors import McpError
 from mcpio._core.jsonrpc import plain, raise_error
 from mcpio._core.protocol_rules import TASKS_EXTENSION
@@ -23,8 +25,6 @@ from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
 from mcpio.tasks._engine import tasks_available, tasks_codec
 from mcpio.tasks._store import TERMINAL
-from mcpio.wire.codec import Codec
-from mcpio.wire.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ProtocolError
 
 DEFAULT_POLL_MS = 1000
 

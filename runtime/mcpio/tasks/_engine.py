@@ -45,6 +45,8 @@ import pydantic
 from pydantic import BaseModel
 
 import mcp_wire
+from mcp_wire_runtime.codec import Codec
+from mcp_wire_runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, SERVER_BUSY, ProtocolError
 from mcpio._core.context import Context, Inputs, Question
 from mcpio._core.handlers import SelfWritten, WireResult
 from mcpio._core.jsonrpc import plain
@@ -61,8 +63,6 @@ from mcpio.tasks._store import (
     TaskStoreError,
     record_json,
 )
-from mcpio.wire.codec import Codec
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, SERVER_BUSY, ProtocolError
 
 log = logging.getLogger("mcpio")
 

@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import mcp_wire
+from mcp_wire_runtime.codec import Codec
+from mcp_wire_runtime.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ProtocolError
 from mcpio._core.context import Context, MethodHandler, RetriedInputs
 from mcpio._core.ext_methods import CLIENT_CAPABILITIES
 from mcpio._core.extension import CallNextTool, Extension, ToolCall
@@ -39,8 +41,6 @@ from mcpio.tasks._engine import (
 from mcpio.tasks._owner import owner_of, owner_principal
 from mcpio.tasks._queue import Job
 from mcpio.tasks._store import TaskRecord, TaskStore
-from mcpio.wire.codec import Codec
-from mcpio.wire.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ProtocolError
 
 
 class Serving(Protocol):

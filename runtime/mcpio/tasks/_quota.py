@@ -22,7 +22,7 @@ import heapq
 import math
 from dataclasses import dataclass
 
-from mcpio.wire.errors import SERVER_BUSY, ProtocolError
+from mcp_wire_runtime.errors import SERVER_BUSY, ProtocolError
 
 
 @dataclass

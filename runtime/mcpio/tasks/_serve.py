@@ -14,6 +14,8 @@ import pydantic_core
 from pydantic import BaseModel
 
 import mcp_wire
+from mcp_wire_runtime.codec import Codec
+from mcp_wire_runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 from mcpio._core.context import SentInputs
 from mcpio._core.ext_methods import CLIENT_CAPABILITIES
 from mcpio._core.handlers import WireResult
@@ -31,8 +33,6 @@ from mcpio.tasks._engine import (
 )
 from mcpio.tasks._owner import owner_of
 from mcpio.tasks._store import TaskRecord
-from mcpio.wire.codec import Codec
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ProtocolError
 
 if TYPE_CHECKING:
     from mcpio._core.context import Context

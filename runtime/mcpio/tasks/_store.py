@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
-from mcpio.wire.errors import INTERNAL_ERROR
+from mcp_wire_runtime.errors import INTERNAL_ERROR
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})

@@ -14,14 +14,14 @@ import anyio
 import httpx
 import pydantic_core
 
+from mcp_wire_runtime._peek import Peek
+from mcp_wire_runtime.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 from mcpio._core.jsonrpc import RequestId
 from mcpio._core.negotiate import peek_any
 from mcpio.transports._http_base import Answer, HttpBase, TooLarge, describe
 from mcpio.transports._http_inbox import Post
 from mcpio.transports._http_rules import EVENT_STREAM, JSON, code_of_status, media_type
 from mcpio.transports._sse import SseParser
-from mcpio.wire._peek import Peek
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 
 log = logging.getLogger("mcpio")
 

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 import pydantic_core
 
+from mcp_wire_runtime._peek import Peek
 from mcpio._core.jsonrpc import RequestId
 from mcpio._core.negotiate import envelope_version
 from mcpio.transports._http_answers import HttpAnswers
@@ -23,7 +24,6 @@ from mcpio.transports._http_rules import (
     plain_header_value,
     x_mcp_header_problem,
 )
-from mcpio.wire._peek import Peek
 
 log = logging.getLogger("mcpio")
 

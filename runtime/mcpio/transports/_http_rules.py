@@ -13,9 +13,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from mcpio.latest import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
-from mcpio.wire._peek import NAMED_BY
-from mcpio.wire.errors import (
+from mcp_wire_runtime._peek import NAMED_BY
+from mcp_wire_runtime.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -24,6 +23,7 @@ from mcpio.wire.errors import (
     SERVER_BUSY,
     ProtocolError,
 )
+from mcpio.latest import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
 
 JSON = "application/json"
 EVENT_STREAM = "text/event-stream"

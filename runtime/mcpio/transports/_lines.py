@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
+from mcp_wire_runtime.codec import MAX_MESSAGE_BYTES
 from mcpio._core.transport import FrameHook, FrameTooLarge
-from mcpio.wire.codec import MAX_MESSAGE_BYTES
 
 
 class LineStream:

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcpio.wire.codec import MAX_MESSAGE_BYTES
+from mcp_wire_runtime.codec import MAX_MESSAGE_BYTES
 
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 

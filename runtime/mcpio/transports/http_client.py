@@ -36,6 +36,9 @@ import anyio
 import httpx
 import pydantic_core
 
+from mcp_wire_runtime._peek import Peek
+from mcp_wire_runtime.codec import MAX_MESSAGE_BYTES
+from mcp_wire_runtime.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 from mcpio._core.errors import AuthError
 from mcpio._core.jsonrpc import RequestId
 from mcpio._core.negotiate import envelope_version, peek_any
@@ -47,9 +50,6 @@ from mcpio.transports._http_inbox import Post, Scope, TaskScope
 from mcpio.transports._http_modern import ModernPost
 from mcpio.transports._http_sse_legacy import SseSession
 from mcpio.transports._http_streamable import StreamableSession
-from mcpio.wire._peek import Peek
-from mcpio.wire.codec import MAX_MESSAGE_BYTES
-from mcpio.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 
 log = logging.getLogger("mcpio")
 

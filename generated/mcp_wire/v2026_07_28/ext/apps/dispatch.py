@@ -5,7 +5,7 @@
 method of both with its direction, kind and types, and the error codes the schema pins."""
 
 from mcp_wire.v2026_07_28 import dispatch as _core
-from mcpio.wire.codec import MethodSpec
+from mcp_wire_runtime.codec import MethodSpec
 
 REVISION = "2026-07-28"
 ERA = "modern"

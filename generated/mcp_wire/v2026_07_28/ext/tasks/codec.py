@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, overload
 from pydantic import Tag
 
 from mcp_wire.v2026_07_28 import codec as _core
-from mcpio.wire.base import WireModel
-from mcpio.wire.codec import LenientResponse
-from mcpio.wire.modern import result_discriminator
+from mcp_wire_runtime.base import WireModel
+from mcp_wire_runtime.codec import LenientResponse
+from mcp_wire_runtime.modern import result_discriminator
 
 from . import dispatch
 from . import models as m

@@ -6,7 +6,7 @@ from typing import Annotated, Literal, Union
 from pydantic import ConfigDict, Field, StrictInt
 from typing_extensions import TypeAliasType
 
-from mcpio.wire.base import JSONValue, WireModel
+from mcp_wire_runtime.base import JSONValue, WireModel
 
 from ...models import *  # noqa: F403 (the extended revision's models)
 from ...models import Error as Error

@@ -4,7 +4,7 @@ pydantic-core's JSON reader accepts the NaN and Infinity tokens and reads an ove
 infinity. Members typed as numbers refuse them by themselves (`allow_inf_nan=False`). Members
 that hold any JSON value (tool arguments, `_meta`, unknown members) are read as they come, so
 their numbers are checked by `finite_json`, which every JSON value read from JSON text goes
-through (`mcpio.wire.base.JSONValue`): such a number would otherwise be written back as null.
+through (`mcp_wire_runtime.base.JSONValue`): such a number would otherwise be written back as null.
 The codec reads a large frame with `read_large`, which bounds what the check costs.
 """
 

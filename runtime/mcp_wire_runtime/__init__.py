@@ -1,5 +1,8 @@
 """What every revision's generated code shares: hand-written shared runtime machinery.
 
+It ships with the generated types in the `mcp-wire` distribution, which needs pydantic and
+typing-extensions only: nothing here imports `mcpio`.
+
 Generated modules import it: each revision's `models.py` subclasses `WireModel`, its `codec.py`
 subclasses `Codec` (`modern.ModernCodec` in the modern era) and supplies only tables, and
 `mcp_wire` re-exports `ProtocolError` and `MessageBuildError` and keeps its revisions in a
@@ -14,8 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mcpio.wire._lazy import lazy_names
-from mcpio.wire.errors import (
+from mcp_wire_runtime._lazy import lazy_names
+from mcp_wire_runtime.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -26,9 +29,9 @@ from mcpio.wire.errors import (
 )
 
 if TYPE_CHECKING:
-    from mcpio.wire._peek import Peek
-    from mcpio.wire.base import JSONValue, WireModel
-    from mcpio.wire.codec import (
+    from mcp_wire_runtime._peek import Peek
+    from mcp_wire_runtime.base import JSONValue, WireModel
+    from mcp_wire_runtime.codec import (
         MAX_MESSAGE_BYTES,
         Codec,
         Envelope,
@@ -39,16 +42,16 @@ if TYPE_CHECKING:
     )
 
 _LAZY: dict[str, str] = {
-    "JSONValue": "mcpio.wire.base",
-    "WireModel": "mcpio.wire.base",
-    "MAX_MESSAGE_BYTES": "mcpio.wire.codec",
-    "Codec": "mcpio.wire.codec",
-    "Envelope": "mcpio.wire.codec",
-    "InvalidItem": "mcpio.wire.codec",
-    "LenientResponse": "mcpio.wire.codec",
-    "MethodSpec": "mcpio.wire.codec",
-    "PublicMapping": "mcpio.wire.codec",
-    "Peek": "mcpio.wire._peek",
+    "JSONValue": "mcp_wire_runtime.base",
+    "WireModel": "mcp_wire_runtime.base",
+    "MAX_MESSAGE_BYTES": "mcp_wire_runtime.codec",
+    "Codec": "mcp_wire_runtime.codec",
+    "Envelope": "mcp_wire_runtime.codec",
+    "InvalidItem": "mcp_wire_runtime.codec",
+    "LenientResponse": "mcp_wire_runtime.codec",
+    "MethodSpec": "mcp_wire_runtime.codec",
+    "PublicMapping": "mcp_wire_runtime.codec",
+    "Peek": "mcp_wire_runtime._peek",
 }
 
 

@@ -17,9 +17,9 @@ from typing import Any
 import pydantic_core
 from pydantic import ValidationError
 
-from mcpio.wire._numbers import may_hold_non_finite
-from mcpio.wire._schemas import BATCH, ERROR, JSONRPC, MESSAGE, RESULT, TYPED_ERROR
-from mcpio.wire.errors import (
+from mcp_wire_runtime._numbers import may_hold_non_finite
+from mcp_wire_runtime._schemas import BATCH, ERROR, JSONRPC, MESSAGE, RESULT, TYPED_ERROR
+from mcp_wire_runtime.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,

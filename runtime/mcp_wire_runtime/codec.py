@@ -2,7 +2,7 @@
 
 Each revision's generated `mcp_wire.<revision>.codec` subclasses `Codec` and supplies only its
 tables (frames, methods, public mappings) and constants, which come from the IR; everything else
-lives here (the modern era's rules: `mcpio.wire.modern.ModernCodec`, a subclass).
+lives here (the modern era's rules: `mcp_wire_runtime.modern.ModernCodec`, a subclass).
 
 A codec turns bytes into one typed, validated message of its revision (parse once, pick the
 frame type structurally and by `method`, validate once) and back. Every failure to read is a
@@ -29,15 +29,16 @@ import pydantic_core
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import SchemaValidator
 
-from mcpio.wire import _failures as failures
-from mcpio.wire import _numbers as numbers
-from mcpio.wire import _peek as peeking
-from mcpio.wire import _schemas as schemas
-from mcpio.wire._peek import Peek
-from mcpio.wire._peek import envelope as envelope_of
-from mcpio.wire._peek import failure as peek_failure
-from mcpio.wire._public_reads import PublicReads
-from mcpio.wire.errors import (
+from mcp_wire_runtime import _compose as compose
+from mcp_wire_runtime import _failures as failures
+from mcp_wire_runtime import _numbers as numbers
+from mcp_wire_runtime import _peek as peeking
+from mcp_wire_runtime import _schemas as schemas
+from mcp_wire_runtime._peek import Peek
+from mcp_wire_runtime._peek import envelope as envelope_of
+from mcp_wire_runtime._peek import failure as peek_failure
+from mcp_wire_runtime._public_reads import PublicReads
+from mcp_wire_runtime.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -316,8 +317,10 @@ class Codec:
         """Return the codec of this revision with these negotiated extensions (by id).
 
         An id is like "io.modelcontextprotocol/tasks". The codec also decodes, encodes, builds
-        and types the extensions' messages and results. `LookupError` for an extension this
-        revision has not been generated with.
+        and types the extensions' messages and results. Any set of the revision's extensions
+        composes, in any order (the same set gives the same codec); `LookupError` for an
+        extension this revision has not been generated with, `ValueError` for two that define
+        one method or member differently.
         """
         if not all(isinstance(e, str) for e in extensions):
             raise TypeError("extension ids are strings")
@@ -328,15 +331,8 @@ class Codec:
             raise LookupError(
                 f"unknown extension {unknown[0]!r} for revision {self.revision} (known: {known})"
             )
-        if wanted == self.extension_ids:
-            return type(self)(self.max_bytes, result_types=self.extra_result_types)
-        if len(wanted) > 1:
-            raise LookupError(
-                f"no codec of revision {self.revision} with {', '.join(sorted(wanted))} together"
-            )
-        module = importlib.import_module(self.extensions[next(iter(wanted))])
-        cls: type[Codec] = type(module.CODEC)
-        return cls(self.max_bytes, result_types=self.extra_result_types)
+        core = compose.core_of(type(self))
+        return _extended(core, frozenset(wanted), self.max_bytes, self.extra_result_types)
 
     # ------------------------------------------------------------------ decoding
 
@@ -921,7 +917,7 @@ class Codec:
     def public_result(self, method: str, result: Any, data: bytes) -> Any:
         """`to_public` of a result just read from `data`: the public model read from the bytes.
 
-        One validation instead of a dump and a validation (`mcpio.wire._public_reads`).
+        One validation instead of a dump and a validation (`mcp_wire_runtime._public_reads`).
 
         Args:
             method: The method the response answers.
@@ -937,7 +933,7 @@ class Codec:
         """`to_public` of a request's params just read from `data`: the model read from the bytes.
 
         The public model gets the `_meta` envelope of a session with `client_capabilities`
-        (`mcpio.wire._public_reads`).
+        (`mcp_wire_runtime._public_reads`).
 
         Args:
             method: The request's method.
@@ -1026,3 +1022,12 @@ class Codec:
         if meta:
             out["_meta"] = meta
         return out
+
+
+@functools.cache
+def _extended(
+    core: type[Codec], ids: frozenset[str], max_bytes: int, result_types: frozenset[str]
+) -> Codec:
+    """The codec of `core`'s revision with the extensions `ids`: one per set and settings."""
+    classes = [type(importlib.import_module(core.extensions[i]).CODEC) for i in sorted(ids)]
+    return compose.composed(core, tuple(classes))(max_bytes, result_types=result_types)

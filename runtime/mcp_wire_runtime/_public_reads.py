@@ -20,8 +20,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import SchemaValidator
 from pydantic_core import core_schema as cs
 
-from mcpio.wire import _numbers as numbers
-from mcpio.wire._schemas import SchemaSet, defaulted
+from mcp_wire_runtime import _numbers as numbers
+from mcp_wire_runtime._schemas import SchemaSet, defaulted
 
 T = TypeVar("T")
 

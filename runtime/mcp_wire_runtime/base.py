@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, JsonVal
 from pydantic.fields import FieldInfo
 from pydantic_core import core_schema
 
-from mcpio.wire._numbers import finite_json
+from mcp_wire_runtime._numbers import finite_json
 
 __all__ = ["JSONValue", "WireModel"]
 
@@ -36,7 +36,7 @@ NULLABLE_MARK = "x-nullable"  # generation's mark of an optional member whose sc
 
 class _FiniteNumbers:
     """Reading JSON text, a JSON value is taken as it comes, then its numbers are checked
-    (`mcpio.wire._numbers`): pydantic's own `JsonValue` reads 1e400 as infinity there. Data from
+    (`mcp_wire_runtime._numbers`): pydantic's own `JsonValue` reads 1e400 as infinity there. Data from
     Python goes through `JsonValue`'s typed union, which refuses infinity by itself. Writing, a
     JSON value is serialized by pydantic-core's type inference, in Rust: `JsonValue`'s union
     calls a Python discriminator for every value (2.3x slower on 200 rows of JSON)."""

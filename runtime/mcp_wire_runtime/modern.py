@@ -22,9 +22,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Discriminator
 
-from mcpio.wire import _schemas as schemas
-from mcpio.wire.codec import Codec, MethodSpec
-from mcpio.wire.errors import (
+from mcp_wire_runtime import _schemas as schemas
+from mcp_wire_runtime.codec import Codec, MethodSpec
+from mcp_wire_runtime.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,

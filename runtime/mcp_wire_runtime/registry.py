@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from mcpio.wire.codec import Codec, Envelope
+    from mcp_wire_runtime.codec import Codec, Envelope
 
 Era = Literal["legacy", "modern"]
 
@@ -77,7 +77,7 @@ class Registry:
         if attr in self.modules:
             return self.revision(self.modules[attr])
         if attr == "__version__":
-            from mcpio._version import __version__
+            from mcp_wire_runtime._version import __version__
 
             return __version__
         raise AttributeError(f"module {self.package!r} has no attribute {attr!r}")

@@ -13,8 +13,8 @@ from typing import Any, Literal, NamedTuple
 from pydantic_core import SchemaValidator, ValidationError
 from pydantic_core import core_schema as cs
 
-from mcpio.wire._failures import unreadable
-from mcpio.wire.errors import INVALID_REQUEST, ProtocolError
+from mcp_wire_runtime._failures import unreadable
+from mcp_wire_runtime.errors import INVALID_REQUEST, ProtocolError
 
 # The request member each named method is routed by (the `Mcp-Name` header of 2026-07-28; the
 # Tasks extension routes its methods by task id).

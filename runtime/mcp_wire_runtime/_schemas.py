@@ -16,7 +16,7 @@ that belong to reading rather than to the models:
 
 A failing frame's errors start their location with its tag (a method, or "2.0") and, for a
 response, the label of each branch it failed (`typed error`, `error`, `result`);
-`mcpio.wire._failures` turns them into the `ProtocolError`.
+`mcp_wire_runtime._failures` turns them into the `ProtocolError`.
 """
 
 from __future__ import annotations
