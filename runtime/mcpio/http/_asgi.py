@@ -124,13 +124,18 @@ async def respond(
 ) -> None:
     """Write a whole response: `body` (a JSON frame, or nothing) with its length, and `headers`
     (the one writer of the endpoint's JSON answers)."""
+    await send(response_start(status, body, headers))
+    await send({"type": "http.response.body", "body": body})
+
+
+def response_start(status: int, body: bytes, headers: dict[str, str] | None = None) -> Message:
+    """The head of `respond`'s response (a modern answer's writer sends it itself)."""
     raw = [(b"content-length", b"%d" % len(body))]
     if body:
         raw.append(JSON_TYPE)
     if headers:
         raw += [(k.encode(), v.encode()) for k, v in headers.items()]
-    await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": body})
+    return {"type": "http.response.start", "status": status, "headers": raw}
 
 
 class HttpError(Exception):
