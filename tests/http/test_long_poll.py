@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from mcpio import Client, Context, Server
+from mcpio.http._sessions import Outbox
 from mcpio.tasks._client import TaskHandle
 from mcpio.transports._sse import SseParser
 from tests.support import ACCEPT, initialize, serve_app
@@ -219,3 +220,28 @@ async def test_the_official_python_sdk_client_polls_too() -> None:
                     result = await session.call_tool("slow", {"seconds": 4.0})
                     assert result.content[0].text == "slept 4.0"  # type: ignore[union-attr]
                     assert time.monotonic() - started < 10
+
+
+async def test_an_outbox_wait_ends_when_its_time_is_up_or_the_outbox_closes() -> None:
+    """The POST's wait for its answers (the bound of a polled stream, a stream's keep-alive):
+    None once the time is up with nothing queued, what is queued otherwise, and the end of the
+    outbox once it is closed, also for a reader already waiting."""
+    outbox = Outbox(4)
+    assert await outbox.receive(0.01) is None
+    outbox.put(b"first")
+    assert await outbox.receive(0.01) == b"first"
+    ended: list[bool] = []
+
+    async def waiting() -> None:
+        try:
+            await outbox.receive(30.0)
+        except anyio.EndOfStream:
+            ended.append(True)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(waiting)
+        await anyio.sleep(0.01)
+        outbox.close()
+    assert ended == [True]
+    with pytest.raises(anyio.EndOfStream):
+        await outbox.receive(0.01)

@@ -278,6 +278,11 @@ class Context:
             made by a server.
     """
 
+    # (class defaults, read on the few requests that use them: set by those)
+    _questions = 0  # the questions asked so far
+    # Tasks: set by the engine for a deferred one (`on_become_task`).
+    _become_task: Callable[[], Awaitable[None]] | None = None
+
     def __init__(
         self,
         *,
@@ -317,12 +322,10 @@ class Context:
         self._notify = notify
         self._codec = codec
         self._log_level = log_level
-        self._questions = 0
         self.modern = isinstance(inputs, RetriedInputs)
         # Tasks: set as the request's context is made when the client accepts a task as the
-        # answer (`Extension.open_request`); `on_become_task`: by the engine for a deferred one.
+        # answer (`Extension.open_request`).
         self.task_offer: Any = None
-        self._become_task: Callable[[], Awaitable[None]] | None = None
 
     @property
     def codec(self) -> Codec:

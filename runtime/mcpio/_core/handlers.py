@@ -40,15 +40,19 @@ if TYPE_CHECKING:
 Fn = Callable[..., Any]
 
 
-async def call(
+def call(
     fn: Fn, kwargs: Mapping[str, Any], threaded: bool = True, abandon: bool = False
-) -> Any:
-    """Call a handler: a coroutine function on the event loop; any other function, when
-    `threaded`, in one of anyio's worker threads, so a blocking `def` stalls no other request
-    (on the loop itself otherwise). `abandon`: a cancelled call of a thread returns at once,
-    the thread left to finish (a tool's `timeout`)."""
+) -> Awaitable[Any]:
+    """Call a handler (await what this returns): a coroutine function on the event loop; any
+    other function, when `threaded`, in one of anyio's worker threads, so a blocking `def`
+    stalls no other request (on the loop itself otherwise). `abandon`: a cancelled call of a
+    thread returns at once, the thread left to finish (a tool's `timeout`)."""
     if type(fn) is FunctionType and fn.__code__.co_flags & CO_COROUTINE:
-        return await fn(**kwargs)  # an `async def` (every call's path: nothing more to ask)
+        return fn(**kwargs)  # an `async def`: its own coroutine (every call's path)
+    return _call_other(fn, kwargs, threaded, abandon)
+
+
+async def _call_other(fn: Fn, kwargs: Mapping[str, Any], threaded: bool, abandon: bool) -> Any:
     if threaded and not is_async(fn):
         result = await anyio.to_thread.run_sync(
             functools.partial(fn, **kwargs), abandon_on_cancel=abandon

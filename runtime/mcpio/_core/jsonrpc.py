@@ -23,21 +23,32 @@ async def answered(
     work: Awaitable[bytes | None],
     error_frame: Callable[[RequestId | None, ProtocolError], bytes],
 ) -> bytes | None:
-    """The answer to a request: what its `work` gives (None: nothing to send), or the error
-    frame of what it raised, a `ProtocolError` as it is and anything else as -32603 "internal
-    error" (its traceback logged, never sent). A handler that ended because the client went
-    away while it waited on it (`ConnectionClosed`, also inside an exception group) is the
-    client's doing: one log line, nothing to send."""
+    """The answer to a request: what its `work` gives (None: nothing to send), or
+    `failure_answer` for what it raised."""
     try:
         return await work
-    except ProtocolError as exc:
-        return error_frame(id, exc)
     except Exception as exc:
-        if _client_gone(exc):
-            log.info("handler of %s ended: the client closed the connection", method)
-            return None
-        log.exception("handler of %s failed", method)
-        return error_frame(id, ProtocolError(INTERNAL_ERROR, "internal error"))
+        return failure_answer(id, method, exc, error_frame)
+
+
+def failure_answer(
+    id: RequestId,
+    method: str,
+    exc: Exception,
+    error_frame: Callable[[RequestId | None, ProtocolError], bytes],
+) -> bytes | None:
+    """The answer to a request whose work raised `exc` (None: nothing to send): a
+    `ProtocolError`'s error frame as it is, anything else as -32603 "internal error" (its
+    traceback logged, never sent). A handler that ended because the client went away while it
+    waited on it (`ConnectionClosed`, also inside an exception group) is the client's doing:
+    one log line, nothing to send."""
+    if isinstance(exc, ProtocolError):
+        return error_frame(id, exc)
+    if _client_gone(exc):
+        log.info("handler of %s ended: the client closed the connection", method)
+        return None
+    log.error("handler of %s failed", method, exc_info=exc)
+    return error_frame(id, ProtocolError(INTERNAL_ERROR, "internal error"))
 
 
 def _client_gone(exc: BaseException) -> bool:

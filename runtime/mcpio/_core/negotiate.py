@@ -63,7 +63,9 @@ def read_legacy(codec: Codec, raw: bytes) -> tuple[Any, Peek] | None:
     """A request of a legacy session (`codec`'s revision) decoded whole, with the envelope
     `peek_any` reads of it (so that it is parsed once); None for what is not such a request,
     does not decode, or may name a modern version in its `_meta` (`peek_any` then reads it)."""
-    if _VERSION_KEY_BYTES in raw or b"\\" in raw:
+    # (`bytes in bytes` first tries its operand as an int and raises inside: `find` and a
+    # byte's int are cheaper)
+    if 92 in raw or raw.find(_VERSION_KEY_BYTES) >= 0:  # 92: a backslash
         return None  # (a JSON escape could spell the key: the peek reads the version)
     try:
         message = codec.decode(raw)

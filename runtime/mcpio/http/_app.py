@@ -72,8 +72,10 @@ from mcpio.http._asgi import (
     error_code,
     read_body,
     respond,
+    response_start,
     sent_kind,
     watch_disconnect,
+    whole_body,
 )
 from mcpio.http._cors import Cors
 from mcpio.http._routes import Routes
@@ -505,7 +507,12 @@ class HttpApp:
             ticker = self._ticker = Ticker(loop)
         guard = Guard(ticker, exchange.receive, self.options.body_timeout)
         try:
-            body = await read_body(exchange.receive, limit)  # (in the time the guard allows)
+            # (in the time the guard allows; a body whole in its first message, as most are,
+            # is taken from it here)
+            first = await exchange.receive()
+            body = whole_body(first, limit)
+            if body is None:
+                body = await read_body(exchange.receive, limit, first)
             guard.read()
             held = self.parsing.reserve(len(body))
             if held is None:
@@ -610,14 +617,16 @@ class HttpApp:
         slots.take(client)
         try:
             answer = Answer(exchange.send, guard, self.options.send_timeout)
-            connection = self.server.connect(
-                answer,
-                principal=exchange.principal,
-                modern=True,
-                # (a listen stream's bounds: the clock is read only for one)
-                listen_until=time.time() + self.options.stream_lifetime if listen else math.inf,
-                listen_queue=self.options.stream_queue,
-            )
+            if listen:  # (a listen stream's bounds: the clock is read only for one)
+                connection = self.server.connect(
+                    answer,
+                    principal=exchange.principal,
+                    modern=True,
+                    listen_until=time.time() + self.options.stream_lifetime,
+                    listen_queue=self.options.stream_queue,
+                )
+            else:
+                connection = self.server.connect(answer, principal=exchange.principal, modern=True)
             guard.watch_after(WATCH_AFTER)  # the handler runs in this task
             HTTP_REQUEST.set((exchange.headers, None, client))
             data = await connection.answer(body, env, message)
@@ -790,7 +799,7 @@ def _single(headers: RequestHeaders, name: str) -> str | None:
 def _status(answer: bytes) -> int:
     """The status of a modern answer: an error frame's is read from its code (parsed only
     when the bytes could be an error's)."""
-    return status_of(error_code(answer)) if b'"error"' in answer else 200
+    return 200 if answer.find(b'"error"') < 0 else status_of(error_code(answer))
 
 
 class Answer:
@@ -819,9 +828,11 @@ class Answer:
             # A reader that takes nothing (its buffer full) ends the exchange, timed by the
             # guard's timer (cheaper than a scope of its own).
             self._guard.write_by(self._send_timeout)
-            try:
+            try:  # (`respond`'s two messages, sent here: a frame fewer on every answer)
                 status = _status(data)
-                await respond(self._send, status, data, retry_after(status))
+                headers = retry_after(status) if status != 200 else None
+                await self._send(response_start(status, data, headers))
+                await self._send({"type": "http.response.body", "body": data})
             except OSError:
                 pass
             finally:
@@ -893,7 +904,8 @@ TICK = 0.02  # seconds between an event loop's checks of its open POSTs' guards
 class Ticker:
     """The guards of the POSTs open in one event loop, checked every `TICK` s by one timer that
     runs while any is open: cheaper than a timer per POST, at the cost of a deadline being
-    seen up to `TICK` s late."""
+    seen up to `TICK` s late. Deadlines are on `time.monotonic` (a C call; asyncio's
+    `loop.time()` is a Python method reading it)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -907,7 +919,7 @@ class Ticker:
             self._timer = self.loop.call_later(TICK, self._tick)
 
     def _tick(self) -> None:
-        now = self.loop.time()
+        now = time.monotonic()
         for guard in list(self.guards):
             guard.tick(now)
         self._timer = self.loop.call_later(TICK, self._tick) if self.guards else None
@@ -930,7 +942,7 @@ class Guard:
         self._loop = loop = ticker.loop
         self._task = asyncio.current_task(loop)
         self._receive = receive
-        self._deadline = loop.time() + body_timeout
+        self._deadline = time.monotonic() + body_timeout
         self._reading = True
         self._watch_at = math.inf  # when to start watching, once the body is in
         self._write_by = math.inf  # when the write under way must have ended
@@ -970,11 +982,11 @@ class Guard:
 
     def watch_after(self, delay: float) -> None:
         """Watch for the client going away once this request has been served `delay` s."""
-        self._watch_at = self._loop.time() + delay
+        self._watch_at = time.monotonic() + delay
 
     def write_by(self, delay: float | None) -> None:
         """A write must end within `delay` s (None: it has ended)."""
-        self._write_by = math.inf if delay is None else self._loop.time() + delay
+        self._write_by = math.inf if delay is None else time.monotonic() + delay
 
     def watch(self) -> None:
         """Start watching for the client going away."""

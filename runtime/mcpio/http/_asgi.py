@@ -124,13 +124,18 @@ async def respond(
 ) -> None:
     """Write a whole response: `body` (a JSON frame, or nothing) with its length, and `headers`
     (the one writer of the endpoint's JSON answers)."""
+    await send(response_start(status, body, headers))
+    await send({"type": "http.response.body", "body": body})
+
+
+def response_start(status: int, body: bytes, headers: dict[str, str] | None = None) -> Message:
+    """The head of `respond`'s response (a modern answer's writer sends it itself)."""
     raw = [(b"content-length", b"%d" % len(body))]
     if body:
         raw.append(JSON_TYPE)
     if headers:
         raw += [(k.encode(), v.encode()) for k, v in headers.items()]
-    await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": body})
+    return {"type": "http.response.start", "status": status, "headers": raw}
 
 
 class HttpError(Exception):
@@ -150,13 +155,24 @@ def body_too_large(limit: int) -> HttpError:
     return HttpError(413, ProtocolError(INVALID_REQUEST, f"body exceeds {limit} bytes"))
 
 
-async def read_body(receive: Receive, limit: int) -> bytes:
+def whole_body(message: Message, limit: int) -> bytes | None:
+    """The body of a request whose first message holds all of it, as an ASGI server hands a
+    small one over (within `limit`); else None: `read_body` reads it."""
+    if message["type"] != "http.request" or message.get("more_body"):
+        return None
+    body = message.get("body", b"")
+    return body if len(body) <= limit else None
+
+
+async def read_body(receive: Receive, limit: int, first: Message | None = None) -> bytes:
     """A request's whole body, at most `limit` bytes (413 past it; 400 if the client goes
-    away). Its time is the caller's to bound."""
+    away), from its `first` message (None: not received yet) on. Its time is the caller's to
+    bound."""
     chunks: list[bytes] = []
     size = 0
     while True:
-        message = await receive()
+        message = await receive() if first is None else first
+        first = None
         if message["type"] == "http.disconnect":
             raise HttpError(400, ProtocolError(INVALID_REQUEST, "the client went away"))
         chunk = message.get("body", b"")

@@ -383,7 +383,7 @@ class Outbox:
     def __init__(self, size: int) -> None:
         self._items: deque[bytes | Done] = deque()
         self._size = size
-        self._waiter: asyncio.Future[None] | None = None
+        self._waiter: asyncio.Future[object] | None = None
         self.closed = False
 
     def put(self, item: bytes | Done) -> bool:
@@ -406,17 +406,33 @@ class Outbox:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def receive(self) -> bytes | Done:
-        """The next queued frame (or `Done`); `anyio.EndOfStream` once closed and empty."""
+    async def receive(self, timeout: float = math.inf) -> bytes | Done | None:
+        """The next queued frame (or `Done`); None once `timeout` seconds pass without one;
+        `anyio.EndOfStream` once closed and empty. (A timer handle: a cancel scope or
+        `asyncio.timeout` costs several times more, on every POST that may be polled.)"""
         while not self._items:
             if self.closed:
                 raise anyio.EndOfStream
-            self._waiter = asyncio.get_running_loop().create_future()
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            timer = None if timeout == math.inf else loop.call_later(timeout, _time_up, waiter)
             try:
-                await self._waiter
+                await waiter
             finally:
                 self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+            if waiter.result() is _TIME_UP and not self._items:
+                return None
         return self._items.popleft()
+
+
+_TIME_UP = object()  # what wakes an outbox's reader whose time is up
+
+
+def _time_up(waiter: asyncio.Future[object]) -> None:
+    if not waiter.done():
+        waiter.set_result(_TIME_UP)
 
 
 def _batch_items(
@@ -457,9 +473,7 @@ async def _next(outbox: Outbox, until: float = math.inf) -> bytes | Done | None:
     wait = min(KEEPALIVE_SECONDS, until - time.time())
     if wait <= 0:
         raise anyio.EndOfStream
-    with anyio.move_on_after(wait):
-        return await outbox.receive()
-    return None
+    return await outbox.receive(wait)
 
 
 async def _first_response(outbox: Outbox) -> bytes | None:
@@ -470,7 +484,7 @@ async def _first_response(outbox: Outbox) -> bytes | None:
             item = await outbox.receive()
             if isinstance(item, Done):
                 return response
-            if sent_kind(item).kind in ("result", "error"):
+            if isinstance(item, bytes) and sent_kind(item).kind in ("result", "error"):
                 response = item
     except anyio.EndOfStream:
         return response
@@ -536,11 +550,9 @@ async def _wait(outbox: Outbox, until: float, stream: bool) -> bytes | Done | ob
     wait = until - time.time()
     if wait <= 0:
         return _DUE
-    try:  # (asyncio's own timeout: an anyio cancel scope costs several times more per POST)
-        async with asyncio.timeout(min(wait, KEEPALIVE_SECONDS) if stream else wait):
-            return await outbox.receive()
-    except TimeoutError:
-        pass
+    item = await outbox.receive(min(wait, KEEPALIVE_SECONDS) if stream else wait)
+    if item is not None:
+        return item
     return None if stream or time.time() < until else _DUE
 
 

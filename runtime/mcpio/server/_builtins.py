@@ -124,8 +124,9 @@ class BuiltIns:
         except ToolError as exc:  # its arguments do not fit, or a hook's refusal
             return tool_result_error(str(exc), exc.structured)
 
-    async def _call_entry(self, call: ToolCall) -> Any:
-        """The tool run in the request (a string answer kept as a `TextAnswer`)."""
+    def _call_entry(self, call: ToolCall) -> Awaitable[Any]:
+        """The tool run in the request (a string answer kept as a `TextAnswer`): its arguments
+        read here (a `ToolError` if they do not fit), the run awaited by the caller."""
         entry = call.entry
         try:  # (`call.arguments()` inline: every tool call's path)
             kwargs = entry.kwargs(call.params.arguments or {})
@@ -135,7 +136,7 @@ class BuiltIns:
             kwargs = call.arguments()
         if entry.context_param:
             kwargs[entry.context_param] = call.ctx
-        return await _run_tool(entry, kwargs, self.mask_error_details, text_answer=True)
+        return _run_tool(entry, kwargs, self.mask_error_details, text_answer=True)
 
     async def _run_entry(self, ctx: Context, entry: ToolEntry, kwargs: dict[str, Any]) -> Any:
         if entry.context_param:

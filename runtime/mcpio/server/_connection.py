@@ -9,8 +9,11 @@ then takes one path in both eras: `serve` (the server's middlewares and the hand
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
+from collections.abc import Awaitable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import pydantic_core
@@ -37,7 +40,7 @@ from mcpio._core.context import (
 )
 from mcpio._core.errors import McpError
 from mcpio._core.handlers import SelfWritten, TextAnswer, WireResult, tool_result
-from mcpio._core.jsonrpc import RequestId, answered, error_frame, plain
+from mcpio._core.jsonrpc import RequestId, error_frame, failure_answer, plain
 from mcpio._core.negotiate import (
     LEGACY,
     MODERN,
@@ -81,6 +84,13 @@ class ServerConnection:
     (seconds since the epoch) and is cut off when `listen_queue` notifications wait for its
     reader."""
 
+    # What a legacy session's initialize sets (class defaults until then: the connection made
+    # for each modern HTTP request reads none of them).
+    _session: Session | None = None  # made on first use (`session`)
+    client_capabilities = _NO_CAPABILITIES  # replaced by initialize, never changed
+    client_capabilities_data: Mapping[str, Any] = MappingProxyType({})  # likewise
+    client_info: pub.Implementation | None = None
+
     def __init__(
         self,
         server: Served,
@@ -95,19 +105,20 @@ class ServerConnection:
         self.hub = server.hub
         self.identity = server.identity
         self.transport = transport
-        self._session: Session | None = None
         self.codec: Codec | None = None  # legacy: the negotiated revision's codec
-        self.modern_seen = modern  # once modern, a request without its envelope: invalid params
-        self.client_capabilities = _NO_CAPABILITIES  # replaced by initialize, never changed
-        self.client_capabilities_data: dict[str, Any] = {}
-        self.client_info: pub.Implementation | None = None
         self.log_level: str | None = None
-        self.subscriptions: set[str] = set()
-        self.state: dict[str, Any] = {}  # a legacy session's `ctx.state`
-        self.listeners: set[Listener] = set()
+        self.modern_seen = modern  # once modern, a request without its envelope: invalid params
         self.principal = principal  # the HTTP app updates it with each request's token
         self.listen_until = listen_until
         self.listen_queue = listen_queue
+        self.subscriptions: set[str] = set()
+        self.listeners: set[Listener] = set()
+
+    @functools.cached_property
+    def state(self) -> dict[str, Any]:
+        """A legacy session's `ctx.state`, kept across its requests (made on first use: a
+        modern request's connection has none)."""
+        return {}
 
     @property
     def session(self) -> Session:
@@ -163,15 +174,16 @@ class ServerConnection:
         method = env.method
         assert id is not None and method is not None  # a request's envelope
         codec = self.codec
-        if method == "initialize" and env.protocol_version not in MODERN:
-            work = self._initialize(raw, id)
-        elif method in self.server.extensions.methods and self._extended(method, env):
-            work = self._extension(raw, id, env)
-        elif codec is not None:
-            work = self._legacy(codec, raw, id, env, message)
-        else:
-            work = self._modern(raw, id, env, message)
-        return await answered(id, method, work, self.error_frame)
+        try:
+            if method == "initialize" and env.protocol_version not in MODERN:
+                return await self._initialize(raw, id)
+            if method in self.server.extensions.methods and self._extended(method, env):
+                return await self._extension(raw, id, env)
+            if codec is not None:
+                return await self._legacy(codec, raw, id, env, message)
+            return await self._modern(raw, id, env, message)
+        except Exception as exc:
+            return failure_answer(id, method, exc, self.error_frame)
 
     async def on_notification(self, raw: bytes, env: Peek) -> None:
         """Handle one notification from the client (cancellation, roots changes, ...)."""
@@ -210,9 +222,9 @@ class ServerConnection:
 
     # ------------------------------------------------------------------ the pipeline
 
-    async def serve(
+    def serve(
         self, ctx: Context, method: str, params: Any, handler: MethodHandler | None = None
-    ) -> Any:
+    ) -> Awaitable[Any]:
         """A request's result: the one path every request takes once read, in both eras, through
         the server's middlewares (`Server.dispatch`) to its handler: the connection's own for
         the session's lifecycle (legacy) and `subscriptions/listen` (modern), else the
@@ -221,7 +233,7 @@ class ServerConnection:
         if handler is None:
             own = (_MODERN_OWN if ctx.modern else _LEGACY_OWN).get(method)
             handler = getattr(self, own) if own is not None else None
-        return await self.server.dispatch(ctx, method, params, handler)
+        return self.server.dispatch(ctx, method, params, handler)  # (awaited by the caller)
 
     def write(self, codec: Codec, id: RequestId, method: str, result: Any) -> bytes | None:
         """The one result writer, both eras: a request's result as its response frame (None: no
@@ -481,7 +493,8 @@ class ServerConnection:
             if version == PUBLIC_REVISION
             else codec.to_public(method, message.params, "params")
         )
-        answers, rounds = self._sealed_answers(method, params, raw) if asks else ({}, 0)
+        retried = asks and (params.inputResponses or params.requestState is not None)
+        answers, rounds = self._sealed_answers(method, params, raw) if retried else ({}, 0)
         inputs = RetriedInputs(answers)
         ctx = self._modern_context(codec, id, inputs, params)
         try:
