@@ -24,11 +24,15 @@ import pytest
 from tests.support.surface import api_surface
 
 SURFACE = api_surface()
-MODULES = [m for m in SURFACE.public_modules() if m.startswith("mcpio")]
+MODULES = [m for m in SURFACE.public_modules() if m.startswith(("mcpio", "mcp_wire_runtime"))]
 HOMES = SURFACE.public_homes([importlib.import_module(m) for m in SURFACE.public_modules()])
 # Every module of the runtime, private ones too: their doctests run as well.
-WALKED = pkgutil.walk_packages(importlib.import_module("mcpio").__path__, "mcpio.")
-ALL_MODULES = sorted({"mcpio", *(m.name for m in WALKED)} - {"mcpio.__main__"})  # it runs the CLI
+WALKED = [
+    info.name
+    for package in ("mcp_wire_runtime", "mcpio")
+    for info in pkgutil.walk_packages(importlib.import_module(package).__path__, f"{package}.")
+]
+ALL_MODULES = sorted({"mcp_wire_runtime", "mcpio", *WALKED} - {"mcpio.__main__"})  # it runs the CLI
 
 
 def checked_here(obj: Any, module: ModuleType) -> bool:
