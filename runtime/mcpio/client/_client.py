@@ -38,6 +38,7 @@ from mcpio.apps import UI_EXTENSION
 from mcpio.apps import client_capability as apps_capability
 from mcpio.auth._bearer import BearerToken
 from mcpio.client._connect import checked_target, negotiate, open_transport, principal, server_key
+from mcpio.client._entries import configured
 from mcpio.client._frames import LOG_LEVEL_KEY as LOG_LEVEL_KEY  # (named here too)
 from mcpio.client._frames import RequestFrames, with_tasks
 from mcpio.client._inputs import (
@@ -100,7 +101,9 @@ class Client:
 
     Args:
         target: A URL (Streamable HTTP; a `user:password@` in it is kept apart, never shown), a
-            `.py` file or a command line (stdio), a `Server` (in memory) or a `Transport`.
+            `.py` file or a command line (stdio), a `Server` (in memory), a `Transport`, or an
+            `mcpServers` configuration (`{"mcpServers": {...}}`, as `from_config` reads it:
+            its only server as its entry says, several mounted under their names).
         mode: "auto" (probe with `server/discover`, fall back to `initialize`), "legacy", or a
             revision string to pin.
         name: This client's name, in its `Implementation` info.
@@ -133,7 +136,7 @@ class Client:
 
     def __init__(
         self,
-        target: str | Sequence[str] | Transport | Server,
+        target: str | Sequence[str] | Transport | Server | Mapping[str, Any],
         *,
         mode: str = "auto",
         name: str = "mcpio",
@@ -156,6 +159,8 @@ class Client:
         cache: ResultCache | bool = True,
         apps: bool = False,
     ) -> None:
+        if isinstance(target, Mapping):  # an `mcpServers` configuration, as `from_config`'s
+            target, headers, env, cwd = configured(target, headers, env, cwd)
         # a URL's `user:password@` kept apart, never shown (`vars`, reprs, the cache's key)
         target, self._basic = checked_target(target, mode, auth, headers)
         self._target = target
