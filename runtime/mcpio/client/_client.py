@@ -37,6 +37,7 @@ from mcpio._core.transport import Transport
 from mcpio.apps import UI_EXTENSION
 from mcpio.apps import client_capability as apps_capability
 from mcpio.auth._bearer import BearerToken
+from mcpio.auth._browser import browser_oauth
 from mcpio.client._connect import checked_target, negotiate, open_transport, principal, server_key
 from mcpio.client._entries import configured
 from mcpio.client._frames import LOG_LEVEL_KEY as LOG_LEVEL_KEY  # (named here too)
@@ -121,7 +122,8 @@ class Client:
         env: Environment variables a stdio server gets beyond the allow-list.
         cwd: A stdio server's working directory.
         stderr: Where a stdio server's stderr goes (None: to ours).
-        auth: The HTTP auth object (`OAuth`, ...), or a fixed bearer token as a string.
+        auth: The HTTP auth object (`OAuth`, ...), a fixed bearer token as a string, or
+            "oauth": the OAuth flow with this machine's browser (`mcpio.auth._browser`).
         headers: Headers sent on every HTTP request.
         http: For an http(s) target, the `httpx.AsyncClient` to use (TLS, proxies, mocks).
         tasks: Take tasks: declare the Tasks extension (legacy: the tasks capability).
@@ -163,6 +165,8 @@ class Client:
             target, headers, env, cwd = configured(target, headers, env, cwd)
         # a URL's `user:password@` kept apart, never shown (`vars`, reprs, the cache's key)
         target, self._basic = checked_target(target, mode, auth, headers)
+        if auth == "oauth":  # FastMCP's spelling: the flow, the browser its redirect step
+            auth = browser_oauth()
         self._target = target
         self.mode = mode
         # list results kept as the server's hints allow (mcpio.client._result_cache); False: none
