@@ -86,7 +86,7 @@ async def test_an_unknown_name_is_still_invalid_params(mode: str) -> None:
 
 def test_a_shared_name_is_refused_naming_both_servers_with_on_duplicate_error() -> None:
     main = main_server("error")
-    with pytest.raises(ValueError, match="'weather'.*tool 'hello' is 'main''s too"):
+    with pytest.raises(ValueError, match="tool 'hello' is offered by both 'main' and 'weather'"):
         main.mount(weather())
 
 
@@ -95,14 +95,14 @@ def test_a_shared_name_between_two_mounts_is_refused_too() -> None:
     main.mount(weather())
     again = Server("again")
     again.tool(name="forecast")(lambda: "x")
-    with pytest.raises(ValueError, match="'again'.*tool 'forecast' is 'weather''s too"):
+    with pytest.raises(ValueError, match="tool 'forecast' is offered by both 'weather' and 'again'"):
         main.mount(again)
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_by_default_a_shared_name_warns_and_the_mounted_server_answers(mode: str) -> None:
     main = main_server()
-    with pytest.warns(UserWarning, match="'weather'.*tool 'hello' is 'main''s too"):
+    with pytest.warns(UserWarning, match="tool 'hello' is offered by both 'main' and 'weather'"):
         main.mount(weather())
     async with Client(main, mode=mode) as client:
         names = [t.name for t in (await client.list_tools()).tools]

@@ -238,8 +238,8 @@ class Mounts:
                 if holder is None or policy in ("replace", "ignore"):
                     continue
                 what = (
-                    f"mounting {server.info.name!r} without a namespace: its {kind} {name!r}"
-                    f" is {holder.info.name!r}'s too"
+                    f"mounting {server.info.name!r} without a namespace: {kind} {name!r} is"
+                    f" offered by both {holder.info.name!r} and {server.info.name!r}"
                 )
                 if policy == "error":
                     raise ValueError(f"{what}: give mount() a namespace, or rename one of them")
