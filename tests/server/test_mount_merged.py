@@ -95,7 +95,9 @@ def test_a_shared_name_between_two_mounts_is_refused_too() -> None:
     main.mount(weather())
     again = Server("again")
     again.tool(name="forecast")(lambda: "x")
-    with pytest.raises(ValueError, match="tool 'forecast' is offered by both 'weather' and 'again'"):
+    with pytest.raises(
+        ValueError, match="tool 'forecast' is offered by both 'weather' and 'again'"
+    ):
         main.mount(again)
 
 
