@@ -165,8 +165,7 @@ class Client:
             target, headers, env, cwd = configured(target, headers, env, cwd)
         # a URL's `user:password@` kept apart, never shown (`vars`, reprs, the cache's key)
         target, self._basic = checked_target(target, mode, auth, headers)
-        if auth == "oauth":  # FastMCP's spelling: the flow, the browser its redirect step
-            auth = browser_oauth()
+        auth = browser_oauth() if auth == "oauth" else auth  # FastMCP's: the browser's flow
         self._target = target
         self.mode = mode
         # list results kept as the server's hints allow (mcpio.client._result_cache); False: none
@@ -175,8 +174,7 @@ class Client:
         self._principal = principal(auth, headers or {}, self._basic)
         self.info = pub.Implementation(name=name, version=version)
         self._callbacks = Callbacks(elicitation, on_elicit_url, sampling, roots)
-        self._on_log = on_log
-        self._on_notice = on_notice
+        self._on_log, self._on_notice = on_log, on_notice
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self._spawn = {"env": env, "cwd": cwd, "stderr": stderr}
