@@ -71,7 +71,7 @@ def test_the_snippet_runs_as_written(snippet: Snippet, workdir: Path) -> None:
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     out = proc.stdout.splitlines()
     if "from_config" in snippet.code:  # the quick start's server behind a one-entry config
-        assert out == ["['demo_add']", "5"]
+        assert out == ["['add']", "5"]
     elif "demo_server.py" in snippet.code:  # the quick start's client
         assert out == ["2026-07-28", "['add']", "3"]
     if '"target": "staging"' in snippet.code:  # the runtime section's client, with its elicitation

@@ -144,6 +144,7 @@ async def test_from_config_with_an_http_entry_beside_stdio_ones(tmp_path: Path) 
                 assert text_of(await client.call_tool("beta_who", {})) == "beta"
                 assert text_of(await client.call_tool("gamma_where", {})) == "remote"
             servers["gamma"]["headers"] = {"X-Api-Key": "wrong"}  # the header is what opens it
-            async with from_config({"mcpServers": {"gamma": servers["gamma"]}}) as client:
-                with pytest.raises(Exception, match="401|nauthori"):
+            # a single server is connected to directly (no proxy): refused at connection
+            with pytest.raises(Exception, match="401|nauthori"):
+                async with from_config({"mcpServers": {"gamma": servers["gamma"]}}) as client:
                     await client.list_tools()

@@ -45,6 +45,7 @@ from mcpio import (
     TokenVerifier,
     ToolResult,
 )
+from mcpio.client import from_config, proxy_server
 from mcpio.middleware import CallNext
 from mcpio.server import (
     CallNextTool,
@@ -480,6 +481,24 @@ async def signed_in() -> str:
     machine = OAuth(grant="client_credentials", client_id="batch", client_secret="secret")
     async with Client(RESOURCE, auth=user) as client, Client(RESOURCE, auth=machine) as other:
         return await ask(client) + await ask(other)
+
+
+def composed() -> Server:
+    """FastMCP's composition shapes: a mount without a namespace, a whole `mcpServers`
+    configuration proxied."""
+    config = {"mcpServers": {"weather": {"url": "https://weather.example/mcp"}}}
+    parent = Server("parent", on_duplicate="error")
+    parent.mount(Server("child"))
+    parent.mount(proxy_server(config), namespace="remote")
+    return parent
+
+
+async def configured() -> str:
+    """A whole configuration as a client's target; FastMCP's `auth="oauth"`."""
+    config = {"mcpServers": {"local": {"command": "python3", "args": ["server.py"]}}}
+    async with Client(config) as client, Client(RESOURCE, auth="oauth") as other:
+        async with from_config(config, timeout=30) as third:
+            return await ask(client) + await ask(other) + await ask(third)
 
 
 def lazy_attributes() -> None:

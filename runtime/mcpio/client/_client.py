@@ -37,7 +37,9 @@ from mcpio._core.transport import Transport
 from mcpio.apps import UI_EXTENSION
 from mcpio.apps import client_capability as apps_capability
 from mcpio.auth._bearer import BearerToken
+from mcpio.auth._browser import browser_oauth
 from mcpio.client._connect import checked_target, negotiate, open_transport, principal, server_key
+from mcpio.client._entries import configured
 from mcpio.client._frames import LOG_LEVEL_KEY as LOG_LEVEL_KEY  # (named here too)
 from mcpio.client._frames import RequestFrames, with_tasks
 from mcpio.client._inputs import (
@@ -100,7 +102,9 @@ class Client:
 
     Args:
         target: A URL (Streamable HTTP; a `user:password@` in it is kept apart, never shown), a
-            `.py` file or a command line (stdio), a `Server` (in memory) or a `Transport`.
+            `.py` file or a command line (stdio), a `Server` (in memory), a `Transport`, or an
+            `mcpServers` configuration (`{"mcpServers": {...}}`, as `from_config` reads it:
+            its only server as its entry says, several mounted under their names).
         mode: "auto" (probe with `server/discover`, fall back to `initialize`), "legacy", or a
             revision string to pin.
         name: This client's name, in its `Implementation` info.
@@ -118,7 +122,8 @@ class Client:
         env: Environment variables a stdio server gets beyond the allow-list.
         cwd: A stdio server's working directory.
         stderr: Where a stdio server's stderr goes (None: to ours).
-        auth: The HTTP auth object (`OAuth`, ...), or a fixed bearer token as a string.
+        auth: The HTTP auth object (`OAuth`, ...), a fixed bearer token as a string, or
+            "oauth": the OAuth flow with this machine's browser (`mcpio.auth._browser`).
         headers: Headers sent on every HTTP request.
         http: For an http(s) target, the `httpx.AsyncClient` to use (TLS, proxies, mocks).
         tasks: Take tasks: declare the Tasks extension (legacy: the tasks capability).
@@ -133,7 +138,7 @@ class Client:
 
     def __init__(
         self,
-        target: str | Sequence[str] | Transport | Server,
+        target: str | Sequence[str] | Transport | Server | Mapping[str, Any],
         *,
         mode: str = "auto",
         name: str = "mcpio",
@@ -156,8 +161,11 @@ class Client:
         cache: ResultCache | bool = True,
         apps: bool = False,
     ) -> None:
+        if isinstance(target, Mapping):  # an `mcpServers` configuration, as `from_config`'s
+            target, headers, env, cwd = configured(target, headers, env, cwd)
         # a URL's `user:password@` kept apart, never shown (`vars`, reprs, the cache's key)
         target, self._basic = checked_target(target, mode, auth, headers)
+        auth = browser_oauth() if auth == "oauth" else auth  # FastMCP's: the browser's flow
         self._target = target
         self.mode = mode
         # list results kept as the server's hints allow (mcpio.client._result_cache); False: none
@@ -166,8 +174,7 @@ class Client:
         self._principal = principal(auth, headers or {}, self._basic)
         self.info = pub.Implementation(name=name, version=version)
         self._callbacks = Callbacks(elicitation, on_elicit_url, sampling, roots)
-        self._on_log = on_log
-        self._on_notice = on_notice
+        self._on_log, self._on_notice = on_log, on_notice
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self._spawn = {"env": env, "cwd": cwd, "stderr": stderr}

@@ -1,49 +1,31 @@
 """`from_config`: one client for a whole `mcpServers` configuration (the format Claude
-Desktop, VS Code and Cursor use): each entry a stdio command (`command`, `args`, `env`, `cwd`)
-or a remote server (`url`, `headers`), each connected in its own era."""
+Desktop, VS Code, Cursor and FastMCP use; read by `mcpio.client._entries`), as `Client(config)`
+is for a mapping."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from os import PathLike
-from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
+import mcpio.client._entries as _entries
 from mcpio.client._client import Client
-from mcpio.client._proxy import entry_options, proxy_server
-from mcpio.server._server import Server
+from mcpio.client._entries import servers_of
+from mcpio.client._proxy import config_server
 
-
-def servers_of(config: str | PathLike[str] | Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The entries of a configuration (a mapping, or a JSON file's path): its `mcpServers`
-    (VS Code's `servers`), by name."""
-    if not isinstance(config, Mapping):
-        try:
-            config = json.loads(Path(config).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"cannot read the configuration {str(config)!r}: {exc}") from None
-    if not isinstance(config, Mapping):
-        raise ValueError("a configuration is a JSON object")
-    servers = config.get("mcpServers", config.get("servers"))
-    if not isinstance(servers, Mapping) or not servers:
-        raise ValueError("the configuration has no 'mcpServers' entries")
-    entries: dict[str, dict[str, Any]] = {}
-    for name, entry in cast(Mapping[str, Any], servers).items():
-        if not isinstance(entry, Mapping):
-            raise ValueError(f"mcpServers.{name}: an entry is a JSON object")
-        entry_options(cast(Mapping[str, Any], entry))  # checked now, not at the first call
-        entries[str(name)] = dict(cast(Mapping[str, Any], entry))
-    return entries
+# `Client(config)` of several servers: the server mounting a proxy of each (see `_entries`)
+_entries.combined = config_server
 
 
 def from_config(config: str | PathLike[str] | Mapping[str, Any], **options: Any) -> Client:
     """Make one `Client` for every server of an `mcpServers` configuration.
 
-    Each server is behind a proxy (`proxy_server`) in its own era, mounted under its name
-    (`weather_forecast`, `data://weather/...`) on one in-process server that the client talks
-    to. A stdio server gets the allow-listed part of this process's environment and its entry's
-    `env` (`mcpio.transports.stdio.server_environment`).
+    A single server is connected to as its entry says, its names as they are (FastMCP's
+    behaviour). Several are each behind a proxy (`proxy_server`) in its own era, mounted under
+    its name (`weather_forecast`, `data://weather/...`) on one in-process server that the client
+    talks to. A stdio server gets the allow-listed part of this process's environment and its
+    entry's `env` (`mcpio.transports.stdio.server_environment`). `Client(config)` does the same
+    for a mapping.
 
     Args:
         config: The configuration: a mapping, or a JSON file's path. Its `mcpServers` (VS
@@ -55,7 +37,4 @@ def from_config(config: str | PathLike[str] | Mapping[str, Any], **options: Any)
         ValueError: The configuration cannot be read or has no entries, or server names
             would shadow each other's tools (`gh`, `gh_ent`: `Server.mount`).
     """
-    combined = Server("mcpServers")
-    for name, entry in servers_of(config).items():
-        combined.mount(proxy_server(entry, name=name), namespace=name)
-    return Client(combined, **options)
+    return Client({"mcpServers": servers_of(config)}, **options)

@@ -142,7 +142,8 @@ async def open_transport(
         return cast(Transport, target)
     raise ValueError(
         f"unsupported target {target!r}: give an http(s) URL, a .py file, a command "
-        "(a list of strings, or a string: see mcpio.client._targets), a transport or a Server"
+        "(a list of strings, or a string: see mcpio.client._targets), a transport, a Server "
+        'or an mcpServers configuration ({"mcpServers": {...}}: see from_config)'
     )
 
 

@@ -36,6 +36,7 @@ from mcpio._core.hub import LIST_CHANGED, RESOURCE_UPDATED
 from mcpio._core.jsonrpc import plain
 from mcpio._core.options import ToolOptions
 from mcpio.client._client import Client, Notice
+from mcpio.client._entries import entry_options, is_config, servers_of
 from mcpio.client._skills import extension_request
 from mcpio.client._upstream import Forwarded, Lane, Upstream, gone
 from mcpio.latest import MISSING_CAPABILITY
@@ -112,30 +113,6 @@ def _like(given: Client, callbacks: dict[str, Any]) -> Client:
     if "tracing" in own:
         made.tracing = given.tracing
     return made
-
-
-def entry_options(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """An `mcpServers` entry as a `Client`'s target and options (`target` among them)."""
-    url = entry.get("url") or entry.get("serverUrl")
-    command = entry.get("command")
-    if isinstance(url, str) and url:
-        options: dict[str, Any] = {"target": url}
-        headers = entry.get("headers")
-        if headers:
-            options["headers"] = {str(k): str(v) for k, v in dict(headers).items()}
-        return options
-    if isinstance(command, str) and command:
-        args = entry.get("args") or []
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise ValueError("an mcpServers entry's args must be a list of strings")
-        options = {"target": [command, *args]}
-        if entry.get("env"):
-            # added to the allow-listed variables a stdio server inherits (`server_environment`)
-            options["env"] = {str(k): str(v) for k, v in dict(entry["env"]).items()}
-        if entry.get("cwd"):
-            options["cwd"] = str(entry["cwd"])
-        return options
-    raise ValueError("an mcpServers entry needs a 'command' (stdio) or a 'url' (HTTP)")
 
 
 class Pending:
@@ -647,13 +624,23 @@ def proxy_server(
 
     Args:
         target: The server to re-serve: a URL, a command, a `Client` (a template: the proxy
-            connects new ones like it) or an `mcpServers` entry.
-        name: The proxy server's name (default: "mcpio-proxy").
+            connects new ones like it), an `mcpServers` entry, or a whole configuration
+            (`{"mcpServers": {...}}`: its only server's proxy, else a server mounting a proxy
+            of each under its name, as `from_config` does).
+        name: The proxy server's name (default: "mcpio-proxy"; a configuration's: its only
+            server's name, else "mcpServers").
         max_connections: The connections to the target at once (64; None: no bound).
         idle_seconds: Seconds a downstream client's connection stays open without a call in
             flight (300; None: never closed).
         **options: The `Client`'s (`mode`, `timeout`, `headers`, `auth`, `env`, ...).
+
+    Raises:
+        ValueError: A target that cannot be proxied, a configuration that cannot be read, or
+            server names that would shadow each other's tools (`gh`, `gh_ent`: `Server.mount`).
     """
+    if is_config(target):
+        limits = {"max_connections": max_connections, "idle_seconds": idle_seconds}
+        return config_server(servers_of(target), name=name, **limits, **options)
     upstream = Upstream(
         client_maker(target, **options), max_connections=max_connections, idle_seconds=idle_seconds
     )
@@ -664,6 +651,20 @@ def proxy_server(
     # SEP-2243 headers checked against the target's schemas as last listed through the proxy
     server.param_headers = lambda tool: proxy.param_specs.get(tool, ())  # type: ignore[method-assign]
     return server
+
+
+def config_server(
+    entries: dict[str, dict[str, Any]], *, name: str | None = None, **options: Any
+) -> Server:
+    """The server re-serving a configuration's entries: its only server's proxy, else one
+    mounting a proxy of each under its name (`options`: `proxy_server`'s)."""
+    if len(entries) == 1:
+        ((only, entry),) = entries.items()
+        return proxy_server(entry, name=name or only, **options)
+    combined = Server(name or "mcpServers")
+    for each, entry in entries.items():
+        combined.mount(proxy_server(entry, name=each, **options), namespace=each)
+    return combined
 
 
 def _everything() -> pub.ServerCapabilities:

@@ -628,10 +628,14 @@ class HttpApp:
             else:
                 connection = self.server.connect(answer, principal=exchange.principal, modern=True)
             guard.watch_after(WATCH_AFTER)  # the handler runs in this task
-            HTTP_REQUEST.set((exchange.headers, None, client))
-            data = await connection.answer(body, env, message)
-            if data is not None:
-                await answer.final(data)
+            # reset after: an in-process caller's (ASGITransport's) task is this one
+            request = HTTP_REQUEST.set((exchange.headers, None, client))
+            try:
+                data = await connection.answer(body, env, message)
+                if data is not None:
+                    await answer.final(data)
+            finally:
+                HTTP_REQUEST.reset(request)
         finally:
             slots.give(client)
 

@@ -188,9 +188,11 @@ class LegacySessions:
         session.connection = self.server.connect(session, principal=exchange.principal)
         session.principal = exchange.principal
         # The session's own task serves initialize (and any frame that does not go straight to
-        # dispatch): its context names this request, and the session's client.
-        HTTP_REQUEST.set((exchange.headers, session.id, exchange.client))
+        # dispatch): its context names this request, and the session's client (set for it
+        # only: an in-process caller's task, ASGITransport's, is this one).
+        request = HTTP_REQUEST.set((exchange.headers, session.id, exchange.client))
         session.task = asyncio.get_running_loop().create_task(session.run())
+        HTTP_REQUEST.reset(request)
         opened = False
         try:
             outbox = session.exchange([id])
@@ -238,8 +240,8 @@ class LegacySessions:
         limit = self.server.max_answer_bytes
         oversized = not batch and message.kind in ("result", "error") and len(body) > limit
         outbox = session.exchange(ids)
-        # the handlers' tasks start from here
-        HTTP_REQUEST.set((exchange.headers, session.id, exchange.client))
+        # the handlers' tasks start from here (reset after: the caller's task may be this one)
+        request = HTTP_REQUEST.set((exchange.headers, session.id, exchange.client))
         poll = session.poll(self.limits.poll_seconds) if ids else None
         pending = set(ids)
         parked = False
@@ -252,6 +254,7 @@ class LegacySessions:
             guard.watch_after(WATCH_AFTER)
             parked = await _relay(exchange.send, outbox, pending, refused, batch, poll)
         finally:
+            HTTP_REQUEST.reset(request)
             if parked and poll is not None:
                 session.park(Parked(poll, outbox, ids, pending))
             else:

@@ -1,6 +1,6 @@
 """`Server.mount(other, namespace=)`: one server re-serving another's tools, prompts, resources,
-templates and completions under a namespace, live (what the other offers when asked, not a copy
-made at mount time).
+templates and completions, under a namespace or none, live (what the other offers when asked,
+not a copy made at mount time).
 
 Names: tool and prompt `x` become `<namespace>_x`; resource URIs and templates get the namespace
 as their first path segment: `data://info` -> `data://<namespace>/info` (`scheme:rest` without an
@@ -13,11 +13,20 @@ declared when any of them serves skills. Every call reaches the mounted
 server through its own `dispatch`, so its middleware runs; its lifespan is entered with the
 parent's; its task tools run as tasks of the parent's task engine (the one clients poll); its
 change notifications reach the parent's listeners, renamed.
+
+Without a namespace (FastMCP's `mount(server)`), names are merged as they are. A name both the
+parent and a mounted server (or two mounted servers) offer is a duplicate, handled as the
+parent's `on_duplicate` says: "error" refuses the mount (`ValueError` naming both servers and
+the name), "warn" (the default) warns and "replace" stays quiet, the server mounted last
+answering it; "ignore": the first (the parent's own, else the earlier mount) answers. Names are
+compared at mount time as registered then; a call, prompt or read is tried on each server in
+that order until one knows the name (a proxy's names are known only when asked).
 """
 
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -69,19 +78,38 @@ def unprefixed_uri(uri: str, namespace: str) -> str | None:
     return uri[len(namespace) + 1 :] if uri.startswith(namespace + "/") else None
 
 
+# the registries compared when a server is mounted without a namespace, by what they hold
+_MERGED_TABLES = {
+    "tool": "tools",
+    "prompt": "prompts",
+    "resource": "resources",
+    "template": "templates",
+}
+
+
 @dataclass
 class Mounted:
     server: Server
-    namespace: str
+    namespace: str | None  # None: names merged as they are
 
     def name(self, name: str) -> str:
         """A mounted tool's or prompt's name as the parent offers it (`namespace_name`)."""
-        return f"{self.namespace}_{name}"
+        return name if self.namespace is None else f"{self.namespace}_{name}"
 
     def local_name(self, name: str) -> str | None:
         """The mounted server's own name for `name`, or None if it is not this mount's."""
+        if self.namespace is None:
+            return name
         prefix = self.namespace + "_"
         return name[len(prefix) :] if name.startswith(prefix) else None
+
+    def uri(self, uri: str) -> str:
+        """A mounted resource's URI as the parent offers it."""
+        return uri if self.namespace is None else prefixed_uri(uri, self.namespace)
+
+    def local_uri(self, uri: str) -> str | None:
+        """The mounted server's own URI for `uri`, or None if it is not this mount's."""
+        return uri if self.namespace is None else unprefixed_uri(uri, self.namespace)
 
     def context(self, ctx: Context) -> Context:
         """The request's context as the mounted server's handlers see it (its lifespan)."""
@@ -93,7 +121,7 @@ class Mounted:
     def renamed(self, item: Any, key: str) -> Any:
         """`item` (a tool, prompt, resource, ...) with its `key` member namespaced."""
         value = getattr(item, key)
-        new = self.name(value) if key == "name" else prefixed_uri(value, self.namespace)
+        new = self.name(value) if key == "name" else self.uri(value)
         return item.model_copy(update={key: new})
 
     def skill_entry(self, entry: Any) -> Any:
@@ -102,7 +130,7 @@ class Mounted:
             return entry
         renamed = dict(entry)
         if isinstance(entry.get("uri"), str):
-            renamed["uri"] = prefixed_uri(entry["uri"], self.namespace)
+            renamed["uri"] = self.uri(entry["uri"])
         if type(entry.get("resources")) is list:
             renamed["resources"] = [self.with_uri(item) for item in entry["resources"]]
         return renamed
@@ -111,7 +139,7 @@ class Mounted:
         """A plain-data item (a manifest file, a directory child) with its `uri` namespaced."""
         if type(item) is not dict or not isinstance(item.get("uri"), str):
             return item
-        return {**item, "uri": prefixed_uri(item["uri"], self.namespace)}
+        return {**item, "uri": self.uri(item["uri"])}
 
     async def extension(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
         """The mounted server's answer to an extension's request (None: it serves none)."""
@@ -132,7 +160,7 @@ class _Upward(Hub):
         self, flag: str | None, method: str, params: dict[str, Any], uri: str | None = None
     ) -> None:
         if uri is not None and flag != TASK_IDS:
-            uri = prefixed_uri(uri, self._mounted.namespace)
+            uri = self._mounted.uri(uri)
             params = {**params, "uri": uri}
         await self._parent.hub.publish(flag, method, params, uri)
 
@@ -164,14 +192,32 @@ class Mounts:
         parent.extension_methods[GET] = self._skills_named(GET)
         parent.extension_methods[DIRECTORY_READ] = self._skills_named(DIRECTORY_READ)
 
-    def add(self, server: Server, namespace: str) -> None:
-        """Mount `server` under `namespace`; ValueError for a bad or taken namespace, or one
-        that begins with another's and `_` (or the other way round)."""
+    def add(self, server: Server, namespace: str | None) -> None:
+        """Mount `server` under `namespace` (None: names merged); ValueError for a bad or taken
+        namespace, or one that begins with another's and `_` (or the other way round), or (the
+        parent's `on_duplicate="error"`) a name that a server mounted without one shares."""
+        if server is self.parent or any(m.server is server for m in self.mounted):
+            raise ValueError(f"{server.info.name!r} is mounted already (or mounts itself)")
+        if namespace is None:
+            self._check_merged(server)
+        else:
+            self._check_namespace(namespace)
+        mounted = Mounted(server, namespace)
+        server.tasks = self.parent.tasks  # its task tools: tasks the parent's clients poll
+        server.hub = _Upward(self.parent, mounted)
+        # its failures are reported through the parent: masked if either server masks them
+        server.mask_error_details = server.mask_error_details or self.parent.mask_error_details
+        self.mounted.append(mounted)
+        self._sync_task_support()
+
+    def _check_namespace(self, namespace: str) -> None:
         if not namespace or any(c in namespace for c in "/: "):
             raise ValueError(f"namespace must be a non-empty word, not {namespace!r}")
-        if server is self.parent or any(m.namespace == namespace for m in self.mounted):
-            raise ValueError(f"namespace {namespace!r} is taken (or the server mounts itself)")
+        if any(m.namespace == namespace for m in self.mounted):
+            raise ValueError(f"namespace {namespace!r} is taken")
         for other in self.mounted:
+            if other.namespace is None:
+                continue
             # `gh` and `gh_ent` would both name a tool `gh_ent_x` (`gh`'s `ent_x`, `gh_ent`'s
             # `x`): one would shadow the other, so such pairs are refused, in either order
             shorter, longer = sorted((other.namespace, namespace), key=len)
@@ -180,13 +226,56 @@ class Mounts:
                     f"namespace {namespace!r} clashes with the mounted {other.namespace!r}:"
                     f" tools and prompts named {longer}_... could be either's"
                 )
-        mounted = Mounted(server, namespace)
-        server.tasks = self.parent.tasks  # its task tools: tasks the parent's clients poll
-        server.hub = _Upward(self.parent, mounted)
-        # its failures are reported through the parent: masked if either server masks them
-        server.mask_error_details = server.mask_error_details or self.parent.mask_error_details
-        self.mounted.append(mounted)
-        self._sync_task_support()
+
+    def _check_merged(self, server: Server) -> None:
+        """The names `server` shares with the parent or another server mounted without a
+        namespace, handled as the parent's `on_duplicate` says ("error": `ValueError`)."""
+        policy = self.parent.on_duplicate
+        holders = [self.parent, *(m.server for m in self.merged())]
+        for kind, table in _MERGED_TABLES.items():
+            for name in getattr(server, table):
+                holder = next((h for h in holders if name in getattr(h, table)), None)
+                if holder is None or policy in ("replace", "ignore"):
+                    continue
+                what = (
+                    f"mounting {server.info.name!r} without a namespace: {kind} {name!r} is"
+                    f" offered by both {holder.info.name!r} and {server.info.name!r}"
+                )
+                if policy == "error":
+                    raise ValueError(f"{what}: give mount() a namespace, or rename one of them")
+                warnings.warn(
+                    f"{what}; {server.info.name!r}'s answers it (on_duplicate='error', "
+                    "'replace' or 'ignore' to choose)",
+                    UserWarning,
+                    stacklevel=4,
+                )
+
+    def merged(self) -> list[Mounted]:
+        """The servers mounted without a namespace, in the order they answer a shared name."""
+        merged = [m for m in self.mounted if m.namespace is None]
+        return merged if self.parent.on_duplicate == "ignore" else merged[::-1]
+
+    async def _first(self, ctx: Context, method: str, params: Any) -> Any:
+        """`method` answered by the first of the servers mounted without a namespace and the
+        parent that knows its name or URI (the order `merged` and `on_duplicate` say)."""
+        own = self.own[method]
+        servers: list[Mounted | None] = list(self.merged())
+        if self.parent.on_duplicate == "ignore":
+            servers.insert(0, None)
+        else:
+            servers.append(None)
+        for mounted in servers[:-1]:
+            try:
+                if mounted is None:
+                    return await own(ctx, params)
+                return await mounted.server.dispatch(mounted.context(ctx), method, params)
+            except ProtocolError as exc:
+                if not _unknown(exc):
+                    raise
+        last = servers[-1]
+        if last is None:
+            return await own(ctx, params)
+        return await last.server.dispatch(last.context(ctx), method, params)
 
     def _sync_task_support(self) -> None:
         """The parent's options of each mounted task tool (the parent's listings and
@@ -233,6 +322,8 @@ class Mounts:
             for mounted in self.mounted:
                 theirs = await _every_item(mounted.server.dispatch, ctx, field, method, mounted)
                 items += [mounted.renamed(item, key) for item in theirs]
+            if any(m.namespace is None for m in self.mounted):
+                items = self._deduplicated(items, key)
             if method == "tools/list":
                 self._sync_task_support()
             listed, cursor = page(
@@ -249,42 +340,50 @@ class Mounts:
 
         return handler
 
+    def _deduplicated(self, items: list[Any], key: str) -> list[Any]:
+        """A merged listing with each name once: the one `_first` would answer with."""
+        kept: dict[str, Any] = {}
+        for item in items:  # the parent's own first, then each mount's in order
+            name = getattr(item, key)
+            if name not in kept or self.parent.on_duplicate != "ignore":
+                kept[name] = item  # a later one replaces it in place
+        return list(kept.values())
+
     def _named(self, method: str) -> MethodHandler:
         async def handler(ctx: Context, params: Any) -> Any:
             if not _own_name(self.parent, method, params.name):
                 for mounted in self.mounted:
                     local = mounted.local_name(params.name)
-                    if local is not None:
+                    if local is not None and mounted.namespace is not None:
                         mine = params.model_copy(update={"name": local})
                         return await mounted.server.dispatch(mounted.context(ctx), method, mine)
-            return await self.own[method](ctx, params)
+            return await self._first(ctx, method, params)
 
         return handler
 
     async def _read(self, ctx: Context, params: Any) -> Any:
         for mounted in self.mounted:
-            local = unprefixed_uri(params.uri, mounted.namespace)
-            if local is None:
+            local = mounted.local_uri(params.uri)
+            if local is None or mounted.namespace is None:
                 continue
             mine = params.model_copy(update={"uri": local})
             result = await mounted.server.dispatch(mounted.context(ctx), "resources/read", mine)
-            contents = [
-                c.model_copy(update={"uri": prefixed_uri(c.uri, mounted.namespace)})
-                for c in result.contents
-            ]
+            contents = [c.model_copy(update={"uri": mounted.uri(c.uri)}) for c in result.contents]
             return result.model_copy(update={"contents": contents})
-        return await self.own["resources/read"](ctx, params)
+        return await self._first(ctx, "resources/read", params)
 
     async def _complete(self, ctx: Context, params: Any) -> Any:
         ref = params.ref
         for mounted in self.mounted:
             if ref.type == "ref/prompt":
                 local = mounted.local_name(ref.name)
+                known = mounted.namespace is not None or local in mounted.server.prompts
                 update = {"name": local}
             else:
-                local = unprefixed_uri(ref.uri, mounted.namespace)
+                local = mounted.local_uri(ref.uri)
+                known = mounted.namespace is not None or local in mounted.server.templates
                 update = {"uri": local}
-            if local is not None:
+            if local is not None and known:
                 mine = params.model_copy(update={"ref": ref.model_copy(update=update)})
                 return await mounted.server.dispatch(
                     mounted.context(ctx), "completion/complete", mine
@@ -331,10 +430,15 @@ class Mounts:
         async def handler(ctx: Context, params: Any) -> Any:
             uri = params.get("uri")
             for mounted in self.mounted if isinstance(uri, str) else ():
-                local = unprefixed_uri(uri, mounted.namespace)
+                local = mounted.local_uri(uri)
                 if local is None or method not in mounted.server.extension_methods:
                     continue
-                result = dict(await mounted.extension(ctx, method, {**params, "uri": local}))
+                try:
+                    result = dict(await mounted.extension(ctx, method, {**params, "uri": local}))
+                except ProtocolError as exc:
+                    if mounted.namespace is None and exc.code == INVALID_PARAMS:
+                        continue  # not this merged server's: the next one's, or the parent's
+                    raise
                 if method == GET:
                     result["skill"] = mounted.skill_entry(result.get("skill"))
                 else:
@@ -365,6 +469,13 @@ async def _every_skill(ask: Callable[[dict[str, Any]], Any]) -> list[Any]:
         if not isinstance(cursor, str) or not cursor:
             break
     return entries
+
+
+def _unknown(exc: ProtocolError) -> bool:
+    """Whether an error says the name or URI asked for is not the server's."""
+    return exc.code == INVALID_PARAMS and exc.message.startswith(
+        ("unknown tool", "unknown prompt", "resource not found")
+    )
 
 
 def _own_name(server: Server, method: str, name: str) -> bool:

@@ -202,12 +202,18 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
         provider.attach(self)
         return provider
 
-    def mount(self, other: Server, namespace: str) -> None:
-        """Serve another server's tools, prompts and resources under `namespace`.
+    def mount(self, other: Server, namespace: str | None = None) -> None:
+        """Serve another server's tools, prompts and resources, under `namespace` or as they are.
 
-        `other`'s tools and prompts are served as `<namespace>_<name>` and its resources as
-        `scheme://<namespace>/rest`, live, with its middleware, lifespan and task tools (see
-        `mcpio.server._mount`). `other` belongs to this server from then on.
+        With a namespace, `other`'s tools and prompts are served as `<namespace>_<name>` and its
+        resources as `scheme://<namespace>/rest`; without one, under their own names (a name
+        this server or another mount has too: as `on_duplicate` says). Live, with its
+        middleware, lifespan and task tools (see `mcpio.server._mount`). `other` belongs to
+        this server from then on.
+
+        Raises:
+            ValueError: A bad or taken namespace, `other` mounted already, or (with
+                `on_duplicate="error"`, no namespace) a name both servers have.
         """
         from mcpio.server._mount import Mounts
 
