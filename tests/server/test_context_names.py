@@ -22,6 +22,7 @@ from mcpio import (
     get_http_headers,
 )
 from mcpio._core.context import CURRENT_CONTEXT
+from mcpio.tasks import TaskEngine, TaskHandle
 from tests.support import MODERN, serve_app
 
 ERAS = ["2025-11-25", MODERN]
@@ -136,7 +137,9 @@ def headers_server() -> Server:
         return get_http_headers()
 
     @server.tool
-    async def all_headers(headers: dict[str, str] = CurrentHeaders()) -> dict[str, str]:  # noqa: B008
+    async def all_headers(
+        headers: dict[str, str] = CurrentHeaders(),
+    ) -> dict[str, str]:  # noqa: B008
         return headers
 
     @server.tool
@@ -251,3 +254,19 @@ async def test_no_client_id_without_authorization(mode: str) -> None:
     async with Client(state_server(), mode=mode) as client:
         who = (await client.call_tool("client", {})).structuredContent
     assert who == {"client_id": None, "caller": "process"}
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_task_s_handler_sees_the_task_s_context(mode: str) -> None:
+    server = Server("s", tasks=TaskEngine())
+
+    @server.tool(task="optional")
+    async def slow(ctx: Context, db: str = Depends(lambda: "db")) -> bool:
+        await anyio.sleep(0.01)  # the request was answered with the task by now
+        return get_context() is ctx and db == "db"
+
+    async with Client(server, mode=mode, tasks=True) as client:
+        handle = await client.start_tool("slow", {})
+        assert isinstance(handle, TaskHandle)
+        result = await handle.result()
+    assert result.structuredContent == {"result": True}
