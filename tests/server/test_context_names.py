@@ -138,8 +138,8 @@ def headers_server() -> Server:
 
     @server.tool
     async def all_headers(
-        headers: dict[str, str] = CurrentHeaders(),
-    ) -> dict[str, str]:  # noqa: B008
+        headers: dict[str, str] = CurrentHeaders(),  # noqa: B008
+    ) -> dict[str, str]:
         return headers
 
     @server.tool
