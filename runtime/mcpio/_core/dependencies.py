@@ -78,7 +78,7 @@ def get_http_headers(
 class Dependency:
     """A parameter default whose value is resolved at each call (see the module)."""
 
-    def __init__(self, fn: Callable[[], Any]) -> None:
+    def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
 
     async def resolve(self) -> Any:
@@ -86,7 +86,7 @@ class Dependency:
 
         The function's own marker defaults are resolved first.
         """
-        return await call_resolved(self.fn, {})
+        return await call_resolved(self.fn)
 
     def __repr__(self) -> str:
         return f"Depends({getattr(self.fn, '__qualname__', self.fn)!r})"
@@ -132,10 +132,10 @@ def dependencies_of(fn: Callable[..., Any]) -> dict[str, Dependency]:
     }
 
 
-async def call_resolved(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """`fn(**kwargs)` with its marker defaults resolved; awaited when it returns an awaitable."""
+async def call_resolved(fn: Callable[..., Any]) -> Any:
+    """`fn()` with its marker defaults resolved; awaited when it returns an awaitable."""
     resolved = {name: await dep.resolve() for name, dep in dependencies_of(fn).items()}
-    result = fn(**kwargs, **resolved)
+    result = fn(**resolved)
     if inspect.isawaitable(result):
         result = await result
     return result
