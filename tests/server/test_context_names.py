@@ -270,3 +270,23 @@ async def test_a_task_s_handler_sees_the_task_s_context(mode: str) -> None:
         assert isinstance(handle, TaskHandle)
         result = await handle.result()
     assert result.structuredContent == {"result": True}
+
+
+async def test_an_async_dependency_of_a_sync_handler_on_the_loop_is_refused() -> None:
+    server = Server("s")
+
+    async def token() -> str:
+        return "t"
+
+    with pytest.raises(TypeError, match="'stuck': a sync handler with run_in_thread=False"):
+
+        @server.tool(run_in_thread=False)
+        def stuck(value: str = Depends(token)) -> str:
+            return value
+
+    @server.tool(run_in_thread=False)
+    def fine(value: str = Depends(lambda: "v")) -> str:  # a sync one is called on the loop
+        return value
+
+    async with Client(server) as client:
+        assert text_of(await client.call_tool("fine", {})) == "v"

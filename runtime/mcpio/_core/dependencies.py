@@ -142,16 +142,21 @@ async def call_resolved(fn: Callable[..., Any]) -> Any:
 
 
 def resolving(
-    fn: Callable[..., Any], is_async: bool, context_param: str | None = None
+    fn: Callable[..., Any], is_async: bool, threaded: bool, context_param: str | None = None
 ) -> Callable[..., Any]:
     """`fn` itself when no parameter default is a `Dependency`; else a function of the same
     kind that resolves them at each call (but `context_param`, which the server fills). A sync
-    one runs in a worker thread, where an async dependency is awaited on the event loop
-    (`anyio.from_thread`)."""
+    one runs in a worker thread (`threaded`), where an async dependency is awaited on the event
+    loop (`anyio.from_thread`); on the loop itself it can take none (`TypeError`)."""
     dependencies = dependencies_of(fn)
     dependencies.pop(context_param or "", None)
     if not dependencies:
         return fn
+    if not is_async and not threaded and any(map(_awaits, dependencies.values())):
+        raise TypeError(
+            f"{getattr(fn, '__name__', fn)!r}: a sync handler with run_in_thread=False cannot "
+            "await an async dependency: make it async, or drop run_in_thread=False"
+        )
     if is_async:
 
         @functools.wraps(fn)
@@ -171,10 +176,15 @@ def resolving(
     return resolved_sync
 
 
+def _awaits(dep: Dependency) -> bool:
+    """Whether resolving the dependency awaits: an async function, or markers of its own."""
+    return inspect.iscoroutinefunction(dep.fn) or bool(dependencies_of(dep.fn))
+
+
 def _resolve_in_thread(dep: Dependency) -> Any:
     """A dependency's value from a sync handler: a sync function's called here, an async one
     awaited on the event loop."""
-    if not dependencies_of(dep.fn) and not inspect.iscoroutinefunction(dep.fn):
+    if not _awaits(dep):
         value = dep.fn()
         if not inspect.isawaitable(value):
             return value

@@ -169,7 +169,7 @@ def tool_entry(
             definition[key] = value
     tool = pub.Tool.model_validate(definition)
     threaded = options.get("run_in_thread", True) and not is_async(fn)  # (not asked per call)
-    fn = resolving(fn, is_async(fn), context_param)
+    fn = resolving(fn, is_async(fn), threaded, context_param)
     return ToolEntry(tool, fn, arguments, context_param, output, threaded, options)
 
 
@@ -407,7 +407,7 @@ def resource_entry(
             data[key] = value
     fields, context_param = signature(fn, context_type)
     threaded, cache = options.get("run_in_thread", True), options.get("cache")
-    fn = resolving(fn, is_async(fn), context_param)
+    fn = resolving(fn, is_async(fn), threaded, context_param)
     unscreened = set(options.get("unscreened", ()))
     if uri_template is None:
         _check_static(what, fields, unscreened)
@@ -542,7 +542,7 @@ def prompt_entry(
         definition["_meta"] = options.get("meta")
     threaded = options.get("run_in_thread", True)
     prompt = pub.Prompt.model_validate(definition)
-    fn = resolving(fn, is_async(fn), context_param)
+    fn = resolving(fn, is_async(fn), threaded, context_param)
     return PromptEntry(prompt, fn, context_param, model, frozenset(parsed), threaded, options)
 
 
