@@ -347,10 +347,6 @@ class Context:
         # answer (`Extension.open_request`); `on_become_task`: by the engine for a deferred one.
         self.task_offer: Any = None
         self._become_task: Callable[[], Awaitable[None]] | None = None
-        # Where `set_state` keeps an identified caller's values on 2026-07-28 (set by the
-        # server for each request; None: the request's `state`), and `serializable=False`'s.
-        self.callers: CallerStates | None = None
-        self._request_state: dict[str, Any] = {}
 
     @property
     def codec(self) -> Codec:
@@ -361,6 +357,12 @@ class Context:
     def headers(self) -> Mapping[str, str]:
         """The HTTP request's header fields (read-only, lowercase names; empty on stdio)."""
         return _NO_HEADERS if self._request is None else self._request[0].as_mapping()
+
+    # (class defaults: most requests use neither) Where `set_state` keeps an identified
+    # caller's values on 2026-07-28 (set by the server for each request; None: the request's
+    # `state`), and its `serializable=False` values (made on first use).
+    callers: CallerStates | None = None
+    _request_state: dict[str, Any] | None = None
 
     @property
     def client_id(self) -> str | None:
@@ -407,7 +409,7 @@ class Context:
             default: What to return when there is no value.
             caller: Whose value (see `set_state`).
         """
-        if key in self._request_state:
+        if self._request_state is not None and key in self._request_state:
             return self._request_state[key]
         return self._state_for(caller).get(key, default)
 
@@ -430,9 +432,12 @@ class Context:
                 key's name): kept under that name in both eras.
         """
         if not serializable:
+            if self._request_state is None:
+                self._request_state = {}
             self._request_state[key] = value
             return
-        self._request_state.pop(key, None)
+        if self._request_state is not None:
+            self._request_state.pop(key, None)
         self._state_for(caller)[key] = value
 
     async def delete_state(self, key: str, *, caller: str | None = None) -> None:
@@ -442,7 +447,8 @@ class Context:
             key: The value's name.
             caller: Whose value (see `set_state`).
         """
-        self._request_state.pop(key, None)
+        if self._request_state is not None:
+            self._request_state.pop(key, None)
         self._state_for(caller).pop(key, None)
 
     def for_task(
