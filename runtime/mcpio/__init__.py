@@ -31,6 +31,13 @@ if TYPE_CHECKING:
         Sample,
         UrlElicitationRequired,
     )
+    from mcpio._core.dependencies import (
+        CurrentContext,
+        CurrentHeaders,
+        Depends,
+        get_context,
+        get_http_headers,
+    )
     from mcpio._core.errors import (
         AuthError,
         ConnectionClosed,
@@ -100,6 +107,11 @@ _EXPORTS = {
     "Middleware": "mcpio.middleware._base",
     "LifespanError": "mcpio._core.errors",
     "Context": "mcpio._core.context",
+    "CurrentContext": "mcpio._core.dependencies",
+    "CurrentHeaders": "mcpio._core.dependencies",
+    "Depends": "mcpio._core.dependencies",
+    "get_context": "mcpio._core.dependencies",
+    "get_http_headers": "mcpio._core.dependencies",
     "Elicit": "mcpio._core.context",
     "ElicitUrl": "mcpio._core.context",
     "UrlElicitationRequired": "mcpio._core.context",
@@ -137,6 +149,9 @@ __all__ = [
     "ClientInfo",
     "ConnectionClosed",
     "Context",
+    "CurrentContext",
+    "CurrentHeaders",
+    "Depends",
     "Elicit",
     "ElicitUrl",
     "File",
@@ -173,4 +188,6 @@ __all__ = [
     "ToolResult",
     "UrlElicitationRequired",
     "VerifierUnavailable",
+    "get_context",
+    "get_http_headers",
 ]

@@ -30,6 +30,9 @@ from mcpio import (
     Call,
     Client,
     Context,
+    CurrentContext,
+    CurrentHeaders,
+    Depends,
     Image,
     IntrospectionVerifier,
     JwtVerifier,
@@ -44,6 +47,8 @@ from mcpio import (
     Server,
     TokenVerifier,
     ToolResult,
+    get_context,
+    get_http_headers,
 )
 from mcpio.client import from_config, proxy_server
 from mcpio.middleware import CallNext
@@ -469,6 +474,24 @@ async def whoami(ctx: Context) -> str:
     reveal_type(principal.scopes)  # expect: frozenset[str]
     reveal_type(principal.expires_at)  # expect: float | None
     return principal.subject
+
+
+# FastMCP's context names: markers typed as the values they inject.
+def tenant_of(headers: dict[str, str] = CurrentHeaders()) -> str:  # noqa: B008
+    return headers.get("x-tenant", "none")
+
+
+@server.tool
+async def visits(
+    ctx: Context = CurrentContext(), tenant: str = Depends(tenant_of)  # noqa: B008
+) -> int:
+    reveal_type(get_context())  # expect: Context
+    reveal_type(get_http_headers(include={"authorization"}))  # expect: dict[str, str]
+    reveal_type(ctx.client_id)  # expect: str | None
+    count: int = await ctx.get_state(f"visits:{tenant}", 0) + 1
+    await ctx.set_state(f"visits:{tenant}", count, caller=ctx.caller)
+    await ctx.delete_state("old")
+    return count
 
 
 async def open_browser(url: str) -> Redirect:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import logging
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -66,6 +67,10 @@ class HeaderFields(Protocol):
 HTTP_REQUEST: ContextVar[tuple[HeaderFields, str | None, str] | None] = ContextVar(
     "mcpio_http_request", default=None
 )
+
+#: The context of the request being answered, set by `Server.dispatch` around its handler and
+#: reset after it (`mcpio._core.dependencies.get_context`).
+CURRENT_CONTEXT: ContextVar[Context | None] = ContextVar("mcpio_context", default=None)
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 # The client capability each kind of input request needs.
@@ -252,6 +257,25 @@ class RetriedInputs:
         return {key: self.answers[key] for key in questions}
 
 
+class CallerStates:
+    """2026-07-28: each identified caller's state (`Context.set_state`), kept across its
+    requests in this process's memory, for the `limit` callers seen most recently."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self._states: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    def of(self, caller: str) -> dict[str, Any]:
+        """The caller's state (made empty for a caller not seen, or no longer kept)."""
+        state = self._states.pop(caller, None)
+        if state is None:
+            state = {}
+        self._states[caller] = state
+        while len(self._states) > self.limit:
+            self._states.popitem(last=False)
+        return state
+
+
 class Context:
     """The request context, handed to every handler that declares a parameter of this type.
 
@@ -336,6 +360,99 @@ class Context:
     def headers(self) -> Mapping[str, str]:
         """The HTTP request's header fields (read-only, lowercase names; empty on stdio)."""
         return _NO_HEADERS if self._request is None else self._request[0].as_mapping()
+
+    # (class defaults: most requests use neither) Where `set_state` keeps an identified
+    # caller's values on 2026-07-28 (set by the server for each request; None: the request's
+    # `state`), and its `serializable=False` values (made on first use).
+    callers: CallerStates | None = None
+    _request_state: dict[str, Any] | None = None
+
+    @property
+    def client_id(self) -> str | None:
+        """The OAuth client the request's access token was issued to (FastMCP's name).
+
+        Its `client_id` claim, else `azp`; None without authorization.
+        """
+        if self.principal is None:
+            return None
+        claims = self.principal.claims
+        found = claims.get("client_id") or claims.get("azp")
+        return found if isinstance(found, str) else None
+
+    @property
+    def caller(self) -> str | None:
+        """Who sends the request, the same across its requests (where `set_state` keeps).
+
+        `principal:<subject>` with authorization (`principal:<issuer>|<subject>` when the token
+        names its issuer), `process` on stdio and in memory (one client), else None (HTTP
+        without authorization: nothing tells one client from another).
+        """
+        if self.principal is not None:
+            issuer = self.principal.claims.get("iss")
+            scope = f"{issuer}|" if isinstance(issuer, str) else ""
+            return f"principal:{scope}{self.principal.subject}"
+        return "process" if self._request is None else None
+
+    def _state_for(self, caller: str | None) -> dict[str, Any]:
+        """Legacy: the session's state; 2026-07-28: the caller's, where one is known (`caller`
+        given, or `self.caller`), else this request's."""
+        if caller is None:
+            if not self.modern:
+                return self.state
+            caller = self.caller
+        if caller is None or self.callers is None:
+            return self.state
+        return self.callers.of(caller)
+
+    async def get_state(self, key: str, default: Any = None, *, caller: str | None = None) -> Any:
+        """A value `set_state` kept (FastMCP's name); `default` if there is none.
+
+        Args:
+            key: The value's name.
+            default: What to return when there is no value.
+            caller: Whose value (see `set_state`).
+        """
+        if self._request_state is not None and key in self._request_state:
+            return self._request_state[key]
+        return self._state_for(caller).get(key, default)
+
+    async def set_state(
+        self, key: str, value: Any, *, serializable: bool = True, caller: str | None = None
+    ) -> None:
+        """Keep a value for later requests (FastMCP's name).
+
+        Legacy: for the session's requests (`ctx.state`). 2026-07-28: for the caller's, where
+        the caller is known (`caller`): the principal of an authorized request, the one client
+        on stdio and in memory; over HTTP without authorization, for this request alone unless
+        `caller` names one. Kept in this process's memory (a scaled-out server: in each
+        instance's).
+
+        Args:
+            key: The value's name.
+            value: The value (any object; mcpio keeps it as it is).
+            serializable: False: for this request alone (FastMCP's meaning).
+            caller: Whose value it is, as your code identifies the caller (an account, an API
+                key's name): kept under that name in both eras.
+        """
+        if not serializable:
+            if self._request_state is None:
+                self._request_state = {}
+            self._request_state[key] = value
+            return
+        if self._request_state is not None:
+            self._request_state.pop(key, None)
+        self._state_for(caller)[key] = value
+
+    async def delete_state(self, key: str, *, caller: str | None = None) -> None:
+        """Drop a value `set_state` kept (none: nothing happens).
+
+        Args:
+            key: The value's name.
+            caller: Whose value (see `set_state`).
+        """
+        if self._request_state is not None:
+            self._request_state.pop(key, None)
+        self._state_for(caller).pop(key, None)
 
     def for_task(
         self,

@@ -24,6 +24,7 @@ from pydantic_core import to_json
 from mcp_wire_runtime.codec import validator
 from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
 from mcpio._core.content import CONTENT_BLOCKS, content_block, media_block
+from mcpio._core.dependencies import Dependency, resolving
 from mcpio._core.docstrings import Docstring, parse
 from mcpio._core.hints import CacheHint
 from mcpio._core.jsonrpc import plain
@@ -74,7 +75,8 @@ def is_async(fn: Fn) -> bool:
 
 
 def signature(fn: Fn, context_type: type) -> tuple[dict[str, tuple[Any, Any]], str | None]:
-    """The function's parameters as (type, default) fields, and the one that takes the context."""
+    """The function's parameters as (type, default) fields, and the one that takes the context;
+    one whose default is a `Dependency` (`Depends`, `CurrentContext`) is no field."""
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, tuple[Any, Any]] = {}
     context_param = None
@@ -82,6 +84,8 @@ def signature(fn: Fn, context_type: type) -> tuple[dict[str, tuple[Any, Any]], s
         hint = hints.get(name, Any)
         if isinstance(hint, type) and issubclass(hint, context_type):
             context_param = name
+            continue
+        if isinstance(param.default, Dependency):
             continue
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[name] = (hint, default)
@@ -169,6 +173,7 @@ def tool_entry(
             definition[key] = value
     tool = pub.Tool.model_validate(definition)
     threaded = options.get("run_in_thread", True) and not is_async(fn)  # (not asked per call)
+    fn = resolving(fn, is_async(fn), threaded, context_param)
     return ToolEntry(tool, fn, arguments, context_param, output, threaded, options)
 
 
@@ -406,6 +411,7 @@ def resource_entry(
             data[key] = value
     fields, context_param = signature(fn, context_type)
     threaded, cache = options.get("run_in_thread", True), options.get("cache")
+    fn = resolving(fn, is_async(fn), threaded, context_param)
     unscreened = set(options.get("unscreened", ()))
     if uri_template is None:
         _check_static(what, fields, unscreened)
@@ -540,6 +546,7 @@ def prompt_entry(
         definition["_meta"] = options.get("meta")
     threaded = options.get("run_in_thread", True)
     prompt = pub.Prompt.model_validate(definition)
+    fn = resolving(fn, is_async(fn), threaded, context_param)
     return PromptEntry(prompt, fn, context_param, model, frozenset(parsed), threaded, options)
 
 

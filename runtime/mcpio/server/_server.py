@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 from mcp_wire_runtime.errors import METHOD_NOT_FOUND, ProtocolError
 from mcpio import apps
 from mcpio._core.bus import Bus
-from mcpio._core.context import MAX_ANSWER_BYTES, Context, MethodHandler
+from mcpio._core.context import (
+    CURRENT_CONTEXT,
+    MAX_ANSWER_BYTES,
+    CallerStates,
+    Context,
+    MethodHandler,
+)
 from mcpio._core.errors import ToolError
 from mcpio._core.extension import Extension, Extensions, ToolCall
 from mcpio._core.extras import needs
@@ -138,6 +144,7 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
         self.limits = Limits(request_timeout, max_answer_bytes)
         self._registries(on_duplicate)
         self.mask_error_details = mask_error_details
+        self.caller_states = CallerStates()  # `ctx.set_state` on 2026-07-28
         self.middleware: list[MiddlewareFn] = [checked_middleware(m) for m in middleware]
         # The middleware list they were made of, and the pipelines by method (`_pipeline`).
         self._pipelines: tuple[tuple[MiddlewareFn, ...], dict[str, CallNext | None]] = ((), {})
@@ -262,7 +269,8 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
             params: Its params, in the public models.
             handler: The handler to answer with; None: the handler table's for `method`.
         """
-        ctx.lifespan = self.lifespan_state
+        ctx.lifespan, ctx.callers = self.lifespan_state, self.caller_states
+        current = CURRENT_CONTEXT.set(ctx)  # `get_context()`
         try:
             pipeline = self._pipeline(method) if self.middleware else None
             if pipeline is None:
@@ -279,6 +287,8 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
             if passes_through(exc):
                 raise
             raise request_failure(method, params, exc, self.mask_error_details) from exc
+        finally:
+            CURRENT_CONTEXT.reset(current)
         made = call.text_answer
         if made is not None and result is made[0] and _untouched(made[0], made[1]):
             return made[1]  # the middlewares passed the string answer on as it was

@@ -47,7 +47,7 @@ from pydantic import BaseModel
 import mcp_wire
 from mcp_wire_runtime.codec import Codec
 from mcp_wire_runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, SERVER_BUSY, ProtocolError
-from mcpio._core.context import Context, Inputs, Question
+from mcpio._core.context import CURRENT_CONTEXT, Context, Inputs, Question
 from mcpio._core.handlers import SelfWritten, WireResult
 from mcpio._core.jsonrpc import plain
 from mcpio._core.protocol_rules import TASKS_EXTENSION as TASKS_EXTENSION  # (named here too)
@@ -495,7 +495,9 @@ class TaskEngine:
         """
 
         async def work(inputs: TaskInputs, status: Callable[[str], Awaitable[None]]) -> Any:
-            return plain(await run(ctx.for_task(inputs, status, offer.reporter(inputs.task_id))))
+            inside = ctx.for_task(inputs, status, offer.reporter(inputs.task_id))
+            CURRENT_CONTEXT.set(inside)  # `get_context()` (the task's own contextvars, dropped)
+            return plain(await run(inside))
 
         return TaskCreated(await self._start_for(offer, ctx, work))
 
