@@ -34,7 +34,7 @@ from mcp_wire_runtime.errors import (
 from mcpio._core.elicitation import Accepted, Cancelled, Declined, answer_of, form_of
 from mcpio._core.jsonrpc import plain
 from mcpio._core.schema_check import violation
-from mcpio._core.visibility import change_session, rules
+from mcpio._core.visibility import Outer, change_session, rules
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
@@ -306,6 +306,9 @@ class Context:
     _questions = 0  # the questions asked so far
     # Tasks: set by the engine for a deferred one (`on_become_task`).
     _become_task: Callable[[], Awaitable[None]] | None = None
+    # A mounted server's request: the servers it is mounted in, whose rules hide its components
+    # too (`mcpio._core.visibility.Outer`, the innermost first).
+    _mounted_in: tuple[Outer, ...] = ()
 
     def __init__(
         self,

@@ -1,7 +1,8 @@
 """`Server.enable` and `Server.disable` (FastMCP's visibility controls), and what the built-in
 methods ask of them: which components a request sees, and which version of each (the rules:
 `mcpio._core.visibility`). A change is announced to every listener as the lists it may touch
-changing (`notifications/*/list_changed`, both eras)."""
+changing (`notifications/*/list_changed`, both eras). The rules reach the components of the
+servers mounted here too, by the names they are offered under here."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpio._core.visibility import (
     Kind,
+    Outer,
     Rule,
+    Sight,
     flags,
     requested_version,
     rules,
     session_rules,
     version_key,
-    visible,
 )
 
 if TYPE_CHECKING:
@@ -89,14 +91,24 @@ class Visibility:
         for flag in flags(made):
             self._announce(flag)
 
+    def _sight(self, ctx: Context) -> Sight | None:
+        """The rules the request sees components by; None: none can hide one."""
+        outer: tuple[Outer, ...] = ctx._mounted_in  # pyright: ignore[reportPrivateUsage]
+        if not (self.filtered or outer or ctx.state):  # (every call's path: kept short)
+            return None
+        session = session_rules(ctx.state)
+        if not (self.filtered or session or any(o.rules for o in outer)):
+            return None
+        return Sight(self.visibility_rules, session, outer)
+
     def _shown(self, ctx: Context, kind: Kind, table: Mapping[str, E]) -> Mapping[str, E]:
         """The components of `table` the request sees, each in the version it is served in."""
-        if not self.filtered:
+        sight = self._sight(ctx)
+        if sight is None:
             return table
-        server, session = self.visibility_rules, session_rules(ctx.state)
         seen: dict[str, E] = {}
         for key, entry in table.items():
-            found = self._pick(kind, key, entry, server, session)
+            found = self._pick(kind, key, entry, sight)
             if found is not None:
                 seen[key] = found
         return seen
@@ -107,23 +119,21 @@ class Visibility:
         """The component at `key` the request sees, in the version its `params` ask for if
         they name one (None: none, or hidden)."""
         entry = table.get(key)
-        if entry is None or not self.filtered:
+        sight = None if entry is None else self._sight(ctx)
+        if sight is None:
             return entry
-        server, session = self.visibility_rules, session_rules(ctx.state)
         wanted = requested_version(params)
         if wanted is None:
-            return self._pick(kind, key, entry, server, session)
+            return self._pick(kind, key, entry, sight)
         chosen: E | None = self.versions[kind].get(key, {}).get(wanted)
-        return chosen if chosen is not None and visible(kind, chosen, server, session) else None
+        return chosen if chosen is not None and sight.shows(kind, chosen) else None
 
-    def _pick(
-        self, kind: Kind, key: str, entry: E, server: list[Rule], session: list[Rule]
-    ) -> E | None:
+    def _pick(self, kind: Kind, key: str, entry: E, sight: Sight) -> E | None:
         """The highest version of `key` the rules leave visible (None: none)."""
         kept = self.versions[kind].get(key)
         if not kept:
-            return entry if visible(kind, entry, server, session) else None
+            return entry if sight.shows(kind, entry) else None
         for version in sorted(kept, key=version_key, reverse=True):
-            if visible(kind, kept[version], server, session):
+            if sight.shows(kind, kept[version]):
                 return kept[version]  # type: ignore[no-any-return]
         return None
