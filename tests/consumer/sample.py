@@ -60,6 +60,7 @@ from mcpio.server import (
     ResourceOptions,
     ToolCall,
     ToolOptions,
+    VisibilityCriteria,
 )
 
 # --- 2026-07-28 (modern): every kind of message, by hand ----------------------------------------
@@ -398,9 +399,20 @@ def misspelled_registrations() -> None:
     def resource() -> str:
         return ""
 
+    server.disable(tag={"a"})  # pyright: ignore[reportCallIssue]
+
 
 server.disable(tags={"a"}, components={"tool"})
 server.enable(names={"tagged"}, only=True)
+admin: VisibilityCriteria = {"tags": {"admin"}, "components": {"tool", "prompt"}}
+server.disable(**admin)
+
+
+async def focus(ctx: Context) -> None:
+    await ctx.enable_components(only=True, **admin)
+    await ctx.disable_components(names={"tagged"}, version=2)
+
+
 resource_options: ResourceOptions = {"mime_type": "text/plain", "cache": None}
 prompt_options: PromptOptions = {"title": "Greeting"}
 

@@ -294,6 +294,10 @@ def test_visibility_and_tag_misuse_is_a_type_error_naming_the_fix() -> None:
         server.disable(names="x")
     with pytest.raises(TypeError, match="components are among"):
         server.disable(components={"tools"})
+    with pytest.raises(TypeError, match="disable: no option 'tag': did you mean tags=?"):
+        server.disable(tag={"admin"})  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="enable: no option 'name': did you mean names=?"):
+        server.enable(name={"x"}, only=True)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"tags is a set of strings: tags=\{'admin'\}"):
         server.tool(tags="admin")(lambda: "")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="version is a string or an int"):

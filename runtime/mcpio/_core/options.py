@@ -6,6 +6,7 @@ reaches; tests/test_consumer_typing.py keeps the two the same. The HTTP host's a
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
@@ -115,6 +116,24 @@ class PromptOptions(TypedDict, total=False):
     enabled: bool
 
 
+class VisibilityCriteria(TypedDict, total=False):
+    """What `Server.enable`/`disable` and the session's `ctx.enable_components` match.
+
+    A component matches when it meets every criterion given.
+
+    Attributes:
+        names: Names, or a resource's URI or a template's URI template.
+        tags: Tags (one is enough).
+        version: A version (`version=` of the decorators).
+        components: Kinds: "tool", "resource", "template", "prompt".
+    """
+
+    names: Collection[str] | None
+    tags: Collection[str] | None
+    version: str | int | None
+    components: Collection[str] | None
+
+
 class ConnectionOptions(TypedDict, total=False):
     """`ServerConnection`'s keyword options (see there)."""
 
@@ -137,3 +156,13 @@ class SamplingOptions(TypedDict, total=False):
     metadata: dict[str, Any]
     tools: Sequence[Any]
     toolChoice: Any
+
+
+def check_names(what: str, given: Mapping[str, Any], known: type) -> None:
+    """`TypeError` for an option `known` (a TypedDict) does not name, suggesting the closest
+    one: `Unpack` makes a misspelling a type error in checked code, this one everywhere."""
+    names = known.__optional_keys__ | known.__required_keys__  # type: ignore[attr-defined]
+    for option in given.keys() - names:
+        close = difflib.get_close_matches(option, names, n=1)
+        hint = f"did you mean {close[0]}=?" if close else f"it takes {', '.join(sorted(names))}"
+        raise TypeError(f"{what}: no option {option!r}: {hint}")

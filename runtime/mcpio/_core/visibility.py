@@ -27,6 +27,7 @@ from types import SimpleNamespace
 from typing import Any, Literal
 
 from mcpio._core.hub import LIST_CHANGED
+from mcpio._core.options import VisibilityCriteria, check_names
 
 Kind = Literal["tool", "resource", "template", "prompt"]
 KINDS: frozenset[str] = frozenset(("tool", "resource", "template", "prompt"))
@@ -66,22 +67,16 @@ class Rule:
         return self.tags is None or not self.tags.isdisjoint(tags_of(entry))
 
 
-def rules(
-    enabled: bool,
-    *,
-    names: Collection[str] | None,
-    tags: Collection[str] | None,
-    version: str | int | None,
-    components: Collection[str] | None,
-    only: bool = False,
-) -> list[Rule]:
+def rules(enabled: bool, criteria: VisibilityCriteria, only: bool = False) -> list[Rule]:
     """The rules one `enable`/`disable` call adds; `TypeError` naming the fix for a misuse."""
+    check_names("enable" if enabled else "disable", criteria, VisibilityCriteria)
+    version = criteria.get("version")
     made = Rule(
         enabled,
-        _names("names", names),
-        _names("tags", tags),
+        _names("names", criteria.get("names")),
+        _names("tags", criteria.get("tags")),
         None if version is None else str(version),
-        _names("components", components),
+        _names("components", criteria.get("components")),
     )
     if made.components is not None and not made.components <= KINDS:
         unknown = ", ".join(sorted(made.components - KINDS))

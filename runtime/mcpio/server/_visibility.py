@@ -6,7 +6,7 @@ servers mounted here too, by the names they are offered under here."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpio._core.visibility import (
@@ -22,7 +22,10 @@ from mcpio._core.visibility import (
 )
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from mcpio._core.context import Context
+    from mcpio._core.options import VisibilityCriteria
 
 E = TypeVar("E")
 
@@ -37,53 +40,30 @@ class Visibility:
 
         def _announce(self, flag: str) -> None: ...
 
-    def enable(
-        self,
-        *,
-        names: Collection[str] | None = None,
-        tags: Collection[str] | None = None,
-        version: str | int | None = None,
-        components: Collection[str] | None = None,
-        only: bool = False,
-    ) -> None:
+    def enable(self, *, only: bool = False, **criteria: Unpack[VisibilityCriteria]) -> None:
         """Show the components that match every criterion given, to every client.
 
         The last `enable`/`disable` that matches a component decides; `only=True` hides all
         the others first (an allowlist). Listeners are told the lists changed.
 
         Args:
-            names: Names, or a resource's URI or a template's URI template.
-            tags: Tags (one is enough).
-            version: A version (`version=` of the decorators).
-            components: Kinds: "tool", "resource", "template", "prompt".
             only: Show these alone.
+            **criteria: What to match (`VisibilityCriteria`): `names` (names, or a resource's
+                URI or a template's URI template), `tags` (one is enough), `version`,
+                `components` (kinds: "tool", "resource", "template", "prompt").
         """
-        made = rules(
-            True, names=names, tags=tags, version=version, components=components, only=only
-        )
-        self._add_rules(made)
+        self._add_rules(rules(True, criteria, only))
 
-    def disable(
-        self,
-        *,
-        names: Collection[str] | None = None,
-        tags: Collection[str] | None = None,
-        version: str | int | None = None,
-        components: Collection[str] | None = None,
-    ) -> None:
+    def disable(self, **criteria: Unpack[VisibilityCriteria]) -> None:
         """Hide the components that match every criterion given, from every client.
 
         A hidden component is unlisted, and calling, reading or getting it is as for one that
         does not exist.
 
         Args:
-            names: Names, or a resource's URI or a template's URI template.
-            tags: Tags (one is enough).
-            version: A version (`version=` of the decorators).
-            components: Kinds: "tool", "resource", "template", "prompt".
+            **criteria: What to match (`VisibilityCriteria`, as `enable`'s).
         """
-        made = rules(False, names=names, tags=tags, version=version, components=components)
-        self._add_rules(made)
+        self._add_rules(rules(False, criteria))
 
     def _add_rules(self, made: list[Rule]) -> None:
         self.visibility_rules = [*self.visibility_rules, *made]
