@@ -46,6 +46,7 @@ from mcpio import (
     ResourceServerAuth,
     Server,
     TokenVerifier,
+    ToolError,
     ToolResult,
     get_context,
     get_http_headers,
@@ -53,6 +54,7 @@ from mcpio import (
 from mcpio.client import from_config, proxy_server
 from mcpio.middleware import CallNext
 from mcpio.server import (
+    ArgTransform,
     CallNextTool,
     Extension,
     MethodHandler,
@@ -61,6 +63,7 @@ from mcpio.server import (
     ToolCall,
     ToolOptions,
     VisibilityCriteria,
+    forward,
 )
 
 # --- 2026-07-28 (modern): every kind of message, by hand ----------------------------------------
@@ -371,6 +374,29 @@ async def slow() -> str:
 @server.tool(tags={"a"}, timeout=2.0, version="2", enabled=True)
 async def tagged() -> str:
     return "tagged"
+
+
+async def minus_positive(x: int, y: int = 0) -> int:
+    if x < 0:
+        raise ToolError("x must be positive")
+    result = await forward(x=x, y=y)
+    reveal_type(result)  # expect: CallToolResult
+    structured = result.structuredContent
+    value = structured.get("result") if isinstance(structured, dict) else None
+    return value if isinstance(value, int) else 0
+
+
+server.add_transformed_tool(
+    "subtract",
+    name="minus",
+    description="Subtract y from x.",
+    tags={"math"},
+    transform_args={"a": ArgTransform(name="x"), "b": ArgTransform(name="y", default=0)},
+    transform_fn=minus_positive,
+)
+server.add_transformed_tool(
+    "subtract", name="decrement", transform_args={"b": ArgTransform(hide=True, default=1)}
+)
 
 
 @server.resource(

@@ -309,6 +309,8 @@ class Context:
     # A mounted server's request: the servers it is mounted in, whose rules hide its components
     # too (`mcpio._core.visibility.Outer`, the innermost first).
     _mounted_in: tuple[Outer, ...] = ()
+    # A transformed tool's call of its source: every component is seen (`enable`/`disable` aside).
+    _sees_all = False
 
     def __init__(
         self,

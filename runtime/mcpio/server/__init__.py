@@ -14,10 +14,12 @@ from mcpio._core.options import PromptOptions, ResourceOptions, ToolOptions, Vis
 from mcpio._core.routes import HttpRequest, HttpResponse, Route
 from mcpio._core.sealing import Sealer
 from mcpio.server._server import Lifespan, Server, task_required
+from mcpio.server._transform import ArgTransform, forward, forward_raw
 
 __all__ = [
     "MAX_ANSWER_BYTES",
     "Accepted",
+    "ArgTransform",
     "Bus",
     "BusUnavailable",
     "CallNextTool",
@@ -39,5 +41,7 @@ __all__ = [
     "ToolCall",
     "ToolOptions",
     "VisibilityCriteria",
+    "forward",
+    "forward_raw",
     "task_required",
 ]

@@ -486,7 +486,9 @@ def _unknown(exc: ProtocolError) -> bool:
 
 
 def _own_name(server: Server, method: str, name: str) -> bool:
-    return name in (server.tools if method == "tools/call" else server.prompts)
+    if method == "tools/call":
+        return name in server.tools or name in server.pending_transforms
+    return name in server.prompts
 
 
 async def _every_item(

@@ -63,6 +63,8 @@ class Registry:
         self.tools: dict[str, ToolEntry] = {}
         # The options of tools other handlers answer (a proxy's, mounted servers'), by name.
         self.tool_options: dict[str, ToolOptions] = {}
+        # Transformed tools whose source is not known yet (`add_transformed_tool`), by name.
+        self.pending_transforms: dict[str, Any] = {}
         self._param_headers: dict[str, tuple[ToolEntry, ParamHeaders]] = {}
         self.resources: dict[str, ResourceEntry] = {}
         self.templates: dict[str, ResourceEntry] = {}

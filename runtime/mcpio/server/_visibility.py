@@ -76,6 +76,8 @@ class Visibility:
         outer: tuple[Outer, ...] = ctx._mounted_in  # pyright: ignore[reportPrivateUsage]
         if not (self.filtered or outer or ctx.state):  # (every call's path: kept short)
             return None
+        if ctx._sees_all:  # pyright: ignore[reportPrivateUsage]
+            return None
         session = session_rules(ctx.state)
         if not (self.filtered or session or any(o.rules for o in outer)):
             return None
