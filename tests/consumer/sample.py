@@ -51,6 +51,7 @@ from mcpio import (
     get_context,
     get_http_headers,
 )
+from mcpio.auth import AuthContext, require_scopes, restrict_tag
 from mcpio.client import from_config, proxy_server
 from mcpio.middleware import CallNext
 from mcpio.server import (
@@ -374,6 +375,20 @@ async def slow() -> str:
 @server.tool(tags={"a"}, timeout=2.0, version="2", enabled=True)
 async def tagged() -> str:
     return "tagged"
+
+
+def ops_only(ctx: AuthContext) -> bool:
+    return ctx.principal is not None and "ops" in ctx.principal.scopes
+
+
+@server.tool(auth=[ops_only, require_scopes("deploy")])
+def deploy() -> str:
+    return "deployed"
+
+
+@server.resource("data://secret", auth=restrict_tag("secret", scopes={"admin"}))
+def secret() -> str:
+    return "s"
 
 
 async def minus_positive(x: int, y: int = 0) -> int:

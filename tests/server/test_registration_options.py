@@ -311,7 +311,7 @@ def test_a_misspelled_option_is_a_type_error_suggesting_the_right_one() -> None:
     with pytest.raises(TypeError, match="no option 'mimetype': did you mean mime_type=?"):
         server.resource("a://x", mimetype="text/plain")(lambda: "")  # type: ignore[call-arg]
     with pytest.raises(
-        TypeError, match="prompt 'p': no option 'secure': it takes description, enabled"
+        TypeError, match="prompt 'p': no option 'secure': it takes auth, description, enabled"
     ):
         server.prompt("p", secure=True)(lambda: "")  # type: ignore[call-arg]
 

@@ -22,6 +22,7 @@ from pydantic_core import to_json
 
 from mcp_wire_runtime.codec import validator
 from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
+from mcpio._core.authorization import checks_of
 from mcpio._core.content import CONTENT_BLOCKS, content_block, media_block
 from mcpio._core.dependencies import Dependency, resolving
 from mcpio._core.docstrings import Docstring, parse
@@ -354,6 +355,7 @@ def check_shared_options(what: str, options: Mapping[str, Any], known: type) -> 
     and those every component takes (`tags`, `version`) well written; else `TypeError` saying
     how to write them."""
     check_names(what, options, known)
+    checks_of(what, options.get("auth"))
     tags = options.get("tags")
     if isinstance(tags, str):
         raise TypeError(f"{what}: tags is a set of strings: tags={{{tags!r}}}, not tags={tags!r}")

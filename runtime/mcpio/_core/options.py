@@ -11,6 +11,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:
+    from mcpio._core.authorization import AuthCheck
     from mcpio._core.hints import CacheHint
     from mcpio._core.principal import Principal
 
@@ -35,6 +36,8 @@ class ToolOptions(TypedDict, total=False):
         timeout: Seconds a call may run; beyond them the call is a failed result.
         version: Its version: several of one name are served, the highest by default.
         enabled: False: hidden and uncallable until `Server.enable` names it.
+        auth: Who may see and call it: a check (`require_scopes("admin")`) or a list of them,
+            all to pass (`mcpio._core.authorization`).
     """
 
     title: str | None
@@ -53,6 +56,7 @@ class ToolOptions(TypedDict, total=False):
     timeout: float | None
     version: str | int | None
     enabled: bool
+    auth: AuthCheck | Sequence[AuthCheck] | None
 
 
 class ResourceOptions(TypedDict, total=False):
@@ -73,6 +77,7 @@ class ResourceOptions(TypedDict, total=False):
         tags: Its tags, for `Server.enable`/`disable`.
         version: Its version: several at one URI are served, the highest by default.
         enabled: False: hidden and unreadable until `Server.enable` names it.
+        auth: Who may see and read it: a check or a list of them (as a tool's).
         unscreened: Template parameters whose values may hold `..`, an absolute path or NUL
             (every other one's value is refused with them: `mcpio._core.path_screen`).
     """
@@ -89,6 +94,7 @@ class ResourceOptions(TypedDict, total=False):
     tags: Collection[str] | None
     version: str | int | None
     enabled: bool
+    auth: AuthCheck | Sequence[AuthCheck] | None
     unscreened: Collection[str]
 
 
@@ -104,6 +110,7 @@ class PromptOptions(TypedDict, total=False):
         tags: Its tags, for `Server.enable`/`disable`.
         version: Its version: several of one name are served, the highest by default.
         enabled: False: hidden until `Server.enable` names it.
+        auth: Who may see and get it: a check or a list of them (as a tool's).
     """
 
     title: str | None
@@ -114,6 +121,7 @@ class PromptOptions(TypedDict, total=False):
     tags: Collection[str] | None
     version: str | int | None
     enabled: bool
+    auth: AuthCheck | Sequence[AuthCheck] | None
 
 
 class VisibilityCriteria(TypedDict, total=False):

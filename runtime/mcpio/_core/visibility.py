@@ -26,8 +26,10 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
 
+from mcpio._core.authorization import permitted
 from mcpio._core.hub import LIST_CHANGED
 from mcpio._core.options import VisibilityCriteria, check_names
+from mcpio._core.principal import Principal
 
 Kind = Literal["tool", "resource", "template", "prompt"]
 KINDS: frozenset[str] = frozenset(("tool", "resource", "template", "prompt"))
@@ -185,9 +187,17 @@ class Sight:
     server: Sequence[Rule]
     session: Sequence[Rule]
     outer: Sequence[Outer] = ()
+    caller: Principal | None = None
+    judged: bool = False  # whether `auth=` checks run (a caller to judge: see there)
+    ruled: bool = True  # False: the rules aside (a transformed tool's call of its source)
 
     def shows(self, kind: str, entry: Any) -> bool:
-        """Whether `entry` is shown, by the server's rules and then by each outer one's."""
+        """Whether `entry` is shown: its `auth=` checks pass, and the server's rules, then each
+        outer one's, leave it visible."""
+        if self.judged and not permitted(entry, self.caller):
+            return False
+        if not self.ruled:
+            return True
         session = () if self.outer else self.session
         if not visible(kind, entry, self.server, session):
             return False

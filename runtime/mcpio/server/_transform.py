@@ -222,6 +222,8 @@ class Transformed:
         tags = given["tags"] if given["tags"] is not None else options.get("tags")
         if tags is not None:
             tool_options["tags"] = tags
+        if options.get("auth") is not None:  # who may not call the source may not call it
+            tool_options["auth"] = options["auth"]
         if given["output_schema"] is not _UNSET:
             tool_options["output_schema"] = given["output_schema"]
             tool_options["structured_output"] = given["output_schema"] is not None

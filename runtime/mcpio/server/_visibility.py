@@ -76,12 +76,13 @@ class Visibility:
         outer: tuple[Outer, ...] = ctx._mounted_in  # pyright: ignore[reportPrivateUsage]
         if not (self.filtered or outer or ctx.state):  # (every call's path: kept short)
             return None
+        judged = ctx.principal is not None or ctx.client_key is not None
         if ctx._sees_all:  # pyright: ignore[reportPrivateUsage]
-            return None
+            return Sight((), (), (), ctx.principal, judged, ruled=False) if judged else None
         session = session_rules(ctx.state)
         if not (self.filtered or session or any(o.rules for o in outer)):
             return None
-        return Sight(self.visibility_rules, session, outer)
+        return Sight(self.visibility_rules, session, outer, ctx.principal, judged)
 
     def _shown(self, ctx: Context, kind: Kind, table: Mapping[str, E]) -> Mapping[str, E]:
         """The components of `table` the request sees, each in the version it is served in."""
