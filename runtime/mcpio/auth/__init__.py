@@ -1,6 +1,7 @@
 """Authorization, both sides: the resource server's token checks and the client's OAuth flow.
 
-The server side: `ResourceServerAuth`, the verifiers, DPoP. The client side: `OAuth` and the
+The server side: `ResourceServerAuth`, the verifiers, DPoP, and the checks of a component's
+`auth=` (`require_scopes`, `restrict_tag`, your own of an `AuthContext`). The client side: `OAuth` and the
 token stores, which need the `http` extra and load on first use.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from mcpio._core.authorization import AuthCheck, AuthContext, require_scopes, restrict_tag
 from mcpio._core.extras import needs
 from mcpio._core.principal import Principal
 from mcpio.auth._bearer import BearerToken
@@ -72,6 +74,8 @@ __all__ = [
     "DEFAULT_TOKEN_TYPES",
     "STRICT_TOKEN_TYPES",
     "Assertion",
+    "AuthCheck",
+    "AuthContext",
     "AuthRefused",
     "BearerToken",
     "ClientInfo",
@@ -96,4 +100,6 @@ __all__ = [
     "TokenVerifier",
     "Tokens",
     "VerifierUnavailable",
+    "require_scopes",
+    "restrict_tag",
 ]

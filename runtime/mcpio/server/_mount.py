@@ -12,7 +12,9 @@ skill path one segment deeper, its name unchanged), digests as they are; `skills
 declared when any of them serves skills. Every call reaches the mounted
 server through its own `dispatch`, so its middleware runs; its lifespan is entered with the
 parent's; its task tools run as tasks of the parent's task engine (the one clients poll); its
-change notifications reach the parent's listeners, renamed.
+change notifications reach the parent's listeners, renamed. The parent's `enable`/`disable` (and
+a legacy session's `ctx.enable_components`) reach its components by the names the parent offers
+them under, as if they were the parent's own; what the mounted server hides stays hidden.
 
 Without a namespace (FastMCP's `mount(server)`), names are merged as they are. A name both the
 parent and a mounted server (or two mounted servers) offer is a duplicate, handled as the
@@ -36,6 +38,7 @@ from mcp_wire_runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolEr
 from mcpio._core.context import Context, MethodHandler
 from mcpio._core.hub import TASK_IDS, Hub
 from mcpio._core.paging import page
+from mcpio._core.visibility import Outer
 from mcpio.latest import public as pub
 from mcpio.skills._format import EXTENSION as SKILLS_EXTENSION
 from mcpio.skills._provider import DIRECTORY_READ, GET, LIST
@@ -91,6 +94,7 @@ _MERGED_TABLES = {
 class Mounted:
     server: Server
     namespace: str | None  # None: names merged as they are
+    parent: Server  # the server it is mounted in
 
     def name(self, name: str) -> str:
         """A mounted tool's or prompt's name as the parent offers it (`namespace_name`)."""
@@ -112,10 +116,13 @@ class Mounted:
         return uri if self.namespace is None else unprefixed_uri(uri, self.namespace)
 
     def context(self, ctx: Context) -> Context:
-        """The request's context as the mounted server's handlers see it (its lifespan)."""
+        """The request's context as the mounted server's handlers see it (its lifespan; the
+        parent's visibility rules over its components)."""
         mine = copy.copy(ctx)
         mine.lifespan = self.server.lifespan_state
         mine._dispatch = self.server.dispatch  # pyright: ignore[reportPrivateUsage]
+        outer = Outer(self.parent.visibility_rules, self.name, self.uri)
+        mine._mounted_in = (outer, *ctx._mounted_in)  # pyright: ignore[reportPrivateUsage]
         return mine
 
     def renamed(self, item: Any, key: str) -> Any:
@@ -202,7 +209,7 @@ class Mounts:
             self._check_merged(server)
         else:
             self._check_namespace(namespace)
-        mounted = Mounted(server, namespace)
+        mounted = Mounted(server, namespace, self.parent)
         server.tasks = self.parent.tasks  # its task tools: tasks the parent's clients poll
         server.hub = _Upward(self.parent, mounted)
         # its failures are reported through the parent: masked if either server masks them
@@ -479,7 +486,9 @@ def _unknown(exc: ProtocolError) -> bool:
 
 
 def _own_name(server: Server, method: str, name: str) -> bool:
-    return name in (server.tools if method == "tools/call" else server.prompts)
+    if method == "tools/call":
+        return name in server.tools or name in server.pending_transforms
+    return name in server.prompts
 
 
 async def _every_item(

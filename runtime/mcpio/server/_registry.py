@@ -63,6 +63,8 @@ class Registry:
         self.tools: dict[str, ToolEntry] = {}
         # The options of tools other handlers answer (a proxy's, mounted servers'), by name.
         self.tool_options: dict[str, ToolOptions] = {}
+        # Transformed tools whose source is not known yet (`add_transformed_tool`), by name.
+        self.pending_transforms: dict[str, Any] = {}
         self._param_headers: dict[str, tuple[ToolEntry, ParamHeaders]] = {}
         self.resources: dict[str, ResourceEntry] = {}
         self.templates: dict[str, ResourceEntry] = {}
@@ -292,8 +294,9 @@ class Registry:
     def _add(self, kind: Kind, table: dict[str, Any], key: str, entry: Any) -> None:
         """Put `entry` in `table` at `key`, as its version and the duplicate policy say."""
         version = version_of(entry)
-        if version is not None or entry.options.get("enabled") is False:
-            self.filtered = True
+        options = entry.options
+        if version is not None or options.get("enabled") is False or options.get("auth"):
+            self.filtered = True  # (an `auth=` check: hidden from whom it denies)
         present = table.get(key)
         if present is not None and (version is None) != (version_of(present) is None):
             raise TypeError(

@@ -49,6 +49,7 @@ from mcpio.server._launch import Launchers
 from mcpio.server._lifecycle import Lifecycle
 from mcpio.server._registry import OnDuplicate, Registry
 from mcpio.server._served import Identity, Limits
+from mcpio.server._transform import Transforms
 from mcpio.server._visibility import Visibility
 from mcpio.tasks._engine import TaskEngine
 from mcpio.tasks._extension import TasksExtension, tasks_of
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
 Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 
 
-class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
+class Server(Registry, Visibility, Transforms, BuiltIns, Lifecycle, Launchers):
     """An MCP server for every pinned revision, both eras.
 
     Args:
