@@ -159,3 +159,34 @@ async def test_a_mount_that_answers_again_leaves_unavailable() -> None:
         client.cache = None  # the listing asked again, not served from the cache
         assert [t.name for t in (await client.list_tools()).tools] == ["flaky_ping"]
         assert main.unavailable == {}
+
+
+async def test_a_mount_asking_for_input_in_a_modern_listing_is_left_out() -> None:
+    """A 2026-07-28 listing cannot ask the client anything: a mounted server that does (a proxy
+    whose target asks for roots) is left out of it, and the other's tools are listed."""
+    asker, plain = Server("asker"), Server("plain")
+
+    @asker.tool()
+    def hidden() -> str:
+        return "never listed"
+
+    @plain.tool()
+    def shown() -> str:
+        return "listed"
+
+    async def ask(call: Any, call_next: Any) -> Any:
+        if call.method == "tools/list":
+            await call.ctx.elicit("Who?", {"type": "object", "properties": {}})
+        return await call_next(call)
+
+    asker.add_middleware(ask)
+    main = Server("main")
+    main.mount(asker, namespace="asker")
+    main.mount(plain, namespace="plain")
+
+    async def answer(params: Any) -> dict[str, Any]:
+        return {"action": "accept", "content": {}}
+
+    async with Client(main, mode="2026-07-28", elicitation=answer) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["plain_shown"]
+    assert main.unavailable == {"asker": "tools/list asked the client for input"}

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_wire_runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
-from mcpio._core.context import Context, MethodHandler
+from mcpio._core.context import Context, InputRequired, MethodHandler
 from mcpio._core.hub import TASK_IDS, Hub
 from mcpio._core.paging import page
 from mcpio.latest import public as pub
@@ -365,6 +365,9 @@ class Mounts:
         except ProtocolError as exc:
             if exc.code != METHOD_NOT_FOUND:
                 self._failed(mounted, exc.message)
+            return []
+        except InputRequired:  # a 2026-07-28 listing cannot ask the client anything
+            self._failed(mounted, f"{method} asked the client for input")
             return []
         self.unavailable.pop(mounted.label, None)
         return items
