@@ -98,7 +98,7 @@ def install() -> Path:
     if not (bin_dir / "conformance").exists() or not (bin_dir / "node").exists():
         print(
             f"conformance: installing the npm packages of {HERE}/package.json (the conformance"
-            " suite and Node 22) with `npm ci`: part of the about 270 MB of npm packages"
+            " suite and Node 22) with `npm ci`: part of the about 435 MB of npm packages"
             " `make test` installs",
             file=sys.stderr,
             flush=True,

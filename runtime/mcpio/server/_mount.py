@@ -28,6 +28,7 @@ that order until one knows the name (a proxy's names are known only when asked).
 from __future__ import annotations
 
 import copy
+import logging
 import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_wire_runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
-from mcpio._core.context import Context, MethodHandler
+from mcpio._core.context import Context, InputRequired, MethodHandler
 from mcpio._core.hub import TASK_IDS, Hub
 from mcpio._core.paging import page
 from mcpio._core.visibility import Outer
@@ -59,6 +60,7 @@ LISTINGS: dict[str, tuple[str, str, type[Any]]] = {
 }
 _MAX_PAGES = 1000  # a listing that never ends is cut here
 SKILLS_METHODS = (LIST, GET, DIRECTORY_READ)
+log = logging.getLogger("mcpio")
 
 
 def prefixed_uri(uri: str, namespace: str) -> str:
@@ -95,6 +97,12 @@ class Mounted:
     server: Server
     namespace: str | None  # None: names merged as they are
     parent: Server  # the server it is mounted in
+
+    @property
+    def label(self) -> str:
+        """What names this mount in logs and `Server.unavailable`: its namespace, else its
+        server's name."""
+        return self.namespace if self.namespace is not None else self.server.info.name
 
     def name(self, name: str) -> str:
         """A mounted tool's or prompt's name as the parent offers it (`namespace_name`)."""
@@ -181,6 +189,8 @@ class Mounts:
         self.own: dict[str, MethodHandler] = dict(parent.handlers)
         self._own_capabilities = parent.capabilities
         self._own_lifespan = parent.lifespan
+        # the mounted servers (by `label`) whose last listing failed, with the error
+        self.unavailable: dict[str, str] = {}
         for method in LISTINGS:
             parent.handlers[method] = self._lister(method)
         parent.handlers["tools/call"] = self._named("tools/call")
@@ -327,7 +337,7 @@ class Mounts:
         async def handler(ctx: Context, params: Any) -> Any:
             items = await _every_item(self.own[method], ctx, field)
             for mounted in self.mounted:
-                theirs = await _every_item(mounted.server.dispatch, ctx, field, method, mounted)
+                theirs = await self._listed_by(mounted, ctx, method, field)
                 items += [mounted.renamed(item, key) for item in theirs]
             if any(m.namespace is None for m in self.mounted):
                 items = self._deduplicated(items, key)
@@ -346,6 +356,33 @@ class Mounts:
             return model(**{field: listed, "nextCursor": cursor, **hints})
 
         return handler
+
+    async def _listed_by(
+        self, mounted: Mounted, ctx: Context, method: str, field: str
+    ) -> list[Any]:
+        """A mounted server's part of a merged listing: nothing when it does not offer the
+        feature, or when it fails (a proxy whose target did not start): logged by name and kept
+        in `unavailable` until it answers again; the other servers' parts are listed still."""
+        feature = method.split("/")[0]
+        offered = mounted.server.capabilities().model_dump(exclude_unset=True)
+        if offered.get(feature) is None:
+            return []
+        try:
+            items = await _every_item(mounted.server.dispatch, ctx, field, method, mounted)
+        except ProtocolError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                self._failed(mounted, exc.message)
+            return []
+        except InputRequired:  # a 2026-07-28 listing cannot ask the client anything
+            self._failed(mounted, f"{method} asked the client for input")
+            return []
+        self.unavailable.pop(mounted.label, None)
+        return items
+
+    def _failed(self, mounted: Mounted, reason: str) -> None:
+        if self.unavailable.get(mounted.label) != reason:
+            log.warning("mounted server %r is left out: %s", mounted.label, reason)
+        self.unavailable[mounted.label] = reason
 
     def _deduplicated(self, items: list[Any], key: str) -> list[Any]:
         """A merged listing with each name once: the one `_first` would answer with."""
@@ -479,7 +516,10 @@ async def _every_skill(ask: Callable[[dict[str, Any]], Any]) -> list[Any]:
 
 
 def _unknown(exc: ProtocolError) -> bool:
-    """Whether an error says the name or URI asked for is not the server's."""
+    """Whether an error says the name or URI asked for is not the server's (or the server has
+    no such feature at all)."""
+    if exc.code == METHOD_NOT_FOUND:
+        return True
     return exc.code == INVALID_PARAMS and exc.message.startswith(
         ("unknown tool", "unknown prompt", "resource not found")
     )

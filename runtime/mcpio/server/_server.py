@@ -217,7 +217,8 @@ class Server(Registry, Visibility, Transforms, BuiltIns, Lifecycle, Launchers):
         resources as `scheme://<namespace>/rest`; without one, under their own names (a name
         this server or another mount has too: as `on_duplicate` says). Live, with its
         middleware, lifespan and task tools (see `mcpio.server._mount`). `other` belongs to
-        this server from then on.
+        this server from then on. A merged listing leaves out a mounted server that does not
+        offer the feature, or whose listing fails (see `unavailable`).
 
         Raises:
             ValueError: A bad or taken namespace, `other` mounted already, or (with
@@ -229,6 +230,16 @@ class Server(Registry, Visibility, Transforms, BuiltIns, Lifecycle, Launchers):
         if mounts is None:
             mounts = self.__dict__["_mounts"] = Mounts(self)
         mounts.add(other, namespace)
+
+    @property
+    def unavailable(self) -> dict[str, str]:
+        """The mounted servers whose last listing failed, by namespace (else name): the error.
+
+        Such a server (a proxy whose target did not start) is left out of the merged listings,
+        logged as a warning when it fails; it leaves this once it answers again.
+        """
+        mounts = self.__dict__.get("_mounts")
+        return dict(mounts.unavailable) if mounts is not None else {}
 
     @property
     def bus(self) -> Bus:
