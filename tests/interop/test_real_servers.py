@@ -26,6 +26,7 @@ from tests.support.real_servers import (
     Tour,
     findings,
     handshake,
+    listening_hosts,
     listings,
     make_places,
     owned,
@@ -65,6 +66,14 @@ def http_urls(places: Places) -> Iterator[dict[str, str]]:
                 stack.enter_context(running(server.http_command(places, port), port))
                 urls[name] = f"http://127.0.0.1:{port}/mcp"
         yield urls
+
+
+def test_the_http_servers_listen_on_loopback_only(http_urls: dict[str, str]) -> None:
+    # left alone they bind every interface; tests/realservers/loopback.cjs binds them to 127.0.0.1
+    loopback = "0100007F"  # 127.0.0.1 as /proc/net/tcp writes it
+    for name, url in http_urls.items():
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        assert listening_hosts(port) == {loopback}, name
 
 
 async def run_tour(

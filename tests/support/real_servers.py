@@ -170,7 +170,9 @@ SERVERS: dict[str, RealServer] = {
 
 
 def _on_port(port: int, package: str, *args: str) -> list[str]:
-    return ["env", f"PORT={port}", *_node(package, *args)]
+    # the preload binds them to 127.0.0.1: left alone they listen on every interface
+    node, *rest = _node(package, *args)
+    return ["env", f"PORT={port}", node, "--require", str(REALSERVERS / "loopback.cjs"), *rest]
 
 
 # ------------------------------------------------------------------ the tour
@@ -421,6 +423,18 @@ def _accepts(port: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def listening_hosts(port: int) -> set[str]:
+    """The addresses (hex, as /proc/net/tcp* writes them) with a socket listening on `port`."""
+    hosts: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            host, _, hex_port = local.partition(":")
+            if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                hosts.add(host)
+    return hosts
 
 
 def findings(transcript: Path) -> list[tuple[str, str, str]]:
