@@ -197,6 +197,36 @@ class Client:
         self._tools_listed = False  # (a tool's x-mcp-header params are learned from the list)
         self._task_tools = TaskTools(self.task_request)  # 2025-11-25: tools' taskSupport
 
+    def like(self, **callbacks: Any) -> Client:
+        """Return a new, unconnected client of the same server with the same settings.
+
+        It has this one's mode, info, timeouts, process options, credentials, headers, tasks,
+        cache, apps and log level, and `callbacks` (`elicitation`, `sampling`, `roots`,
+        `on_log`, `on_notice`, ...) in place of this one's. This client is left as it is (a
+        proxy connects such copies).
+        """
+        made = Client(
+            self._target,
+            mode=self.mode,
+            name=self.info.name,
+            version=self.info.version,
+            timeout=self.timeout,
+            probe_timeout=self.probe_timeout,
+            **self._spawn,
+            auth=self._auth,
+            headers=self._headers or None,
+            http=self._http,
+            tasks=self.tasks,
+            cache=self.cache if self.cache is not None else False,
+            apps=self.apps,
+            **callbacks,
+        )
+        made._basic = self._basic  # the URL's credentials, kept apart from the target
+        made.log_level = self.log_level
+        if "tracing" in vars(self):
+            made.tracing = self.tracing
+        return made
+
     # ------------------------------------------------------------------ connecting
 
     @property
