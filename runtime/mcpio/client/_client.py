@@ -40,8 +40,8 @@ from mcpio.auth._bearer import BearerToken
 from mcpio.auth._browser import browser_oauth
 from mcpio.client._connect import checked_target, negotiate, open_transport, principal, server_key
 from mcpio.client._entries import configured
+from mcpio.client._frames import DECLARING, RequestFrames, with_tasks
 from mcpio.client._frames import LOG_LEVEL_KEY as LOG_LEVEL_KEY  # (named here too)
-from mcpio.client._frames import RequestFrames, with_tasks
 from mcpio.client._inputs import (
     Callbacks,
     Elicitation,
@@ -326,8 +326,11 @@ class Client:
         """What a modern request's `_meta` envelope says of this client (nothing, legacy)."""
         if codec.era != "modern":
             return {}
+        declaring = DECLARING.get()  # (a proxy's: its own client's)
         return {
-            "client_capabilities": self.capabilities(True, codec.revision),
+            "client_capabilities": (
+                self.capabilities(True, codec.revision) if declaring is None else declaring
+            ),
             "client_info": self.info,
             "protocol_version": codec.revision,
         }

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -38,6 +39,7 @@ from mcpio._core.jsonrpc import plain
 from mcpio._core.options import ToolOptions
 from mcpio.client._client import Client, Notice
 from mcpio.client._entries import entry_options, is_config, servers_of
+from mcpio.client._frames import DECLARING
 from mcpio.client._skills import extension_request
 from mcpio.client._upstream import Forwarded, Lane, Upstream, gone
 from mcpio.latest import MISSING_CAPABILITY
@@ -91,9 +93,11 @@ def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Clie
 class Pending:
     """A call to the target waiting for a 2026-07-28 downstream client's next round."""
 
-    def __init__(self, owner: str | None, asks: bool = True) -> None:
+    def __init__(self, owner: str | None, asks: bool = True, request: str = "") -> None:
         self.id = secrets.token_hex(12)  # no "-": keys split on it
         self.owner = owner
+        self.request = request  # the request it serves, as JSON (its retries are the same)
+        self.keys: dict[str, int] = {}  # each question's round key (a target's own, kept)
         self.asks = asks  # whether its request may ask the client (tools/call, prompts/get, ...)
         self.aside: set[int] = set()  # the questions asked that are not the call's own
         self.events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -315,7 +319,14 @@ class Proxy:
         lane = lane or await self.lane(ctx)
         inputs = ctx._inputs  # pyright: ignore[reportPrivateUsage]
         if isinstance(inputs, RetriedInputs):
-            return await self._rounds(ctx, lane, inputs, method, data, task)
+            # a 2026-07-28 target sees this client's capabilities (a question it cannot
+            # answer is then the target's -32021, as without the proxy)
+            caps = ctx.client_capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+            declaring = DECLARING.set(caps)
+            try:
+                return await self._rounds(ctx, lane, inputs, method, data, task)
+            finally:
+                DECLARING.reset(declaring)
         direct = Direct(ctx)
         done = lane.asking(direct)
         try:
@@ -361,9 +372,10 @@ class Proxy:
         the round's answers, until its next question (an `input_required` round) or its end."""
         self._expire()
         owner = ctx.principal.subject if ctx.principal is not None else None
-        pending = self._resumed(inputs.answers, owner)
+        request = json.dumps([method, data], sort_keys=True, default=str)
+        pending = self._resumed(inputs.answers, owner, request)
         if pending is None:
-            pending = Pending(owner, ctx.codec.methods[method].input_required)
+            pending = Pending(owner, ctx.codec.methods[method].input_required, request)
             self.pending[pending.id] = pending
             running = self._run(lane, pending, method, data, task)
             pending.task = asyncio.get_running_loop().create_task(running)
@@ -385,7 +397,8 @@ class Proxy:
                 return value
             asked = dict([value, *await _more_asks(pending)])  # asked at once: one round
             try:
-                await ctx.ask({pending.key(n): cast(Question, q) for n, q in asked.items()})
+                keyed = {self._round_key(pending, n, q.key): q for n, q in asked.items()}
+                await ctx.ask({key: cast(Question, q) for key, q in keyed.items()})
             except InputRequired:
                 raise
             except ProtocolError as exc:  # the downstream client cannot answer them
@@ -407,17 +420,45 @@ class Proxy:
         finally:
             done()
 
-    def _resumed(self, answers: Mapping[str, Any], owner: str | None) -> Pending | None:
-        """The call the round's answers belong to, given them (None: a new call)."""
+    def _round_key(self, pending: Pending, n: int, wanted: str | None) -> str:
+        """The round key of `pending`'s `n`th question: the target's own (`wanted`, a
+        2026-07-28 target's), unless another waiting call of the same request and client has
+        it or this call used it already; else the proxy's (`Pending.key`)."""
+        taken = (
+            wanted is None
+            or wanted.startswith("proxy-")
+            or wanted in pending.keys
+            or any(wanted in other.keys for other in self._alike(pending.owner, pending.request))
+        )
+        key = pending.key(n) if taken else cast(str, wanted)
+        pending.keys[key] = n
+        return key
+
+    def _alike(self, owner: str | None, request: str) -> list[Pending]:
+        """The waiting calls of `owner` serving `request`."""
+        return [p for p in self.pending.values() if p.owner == owner and p.request == request]
+
+    def _resumed(
+        self, answers: Mapping[str, Any], owner: str | None, request: str
+    ) -> Pending | None:
+        """The call the round's answers belong to, given them (None: a new call): named by a
+        proxy key, else by a target's key one waiting call of this request has."""
         found: Pending | None = None
         for key, answer in answers.items():
             parts = key.split("-")
             if len(parts) != 3 or parts[0] != "proxy":
-                continue
-            pending = self.pending.get(parts[1])
-            if pending is None or pending.owner != owner:
-                raise ProtocolError(INVALID_PARAMS, f"inputResponses.{key}: no such question here")
-            future = pending.answers.get(int(parts[2])) if parts[2].isdigit() else None
+                owning = [p for p in self._alike(owner, request) if key in p.keys]
+                if len(owning) != 1:
+                    continue
+                pending, n = owning[0], owning[0].keys[key]
+            else:
+                pending = self.pending.get(parts[1])
+                if pending is None or pending.owner != owner:
+                    raise ProtocolError(
+                        INVALID_PARAMS, f"inputResponses.{key}: no such question here"
+                    )
+                n = int(parts[2]) if parts[2].isdigit() else -1
+            future = pending.answers.get(n)
             if future is not None and not future.done():
                 future.set_result(answer)
             found = pending

@@ -33,6 +33,7 @@ from mcpio._core.context import ElicitUrl
 from mcpio._core.errors import ConnectionClosed
 from mcpio._core.jsonrpc import plain
 from mcpio.client._client import Client, Notice
+from mcpio.client._inputs import ANSWERING
 from mcpio.latest import public as pub
 
 log = logging.getLogger("mcpio")
@@ -47,6 +48,7 @@ class Forwarded:
 
     method: str
     data: dict[str, Any]
+    key: str | None = None  # a 2026-07-28 target's `inputRequests` key for it
 
     def params(self) -> dict[str, Any]:
         """The question's params, as the target asked them."""
@@ -365,7 +367,7 @@ class Lane:
         request: right after `initialize`, at a change), answered by this lane's client through
         a legacy call in flight (asked aside: its refusal never replaces that call's result),
         else from the roots it last answered, else refused."""
-        question = Forwarded("roots/list", {})
+        question = Forwarded("roots/list", {}, ANSWERING.get())
         asker = self._running()
         if asker is not None:
             return self._kept(await asker.ask(question))
@@ -398,14 +400,17 @@ class Lane:
     def _callbacks(self) -> dict[str, Any]:
         async def elicitation(params: Any) -> Any:
             asker = await self._asker_of(params)
-            return await asker.ask(Forwarded("elicitation/create", _params(params)))
+            asked = Forwarded("elicitation/create", _params(params), ANSWERING.get())
+            return await asker.ask(asked)
 
         async def elicit_url(asked: ElicitUrl) -> Any:
-            return await self._asker().ask(Forwarded("elicitation/create", asked.params()))
+            question = Forwarded("elicitation/create", asked.params(), ANSWERING.get())
+            return await self._asker().ask(question)
 
         async def sampling(params: Any) -> Any:
             asker = await self._asker_of(params)
-            return await asker.ask(Forwarded("sampling/createMessage", _params(params)))
+            asked = Forwarded("sampling/createMessage", _params(params), ANSWERING.get())
+            return await asker.ask(asked)
 
         async def roots() -> Any:
             return await self._roots()
