@@ -30,13 +30,14 @@ from __future__ import annotations
 import copy
 import logging
 import warnings
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from mcp_wire_runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
 from mcpio._core.context import Context, InputRequired, MethodHandler
+from mcpio._core.extension import Extension
 from mcpio._core.hub import TASK_IDS, Hub
 from mcpio._core.paging import page
 from mcpio._core.visibility import Outer
@@ -187,7 +188,6 @@ class Mounts:
         self.parent = parent
         self.mounted: list[Mounted] = []
         self.own: dict[str, MethodHandler] = dict(parent.handlers)
-        self._own_capabilities = parent.capabilities
         self._own_lifespan = parent.lifespan
         # the mounted servers (by `label`) whose last listing failed, with the error
         self.unavailable: dict[str, str] = {}
@@ -197,7 +197,7 @@ class Mounts:
         parent.handlers["prompts/get"] = self._named("prompts/get")
         parent.handlers["resources/read"] = self._read
         parent.handlers["completion/complete"] = self._complete
-        parent.capabilities = self.capabilities  # type: ignore[method-assign]
+        parent.add_extension(_Merged(self))
         parent.lifespan = self._lifespan
         # the parent's own skills (`Server.skills`, before or after mounting) answer from here
         self.own_extension: dict[str, MethodHandler] = {}
@@ -305,21 +305,15 @@ class Mounts:
             for name, given in mounted.server.tool_options.items():
                 options[mounted.name(name)] = given
 
-    def capabilities(self) -> pub.ServerCapabilities:
-        """The parent's capabilities merged with those of every mounted server."""
-        merged = self._own_capabilities().model_dump(by_alias=True, exclude_unset=True)
-        extensions = dict(merged.get("extensions") or {})
+    def offer(self, capabilities: dict[str, Any]) -> None:
+        """The parent's capabilities and every mounted server's together: what any of them
+        offers (a flag set where any sets it), nothing none does."""
         for mounted in self.mounted:
             theirs = mounted.server.capabilities().model_dump(by_alias=True, exclude_unset=True)
-            for key, value in theirs.items():
-                merged.setdefault(key, value)
-            for key, value in (theirs.get("extensions") or {}).items():
-                extensions.setdefault(key, value)
+            _merge(capabilities, theirs)
         if self.own_extension or any(LIST in m.server.extension_methods for m in self.mounted):
+            extensions = capabilities.setdefault("extensions", {})
             extensions.setdefault(SKILLS_EXTENSION, {"directoryRead": True})
-        if extensions:
-            merged["extensions"] = extensions
-        return pub.ServerCapabilities.model_validate(merged)
 
     @asynccontextmanager
     async def _lifespan(self, server: Server) -> AsyncIterator[Any]:
@@ -496,6 +490,34 @@ class Mounts:
             return await own(ctx, params)
 
         return handler
+
+
+class _Merged(Extension):
+    """A server's mounts, as what it offers: its own and its mounted servers' (`Mounts.offer`)."""
+
+    id = "io.github.mcpio/mounts"  # (declares nothing: it has no settings)
+
+    def __init__(self, mounts: Mounts) -> None:
+        self.mounts = mounts
+
+    def offer(self, capabilities: dict[str, Any]) -> None:
+        self.mounts.offer(capabilities)
+
+    async def prepare(self, ctx: Context) -> None:
+        for mounted in self.mounts.mounted:  # (what a mounted proxy offers, learned)
+            await mounted.server.extensions.prepare(ctx)
+
+
+def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
+    """`other`'s capabilities added to `into`'s: each member either has, a flag true where
+    either's is."""
+    for key, value in other.items():
+        mine = into.get(key)
+        if isinstance(mine, dict) and isinstance(value, Mapping):
+            into[key] = merged = dict(cast(dict[str, Any], mine))
+            _merge(merged, cast(Mapping[str, Any], value))
+        elif key not in into or (value is True and mine is not True):
+            into[key] = copy.deepcopy(value)
 
 
 def _obj(value: Any) -> dict[str, Any]:

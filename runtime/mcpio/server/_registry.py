@@ -36,6 +36,8 @@ from mcpio.transports._http_rules import ParamHeaders, param_headers
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from mcpio._core.extension import Extensions
+
 F = TypeVar("F", bound=Callable[..., Any])
 OnDuplicate = Literal["warn", "error", "replace", "ignore"]
 DUPLICATE_POLICIES = ("warn", "error", "replace", "ignore")
@@ -46,6 +48,7 @@ class Registry:
 
     if TYPE_CHECKING:  # what registration uses of the rest of `Server`
         handlers: dict[str, MethodHandler]  # the method table, which `method` sets
+        extensions: Extensions  # (a tool an extension answers: its `param_headers`)
 
         def _announce(self, flag: str) -> None: ...
 
@@ -157,8 +160,8 @@ class Registry:
         registration.
         """
         entry = self.tools.get(tool)
-        if entry is None:
-            return ()
+        if entry is None:  # a tool an extension answers (a proxy's), or none
+            return self.extensions.param_headers(tool) or ()
         known = self._param_headers.get(tool)
         if known is None or known[0] is not entry:
             known = (entry, param_headers(plain(entry.definition.inputSchema)))

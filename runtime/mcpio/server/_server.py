@@ -64,6 +64,9 @@ if TYPE_CHECKING:
     from mcpio.http._options import HttpAppOptions
     from mcpio.skills import SkillsDirectory
 
+#: The requests that read what the server offers (its extensions' `prepare` runs before them).
+OFFERING = frozenset({"initialize", "server/discover", "subscriptions/listen"})
+
 #: `Server(lifespan=...)`: called with the server, an async context manager whose value handlers
 #: read as `ctx.lifespan`.
 Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
@@ -282,6 +285,8 @@ class Server(Registry, Visibility, Transforms, BuiltIns, Lifecycle, Launchers):
             handler: The handler to answer with; None: the handler table's for `method`.
         """
         ctx.lifespan, ctx.callers = self.lifespan_state, self.caller_states
+        if method in OFFERING and self.extensions.hooked("prepare"):
+            await self.extensions.prepare(ctx)  # (what it offers, learned: a proxy's)
         current = CURRENT_CONTEXT.set(ctx)  # `get_context()`
         try:
             pipeline = self._pipeline(method) if self.middleware else None
@@ -363,7 +368,11 @@ class Server(Registry, Visibility, Transforms, BuiltIns, Lifecycle, Launchers):
     # ------------------------------------------------------------------ capabilities and identity
 
     def capabilities(self) -> pub.ServerCapabilities:
-        """The capabilities the server declares, from what it has registered."""
+        """The capabilities the server declares.
+
+        They are made from what it has registered, then as its extensions offer
+        (`Extension.offer`: a proxy's target's, a mount's servers').
+        """
         caps: dict[str, Any] = {"logging": {}}
         if self.tools or "tools/call" in self.handlers:
             caps["tools"] = {"listChanged": True}
@@ -376,6 +385,7 @@ class Server(Registry, Visibility, Transforms, BuiltIns, Lifecycle, Launchers):
         extensions = {**self.extension_settings, **self.extensions.settings()}
         if extensions:
             caps["extensions"] = extensions
+        self.extensions.offer(caps)  # (a proxy's: its target's; a mount's: its servers' too)
         return pub.ServerCapabilities.model_validate(caps)
 
     def capabilities_in(self, revision: str) -> dict[str, Any]:
