@@ -1,7 +1,8 @@
 """Authorization, both sides: the resource server's token checks and the client's OAuth flow.
 
-The server side: `ResourceServerAuth`, the verifiers, DPoP. The client side: `OAuth` and the
-token stores, which need the `http` extra and load on first use.
+The server side: `ResourceServerAuth`, the verifiers, DPoP, `MultiAuth`, and `OAuthProxy` with
+its upstream providers and stores (the server as its clients' authorization server). The client
+side: `OAuth` and the token stores, which need the `http` extra and load on first use.
 """
 
 from __future__ import annotations
@@ -21,6 +22,16 @@ from mcpio.auth._dpop_server import (
     ReplayCacheFull,
     ReplayUnavailable,
 )
+from mcpio.auth._multi import MultiAuth
+from mcpio.auth._providers import (
+    GitHubProvider,
+    GoogleProvider,
+    Identity,
+    OIDCProvider,
+    UpstreamProvider,
+)
+from mcpio.auth._proxy import OAuthProxy
+from mcpio.auth._proxy_store import MemoryOAuthStore, OAuthStore, open_oauth_store
 from mcpio.auth._resource import (
     DEFAULT_TOKEN_TYPES,
     STRICT_TOKEN_TYPES,
@@ -45,6 +56,8 @@ if TYPE_CHECKING:
         Tokens,
         TokenStore,
     )
+    from mcpio.auth._proxy_redis import RedisOAuthStore
+    from mcpio.auth._proxy_sqlite import SqliteOAuthStore
 
 _CLIENT = frozenset(
     {
@@ -61,7 +74,15 @@ _CLIENT = frozenset(
 )
 
 
+_STORES = {
+    "RedisOAuthStore": "mcpio.auth._proxy_redis",
+    "SqliteOAuthStore": "mcpio.auth._proxy_sqlite",
+}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _STORES:
+        return getattr(importlib.import_module(_STORES[name]), name)
     if name not in _CLIENT:
         raise AttributeError(f"module 'mcpio.auth' has no attribute {name!r}")
     with needs("http", "mcpio's OAuth client"):  # httpx at its top
@@ -69,6 +90,18 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "open_oauth_store",
+    "UpstreamProvider",
+    "SqliteOAuthStore",
+    "RedisOAuthStore",
+    "OIDCProvider",
+    "OAuthStore",
+    "OAuthProxy",
+    "MultiAuth",
+    "MemoryOAuthStore",
+    "Identity",
+    "GoogleProvider",
+    "GitHubProvider",
     "DEFAULT_TOKEN_TYPES",
     "STRICT_TOKEN_TYPES",
     "Assertion",

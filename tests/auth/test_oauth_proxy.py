@@ -1,0 +1,56 @@
+"""The OAuth proxy (mcpio.auth._proxy) end to end with mcpio's OAuth client: it registers with
+the proxy, the browser (tests/support/oauth_browser.py) is sent through the consent page to the
+GitHub- or Google-shaped upstream stub and back, and the client calls a tool with the proxy's
+token, the upstream identity's claims on the context."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from mcpio import Client
+from mcpio.auth import GitHubProvider, GoogleProvider, OAuth
+from tests.support.oauth_browser import Browser
+from tests.support.oauth_proxy import REDIRECT_URI, proxied, upstream
+from tests.support.upstream_stub import CLIENT_ID, CLIENT_SECRET
+
+pytestmark = pytest.mark.anyio
+DEADLINE = 30
+
+
+async def whoami(url: str, auth: OAuth) -> dict[str, object]:
+    async with Client(url, auth=auth) as client:
+        result = await client.call_tool("whoami", {})
+    assert result.structuredContent is not None
+    return result.structuredContent
+
+
+async def test_github_login_reaches_the_tool_with_the_users_id_email_and_orgs() -> None:
+    with anyio.fail_after(DEADLINE):
+        async with upstream("github") as stub:
+            github = GitHubProvider(CLIENT_ID, CLIENT_SECRET, base_url=stub.url, api_url=stub.url)
+            async with proxied(github) as proxy:
+                browser = Browser(REDIRECT_URI)
+                answer = await whoami(proxy.resource, OAuth(redirect=browser))
+    assert answer["subject"] == "583231"
+    claims = answer["claims"]
+    assert isinstance(claims, dict)
+    assert claims["login"] == "octocat" and claims["email"] == "octocat@github.com"
+    assert claims["orgs"] == ["github", "octo-org"] and claims["idp"] == "github"
+    assert claims["iss"] == proxy.issuer and claims["aud"] == proxy.resource
+    assert [p.split("?")[0] for p in browser.pages] == [f"{proxy.issuer}/authorize"]
+    assert stub.seen == ["authorize", "token", "/user", "/user/emails", "/user/orgs"]
+
+
+async def test_google_login_by_discovery_reaches_the_tool_with_the_id_tokens_claims() -> None:
+    with anyio.fail_after(DEADLINE):
+        async with upstream("google") as stub:
+            google = GoogleProvider(CLIENT_ID, CLIENT_SECRET, issuer=stub.url)
+            async with proxied(google) as proxy:
+                answer = await whoami(proxy.resource, OAuth(redirect=Browser(REDIRECT_URI)))
+    assert answer["subject"] == "110169484474386276334"
+    claims = answer["claims"]
+    assert isinstance(claims, dict)
+    assert claims["email"] == "ada@example.com" and claims["email_verified"] is True
+    assert claims["hd"] == "example.com" and claims["idp"] == "google"
+    assert stub.seen == ["discovery", "authorize", "token", "userinfo"]
