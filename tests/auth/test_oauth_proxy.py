@@ -5,14 +5,19 @@ token, the upstream identity's claims on the context."""
 
 from __future__ import annotations
 
+import json
+import logging
+from urllib.parse import parse_qsl, urlsplit
+
 import anyio
+import httpx
 import pytest
 
 from mcpio import Client
-from mcpio.auth import GitHubProvider, GoogleProvider, OAuth
+from mcpio.auth import GitHubProvider, GoogleProvider, MemoryTokenStore, OAuth
 from tests.support.oauth_browser import Browser
-from tests.support.oauth_proxy import REDIRECT_URI, proxied, upstream
-from tests.support.upstream_stub import CLIENT_ID, CLIENT_SECRET
+from tests.support.oauth_proxy import REDIRECT_URI, exchange, proxied, register, upstream
+from tests.support.upstream_stub import CLIENT_ID, CLIENT_SECRET, fixture
 
 pytestmark = pytest.mark.anyio
 DEADLINE = 30
@@ -54,3 +59,48 @@ async def test_google_login_by_discovery_reaches_the_tool_with_the_id_tokens_cla
     assert claims["email"] == "ada@example.com" and claims["email_verified"] is True
     assert claims["hd"] == "example.com" and claims["idp"] == "google"
     assert stub.seen == ["discovery", "authorize", "token", "userinfo"]
+
+
+async def test_no_token_code_or_secret_in_a_log_line_a_repr_or_a_tool_result(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    store = MemoryTokenStore()
+    with anyio.fail_after(DEADLINE):
+        async with upstream("github") as stub:
+            github = GitHubProvider(CLIENT_ID, CLIENT_SECRET, base_url=stub.url, api_url=stub.url)
+            async with proxied(github) as proxy, httpx.AsyncClient(timeout=10) as http:
+                client = await register(
+                    http, proxy, token_endpoint_auth_method="client_secret_post"
+                )
+                browser = Browser(REDIRECT_URI)
+                auth = OAuth(
+                    redirect=browser,
+                    client_id=client["client_id"],
+                    client_secret=client["client_secret"],
+                    store=store,
+                )
+                answer = await whoami(proxy.resource, auth)
+                tokens = await store.get_tokens(proxy.resource)
+                assert tokens is not None and tokens.refresh_token is not None
+                refused = await exchange(http, proxy, client["client_id"], "stolen", "x" * 43)
+                assert refused.status_code == 401  # no secret: refused, and logged without it
+                form = {
+                    "token": tokens.refresh_token,
+                    **{k: client[k] for k in ("client_id", "client_secret")},
+                }
+                assert (await http.post(f"{proxy.issuer}/revoke", data=form)).status_code == 200
+    codes = [dict(parse_qsl(urlsplit(u).query)).get("code", "") for u in browser.visited]
+    secrets = [
+        CLIENT_SECRET,
+        client["client_secret"],
+        fixture("github_token.json")["access_token"],
+        tokens.access_token,
+        tokens.refresh_token,
+        *filter(None, codes),  # the upstream's code and the proxy's
+    ]
+    assert len(secrets) == 7 and stub.revoked
+    logged = "\n".join(f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records)
+    shown = " ".join(map(repr, (proxy, github, auth, tokens, proxy.settings.provider)))
+    for secret in secrets:
+        assert secret not in logged and secret not in shown and secret not in json.dumps(answer)

@@ -59,7 +59,9 @@ class Browser:
     stop_at: str
     typed: Mapping[str, str] = field(default_factory=dict[str, str])
     decision: str = "approve"
-    pages: list[str] = field(default_factory=list[str])  # the URLs of the pages it saw
+    # the URLs of the pages it saw, every URL it was redirected to (codes: not in the repr)
+    pages: list[str] = field(default_factory=list[str], repr=False)
+    visited: list[str] = field(default_factory=list[str], repr=False)
     jar: aiohttp.CookieJar | None = None  # kept from one login to the next, as a browser's
 
     async def __call__(self, url: str) -> str:
@@ -73,6 +75,7 @@ class Browser:
                     location = r.headers.get("location")
                 if location is not None:
                     url, method, data = urljoin(url, location), "GET", None
+                    self.visited.append(url)
                     if url.startswith(self.stop_at):
                         return url
                     continue

@@ -6,11 +6,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import httpx
 
 from mcpio import Context, Server
 from mcpio.auth import OAuthProxy, TokenVerifier, UpstreamProvider
+from mcpio.auth._pkce import pkce_pair
 from tests.support import free_port, serve_app
+from tests.support.oauth_browser import Browser
 from tests.support.upstream_stub import Upstream
 
 REDIRECT_URI = "http://127.0.0.1:33418/callback"  # mcpio's OAuth's default
@@ -52,3 +58,63 @@ async def proxied(
     app = whoami_server().http_app(auth=auth, routes=proxy.routes())
     async with serve_app(app, port):
         yield proxy
+
+
+async def register(http: httpx.AsyncClient, proxy: OAuthProxy, **metadata: Any) -> dict[str, Any]:
+    """A client registered with the proxy (a public one for mcpio's redirect URI by default)."""
+    body = {"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none", **metadata}
+    response = await http.post(f"{proxy.issuer}/register", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def authorize_url(proxy: OAuthProxy, client_id: str, challenge: str, **extra: str) -> str:
+    """The proxy's /authorize URL for a client's authorization code request with PKCE."""
+    params = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT_URI,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": "client-state",
+        "resource": proxy.resource,
+        **extra,
+    }
+    return f"{proxy.issuer}/authorize?{urlencode(params)}"
+
+
+async def login(proxy: OAuthProxy, client_id: str, browser: Browser | None = None) -> Login:
+    """A browser's login through the proxy for `client_id`: the code the client got back."""
+    browser = browser or Browser(REDIRECT_URI)
+    verifier, challenge = pkce_pair()
+    back = await browser(authorize_url(proxy, client_id, challenge))
+    params = dict(parse_qsl(urlsplit(back).query))
+    return Login(params.get("code", ""), verifier, params, browser)
+
+
+@dataclass
+class Login:
+    code: str
+    verifier: str
+    params: dict[str, str]  # all the redirect to the client carried
+    browser: Browser
+
+
+async def exchange(
+    http: httpx.AsyncClient,
+    proxy: OAuthProxy,
+    client_id: str,
+    code: str,
+    verifier: str,
+    **extra: str,
+) -> httpx.Response:
+    """The client's token request for `code`."""
+    form = {
+        "grant_type": "authorization_code",
+        "client_id": client_id,
+        "code": code,
+        "code_verifier": verifier,
+        "redirect_uri": REDIRECT_URI,
+        **extra,
+    }
+    return await http.post(f"{proxy.issuer}/token", data=form)

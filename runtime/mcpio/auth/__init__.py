@@ -31,7 +31,8 @@ from mcpio.auth._providers import (
     UpstreamProvider,
 )
 from mcpio.auth._proxy import OAuthProxy
-from mcpio.auth._proxy_store import MemoryOAuthStore, OAuthStore, open_oauth_store
+from mcpio.auth._proxy_store import MemoryOAuthStore, OAuthStore
+from mcpio.auth._proxy_stores import open_oauth_store
 from mcpio.auth._resource import (
     DEFAULT_TOKEN_TYPES,
     STRICT_TOKEN_TYPES,

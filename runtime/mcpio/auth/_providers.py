@@ -77,7 +77,17 @@ class UpstreamProvider:
     async def exchange(
         self, http: httpx.AsyncClient, code: str, redirect_uri: str, verifier: str
     ) -> dict[str, Any]:
-        """The token endpoint's answer for `code` (raises `AuthError` on a refusal)."""
+        """The token endpoint's answer for `code`.
+
+        Args:
+            http: The HTTP client to ask with.
+            code: The code the provider sent back to the proxy's callback.
+            redirect_uri: The proxy's callback URL, as sent with the authorization request.
+            verifier: The proxy's PKCE code verifier.
+
+        Raises:
+            AuthError: The provider refused the code.
+        """
         form = {
             "grant_type": "authorization_code",
             "code": code,
@@ -92,7 +102,16 @@ class UpstreamProvider:
     async def identity(
         self, http: httpx.AsyncClient, tokens: dict[str, Any], nonce: str
     ) -> Identity:
-        """Who the tokens speak for."""
+        """Who the tokens speak for.
+
+        Args:
+            http: The HTTP client to ask with.
+            tokens: The token endpoint's answer.
+            nonce: The nonce sent with the authorization request (an ID token's must match).
+
+        Raises:
+            AuthError: The provider named no user, or the ID token is not valid.
+        """
         raise NotImplementedError
 
     async def revoke(self, http: httpx.AsyncClient, tokens: dict[str, Any]) -> bool:
@@ -150,8 +169,17 @@ def _object(response: httpx.Response) -> dict[str, Any]:
 
 
 class OIDCProvider(UpstreamProvider):
-    """Any OpenID Connect provider, its endpoints found by discovery at
-    `<issuer>/.well-known/openid-configuration` (Okta, Entra ID, Keycloak, Auth0, Google, ...).
+    """Any OpenID Connect provider (Okta, Entra ID, Keycloak, Auth0, Google, ...).
+
+    Its endpoints are found by discovery at `<issuer>/.well-known/openid-configuration`; the
+    user's claims come from the ID token and the user info endpoint.
+
+    Args:
+        issuer: The provider's issuer URL.
+        client_id: The proxy's client id there.
+        client_secret: Its secret.
+        scopes: The scopes asked for (`groups` too where the provider has such a scope).
+        name: The provider's name on the consent page and in the tokens' `idp` claim.
 
     Examples:
         >>> OIDCProvider("https://id.example", "mcp-proxy", "s3cret").scopes
@@ -254,9 +282,11 @@ class GoogleProvider(OIDCProvider):
 
 
 class GitHubProvider(UpstreamProvider):
-    """GitHub (an OAuth App or a GitHub App's user login): the user from `GET /user`, the
-    verified primary email from `/user/emails` when the profile shows none, and the user's
-    organizations' logins (`orgs`) from `/user/orgs` (with the `read:org` scope).
+    """GitHub: an OAuth App's (or a GitHub App's) user login.
+
+    The user comes from `GET /user`, the verified primary email from `/user/emails` when the
+    profile shows none, and the logins of the user's organizations (`orgs`) from `/user/orgs`
+    (with the `read:org` scope).
 
     Args:
         client_id: The app's client id.

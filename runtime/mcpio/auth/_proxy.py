@@ -146,9 +146,15 @@ class OAuthProxy:
     def resource_server(
         self, verifier: TokenVerifier | None = None, **options: Any
     ) -> ResourceServerAuth:
-        """The resource server side for `http_app(auth=...)`: the proxy's tokens checked (or
-        `verifier`'s, a `MultiAuth` holding the proxy), the proxy named as the authorization
-        server; `options` go to `ResourceServerAuth` (`required_scopes`, ...)."""
+        """The resource server side, for `http_app(auth=...)`.
+
+        The proxy's tokens are checked (or `verifier`'s, a `MultiAuth` holding the proxy), the
+        proxy named as the authorization server in the protected resource metadata.
+
+        Args:
+            verifier: Another verifier than the proxy itself (None: the proxy).
+            **options: For `ResourceServerAuth` (`required_scopes`, `resource_name`, ...).
+        """
         options.setdefault("scopes_supported", list(self.settings.scopes_supported))
         return ResourceServerAuth(
             verifier=verifier or self,

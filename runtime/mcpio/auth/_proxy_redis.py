@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from mcpio._core.bus import without_credentials
 from mcpio._core.extras import needs
-from mcpio.auth._proxy_store import loads
+from mcpio.auth._proxy_store import OAuthStore, loads
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 
-class RedisOAuthStore:
+class RedisOAuthStore(OAuthStore):
     """The store in the Redis at `url` (redis://host:port/db).
 
     Args:

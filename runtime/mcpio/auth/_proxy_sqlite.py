@@ -18,8 +18,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from mcpio.auth._proxy_store import Clock, loads
-from mcpio.tasks._sqlite import _create_private  # pyright: ignore[reportPrivateUsage]
+from mcpio.auth._proxy_store import Clock, OAuthStore, loads
 
 T = TypeVar("T")
 
@@ -34,7 +33,7 @@ CREATE INDEX IF NOT EXISTS mcpio_oauth_by_expiry ON mcpio_oauth (expires_at)
 """
 
 
-class SqliteOAuthStore:
+class SqliteOAuthStore(OAuthStore):
     """The store in the SQLite file at `path` (created, private, if missing).
 
     Args:
@@ -107,3 +106,11 @@ class SqliteOAuthStore:
 
     async def close(self) -> None:
         await self._run(self._db.close)
+
+
+def _create_private(path: str) -> None:
+    """The file, readable by its owner only (0600: it holds registrations and grants), made
+    here if missing; a symbolic link at the path is refused rather than followed (OSError)."""
+    if path in ("", ":memory:") or path.startswith("file:"):
+        return
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))

@@ -5,7 +5,8 @@ until its time to live ends.
 `take` reads and deletes in one step, so that a code or a state is used once even when several
 instances share the store. Three backends, as for tasks (`mcpio.tasks`): `MemoryOAuthStore`
 (one process), `SqliteOAuthStore` (a file, `mcpio.auth._proxy_sqlite`) and `RedisOAuthStore`
-(shared by instances, `mcpio.auth._proxy_redis`); `open_oauth_store` picks one from a string.
+(shared by instances, `mcpio.auth._proxy_redis`); `open_oauth_store`
+(`mcpio.auth._proxy_stores`) picks one from a string.
 """
 
 from __future__ import annotations
@@ -15,17 +16,20 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol, cast
 
-from mcpio._core.redact import redacted
-
 Clock = Callable[[], float]
-SPECS = "memory, sqlite:PATH or redis://HOST:PORT/DB"
 
 
 class OAuthStore(Protocol):
     """JSON objects by key, each until its time to live ends."""
 
     async def put(self, key: str, value: dict[str, Any], ttl: float | None) -> None:
-        """Store `value` under `key` for `ttl` seconds (None: until deleted), replacing any."""
+        """Store `value` under `key` for `ttl` seconds, replacing any.
+
+        Args:
+            key: The key (`code:<sha256>`, `client:<id>`, ...).
+            value: A JSON object.
+            ttl: Seconds it is kept (None: until deleted).
+        """
         ...
 
     async def get(self, key: str) -> dict[str, Any] | None:
@@ -54,7 +58,7 @@ def loads(text: str | bytes) -> dict[str, Any] | None:
     return cast(dict[str, Any], value) if type(value) is dict else None
 
 
-class MemoryOAuthStore:
+class MemoryOAuthStore(OAuthStore):
     """The store in this process's memory: lost on restart, not shared between instances.
 
     Args:
@@ -96,22 +100,3 @@ class MemoryOAuthStore:
 
     async def close(self) -> None:
         self._items.clear()
-
-
-def open_oauth_store(spec: str, clock: Clock = time.time) -> OAuthStore:
-    """Open an OAuth proxy store from its one-string description (`SPECS`).
-
-    Raises:
-        ValueError: For anything else (one line, the URL's credentials left out).
-    """
-    if spec == "memory":
-        return MemoryOAuthStore(clock)
-    if spec.startswith("sqlite:") and spec != "sqlite:":
-        from mcpio.auth._proxy_sqlite import SqliteOAuthStore
-
-        return SqliteOAuthStore(spec.removeprefix("sqlite:"), clock)
-    if spec.startswith(("redis://", "rediss://", "unix://")):
-        from mcpio.auth._proxy_redis import RedisOAuthStore
-
-        return RedisOAuthStore(spec)
-    raise ValueError(f"OAuth store {redacted(spec)!r}: expected {SPECS}")

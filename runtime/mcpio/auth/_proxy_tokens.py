@@ -40,12 +40,11 @@ class ProxyTokens:
         if not token.startswith("mcp_at_"):
             return None
         record = await self.settings.store.get(f"at:{digest(token)}")
-        if record is None or record.get("aud") != self.settings.resource:
+        claims = record["claims"] if record is not None else {}
+        if claims.get("aud") != self.settings.resource or claims["exp"] <= time.time():
             return None
-        if record["exp"] <= time.time():
-            return None
-        scopes = frozenset(record.get("scope", "").split())
-        return Principal(record["sub"], scopes, record, float(record["exp"]))
+        scopes = frozenset(claims.get("scope", "").split())
+        return Principal(claims["sub"], scopes, claims, float(claims["exp"]))
 
     async def token_endpoint(self, request: HttpRequest) -> HttpResponse:
         """RFC 6749 3.2: the `authorization_code` and `refresh_token` grants."""
@@ -124,13 +123,13 @@ class ProxyTokens:
             "idp": settings.provider.name,
             "iat": int(now),
             "exp": now + settings.access_token_seconds,
-            "rt": rt_key,
         }
         kept = {
             k: grant[k] for k in ("client_id", "sub", "claims", "scope", "resource", "upstream")
         }
         refresh_record = {**kept, "at": at_key, "refresh_until": refresh_until}
-        await settings.store.put(at_key, claims, settings.access_token_seconds)
+        access_record = {"claims": claims, "rt": rt_key}
+        await settings.store.put(at_key, access_record, settings.access_token_seconds)
         await settings.store.put(rt_key, refresh_record, max(1.0, refresh_until - now))
         answer: dict[str, Any] = {
             "access_token": access,
@@ -154,7 +153,7 @@ class ProxyTokens:
         refresh = None
         if token.startswith("mcp_at_"):
             access = await store.get(f"at:{digest(token)}")
-            if access is not None and access["client_id"] == client["client_id"]:
+            if access is not None and access["claims"]["client_id"] == client["client_id"]:
                 await store.delete(f"at:{digest(token)}")
                 refresh = await store.take(access["rt"])
         elif token.startswith("mcp_rt_"):
