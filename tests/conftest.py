@@ -15,6 +15,8 @@ import pytest
 from tests.support import PEERS, REVISIONS
 from tests.support.cluster import start_redis
 
+OIDC = Path(__file__).parent / "oidc"  # the OpenID provider of the OAuth proxy's tests
+
 
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
@@ -38,9 +40,9 @@ def revision_name(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def _installed_version(package: str) -> str | None:
+def _installed_version(where: Path, package: str) -> str | None:
     try:
-        manifest = PEERS / "node_modules" / package / "package.json"
+        manifest = where / "node_modules" / package / "package.json"
         return json.loads(manifest.read_text(encoding="utf-8"))["version"]
     except (OSError, ValueError, KeyError):
         return None
@@ -53,36 +55,55 @@ def _say(config: pytest.Config, line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-@pytest.fixture(scope="session")
-def npm_peers(pytestconfig: pytest.Config) -> Path:
-    """tests/peers/node_modules with every package of tests/peers/package.json at its pinned
-    version (installed with `npm ci` from the lock file when one differs or is missing)."""
-    pinned: dict[str, str] = json.loads((PEERS / "package.json").read_text(encoding="utf-8"))[
+def _npm_installed(config: pytest.Config, where: Path, size: str) -> Path:
+    """`where`/node_modules with every package of `where`/package.json at its pinned version
+    (installed with `npm ci` from the lock file when one differs or is missing)."""
+    pinned: dict[str, str] = json.loads((where / "package.json").read_text(encoding="utf-8"))[
         "dependencies"
     ]
-    if all(_installed_version(name) == version for name, version in pinned.items()):
-        return PEERS / "node_modules"
+    if all(_installed_version(where, name) == version for name, version in pinned.items()):
+        return where / "node_modules"
     npm = shutil.which("npm")
     if npm is None:
-        pytest.fail(f"npm must be on PATH to install the interop peers into {PEERS}")
+        pytest.fail(f"npm must be on PATH to install the npm packages of {where}")
     _say(
-        pytestconfig,
-        f"npm_peers: installing the npm packages of {PEERS}/package.json and their dependencies"
-        " with `npm ci` (part of the about 270 MB of npm packages `make test` installs)",
+        config,
+        f"npm: installing the npm packages of {where}/package.json and their dependencies"
+        f" with `npm ci` ({size})",
     )
     try:
         done = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=PEERS,
+            cwd=where,
             capture_output=True,
             text=True,
             timeout=600,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"`npm ci` in {PEERS} did not finish within 600 s")
+        pytest.fail(f"`npm ci` in {where} did not finish within 600 s")
     if done.returncode != 0:
-        pytest.fail(f"`npm ci` in {PEERS} failed (exit {done.returncode}):\n{done.stderr}")
-    wrong = {n: _installed_version(n) for n, v in pinned.items() if _installed_version(n) != v}
+        pytest.fail(f"`npm ci` in {where} failed (exit {done.returncode}):\n{done.stderr}")
+    wrong = {
+        n: _installed_version(where, n)
+        for n, v in pinned.items()
+        if _installed_version(where, n) != v
+    }
     if wrong:
         pytest.fail(f"`npm ci` left other versions than pinned: {wrong}")
-    return PEERS / "node_modules"
+    return where / "node_modules"
+
+
+@pytest.fixture(scope="session")
+def npm_peers(pytestconfig: pytest.Config) -> Path:
+    """tests/peers/node_modules with every package of tests/peers/package.json at its pinned
+    version (installed with `npm ci` from the lock file when one differs or is missing)."""
+    return _npm_installed(
+        pytestconfig, PEERS, "part of the about 270 MB of npm packages `make test` installs"
+    )
+
+
+@pytest.fixture(scope="session")
+def oidc_provider_package(pytestconfig: pytest.Config) -> Path:
+    """tests/oidc with its pinned oidc-provider installed (tests/oidc/provider.mjs runs it)."""
+    _npm_installed(pytestconfig, OIDC, "about 5 MB")
+    return OIDC

@@ -52,7 +52,18 @@ async def proxied(
     """`whoami_server()` behind an `OAuthProxy` for `provider`, served; `options` go to the
     proxy, `verifier` makes the resource server's verifier of it (a `MultiAuth`). The MCP
     endpoint is `proxy.resource`."""
-    port = free_port()
+    async with serve_proxy(provider, free_port(), verifier, **options) as proxy:
+        yield proxy
+
+
+@asynccontextmanager
+async def serve_proxy(
+    provider: UpstreamProvider,
+    port: int,
+    verifier: Callable[[OAuthProxy], TokenVerifier] | None = None,
+    **options: Any,
+) -> AsyncIterator[OAuthProxy]:
+    """`proxied` on a port of the caller's (the provider's redirect URI names it)."""
     proxy = OAuthProxy(provider, base_url=f"http://127.0.0.1:{port}", **options)
     auth = proxy.resource_server(verifier(proxy) if verifier is not None else None)
     app = whoami_server().http_app(auth=auth, routes=proxy.routes())
