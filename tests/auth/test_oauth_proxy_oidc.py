@@ -2,20 +2,24 @@
 `oidc-provider`, tests/oidc): mcpio's OAuth client registers with the proxy, the browser
 (tests/support/oauth_browser.py) approves the proxy's consent page, signs in and consents at the
 provider, and the client calls a tool with the proxy's token; the provider's claims (email,
-groups) reach the tool."""
+groups) reach the tool. Headless Chromium walks the same login once, its redirect received by
+`Client(url, auth="oauth")`'s loopback server (`BrowserRedirect`)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import anyio
 import pytest
 
 from mcpio import Client
 from mcpio.auth import MemoryTokenStore, OAuth, OAuthProxy, OIDCProvider
-from tests.support import free_port
-from tests.support.oauth_browser import Browser
+from mcpio.auth._browser import BrowserRedirect
+from tests.support import free_port, until
+from tests.support.browser import Tab, chromium
+from tests.support.oauth_browser import Browser, chromium_login
 from tests.support.oauth_proxy import REDIRECT_URI, serve_proxy
 from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, oidc_provider
 
@@ -67,3 +71,28 @@ async def test_a_client_approved_once_is_not_asked_again(proxy: OAuthProxy) -> N
         answer = await whoami(proxy, OAuth(redirect=browser, store=store))
     assert answer["subject"] == "ada" and asked == 3
     assert len(browser.pages) == asked  # no page: consented at both, signed in at the provider
+
+
+async def test_chromium_walks_the_login_and_the_client_calls_a_tool(
+    proxy: OAuthProxy, tmp_path: Path
+) -> None:
+    redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
+    opened: list[str] = []
+    redirect = BrowserRedirect(redirect_uri, timeout=DEADLINE, open_url=opened.append)
+    auth = OAuth(redirect=redirect, redirect_uri=redirect_uri)
+    pages: list[str] = []
+
+    async def user(ws_url: str) -> None:
+        await until(lambda: opened, DEADLINE)
+        async with aiohttp.ClientSession() as session, session.ws_connect(ws_url) as ws:
+            tab = Tab(ws)
+            await tab.open()
+            pages.extend(await chromium_login(tab, opened[0], USER, redirect_uri))
+
+    with chromium(tmp_path / "profile") as ws_url, anyio.fail_after(DEADLINE):
+        async with anyio.create_task_group() as group:
+            group.start_soon(user, ws_url)
+            answer = await whoami(proxy, auth)
+    assert answer["subject"] == "ada"
+    assert [p.split("?")[0].rsplit("/", 1)[0] for p in pages][0] == proxy.issuer
+    assert len(pages) == 3  # the proxy's consent, the provider's login and consent

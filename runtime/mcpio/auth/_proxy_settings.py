@@ -134,7 +134,7 @@ def page(status: int, title: str, body_html: str, cookies: Sequence[str] = ()) -
         "x-frame-options": "DENY",
         "content-security-policy": "frame-ancestors 'none'; default-src 'none'; "
         "style-src 'unsafe-inline'",
-        "referrer-policy": "no-referrer",
+        "referrer-policy": "same-origin",  # no-referrer would make a form POST's Origin "null"
     }
     response = HttpResponse(status, html.encode(), headers, "text/html; charset=utf-8")
     return with_cookies(response, cookies)
