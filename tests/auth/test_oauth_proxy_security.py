@@ -128,6 +128,8 @@ async def test_pkce_is_required_and_a_wrong_verifier_gets_no_token(github: Setti
     done = await login(github.proxy, client["client_id"])
     injected = await exchange(github.http, github.proxy, client["client_id"], done.code, "x" * 43)
     assert injected.status_code == 400 and injected.json()["error"] == "invalid_grant"
+    odd = await exchange(github.http, github.proxy, client["client_id"], done.code, "é" * 43)
+    assert odd.status_code == 400  # not a verifier at all: refused, not a server error
 
 
 async def test_a_code_is_refused_to_another_client(github: Setting) -> None:

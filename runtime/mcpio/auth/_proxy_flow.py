@@ -118,10 +118,10 @@ class BrowserFlow:
         fields = form(request.body)
         csrf = fields.get("csrf", "")
         cookie = cookies_of(request.headers).get(CSRF_COOKIE, "")
-        if not csrf or not hmac.compare_digest(csrf, cookie):
+        if not csrf or not hmac.compare_digest(csrf.encode(), cookie.encode()):
             return refusal(403, "the consent form's CSRF token does not match")
         pending = await self.settings.store.take(f"txn:{fields.get('txn', '')}")
-        if pending is None or not hmac.compare_digest(pending["csrf"], csrf):
+        if pending is None or not hmac.compare_digest(pending["csrf"].encode(), csrf.encode()):
             return refusal(400, "this authorization is unknown, used or expired: start again")
         if fields.get("decision") != "approve":
             return self._back(
@@ -134,14 +134,20 @@ class BrowserFlow:
             pending["client_id"],
             self.settings.secure_cookies,
         )
+        if response.status != 302:  # the provider cannot be reached: its page
+            return response
         # 303 after a POST: the browser GETs the provider
         return with_cookies(HttpResponse(303, b"", dict(response.headers)), [remember])
 
     async def _upstream(self, pending: dict[str, Any]) -> HttpResponse:
         """To the provider, with the proxy's own client id, PKCE, state and nonce."""
         settings, provider = self.settings, self.settings.provider
-        async with settings.http() as http:
-            await provider.prepare(http)
+        try:
+            async with settings.http() as http:
+                await provider.prepare(http)
+        except Exception as exc:  # discovery failed: the provider is down or misconfigured
+            log.warning("%s's configuration cannot be had: %s", provider.name, type(exc).__name__)
+            return refusal(502, f"{provider.name} cannot be reached now: try again later")
         verifier, challenge = pkce_pair()
         state, nonce = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         record = {**pending, "verifier": verifier, "nonce": nonce}

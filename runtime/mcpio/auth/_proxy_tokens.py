@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 import secrets
 import time
 from typing import Any
@@ -25,6 +26,7 @@ from mcpio.auth._proxy_clients import Clients
 from mcpio.auth._proxy_settings import ProxySettings, digest, form, json_answer, oauth_error
 
 log = logging.getLogger("mcpio.auth")
+_VERIFIER = re.compile(r"[A-Za-z0-9._~-]{43,128}")  # RFC 7636 4.1
 
 
 class ProxyTokens:
@@ -72,7 +74,9 @@ class ProxyTokens:
             why = "the code was issued to another client"
         elif grant["redirect_uri"] != fields.get("redirect_uri"):
             why = "the redirect_uri is not the authorization request's"
-        elif not verifier or not hmac.compare_digest(s256(verifier), grant["code_challenge"]):
+        elif not _VERIFIER.fullmatch(verifier) or not hmac.compare_digest(
+            s256(verifier), grant["code_challenge"]
+        ):
             why = "the code_verifier does not match the code_challenge"  # code injection
         elif fields.get("resource", grant["resource"]) != grant["resource"]:
             return oauth_error(400, "invalid_target", "the resource is not the code's")
