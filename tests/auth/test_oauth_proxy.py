@@ -104,3 +104,20 @@ async def test_no_token_code_or_secret_in_a_log_line_a_repr_or_a_tool_result(
     shown = " ".join(map(repr, (proxy, github, auth, tokens, proxy.settings.provider)))
     for secret in secrets:
         assert secret not in logged and secret not in shown and secret not in json.dumps(answer)
+
+
+async def test_mcpio_refreshes_the_proxys_token_without_a_new_login() -> None:
+    store = MemoryTokenStore()
+    with anyio.fail_after(DEADLINE):
+        async with upstream("github") as stub:
+            github = GitHubProvider(CLIENT_ID, CLIENT_SECRET, base_url=stub.url, api_url=stub.url)
+            async with proxied(github, access_token_seconds=5) as proxy:
+                browser = Browser(REDIRECT_URI)
+                auth = OAuth(redirect=browser, store=store)
+                await whoami(proxy.resource, auth)
+                first = await store.get_tokens(proxy.resource)
+                again = await whoami(proxy.resource, auth)  # within 30 s of expiry: refreshed
+                second = await store.get_tokens(proxy.resource)
+    assert first is not None and second is not None and again["subject"] == "583231"
+    assert second.refresh_token != first.refresh_token  # rotated
+    assert len(browser.pages) == 1 and stub.seen.count("authorize") == 1
