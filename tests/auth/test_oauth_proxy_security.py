@@ -69,6 +69,24 @@ async def test_the_metadata_names_the_proxy_and_requires_pkce_s256(github: Setti
     assert resource["authorization_servers"] == [github.proxy.issuer]
 
 
+async def test_the_public_endpoints_answer_a_browser_client_of_any_origin(
+    github: Setting,
+) -> None:
+    origin = {"origin": "http://inspector.example:6274"}
+    preflight = await github.http.options(f"{github.proxy.issuer}/token", headers=origin)
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == "*"
+    body = {"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+    registered = await github.http.post(
+        f"{github.proxy.issuer}/register", json=body, headers=origin
+    )
+    assert registered.status_code == 201
+    assert registered.headers["access-control-allow-origin"] == "*"
+    url = authorize_url(github.proxy, registered.json()["client_id"], CHALLENGE)
+    consent = await github.http.get(url, headers={"origin": "http://evil.example"})
+    assert consent.status_code == 403  # the browser's pages keep the endpoint's Origin check
+
+
 async def test_state_and_code_are_single_use(github: Setting) -> None:
     client = await register(github.http, github.proxy)
     done = await login(github.proxy, client["client_id"])

@@ -24,7 +24,7 @@ Examples:
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -164,23 +164,49 @@ class OAuthProxy:
         )
 
     def routes(self) -> list[Route]:
-        """The proxy's endpoints, for `http_app(routes=...)`."""
+        """The proxy's endpoints, for `http_app(routes=...)`.
+
+        The metadata, registration, token and revocation endpoints answer any origin (CORS
+        `*`, no cookies involved), for clients that run in a browser (the MCP Inspector);
+        `/authorize` and `/callback` are the browser's navigations, checked as the endpoint.
+        """
         path = self.settings.path
+        public = [
+            (urlsplit(inserted(self.issuer, AUTHORIZATION_SERVER)).path, self._metadata, "GET"),
+            (path("register"), self.clients.register, "POST"),
+            (path("token"), self.tokens.token_endpoint, "POST"),
+            (path("revoke"), self.tokens.revoke_endpoint, "POST"),
+        ]
         return [
-            Route(urlsplit(inserted(self.issuer, AUTHORIZATION_SERVER)).path, self._metadata),
-            Route(path("register"), self.clients.register, ["POST"]),
+            *(Route(p, _any_origin(h, m), [m, "OPTIONS"], False) for p, h, m in public),
             Route(path("authorize"), self.flow.authorize, ["GET", "POST"]),
             Route(path("callback"), self.flow.callback, ["GET"]),
-            Route(path("token"), self.tokens.token_endpoint, ["POST"]),
-            Route(path("revoke"), self.tokens.revoke_endpoint, ["POST"]),
         ]
 
     async def _metadata(self, request: HttpRequest) -> HttpResponse:
-        answer = json_answer(self.metadata())
-        return HttpResponse(
-            200, answer.body, {"access-control-allow-origin": "*"}, "application/json"
-        )
+        return json_answer(self.metadata())
 
     async def close(self) -> None:
         """Close the store."""
         await self.settings.store.close()
+
+
+Handler = Callable[[HttpRequest], Awaitable[HttpResponse]]
+_CORS = {
+    "access-control-allow-origin": "*",
+    "access-control-allow-headers": "authorization, content-type, mcp-protocol-version",
+    "access-control-max-age": "600",
+}
+
+
+def _any_origin(handler: Handler, method: str) -> Handler:
+    """`handler` answering any origin: a preflight (OPTIONS) at once, the rest with CORS `*`."""
+
+    async def answer(request: HttpRequest) -> HttpResponse:
+        if request.method == "OPTIONS":
+            return HttpResponse(204, b"", {**_CORS, "access-control-allow-methods": method})
+        response = await handler(request)
+        headers = {**response.headers, "access-control-allow-origin": "*"}
+        return HttpResponse(response.status, response.body, headers, response.content_type)
+
+    return answer
