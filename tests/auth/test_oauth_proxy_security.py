@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 import httpx
@@ -54,6 +55,15 @@ async def tool_status(s: Setting, token: str) -> int:
     headers = headers_for(frame, authorization=f"Bearer {token}")
     response = await s.http.post(s.proxy.resource, json=frame, headers=headers)
     return response.status_code
+
+
+async def logged_in(s: Setting) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A client registered, its user logged in: the client and its token answer."""
+    client = await register(s.http, s.proxy)
+    done = await login(s.proxy, client["client_id"])
+    answer = await exchange(s.http, s.proxy, client["client_id"], done.code, done.verifier)
+    assert answer.status_code == 200
+    return client, answer.json()
 
 
 async def test_the_metadata_names_the_proxy_and_requires_pkce_s256(github: Setting) -> None:
@@ -162,11 +172,7 @@ async def test_a_code_is_refused_to_another_client(github: Setting) -> None:
 
 
 async def test_the_upstream_token_is_not_accepted_by_the_mcp_endpoint(github: Setting) -> None:
-    client = await register(github.http, github.proxy)
-    done = await login(github.proxy, client["client_id"])
-    tokens = (
-        await exchange(github.http, github.proxy, client["client_id"], done.code, done.verifier)
-    ).json()
+    client, tokens = await logged_in(github)
     assert await tool_status(github, tokens["access_token"]) == 200
     upstream_token = fixture("github_token.json")["access_token"]
     assert upstream_token not in tokens.values()
@@ -225,11 +231,7 @@ async def test_the_consent_form_needs_its_csrf_cookie_and_deny_denies(github: Se
 
 
 async def test_refresh_rotates_and_revocation_reaches_the_provider(github: Setting) -> None:
-    client = await register(github.http, github.proxy)
-    done = await login(github.proxy, client["client_id"])
-    first = (
-        await exchange(github.http, github.proxy, client["client_id"], done.code, done.verifier)
-    ).json()
+    client, first = await logged_in(github)
     form = {
         "grant_type": "refresh_token",
         "client_id": client["client_id"],
