@@ -55,7 +55,7 @@ def _say(config: pytest.Config, line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _npm_installed(config: pytest.Config, where: Path, size: str) -> Path:
+def _npm_installed(config: pytest.Config, where: Path, who: str, size: str) -> Path:
     """`where`/node_modules with every package of `where`/package.json at its pinned version
     (installed with `npm ci` from the lock file when one differs or is missing)."""
     pinned: dict[str, str] = json.loads((where / "package.json").read_text(encoding="utf-8"))[
@@ -68,7 +68,7 @@ def _npm_installed(config: pytest.Config, where: Path, size: str) -> Path:
         pytest.fail(f"npm must be on PATH to install the npm packages of {where}")
     _say(
         config,
-        f"npm: installing the npm packages of {where}/package.json and their dependencies"
+        f"{who}: installing the npm packages of {where}/package.json and their dependencies"
         f" with `npm ci` ({size})",
     )
     try:
@@ -97,13 +97,12 @@ def _npm_installed(config: pytest.Config, where: Path, size: str) -> Path:
 def npm_peers(pytestconfig: pytest.Config) -> Path:
     """tests/peers/node_modules with every package of tests/peers/package.json at its pinned
     version (installed with `npm ci` from the lock file when one differs or is missing)."""
-    return _npm_installed(
-        pytestconfig, PEERS, "part of the about 270 MB of npm packages `make test` installs"
-    )
+    size = "part of the about 270 MB of npm packages `make test` installs"
+    return _npm_installed(pytestconfig, PEERS, "npm_peers", size)
 
 
 @pytest.fixture(scope="session")
 def oidc_provider_package(pytestconfig: pytest.Config) -> Path:
     """tests/oidc with its pinned oidc-provider installed (tests/oidc/provider.mjs runs it)."""
-    _npm_installed(pytestconfig, OIDC, "about 5 MB")
+    _npm_installed(pytestconfig, OIDC, "oidc_provider_package", "about 5 MB")
     return OIDC
