@@ -3,21 +3,25 @@
 (tests/support/oauth_browser.py) approves the proxy's consent page, signs in and consents at the
 provider, and the client calls a tool with the proxy's token; the provider's claims (email,
 groups) reach the tool. Headless Chromium walks the same login once, its redirect received by
-`Client(url, auth="oauth")`'s loopback server (`BrowserRedirect`)."""
+`Client(url, auth="oauth")`'s loopback server (`BrowserRedirect`). The TypeScript SDK's
+client (tests/peers/ts_oauth_client.mjs) logs in through the proxy too."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
 import anyio
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcpio import Client
 from mcpio.auth import MemoryTokenStore, OAuth, OAuthProxy, OIDCProvider
 from mcpio.auth._browser import BrowserRedirect
-from tests.support import free_port, until
+from tests.support import PEERS, free_port, until
 from tests.support.browser import Tab, chromium
 from tests.support.oauth_browser import Browser, chromium_login
 from tests.support.oauth_proxy import REDIRECT_URI, serve_proxy
@@ -96,3 +100,24 @@ async def test_chromium_walks_the_login_and_the_client_calls_a_tool(
     assert answer["subject"] == "ada"
     assert [p.split("?")[0].rsplit("/", 1)[0] for p in pages][0] == proxy.issuer
     assert len(pages) == 3  # the proxy's consent, the provider's login and consent
+
+
+async def test_the_typescript_sdk_client_logs_in_through_the_proxy(
+    proxy: OAuthProxy, npm_peers: Path
+) -> None:
+    node = shutil.which("node")
+    assert node is not None
+    browser = Browser(REDIRECT_URI, typed=USER)
+    command = [node, "ts_oauth_client.mjs", proxy.resource, REDIRECT_URI]
+    with anyio.fail_after(DEADLINE):
+        async with await anyio.open_process(command, cwd=PEERS) as process:
+            assert process.stdout is not None and process.stdin is not None
+            said = BufferedByteReceiveStream(process.stdout)
+            line = (await said.receive_until(b"\n", 1 << 16)).decode()
+            assert line.startswith("AUTHORIZE "), line
+            back = await browser(line.removeprefix("AUTHORIZE "))
+            await process.stdin.send(f"{back}\n".encode())
+            answer = json.loads(await said.receive_until(b"\n", 1 << 16))
+            assert await process.wait() == 0
+    assert answer["subject"] == "ada" and answer["claims"]["client_id"]
+    assert len(browser.pages) == 3  # the proxy's consent, the provider's login and consent
