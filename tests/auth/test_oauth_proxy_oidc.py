@@ -12,14 +12,16 @@ import json
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import anyio
+import httpx
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcpio import Client
-from mcpio.auth import MemoryTokenStore, OAuth, OAuthProxy, OIDCProvider
+from mcpio.auth import MemoryOAuthStore, MemoryTokenStore, OAuth, OAuthProxy, OIDCProvider
 from mcpio.auth._browser import BrowserRedirect
 from tests.support import PEERS, free_port, until
 from tests.support.browser import Tab, chromium
@@ -32,6 +34,18 @@ DEADLINE = 60
 USER = {"login": "ada", "password": "any password"}
 
 
+class Recording(MemoryOAuthStore):
+    """A memory store that keeps every value put, for a test to find the provider's tokens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: list[dict[str, Any]] = []
+
+    async def put(self, key: str, value: dict[str, Any], ttl: float | None) -> None:
+        self.values.append(value)
+        await super().put(key, value, ttl)
+
+
 @pytest.fixture
 async def proxy(oidc_provider_package: Path) -> AsyncIterator[OAuthProxy]:
     port = free_port()
@@ -40,7 +54,7 @@ async def proxy(oidc_provider_package: Path) -> AsyncIterator[OAuthProxy]:
         async with oidc_provider(oidc_provider_package, callback) as issuer:
             scopes = ["openid", "email", "profile", "groups"]
             provider = OIDCProvider(issuer, CLIENT_ID, CLIENT_SECRET, scopes)
-            async with serve_proxy(provider, port) as served:
+            async with serve_proxy(provider, port, store=Recording()) as served:
                 yield served
 
 
@@ -121,3 +135,26 @@ async def test_the_typescript_sdk_client_logs_in_through_the_proxy(
             assert await process.wait() == 0
     assert answer["subject"] == "ada" and answer["claims"]["client_id"]
     assert len(browser.pages) == 3  # the proxy's consent, the provider's login and consent
+
+
+async def test_revoking_the_proxys_token_revokes_the_providers(proxy: OAuthProxy) -> None:
+    store, recording = MemoryTokenStore(), proxy.settings.store
+    assert isinstance(recording, Recording)
+    with anyio.fail_after(DEADLINE):
+        await whoami(proxy, OAuth(redirect=Browser(REDIRECT_URI, typed=USER), store=store))
+        upstream = next(v["upstream"] for v in recording.values if "upstream" in v)
+        tokens, client = await store.get_tokens(proxy.resource), await store.get_client(
+            proxy.issuer
+        )
+        assert tokens is not None and client is not None
+        provider = proxy.settings.provider
+        assert isinstance(provider, OIDCProvider) and provider.userinfo_endpoint is not None
+        async with httpx.AsyncClient(timeout=10) as http:
+            me = {"authorization": f"Bearer {upstream['access_token']}"}
+            userinfo = provider.userinfo_endpoint
+            before = await http.get(userinfo, headers=me)
+            form = {"token": tokens.access_token, "client_id": client.client_id}
+            revoked = await http.post(f"{proxy.issuer}/revoke", data=form)
+            after = await http.get(userinfo, headers=me)
+    assert before.status_code == 200 and revoked.status_code == 200
+    assert after.status_code == 401  # the provider's own token is gone too
