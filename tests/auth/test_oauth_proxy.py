@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import anyio
 import httpx
 import pytest
 
-from mcpio import Client
+from mcpio import Call, Client, Middleware, ToolError
 from mcpio.auth import GitHubProvider, GoogleProvider, MemoryTokenStore, OAuth
+from mcpio.middleware import CallNext
 from tests.support.oauth_browser import Browser
 from tests.support.oauth_proxy import REDIRECT_URI, exchange, proxied, register, upstream
 from tests.support.upstream_stub import CLIENT_ID, CLIENT_SECRET, fixture
@@ -121,3 +123,30 @@ async def test_mcpio_refreshes_the_proxys_token_without_a_new_login() -> None:
     assert first is not None and second is not None and again["subject"] == "583231"
     assert second.refresh_token != first.refresh_token  # rotated
     assert len(browser.pages) == 1 and stub.seen.count("authorize") == 1
+
+
+class MembersOnly(Middleware):
+    """Tool calls for members of one GitHub organization only (the upstream identity's claims)."""
+
+    def __init__(self, org: str) -> None:
+        self.org = org
+
+    async def on_call_tool(self, call: Call, call_next: CallNext) -> Any:
+        principal = call.ctx.principal
+        if principal is None or self.org not in principal.claims.get("orgs", []):
+            raise ToolError(f"for members of {self.org} only")
+        return await call_next(call)
+
+
+async def test_authorization_middleware_reads_the_upstream_identitys_orgs() -> None:
+    results = []
+    with anyio.fail_after(DEADLINE):
+        async with upstream("github") as stub:
+            github = GitHubProvider(CLIENT_ID, CLIENT_SECRET, base_url=stub.url, api_url=stub.url)
+            for org in ("octo-org", "acme"):
+                async with proxied(github, middleware=[MembersOnly(org)]) as proxy:
+                    auth = OAuth(redirect=Browser(REDIRECT_URI))
+                    async with Client(proxy.resource, auth=auth) as client:
+                        results.append(await client.call_tool("whoami", {}))
+    assert not results[0].isError and results[0].structuredContent is not None
+    assert results[1].isError and "for members of acme only" in str(results[1].content)

@@ -4,7 +4,7 @@ shaped, tests/support/upstream_stub.py) it delegates the login to."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +22,8 @@ from tests.support.upstream_stub import Upstream
 REDIRECT_URI = "http://127.0.0.1:33418/callback"  # mcpio's OAuth's default
 
 
-def whoami_server() -> Server:
-    server = Server("oauth-proxy-demo", "1.0")
+def whoami_server(middleware: Sequence[Any] = ()) -> Server:
+    server = Server("oauth-proxy-demo", "1.0", middleware=middleware)
 
     @server.tool()
     async def whoami(ctx: Context) -> dict[str, Any]:  # pyright: ignore[reportUnusedFunction]
@@ -47,12 +47,13 @@ async def upstream(kind: str) -> AsyncIterator[Upstream]:
 async def proxied(
     provider: UpstreamProvider,
     verifier: Callable[[OAuthProxy], TokenVerifier] | None = None,
+    middleware: Sequence[Any] = (),
     **options: Any,
 ) -> AsyncIterator[OAuthProxy]:
-    """`whoami_server()` behind an `OAuthProxy` for `provider`, served; `options` go to the
-    proxy, `verifier` makes the resource server's verifier of it (a `MultiAuth`). The MCP
-    endpoint is `proxy.resource`."""
-    async with serve_proxy(provider, free_port(), verifier, **options) as proxy:
+    """`whoami_server(middleware)` behind an `OAuthProxy` for `provider`, served; `options` go
+    to the proxy, `verifier` makes the resource server's verifier of it (a `MultiAuth`). The
+    MCP endpoint is `proxy.resource`."""
+    async with serve_proxy(provider, free_port(), verifier, middleware, **options) as proxy:
         yield proxy
 
 
@@ -61,12 +62,13 @@ async def serve_proxy(
     provider: UpstreamProvider,
     port: int,
     verifier: Callable[[OAuthProxy], TokenVerifier] | None = None,
+    middleware: Sequence[Any] = (),
     **options: Any,
 ) -> AsyncIterator[OAuthProxy]:
     """`proxied` on a port of the caller's (the provider's redirect URI names it)."""
     proxy = OAuthProxy(provider, base_url=f"http://127.0.0.1:{port}", **options)
     auth = proxy.resource_server(verifier(proxy) if verifier is not None else None)
-    app = whoami_server().http_app(auth=auth, routes=proxy.routes())
+    app = whoami_server(middleware).http_app(auth=auth, routes=proxy.routes())
     async with serve_app(app, port):
         yield proxy
 
