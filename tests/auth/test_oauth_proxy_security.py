@@ -239,8 +239,6 @@ async def test_refresh_rotates_and_revocation_reaches_the_provider(github: Setti
     }
     second = (await github.http.post(f"{github.proxy.issuer}/token", data=form)).json()
     assert second["refresh_token"] != first["refresh_token"]
-    reused = await github.http.post(f"{github.proxy.issuer}/token", data=form)
-    assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"
     assert await tool_status(github, first["access_token"]) == 401  # rotated with its pair
     assert await tool_status(github, second["access_token"]) == 200
     revoke = {"token": second["access_token"], "client_id": client["client_id"]}
@@ -249,3 +247,22 @@ async def test_refresh_rotates_and_revocation_reaches_the_provider(github: Setti
     assert github.stub.revoked == [
         f'{{"access_token":"{fixture("github_token.json")["access_token"]}"}}'
     ]
+
+
+async def test_a_rotated_refresh_token_used_again_revokes_its_grant(github: Setting) -> None:
+    client, first = await logged_in(github)
+    token_url = f"{github.proxy.issuer}/token"
+
+    def refresh(token: str) -> dict[str, str]:
+        return {
+            "grant_type": "refresh_token",
+            "client_id": client["client_id"],
+            "refresh_token": token,
+        }
+
+    second = (await github.http.post(token_url, data=refresh(first["refresh_token"]))).json()
+    stolen = await github.http.post(token_url, data=refresh(first["refresh_token"]))
+    assert stolen.status_code == 400 and stolen.json()["error"] == "invalid_grant"
+    assert await tool_status(github, second["access_token"]) == 401  # the thief's race is lost
+    after = await github.http.post(token_url, data=refresh(second["refresh_token"]))
+    assert after.status_code == 400  # so is the client's: its user logs in again

@@ -5,7 +5,8 @@ server side makes of an access token.
 Tokens are opaque handles (`mcp_at_...`, `mcp_rt_...`, 256 random bits), stored under their
 SHA-256 only, each with the grant it carries: the client, the scope, the resource (RFC 8707:
 the audience, checked on every request) and the upstream identity's claims. A refresh token is
-used once: the answer carries a new one and the old access token is revoked with it. The
+used once: the answer carries a new one and the old access token is revoked with it; a used
+one that comes back (stolen, RFC 9700 4.14.2) revokes the tokens its rotations led to. The
 upstream provider's tokens stay in the refresh token's record (for revocation) and never reach
 the MCP client.
 """
@@ -88,18 +89,33 @@ class ProxyTokens:
     async def _refresh(self, client: dict[str, Any], fields: dict[str, str]) -> HttpResponse:
         token = fields.get("refresh_token", "")
         key = f"rt:{digest(token)}"
-        grant = await self.settings.store.take(key) if token.startswith("mcp_rt_") else None
+        store = self.settings.store
+        grant = await store.take(key) if token.startswith("mcp_rt_") else None
         if grant is None or grant["client_id"] != client["client_id"]:
             if grant is not None:  # another client's: it stays that client's
-                await self.settings.store.put(key, grant, self._left(grant))
+                await store.put(key, grant, self._left(grant))
+            elif token.startswith("mcp_rt_"):
+                await self._reused(token)
             return oauth_error(400, "invalid_grant", "the refresh token is unknown or used")
         asked = fields.get("scope")
         if asked is not None and not set(asked.split()) <= set(grant["scope"].split()):
+            await store.put(key, grant, self._left(grant))
             return oauth_error(400, "invalid_scope", "more scope than was granted")
-        await self.settings.store.delete(grant["at"])  # rotation: the old pair goes together
+        await store.delete(grant["at"])  # rotation: the old pair goes together
+        await store.put(f"used:{digest(token)}", {"family": grant["family"]}, self._left(grant))
         if asked is not None:
             grant = {**grant, "scope": asked}
         return json_answer(await self.issue(grant, refresh_until=grant["refresh_until"]))
+
+    async def _reused(self, token: str) -> None:
+        """A refresh token used before came back (RFC 9700 4.14.2): stolen, or its client's
+        copy was; the grant's current tokens end, and its user logs in again."""
+        used = await self.settings.store.take(f"used:{digest(token)}")
+        family = await self.settings.store.take(f"family:{used['family']}") if used else None
+        if family is not None:
+            log.warning("a rotated refresh token was used again: its grant is revoked")
+            await self.settings.store.delete(family["at"])
+            await self.settings.store.delete(family["rt"])
 
     @staticmethod
     def _left(grant: dict[str, Any]) -> float:
@@ -131,10 +147,13 @@ class ProxyTokens:
         kept = {
             k: grant[k] for k in ("client_id", "sub", "claims", "scope", "resource", "upstream")
         }
-        refresh_record = {**kept, "at": at_key, "refresh_until": refresh_until}
+        family = grant.get("family") or secrets.token_urlsafe(16)  # the rotations of one login
+        refresh_record = {**kept, "at": at_key, "refresh_until": refresh_until, "family": family}
         access_record = {"claims": claims, "rt": rt_key}
+        left = max(1.0, refresh_until - now)
         await settings.store.put(at_key, access_record, settings.access_token_seconds)
-        await settings.store.put(rt_key, refresh_record, max(1.0, refresh_until - now))
+        await settings.store.put(rt_key, refresh_record, left)
+        await settings.store.put(f"family:{family}", {"at": at_key, "rt": rt_key}, left)
         answer: dict[str, Any] = {
             "access_token": access,
             "token_type": "Bearer",
