@@ -15,6 +15,8 @@ import pytest
 from tests.support import PEERS, REALSERVERS, REVISIONS
 from tests.support.cluster import start_redis
 
+OIDC = Path(__file__).parent / "oidc"  # the OpenID provider of the OAuth proxy's tests
+
 
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
@@ -65,6 +67,13 @@ def npm_realservers(pytestconfig: pytest.Config) -> Path:
     """tests/realservers/node_modules: the published MCP servers of its package.json at their
     pinned versions (installed with `npm ci` as `npm_peers` are)."""
     return _npm_installed(pytestconfig, REALSERVERS, "npm_realservers")
+
+
+@pytest.fixture(scope="session")
+def oidc_provider_package(pytestconfig: pytest.Config) -> Path:
+    """tests/oidc with its pinned oidc-provider installed (tests/oidc/provider.mjs runs it)."""
+    _npm_installed(pytestconfig, OIDC, "oidc_provider_package")
+    return OIDC
 
 
 def _npm_installed(config: pytest.Config, directory: Path, fixture: str) -> Path:
