@@ -58,8 +58,11 @@ async def test_a_legacy_clients_roots_reach_a_target_asking_on_its_own() -> None
 
 
 @pytest.mark.parametrize("client_mode", MODES)
-async def test_a_refusal_goes_to_the_target_only(client_mode: str) -> None:
-    """A client without roots: the target is refused (-32601), and goes on."""
+async def test_a_client_without_roots_is_refused_to_the_target_only(client_mode: str) -> None:
+    """A client without roots. A legacy one declared so at initialize: its proxy declares no
+    roots to the target either, which never asks (as without the proxy). A 2026-07-28 one
+    declares per request, so the proxy declares roots and the target's question is refused
+    (-32601), to the target only, which goes on."""
     with anyio.fail_after(30):
         async with Client(asking_proxy(), mode=client_mode) as client:
             await client.list_tools()
@@ -67,7 +70,10 @@ async def test_a_refusal_goes_to_the_target_only(client_mode: str) -> None:
             while given is None:
                 await anyio.sleep(0.05)
                 given = await given_roots(client)
-    assert given["error"]["code"] == -32601
+    if client_mode == "2025-11-25":
+        assert given == "roots not declared"
+    else:
+        assert given["error"]["code"] == -32601
 
 
 def roots_in_a_call() -> Server:

@@ -97,9 +97,9 @@ async def test_a_legacy_listing_marks_the_targets_task_support() -> None:
         listed = await client.task_request("tools/list", {})
     support = {t["name"]: (t.get("execution") or {}).get("taskSupport") for t in listed["tools"]}
     assert support == {
-        "greet": "forbidden", "job": "required", "two_questions": "optional",
-        "asks_first": "required",
+        "greet": None, "job": "required", "two_questions": "optional", "asks_first": "required",
     }  # fmt: skip
+    # `greet` is unmarked, as its target lists it: unmarked means "forbidden"
 
 
 async def test_the_targets_param_headers_are_checked_at_the_proxy() -> None:

@@ -1,7 +1,8 @@
 """A legacy stdio server that asks `roots/list` on its own, as the reference filesystem server
 does: right after `notifications/initialized` (when the client declared roots) and again at each
 `notifications/roots/list_changed`. It offers tools only (no resources, prompts, completions or
-logging), and its tool `roots` answers the roots it was last given (JSON), or its refusal.
+logging), and its tool `roots` answers the roots it was last given (JSON), or its refusal, or
+"roots not declared" (the client declared no roots: it never asks).
 Its tool `ask` asks an elicitation and never answers the call; with that question pending it
 outlives the end of its stdin by a minute (as a Node server whose request timer is still
 running does): only a signal stops it in time.
@@ -52,8 +53,9 @@ def answer(message: dict[str, Any]) -> dict[str, Any] | None:
         question = {"message": "Name?", "requestedSchema": _NO_ARGUMENTS}
         send({"jsonrpc": "2.0", "id": "ask", "method": "elicitation/create", "params": question})
         return _LATER
-    if method == "tools/call":
-        return {"content": [{"type": "text", "text": json.dumps(_state["roots"])}]}
+    if method == "tools/call":  # what it was given; a string when it was told of no roots
+        given = _state["roots"] if _state["declared"] else "roots not declared"
+        return {"content": [{"type": "text", "text": json.dumps(given)}]}
     if method == "ping":
         return {}
     return None

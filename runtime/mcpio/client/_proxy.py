@@ -307,7 +307,14 @@ class Proxy:
     async def lane(self, ctx: Context) -> Lane:
         """The connection to the target that serves `ctx`'s client (see `lane_key`)."""
         lane = await self.upstream.lane(lane_key(ctx))
-        lane.roots_declared = ctx.client_capabilities.roots is not None
+        declared = ctx.client_capabilities
+        lane.roots_declared = declared.roots is not None
+        if not ctx.modern:  # a legacy session declares once: the target is told the same
+            lane.declared = {
+                "roots": declared.roots is not None,
+                "sampling": declared.sampling is not None,
+                "elicitation": declared.elicitation is not None,
+            }
         return lane
 
     async def forward(

@@ -114,6 +114,7 @@ class Upstream:
         # The target's capabilities (plain data) as its latest connection reported them; None:
         # not known (it could not be reached yet)
         self.offered: dict[str, Any] | None = None
+        self.modern: bool | None = None  # whether the target speaks 2026-07-28 (None: not known)
         self._probing: asyncio.Task[None] | None = None
 
     async def known(self) -> None:
@@ -144,6 +145,7 @@ class Upstream:
 
     def learned(self, client: Client) -> None:
         """Keep what `client`'s server said it offers (a connection's `initialize` answer)."""
+        self.modern = client.modern
         offered = client.server_capabilities
         if offered is not None:
             self.offered = offered.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -206,6 +208,10 @@ class Lane:
         self._tasks: dict[str, asyncio.Future[Asker]] = {}  # the target's tasks followed here
         self.touched = time.monotonic()
         self.roots_declared = False  # whether its client declared roots (its latest request)
+        # what a legacy client declared (a kind of question -> declared), declared in turn to a
+        # legacy target when it connects; None (a 2026-07-28 client, declaring per request) or a
+        # 2026-07-28 target (told per request): every kind, the proxy answering for the client
+        self.declared: dict[str, bool] | None = None
         self.roots: pub.ListRootsResult | None = None  # its client's roots, as last answered
 
     @property
@@ -427,11 +433,14 @@ class Lane:
             if on_notice is not None and notice.method == "notifications/resources/updated":
                 await on_notice(notice)
 
+        asking = {"elicitation": elicitation, "sampling": sampling, "roots": roots}
+        declared = self.declared
+        if declared is not None and self.pool.modern is False:  # legacy on both sides
+            asking = {kind: answer for kind, answer in asking.items() if declared[kind]}
+        elicits = "elicitation" in asking
         return {
-            "elicitation": elicitation,
-            "on_elicit_url": elicit_url,
-            "sampling": sampling,
-            "roots": roots,
+            **asking,
+            **({"on_elicit_url": elicit_url} if elicits else {}),
             "on_log": on_log,
             "on_notice": on_notice,
         }

@@ -237,14 +237,13 @@ class TasksExtension(Extension):
 
     def _marked(self, tool: str) -> str | None:
         """A listed tool's `taskSupport`: a task tool's, or any tool's another handler answers
-        (a proxy's target says so of each); None: a tool that is not marked."""
+        (a proxy's target says so of each); None: a tool that is not marked ("forbidden" is what
+        an unmarked tool means, so it is left unmarked)."""
         server = self.server
         entry = server.tools.get(tool)
-        if entry is not None:
-            support = entry.options.get("task", "forbidden")
-            return support if support != "forbidden" else None
-        given = server.tool_options.get(tool)
-        return given.get("task", "forbidden") if given is not None else None
+        options = entry.options if entry is not None else server.tool_options.get(tool, {})
+        support = options.get("task", "forbidden")
+        return support if support != "forbidden" else None
 
     async def listen(self, ctx: Context, params: Any, kept: dict[str, Any]) -> None:
         """Task ids a listen request follows: those the caller owns; asking for them needs the
