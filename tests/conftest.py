@@ -38,9 +38,9 @@ def revision_name(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def _installed_version(package: str) -> str | None:
+def _installed_version(folder: Path, package: str) -> str | None:
     try:
-        manifest = PEERS / "node_modules" / package / "package.json"
+        manifest = folder / "node_modules" / package / "package.json"
         return json.loads(manifest.read_text(encoding="utf-8"))["version"]
     except (OSError, ValueError, KeyError):
         return None
@@ -53,36 +53,57 @@ def _say(config: pytest.Config, line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-@pytest.fixture(scope="session")
-def npm_peers(pytestconfig: pytest.Config) -> Path:
-    """tests/peers/node_modules with every package of tests/peers/package.json at its pinned
-    version (installed with `npm ci` from the lock file when one differs or is missing)."""
-    pinned: dict[str, str] = json.loads((PEERS / "package.json").read_text(encoding="utf-8"))[
+def _npm_installed(folder: Path, config: pytest.Config, what: str) -> Path:
+    """`folder`/node_modules with every package of its package.json at its pinned version
+    (installed with `npm ci` from the lock file when one differs or is missing)."""
+    pinned: dict[str, str] = json.loads((folder / "package.json").read_text(encoding="utf-8"))[
         "dependencies"
     ]
-    if all(_installed_version(name) == version for name, version in pinned.items()):
-        return PEERS / "node_modules"
+    if all(_installed_version(folder, name) == version for name, version in pinned.items()):
+        return folder / "node_modules"
     npm = shutil.which("npm")
     if npm is None:
-        pytest.fail(f"npm must be on PATH to install the interop peers into {PEERS}")
+        pytest.fail(f"npm must be on PATH to install {what} into {folder}")
     _say(
-        pytestconfig,
-        f"npm_peers: installing the npm packages of {PEERS}/package.json and their dependencies"
-        " with `npm ci` (part of the about 270 MB of npm packages `make test` installs)",
+        config,
+        f"npm: installing the npm packages of {folder}/package.json and their dependencies"
+        f" with `npm ci` ({what})",
     )
     try:
         done = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=PEERS,
+            cwd=folder,
             capture_output=True,
             text=True,
             timeout=600,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"`npm ci` in {PEERS} did not finish within 600 s")
+        pytest.fail(f"`npm ci` in {folder} did not finish within 600 s")
     if done.returncode != 0:
-        pytest.fail(f"`npm ci` in {PEERS} failed (exit {done.returncode}):\n{done.stderr}")
-    wrong = {n: _installed_version(n) for n, v in pinned.items() if _installed_version(n) != v}
+        pytest.fail(f"`npm ci` in {folder} failed (exit {done.returncode}):\n{done.stderr}")
+    wrong = {
+        n: _installed_version(folder, n)
+        for n, v in pinned.items()
+        if _installed_version(folder, n) != v
+    }
     if wrong:
         pytest.fail(f"`npm ci` left other versions than pinned: {wrong}")
-    return PEERS / "node_modules"
+    return folder / "node_modules"
+
+
+@pytest.fixture(scope="session")
+def npm_peers(pytestconfig: pytest.Config) -> Path:
+    """tests/peers/node_modules with every package of tests/peers/package.json at its pinned
+    version (installed with `npm ci` from the lock file when one differs or is missing)."""
+    return _npm_installed(
+        PEERS, pytestconfig, "the interop peers, part of the about 270 MB `make test` installs"
+    )
+
+
+@pytest.fixture(scope="session")
+def openapi_documents(pytestconfig: pytest.Config) -> Path:
+    """The real OpenAPI documents of @readme/oas-examples (tests/openapi/documents, `npm ci`:
+    about 3 MB): its folder, holding 3.0/ and 3.1/ (json/ and yaml/ in each)."""
+    folder = PEERS.parent / "openapi" / "documents"
+    modules = _npm_installed(folder, pytestconfig, "the OpenAPI documents of the tests")
+    return modules / "@readme" / "oas-examples"

@@ -57,7 +57,10 @@ def request_parts(operation: Operation, arguments: Mapping[str, Any]) -> dict[st
     parts: dict[str, Any] = {"method": operation.method, "url": path, "headers": headers}
     if query:
         parts["params"] = query
-    body = arguments.get(operation.body_argument) if operation.body_argument else members or None
+    if operation.body_argument:
+        body = arguments.get(operation.body_argument)
+    else:  # its members, each an argument: an empty object when none is given but one is due
+        body = members or ({} if operation.body_required else None)
     if operation.body_type is not None and body is not None:
         parts.update(_body(operation.body_type, body))
     return parts

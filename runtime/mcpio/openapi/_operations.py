@@ -13,6 +13,7 @@ from mcpio.openapi._schemas import Schemas
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 Location = Literal["path", "query", "header", "cookie"]
+_IGNORED_HEADERS = ("accept", "content-type", "authorization")
 _JSON = re.compile(r"^application/([\w.+-]*\+)?json\b|^\*/\*$")
 
 
@@ -46,6 +47,7 @@ class Operation:
     wrapped: bool  # the response's JSON travels as `{"result": value}` (not an object)
     operation_id: str | None = None
     deprecated: bool = False
+    body_required: bool = False
 
     @property
     def path_arguments(self) -> tuple[Parameter, ...]:
@@ -80,7 +82,9 @@ def _each(
         for method in METHODS:
             operation = item.get(method)
             if isinstance(operation, Mapping):
-                yield str(path), method, item, operation  # pyright: ignore[reportUnknownArgumentType]
+                yield str(
+                    path
+                ), method, item, operation  # pyright: ignore[reportUnknownArgumentType]
 
 
 def _renamed(operation: Operation, name: str) -> Operation:
@@ -144,6 +148,7 @@ def _operation(
         wrapped=wrapped,
         operation_id=operation_id if isinstance(operation_id, str) else None,
         deprecated=op.get("deprecated") is True,
+        body_required=body_required,
     )
 
 
@@ -167,6 +172,8 @@ def _parameters(
     for (name, location), param in declared.items():
         if location not in ("path", "query", "header", "cookie"):
             continue
+        if location == "header" and name.lower() in _IGNORED_HEADERS:
+            continue  # the specification says to ignore them (the client's own to set)
         schema = _parameter_schema(schemas, param)
         argument = _free(_identifier(name), taken, location)
         taken.add(argument)
@@ -222,7 +229,9 @@ def _members(schema: dict[str, Any], taken: set[str]) -> tuple[Parameter, ...] |
     properties = schema.get("properties")
     if schema.get("type") != "object" or not isinstance(properties, dict) or not properties:
         return None
-    if taken & set(properties) or any(k in schema for k in ("allOf", "anyOf", "oneOf")):  # pyright: ignore
+    if taken & set(properties) or any(
+        k in schema for k in ("allOf", "anyOf", "oneOf")
+    ):  # pyright: ignore
         return None
     if not all(isinstance(k, str) and k.isidentifier() for k in properties):  # pyright: ignore
         return None
@@ -245,9 +254,7 @@ def _output(schemas: Schemas, op: Mapping[str, Any]) -> tuple[dict[str, Any] | N
         if media is None or not (content[media] or {}).get("schema"):
             continue
         schema = schemas.schema(content[media]["schema"])
-        if schema.get("type") == "object" or (
-            "properties" in schema and "type" not in schema
-        ):
+        if schema.get("type") == "object" or ("properties" in schema and "type" not in schema):
             return schema, False
         defs = schema.pop("$defs", None)
         wrapped: dict[str, Any] = {

@@ -81,7 +81,7 @@ class Schemas:
         out: dict[str, Any] = {
             k: v if k in _DATA_KEYS else self._walk(v) for k, v in node.items()  # pyright: ignore
         }
-        return _from_30(out) if self.dialect_30 else out
+        return _from_30(out) if self.dialect_30 else _exclusive_bounds(out)
 
     def _referenced(self, ref: str, siblings: dict[str, Any]) -> dict[str, Any]:
         """The schema at `ref`, inlined; a `$defs` reference where it is recursive."""
@@ -126,20 +126,25 @@ class Schemas:
                     if name not in used:
                         used.add(name)
                         pending.append(self.defs[name])
-                pending.extend(
-                    v for k, v in node.items() if k not in _DATA_KEYS  # pyright: ignore
-                )
+                pending.extend(v for k, v in node.items() if k not in _DATA_KEYS)  # pyright: ignore
         return used
 
 
-def _from_30(schema: dict[str, Any]) -> dict[str, Any]:
-    """An OpenAPI 3.0 schema object's own keywords as JSON Schema 2020-12 says them."""
+def _exclusive_bounds(schema: dict[str, Any]) -> dict[str, Any]:
+    """A boolean `exclusiveMinimum` (draft 4's, which 3.0 has and some 3.1 documents keep) as
+    2020-12's number."""
     for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
         flag = schema.get(exclusive)
         if flag is True and bound in schema:
             schema[exclusive] = schema.pop(bound)
         elif isinstance(flag, bool):
             del schema[exclusive]
+    return schema
+
+
+def _from_30(schema: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAPI 3.0 schema object's own keywords as JSON Schema 2020-12 says them."""
+    schema = _exclusive_bounds(schema)
     if schema.pop("nullable", False) is not True:
         return schema
     kind = schema.get("type")
