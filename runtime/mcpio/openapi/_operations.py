@@ -96,7 +96,7 @@ def _renamed(operation: Operation, name: str) -> Operation:
 def tool_name(operation_id: str | None, method: str, path: str) -> str:
     """The operationId, else the method and path (`get_pets_petId`), as MCP allows a name."""
     base = operation_id or f"{method}_{path}"
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", base).strip("_") or method
+    name = re.sub(r"[^A-Za-z0-9.-]+", "_", base).strip("_") or method
     return name[:128]
 
 
