@@ -81,7 +81,12 @@ DOCUMENT: dict[str, Any] = {
     "components": {
         "schemas": {"Pet": PET},
         "parameters": {
-            "PetId": {"name": "petId", "in": "path", "required": True, "schema": {"type": "integer"}}
+            "PetId": {
+                "name": "petId",
+                "in": "path",
+                "required": True,
+                "schema": {"type": "integer"},
+            }
         },
         "responses": {
             "OnePet": {

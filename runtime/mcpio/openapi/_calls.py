@@ -8,13 +8,13 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from mcpio._core.dependencies import get_http_headers
 from mcpio._core.errors import ResourceError, ToolError
-from mcpio.latest import public as pub
 from mcpio.openapi._operations import Operation
 
 if TYPE_CHECKING:
     import httpx
+
+    from mcpio.latest import public as pub
 
 
 def _text(value: Any) -> str:
@@ -28,41 +28,66 @@ def _text(value: Any) -> str:
 
 def request_parts(operation: Operation, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """`httpx.AsyncClient.request`'s arguments for a call of `operation` with `arguments`."""
-    path = operation.path
-    query: list[tuple[str, str]] = []
-    headers: dict[str, str] = {}
-    cookies: list[str] = []
+    places: dict[str, dict[str, Any]] = {"path": {}, "query": {}, "header": {}, "cookie": {}}
     members: dict[str, Any] = {}
+    unexploded: set[str] = set()
     for param in operation.parameters:
         value = arguments.get(param.argument)
         if value is None:
             continue
-        if param.location == "path":
-            path = path.replace("{" + param.name + "}", quote(_text(value), safe=""))
-        elif param.location == "query":
-            if isinstance(value, list | tuple) and param.explode:
-                query.extend((param.name, _text(v)) for v in value)  # pyright: ignore
-            elif isinstance(value, list | tuple):
-                query.append((param.name, ",".join(_text(v) for v in value)))  # pyright: ignore
-            else:
-                query.append((param.name, _text(value)))
-        elif param.location == "header":
-            headers[param.name] = _text(value)
-        elif param.location == "cookie":
-            cookies.append(f"{param.name}={quote(_text(value), safe='')}")
-        else:
-            members[param.name] = value
-    if cookies:
-        headers["cookie"] = "; ".join(cookies)
-    parts: dict[str, Any] = {"method": operation.method, "url": path, "headers": headers}
-    if query:
-        parts["params"] = query
+        (members if param.location == "body" else places[param.location])[param.name] = value
+        if not param.explode:
+            unexploded.add(param.name)
     if operation.body_argument:
         body = arguments.get(operation.body_argument)
     else:  # its members, each an argument: an empty object when none is given but one is due
         body = members or ({} if operation.body_required else None)
-    if operation.body_type is not None and body is not None:
-        parts.update(_body(operation.body_type, body))
+    return send_parts(
+        operation.method,
+        operation.path,
+        places["path"],
+        places["query"],
+        frozenset(unexploded),
+        places["header"],
+        places["cookie"],
+        body,
+        operation.body_type,
+    )
+
+
+def send_parts(
+    method: str,
+    path: str,
+    path_values: Mapping[str, Any],
+    query: Mapping[str, Any],
+    unexploded: frozenset[str],
+    headers: Mapping[str, Any],
+    cookies: Mapping[str, Any],
+    body: Any,
+    content_type: str | None,
+) -> dict[str, Any]:
+    """`httpx.AsyncClient.request`'s arguments: each value in its place (path segments and
+    cookies percent-encoded, query arrays as repeated keys unless `unexploded`)."""
+    for name, value in path_values.items():
+        path = path.replace("{" + name + "}", quote(_text(value), safe=""))
+    pairs: list[tuple[str, str]] = []
+    for name, value in query.items():
+        if isinstance(value, list | tuple) and name not in unexploded:
+            pairs.extend((name, _text(v)) for v in value)  # pyright: ignore
+        elif isinstance(value, list | tuple):
+            pairs.append((name, ",".join(_text(v) for v in value)))  # pyright: ignore
+        else:
+            pairs.append((name, _text(value)))
+    sent = {name: _text(value) for name, value in headers.items()}
+    if cookies:
+        sent["cookie"] = "; ".join(f"{k}={quote(_text(v), safe='')}" for k, v in cookies.items())
+    parts: dict[str, Any] = {"method": method, "url": path, "headers": sent}
+    if pairs:
+        parts["params"] = pairs
+    if content_type is not None and body is not None:
+        body_parts = _body(content_type, body)
+        sent.update(body_parts.pop("headers_extra", {}))
+        parts.update(body_parts)
     return parts
 
 
@@ -87,13 +112,14 @@ async def send(
     fields passed on (by name, as `Authorization`), beside those of its header parameters."""
     parts = request_parts(operation, arguments)
     if forward_headers:
+        from mcpio._core.dependencies import get_http_headers
+
         names = {n.lower() for n in forward_headers}
         passed = get_http_headers(include=names)
         parts["headers"] = {
             **{k: v for k, v in passed.items() if k in names},
             **parts["headers"],
         }
-    parts["headers"].update(parts.pop("headers_extra", {}))
     return await client.request(**parts)
 
 
@@ -118,9 +144,13 @@ def _read(response: httpx.Response) -> Any:
         return response.text
 
 
-def tool_result(operation: Operation, response: httpx.Response, structured: bool) -> Any:
+def tool_result(
+    operation: Operation, response: httpx.Response, structured: bool
+) -> pub.CallToolResult:
     """The tool's result: the response's text, and with `structured` (an output schema) its
     JSON as structured content (`{"result": ...}` when wrapped)."""
+    from mcpio.latest import public as pub
+
     data = answer_of(response)
     text = response.text
     result: dict[str, Any] = {"content": [{"type": "text", "text": text}] if text else []}

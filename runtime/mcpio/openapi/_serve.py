@@ -8,7 +8,6 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcpio._core.options import ResourceOptions
-from mcpio.latest import public as pub
 from mcpio.openapi._calls import resource_body, send, tool_result
 from mcpio.openapi._operations import Operation
 from mcpio.openapi._routes import RouteMap, route_for
@@ -65,7 +64,7 @@ def _tool(
     forward_headers: Collection[str],
     validate_output: bool,
 ) -> None:
-    async def call_operation(**arguments: Any) -> pub.CallToolResult:
+    async def call_operation(**arguments: Any) -> Any:  # (a CallToolResult)
         response = await send(client, operation, arguments, forward_headers)
         return tool_result(operation, response, validate_output)
 

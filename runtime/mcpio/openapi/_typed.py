@@ -1,0 +1,120 @@
+"""What the modules `mcp-codegen openapi` writes are made of: their models' base class, a
+request with each argument where the document puts it, the answer read as the declared type,
+and the one call that serves every function as a tool."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic_core import to_jsonable_python
+
+from mcpio.openapi._calls import answer_of, send_parts
+
+if TYPE_CHECKING:
+    import httpx
+
+    from mcpio.server._server import Server
+
+_READ_ONLY = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class ApiModel(BaseModel):
+    """The base of a generated module's models: built on first use (a module of a thousand
+    operations imports fast), members the document does not name kept, filled by name or alias."""
+
+    model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
+
+
+def _present(values: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {
+        k: to_jsonable_python(v, by_alias=True, exclude_unset=True)
+        for k, v in (values or {}).items()
+        if v is not None
+    }
+
+
+async def request(
+    client: httpx.AsyncClient,
+    method: str,
+    path: str,
+    *,
+    path_values: Mapping[str, Any] | None = None,
+    query: Mapping[str, Any] | None = None,
+    unexploded: Collection[str] = (),
+    headers: Mapping[str, Any] | None = None,
+    cookies: Mapping[str, Any] | None = None,
+    body: Any = None,
+    members: Mapping[str, Any] | None = None,
+    content_type: str | None = None,
+) -> httpx.Response:
+    """Call `method path` through `client`: each value (None: left out) where its mapping
+    says, the body (a model, or its `members`) in `content_type`.
+
+    Query arrays are repeated keys (`a=1&a=2`) but for those named in `unexploded` (`a=1,2`).
+    """
+    if members is not None:
+        given = _present(members)
+        body = given if given or body is None else body
+    parts = send_parts(
+        method,
+        path,
+        _present(path_values),
+        _present(query),
+        frozenset(unexploded),
+        _present(headers),
+        _present(cookies),
+        None if body is None else to_jsonable_python(body, by_alias=True, exclude_unset=True),
+        content_type,
+    )
+    return await client.request(**parts)
+
+
+@functools.lru_cache(maxsize=1024)
+def _adapter(shape: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(shape)
+
+
+def read_result(response: httpx.Response, shape: Any) -> Any:
+    """The success response's JSON as `shape` (`pydantic.ValidationError` if it is not);
+    `mcpio.ToolError` with the status and body for any other status."""
+    data = answer_of(response)
+    return data if shape is Any else _adapter(shape).validate_python(data)
+
+
+Function = Callable[..., Awaitable[Any]]
+
+
+def add_functions(
+    server: Server, client: httpx.AsyncClient, functions: Sequence[tuple[str, str, Function]]
+) -> None:
+    """Serve each `(name, method, function)` as tool `name`: the function's arguments but the
+    first (the client, `client` here) are the tool's, its return type its output."""
+    for name, method, fn in functions:
+        server.tool(
+            name,
+            annotations={"readOnlyHint": method in _READ_ONLY},
+        )(_bound(fn, client))
+
+
+def _bound(fn: Function, client: httpx.AsyncClient) -> Function:
+    """`fn` with `client` given: its signature and type hints without the first parameter."""
+
+    async def bound(**arguments: Any) -> Any:
+        return await fn(client, **arguments)
+
+    signature = inspect.signature(fn)
+    parameters = list(signature.parameters.values())[1:]
+    hints = get_type_hints(fn, include_extras=True)
+    bound.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    bound.__annotations__ = {k: v for k, v in hints.items() if k != parameters_first(signature)}
+    bound.__name__ = bound.__qualname__ = fn.__name__
+    bound.__doc__ = fn.__doc__
+    return bound
+
+
+def parameters_first(signature: inspect.Signature) -> str:
+    return next(iter(signature.parameters))
