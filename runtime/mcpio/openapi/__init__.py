@@ -30,8 +30,13 @@ from mcpio.openapi._document import read_document
 from mcpio.openapi._operations import Operation, Parameter, operations
 from mcpio.openapi._routes import RouteMap
 from mcpio.openapi._serve import serve_operations
+from mcpio.openapi._typed import ApiModel, add_functions, read_result, request
 
 __all__ = [
+    "ApiModel",
+    "add_functions",
+    "read_result",
+    "request",
     "Operation",
     "Parameter",
     "RouteMap",

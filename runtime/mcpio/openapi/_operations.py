@@ -61,7 +61,12 @@ def operations(document: Mapping[str, Any]) -> list[Operation]:
     Raises:
         ValueError: A reference that cannot be read (not local, pointing to nothing, a cycle).
     """
-    schemas = Schemas(document)
+    return operations_of(Schemas(document))
+
+
+def operations_of(schemas: Schemas) -> list[Operation]:
+    """`operations` of the document `schemas` reads (its schemas as they are kept)."""
+    document = schemas.document
     found: list[Operation] = []
     taken: set[str] = set()
     for path, method, item, operation in _each(document, schemas):

@@ -17,8 +17,11 @@ _DATA_KEYS = frozenset({"example", "examples", "enum", "const", "default"})
 class Schemas:
     """The schemas of one document, each reference inlined once and kept (see the module)."""
 
-    def __init__(self, document: Mapping[str, Any]) -> None:
+    def __init__(self, document: Mapping[str, Any], keep_refs: bool = False) -> None:
         self.document = document
+        # `keep_refs`: every component schema a `$defs` entry, never inlined (typed modules:
+        # one model each); `schema` then leaves `$defs` out (see `defs`).
+        self.keep_refs = keep_refs
         self.dialect_30 = not is_version_31(document)
         self.defs: dict[str, Any] = {}  # the recursive schemas, by their `$defs` name
         self._names: dict[str, str] = {}  # pointer -> `$defs` name
@@ -61,6 +64,8 @@ class Schemas:
     def schema(self, node: Any) -> dict[str, Any]:
         """`node` as a JSON Schema, with the `$defs` of the recursive schemas it names."""
         out = self._walk(node if isinstance(node, Mapping) else {})
+        if self.keep_refs:
+            return out
         used = self._defs_used(out)
         if not used:
             return out
@@ -85,6 +90,15 @@ class Schemas:
 
     def _referenced(self, ref: str, siblings: dict[str, Any]) -> dict[str, Any]:
         """The schema at `ref`, inlined; a `$defs` reference where it is recursive."""
+        if self.keep_refs and ref.startswith("#/components/schemas/"):
+            name = self._name(ref)
+            if name not in self.defs and ref not in self._walking:
+                self._walking.append(ref)
+                try:
+                    self.defs[name] = self._walk(self.target(ref))
+                finally:
+                    self._walking.pop()
+            return {"$ref": f"#/$defs/{name}", **siblings}
         if ref not in self._inlined:
             if ref in self._walking or ref in self._recursive:
                 self._recursive.add(ref)
