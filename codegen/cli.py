@@ -370,7 +370,5 @@ def openapi_cmd(document: Path, out: Path, check: bool) -> None:
 
     target, fresh = write_openapi(document, out, check)
     if not fresh:
-        _fail(
-            f"{target} is stale for {document}; run `mcp-codegen openapi {document} --out {out}`"
-        )
+        _fail(f"{target} is stale for {document}; run `mcp-codegen openapi {document} --out {out}`")
     click.echo(f"{target} is up to date" if check else f"wrote {target}")

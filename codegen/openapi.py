@@ -104,7 +104,7 @@ def render_openapi(data: bytes, label: str) -> str:
         helpers[operation.name] = (args, result)
         defs[args] = {k: v for k, v in operation.input_schema.items() if k != "$defs"}
         returned = _result_schema(operation)
-        if returned and "$ref" not in returned:  # defined inline: a model named for it
+        if _is_model(returned):  # an object defined inline: a model named for it
             defs[f"{stem}Response"] = returned
             returned = {"$ref": f"#/$defs/{stem}Response"}
         defs[result] = {
@@ -129,6 +129,13 @@ def render_openapi(data: bytes, label: str) -> str:
         functions=functions,
     )
     return format_python(text, "openapi_module.py")
+
+
+def _is_model(schema: dict[str, Any]) -> bool:
+    """An inline object (or a combination of schemas), not a reference, array or scalar."""
+    if "$ref" in schema or schema.get("type") not in (None, "object"):
+        return False
+    return any(k in schema for k in ("properties", "allOf", "anyOf", "oneOf"))
 
 
 def _result_schema(operation: Operation) -> dict[str, Any]:
@@ -173,7 +180,9 @@ def _without_helpers(source: str, helpers: set[str]) -> tuple[str, str, Fields]:
         if isinstance(node, ast.Import | ast.ImportFrom):
             imports.append(ast.get_source_segment(source, node) or "")
         elif isinstance(node, ast.ClassDef) and node.name in helpers:
-            fields[node.name] = [_field(source, s) for s in node.body if isinstance(s, ast.AnnAssign)]
+            fields[node.name] = [
+                _field(source, s) for s in node.body if isinstance(s, ast.AnnAssign)
+            ]
         elif named != _ROOT:
             continue
         start = min(d.lineno for d in [node, *getattr(node, "decorator_list", [])])

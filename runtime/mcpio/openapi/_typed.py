@@ -29,12 +29,20 @@ class ApiModel(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
 
 
+def _jsonable(value: Any) -> Any:
+    """A value as JSON data: a model with the members it was given, by their wire names."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}  # pyright: ignore
+    return to_jsonable_python(value)
+
+
 def _present(values: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {
-        k: to_jsonable_python(v, by_alias=True, exclude_unset=True)
-        for k, v in (values or {}).items()
-        if v is not None
-    }
+    """The values given (None: left out), as JSON data."""
+    return {k: _jsonable(v) for k, v in (values or {}).items() if v is not None}
 
 
 async def request(
@@ -67,7 +75,7 @@ async def request(
         frozenset(unexploded),
         _present(headers),
         _present(cookies),
-        None if body is None else to_jsonable_python(body, by_alias=True, exclude_unset=True),
+        None if body is None else _jsonable(body),
         content_type,
     )
     return await client.request(**parts)
