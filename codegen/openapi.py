@@ -92,7 +92,7 @@ def render_openapi(data: bytes, label: str) -> str:
     """The module for the OpenAPI document `data` (its file name `label`), formatted."""
     try:
         document = read_document(parse_text(data))
-        schemas = Schemas(document, keep_refs=True)
+        schemas = Schemas(document, typed=True)
         operations = operations_of(schemas)
     except ValueError as exc:
         raise CodegenError(f"{label}: {exc}") from None
@@ -178,11 +178,9 @@ def _without_helpers(source: str, helpers: set[str]) -> tuple[str, str, Fields]:
     for node in tree.body:
         named = _assigned(node)
         if isinstance(node, ast.Import | ast.ImportFrom):
-            imports.append(ast.get_source_segment(source, node) or "")
+            imports.append(ast.unparse(node))
         elif isinstance(node, ast.ClassDef) and node.name in helpers:
-            fields[node.name] = [
-                _field(source, s) for s in node.body if isinstance(s, ast.AnnAssign)
-            ]
+            fields[node.name] = [_field(s) for s in node.body if isinstance(s, ast.AnnAssign)]
         elif named != _ROOT:
             continue
         start = min(d.lineno for d in [node, *getattr(node, "decorator_list", [])])
@@ -204,10 +202,10 @@ def _assigned(node: ast.stmt) -> str | None:
     return None
 
 
-def _field(source: str, stmt: ast.AnnAssign) -> tuple[str, str, str | None, str]:
+def _field(stmt: ast.AnnAssign) -> tuple[str, str, str | None, str]:
     name = stmt.target.id if isinstance(stmt.target, ast.Name) else ""
-    annotation = ast.get_source_segment(source, stmt.annotation) or "Any"
-    default = ast.get_source_segment(source, stmt.value) if stmt.value is not None else None
+    annotation = ast.unparse(stmt.annotation)  # (not the source's segment: quadratic)
+    default = ast.unparse(stmt.value) if stmt.value is not None else None
     alias = name
     for call in ast.walk(stmt.annotation):
         if isinstance(call, ast.Call):

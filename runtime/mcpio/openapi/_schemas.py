@@ -1,6 +1,11 @@
-"""The document's schemas as plain JSON Schema (2020-12): local `$ref`s inlined, a recursive
-one kept as a `$defs` entry (a cycle is found, never followed twice), OpenAPI 3.0's own dialect
-(`nullable`, boolean `exclusiveMinimum`) rewritten. Only local references (`#/...`) are read."""
+"""The document's schemas as plain JSON Schema (2020-12): each component schema
+(`#/components/schemas/X`) a `$defs` entry that a schema using it carries (a cycle is then
+nothing special), any other local `$ref` inlined (a recursive one kept in `$defs` too: a cycle
+is found, never followed twice), OpenAPI 3.0's own dialect (`nullable`, boolean
+`exclusiveMinimum`) rewritten. Only local references (`#/...`) are read.
+
+Kept as `$defs`, a component used in many places is written once per schema, not once per
+place: a thousand operations over deeply nested components stay small."""
 
 from __future__ import annotations
 
@@ -17,17 +22,18 @@ _DATA_KEYS = frozenset({"example", "examples", "enum", "const", "default"})
 class Schemas:
     """The schemas of one document, each reference inlined once and kept (see the module)."""
 
-    def __init__(self, document: Mapping[str, Any], keep_refs: bool = False) -> None:
+    def __init__(self, document: Mapping[str, Any], typed: bool = False) -> None:
         self.document = document
-        # `keep_refs`: every component schema a `$defs` entry, never inlined (typed modules:
-        # one model each); `schema` then leaves `$defs` out (see `defs`).
-        self.keep_refs = keep_refs
+        # `typed` (the typed modules: a model per `$defs` entry): `schema` leaves a reference
+        # at the root as it is and `$defs` out (`defs` has them all).
+        self.typed = typed
         self.dialect_30 = not is_version_31(document)
         self.defs: dict[str, Any] = {}  # the recursive schemas, by their `$defs` name
         self._names: dict[str, str] = {}  # pointer -> `$defs` name
         self._inlined: dict[str, Any] = {}  # pointer -> its schema, inlined
         self._recursive: set[str] = set()
         self._walking: list[str] = []
+        self._named: dict[str, set[str]] = {}  # a definition's own `$defs` references
 
     def target(self, ref: str) -> Any:
         """What a local reference (`#/components/schemas/Pet`) points to.
@@ -64,14 +70,15 @@ class Schemas:
     def schema(self, node: Any) -> dict[str, Any]:
         """`node` as a JSON Schema, with the `$defs` of the recursive schemas it names."""
         out = self._walk(node if isinstance(node, Mapping) else {})
-        if self.keep_refs:
+        if self.typed:
             return out
+        ref = out.get("$ref")
+        if isinstance(ref, str):  # a reference at the root: its definition there
+            siblings = {k: v for k, v in out.items() if k != "$ref"}
+            out = {**self.defs[ref.removeprefix("#/$defs/")], **siblings}
         used = self._defs_used(out)
         if not used:
             return out
-        ref = out.get("$ref")
-        if isinstance(ref, str) and len(out) == 1:  # a recursive root: its definition there
-            out = dict(self.defs[ref.removeprefix("#/$defs/")])
         return {**out, "$defs": {name: self.defs[name] for name in sorted(used)}}
 
     def _walk(self, node: Any) -> Any:
@@ -90,7 +97,7 @@ class Schemas:
 
     def _referenced(self, ref: str, siblings: dict[str, Any]) -> dict[str, Any]:
         """The schema at `ref`, inlined; a `$defs` reference where it is recursive."""
-        if self.keep_refs and ref.startswith("#/components/schemas/"):
+        if ref.startswith("#/components/schemas/"):
             name = self._name(ref)
             if name not in self.defs and ref not in self._walking:
                 self._walking.append(ref)
@@ -128,20 +135,32 @@ class Schemas:
     def _defs_used(self, schema: Any) -> set[str]:
         """The `$defs` names `schema` refers to, and those they refer to."""
         used: set[str] = set()
-        pending = [schema]
+        pending = list(_refs_in(schema))
         while pending:
-            node = pending.pop()
-            if isinstance(node, list):
-                pending.extend(node)  # pyright: ignore[reportUnknownArgumentType]
-            elif isinstance(node, dict):
-                ref = node.get("$ref")  # pyright: ignore[reportUnknownVariableType]
-                if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                    name = ref.removeprefix("#/$defs/")
-                    if name not in used:
-                        used.add(name)
-                        pending.append(self.defs[name])
-                pending.extend(v for k, v in node.items() if k not in _DATA_KEYS)  # pyright: ignore
+            name = pending.pop()
+            if name not in used:
+                used.add(name)
+                named = self._named.get(name)
+                if named is None:  # each definition's own references, found once
+                    named = self._named[name] = _refs_in(self.defs[name])
+                pending.extend(named)
         return used
+
+
+def _refs_in(schema: Any) -> set[str]:
+    """The `$defs` names `schema` itself refers to (not those of the definitions it names)."""
+    found: set[str] = set()
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, list):
+            pending.extend(node)  # pyright: ignore[reportUnknownArgumentType]
+        elif isinstance(node, dict):
+            ref = node.get("$ref")  # pyright: ignore[reportUnknownVariableType]
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                found.add(ref.removeprefix("#/$defs/"))
+            pending.extend(v for k, v in node.items() if k not in _DATA_KEYS)  # pyright: ignore
+    return found
 
 
 def _exclusive_bounds(schema: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from types import SimpleNamespace
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, get_type_hints
 
@@ -109,20 +110,18 @@ def add_functions(
 
 
 def _bound(fn: Function, client: httpx.AsyncClient) -> Function:
-    """`fn` with `client` given: its signature and type hints without the first parameter."""
+    """`fn` with `client` given: its signature and type hints without the first parameter
+    (whose annotation names httpx, which the module imports for type checkers only)."""
 
     async def bound(**arguments: Any) -> Any:
         return await fn(client, **arguments)
 
     signature = inspect.signature(fn)
-    parameters = list(signature.parameters.values())[1:]
-    hints = get_type_hints(fn, include_extras=True)
+    first, *parameters = signature.parameters.values()
+    rest = {k: v for k, v in fn.__annotations__.items() if k != first.name}
+    holder = SimpleNamespace(__annotations__=rest, __globals__=fn.__globals__)  # type: ignore[attr-defined]
     bound.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    bound.__annotations__ = {k: v for k, v in hints.items() if k != parameters_first(signature)}
+    bound.__annotations__ = get_type_hints(holder, include_extras=True)
     bound.__name__ = bound.__qualname__ = fn.__name__
     bound.__doc__ = fn.__doc__
     return bound
-
-
-def parameters_first(signature: inspect.Signature) -> str:
-    return next(iter(signature.parameters))
