@@ -153,7 +153,8 @@ def _models(defs: dict[str, Any], label: str) -> str:
             root = {"title": _ROOT, "$defs": defs}
             out = dcg.generate(json.dumps(root, sort_keys=True), **OPTIONS)
         except Exception as exc:  # the generator raises many types; all mean "bad schema"
-            raise CodegenError(f"{label}: model generation failed: {type(exc).__name__}: {exc}")
+            what = f"{type(exc).__name__}: {exc}"
+            raise CodegenError(f"{label}: model generation failed: {what}") from None
     if not isinstance(out, str):
         raise CodegenError(f"{label}: model generation produced no single module")
     lines = out.splitlines()

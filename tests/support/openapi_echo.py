@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from re import _parser  # type: ignore[attr-defined]
 from dataclasses import dataclass, field
+from re import _parser  # type: ignore[attr-defined]
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 

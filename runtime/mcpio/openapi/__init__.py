@@ -1,6 +1,8 @@
-"""Servers from an existing HTTP API: its OpenAPI document (3.0 or 3.1, JSON or YAML) mapped to
-tools, resources and resource templates (`Server.from_openapi`, `Server.from_fastapi`), and
-the pieces the typed modules `mcp-codegen openapi` writes are made of.
+"""Servers from an existing HTTP API: its OpenAPI document mapped to tools and resources.
+
+The document (3.0 or 3.1, JSON or YAML) becomes tools, resources and resource templates
+(`Server.from_openapi`, `Server.from_fastapi`); beside them, the pieces the typed modules
+`mcp-codegen openapi` writes are made of.
 
 Each operation of the document is an `Operation`: its name (the operationId, else the method
 and path), its description, the input schema its parameters and request body make (`$ref`s
@@ -25,7 +27,6 @@ Examples:
     ('getPet', 'GET', ['id'])
 """
 
-from mcpio.openapi._calls import answer_of, request_parts, send
 from mcpio.openapi._document import read_document
 from mcpio.openapi._operations import Operation, Parameter, operations
 from mcpio.openapi._routes import RouteMap
@@ -40,10 +41,7 @@ __all__ = [
     "Operation",
     "Parameter",
     "RouteMap",
-    "answer_of",
     "operations",
     "read_document",
-    "request_parts",
-    "send",
     "serve_operations",
 ]

@@ -5,8 +5,8 @@ and the output schema of its success response."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from mcpio.openapi._schemas import Schemas
@@ -19,8 +19,16 @@ _JSON = re.compile(r"^application/([\w.+-]*\+)?json\b|^\*/\*$")
 
 @dataclass(frozen=True)
 class Parameter:
-    """One argument of an operation and where it goes: `name` in the request's `location`
-    (the body's own members: `location` "body")."""
+    """One argument of an operation, and where it goes in the request.
+
+    Args:
+        name: Its name in the request (a header's, a body member's, ...).
+        location: "path", "query", "header", "cookie", or "body" (a member of the body).
+        argument: The tool's argument (`name`, unless that clashes or is no identifier).
+        required: Whether the tool requires it.
+        schema: Its JSON Schema.
+        explode: A query array as repeated keys (`a=1&a=2`), else `a=1,2`.
+    """
 
     name: str
     location: Location | Literal["body"]
@@ -32,7 +40,24 @@ class Parameter:
 
 @dataclass(frozen=True)
 class Operation:
-    """An operation of the document, as a tool, resource or template serves it."""
+    """An operation of the document, as a tool, resource or template serves it.
+
+    Args:
+        name: The component's name (the operationId, else the method and path).
+        method: The HTTP method, upper case.
+        path: The document's path template (`/pets/{petId}`).
+        description: Its summary and description.
+        tags: Its tags.
+        parameters: Its arguments, each with its place in the request.
+        body_type: The request body's content type (None: no body).
+        body_argument: The argument holding the whole body (None: its members are arguments).
+        input_schema: The tool's input schema.
+        output_schema: The success response's JSON Schema, object-shaped (None: none).
+        wrapped: The response's JSON travels as `{"result": value}` (not an object).
+        operation_id: Its operationId.
+        deprecated: Whether the document deprecates it.
+        body_required: Whether the request body is required.
+    """
 
     name: str
     method: str  # upper case
@@ -48,6 +73,27 @@ class Operation:
     operation_id: str | None = None
     deprecated: bool = False
     body_required: bool = False
+
+    def without_headers(self, names: Collection[str]) -> Operation:
+        """The operation without the header parameters `names` (lower case) name.
+
+        They are headers the client sets itself: no argument of the tool.
+        """
+        dropped = {
+            p.argument
+            for p in self.parameters
+            if p.location == "header" and p.name.lower() in names
+        }
+        if not dropped:
+            return self
+        schema = dict(self.input_schema)
+        schema["properties"] = {k: v for k, v in schema["properties"].items() if k not in dropped}
+        required = [r for r in schema.get("required", ()) if r not in dropped]
+        schema.pop("required", None)
+        if required:
+            schema["required"] = required
+        kept = tuple(p for p in self.parameters if p.argument not in dropped)
+        return replace(self, parameters=kept, input_schema=schema)
 
     @property
     def path_arguments(self) -> tuple[Parameter, ...]:
@@ -93,8 +139,6 @@ def _each(
 
 
 def _renamed(operation: Operation, name: str) -> Operation:
-    from dataclasses import replace
-
     return replace(operation, name=name)
 
 

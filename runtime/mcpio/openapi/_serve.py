@@ -15,7 +15,8 @@ from mcpio.openapi._routes import RouteMap, route_for
 if TYPE_CHECKING:
     import httpx
 
-    from mcpio.server._server import Server
+# A `mcpio.Server`: its layer is above this one, which it imports (`Server.from_openapi`).
+Server = Any
 
 _READ_ONLY = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -38,12 +39,16 @@ def serve_operations(
         client: The client every call goes through (its `base_url` the API's).
         route_maps: The first that matches an operation decides what it becomes.
         names: Component names by operationId (or by the name made of method and path).
-        forward_headers: The MCP request's HTTP header fields passed on to the API.
+        forward_headers: The MCP request's HTTP header fields passed on to the API. A header
+            parameter these or the client's own headers name is no argument of the tool.
         validate_output: False: no output schema, the JSON still structured content when an
             object (an API that answers outside its document's schemas).
     """
     names = names or {}
+    # Headers the client sends itself, or passes on from the MCP request: no tool argument.
+    own_headers = {h.lower() for h in [*client.headers.keys(), *forward_headers]}
     for operation in operations:
+        operation = operation.without_headers(own_headers)
         route = route_for(operation, route_maps)
         if route.kind == "exclude":
             continue

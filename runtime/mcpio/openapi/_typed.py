@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from types import SimpleNamespace
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
@@ -18,14 +18,18 @@ from mcpio.openapi._calls import answer_of, send_parts
 if TYPE_CHECKING:
     import httpx
 
-    from mcpio.server._server import Server
+# A `mcpio.Server`: its layer is above this one, which it imports (`Server.from_openapi`).
+Server = Any
 
 _READ_ONLY = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class ApiModel(BaseModel):
-    """The base of a generated module's models: built on first use (a module of a thousand
-    operations imports fast), members the document does not name kept, filled by name or alias."""
+    """The base of a generated module's models.
+
+    Each is built on first use (a module of a thousand operations imports fast), keeps members
+    the document does not name, and is filled by name or alias.
+    """
 
     model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
 
@@ -60,10 +64,22 @@ async def request(
     members: Mapping[str, Any] | None = None,
     content_type: str | None = None,
 ) -> httpx.Response:
-    """Call `method path` through `client`: each value (None: left out) where its mapping
-    says, the body (a model, or its `members`) in `content_type`.
+    """Call `method path` through `client`, each value where the document puts it.
 
-    Query arrays are repeated keys (`a=1&a=2`) but for those named in `unexploded` (`a=1,2`).
+    Args:
+        client: The API's client.
+        method: The HTTP method.
+        path: The path template (`/pets/{petId}`).
+        path_values: The path parameters' values, by name.
+        query: The query parameters' (an array as repeated keys, `a=1&a=2`).
+        unexploded: Query parameters whose arrays are joined instead (`a=1,2`).
+        headers: The header parameters'.
+        cookies: The cookie parameters'.
+        body: The request body (a model, or JSON data).
+        members: The body's members, each an argument of its own (instead of `body`).
+        content_type: The body's content type.
+
+    A value of None is left out.
     """
     if members is not None:
         given = _present(members)
@@ -88,8 +104,12 @@ def _adapter(shape: Any) -> TypeAdapter[Any]:
 
 
 def read_result(response: httpx.Response, shape: Any) -> Any:
-    """The success response's JSON as `shape` (`pydantic.ValidationError` if it is not);
-    `mcpio.ToolError` with the status and body for any other status."""
+    """The success response's JSON, read as `shape`.
+
+    Raises:
+        pydantic.ValidationError: It is not a `shape`.
+        mcpio.ToolError: Any other status, with the status and body.
+    """
     data = answer_of(response)
     return data if shape is Any else _adapter(shape).validate_python(data)
 
@@ -100,8 +120,14 @@ Function = Callable[..., Awaitable[Any]]
 def add_functions(
     server: Server, client: httpx.AsyncClient, functions: Sequence[tuple[str, str, Function]]
 ) -> None:
-    """Serve each `(name, method, function)` as tool `name`: the function's arguments but the
-    first (the client, `client` here) are the tool's, its return type its output."""
+    """Serve each `(name, method, function)` of a generated module as a tool of `server`.
+
+    Args:
+        server: The `mcpio.Server` to serve them on.
+        client: Each function's first argument (the API's client).
+        functions: Tool name, HTTP method and function, for each operation; the function's
+            other arguments are the tool's, its return type the tool's output.
+    """
     for name, method, fn in functions:
         server.tool(
             name,

@@ -59,12 +59,11 @@ if TYPE_CHECKING:
     import httpx
     from typing_extensions import Unpack
 
-    from mcpio.openapi import RouteMap
-    from mcpio.openapi._document import Source as OpenApiSource
-
     from mcpio._core.options import ConnectionOptions
     from mcpio.http._app import HttpApp
     from mcpio.http._options import HttpAppOptions
+    from mcpio.openapi import RouteMap
+    from mcpio.openapi._document import Source as OpenApiSource
     from mcpio.skills import SkillsDirectory
 
 #: `Server(lifespan=...)`: called with the server, an async context manager whose value handlers
@@ -240,9 +239,7 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
             import httpx
 
         transport = httpx.ASGITransport(app=app)
-        client = httpx.AsyncClient(
-            transport=transport, base_url="http://fastapi", headers=headers
-        )
+        client = httpx.AsyncClient(transport=transport, base_url="http://fastapi", headers=headers)
         return cls.from_openapi(app.openapi(), client, **options)
 
     # ------------------------------------------------------------------ extensions
