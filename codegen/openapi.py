@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import datamodel_code_generator as dcg
-from datamodel_code_generator.enums import DataModelType, InputFileType
-from datamodel_code_generator.format import PythonVersion
 
+from codegen import models
 from codegen.errors import CodegenError
 from codegen.format import format_python
 from codegen.models import _defined_before_use, _eager_annotations
@@ -34,36 +33,19 @@ from mcpio.openapi._document import parse_text, read_document
 from mcpio.openapi._operations import Operation, operations_of
 from mcpio.openapi._schemas import Schemas
 
+# The revisions' option set (codegen.models), but for what an API's models need otherwise: their
+# own base, snake_case members (the document's names as aliases), lax JSON types, no wire marks.
+_NOT_HERE = {"strict_types", "type_overrides", "field_extra_keys", "use_field_description"}
 OPTIONS: dict[str, Any] = {
-    "input_file_type": InputFileType.JsonSchema,
-    "output_model_type": DataModelType.PydanticV2BaseModel,
-    "target_python_version": PythonVersion.PY_311,
+    **{k: v for k, v in models.OPTIONS.items() if k not in _NOT_HERE},
     "base_class": "mcpio.openapi.ApiModel",
-    # Timestamps, URIs and bytes stay the strings the API sends.
-    "type_mappings": [
-        "string+uri=string",
-        "string+byte=string",
-        "string+binary=string",
-        "string+date-time=string",
-        "string+date=string",
-        "string+time=string",
-        "string+email=string",
-        "string+uuid=string",
-        "string+ipv4=string",
-        "string+ipv6=string",
-        "string+hostname=string",
-    ],
-    "use_annotated": True,
-    "field_constraints": True,
-    "use_standard_collections": True,
-    "use_union_operator": True,
-    "enum_field_as_literal": "all",
-    "use_double_quotes": True,
-    "disable_timestamp": True,
-    "use_schema_description": True,
     "snake_case_field": True,
-    "use_type_alias": True,
-    "formatters": [],
+    # Timestamps, URIs, e-mail addresses and bytes stay the strings the API sends.
+    "type_mappings": [
+        f"string+{fmt}=string"
+        for fmt in ("uri", "byte", "binary", "date-time", "date", "time", "email", "uuid")
+        + ("ipv4", "ipv6", "hostname")
+    ],
 }
 # Names the module's own code uses: no function takes one.
 _TAKEN = {"request", "read_result", "register", "add_functions", "httpx", "Field", "ApiModel"}
