@@ -53,7 +53,7 @@ def _say(config: pytest.Config, line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _npm_installed(folder: Path, config: pytest.Config, what: str) -> Path:
+def _npm_installed(folder: Path, config: pytest.Config, fixture: str, what: str) -> Path:
     """`folder`/node_modules with every package of its package.json at its pinned version
     (installed with `npm ci` from the lock file when one differs or is missing)."""
     pinned: dict[str, str] = json.loads((folder / "package.json").read_text(encoding="utf-8"))[
@@ -63,10 +63,10 @@ def _npm_installed(folder: Path, config: pytest.Config, what: str) -> Path:
         return folder / "node_modules"
     npm = shutil.which("npm")
     if npm is None:
-        pytest.fail(f"npm must be on PATH to install {what} into {folder}")
+        pytest.fail(f"npm must be on PATH to install the npm packages of {folder} ({fixture})")
     _say(
         config,
-        f"npm: installing the npm packages of {folder}/package.json and their dependencies"
+        f"{fixture}: installing the npm packages of {folder}/package.json and their dependencies"
         f" with `npm ci` ({what})",
     )
     try:
@@ -96,14 +96,17 @@ def npm_peers(pytestconfig: pytest.Config) -> Path:
     """tests/peers/node_modules with every package of tests/peers/package.json at its pinned
     version (installed with `npm ci` from the lock file when one differs or is missing)."""
     return _npm_installed(
-        PEERS, pytestconfig, "the interop peers, part of the about 270 MB `make test` installs"
+        PEERS,
+        pytestconfig,
+        "npm_peers",
+        "part of the about 270 MB of npm packages `make test` installs",
     )
 
 
 @pytest.fixture(scope="session")
 def openapi_documents(pytestconfig: pytest.Config) -> Path:
     """The real OpenAPI documents of @readme/oas-examples (tests/openapi/documents, `npm ci`:
-    about 3 MB): its folder, holding 3.0/ and 3.1/ (json/ and yaml/ in each)."""
+    about 4 MB): its folder, holding 3.0/ and 3.1/ (json/ and yaml/ in each)."""
     folder = PEERS.parent / "openapi" / "documents"
-    modules = _npm_installed(folder, pytestconfig, "the OpenAPI documents of the tests")
+    modules = _npm_installed(folder, pytestconfig, "openapi_documents", "about 4 MB")
     return modules / "@readme" / "oas-examples"
