@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import PEERS, REVISIONS
+from tests.support import PEERS, REALSERVERS, REVISIONS
 from tests.support.cluster import start_redis
+
+OIDC = Path(__file__).parent / "oidc"  # the OpenID provider of the OAuth proxy's tests
 
 
 @pytest.fixture(scope="session")
@@ -38,9 +40,9 @@ def revision_name(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def _installed_version(folder: Path, package: str) -> str | None:
+def _installed_version(package: str, directory: Path | None = None) -> str | None:
     try:
-        manifest = folder / "node_modules" / package / "package.json"
+        manifest = (directory or PEERS) / "node_modules" / package / "package.json"
         return json.loads(manifest.read_text(encoding="utf-8"))["version"]
     except (OSError, ValueError, KeyError):
         return None
@@ -53,54 +55,25 @@ def _say(config: pytest.Config, line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _npm_installed(folder: Path, config: pytest.Config, fixture: str, what: str) -> Path:
-    """`folder`/node_modules with every package of its package.json at its pinned version
-    (installed with `npm ci` from the lock file when one differs or is missing)."""
-    pinned: dict[str, str] = json.loads((folder / "package.json").read_text(encoding="utf-8"))[
-        "dependencies"
-    ]
-    if all(_installed_version(folder, name) == version for name, version in pinned.items()):
-        return folder / "node_modules"
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail(f"npm must be on PATH to install the npm packages of {folder} ({fixture})")
-    _say(
-        config,
-        f"{fixture}: installing the npm packages of {folder}/package.json and their dependencies"
-        f" with `npm ci` ({what})",
-    )
-    try:
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"`npm ci` in {folder} did not finish within 600 s")
-    if done.returncode != 0:
-        pytest.fail(f"`npm ci` in {folder} failed (exit {done.returncode}):\n{done.stderr}")
-    wrong = {
-        n: _installed_version(folder, n)
-        for n, v in pinned.items()
-        if _installed_version(folder, n) != v
-    }
-    if wrong:
-        pytest.fail(f"`npm ci` left other versions than pinned: {wrong}")
-    return folder / "node_modules"
-
-
 @pytest.fixture(scope="session")
 def npm_peers(pytestconfig: pytest.Config) -> Path:
     """tests/peers/node_modules with every package of tests/peers/package.json at its pinned
     version (installed with `npm ci` from the lock file when one differs or is missing)."""
-    return _npm_installed(
-        PEERS,
-        pytestconfig,
-        "npm_peers",
-        "part of the about 270 MB of npm packages `make test` installs",
-    )
+    return _npm_installed(pytestconfig, PEERS, "npm_peers")
+
+
+@pytest.fixture(scope="session")
+def npm_realservers(pytestconfig: pytest.Config) -> Path:
+    """tests/realservers/node_modules: the published MCP servers of its package.json at their
+    pinned versions (installed with `npm ci` as `npm_peers` are)."""
+    return _npm_installed(pytestconfig, REALSERVERS, "npm_realservers")
+
+
+@pytest.fixture(scope="session")
+def oidc_provider_package(pytestconfig: pytest.Config) -> Path:
+    """tests/oidc with its pinned oidc-provider installed (tests/oidc/provider.mjs runs it)."""
+    _npm_installed(pytestconfig, OIDC, "oidc_provider_package")
+    return OIDC
 
 
 @pytest.fixture(scope="session")
@@ -108,5 +81,44 @@ def openapi_documents(pytestconfig: pytest.Config) -> Path:
     """The real OpenAPI documents of @readme/oas-examples (tests/openapi/documents, `npm ci`:
     about 4 MB): its folder, holding 3.0/ and 3.1/ (json/ and yaml/ in each)."""
     folder = PEERS.parent / "openapi" / "documents"
-    modules = _npm_installed(folder, pytestconfig, "openapi_documents", "about 4 MB")
+    modules = _npm_installed(pytestconfig, folder, "openapi_documents")
     return modules / "@readme" / "oas-examples"
+
+
+def _npm_installed(config: pytest.Config, directory: Path, fixture: str) -> Path:
+    """`directory`/node_modules with every package of its package.json at the pinned version,
+    installed with `npm ci` from the lock file when one differs or is missing."""
+    pinned: dict[str, str] = json.loads((directory / "package.json").read_text(encoding="utf-8"))[
+        "dependencies"
+    ]
+    if all(_installed_version(name, directory) == version for name, version in pinned.items()):
+        return directory / "node_modules"
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail(f"npm must be on PATH to install the npm packages of {directory}")
+    _say(
+        config,
+        f"{fixture}: installing the npm packages of {directory}/package.json and their"
+        " dependencies with `npm ci` (part of the about 435 MB of npm packages `make test`"
+        " installs)",
+    )
+    try:
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`npm ci` in {directory} did not finish within 600 s")
+    if done.returncode != 0:
+        pytest.fail(f"`npm ci` in {directory} failed (exit {done.returncode}):\n{done.stderr}")
+    wrong = {
+        name: _installed_version(name, directory)
+        for name, version in pinned.items()
+        if _installed_version(name, directory) != version
+    }
+    if wrong:
+        pytest.fail(f"`npm ci` left other versions than pinned: {wrong}")
+    return directory / "node_modules"
