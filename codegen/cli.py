@@ -353,3 +353,22 @@ def list_cmd(project: Project) -> None:
                     click.echo(f"  {found.revision}: {found.summary()}")
     if unusable:
         _fail(f"not every pinned schema is usable ({', '.join(unusable)}); run `mcp-codegen fetch`")
+
+
+@main.command("openapi")
+@click.argument("document", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+    help="The package folder the module is written to (<out>/__init__.py).",
+)  # fmt: skip
+@click.option("--check", is_flag=True, help="Fail if the module there is not what DOCUMENT makes.")
+@one_line_errors
+def openapi_cmd(document: Path, out: Path, check: bool) -> None:
+    """A typed module of tools for an OpenAPI DOCUMENT (3.0 or 3.1, JSON or YAML): Pydantic
+    models, one async function per operation, `register(server, client)`."""
+    from codegen.openapi import write_openapi
+
+    target, fresh = write_openapi(document, out, check)
+    if not fresh:
+        _fail(f"{target} is stale for {document}; run `mcp-codegen openapi {document} --out {out}`")
+    click.echo(f"{target} is up to date" if check else f"wrote {target}")

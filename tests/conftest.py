@@ -76,6 +76,15 @@ def oidc_provider_package(pytestconfig: pytest.Config) -> Path:
     return OIDC
 
 
+@pytest.fixture(scope="session")
+def openapi_documents(pytestconfig: pytest.Config) -> Path:
+    """The real OpenAPI documents of @readme/oas-examples (tests/openapi/documents, `npm ci`:
+    about 4 MB): its folder, holding 3.0/ and 3.1/ (json/ and yaml/ in each)."""
+    folder = PEERS.parent / "openapi" / "documents"
+    modules = _npm_installed(pytestconfig, folder, "openapi_documents")
+    return modules / "@readme" / "oas-examples"
+
+
 def _npm_installed(config: pytest.Config, directory: Path, fixture: str) -> Path:
     """`directory`/node_modules with every package of its package.json at the pinned version,
     installed with `npm ci` from the lock file when one differs or is missing."""

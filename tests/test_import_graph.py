@@ -32,6 +32,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpio.tasks.*",
             "mcpio.skills",
             "mcpio.skills.*",
+            "mcpio.openapi",
+            "mcpio.openapi.*",
         ),
     ),
     ("http host", ("mcpio.http", "mcpio.http.*")),

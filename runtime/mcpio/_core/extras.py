@@ -14,6 +14,7 @@ EXTRAS: dict[str, frozenset[str]] = {
     "schemas": frozenset({"jsonschema"}),
     "otel": frozenset({"opentelemetry"}),
     "skills": frozenset({"yaml"}),
+    "openapi": frozenset({"yaml", "httpx"}),
 }
 
 

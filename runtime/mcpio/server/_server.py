@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -57,11 +57,14 @@ from mcpio.tasks._extension import task_required as task_required  # (mcpio.serv
 from mcpio.tasks._store import TaskStore
 
 if TYPE_CHECKING:
+    import httpx
     from typing_extensions import Unpack
 
     from mcpio._core.options import ConnectionOptions
     from mcpio.http._app import HttpApp
     from mcpio.http._options import HttpAppOptions
+    from mcpio.openapi import RouteMap
+    from mcpio.openapi._document import Source as OpenApiSource
     from mcpio.skills import SkillsDirectory
 
 #: The requests that read what the server offers (its extensions' `prepare` runs before them).
@@ -161,6 +164,87 @@ class Server(Registry, Visibility, Transforms, BuiltIns, Lifecycle, Launchers):
         self._tool_chain: tuple[int, Callable[[ToolCall], Awaitable[Any]]] = (-1, self._call_entry)
         self.extensions.add(TasksExtension(tasks))
         self.extensions.add(apps.AppsExtension())
+
+    # ------------------------------------------------------------------ from an HTTP API
+
+    @classmethod
+    def from_openapi(
+        cls,
+        document: OpenApiSource,
+        client: httpx.AsyncClient | None = None,
+        *,
+        route_maps: Sequence[RouteMap] = (),
+        names: Mapping[str, str] | None = None,
+        forward_headers: Collection[str] = (),
+        validate_output: bool = True,
+        name: str | None = None,
+        version: str | None = None,
+        **settings: Any,
+    ) -> Server:
+        """A server whose tools (resources, templates) are the operations of an OpenAPI API.
+
+        Every operation is a tool unless a route map says otherwise; its calls go through
+        `client` (see `mcpio.openapi` and docs/servers/openapi.md).
+
+        Args:
+            document: The OpenAPI 3.0 or 3.1 document: a mapping, JSON or YAML text, or a path.
+            client: The client of the API (None: one for the document's first server URL).
+            route_maps: The first that matches an operation decides what it becomes.
+            names: Component names by operationId.
+            forward_headers: The MCP request's HTTP header fields passed on (`Authorization`).
+            validate_output: False: no output schemas (an API that answers outside its own).
+            name: The server's name (default: the document's title).
+            version: The server's version (default: the document's).
+            **settings: The other arguments of `Server`.
+        """
+        with needs("openapi", "Server.from_openapi"):
+            import httpx
+
+            from mcpio.openapi import operations, read_document, serve_operations
+
+        spec = read_document(document)
+        info = spec.get("info") or {}
+        if client is None:
+            servers = spec.get("servers") or [{}]
+            if not servers[0].get("url"):
+                raise ValueError("the document names no server URL: pass client=")
+            client = httpx.AsyncClient(base_url=servers[0]["url"])
+        server = cls(
+            name or str(info.get("title") or "OpenAPI"),
+            version or str(info.get("version") or "0.0.0"),
+            **settings,
+        )
+        serve_operations(
+            server,
+            operations(spec),
+            client,
+            route_maps=route_maps,
+            names=names,
+            forward_headers=forward_headers,
+            validate_output=validate_output,
+        )
+        return server
+
+    @classmethod
+    def from_fastapi(
+        cls,
+        app: Any,
+        *,
+        headers: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> Server:
+        """A server of a FastAPI app's operations, called in process (ASGI, no socket).
+
+        The app's own `app.openapi()` document, as `from_openapi` maps it; its dependencies
+        and security run on every call. `headers`: sent with every call (an API key);
+        `options`: those of `from_openapi` (`forward_headers`, `route_maps`, ...).
+        """
+        with needs("openapi", "Server.from_fastapi"):
+            import httpx
+
+        transport = httpx.ASGITransport(app=app)
+        client = httpx.AsyncClient(transport=transport, base_url="http://fastapi", headers=headers)
+        return cls.from_openapi(app.openapi(), client, **options)
 
     # ------------------------------------------------------------------ extensions
 
