@@ -473,8 +473,8 @@ class HttpApp:
     def _authorize(self, principal: Principal | None, routes: list[tuple[str, str | None]]) -> None:
         """403 unless the principal holds every scope these messages (method, name) need."""
         auth = self.options.auth
-        if auth is None or principal is None:
-            return
+        if auth is None or principal is None or not auth.required_scopes:
+            return  # (no scope to check: `needed` would say none)
         needed = auth.needed(routes)
         if not needed <= principal.scopes:
             missing = " ".join(sorted(needed - principal.scopes))
