@@ -147,11 +147,13 @@ class LegacySessions:
     def lookup(self, session_id: str, principal: Principal | None) -> LegacySession:
         """The session, if it exists and belongs to this principal (one of another principal's
         is answered as unknown: 404, telling nothing about it)."""
-        self.expire()
+        now = time.monotonic()
+        if now > self._next_expiry:  # (`expire`'s own check, inline: on every POST)
+            self.expire()
         session = self.sessions.get(session_id)
         if session is None or _subject(session.principal) != _subject(principal):
             raise HttpError(404, ProtocolError(INVALID_REQUEST, "unknown or expired session"))
-        session.last_used = now = time.monotonic()
+        session.last_used = now
         if not session.established:
             session.established = True
             self._next_expiry = min(self._next_expiry, now + self.limits.idle_seconds)
@@ -239,7 +241,15 @@ class LegacySessions:
         refused: list[bytes] = []  # answers made here, for items the session must not see
         ids: list[RequestId] = []
         frames: list[tuple[bytes, Peek]] = []
-        self._read_post(session, body, message, frames, ids, refused)
+        if isinstance(message, list):
+            self._read_batch(session, message, frames, ids, refused)
+        else:
+            error = _in_use(session, message, ids)
+            if error is not None:
+                raise HttpError(400, error)
+            frames.append((body, message))
+            if message.kind == "request" and message.id is not None:
+                ids.append(message.id)
         # An answer past the server's bound: still delivered (its question fails at once with
         # -32602, unread), and this POST refused.
         answer = not batch and message.kind in ("result", "error")
@@ -268,36 +278,27 @@ class LegacySessions:
             else:
                 session.release(ids)
 
-    def _read_post(
+    def _read_batch(
         self,
         session: LegacySession,
-        body: bytes,
-        message: Peek | list[Any],
+        items: list[Any],
         frames: list[tuple[bytes, Peek]],
         ids: list[RequestId],
         refused: list[bytes],
     ) -> None:
-        """Check a POST's message or batch and collect what the session is to see: its frames,
-        the ids of its requests, and the answers made here for items it must not see."""
+        """Check a POST's batch and collect what the session is to see: its frames, the ids of
+        its requests, and the answers made here for items it must not see."""
         codec = session.connection.codec
-        if isinstance(message, list):
-            if codec is None or not codec.batching:
-                reason = "batches are not part of this revision"
-                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
-            if not message:
-                reason = "an empty batch is not valid"
-                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
-            if len(message) > self.limits.max_batch_items:
-                reason = f"a batch holds at most {self.limits.max_batch_items} messages"
-                raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
-            _batch_items(session, codec, message, frames, ids, refused)
-            return
-        error = _in_use(session, message, ids)
-        if error is not None:
-            raise HttpError(400, error)
-        frames.append((body, message))
-        if message.kind == "request" and message.id is not None:
-            ids.append(message.id)
+        if codec is None or not codec.batching:
+            reason = "batches are not part of this revision"
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+        if not items:
+            reason = "an empty batch is not valid"
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+        if len(items) > self.limits.max_batch_items:
+            reason = f"a batch holds at most {self.limits.max_batch_items} messages"
+            raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
+        _batch_items(session, codec, items, frames, ids, refused)
 
     async def get(self, exchange: Exchange) -> None:
         """Serve a session's GET: its stream of server-to-client messages (or a polled answer)."""
