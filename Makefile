@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CODEGEN := $(BIN)/mcp-codegen
 
-.PHONY: generate fetch check lint typecheck test test-fast pytest conformance conformance-proxy bench services wheel clean help
+.PHONY: generate fetch check lint typecheck test test-fast pytest conformance conformance-proxy conformance-same-era bench services wheel clean help
 
 # The types distribution first (packaging/mcp-wire): mcpgen requires it, and it is on no index.
 $(STAMP): pyproject.toml packaging/mcp-wire/pyproject.toml
@@ -56,7 +56,11 @@ conformance-proxy: $(STAMP)
 	$(BIN)/python tests/conformance/run.py --proxy
 	$(BIN)/python tests/conformance/run.py --client-proxy
 
-test: lint check typecheck pytest conformance
+# The server leg through `mcpio proxy` to a target of the same era (nothing excused): about 1 min
+conformance-same-era: $(STAMP)
+	$(BIN)/python tests/conformance/run.py --proxy-same-era
+
+test: lint check typecheck pytest conformance conformance-same-era
 
 bench: fetch services
 	$(BIN)/python bench/codec.py
@@ -115,6 +119,7 @@ help:
 	@echo "make test-fast    pytest -m \"not slow and not peers and not services\" (under 3 min on 2 cores)"
 	@echo "make conformance  the official MCP conformance suite against examples/everything_server.py"
 	@echo "make conformance-proxy  the conformance server leg through mcpio proxy, across eras"
+	@echo "make conformance-same-era  the server leg through mcpio proxy, each era to its own (in make test)"
 	@echo "make test         lint, check, typecheck, pytest, conformance (about 25 min on 2 cores)"
 	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages; bus, task stores"
 	@echo "make wheel        dist/: mcp_wire-<version>-py3-none-any.whl (the types) and mcpgen-<version>-... (mcpio)"

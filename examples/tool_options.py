@@ -6,6 +6,7 @@ import asyncio
 import anyio
 
 from mcpio import Client, Context, Server
+from mcpio.auth import AuthContext, require_scopes
 
 # --8<-- [start:tags]
 server = Server("admin-demo")
@@ -38,6 +39,24 @@ async def unlock(ctx: Context) -> str:
 
 
 # --8<-- [end:session]
+
+
+# --8<-- [start:auth]
+@server.tool(auth=require_scopes("admin"))  # over HTTP: listed and callable with the scope only
+def purge() -> str:
+    return "purged"
+
+
+def weekday_only(ctx: AuthContext) -> bool:  # a check of your own: the caller and the component
+    return ctx.principal is not None and "ops" in ctx.principal.scopes
+
+
+@server.tool(auth=[weekday_only, require_scopes("deploy")])  # every check must pass
+def deploy() -> str:
+    return "deployed"
+
+
+# --8<-- [end:auth]
 
 
 # --8<-- [start:timeout]
@@ -101,9 +120,9 @@ async def main() -> None:
 anyio.run(main)
 
 # Output:
-#   ['add', 'slow', 'status', 'unlock']
-#   ['add', 'reset', 'slow', 'status', 'unlock', 'wipe']
+#   ['add', 'deploy', 'purge', 'slow', 'status', 'unlock']
+#   ['add', 'deploy', 'purge', 'reset', 'slow', 'status', 'unlock', 'wipe']
 #   True Tool 'slow' timed out after 0.5s
 #   6
-#   ['add', 'slow', 'status', 'unlock', 'wipe']
+#   ['add', 'deploy', 'purge', 'slow', 'status', 'unlock', 'wipe']
 #   tool 'ping' is registered already: give it another name, remove the first, or Server(on_duplicate='replace')

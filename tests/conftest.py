@@ -1,6 +1,6 @@
 """The fixtures every test module may ask for: the event loop of async tests, each revision, the
-npm peers, the project's built wheels. Plain helpers and constants are in tests/support/__init__.py (import them from there).
-"""
+npm peers, the project's built wheels. Plain helpers and constants are in tests/support/__init__.py
+(import them from there)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import PEERS, REVISIONS
+from tests.support import PEERS, REALSERVERS, REVISIONS
 from tests.support.cluster import start_redis
 from tests.support.wheels import built_wheels
+
+OIDC = Path(__file__).parent / "oidc"  # the OpenID provider of the OAuth proxy's tests
 
 
 @pytest.fixture(scope="session")
@@ -47,9 +49,9 @@ def revision_name(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def _installed_version(package: str) -> str | None:
+def _installed_version(package: str, directory: Path | None = None) -> str | None:
     try:
-        manifest = PEERS / "node_modules" / package / "package.json"
+        manifest = (directory or PEERS) / "node_modules" / package / "package.json"
         return json.loads(manifest.read_text(encoding="utf-8"))["version"]
     except (OSError, ValueError, KeyError):
         return None
@@ -66,32 +68,57 @@ def _say(config: pytest.Config, line: str) -> None:
 def npm_peers(pytestconfig: pytest.Config) -> Path:
     """tests/peers/node_modules with every package of tests/peers/package.json at its pinned
     version (installed with `npm ci` from the lock file when one differs or is missing)."""
-    pinned: dict[str, str] = json.loads((PEERS / "package.json").read_text(encoding="utf-8"))[
+    return _npm_installed(pytestconfig, PEERS, "npm_peers")
+
+
+@pytest.fixture(scope="session")
+def npm_realservers(pytestconfig: pytest.Config) -> Path:
+    """tests/realservers/node_modules: the published MCP servers of its package.json at their
+    pinned versions (installed with `npm ci` as `npm_peers` are)."""
+    return _npm_installed(pytestconfig, REALSERVERS, "npm_realservers")
+
+
+@pytest.fixture(scope="session")
+def oidc_provider_package(pytestconfig: pytest.Config) -> Path:
+    """tests/oidc with its pinned oidc-provider installed (tests/oidc/provider.mjs runs it)."""
+    _npm_installed(pytestconfig, OIDC, "oidc_provider_package")
+    return OIDC
+
+
+def _npm_installed(config: pytest.Config, directory: Path, fixture: str) -> Path:
+    """`directory`/node_modules with every package of its package.json at the pinned version,
+    installed with `npm ci` from the lock file when one differs or is missing."""
+    pinned: dict[str, str] = json.loads((directory / "package.json").read_text(encoding="utf-8"))[
         "dependencies"
     ]
-    if all(_installed_version(name) == version for name, version in pinned.items()):
-        return PEERS / "node_modules"
+    if all(_installed_version(name, directory) == version for name, version in pinned.items()):
+        return directory / "node_modules"
     npm = shutil.which("npm")
     if npm is None:
-        pytest.fail(f"npm must be on PATH to install the interop peers into {PEERS}")
+        pytest.fail(f"npm must be on PATH to install the npm packages of {directory}")
     _say(
-        pytestconfig,
-        f"npm_peers: installing the npm packages of {PEERS}/package.json and their dependencies"
-        " with `npm ci` (part of the about 270 MB of npm packages `make test` installs)",
+        config,
+        f"{fixture}: installing the npm packages of {directory}/package.json and their"
+        " dependencies with `npm ci` (part of the about 435 MB of npm packages `make test`"
+        " installs)",
     )
     try:
         done = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=PEERS,
+            cwd=directory,
             capture_output=True,
             text=True,
             timeout=600,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"`npm ci` in {PEERS} did not finish within 600 s")
+        pytest.fail(f"`npm ci` in {directory} did not finish within 600 s")
     if done.returncode != 0:
-        pytest.fail(f"`npm ci` in {PEERS} failed (exit {done.returncode}):\n{done.stderr}")
-    wrong = {n: _installed_version(n) for n, v in pinned.items() if _installed_version(n) != v}
+        pytest.fail(f"`npm ci` in {directory} failed (exit {done.returncode}):\n{done.stderr}")
+    wrong = {
+        name: _installed_version(name, directory)
+        for name, version in pinned.items()
+        if _installed_version(name, directory) != version
+    }
     if wrong:
         pytest.fail(f"`npm ci` left other versions than pinned: {wrong}")
-    return PEERS / "node_modules"
+    return directory / "node_modules"

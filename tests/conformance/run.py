@@ -19,6 +19,10 @@ scored scenario FastMCP passes directly must pass through the proxy). The scored
 to a legacy target are `EXCUSED`, each with its reason and its number of failed checks (printed
 on every run); one that fails more checks, passes or no longer runs fails the run.
 
+`--proxy-same-era` (`make conformance-same-era`, part of `make test`): the server leg through
+`mcpio proxy` in front of the fixture server in the requirement set's own era; nothing is
+excused (every scored scenario must pass, as directly).
+
 Client leg: for each revision, the client scenarios its requirement set scores (`conformance
 list --client --requirements <revision>`), the OAuth ones (`auth/...`, our `mcpio.auth._client`)
 included, run one by one against `tests/conformance/client.py` (an `mcpio.Client`):
@@ -98,7 +102,7 @@ def install() -> Path:
     if not (bin_dir / "conformance").exists() or not (bin_dir / "node").exists():
         print(
             f"conformance: installing the npm packages of {HERE}/package.json (the conformance"
-            " suite and Node 22) with `npm ci`: part of the about 270 MB of npm packages"
+            " suite and Node 22) with `npm ci`: part of the about 435 MB of npm packages"
             " `make test` installs",
             file=sys.stderr,
             flush=True,
@@ -235,7 +239,9 @@ def fixture(
     return subprocess.Popen(command, stderr=subprocess.DEVNULL)
 
 
-def server_leg(bin_dir: Path, env: dict[str, str], proxy: bool = False) -> int:
+def server_leg(bin_dir: Path, env: dict[str, str], proxy: str | None = None) -> int:
+    """The server leg at each revision: against the fixture server; with `proxy`, through
+    `mcpio proxy` in front of it, its target in the other era ("other") or the same ("same")."""
     status = 0
     with tempfile.TemporaryDirectory(prefix="mcpio-skills-") as scratch:
         skills_dir = None if proxy else skills.write_fixture(Path(scratch))
@@ -245,18 +251,20 @@ def server_leg(bin_dir: Path, env: dict[str, str], proxy: bool = False) -> int:
 
 
 def server_revision(
-    bin_dir: Path, env: dict[str, str], revision: str, proxy: bool, skills_dir: Path | None
+    bin_dir: Path, env: dict[str, str], revision: str, proxy: str | None, skills_dir: Path | None
 ) -> int:
-    """The server leg at one revision against a fixture server of its own; with `skills_dir`
-    (served by it) the Skills scenarios too."""
+    """The server leg at one revision against a fixture server of its own (`proxy`: see
+    `server_leg`); with `skills_dir` (served by it) the Skills scenarios too. Through a proxy
+    to a target of the same era nothing is excused."""
     status = 0
     port = free_port()
-    server = fixture(port, OTHER_ERA[revision] if proxy else None, skills_dir)
+    target = None if proxy is None else OTHER_ERA[revision] if proxy == "other" else revision
+    server = fixture(port, target, skills_dir)
     try:
         wait_until_listening(port, server)
-        excused = EXCUSED.get(revision, {}) if proxy else {}
-        if proxy:
-            print(f"through mcpio proxy, the fixture server in {OTHER_ERA[revision]}:")
+        excused = EXCUSED.get(revision, {}) if proxy == "other" else {}
+        if target is not None:
+            print(f"through mcpio proxy, the fixture server in {target}:")
         status = server_run(bin_dir, env, port, revision, excused) or status
         if skills_dir is not None:
             started = time.monotonic()
@@ -566,8 +574,10 @@ def main() -> int:
     if "--client-proxy" in sys.argv[1:]:
         return client_proxy_leg(bin_dir, env)
     if "--proxy" in sys.argv[1:]:
-        status = server_leg(bin_dir, env, proxy=True)
+        status = server_leg(bin_dir, env, proxy="other")
         return fastmcp_leg(bin_dir, env) or status
+    if "--proxy-same-era" in sys.argv[1:]:
+        return server_leg(bin_dir, env, proxy="same")
     status = server_leg(bin_dir, env)
     return client_leg(bin_dir, env) or status
 

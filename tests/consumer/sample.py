@@ -46,13 +46,16 @@ from mcpio import (
     ResourceServerAuth,
     Server,
     TokenVerifier,
+    ToolError,
     ToolResult,
     get_context,
     get_http_headers,
 )
+from mcpio.auth import AuthContext, require_scopes, restrict_tag
 from mcpio.client import from_config, proxy_server
 from mcpio.middleware import CallNext
 from mcpio.server import (
+    ArgTransform,
     CallNextTool,
     Extension,
     MethodHandler,
@@ -60,6 +63,8 @@ from mcpio.server import (
     ResourceOptions,
     ToolCall,
     ToolOptions,
+    VisibilityCriteria,
+    forward,
 )
 
 # --- 2026-07-28 (modern): every kind of message, by hand ----------------------------------------
@@ -372,6 +377,43 @@ async def tagged() -> str:
     return "tagged"
 
 
+def ops_only(ctx: AuthContext) -> bool:
+    return ctx.principal is not None and "ops" in ctx.principal.scopes
+
+
+@server.tool(auth=[ops_only, require_scopes("deploy")])
+def deploy() -> str:
+    return "deployed"
+
+
+@server.resource("data://secret", auth=restrict_tag("secret", scopes={"admin"}))
+def secret() -> str:
+    return "s"
+
+
+async def minus_positive(x: int, y: int = 0) -> int:
+    if x < 0:
+        raise ToolError("x must be positive")
+    result = await forward(x=x, y=y)
+    reveal_type(result)  # expect: CallToolResult
+    structured = result.structuredContent
+    value = structured.get("result") if isinstance(structured, dict) else None
+    return value if isinstance(value, int) else 0
+
+
+server.add_transformed_tool(
+    "subtract",
+    name="minus",
+    description="Subtract y from x.",
+    tags={"math"},
+    transform_args={"a": ArgTransform(name="x"), "b": ArgTransform(name="y", default=0)},
+    transform_fn=minus_positive,
+)
+server.add_transformed_tool(
+    "subtract", name="decrement", transform_args={"b": ArgTransform(hide=True, default=1)}
+)
+
+
 @server.resource(
     "docs://{path*}", tags={"docs"}, annotations={"priority": 1.0}, unscreened={"path"}
 )
@@ -398,9 +440,20 @@ def misspelled_registrations() -> None:
     def resource() -> str:
         return ""
 
+    server.disable(tag={"a"})  # pyright: ignore[reportCallIssue]
+
 
 server.disable(tags={"a"}, components={"tool"})
 server.enable(names={"tagged"}, only=True)
+admin: VisibilityCriteria = {"tags": {"admin"}, "components": {"tool", "prompt"}}
+server.disable(**admin)
+
+
+async def focus(ctx: Context) -> None:
+    await ctx.enable_components(only=True, **admin)
+    await ctx.disable_components(names={"tagged"}, version=2)
+
+
 resource_options: ResourceOptions = {"mime_type": "text/plain", "cache": None}
 prompt_options: PromptOptions = {"title": "Greeting"}
 

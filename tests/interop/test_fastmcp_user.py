@@ -642,3 +642,23 @@ async def test_the_catalogue(client: str, era: str, transport: str, request: Any
 
 def test_the_catalogue_is_issue_34_s_size() -> None:
     assert len(CATALOGUE) >= 25
+
+
+@pytest.mark.parametrize("era", [LEGACY, MODERN])
+async def test_fastmcp_s_client_reads_a_wrapped_value_as_the_value(era: str) -> None:
+    """`call_tool`'s `.data`: an `int` answer is the int, a list the list (the wrapped output
+    schema carries FastMCP's marker), a model's object the object's data."""
+    from fastmcp import Client as FastMcpClient
+
+    mode = "legacy" if era == LEGACY else MODERN
+    with anyio.fail_after(DEADLINE):
+        async with FastMcpClient(stdio_target("fastmcp"), mode=mode, timeout=30) as client:
+            tools = {tool.name: tool for tool in await client.list_tools()}
+            assert tools["add"].output_schema["x-fastmcp-wrap-result"] is True  # type: ignore[index]
+            assert "x-fastmcp-wrap-result" not in (tools["forecast"].output_schema or {})
+            added = await client.call_tool("add", {"a": 2, "b": 3})
+            found = await client.call_tool("search_products", {"query": "pen", "max_results": 2})
+            forecast = await client.call_tool("forecast", {"city": "Oslo"})
+    assert added.data == 5
+    assert found.data == ["any:pen:1", "any:pen:2"]
+    assert (forecast.data.city, forecast.data.celsius) == ("Oslo", 21.5)  # an object: as it is

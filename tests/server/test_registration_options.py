@@ -294,6 +294,10 @@ def test_visibility_and_tag_misuse_is_a_type_error_naming_the_fix() -> None:
         server.disable(names="x")
     with pytest.raises(TypeError, match="components are among"):
         server.disable(components={"tools"})
+    with pytest.raises(TypeError, match="disable: no option 'tag': did you mean tags=?"):
+        server.disable(tag={"admin"})  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="enable: no option 'name': did you mean names=?"):
+        server.enable(name={"x"}, only=True)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"tags is a set of strings: tags=\{'admin'\}"):
         server.tool(tags="admin")(lambda: "")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="version is a string or an int"):
@@ -307,7 +311,7 @@ def test_a_misspelled_option_is_a_type_error_suggesting_the_right_one() -> None:
     with pytest.raises(TypeError, match="no option 'mimetype': did you mean mime_type=?"):
         server.resource("a://x", mimetype="text/plain")(lambda: "")  # type: ignore[call-arg]
     with pytest.raises(
-        TypeError, match="prompt 'p': no option 'secure': it takes description, enabled"
+        TypeError, match="prompt 'p': no option 'secure': it takes auth, description, enabled"
     ):
         server.prompt("p", secure=True)(lambda: "")  # type: ignore[call-arg]
 

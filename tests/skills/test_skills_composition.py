@@ -13,7 +13,7 @@ import pytest
 
 from mcpio import Client, McpError, Server
 from mcpio.client._proxy import proxy_server
-from mcpio.client._skills import Skills, SkillVerificationError, extension_request
+from mcpio.client._skills import SkillError, Skills, SkillVerificationError, extension_request
 from tests.support import serve_app
 
 pytestmark = pytest.mark.anyio
@@ -88,8 +88,11 @@ async def test_a_proxy_to_a_server_without_skills_answers_its_error() -> None:
         return text
 
     async with connected(proxy_server(plain), "2026-07-28") as client:
-        with pytest.raises(McpError) as caught:
+        # the proxy offers what its target offers (issue 50): no Skills extension declared
+        with pytest.raises(SkillError, match="does not declare"):
             await Skills(client).list()
+        with pytest.raises(McpError) as caught:  # asked anyway: the target's error
+            await extension_request(client, "skills/list", {})
         assert caught.value.code == -32601
 
 

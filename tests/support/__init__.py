@@ -33,6 +33,9 @@ SHARED = ROOT.parent / "shared"
 MIRROR = SHARED / "mcp-spec" / "schema"
 EXAMPLES = SHARED / "mcp-spec" / "examples"
 PEERS = ROOT / "tests" / "peers"
+REALSERVERS = (
+    ROOT / "tests" / "realservers"
+)  # published MCP servers (tests/interop/test_real_servers.py)
 PROJECT = Project(ROOT)
 REVISIONS = tuple(PROJECT.pins())
 STARTUP_SECONDS = 10.0  # the bound on a uvicorn of `serve_app` starting to accept connections

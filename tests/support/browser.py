@@ -137,6 +137,15 @@ class Tab:
         await asyncio.wait_for(self._loaded.wait(), TIMEOUT)
         await asyncio.sleep(settle)
 
+    async def submit(self, expression: str, settle: float = 0.2) -> None:
+        """Evaluate `expression`, which submits a form or follows a link, and wait for the
+        next page's load event (and `settle` seconds more)."""
+        self.errors = []
+        self._loaded.clear()
+        await self.eval(expression)
+        await asyncio.wait_for(self._loaded.wait(), TIMEOUT)
+        await asyncio.sleep(settle)
+
     async def eval(self, expression: str) -> Any:
         """The value of a JavaScript expression (JSON-serialisable), awaited if a promise."""
         result = await self.send(

@@ -14,7 +14,7 @@ import copy
 import logging
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -34,7 +34,7 @@ from mcp_wire_runtime.errors import (
 from mcpio._core.elicitation import Accepted, Cancelled, Declined, answer_of, form_of
 from mcpio._core.jsonrpc import plain
 from mcpio._core.schema_check import violation
-from mcpio._core.visibility import change_session, rules
+from mcpio._core.visibility import Outer, change_session, rules
 from mcpio.latest import MISSING_CAPABILITY
 from mcpio.latest import REVISION as PUBLIC_REVISION
 from mcpio.latest import public as pub
@@ -42,7 +42,7 @@ from mcpio.latest import public as pub
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from mcpio._core.options import SamplingOptions
+    from mcpio._core.options import SamplingOptions, VisibilityCriteria
     from mcpio._core.principal import Principal
 
 log = logging.getLogger("mcpio")
@@ -306,6 +306,11 @@ class Context:
     _questions = 0  # the questions asked so far
     # Tasks: set by the engine for a deferred one (`on_become_task`).
     _become_task: Callable[[], Awaitable[None]] | None = None
+    # A mounted server's request: the servers it is mounted in, whose rules hide its components
+    # too (`mcpio._core.visibility.Outer`, the innermost first).
+    _mounted_in: tuple[Outer, ...] = ()
+    # A transformed tool's call of its source: every component is seen (`enable`/`disable` aside).
+    _sees_all = False
 
     def __init__(
         self,
@@ -790,13 +795,7 @@ class Context:
         return result
 
     async def enable_components(
-        self,
-        *,
-        names: Collection[str] | None = None,
-        tags: Collection[str] | None = None,
-        version: str | int | None = None,
-        components: Collection[str] | None = None,
-        only: bool = False,
+        self, *, only: bool = False, **criteria: Unpack[VisibilityCriteria]
     ) -> None:
         """Show matching components to this legacy session alone, after the server's rules.
 
@@ -804,35 +803,19 @@ class Context:
         changed. `RuntimeError` on 2026-07-28, which has no sessions.
 
         Args:
-            names: Names, or a resource's URI or a template's URI template.
-            tags: Tags (one is enough).
-            version: A version (`version=` of the decorators).
-            components: Kinds: "tool", "resource", "template", "prompt".
             only: Show these alone.
+            **criteria: What to match (`VisibilityCriteria`): `names`, `tags`, `version`,
+                `components`, as `Server.enable`'s.
         """
-        made = rules(
-            True, names=names, tags=tags, version=version, components=components, only=only
-        )
-        await change_session(self.state, self.modern, self._notify, made)
+        await change_session(self.state, self.modern, self._notify, rules(True, criteria, only))
 
-    async def disable_components(
-        self,
-        *,
-        names: Collection[str] | None = None,
-        tags: Collection[str] | None = None,
-        version: str | int | None = None,
-        components: Collection[str] | None = None,
-    ) -> None:
+    async def disable_components(self, **criteria: Unpack[VisibilityCriteria]) -> None:
         """Hide matching components from this legacy session alone (see `enable_components`).
 
         Args:
-            names: Names, or a resource's URI or a template's URI template.
-            tags: Tags (one is enough).
-            version: A version (`version=` of the decorators).
-            components: Kinds: "tool", "resource", "template", "prompt".
+            **criteria: What to match (`VisibilityCriteria`, as `Server.disable`'s).
         """
-        made = rules(False, names=names, tags=tags, version=version, components=components)
-        await change_session(self.state, self.modern, self._notify, made)
+        await change_session(self.state, self.modern, self._notify, rules(False, criteria))
 
     async def reset_visibility(self) -> None:
         """Drop this legacy session's own rules (`enable_components`): the server's alone apply."""

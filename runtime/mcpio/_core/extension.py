@@ -2,7 +2,8 @@
 
 An `Extension` names itself (its identifier, the key of `capabilities.extensions`), declares its
 settings, adds methods (answered in either era, read with its own codec where it has a schema),
-and may hook the request path at fixed points: when a request's context is made, around a
+may change what the server offers (`offer`: a proxy offers its target's), and may hook the
+request path at fixed points: when a request's context is made, around a
 `tools/call`, over the `tools/list` listing, over a legacy result before it is written, over a
 `subscriptions/listen` request, and a lifespan while the server runs. Tasks, Skills and Apps
 are extensions; a user writes a fourth the same way (docs/servers/extensions.md).
@@ -33,6 +34,10 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from mcp_wire_runtime.codec import Codec
+
+#: (header name, property path) of each `x-mcp-header` annotation of a tool's input schema (the
+#: transports' `ParamHeaders`).
+ToolParamHeaders = tuple[tuple[str, tuple[str, ...]], ...]
 
 #: The next step of a `tools/call` (the next extension's hook, then the tool itself).
 CallNextTool = Callable[["ToolCall"], Awaitable[Any]]
@@ -109,6 +114,30 @@ class Extension:
 
     def settings(self) -> Mapping[str, Any] | None:
         """The settings the server declares for the extension (None: not declared now)."""
+        return None
+
+    def offer(self, capabilities: dict[str, Any]) -> None:
+        """Edit what the server offers, in every revision.
+
+        It runs before extensions declare themselves (`declare`). `capabilities` is plain data in the public (2026-07-28) shape, made from what the server
+        has registered; edit it in place. A proxy offers its target's; a server with mounted
+        servers, theirs too.
+        """
+
+    async def prepare(self, ctx: Context) -> None:
+        """Wait, if needed, until what the extension offers is known.
+
+        Called before the server answers a request that reads what it offers (`initialize`,
+        `server/discover`, `subscriptions/listen`): an extension that learns it asynchronously
+        (a proxy, from its target) waits for it here.
+        """
+
+    def param_headers(self, tool: str) -> ToolParamHeaders | None:
+        """Return the `Mcp-Param-*` headers a 2026-07-28 HTTP call of `tool` must carry.
+
+        For a tool the extension answers but the server has not registered (None: not the
+        extension's; a proxy knows its target's tools as last listed).
+        """
         return None
 
     def declare(self, capabilities: dict[str, Any], revision: str) -> None:
@@ -298,6 +327,24 @@ class Extensions:
             capabilities["extensions"] = declared
         for extension in speaking:
             extension.declare(capabilities, revision)
+
+    def offer(self, capabilities: dict[str, Any]) -> None:
+        """Every extension's `offer`, in the order they were added."""
+        for extension in self.hooked("offer"):
+            extension.offer(capabilities)
+
+    async def prepare(self, ctx: Context) -> None:
+        """Every extension's `prepare`."""
+        for extension in self.hooked("prepare"):
+            await extension.prepare(ctx)
+
+    def param_headers(self, tool: str) -> ToolParamHeaders | None:
+        """The first extension's `param_headers` that knows `tool` (None: none does)."""
+        for extension in self.hooked("param_headers"):
+            found = extension.param_headers(tool)
+            if found is not None:
+                return found
+        return None
 
     def settings(self) -> dict[str, Any]:
         """The declared settings of every extension, by identifier."""

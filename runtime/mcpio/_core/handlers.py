@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import collections.abc
-import difflib
 import functools
 import inspect
 import json
@@ -23,12 +22,13 @@ from pydantic_core import to_json
 
 from mcp_wire_runtime.codec import validator
 from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
+from mcpio._core.authorization import checks_of
 from mcpio._core.content import CONTENT_BLOCKS, content_block, media_block
 from mcpio._core.dependencies import Dependency, resolving
 from mcpio._core.docstrings import Docstring, parse
 from mcpio._core.hints import CacheHint
 from mcpio._core.jsonrpc import plain
-from mcpio._core.options import PromptOptions, ResourceOptions, ToolOptions
+from mcpio._core.options import PromptOptions, ResourceOptions, ToolOptions, check_names
 from mcpio._core.path_screen import unsafe_path
 from mcpio._core.results import Message, ToolResult
 from mcpio._core.structured import Output, output_of
@@ -354,11 +354,8 @@ def check_shared_options(what: str, options: Mapping[str, Any], known: type) -> 
     """A component's options, checked as it is registered: each one of `known` (a TypedDict),
     and those every component takes (`tags`, `version`) well written; else `TypeError` saying
     how to write them."""
-    names = known.__optional_keys__ | known.__required_keys__  # type: ignore[attr-defined]
-    for option in options.keys() - names:
-        close = difflib.get_close_matches(option, names, n=1)
-        hint = f"did you mean {close[0]}=?" if close else f"it takes {', '.join(sorted(names))}"
-        raise TypeError(f"{what}: no option {option!r}: {hint}")
+    check_names(what, options, known)
+    checks_of(what, options.get("auth"))
     tags = options.get("tags")
     if isinstance(tags, str):
         raise TypeError(f"{what}: tags is a set of strings: tags={{{tags!r}}}, not tags={tags!r}")

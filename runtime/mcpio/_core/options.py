@@ -6,10 +6,12 @@ reaches; tests/test_consumer_typing.py keeps the two the same. The HTTP host's a
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:
+    from mcpio._core.authorization import AuthCheck
     from mcpio._core.hints import CacheHint
     from mcpio._core.principal import Principal
 
@@ -34,6 +36,8 @@ class ToolOptions(TypedDict, total=False):
         timeout: Seconds a call may run; beyond them the call is a failed result.
         version: Its version: several of one name are served, the highest by default.
         enabled: False: hidden and uncallable until `Server.enable` names it.
+        auth: Who may see and call it: a check (`require_scopes("admin")`) or a list of them,
+            all to pass (`mcpio._core.authorization`).
     """
 
     title: str | None
@@ -52,6 +56,7 @@ class ToolOptions(TypedDict, total=False):
     timeout: float | None
     version: str | int | None
     enabled: bool
+    auth: AuthCheck | Sequence[AuthCheck] | None
 
 
 class ResourceOptions(TypedDict, total=False):
@@ -72,6 +77,7 @@ class ResourceOptions(TypedDict, total=False):
         tags: Its tags, for `Server.enable`/`disable`.
         version: Its version: several at one URI are served, the highest by default.
         enabled: False: hidden and unreadable until `Server.enable` names it.
+        auth: Who may see and read it: a check or a list of them (as a tool's).
         unscreened: Template parameters whose values may hold `..`, an absolute path or NUL
             (every other one's value is refused with them: `mcpio._core.path_screen`).
     """
@@ -88,6 +94,7 @@ class ResourceOptions(TypedDict, total=False):
     tags: Collection[str] | None
     version: str | int | None
     enabled: bool
+    auth: AuthCheck | Sequence[AuthCheck] | None
     unscreened: Collection[str]
 
 
@@ -103,6 +110,7 @@ class PromptOptions(TypedDict, total=False):
         tags: Its tags, for `Server.enable`/`disable`.
         version: Its version: several of one name are served, the highest by default.
         enabled: False: hidden until `Server.enable` names it.
+        auth: Who may see and get it: a check or a list of them (as a tool's).
     """
 
     title: str | None
@@ -113,6 +121,25 @@ class PromptOptions(TypedDict, total=False):
     tags: Collection[str] | None
     version: str | int | None
     enabled: bool
+    auth: AuthCheck | Sequence[AuthCheck] | None
+
+
+class VisibilityCriteria(TypedDict, total=False):
+    """What `Server.enable`/`disable` and the session's `ctx.enable_components` match.
+
+    A component matches when it meets every criterion given.
+
+    Attributes:
+        names: Names, or a resource's URI or a template's URI template.
+        tags: Tags (one is enough).
+        version: A version (`version=` of the decorators).
+        components: Kinds: "tool", "resource", "template", "prompt".
+    """
+
+    names: Collection[str] | None
+    tags: Collection[str] | None
+    version: str | int | None
+    components: Collection[str] | None
 
 
 class ConnectionOptions(TypedDict, total=False):
@@ -137,3 +164,13 @@ class SamplingOptions(TypedDict, total=False):
     metadata: dict[str, Any]
     tools: Sequence[Any]
     toolChoice: Any
+
+
+def check_names(what: str, given: Mapping[str, Any], known: type) -> None:
+    """`TypeError` for an option `known` (a TypedDict) does not name, suggesting the closest
+    one: `Unpack` makes a misspelling a type error in checked code, this one everywhere."""
+    names = known.__optional_keys__ | known.__required_keys__  # type: ignore[attr-defined]
+    for option in given.keys() - names:
+        close = difflib.get_close_matches(option, names, n=1)
+        hint = f"did you mean {close[0]}=?" if close else f"it takes {', '.join(sorted(names))}"
+        raise TypeError(f"{what}: no option {option!r}: {hint}")

@@ -1,14 +1,16 @@
 """Structured tool output: the `outputSchema` a tool's return annotation implies, its values
 checked and written as `structuredContent` (server), and read back typed (client).
 
-The rules are the official Python SDK's, so a tool declares the same schema on either:
+The rules are the official Python SDK's, so a tool declares the same schema on either (but
+for FastMCP's marker on a wrapped one):
 
 - a Pydantic model, a TypedDict or a dataclass: that object's schema, the value as it is;
 - `dict[str, X]`: an object whose values are X;
 - any other JSON-typed value (`str`, `int`, `float`, `bool`, `None`, `list[...]`,
   `tuple[...]`, unions, dicts with keys that are not `str`): wrapped as `{"result": value}`,
   the schema `{"type": "object", "properties": {"result": ...}, "required": ["result"]}`
-  (titled `<tool>Output`);
+  (titled `<tool>Output`), marked `"x-fastmcp-wrap-result": true` as FastMCP marks it (its
+  client then reads the value, not the wrapper);
 - no annotation, `Any`, a bare `dict` or `list`, a `CallToolResult` or `ToolResult`, content
   blocks (alone, in a list or in a union), or a type Pydantic cannot describe: no `outputSchema`.
 """
@@ -33,6 +35,8 @@ from mcpio._core.errors import InvalidOutput, ToolError
 from mcpio._core.results import ToolResult
 from mcpio.latest import public as pub
 
+#: The member FastMCP's wrapped output schemas carry: its client unwraps `{"result": ...}` then.
+WRAP_MARKER = "x-fastmcp-wrap-result"
 _PRIMITIVES = (str, int, float, bool, type(None))
 _NOT_DATA = (
     bytes,  # binary content: an embedded file (mcpio._core.content)
@@ -113,6 +117,8 @@ def output_of(annotation: Any, name: str) -> Output | None:
         return None
     if origin is dict:
         schema.setdefault("title", f"{name}DictOutput")
+    if wrapped:
+        schema[WRAP_MARKER] = True
     return Output(adapter, schema, wrapped)
 
 

@@ -11,16 +11,25 @@ and answers as unknown. Of several versions of one component the highest visible
 (see `version_key`), or the one a request names in `_meta.fastmcp.version` (FastMCP's
 client does); each version is listed with `_meta.fastmcp.version` and `versions`, as FastMCP
 lists them.
+
+A mounted server's components answer to the rules of every server it is mounted in too (each
+server's own, under the names it offers them by: `Outer`), the session's rules applied at the
+outermost one, where the session is: what a mounted server hides stays hidden, a parent's rules
+may hide more.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Literal
 
+from mcpio._core.authorization import permitted
 from mcpio._core.hub import LIST_CHANGED
+from mcpio._core.options import VisibilityCriteria, check_names
+from mcpio._core.principal import Principal
 
 Kind = Literal["tool", "resource", "template", "prompt"]
 KINDS: frozenset[str] = frozenset(("tool", "resource", "template", "prompt"))
@@ -60,22 +69,16 @@ class Rule:
         return self.tags is None or not self.tags.isdisjoint(tags_of(entry))
 
 
-def rules(
-    enabled: bool,
-    *,
-    names: Collection[str] | None,
-    tags: Collection[str] | None,
-    version: str | int | None,
-    components: Collection[str] | None,
-    only: bool = False,
-) -> list[Rule]:
+def rules(enabled: bool, criteria: VisibilityCriteria, only: bool = False) -> list[Rule]:
     """The rules one `enable`/`disable` call adds; `TypeError` naming the fix for a misuse."""
+    check_names("enable" if enabled else "disable", criteria, VisibilityCriteria)
+    version = criteria.get("version")
     made = Rule(
         enabled,
-        _names("names", names),
-        _names("tags", tags),
+        _names("names", criteria.get("names")),
+        _names("tags", criteria.get("tags")),
         None if version is None else str(version),
-        _names("components", components),
+        _names("components", criteria.get("components")),
     )
     if made.components is not None and not made.components <= KINDS:
         unknown = ", ".join(sorted(made.components - KINDS))
@@ -145,6 +148,66 @@ def visible(kind: str, entry: Any, server: Iterable[Rule], session: Iterable[Rul
             if rule.matches(kind, entry):
                 shown = rule.enabled
     return shown
+
+
+@dataclass(frozen=True)
+class Outer:
+    """A server another is mounted in: its rules, and how it names the mounted one's
+    components (a tool's or prompt's name; a resource's URI or a template's)."""
+
+    rules: Sequence[Rule]
+    name: Callable[[str], str]
+    uri: Callable[[str], str]
+
+    def view(self, kind: str, entry: Any) -> Any:
+        """`entry` as the rules of this server see it: its identifiers renamed, its tags and
+        version kept, shown unless they hide it (its own `enabled=False` was the mounted
+        server's to apply)."""
+        definition = entry.definition
+        seen = SimpleNamespace(
+            name=definition.name,
+            uri=getattr(definition, "uri", None),
+            uriTemplate=getattr(definition, "uriTemplate", None),
+        )
+        if kind in ("tool", "prompt"):
+            seen.name = self.name(seen.name)
+        elif kind == "resource":
+            seen.uri = self.uri(str(seen.uri))
+        else:
+            seen.uriTemplate = self.uri(str(seen.uriTemplate))
+        options = {k: v for k, v in entry.options.items() if k != "enabled"}
+        return SimpleNamespace(definition=seen, options=options)
+
+
+@dataclass(frozen=True)
+class Sight:
+    """What a request sees by: the server's rules, its session's, and those of the servers it
+    is mounted in (`outer`, the innermost first)."""
+
+    server: Sequence[Rule]
+    session: Sequence[Rule]
+    outer: Sequence[Outer] = ()
+    caller: Principal | None = None
+    judged: bool = False  # whether `auth=` checks run (a caller to judge: see there)
+    ruled: bool = True  # False: the rules aside (a transformed tool's call of its source)
+
+    def shows(self, kind: str, entry: Any) -> bool:
+        """Whether `entry` is shown: its `auth=` checks pass, and the server's rules, then each
+        outer one's, leave it visible."""
+        if self.judged and not permitted(entry, self.caller):
+            return False
+        if not self.ruled:
+            return True
+        session = () if self.outer else self.session
+        if not visible(kind, entry, self.server, session):
+            return False
+        seen = entry
+        for depth, outer in enumerate(self.outer, 1):
+            seen = outer.view(kind, seen)
+            session = self.session if depth == len(self.outer) else ()
+            if not visible(kind, seen, outer.rules, session):
+                return False
+        return True
 
 
 def session_rules(state: Mapping[str, Any] | None) -> list[Rule]:

@@ -57,7 +57,6 @@ small, and the MCP-specific discovery is most of the work.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import logging
 import os
@@ -76,6 +75,7 @@ import httpx
 from mcpio._core.errors import AuthError
 from mcpio._core.extras import needs
 from mcpio.auth._dpop import ALGORITHMS, DpopKey
+from mcpio.auth._pkce import pkce_pair, s256
 from mcpio.auth._wellknown import issuer_metadata_urls, resource_metadata_urls
 
 log = logging.getLogger("mcpio")
@@ -89,21 +89,6 @@ ID_JAG_TYPE = "urn:ietf:params:oauth:token-type:id-jag"
 GRANTS = ("authorization_code", "client_credentials", "jwt_bearer", "id_jag")
 REFRESH_MARGIN = 30.0  # seconds before expiry a token is refreshed
 _AUTH_PARAM = re.compile(r'([A-Za-z0-9_\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
-
-
-# ---------------------------------------------------------------------- PKCE
-
-
-def pkce_pair() -> tuple[str, str]:
-    """A PKCE code verifier (43 characters of base64url, 256 bits) and its S256 challenge."""
-    verifier = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode("ascii")
-    return verifier, s256(verifier)
-
-
-def s256(verifier: str) -> str:
-    """BASE64URL(SHA256(verifier)) without padding (RFC 7636 4.2)."""
-    digest = hashlib.sha256(verifier.encode("ascii")).digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
 # ---------------------------------------------------------------------- challenges

@@ -40,8 +40,8 @@ from mcpio.auth._bearer import BearerToken
 from mcpio.auth._browser import browser_oauth
 from mcpio.client._connect import checked_target, negotiate, open_transport, principal, server_key
 from mcpio.client._entries import configured
+from mcpio.client._frames import DECLARING, RequestFrames, with_tasks
 from mcpio.client._frames import LOG_LEVEL_KEY as LOG_LEVEL_KEY  # (named here too)
-from mcpio.client._frames import RequestFrames, with_tasks
 from mcpio.client._inputs import (
     Callbacks,
     Elicitation,
@@ -197,6 +197,36 @@ class Client:
         self._tools_listed = False  # (a tool's x-mcp-header params are learned from the list)
         self._task_tools = TaskTools(self.task_request)  # 2025-11-25: tools' taskSupport
 
+    def like(self, **callbacks: Any) -> Client:
+        """Return a new, unconnected client of the same server with the same settings.
+
+        It has this one's mode, info, timeouts, process options, credentials, headers, tasks,
+        cache, apps and log level, and `callbacks` (`elicitation`, `sampling`, `roots`,
+        `on_log`, `on_notice`, ...) in place of this one's. This client is left as it is (a
+        proxy connects such copies).
+        """
+        made = Client(
+            self._target,
+            mode=self.mode,
+            name=self.info.name,
+            version=self.info.version,
+            timeout=self.timeout,
+            probe_timeout=self.probe_timeout,
+            **self._spawn,
+            auth=self._auth,
+            headers=self._headers or None,
+            http=self._http,
+            tasks=self.tasks,
+            cache=self.cache if self.cache is not None else False,
+            apps=self.apps,
+            **callbacks,
+        )
+        made._basic = self._basic  # the URL's credentials, kept apart from the target
+        made.log_level = self.log_level
+        if "tracing" in vars(self):
+            made.tracing = self.tracing
+        return made
+
     # ------------------------------------------------------------------ connecting
 
     @property
@@ -296,8 +326,11 @@ class Client:
         """What a modern request's `_meta` envelope says of this client (nothing, legacy)."""
         if codec.era != "modern":
             return {}
+        declaring = DECLARING.get()  # (a proxy's: its own client's)
         return {
-            "client_capabilities": self.capabilities(True, codec.revision),
+            "client_capabilities": (
+                self.capabilities(True, codec.revision) if declaring is None else declaring
+            ),
             "client_info": self.info,
             "protocol_version": codec.revision,
         }

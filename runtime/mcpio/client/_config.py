@@ -25,7 +25,10 @@ def from_config(config: str | PathLike[str] | Mapping[str, Any], **options: Any)
     its name (`weather_forecast`, `data://weather/...`) on one in-process server that the client
     talks to. A stdio server gets the allow-listed part of this process's environment and its
     entry's `env` (`mcpio.transports.stdio.server_environment`). `Client(config)` does the same
-    for a mapping.
+    for a mapping. A server without a feature (no resources, no prompts) is left out of that
+    listing; one that fails (its command does not start) is logged as a warning by name and
+    left out until it answers, the others serving (`Server.unavailable` of
+    `proxy_server(config)`, served with `Client(server)`, says which).
 
     Args:
         config: The configuration: a mapping, or a JSON file's path. Its `mcpServers` (VS

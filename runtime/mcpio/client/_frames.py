@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 import pydantic_core
@@ -16,6 +17,9 @@ from mcpio._core.protocol_rules import TASKS_EXTENSION
 from mcpio.latest import REVISION as PUBLIC_REVISION
 
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+#: The client capabilities the 2026-07-28 requests sent from this task declare in place of the
+#: client's own (a proxy: those of the client whose request it forwards); None: the client's.
+DECLARING: ContextVar[dict[str, Any] | None] = ContextVar("mcpio_declaring", default=None)
 
 
 class RequestFrames:
@@ -76,7 +80,8 @@ class RequestFrames:
         name = data.get("name")
         arguments = data.get("arguments")
         if (
-            type(name) is not str
+            DECLARING.get() is not None  # (the envelope of another client's capabilities)
+            or type(name) is not str
             or len(data) > (2 if "arguments" in data else 1)
             or not (arguments is None or (type(arguments) is dict and json_plain(arguments)))
             or not (codec.era == "legacy" or codec.revision == PUBLIC_REVISION)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,9 @@ from mcpio.client._targets import root_of
 from mcpio.latest import public as pub
 
 log = logging.getLogger("mcpio")
+#: The `inputRequests` key of the 2026-07-28 question a callback is answering (None: a legacy
+#: server's request); a proxy asks its own client under the same key.
+ANSWERING: ContextVar[str | None] = ContextVar("mcpio_answering", default=None)
 
 Elicitation = Callable[[Any], Awaitable[pub.ElicitResult | Mapping[str, Any]]]
 ElicitationUrl = Callable[[ElicitUrl], Awaitable[pub.ElicitResult | Mapping[str, Any]]]
@@ -89,6 +93,7 @@ async def answer_all(callbacks: Callbacks, requests: Mapping[str, Any]) -> dict[
     answers: dict[str, Any] = {}
 
     async def one(key: str, request: Any) -> None:
+        ANSWERING.set(key)  # (this task's own)
         answers[key] = plain(await answer(callbacks, request.method, request.params))
 
     async with anyio.create_task_group() as tasks:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -32,15 +33,16 @@ from typing import Any, cast
 from mcp_wire_runtime.errors import INVALID_PARAMS, ProtocolError
 from mcpio._core.context import Context, InputRequired, Question, RetriedInputs
 from mcpio._core.errors import ConnectionClosed, McpError
+from mcpio._core.extension import Extension
 from mcpio._core.hub import LIST_CHANGED, RESOURCE_UPDATED
 from mcpio._core.jsonrpc import plain
 from mcpio._core.options import ToolOptions
 from mcpio.client._client import Client, Notice
 from mcpio.client._entries import entry_options, is_config, servers_of
+from mcpio.client._frames import DECLARING
 from mcpio.client._skills import extension_request
 from mcpio.client._upstream import Forwarded, Lane, Upstream, gone
 from mcpio.latest import MISSING_CAPABILITY
-from mcpio.latest import public as pub
 from mcpio.server._server import Server
 from mcpio.skills._format import EXTENSION as SKILLS_EXTENSION
 from mcpio.tasks._client import TaskHandle
@@ -76,7 +78,7 @@ def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Clie
         target = options.pop("target")
     if isinstance(target, Client):
         given = target
-        return lambda callbacks: _like(given, callbacks)
+        return lambda callbacks: given.like(**callbacks)
     if not isinstance(target, str | Sequence | Server):
         raise ValueError(f"cannot proxy {target!r}: give a URL, a command, a Client or an entry")
 
@@ -88,39 +90,16 @@ def client_maker(target: Any, **options: Any) -> Callable[[dict[str, Any]], Clie
     return made
 
 
-def _like(given: Client, callbacks: dict[str, Any]) -> Client:
-    """A new client with `given`'s target and settings and the proxy's `callbacks`: the user's
-    client is neither entered nor changed (it may be used on its own, before or after)."""
-    own = vars(given)
-    made = Client(
-        own["_target"],
-        mode=given.mode,
-        name=given.info.name,
-        version=given.info.version,
-        timeout=given.timeout,
-        probe_timeout=given.probe_timeout,
-        **own["_spawn"],
-        auth=own["_auth"],
-        headers=own["_headers"] or None,
-        http=own["_http"],
-        tasks=given.tasks,
-        cache=given.cache if given.cache is not None else False,
-        apps=given.apps,
-        **callbacks,
-    )
-    made._basic = own["_basic"]  # the target URL's credentials, kept apart from `_target`
-    made.log_level = given.log_level
-    if "tracing" in own:
-        made.tracing = given.tracing
-    return made
-
-
 class Pending:
     """A call to the target waiting for a 2026-07-28 downstream client's next round."""
 
-    def __init__(self, owner: str | None) -> None:
+    def __init__(self, owner: str | None, asks: bool = True, request: str = "") -> None:
         self.id = secrets.token_hex(12)  # no "-": keys split on it
         self.owner = owner
+        self.request = request  # the request it serves, as JSON (its retries are the same)
+        self.keys: dict[str, int] = {}  # each question's round key (a target's own, kept)
+        self.asks = asks  # whether its request may ask the client (tools/call, prompts/get, ...)
+        self.aside: set[int] = set()  # the questions asked that are not the call's own
         self.events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.answers: dict[int, asyncio.Future[Any]] = {}
         self.ctx: Context | None = None
@@ -136,6 +115,14 @@ class Pending:
     def key(self, n: int) -> str:
         """The input key of the `n`th question asked during this call."""
         return f"proxy-{self.id}-{n}"
+
+    async def ask_aside(self, question: Forwarded) -> Any | None:
+        """A question of the target's own, asked in this call's next round (the same client),
+        its refusal not this call's; None where the request may not ask (a listing)."""
+        if not self.asks:
+            return None
+        self.aside.add(len(self.answers))
+        return await self.ask(question)
 
     async def ask(self, question: Forwarded) -> Any:
         """Ask the real client a question the target asked, and wait for the answer."""
@@ -191,6 +178,13 @@ class Direct:
             if k != key and not other.done():
                 other.set_result(answers[k])
         return answers[key]
+
+    async def ask_aside(self, question: Forwarded) -> Any | None:
+        """A question of the target's own, asked through this legacy call's session (the same
+        client), its refusal not this call's; None in a task or a 2026-07-28 request."""
+        if self.ctx.modern or self._together:
+            return None
+        return (await self.ctx.ask({"proxy-aside": cast(Question, question)}))["proxy-aside"]
 
     async def _asked(self, questions: dict[str, Forwarded]) -> dict[str, Any]:
         try:
@@ -312,7 +306,9 @@ class Proxy:
 
     async def lane(self, ctx: Context) -> Lane:
         """The connection to the target that serves `ctx`'s client (see `lane_key`)."""
-        return await self.upstream.lane(lane_key(ctx))
+        lane = await self.upstream.lane(lane_key(ctx))
+        lane.roots_declared = ctx.client_capabilities.roots is not None
+        return lane
 
     async def forward(
         self, ctx: Context, method: str, params: Any, task: bool = False, lane: Lane | None = None
@@ -323,7 +319,14 @@ class Proxy:
         lane = lane or await self.lane(ctx)
         inputs = ctx._inputs  # pyright: ignore[reportPrivateUsage]
         if isinstance(inputs, RetriedInputs):
-            return await self._rounds(ctx, lane, inputs, method, data, task)
+            # a 2026-07-28 target sees this client's capabilities (a question it cannot
+            # answer is then the target's -32021, as without the proxy)
+            caps = ctx.client_capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+            declaring = DECLARING.set(caps)
+            try:
+                return await self._rounds(ctx, lane, inputs, method, data, task)
+            finally:
+                DECLARING.reset(declaring)
         direct = Direct(ctx)
         done = lane.asking(direct)
         try:
@@ -369,9 +372,10 @@ class Proxy:
         the round's answers, until its next question (an `input_required` round) or its end."""
         self._expire()
         owner = ctx.principal.subject if ctx.principal is not None else None
-        pending = self._resumed(inputs.answers, owner)
+        request = json.dumps([method, data], sort_keys=True, default=str)
+        pending = self._resumed(inputs.answers, owner, request)
         if pending is None:
-            pending = Pending(owner)
+            pending = Pending(owner, ctx.codec.methods[method].input_required, request)
             self.pending[pending.id] = pending
             running = self._run(lane, pending, method, data, task)
             pending.task = asyncio.get_running_loop().create_task(running)
@@ -393,11 +397,13 @@ class Proxy:
                 return value
             asked = dict([value, *await _more_asks(pending)])  # asked at once: one round
             try:
-                await ctx.ask({pending.key(n): cast(Question, q) for n, q in asked.items()})
+                keyed = {self._round_key(pending, n, q.key): q for n, q in asked.items()}
+                await ctx.ask({key: cast(Question, q) for key, q in keyed.items()})
             except InputRequired:
                 raise
             except ProtocolError as exc:  # the downstream client cannot answer them
-                pending.refused = pending.refused or exc
+                if not set(asked) <= pending.aside:  # (an aside's refusal is the target's only)
+                    pending.refused = pending.refused or exc
                 for n in asked:
                     pending.answers[n].set_exception(exc)
 
@@ -414,17 +420,45 @@ class Proxy:
         finally:
             done()
 
-    def _resumed(self, answers: Mapping[str, Any], owner: str | None) -> Pending | None:
-        """The call the round's answers belong to, given them (None: a new call)."""
+    def _round_key(self, pending: Pending, n: int, wanted: str | None) -> str:
+        """The round key of `pending`'s `n`th question: the target's own (`wanted`, a
+        2026-07-28 target's), unless another waiting call of the same request and client has
+        it or this call used it already; else the proxy's (`Pending.key`)."""
+        taken = (
+            wanted is None
+            or wanted.startswith("proxy-")
+            or wanted in pending.keys
+            or any(wanted in other.keys for other in self._alike(pending.owner, pending.request))
+        )
+        key = pending.key(n) if taken else cast(str, wanted)
+        pending.keys[key] = n
+        return key
+
+    def _alike(self, owner: str | None, request: str) -> list[Pending]:
+        """The waiting calls of `owner` serving `request`."""
+        return [p for p in self.pending.values() if p.owner == owner and p.request == request]
+
+    def _resumed(
+        self, answers: Mapping[str, Any], owner: str | None, request: str
+    ) -> Pending | None:
+        """The call the round's answers belong to, given them (None: a new call): named by a
+        proxy key, else by a target's key one waiting call of this request has."""
         found: Pending | None = None
         for key, answer in answers.items():
             parts = key.split("-")
             if len(parts) != 3 or parts[0] != "proxy":
-                continue
-            pending = self.pending.get(parts[1])
-            if pending is None or pending.owner != owner:
-                raise ProtocolError(INVALID_PARAMS, f"inputResponses.{key}: no such question here")
-            future = pending.answers.get(int(parts[2])) if parts[2].isdigit() else None
+                owning = [p for p in self._alike(owner, request) if key in p.keys]
+                if len(owning) != 1:
+                    continue
+                pending, n = owning[0], owning[0].keys[key]
+            else:
+                pending = self.pending.get(parts[1])
+                if pending is None or pending.owner != owner:
+                    raise ProtocolError(
+                        INVALID_PARAMS, f"inputResponses.{key}: no such question here"
+                    )
+                n = int(parts[2]) if parts[2].isdigit() else -1
+            future = pending.answers.get(n)
             if future is not None and not future.done():
                 future.set_result(answer)
             found = pending
@@ -646,10 +680,7 @@ def proxy_server(
     )
     server = Server(name or "mcpio-proxy")
     server.__dict__["_proxy"] = proxy = Proxy(server, upstream)
-    server.lifespan = _closing(proxy)
-    server.capabilities = _everything  # type: ignore[method-assign]
-    # SEP-2243 headers checked against the target's schemas as last listed through the proxy
-    server.param_headers = lambda tool: proxy.param_specs.get(tool, ())  # type: ignore[method-assign]
+    server.add_extension(Proxied(proxy))
     return server
 
 
@@ -667,27 +698,57 @@ def config_server(
     return combined
 
 
-def _everything() -> pub.ServerCapabilities:
-    """What a proxy offers: all a target may (a method the target lacks answers its error);
-    tasks: its own engine's, or the target's followed; Skills: the target's, forwarded."""
-    return pub.ServerCapabilities.model_validate(
-        {
-            "logging": {},
-            "completions": {},
-            "tools": {"listChanged": True},
-            "prompts": {"listChanged": True},
-            "resources": {"subscribe": True, "listChanged": True},
-            "extensions": {TASKS_EXTENSION: {}, SKILLS_EXTENSION: {"directoryRead": True}},
-        }
-    )
+class Proxied(Extension):
+    """What a proxy server offers and when it runs: its target's capabilities (learned when the
+    proxy starts, waited for before a client is told, kept current at each connection to the
+    target), with the Tasks extension the
+    proxy's engine serves for the target's tools; the `Mcp-Param-*` headers of the target's
+    tools as last listed through it; its connections to the target closed when it stops."""
+
+    id = "io.github.mcpio/proxy"  # (declares nothing: it has no settings)
+
+    def __init__(self, proxy: Proxy) -> None:
+        self.proxy = proxy
+
+    def offer(self, capabilities: dict[str, Any]) -> None:
+        """The target's capabilities in place of the server's own (unknown: all a target may
+        offer, a method the target lacks answered with its error)."""
+        target = self.proxy.upstream.offered
+        offered = _EVERYTHING if target is None else target
+        capabilities.clear()
+        capabilities.update({k: v for k, v in offered.items() if k != "tasks"})  # (legacy's)
+        if "tools" in offered:  # a call may run as a task of the proxy's engine
+            extensions = capabilities["extensions"] = dict(capabilities.get("extensions") or {})
+            extensions.setdefault(TASKS_EXTENSION, {})
+
+    async def prepare(self, ctx: Context) -> None:
+        """What the target offers, learned before a client is told."""
+        await self.proxy.upstream.known()
+
+    def param_headers(self, tool: str) -> ParamHeaders | None:
+        """SEP-2243 headers checked against the target's schemas as last listed through it."""
+        return self.proxy.param_specs.get(tool)
+
+    def lifespan(self, server: Any) -> Any:
+        return _running(self.proxy)
 
 
-def _closing(proxy: Proxy) -> Any:
-    @contextlib.asynccontextmanager
-    async def lifespan(server: Any) -> AsyncIterator[None]:
-        try:
-            yield None
-        finally:
-            await proxy.close()
+# What a proxy offers while its target's capabilities are unknown (the target could not be
+# reached when the proxy started): all a target may.
+_EVERYTHING: dict[str, Any] = {
+    "logging": {},
+    "completions": {},
+    "tools": {"listChanged": True},
+    "prompts": {"listChanged": True},
+    "resources": {"subscribe": True, "listChanged": True},
+    "extensions": {SKILLS_EXTENSION: {"directoryRead": True}},
+}
 
-    return lifespan
+
+@contextlib.asynccontextmanager
+async def _running(proxy: Proxy) -> AsyncIterator[None]:
+    proxy.upstream.start_probe()  # (not waited for: a target down does not hold the start)
+    try:
+        yield None
+    finally:
+        await proxy.close()

@@ -7,7 +7,8 @@ flight; at most `max_connections` of them (`Upstream`). A legacy target asks its
 (elicitation, sampling, roots) on its session, which names no request: each session serves one
 downstream client, so a question reaches only that client. Within it a question goes to the
 request it names (a task's), else to the call running in the same task (a 2026-07-28 target asks
-inside the call), else to the client's newest call in flight. A log line goes to the call it is
+inside the call), else to the client's newest call in flight; but a `roots/list` outside a call
+(a target asking on its own) is never a call's: see `Lane._roots`. A log line goes to the call it is
 sent in, else to the client's only call in flight; with several in flight it names none of them,
 and goes to this process's log (`mcpio` logger, debug) instead."""
 
@@ -21,15 +22,24 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from mcp_wire_runtime.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_BUSY, ProtocolError
+from mcp_wire_runtime.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    SERVER_BUSY,
+    ProtocolError,
+)
 from mcpio._core.context import ElicitUrl
 from mcpio._core.errors import ConnectionClosed
 from mcpio._core.jsonrpc import plain
 from mcpio.client._client import Client, Notice
+from mcpio.client._inputs import ANSWERING
+from mcpio.latest import public as pub
 
 log = logging.getLogger("mcpio")
 _RELATED_TASK = "io.modelcontextprotocol/related-task"
 _CLOSE_SECONDS = 2.0  # how long closing waits for the target's connection to end on its own
+_PROBE_SECONDS = 60.0  # how long a starting proxy waits to learn what its target offers
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,7 @@ class Forwarded:
 
     method: str
     data: dict[str, Any]
+    key: str | None = None  # a 2026-07-28 target's `inputRequests` key for it
 
     def params(self) -> dict[str, Any]:
         """The question's params, as the target asked them."""
@@ -54,6 +65,12 @@ class Asker(Protocol):
 
     async def ask(self, question: Forwarded) -> Any:
         """Ask the real client a question the target asked."""
+        ...
+
+    async def ask_aside(self, question: Forwarded) -> Any | None:
+        """Ask the real client a question that is not its call's (the target asked it on its
+        own), its refusal the target's only; None: this call cannot ask one (a 2026-07-28
+        request asks only its own, in its rounds)."""
         ...
 
     async def log(self, params: Any) -> None:
@@ -94,6 +111,42 @@ class Upstream:
         self.idle_seconds = idle_seconds
         self.lanes: dict[str | None, Lane] = {}
         self.on_notice: Callable[[Notice], Awaitable[None]] | None = None
+        # The target's capabilities (plain data) as its latest connection reported them; None:
+        # not known (it could not be reached yet)
+        self.offered: dict[str, Any] | None = None
+        self._probing: asyncio.Task[None] | None = None
+
+    async def known(self) -> None:
+        """Wait until what the target offers is known, learning it (`probe`) if needed: a
+        target that cannot be reached is tried again at the next wait."""
+        if self.offered is not None:
+            return
+        if self._probing is None or self._probing.done():
+            self.start_probe()
+        assert self._probing is not None
+        await asyncio.shield(self._probing)
+
+    def start_probe(self) -> None:
+        """Learn what the target offers in the background (`known` waits for it)."""
+        self._probing = asyncio.get_running_loop().create_task(self.probe())
+
+    async def probe(self) -> None:
+        """Learn what the target offers, on a connection of its own that declares no client
+        capability (so the target asks it nothing) and closes at once; a target that cannot
+        be reached is logged."""
+        try:
+            async with asyncio.timeout(_PROBE_SECONDS), self._make({}) as client:
+                if client.server_capabilities is None:  # 2026-07-28: asked for
+                    await client.discover()
+                self.learned(client)
+        except Exception as exc:
+            log.warning("the proxied server's capabilities are not known: %r", exc)
+
+    def learned(self, client: Client) -> None:
+        """Keep what `client`'s server said it offers (a connection's `initialize` answer)."""
+        offered = client.server_capabilities
+        if offered is not None:
+            self.offered = offered.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     async def lane(self, key: str | None) -> Lane:
         """The lane of downstream client `key`, made if needed; -32005 when `max_connections`
@@ -127,7 +180,11 @@ class Upstream:
             del self.lanes[lane.key]
 
     async def close(self) -> None:
-        """Disconnect every lane from the target."""
+        """Disconnect every lane from the target (and a probe under way)."""
+        probing, self._probing = self._probing, None
+        if probing is not None and not probing.done():
+            probing.cancel()
+            await asyncio.gather(probing, return_exceptions=True)
         lanes = list(self.lanes.values())
         self.lanes.clear()
         await asyncio.gather(*(lane.close() for lane in lanes))
@@ -148,6 +205,8 @@ class Lane:
         self.active: list[Asker] = []  # downstream requests in flight, the latest last
         self._tasks: dict[str, asyncio.Future[Asker]] = {}  # the target's tasks followed here
         self.touched = time.monotonic()
+        self.roots_declared = False  # whether its client declared roots (its latest request)
+        self.roots: pub.ListRootsResult | None = None  # its client's roots, as last answered
 
     @property
     def busy(self) -> bool:
@@ -183,6 +242,7 @@ class Lane:
             ) as client:  # pyright: ignore[reportPrivateUsage]
                 # a task is asked for per call (`request(task=...)`, whose answer comes back as
                 # a handle): the client, maybe the user's, is left as it was made
+                self.pool.learned(client)  # the target's capabilities, kept current
                 ready.set_result(client)
                 if self._listen:
                     await self._follow(client)
@@ -298,8 +358,37 @@ class Lane:
         if asker is None and self.active:
             asker = self.active[-1]
         if asker is None:
-            raise ProtocolError(INVALID_REQUEST, "no client request is in flight to ask")
+            raise ProtocolError(INTERNAL_ERROR, "no client request is in flight to ask")
         return asker
+
+    async def _roots(self) -> pub.ListRootsResult:
+        """The target's `roots/list`: a question of the call it is asked in (a 2026-07-28
+        target asks inside it); else one the target asks on its own (a legacy one names no
+        request: right after `initialize`, at a change), answered by this lane's client through
+        a legacy call in flight (asked aside: its refusal never replaces that call's result),
+        else from the roots it last answered, else refused."""
+        question = Forwarded("roots/list", {}, ANSWERING.get())
+        asker = self._running()
+        if asker is not None:
+            return self._kept(await asker.ask(question))
+        for other in reversed(self.active):
+            answer = await other.ask_aside(question)
+            if answer is not None:
+                return self._kept(answer)
+        if self.roots is not None:
+            return self.roots
+        if not self.roots_declared:
+            raise ProtocolError(
+                METHOD_NOT_FOUND, "the proxy's client did not declare the 'roots' capability"
+            )
+        raise ProtocolError(
+            INTERNAL_ERROR, "the proxy's client has not told its roots yet (none is in flight)"
+        )
+
+    def _kept(self, answer: Any) -> pub.ListRootsResult:
+        """The client's roots (whatever revision's model it came in), kept for later."""
+        self.roots = pub.ListRootsResult.model_validate(plain(answer))
+        return self.roots
 
     def _log_to(self) -> Asker | None:
         """Who gets a log line: the call it is sent in, else the only call in flight."""
@@ -311,17 +400,20 @@ class Lane:
     def _callbacks(self) -> dict[str, Any]:
         async def elicitation(params: Any) -> Any:
             asker = await self._asker_of(params)
-            return await asker.ask(Forwarded("elicitation/create", _params(params)))
+            asked = Forwarded("elicitation/create", _params(params), ANSWERING.get())
+            return await asker.ask(asked)
 
         async def elicit_url(asked: ElicitUrl) -> Any:
-            return await self._asker().ask(Forwarded("elicitation/create", asked.params()))
+            question = Forwarded("elicitation/create", asked.params(), ANSWERING.get())
+            return await self._asker().ask(question)
 
         async def sampling(params: Any) -> Any:
             asker = await self._asker_of(params)
-            return await asker.ask(Forwarded("sampling/createMessage", _params(params)))
+            asked = Forwarded("sampling/createMessage", _params(params), ANSWERING.get())
+            return await asker.ask(asked)
 
         async def roots() -> Any:
-            return await self._asker().ask(Forwarded("roots/list", {}))
+            return await self._roots()
 
         async def on_log(params: Any) -> None:
             asker = self._log_to()

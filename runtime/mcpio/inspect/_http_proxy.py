@@ -8,8 +8,11 @@ body before it goes upstream, a JSON answer once it is whole, an event with the 
 completes it) and the queue runs when the event loop is free, first queued first
 (`mcpio.inspect._deferred`); a new legacy session's checker is known from its answer's headers,
 and a request's checker runs what is queued before it reads the session's state: a client
-acting on a frame at once is still judged after the frame. Each legacy session (`Mcp-Session-Id`) has its own checker;
-each modern POST is an exchange of its own (2026-07-28 is stateless: two clients may use the same
+acting on a frame at once is still judged after the frame. Only `message` events with data
+are frames (a priming event, an id with empty data, is none). Each legacy session
+(`Mcp-Session-Id`) has its own checker; a legacy server that assigns no session id has each
+later request judged on its own, from what its initialize negotiated (no lifecycle rule ties
+it to a handshake); each modern POST is an exchange of its own (2026-07-28 is stateless: two clients may use the same
 ids at once), checked with the server capabilities the last `server/discover` answered."""
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from typing import Any
 import anyio
 
 from mcpio._core.extras import needs
-from mcpio.inspect._checks import CLIENT, SERVER, Checker
+from mcpio._core.negotiate import MODERN, PROTOCOL_VERSION_KEY
+from mcpio.inspect._checks import CLIENT, SERVER, Checker, SessionState
 from mcpio.inspect._deferred import Deferred
 from mcpio.inspect._guard import RelayGuard
 from mcpio.inspect._rules import Finding
@@ -37,7 +41,7 @@ with needs("http", "mcpio inspect --upstream"):
     from mcpio.transports._http1 import Http1Client
     from mcpio.transports._http1 import Response as LeanResponse
     from mcpio.transports._http_rules import EVENT_STREAM, JSON, media_type
-    from mcpio.transports._sse import SseParser
+    from mcpio.transports._sse import SseEvent, SseParser
 
 # Not forwarded: they describe one hop, not the message.
 HOP_BY_HOP = frozenset(
@@ -70,6 +74,9 @@ class ProxyApp:
         self.lean = Http1Client() if client is None else None
         self.discovered: dict[str, Any] | None = None  # the last server/discover's capabilities
         self.sessions: dict[str, Checker] = {}
+        # the checker of a legacy initialize answered without a session id (the server MAY
+        # assign none): its later session-less requests are judged each on its own, from it
+        self.sessionless: Checker | None = None
         self.shared = Shared()
         self.checks = Deferred()  # frames' checks, run after the frames were passed on
 
@@ -113,6 +120,8 @@ class ProxyApp:
         new_session = response.headers.get(SESSION)
         if new_session is not None and session is None:
             self.sessions[new_session] = checker  # before the client can read the session id
+        elif session is None and response.status_code < 300 and _initialize(body):
+            self.sessionless = checker
         asked = _request_ids(body) if method == "POST" else set()
         gone = await self._pass_on(response, receive, send, checker, session, method, asked)
         if method == "DELETE" and session is not None and response.status_code < 300:
@@ -205,7 +214,11 @@ class ProxyApp:
         if session is not None:
             return self.sessions.setdefault(session, Checker(self.shared))
         checker = Checker(self.shared)
-        if not _initialize(body):  # a modern exchange (else: a new legacy session)
+        if _initialize(body):  # a new legacy session
+            return checker
+        if self.sessionless is not None and not _modern(body):
+            checker.state = _per_request(self.sessionless.state)
+        else:  # a modern exchange
             checker.state.server_capabilities = self.discovered
         return checker
 
@@ -222,6 +235,8 @@ class ProxyApp:
         """Queue the checks of the events of a POST's stream that `chunk` completes (`pending`:
         the POST's requests not answered yet; a message after the last answer is a finding)."""
         for event in parser.feed(chunk):
+            if not (event.too_large or _carries_message(event)):
+                continue  # a priming event (an id, empty data) or another event of no message
             frame = event.data.encode()
             too_large = event.too_large
 
@@ -372,6 +387,36 @@ def after_response(index: int) -> Finding:
         "a message after every request of this POST was answered: the stream should have ended",
         index,
     )
+
+
+def _carries_message(event: SseEvent) -> bool:
+    """Whether an SSE event is a JSON-RPC message: a `message` event with data, as the client
+    reads them (priming events, an id and empty data, are not; comments and retry-only events
+    the parser never dispatches)."""
+    return event.event == "message" and bool(event.data.strip())
+
+
+def _per_request(negotiated: SessionState) -> SessionState:
+    """The state a session-less legacy request is judged from: what its server's initialize
+    negotiated, the lifecycle taken as done (no session ties the request to a handshake)."""
+    return SessionState(
+        revision=negotiated.revision,
+        initialized=True,
+        client_ready=True,
+        client_capabilities=negotiated.client_capabilities,
+        server_capabilities=negotiated.server_capabilities,
+    )
+
+
+def _modern(body: bytes) -> bool:
+    """Whether a POST body is a modern (2026-07-28) request: its `_meta` names a modern revision."""
+    try:
+        frame = json.loads(body)
+    except ValueError:
+        return False
+    params = frame.get("params") if type(frame) is dict else None
+    meta = params.get("_meta") if type(params) is dict else None
+    return type(meta) is dict and meta.get(PROTOCOL_VERSION_KEY) in MODERN
 
 
 def _initialize(body: bytes) -> bool:

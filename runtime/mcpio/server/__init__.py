@@ -10,14 +10,16 @@ from mcpio._core.bus import Bus, BusUnavailable, LocalBus, RedisBus
 from mcpio._core.context import MAX_ANSWER_BYTES, Context, MethodHandler
 from mcpio._core.elicitation import Accepted, Cancelled, Declined
 from mcpio._core.extension import CallNextTool, Extension, ToolCall
-from mcpio._core.options import PromptOptions, ResourceOptions, ToolOptions
+from mcpio._core.options import PromptOptions, ResourceOptions, ToolOptions, VisibilityCriteria
 from mcpio._core.routes import HttpRequest, HttpResponse, Route
 from mcpio._core.sealing import Sealer
 from mcpio.server._server import Lifespan, Server, task_required
+from mcpio.server._transform import ArgTransform, forward, forward_raw
 
 __all__ = [
     "MAX_ANSWER_BYTES",
     "Accepted",
+    "ArgTransform",
     "Bus",
     "BusUnavailable",
     "CallNextTool",
@@ -38,5 +40,8 @@ __all__ = [
     "Server",
     "ToolCall",
     "ToolOptions",
+    "VisibilityCriteria",
+    "forward",
+    "forward_raw",
     "task_required",
 ]

@@ -60,7 +60,9 @@ class BuiltIns:
         sealer: Sealer
         list_page_size: int | None
         mask_error_details: bool
+        pending_transforms: dict[str, Any]
 
+        async def _resolve_transforms(self, ctx: Context) -> None: ...
         def _shown(self, ctx: Context, kind: Kind, table: Mapping[str, E]) -> Mapping[str, E]: ...
         def _find(
             self, ctx: Context, kind: Kind, table: Mapping[str, E], key: str, params: Any = None
@@ -98,6 +100,8 @@ class BuiltIns:
         return pub.DiscoverResult.model_validate(data)
 
     async def _list_tools(self, ctx: Context, params: Any) -> pub.ListToolsResult:
+        if self.pending_transforms and not ctx._sees_all:  # pyright: ignore[reportPrivateUsage]
+            await self._resolve_transforms(ctx)
         table = self.extensions.list_tools(ctx, self._shown(ctx, "tool", self.tools))
         tools, cursor = self._page(ctx, params, "tools/list", table)
         return pub.ListToolsResult(
@@ -109,6 +113,9 @@ class BuiltIns:
     async def _call_tool(self, ctx: Context, params: pub.CallToolRequestParams) -> Any:
         """`tools/call`: the tool's result, through the extensions' `call_tool` hooks."""
         entry = self._find(ctx, "tool", self.tools, params.name, params)
+        if entry is None and params.name in self.pending_transforms:
+            await self._resolve_transforms(ctx)
+            entry = self._find(ctx, "tool", self.tools, params.name, params)
         if entry is None:
             raise ProtocolError(
                 INVALID_PARAMS, f"unknown tool {params.name!r}", {"name": params.name}

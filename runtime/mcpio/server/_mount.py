@@ -12,7 +12,9 @@ skill path one segment deeper, its name unchanged), digests as they are; `skills
 declared when any of them serves skills. Every call reaches the mounted
 server through its own `dispatch`, so its middleware runs; its lifespan is entered with the
 parent's; its task tools run as tasks of the parent's task engine (the one clients poll); its
-change notifications reach the parent's listeners, renamed.
+change notifications reach the parent's listeners, renamed. The parent's `enable`/`disable` (and
+a legacy session's `ctx.enable_components`) reach its components by the names the parent offers
+them under, as if they were the parent's own; what the mounted server hides stays hidden.
 
 Without a namespace (FastMCP's `mount(server)`), names are merged as they are. A name both the
 parent and a mounted server (or two mounted servers) offer is a duplicate, handled as the
@@ -26,16 +28,19 @@ that order until one knows the name (a proxy's names are known only when asked).
 from __future__ import annotations
 
 import copy
+import logging
 import warnings
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from mcp_wire_runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
-from mcpio._core.context import Context, MethodHandler
+from mcpio._core.context import Context, InputRequired, MethodHandler
+from mcpio._core.extension import Extension
 from mcpio._core.hub import TASK_IDS, Hub
 from mcpio._core.paging import page
+from mcpio._core.visibility import Outer
 from mcpio.latest import public as pub
 from mcpio.skills._format import EXTENSION as SKILLS_EXTENSION
 from mcpio.skills._provider import DIRECTORY_READ, GET, LIST
@@ -56,6 +61,7 @@ LISTINGS: dict[str, tuple[str, str, type[Any]]] = {
 }
 _MAX_PAGES = 1000  # a listing that never ends is cut here
 SKILLS_METHODS = (LIST, GET, DIRECTORY_READ)
+log = logging.getLogger("mcpio")
 
 
 def prefixed_uri(uri: str, namespace: str) -> str:
@@ -91,6 +97,13 @@ _MERGED_TABLES = {
 class Mounted:
     server: Server
     namespace: str | None  # None: names merged as they are
+    parent: Server  # the server it is mounted in
+
+    @property
+    def label(self) -> str:
+        """What names this mount in logs and `Server.unavailable`: its namespace, else its
+        server's name."""
+        return self.namespace if self.namespace is not None else self.server.info.name
 
     def name(self, name: str) -> str:
         """A mounted tool's or prompt's name as the parent offers it (`namespace_name`)."""
@@ -112,10 +125,13 @@ class Mounted:
         return uri if self.namespace is None else unprefixed_uri(uri, self.namespace)
 
     def context(self, ctx: Context) -> Context:
-        """The request's context as the mounted server's handlers see it (its lifespan)."""
+        """The request's context as the mounted server's handlers see it (its lifespan; the
+        parent's visibility rules over its components)."""
         mine = copy.copy(ctx)
         mine.lifespan = self.server.lifespan_state
         mine._dispatch = self.server.dispatch  # pyright: ignore[reportPrivateUsage]
+        outer = Outer(self.parent.visibility_rules, self.name, self.uri)
+        mine._mounted_in = (outer, *ctx._mounted_in)  # pyright: ignore[reportPrivateUsage]
         return mine
 
     def renamed(self, item: Any, key: str) -> Any:
@@ -172,15 +188,16 @@ class Mounts:
         self.parent = parent
         self.mounted: list[Mounted] = []
         self.own: dict[str, MethodHandler] = dict(parent.handlers)
-        self._own_capabilities = parent.capabilities
         self._own_lifespan = parent.lifespan
+        # the mounted servers (by `label`) whose last listing failed, with the error
+        self.unavailable: dict[str, str] = {}
         for method in LISTINGS:
             parent.handlers[method] = self._lister(method)
         parent.handlers["tools/call"] = self._named("tools/call")
         parent.handlers["prompts/get"] = self._named("prompts/get")
         parent.handlers["resources/read"] = self._read
         parent.handlers["completion/complete"] = self._complete
-        parent.capabilities = self.capabilities  # type: ignore[method-assign]
+        parent.add_extension(_Merged(self))
         parent.lifespan = self._lifespan
         # the parent's own skills (`Server.skills`, before or after mounting) answer from here
         self.own_extension: dict[str, MethodHandler] = {}
@@ -202,7 +219,7 @@ class Mounts:
             self._check_merged(server)
         else:
             self._check_namespace(namespace)
-        mounted = Mounted(server, namespace)
+        mounted = Mounted(server, namespace, self.parent)
         server.tasks = self.parent.tasks  # its task tools: tasks the parent's clients poll
         server.hub = _Upward(self.parent, mounted)
         # its failures are reported through the parent: masked if either server masks them
@@ -288,21 +305,15 @@ class Mounts:
             for name, given in mounted.server.tool_options.items():
                 options[mounted.name(name)] = given
 
-    def capabilities(self) -> pub.ServerCapabilities:
-        """The parent's capabilities merged with those of every mounted server."""
-        merged = self._own_capabilities().model_dump(by_alias=True, exclude_unset=True)
-        extensions = dict(merged.get("extensions") or {})
+    def offer(self, capabilities: dict[str, Any]) -> None:
+        """The parent's capabilities and every mounted server's together: what any of them
+        offers (a flag set where any sets it), nothing none does."""
         for mounted in self.mounted:
             theirs = mounted.server.capabilities().model_dump(by_alias=True, exclude_unset=True)
-            for key, value in theirs.items():
-                merged.setdefault(key, value)
-            for key, value in (theirs.get("extensions") or {}).items():
-                extensions.setdefault(key, value)
+            _merge(capabilities, theirs)
         if self.own_extension or any(LIST in m.server.extension_methods for m in self.mounted):
+            extensions = capabilities.setdefault("extensions", {})
             extensions.setdefault(SKILLS_EXTENSION, {"directoryRead": True})
-        if extensions:
-            merged["extensions"] = extensions
-        return pub.ServerCapabilities.model_validate(merged)
 
     @asynccontextmanager
     async def _lifespan(self, server: Server) -> AsyncIterator[Any]:
@@ -320,7 +331,7 @@ class Mounts:
         async def handler(ctx: Context, params: Any) -> Any:
             items = await _every_item(self.own[method], ctx, field)
             for mounted in self.mounted:
-                theirs = await _every_item(mounted.server.dispatch, ctx, field, method, mounted)
+                theirs = await self._listed_by(mounted, ctx, method, field)
                 items += [mounted.renamed(item, key) for item in theirs]
             if any(m.namespace is None for m in self.mounted):
                 items = self._deduplicated(items, key)
@@ -339,6 +350,33 @@ class Mounts:
             return model(**{field: listed, "nextCursor": cursor, **hints})
 
         return handler
+
+    async def _listed_by(
+        self, mounted: Mounted, ctx: Context, method: str, field: str
+    ) -> list[Any]:
+        """A mounted server's part of a merged listing: nothing when it does not offer the
+        feature, or when it fails (a proxy whose target did not start): logged by name and kept
+        in `unavailable` until it answers again; the other servers' parts are listed still."""
+        feature = method.split("/")[0]
+        offered = mounted.server.capabilities().model_dump(exclude_unset=True)
+        if offered.get(feature) is None:
+            return []
+        try:
+            items = await _every_item(mounted.server.dispatch, ctx, field, method, mounted)
+        except ProtocolError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                self._failed(mounted, exc.message)
+            return []
+        except InputRequired:  # a 2026-07-28 listing cannot ask the client anything
+            self._failed(mounted, f"{method} asked the client for input")
+            return []
+        self.unavailable.pop(mounted.label, None)
+        return items
+
+    def _failed(self, mounted: Mounted, reason: str) -> None:
+        if self.unavailable.get(mounted.label) != reason:
+            log.warning("mounted server %r is left out: %s", mounted.label, reason)
+        self.unavailable[mounted.label] = reason
 
     def _deduplicated(self, items: list[Any], key: str) -> list[Any]:
         """A merged listing with each name once: the one `_first` would answer with."""
@@ -454,6 +492,34 @@ class Mounts:
         return handler
 
 
+class _Merged(Extension):
+    """A server's mounts, as what it offers: its own and its mounted servers' (`Mounts.offer`)."""
+
+    id = "io.github.mcpio/mounts"  # (declares nothing: it has no settings)
+
+    def __init__(self, mounts: Mounts) -> None:
+        self.mounts = mounts
+
+    def offer(self, capabilities: dict[str, Any]) -> None:
+        self.mounts.offer(capabilities)
+
+    async def prepare(self, ctx: Context) -> None:
+        for mounted in self.mounts.mounted:  # (what a mounted proxy offers, learned)
+            await mounted.server.extensions.prepare(ctx)
+
+
+def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
+    """`other`'s capabilities added to `into`'s: each member either has, a flag true where
+    either's is."""
+    for key, value in other.items():
+        mine = into.get(key)
+        if isinstance(mine, dict) and isinstance(value, Mapping):
+            into[key] = merged = dict(cast(dict[str, Any], mine))
+            _merge(merged, cast(Mapping[str, Any], value))
+        elif key not in into or (value is True and mine is not True):
+            into[key] = copy.deepcopy(value)
+
+
 def _obj(value: Any) -> dict[str, Any]:
     return value if type(value) is dict else {}
 
@@ -472,14 +538,19 @@ async def _every_skill(ask: Callable[[dict[str, Any]], Any]) -> list[Any]:
 
 
 def _unknown(exc: ProtocolError) -> bool:
-    """Whether an error says the name or URI asked for is not the server's."""
+    """Whether an error says the name or URI asked for is not the server's (or the server has
+    no such feature at all)."""
+    if exc.code == METHOD_NOT_FOUND:
+        return True
     return exc.code == INVALID_PARAMS and exc.message.startswith(
         ("unknown tool", "unknown prompt", "resource not found")
     )
 
 
 def _own_name(server: Server, method: str, name: str) -> bool:
-    return name in (server.tools if method == "tools/call" else server.prompts)
+    if method == "tools/call":
+        return name in server.tools or name in server.pending_transforms
+    return name in server.prompts
 
 
 async def _every_item(

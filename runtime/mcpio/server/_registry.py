@@ -36,6 +36,8 @@ from mcpio.transports._http_rules import ParamHeaders, param_headers
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from mcpio._core.extension import Extensions
+
 F = TypeVar("F", bound=Callable[..., Any])
 OnDuplicate = Literal["warn", "error", "replace", "ignore"]
 DUPLICATE_POLICIES = ("warn", "error", "replace", "ignore")
@@ -46,6 +48,7 @@ class Registry:
 
     if TYPE_CHECKING:  # what registration uses of the rest of `Server`
         handlers: dict[str, MethodHandler]  # the method table, which `method` sets
+        extensions: Extensions  # (a tool an extension answers: its `param_headers`)
 
         def _announce(self, flag: str) -> None: ...
 
@@ -63,6 +66,8 @@ class Registry:
         self.tools: dict[str, ToolEntry] = {}
         # The options of tools other handlers answer (a proxy's, mounted servers'), by name.
         self.tool_options: dict[str, ToolOptions] = {}
+        # Transformed tools whose source is not known yet (`add_transformed_tool`), by name.
+        self.pending_transforms: dict[str, Any] = {}
         self._param_headers: dict[str, tuple[ToolEntry, ParamHeaders]] = {}
         self.resources: dict[str, ResourceEntry] = {}
         self.templates: dict[str, ResourceEntry] = {}
@@ -155,8 +160,8 @@ class Registry:
         registration.
         """
         entry = self.tools.get(tool)
-        if entry is None:
-            return ()
+        if entry is None:  # a tool an extension answers (a proxy's), or none
+            return self.extensions.param_headers(tool) or ()
         known = self._param_headers.get(tool)
         if known is None or known[0] is not entry:
             known = (entry, param_headers(plain(entry.definition.inputSchema)))
@@ -292,8 +297,9 @@ class Registry:
     def _add(self, kind: Kind, table: dict[str, Any], key: str, entry: Any) -> None:
         """Put `entry` in `table` at `key`, as its version and the duplicate policy say."""
         version = version_of(entry)
-        if version is not None or entry.options.get("enabled") is False:
-            self.filtered = True
+        options = entry.options
+        if version is not None or options.get("enabled") is False or options.get("auth"):
+            self.filtered = True  # (an `auth=` check: hidden from whom it denies)
         present = table.get(key)
         if present is not None and (version is None) != (version_of(present) is None):
             raise TypeError(

@@ -49,6 +49,7 @@ from mcpio.server._launch import Launchers
 from mcpio.server._lifecycle import Lifecycle
 from mcpio.server._registry import OnDuplicate, Registry
 from mcpio.server._served import Identity, Limits
+from mcpio.server._transform import Transforms
 from mcpio.server._visibility import Visibility
 from mcpio.tasks._engine import TaskEngine
 from mcpio.tasks._extension import TasksExtension, tasks_of
@@ -63,12 +64,15 @@ if TYPE_CHECKING:
     from mcpio.http._options import HttpAppOptions
     from mcpio.skills import SkillsDirectory
 
+#: The requests that read what the server offers (its extensions' `prepare` runs before them).
+OFFERING = frozenset({"initialize", "server/discover", "subscriptions/listen"})
+
 #: `Server(lifespan=...)`: called with the server, an async context manager whose value handlers
 #: read as `ctx.lifespan`.
 Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 
 
-class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
+class Server(Registry, Visibility, Transforms, BuiltIns, Lifecycle, Launchers):
     """An MCP server for every pinned revision, both eras.
 
     Args:
@@ -216,7 +220,8 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
         resources as `scheme://<namespace>/rest`; without one, under their own names (a name
         this server or another mount has too: as `on_duplicate` says). Live, with its
         middleware, lifespan and task tools (see `mcpio.server._mount`). `other` belongs to
-        this server from then on.
+        this server from then on. A merged listing leaves out a mounted server that does not
+        offer the feature, or whose listing fails (see `unavailable`).
 
         Raises:
             ValueError: A bad or taken namespace, `other` mounted already, or (with
@@ -228,6 +233,16 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
         if mounts is None:
             mounts = self.__dict__["_mounts"] = Mounts(self)
         mounts.add(other, namespace)
+
+    @property
+    def unavailable(self) -> dict[str, str]:
+        """The mounted servers whose last listing failed, by namespace (else name): the error.
+
+        Such a server (a proxy whose target did not start) is left out of the merged listings,
+        logged as a warning when it fails; it leaves this once it answers again.
+        """
+        mounts = self.__dict__.get("_mounts")
+        return dict(mounts.unavailable) if mounts is not None else {}
 
     @property
     def bus(self) -> Bus:
@@ -270,6 +285,8 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
             handler: The handler to answer with; None: the handler table's for `method`.
         """
         ctx.lifespan, ctx.callers = self.lifespan_state, self.caller_states
+        if method in OFFERING and self.extensions.hooked("prepare"):
+            await self.extensions.prepare(ctx)  # (what it offers, learned: a proxy's)
         current = CURRENT_CONTEXT.set(ctx)  # `get_context()`
         try:
             pipeline = self._pipeline(method) if self.middleware else None
@@ -351,7 +368,11 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
     # ------------------------------------------------------------------ capabilities and identity
 
     def capabilities(self) -> pub.ServerCapabilities:
-        """The capabilities the server declares, from what it has registered."""
+        """The capabilities the server declares.
+
+        They are made from what it has registered, then as its extensions offer
+        (`Extension.offer`: a proxy's target's, a mount's servers').
+        """
         caps: dict[str, Any] = {"logging": {}}
         if self.tools or "tools/call" in self.handlers:
             caps["tools"] = {"listChanged": True}
@@ -364,6 +385,7 @@ class Server(Registry, Visibility, BuiltIns, Lifecycle, Launchers):
         extensions = {**self.extension_settings, **self.extensions.settings()}
         if extensions:
             caps["extensions"] = extensions
+        self.extensions.offer(caps)  # (a proxy's: its target's; a mount's: its servers' too)
         return pub.ServerCapabilities.model_validate(caps)
 
     def capabilities_in(self, revision: str) -> dict[str, Any]:

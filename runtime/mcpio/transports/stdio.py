@@ -389,6 +389,7 @@ class ProcessTransport(PushedLines):
         super().__init__(write, self._stop)
         self.process = process
         self._grace = grace
+        self._ending: asyncio.Task[None] | None = None  # see `_stop`
         self._stdin = stdin
         self.pipe = protocol.stdout_pipe
         protocol.sink = self.arrived
@@ -412,19 +413,30 @@ class ProcessTransport(PushedLines):
             raise anyio.BrokenResourceError("the server process is gone") from exc
 
     async def _stop(self) -> None:
+        """End the process (`_end`), even when the close is cancelled meanwhile (a host's
+        shutdown that gives up on it): the cancellation goes on once the process has ended,
+        within twice the grace; the process is never left running."""
+        if self._ending is None:
+            self._ending = asyncio.get_running_loop().create_task(self._end())
+        try:
+            await asyncio.shield(self._ending)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._ending)  # (a second cancellation: left at once)
+            raise
+
+    async def _end(self) -> None:
         process = self.process
-        with anyio.CancelScope(shield=True):
-            if process.stdin is not None and not process.stdin.is_closing():
-                process.stdin.close()
+        if process.stdin is not None and not process.stdin.is_closing():
+            process.stdin.close()
+        with anyio.move_on_after(self._grace):
+            await process.wait()
+        if process.returncode is None:
+            process.terminate()
             with anyio.move_on_after(self._grace):
                 await process.wait()
-            if process.returncode is None:
-                process.terminate()
-                with anyio.move_on_after(self._grace):
-                    await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
 async def spawn(
