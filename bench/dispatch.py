@@ -34,11 +34,18 @@ instead.
 under valgrind's callgrind (Debian package ``valgrind``): a figure that does not move with the
 machine's load, for comparing two versions of the code on a busy machine (it is no time: cache
 misses and system calls are not in it). Each path runs twice in a child process, after its
-warm-up, ``INSTRUCTION_CALLS`` and 6 x ``INSTRUCTION_CALLS`` calls; the difference per call is
-the figure. About a minute per path.
+warm-up, ``INSTRUCTION_CALLS`` and 6 x ``INSTRUCTION_CALLS`` calls
+(``MCPGEN_BENCH_INSTRUCTION_CALLS``, 200), with ``PYTHONHASHSEED=0``; the difference per call is
+the figure, the same from run to run within a few hundred instructions (the HTTP app's guard
+ticker is set far off there: see ``QUIET_RUN``). About a minute per path (``MCPGEN_BENCH_PATHS``,
+comma-separated names, picks some). ``--baseline REV[,REV...]`` measures the paths again on the
+tree of each git revision (exported to a scratch folder, its own ``bench/dispatch.py`` driving
+its own ``mcpio``; a path it has not: "—"), and this tree's ratio to it.
 
     MCPGEN_BENCH_CALLS=5000 MCPGEN_BENCH_ROUNDS=5 .venv/bin/python bench/dispatch.py
     .venv/bin/python bench/dispatch.py --instructions
+    MCPGEN_BENCH_PATHS="http app,http app + bearer JWT" \
+        .venv/bin/python bench/dispatch.py --instructions --baseline main,7866a05^
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -439,20 +447,40 @@ async def measure(name: str, era: str, profile: bool) -> list[float]:
     return figures
 
 
-INSTRUCTION_CALLS = 200
+INSTRUCTION_CALLS = int(os.environ.get("MCPGEN_BENCH_INSTRUCTION_CALLS", "200"))
 COLLECTED = re.compile(r"Collected : (\d+)")
+ROOT = Path(__file__).resolve().parent.parent
+# A child under callgrind runs `script` with the HTTP app's guard ticker (`TICK`, 20 ms) set far
+# off: a call runs some 50 times slower there, so the ticker would fire about once a call and
+# start the disconnect watcher of a POST served past `WATCH_AFTER`, which a real call, that much
+# quicker, never meets; the count would move with the machine's load. (Whichever module of the
+# tree has it: a baseline's may be older.)
+QUIET_RUN = """
+import importlib, runpy, sys
+for name in ("mcpio.http._app", "mcpio.transports.http_server"):
+    try:
+        importlib.import_module(name).TICK = 1e9
+    except ImportError:
+        pass
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
 
 
-def instructions(name: str, era: str, script: str = __file__) -> float:
+def instructions(name: str, era: str, script: str = __file__, tree: Path | None = None) -> float:
     """Instructions per call of one in-process path (callgrind: two runs of `script --run`,
-    their difference); a run that went astray (the longer one counting fewer, seen once) is
-    measured again, once."""
+    their difference; string hashing seeded alike, `PYTHONHASHSEED=0`); a run that went astray
+    (the longer one counting fewer, seen once) is measured again, once. `tree`: the source tree
+    whose `mcpio` runs (None: the installed one)."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    if tree is not None:  # its sources ahead of the installed ones (.pth entries come after)
+        env["PYTHONPATH"] = os.pathsep.join(str(tree / part) for part in ("generated", "runtime"))
     for _ in range(2):
         counts: list[int] = []
         for calls in (INSTRUCTION_CALLS, 6 * INSTRUCTION_CALLS):
             command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
-            command += [sys.executable, script, "--run", name, era, str(calls)]
-            done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+            command += [sys.executable, "-c", QUIET_RUN, script, "--run", name, era, str(calls)]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=1800, env=env)
             found = COLLECTED.search(done.stderr)
             if done.returncode != 0 or found is None:
                 raise SystemExit(f"error: {name}, {era} under callgrind:\n{done.stderr[-2000:]}")
@@ -468,15 +496,54 @@ async def run_only(name: str, era: str, calls: int) -> None:
     await run(calls)
 
 
-def count_instructions() -> None:
+def exported(revision: str, into: Path) -> Path:
+    """This repository's tree at `revision` (`git archive`), unpacked into `into` (made)."""
+    into.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", revision], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def baseline_figure(name: str, era: str, tree: Path) -> float | None:
+    """The path measured by the baseline tree's own bench (None: it has no such path)."""
+    script = tree / "bench" / "dispatch.py"
+    if f'"{name}":' not in script.read_text():
+        return None
+    return instructions(name, era, str(script), tree)
+
+
+def count_instructions(baselines: list[str]) -> None:
     if shutil.which("valgrind") is None:
         raise SystemExit("error: --instructions needs valgrind (apt-get install valgrind)")
+    wanted = os.environ.get("MCPGEN_BENCH_PATHS")  # "http app,http app + bearer JWT": those only
+    names = [name for name in PATHS if wanted is None or name in wanted.split(",")]
     print("# Server dispatch core: machine instructions per tools/call (callgrind)\n")
-    print("| path | modern | legacy |")
-    print("|---|---:|---:|")
-    for name in PATHS:
-        cells = [f"{instructions(name, era):,.0f}" for era in ("modern", "legacy")]
-        print(f"| {name} | {' | '.join(cells)} |", flush=True)
+    print(f"{INSTRUCTION_CALLS} and {6 * INSTRUCTION_CALLS} calls, their difference, ", end="")
+    print(f"PYTHONHASHSEED=0, Python {sys.version.split()[0]}\n")
+    columns = ["this tree"] + [f"{cell} {rev}" for rev in baselines for cell in ("at", "this /")]
+    print(f"| path | era | {' | '.join(columns)} |")
+    print(f"|---|---|{'---:|' * len(columns)}")
+    figures: dict[tuple[str, str], float] = {}
+    with tempfile.TemporaryDirectory(prefix="mcpgen-baseline-") as scratch:
+        trees = [exported(rev, Path(scratch, str(n))) for n, rev in enumerate(baselines)]
+        for name in names:
+            for era in ERAS:
+                figures[name, era] = figure = instructions(name, era)
+                cells = [f"{figure:,.0f}"]
+                for tree in trees:
+                    then = baseline_figure(name, era, tree)
+                    cells += (
+                        ["—", "—"] if then is None else [f"{then:,.0f}", f"{figure / then:.3f}"]
+                    )
+                print(f"| {name} | {era} | {' | '.join(cells)} |", flush=True)
+    if {"http app", "http app + bearer JWT"} <= set(names):
+        print(
+            "\nWith authorization (a bearer JWT) / without, the HTTP app's instructions: ", end=""
+        )
+        ratios = [figures["http app + bearer JWT", era] / figures["http app", era] for era in ERAS]
+        print(", ".join(f"{era} {ratio:.3f}x" for era, ratio in zip(ERAS, ratios, strict=True)))
 
 
 async def main() -> None:
@@ -516,6 +583,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--run"]:
         asyncio.run(run_only(sys.argv[2], sys.argv[3], int(sys.argv[4])))
     elif "--instructions" in sys.argv:
-        count_instructions()
+        given = sys.argv.index("--baseline") + 1 if "--baseline" in sys.argv else 0
+        count_instructions(sys.argv[given].split(",") if given else [])
     else:
         asyncio.run(main())

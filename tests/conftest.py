@@ -1,5 +1,6 @@
 """The fixtures every test module may ask for: the event loop of async tests, each revision, the
-npm peers. Plain helpers and constants are in tests/support/__init__.py (import them from there)."""
+npm peers, the project's built wheels. Plain helpers and constants are in tests/support/__init__.py
+(import them from there)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from tests.support import PEERS, REALSERVERS, REVISIONS
 from tests.support.cluster import start_redis
+from tests.support.wheels import built_wheels
 
 OIDC = Path(__file__).parent / "oidc"  # the OpenID provider of the OAuth proxy's tests
 
@@ -23,6 +25,13 @@ def anyio_backend() -> str:
     """The event loop of every async test (anyio's plugin runs them): asyncio, as uvicorn's.
     Session-scoped, so module-scoped fixtures may depend on it too."""
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The `mcp-wire` and `mcpgen` wheels, built once for the session's wheel tests
+    (tests/test_wheel.py, tests/test_types_wheel.py) into one folder; each by its name."""
+    return built_wheels(tmp_path_factory.mktemp("wheels"))
 
 
 @pytest.fixture(scope="module")

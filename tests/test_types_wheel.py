@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tests.support.wheels import built_wheels, installed, run_json
+from tests.support.wheels import installed, run_json
 
 pytestmark = pytest.mark.slow
 
@@ -61,8 +61,9 @@ print(json.dumps({
 
 
 @pytest.fixture(scope="module")
-def types_wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield built_wheels(tmp_path_factory.mktemp("wheels"))["mcp-wire"]
+def types_wheel(wheels: dict[str, Path]) -> Path:
+    """The `mcp-wire` wheel (the session's build, beside the `mcpgen` one)."""
+    return wheels["mcp-wire"]
 
 
 @pytest.fixture(scope="module")

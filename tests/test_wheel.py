@@ -15,13 +15,12 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support import ROOT, free_port, readme_snippets
-from tests.support.wheels import built_wheels, clean_env, installed, run_json
+from tests.support.wheels import clean_env, installed, run_json
 
 pytestmark = pytest.mark.slow
 
@@ -63,10 +62,17 @@ print(json.dumps({
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The built `mcpgen` wheel, beside the `mcp-wire` wheel it requires (`_installed` finds it
-    there)."""
-    yield built_wheels(tmp_path_factory.mktemp("wheel"))["mcpgen"]
+def wheel(wheels: dict[str, Path]) -> Path:
+    """The built `mcpgen` wheel, beside the `mcp-wire` wheel it requires (`installed` finds it
+    there): the session's build, which tests/test_types_wheel.py shares."""
+    return wheels["mcpgen"]
+
+
+@pytest.fixture(scope="module")
+def http_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv of this interpreter with the wheel and its `http` extra (the newest
+    dependencies its ranges allow), shared by the tests that install just that; its python."""
+    return installed(tmp_path_factory.mktemp("http-venv"), f"{wheel}[http]")
 
 
 def test_the_wheel_holds_mcp_wire_and_mcpio_and_their_runtime_dependencies(wheel: Path) -> None:
@@ -317,13 +323,14 @@ def _interpreter(minor: str) -> Path | None:
 
 
 def test_the_wheel_works_on_every_supported_python_the_machine_has(
-    wheel: Path, tmp_path: Path
+    wheel: Path, http_venv: Path, tmp_path: Path
 ) -> None:
     """The wheel (with its `http` extra, the newest dependencies its ranges allow) serves and
-    calls a tool over stdio and HTTP, both eras, on this CPython (3.11, the oldest supported)
-    and on each newer one the machine has (3.12, 3.13: pyenv's here); each venv runs the
-    version it was made with."""
-    interpreters = {f"{sys.version_info[0]}.{sys.version_info[1]}": sys.executable}
+    calls a tool over stdio and HTTP, both eras, on this CPython (3.11, the oldest supported:
+    the shared venv) and on each newer one the machine has (3.12, 3.13: pyenv's here); each
+    venv runs the version it was made with."""
+    current = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    interpreters = {current: sys.executable}
     for minor in ("3.12", "3.13"):
         found = _interpreter(minor) if minor not in interpreters else None
         if found is not None:
@@ -332,7 +339,10 @@ def test_the_wheel_works_on_every_supported_python_the_machine_has(
     for minor, interpreter in interpreters.items():
         where = tmp_path / minor
         where.mkdir()
-        python = installed(where, f"{wheel}[http]", interpreter=interpreter)
+        if minor == current:
+            python = http_venv
+        else:
+            python = installed(where, f"{wheel}[http]", interpreter=interpreter)
         assert _served_and_called(python, where, ["mcpgen"]) == {"mcpgen": VERSION}
         proc = subprocess.run(
             [str(python), "-I", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
@@ -365,11 +375,11 @@ def test_make_help_lists_every_target() -> None:
 
 
 def test_the_readme_quick_start_runs_from_the_wheel_with_its_http_extra(
-    wheel: Path, tmp_path: Path
+    http_venv: Path, tmp_path: Path
 ) -> None:
     """As the quick start says: a fresh venv, `pip install 'mcpgen-...whl[http]'`, the server
     file, then its client over stdio and the server over HTTP, with that venv's interpreter."""
-    python = installed(tmp_path, f"{wheel}[http]")
+    python = http_venv
     quick = [s for s in readme_snippets() if "demo_server.py" in (s.file or s.code)]
     server, client = quick[0], quick[1]
     assert server.file == "demo_server.py" and client.file is None

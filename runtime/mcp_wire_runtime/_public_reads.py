@@ -89,7 +89,8 @@ class PublicReads:
                 return None
             kept = (copy.deepcopy(client_capabilities), meta)  # (a caller's dict may change)
             self._envelopes[meta_type] = kept
-        public.__dict__["meta"] = copy.copy(kept[1])  # (each request its own, as in general)
+        # (each request its own, as in general; its `__copy__` without `copy.copy`'s dispatch)
+        public.__dict__["meta"] = kept[1].__copy__()
         public.__pydantic_fields_set__.add("meta")
         return public
 

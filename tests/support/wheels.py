@@ -35,14 +35,18 @@ def built_wheels(out: Path) -> dict[str, Path]:
 def installed(where: Path, requirement: str, *pip: str, interpreter: str = sys.executable) -> Path:
     """A fresh venv in `where` made by `interpreter`, `requirement` (a built wheel, with extras)
     installed into it: the other built wheels from the wheel's folder, the rest from the package
-    index (`pip`: pip's further options); its python."""
+    index (`pip`: pip's further options); its python. The venv has no pip of its own: this
+    environment's installs into it (`pip --python`), without ensurepip's seconds per venv."""
     target = where / "venv"
-    subprocess.run([interpreter, "-m", "venv", "--clear", str(target)], check=True, timeout=120)
+    subprocess.run(
+        [interpreter, "-m", "venv", "--clear", "--without-pip", str(target)],
+        check=True, timeout=120,
+    )  # fmt: skip
     python = target / "bin" / "python"
     wheelhouse = Path(requirement.split("[", 1)[0]).parent
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "--find-links", str(wheelhouse), *pip, requirement],
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+         "--disable-pip-version-check", "--find-links", str(wheelhouse), *pip, requirement],
         check=True, timeout=300, cwd=where, env=clean_env(),
     )  # fmt: skip
     return python

@@ -36,7 +36,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Awaitable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -473,8 +473,8 @@ class HttpApp:
     def _authorize(self, principal: Principal | None, routes: list[tuple[str, str | None]]) -> None:
         """403 unless the principal holds every scope these messages (method, name) need."""
         auth = self.options.auth
-        if auth is None or principal is None:
-            return
+        if auth is None or principal is None or not auth.required_scopes:
+            return  # (no scope to check: `needed` would say none)
         needed = auth.needed(routes)
         if not needed <= principal.scopes:
             missing = " ".join(sorted(needed - principal.scopes))
@@ -568,7 +568,8 @@ class HttpApp:
             env = peek_any(body)
         except ProtocolError as exc:
             raise HttpError(400, exc) from None
-        self._authorize(exchange.principal, [(env.method, env.name)] if env.method else [])
+        if exchange.principal is not None:
+            self._authorize(exchange.principal, [(env.method, env.name)] if env.method else [])
         if session_id is None and (version in MODERN or env.protocol_version is not None):
             await self._modern(exchange, body, env, guard)
         elif env.method == "initialize":
@@ -576,8 +577,12 @@ class HttpApp:
                 await self.legacy.initialize(exchange, body, env)
         elif session_id is not None:
             session = self.legacy.lookup(session_id, exchange.principal)
-            with self.request_slots.holding(exchange.client):
+            slots, client = self.request_slots, exchange.client
+            slots.take(client)  # (not `holding`: a generator's enter and exit on every POST)
+            try:
                 await self.legacy.post(exchange, session, body, env, guard)
+            finally:
+                slots.give(client)
         else:
             reason = "no session: send initialize first, or a request with the 2026-07-28 envelope"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
@@ -934,7 +939,8 @@ class Guard:
     arrive within `body_timeout` (else the POST's task is cancelled and `timed_out` set), and
     once `watch_after` a delay (a request still being served then) or `watch()` (a stream
     opened), the client going away cancels the task: a quick answer needs no task. A write that
-    does not end by the time given to `write_by` cancels the task too. The POST catches that
+    does not end by the time given to `write_by` cancels the task too, and `call_after` bounds
+    another wait of the POST on the same clock (a polled answer's). The POST catches that
     cancellation and asks `absorb` whether it was the guard's (no anyio scope: the POST runs in
     the server's own task for this request, which the guard cancels directly)."""
 
@@ -950,6 +956,8 @@ class Guard:
         self._reading = True
         self._watch_at = math.inf  # when to start watching, once the body is in
         self._write_by = math.inf  # when the write under way must have ended
+        self._call_at = math.inf  # when to call `_callback` (`call_after`)
+        self._callback: Callable[[], None] | None = None
         self._tasks: list[asyncio.Task[None]] = []  # the disconnect watcher, a keepalive
         self._watching = False
         ticker.add(self)
@@ -965,6 +973,9 @@ class Guard:
         elif now >= self._watch_at:
             self._watch_at = math.inf
             self.watch()
+        if now >= self._call_at and self._callback is not None:
+            self._call_at = math.inf
+            self._callback()
 
     def cancel(self) -> None:
         """End the POST's work: its task is cancelled (once)."""
@@ -987,6 +998,13 @@ class Guard:
     def watch_after(self, delay: float) -> None:
         """Watch for the client going away once this request has been served `delay` s."""
         self._watch_at = time.monotonic() + delay
+
+    def call_after(self, delay: float, callback: Callable[[], None]) -> None:
+        """Call `callback` once `delay` s have passed (seen by a tick: up to `TICK` s late),
+        unless the POST has ended: a bound on a wait that costs no timer of its own. One at a
+        time: a later call replaces it."""
+        self._call_at = time.monotonic() + delay
+        self._callback = callback
 
     def write_by(self, delay: float | None) -> None:
         """A write must end within `delay` s (None: it has ended)."""

@@ -17,6 +17,7 @@ import math
 import secrets
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -63,6 +64,10 @@ class Guarding(Protocol):
 
     def watch_after(self, delay: float) -> None:
         """Watch for the client going away once `delay` seconds have passed."""
+        ...
+
+    def call_after(self, delay: float, callback: Callable[[], None]) -> None:
+        """Call `callback` once `delay` seconds have passed, unless the POST has ended."""
         ...
 
 
@@ -142,11 +147,13 @@ class LegacySessions:
     def lookup(self, session_id: str, principal: Principal | None) -> LegacySession:
         """The session, if it exists and belongs to this principal (one of another principal's
         is answered as unknown: 404, telling nothing about it)."""
-        self.expire()
+        now = time.monotonic()
+        if now > self._next_expiry:  # (`expire`'s own check, inline: on every POST)
+            self.expire()
         session = self.sessions.get(session_id)
         if session is None or _subject(session.principal) != _subject(principal):
             raise HttpError(404, ProtocolError(INVALID_REQUEST, "unknown or expired session"))
-        session.last_used = now = time.monotonic()
+        session.last_used = now
         if not session.established:
             session.established = True
             self._next_expiry = min(self._next_expiry, now + self.limits.idle_seconds)
@@ -234,15 +241,26 @@ class LegacySessions:
         refused: list[bytes] = []  # answers made here, for items the session must not see
         ids: list[RequestId] = []
         frames: list[tuple[bytes, Peek]] = []
-        self._read_post(session, body, message, frames, ids, refused)
+        if isinstance(message, list):
+            self._read_batch(session, message, frames, ids, refused)
+        else:
+            error = _in_use(session, message, ids)
+            if error is not None:
+                raise HttpError(400, error)
+            frames.append((body, message))
+            if message.kind == "request" and message.id is not None:
+                ids.append(message.id)
         # An answer past the server's bound: still delivered (its question fails at once with
         # -32602, unread), and this POST refused.
-        limit = self.server.max_answer_bytes
-        oversized = not batch and message.kind in ("result", "error") and len(body) > limit
+        answer = not batch and message.kind in ("result", "error")
+        limit = self.server.max_answer_bytes if answer else 0
+        oversized = answer and len(body) > limit
         outbox = session.exchange(ids)
         # the handlers' tasks start from here (reset after: the caller's task may be this one)
         request = HTTP_REQUEST.set((exchange.headers, session.id, exchange.client))
         poll = session.poll(self.limits.poll_seconds) if ids else None
+        if poll is not None:  # (the guard's clock bounds the wait: no timer of its own)
+            guard.call_after(poll.seconds, outbox.time_up)
         pending = set(ids)
         parked = False
         try:
@@ -260,36 +278,27 @@ class LegacySessions:
             else:
                 session.release(ids)
 
-    def _read_post(
+    def _read_batch(
         self,
         session: LegacySession,
-        body: bytes,
-        message: Peek | list[Any],
+        items: list[Any],
         frames: list[tuple[bytes, Peek]],
         ids: list[RequestId],
         refused: list[bytes],
     ) -> None:
-        """Check a POST's message or batch and collect what the session is to see: its frames,
-        the ids of its requests, and the answers made here for items it must not see."""
+        """Check a POST's batch and collect what the session is to see: its frames, the ids of
+        its requests, and the answers made here for items it must not see."""
         codec = session.connection.codec
-        if isinstance(message, list):
-            if codec is None or not codec.batching:
-                reason = "batches are not part of this revision"
-                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
-            if not message:
-                reason = "an empty batch is not valid"
-                raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
-            if len(message) > self.limits.max_batch_items:
-                reason = f"a batch holds at most {self.limits.max_batch_items} messages"
-                raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
-            _batch_items(session, codec, message, frames, ids, refused)
-            return
-        error = _in_use(session, message, ids)
-        if error is not None:
-            raise HttpError(400, error)
-        frames.append((body, message))
-        if message.kind == "request" and message.id is not None:
-            ids.append(message.id)
+        if codec is None or not codec.batching:
+            reason = "batches are not part of this revision"
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+        if not items:
+            reason = "an empty batch is not valid"
+            raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
+        if len(items) > self.limits.max_batch_items:
+            reason = f"a batch holds at most {self.limits.max_batch_items} messages"
+            raise HttpError(413, ProtocolError(INVALID_REQUEST, reason))
+        _batch_items(session, codec, items, frames, ids, refused)
 
     async def get(self, exchange: Exchange) -> None:
         """Serve a session's GET: its stream of server-to-client messages (or a polled answer)."""
@@ -381,12 +390,13 @@ class Outbox:
     memory object stream, made for every POST). `put` refuses an item once `size` wait; once
     closed (by either end) it takes no more, and `receive` ends (EndOfStream) when drained."""
 
-    __slots__ = ("_items", "_size", "_waiter", "closed")
+    __slots__ = ("_items", "_size", "_waiter", "_due", "closed")
 
     def __init__(self, size: int) -> None:
         self._items: deque[bytes | Done] = deque()
         self._size = size
         self._waiter: asyncio.Future[object] | None = None
+        self._due = False  # `time_up` was called: the next wait with nothing queued ends
         self.closed = False
 
     def put(self, item: bytes | Done) -> bool:
@@ -396,12 +406,20 @@ class Outbox:
         if len(self._items) >= self._size:
             return False
         self._items.append(item)
-        self._wake()
+        waiter = self._waiter  # (`_wake`, inline: twice on every POST)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
         return True
 
     def close(self) -> None:
         """Close the outbox: its reader ends once it has read what is queued."""
         self.closed = True
+        self._wake()
+
+    def time_up(self) -> None:
+        """End the reader's wait, now or its next one: `receive` returns None once (if nothing
+        is queued then). A timer kept elsewhere bounds the wait so (a POST's guard)."""
+        self._due = True
         self._wake()
 
     def _wake(self) -> None:
@@ -410,12 +428,15 @@ class Outbox:
             waiter.set_result(None)
 
     async def receive(self, timeout: float = math.inf) -> bytes | Done | None:
-        """The next queued frame (or `Done`); None once `timeout` seconds pass without one;
-        `anyio.EndOfStream` once closed and empty. (A timer handle: a cancel scope or
-        `asyncio.timeout` costs several times more, on every POST that may be polled.)"""
+        """The next queued frame (or `Done`); None once `timeout` seconds pass without one, or
+        once `time_up` was called; `anyio.EndOfStream` once closed and empty. (A timer handle:
+        a cancel scope or `asyncio.timeout` costs several times more.)"""
         while not self._items:
             if self.closed:
                 raise anyio.EndOfStream
+            if self._due:
+                self._due = False
+                return None
             loop = asyncio.get_running_loop()
             waiter = self._waiter = loop.create_future()
             timer = None if timeout == math.inf else loop.call_later(timeout, _time_up, waiter)
@@ -512,7 +533,12 @@ async def _relay(
     until = math.inf if poll is None else time.time() + poll.seconds
     try:
         while pending:
-            item = await _wait(outbox, until, sse is not None)
+            if sse is None:  # a POST's answers: the poll's time is up when its guard says
+                item = await outbox.receive()
+                if item is None:
+                    item = _DUE
+            else:
+                item = await _wait(outbox, until)
             if item is _DUE and poll is not None:  # (only with a poll is `until` finite)
                 sse = sse or await _stream_of(send, answers)
                 await send({"type": "http.response.body", "body": poll.event(), "more_body": True})
@@ -548,15 +574,12 @@ async def _relay(
 _DUE = object()  # `_wait`: the stream's time is up
 
 
-async def _wait(outbox: Outbox, until: float, stream: bool) -> bytes | Done | object | None:
-    """The next item; None when a stream should say it is still there; `_DUE` at `until`."""
+async def _wait(outbox: Outbox, until: float) -> bytes | Done | object | None:
+    """A stream's next item; None when it should say it is still there; `_DUE` at `until`."""
     wait = until - time.time()
     if wait <= 0:
         return _DUE
-    item = await outbox.receive(min(wait, KEEPALIVE_SECONDS) if stream else wait)
-    if item is not None:
-        return item
-    return None if stream or time.time() < until else _DUE
+    return await outbox.receive(min(wait, KEEPALIVE_SECONDS))
 
 
 async def _stream_of(send: Send, answers: list[bytes]) -> SseWriter:
