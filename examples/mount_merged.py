@@ -5,6 +5,7 @@ import anyio
 
 from mcpio import Client, Server
 
+# --8<-- [start:merged]
 weather = Server("weather")
 
 
@@ -22,6 +23,7 @@ def hello() -> str:
 
 
 main.mount(weather)  # no namespace: `forecast` stays `forecast`
+# --8<-- [end:merged]
 
 
 async def main_() -> None:
@@ -29,12 +31,14 @@ async def main_() -> None:
         print([t.name for t in (await client.list_tools()).tools])  # ['hello', 'forecast']
         result = await client.call_tool("forecast", {"city": "Oslo"})
         print(getattr(result.content[0], "text", None))  # Sunny in Oslo
+    # --8<-- [start:clash]
     clashing = Server("clashing")
     clashing.tool(name="hello")(lambda: "hi")
     try:
-        main.mount(clashing)
+        main.mount(clashing)  # main says on_duplicate="error"; "warn" (default) would warn
     except ValueError as exc:
         print(exc)
+    # --8<-- [end:clash]
 
 
 anyio.run(main_)

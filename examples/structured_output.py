@@ -1,9 +1,15 @@
-"""Structured tool output: the output schema from the return annotation, read back typed."""
+"""Structured tool output: the output schema from the return annotation, read back typed; each
+`--8<--` section is one snippet of docs/servers/structured-output.md."""
+
+from typing import Any
 
 import anyio
 from pydantic import BaseModel
 
 from mcpio import Client, Server
+
+# --8<-- [start:first]
+server = Server("weather")
 
 
 class Weather(BaseModel):
@@ -11,27 +17,48 @@ class Weather(BaseModel):
     celsius: float
 
 
-server = Server("weather", "1.0")
-
-
-@server.tool()
+@server.tool
 async def weather(city: str) -> Weather:  # outputSchema: Weather's JSON Schema
     return Weather(city=city, celsius=21.5)
 
 
-@server.tool()
-async def count() -> int:  # outputSchema: {"result": integer}
+# --8<-- [end:first]
+
+
+# --8<-- [start:wrapped]
+@server.tool
+async def count() -> int:  # outputSchema: {"result": integer}; structuredContent {"result": 3}
     return 3
 
 
+# --8<-- [end:wrapped]
+
+
+# --8<-- [start:off]
+@server.tool(structured_output=False)  # text only: no output schema, no structured content
+async def note() -> dict[str, Any]:
+    return {"text": "plain"}
+
+
+# --8<-- [end:off]
+
+
 async def main() -> None:
-    async with Client(server) as client:  # in process (a command line or URL as well)
+    # --8<-- [start:typed]
+    async with Client(server) as client:
         oslo = await client.call_tool("weather", {"city": "Oslo"}, result_type=Weather)
-        n = await client.call_tool("count", result_type=int)  # unwrapped
+        n = await client.call_tool("count", result_type=int)  # unwrapped from {"result": 3}
         print(oslo.celsius, n)  # 21.5 3
+    # --8<-- [end:typed]
+    async with Client(server) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        print(listed["count"].outputSchema is not None, listed["note"].outputSchema is None)
+        print((await client.call_tool("note")).structuredContent)
 
 
 anyio.run(main)
 
 # Output:
 #   21.5 3
+#   True True
+#   None

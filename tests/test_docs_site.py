@@ -31,6 +31,7 @@ from tests.support.browser import Tab, chromium, png_pixels, static_server
 
 INDIGO = (64, 81, 181)  # #4051b5, Material's `primary: indigo` header (mkdocs.yml)
 SHOTS = ROOT / "build" / "docs-screenshots"
+DOCS = ROOT / "docs"
 LINKS = "JSON.stringify([...document.querySelectorAll('a[href]')].map(a => a.href))"
 IDS = "JSON.stringify([...document.querySelectorAll('[id]')].map(e => e.id))"
 HEADER = "getComputedStyle(document.querySelector('.md-header')).backgroundColor"
@@ -195,3 +196,31 @@ def test_the_readme_links_to_pages_that_exist() -> None:
     for policy in ("versioning", "python-and-dependencies", "roadmap", "triage"):
         assert f"docs/policies/{policy}.md" in local
     assert "SECURITY.md" in local  # how to report a vulnerability
+
+
+FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+INCLUDE = re.compile(r'--8<-- "examples/([^":]+)(?::([\w-]+))?"\n')
+
+
+def test_every_python_block_of_a_feature_page_is_run_or_compiled() -> None:
+    """Each Python block of the server and client pages is a part of an example file (which
+    tests/test_examples.py runs, its output checked: a whole file, or a `--8<--` section of one
+    that is there) or, written on the page, compiles (top-level `await` allowed)."""
+    import ast
+
+    included, inline = 0, 0
+    for page in sorted([*DOCS.glob("servers/*.md"), *DOCS.glob("clients/*.md")]):
+        for block in FENCE.findall(page.read_text(encoding="utf-8")):
+            found = INCLUDE.fullmatch(block)
+            if found is None:
+                compile(block, str(page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+                inline += 1
+                continue
+            name, section = found.groups()
+            source = (ROOT / "examples" / name).read_text(encoding="utf-8")
+            if section is not None:
+                assert f"# --8<-- [start:{section}]" in source, f"{page.name}: {name}:{section}"
+                assert f"# --8<-- [end:{section}]" in source, f"{page.name}: {name}:{section}"
+            included += 1
+    assert included >= 90  # issue 51: a snippet for each option of the server and client pages
+    assert inline <= 3  # the Apps and Skills pages' fragments

@@ -662,3 +662,324 @@ async def test_fastmcp_s_client_reads_a_wrapped_value_as_the_value(era: str) -> 
     assert added.data == 5
     assert found.data == ["any:pen:1", "any:pen:2"]
     assert (forecast.data.city, forecast.data.celsius) == ("Oslo", 21.5)  # an object: as it is
+
+
+# --- FastMCP's documentation pages, ported (issue 51 item 10) ------------------------------------
+#
+# For each page of FastMCP's server documentation (tools, resources, templates, prompts,
+# context, elicitation, lifespan, middleware, composition, proxy, HTTP, errors), a program of our
+# own exercises the features that page shows (its decorators, keywords, return kinds, context
+# calls, errors), written twice under tests/peers/fastmcp_docs/: for FastMCP (originals/,
+# FastMCP 4.1.6) and ported to mcpio after one reading of mcpio's page (ports/). The original is run under FastMCP
+# with FastMCP's client over stdio (HTTP for routes); the port with both clients over stdio and
+# HTTP; what each step shows must be the same, but for the differences PORT_DIFFERENCES names.
+
+DOCS_SERVER = PEERS / "fastmcp_docs_server.py"
+# FastMCP's proxy starts its backends anew for each request (8 to 19 s a call on 2 busy cores;
+# mcpio's proxy: under 1.5 s): its page's run needs more than DEADLINE.
+DOCS_DEADLINE = 240
+ROUTE = "route"  # a Step op: GET a custom route of the HTTP app (HTTP only)
+
+
+def docs_steps(*steps: tuple[str, str, dict[str, Any]], **options: Any) -> list[Step]:
+    return [Step(op, target, args, **options) for op, target, args in steps]
+
+
+STAY_QUESTION = "Who is staying, and how many nights?"
+ACCEPT_STAY = {STAY_QUESTION: {"action": "accept", "content": {"guest": "Ann", "nights": 2}}}
+PAGES: dict[str, list[Step]] = {
+    "tools": docs_steps(
+        ("call", "multiply", {"x": 6, "y": 7}),
+        ("call", "lookup_books", {"title": "Dune", "genre": "scifi"}),
+        ("call", "member_card", {"member_id": "m7"}),
+        ("call", "shelf_report", {}),
+        ("call", "ratio", {"part": 1, "whole": 0}),
+        ("call", "multiply", {"x": "six", "y": 7}),
+        ("call", "slow_lookup", {"isbn": "978-0-00-000000-0"}),
+        ("list", "tools", {}),
+    ),
+    "resources": docs_steps(
+        ("read", "note://welcome", {}),
+        ("read", "settings://display", {}),
+        ("read", "settings://health", {}),
+        ("read", "stats://visitors", {}),
+        ("read", "note://offline", {}),
+        ("read", "note://internal", {}),
+        ("list", "resources", {}),
+    ),
+    "templates": docs_steps(
+        ("read", "forecast://lyon/now", {}),
+        ("read", "projects://atlas/rocket/summary", {}),
+        ("read", "notes://todo.md", {}),
+        ("read", "tree://roots/branch/leaf.txt", {}),
+        ("read", "src://atlas/lib/core/setup.cfg", {}),
+        ("read", "items://k9", {}),
+        ("read", "items://gone", {}),
+        ("read", "items://locked", {}),
+        ("read", "tree://../private", {}),
+        ("list", "templates", {}),
+    ),
+    "prompts": docs_steps(
+        ("prompt", "explain_term", {"term": "idempotent"}),
+        ("prompt", "translation_chat", {"source": "English", "target": "French"}),
+        ("prompt", "score_summary", {"scores": "[4, 8, 15]", "cutoff": "0.9"}),
+        ("prompt", "json_payloads", {}),
+        ("list", "prompts", {}),
+    ),
+    "context": docs_steps(
+        ("call", "import_file", {"path": "/data/in.csv"}),
+        ("call", "measure_series", {"series": "temperatures"}),
+        ("call", "profile_size", {}),
+        ("call", "current_user", {}),
+        ("read", "session://profile", {}),
+        ("prompt", "review_request", {"topic": "budget"}),
+        ("list", "tools", {}),
+        log_level="debug",
+    ),
+    "elicitation": [
+        Step("call", "reserve_room", answers=ACCEPT_STAY),
+        Step("call", "reserve_room", answers={STAY_QUESTION: {"action": "decline"}}),
+        Step("call", "reserve_room", answers={STAY_QUESTION: {"action": "cancel"}}),
+        Step("call", "ask_city", answers={
+            "Which city are you travelling from?": {"action": "accept", "content": {"value": "Turin"}}
+        }),
+        Step("call", "choose_speed", answers={
+            "Which delivery speed?": {"action": "accept", "content": {"value": "fast"}}
+        }),
+    ],
+    "lifespan": docs_steps(("call", "staff", {}), ("call", "release", {})),
+    "middleware": docs_steps(
+        ("call", "drop_tables", {}),
+        ("call", "lookup", {"term": "  Red   KITE "}),
+        ("call", "metrics", {}),
+        ("call", "backdoor", {}),
+        ("list", "tools", {}),
+    ),
+    "composition": docs_steps(
+        ("call", "current_time", {"zone": "CET"}),
+        ("call", "orders_status", {}),
+        ("call", "billing_status", {}),
+        ("read", "time://zones", {}),
+        ("read", "track://orders/17/state", {}),
+        ("list", "tools", {}),
+        ("list", "templates", {}),
+    ),
+    "proxy": docs_steps(
+        ("call", "desk_multiply", {"x": 6, "y": 7}),
+        ("call", "desk_ratio", {"part": 1, "whole": 0}),
+        ("prompt", "phrases_explain_term", {"term": "proxy"}),
+        ("list", "tools", {}),
+    ),
+    "http": docs_steps(
+        ("call", "shout", {"text": "quiet"}),
+        (ROUTE, "/status", {}),
+        (ROUTE, "/alive", {}),
+    ),
+    "errors": docs_steps(
+        ("call", "share", {"total": 10, "people": 0}),
+        ("call", "share", {"total": 10, "people": -2}),
+        ("read", "status://public-failure", {}),
+        ("read", "status://private-failure", {}),
+        ("read", "records://absent", {}),
+        ("read", "records://locked", {}),
+    ),
+}  # fmt: skip
+# What a port shows otherwise than its original, by page and step (its index in PAGES[page]),
+# and why. A difference not named here fails the test, and so does one named that is gone.
+# "form": the same outcome (a success with the same data, or the same failure), said otherwise;
+# "outcome": another outcome.
+LIST_BLOCKS = (
+    "form",
+    "a list answer is one text block per item in mcpio (as the official SDK's), one JSON text "
+    "in FastMCP",
+)
+JSON_MIME = (
+    "form",
+    "a resource answering a dict is application/json in mcpio (text/plain for text), "
+    "text/plain in FastMCP",
+)
+UNTYPED_MIME = (
+    "form",
+    "a resource not annotated `-> str` is listed without a mimeType in mcpio, text/plain in "
+    "FastMCP",
+)
+PORT_DIFFERENCES: dict[tuple[str, int], tuple[str, str]] = {
+    ("tools", 1): LIST_BLOCKS,
+    ("tools", 5): ("form", "both a failed result; mcpio's text names the argument in one line, "
+                   "FastMCP's is Pydantic's whole message"),
+    ("tools", 6): ("form", "both a failed result; FastMCP's text is \"Error calling tool "
+                   "'slow_lookup': Tool 'slow_lookup' execution timed out after 0.2s\", "
+                   "mcpio's \"Tool 'slow_lookup' timed out after 0.2s\""),
+    ("resources", 3): JSON_MIME,
+    ("resources", 6): UNTYPED_MIME,
+    ("templates", 4): JSON_MIME,
+    ("templates", 5): JSON_MIME,
+    ("templates", 8): ("form", "both -32602; FastMCP says \"Resource not found\", mcpio names "
+                       "the parameter and why it refused it"),
+    ("templates", 9): UNTYPED_MIME,
+    ("context", 4): JSON_MIME,
+    ("lifespan", 0): LIST_BLOCKS,
+    ("middleware", 3): ("outcome", "FastMCP's tag filter is a middleware answering a failed "
+                        "result (\"No such tool here\"); mcpio's docs port it as "
+                        "server.disable(tags=...): the call is -32602 \"unknown tool 'backdoor'\""),
+    ("composition", 3): ("form", "a resource answering a list is one content per item in mcpio, "
+                         "one JSON text in FastMCP"),
+    ("composition", 5): ("form", "a mounted tool's derived title is its own name's in mcpio "
+                         "(\"Status\"), the namespaced name's in FastMCP (\"Orders Status\")"),
+}  # fmt: skip
+
+
+def alike(data: Any, key: str = "") -> Any:
+    """What is the same to the model though not to the byte: JSON text as the data it holds
+    (FastMCP writes `{"a":1}`, mcpio `{"a": 1}`), a log message FastMCP wraps as `{"msg": x}`
+    as `x`, and an elicitation schema without the `title` members Pydantic adds."""
+    if key == "text" and isinstance(data, str) and data[:1] in "[{":
+        try:
+            return json.loads(data)
+        except ValueError:
+            return data
+    if key == "logs":
+        return [[level, said.get("msg", said) if isinstance(said, dict) else said]
+                for level, said in data]  # fmt: skip
+    if key == "asked":
+        return [[message, untitled(schema)] for message, schema in data]
+    if isinstance(data, dict):
+        return {k: alike(v, k) for k, v in data.items()}
+    if isinstance(data, list):
+        return [alike(v) for v in data]
+    return data
+
+
+def untitled(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: untitled(v) for k, v in schema.items() if k != "title"}
+    return schema
+
+
+def docs_listing(what: str, items: list[dict[str, Any]]) -> list[Any]:
+    """What a listing shows of each component (sorted: the order is not the example's)."""
+    if what == "tools":
+        rows = [(t["name"], t.get("title"), t.get("description")) for t in items]
+    elif what == "prompts":
+        rows = [
+            (p["name"], p.get("description"),
+             [(a["name"], a.get("required", False)) for a in p.get("arguments", [])])
+            for p in items
+        ]  # fmt: skip
+    elif what == "templates":
+        rows = [
+            (t["uriTemplate"], t["name"], t.get("description"), t.get("mimeType")) for t in items
+        ]
+    else:
+        rows = [(r["uri"], r["name"], r.get("description"), r.get("mimeType")) for r in items]
+    return sorted(rows, key=repr)
+
+
+async def docs_step(peer: Any, step: Step, base: str | None) -> Any:
+    """What one step shows through `peer`; a route is GET from the HTTP app at `base`."""
+    if step.op == ROUTE:
+        import httpx
+
+        async with httpx.AsyncClient() as http:
+            got = await http.get(f"{base}{step.target}")
+        kind = got.headers.get("content-type", "").split(";")[0]
+        return {"status": got.status_code, "type": kind, "body": got.text}
+    if step.op == "list":
+        items = [item for page in await peer.pages(step.target) for item in page]
+        return docs_listing(step.target, items)
+    return await run(peer, step)
+
+
+def docs_target(client: str, flavour: str, page: str, transport: str, urls: Any) -> Any:
+    if transport == "http":
+        return urls(flavour, page)
+    args = [str(DOCS_SERVER), flavour, page, "stdio"]
+    if client == "fastmcp":
+        from fastmcp.client.transports import StdioTransport
+
+        return StdioTransport(sys.executable, args, keep_alive=False)  # ends with the session
+    return [sys.executable, *args]
+
+
+async def docs_run(client: str, target: Any, page: str, transport: str) -> list[Any]:
+    """What each step of `page` shows through `client` (legacy era, one session)."""
+    peer = CLIENTS[client](target, "legacy")
+    base = target.removesuffix("/mcp") if transport == "http" else None
+    seen: list[Any] = []
+    with anyio.fail_after(DOCS_DEADLINE):
+        async with peer.session():
+            for step in PAGES[page]:
+                if step.op == ROUTE and base is None:
+                    seen.append(None)  # a route is HTTP's
+                    continue
+                seen.append(alike(tidy(await docs_step(peer, step, base))))
+    return seen
+
+
+@pytest.fixture(scope="module")
+def docs_urls() -> Iterator[Callable[[str, str], str]]:
+    """The MCP endpoint of a page's server over HTTP, started on first use, stopped at the end."""
+    started: dict[tuple[str, str], Peer] = {}
+
+    def url(flavour: str, page: str) -> str:
+        if (flavour, page) not in started:
+            port = str(free_port())
+            started[flavour, page] = Peer(DOCS_SERVER.name, flavour, page, "http", "--port", port)
+        return started[flavour, page].url("/mcp")
+
+    try:
+        yield url
+    finally:
+        for peer in started.values():
+            peer.stop()
+
+
+@pytest.fixture(scope="module")
+def originals(docs_urls: Callable[[str, str], str]) -> dict[str, list[Any]]:
+    """What each page's original shows under FastMCP, through FastMCP's client: over stdio,
+    and over HTTP for the steps only HTTP has."""
+
+    async def observe() -> dict[str, list[Any]]:
+        seen = {}
+        for page in PAGES:
+            target = docs_target("fastmcp", "original", page, "stdio", docs_urls)
+            seen[page] = await docs_run("fastmcp", target, page, "stdio")
+            if any(step.op == ROUTE for step in PAGES[page]):
+                over_http = await docs_run("fastmcp", docs_urls("original", page), page, "http")
+                seen[page] = [
+                    h if s is None else s for s, h in zip(seen[page], over_http, strict=True)
+                ]
+        return seen
+
+    return anyio.run(observe)
+
+
+@pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("client", ["ours", "fastmcp"])
+@pytest.mark.parametrize("page", sorted(PAGES))
+async def test_a_ported_documentation_page_behaves_as_the_original(
+    page: str, client: str, transport: str, originals: dict[str, list[Any]], docs_urls: Any
+) -> None:
+    target = docs_target(client, "port", page, transport, docs_urls)
+    seen = await docs_run(client, target, page, transport)
+    differ = {}
+    for index, (got, want) in enumerate(zip(seen, originals[page], strict=True)):
+        if got is not None and got != want:
+            differ[index] = (got, want)
+            print(
+                f"{page}[{index}] {PAGES[page][index].target}:\n  port: {got!r}\n  orig: {want!r}"
+            )
+    known = {index for (name, index) in PORT_DIFFERENCES if name == page}
+    assert set(differ) == known
+
+
+def test_the_ports_behave_as_the_originals_in_11_of_12_pages() -> None:
+    """Issue 51's goal: a FastMCP program using a documentation page's features, ported by
+    changing imports and the names mcpio's docs map, runs as the original: the same outcome at
+    every step (what differs in form only is named above), on all pages but one."""
+    assert len(PAGES) == 12
+    otherwise = {page for (page, _), (kind, _) in PORT_DIFFERENCES.items() if kind == "outcome"}
+    identical = set(PAGES) - {page for page, _ in PORT_DIFFERENCES}
+    assert otherwise == {"middleware"}
+    assert identical == {"prompts", "elicitation", "errors", "http", "proxy"}

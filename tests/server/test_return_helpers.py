@@ -181,3 +181,70 @@ async def test_a_tool_without_a_title_gets_one_from_its_name() -> None:
         "lookup": "Look it up",
         "annotated": "Annotated",
     }
+
+
+async def test_a_resource_s_docstring_is_its_description_as_a_tool_s_is() -> None:
+    """FastMCP's Resources page: "Resource Description: taken from the function's docstring"
+    (found porting it, issue 51 item 10); `description=` still wins."""
+    server = Server("described")
+
+    @server.resource("resource://greeting")
+    def greeting() -> str:
+        """Provides a simple greeting message."""
+        return "hi"
+
+    @server.resource("weather://{city}/current", description="Given.")
+    def weather(city: str) -> str:
+        """Ignored: description= is given."""
+        return city
+
+    async with Client(server) as client:
+        listed = (await client.list_resources()).resources
+        templates = (await client.list_resource_templates()).resourceTemplates
+    assert listed[0].description == "Provides a simple greeting message."
+    assert templates[0].description == "Given."
+
+
+async def test_a_middleware_may_answer_a_tool_call_with_a_tool_result() -> None:
+    """A middleware answering without the tool returns `ToolResult(...)` as FastMCP's do (found
+    porting the Middleware page, issue 51 item 10): the client gets that result."""
+    from mcpio import Call, Middleware
+    from mcpio.middleware import CallNext
+
+    class Maintenance(Middleware):
+        async def on_call_tool(self, call: Call, call_next: CallNext) -> Any:
+            if call.name == "deploy":
+                return ToolResult("down for maintenance", is_error=True)
+            return await call_next(call)
+
+    server = Server("answering", middleware=[Maintenance()])
+
+    @server.tool
+    def deploy() -> str:
+        return "deployed"
+
+    async with Client(server) as client:
+        answered = await client.call_tool("deploy", {})
+    assert answered.isError is True
+    assert [plain(block) for block in answered.content] == [
+        {"type": "text", "text": "down for maintenance"}
+    ]
+
+
+async def test_structured_output_false_sends_text_alone() -> None:
+    """`structured_output=False`: "no output schema nor structured content" (ToolOptions), a
+    mapping's answer included (found writing the Structured output page, issue 51 item 9)."""
+    server = Server("text-only")
+
+    @server.tool(structured_output=False)
+    def note() -> dict[str, Any]:
+        return {"text": "plain"}
+
+    async with Client(server) as client:
+        listed = (await client.list_tools()).tools[0]
+        answered = await client.call_tool("note", {})
+    assert listed.outputSchema is None
+    assert answered.structuredContent is None
+    assert [plain(block) for block in answered.content] == [
+        {"type": "text", "text": '{"text": "plain"}'}
+    ]

@@ -398,7 +398,7 @@ def resource_entry(
         mime_type = "text/plain"
     for key, value in (
         ("title", options.get("title")),
-        ("description", options.get("description")),
+        ("description", options.get("description") or _doc(fn).description),
         ("mimeType", mime_type),
         ("icons", _icons(options.get("icons"))),
         ("annotations", options.get("annotations")),

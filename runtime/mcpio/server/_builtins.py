@@ -293,7 +293,10 @@ async def _run_tool(
         if schema is None:
             if text_answer and type(value) is str:
                 return TextAnswer(value)
-            return tool_result(value)
+            result = tool_result(value)
+            if entry.options.get("structured_output") is False and result.structuredContent:
+                return result.model_copy(update={"structuredContent": None})  # text alone
+            return result
         result = tool_result(value)  # a hand-written output schema: checked as JSON Schema
         if not result.isError:
             broken = violation(plain(result.structuredContent), plain(schema))

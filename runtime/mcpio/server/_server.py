@@ -30,6 +30,7 @@ from mcpio._core.handlers import TextAnswer, is_async, tool_result
 from mcpio._core.hints import CacheHint
 from mcpio._core.hub import LIST_CHANGED, RESOURCE_UPDATED, Hub
 from mcpio._core.jsonrpc import plain
+from mcpio._core.results import ToolResult
 from mcpio._core.sealing import Sealer
 from mcpio._core.transport import Transport
 from mcpio.latest import public as pub
@@ -380,6 +381,8 @@ class Server(Registry, Visibility, Transforms, BuiltIns, Lifecycle, Launchers):
                 return await handler(ctx, params)
             call = Call(method, params, ctx, handler=handler)
             result = await pipeline(call)
+            if isinstance(result, ToolResult):  # a middleware's answer, as FastMCP's return it
+                result = result.result()
         except ToolError as exc:  # a middleware's refusal of a tool call, for the model to read
             if method != "tools/call":
                 raise request_failure(method, params, exc, self.mask_error_details) from exc
