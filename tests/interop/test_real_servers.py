@@ -110,14 +110,31 @@ async def test_every_operation_passes(
 
 
 def relayed(path: str, outcomes: dict[str, Any]) -> dict[str, Any]:
-    """What a relay must pass on unchanged: everything, but the proxy answers the handshake as
-    the server it is (its own name), so its handshake is left out of the comparison."""
+    """What a relay must pass on unchanged: everything, but what the proxy adds as the server it
+    is: its own name in the handshake, its own tasks for a target without them (a legacy
+    listing's `execution.taskSupport: "optional"`), and the target's name in a legacy result's
+    `_meta` (`PROXY_META`). Only those are left out of the comparison."""
     if path != "proxy":
         return outcomes
-    return {op: outcome for op, outcome in outcomes.items() if op not in HANDSHAKES}
+    return {op: _unproxied(op, out) for op, out in outcomes.items() if op not in HANDSHAKES}
 
 
 HANDSHAKES = frozenset({"initialize", "server/discover"})
+PROXY_META = "io.modelcontextprotocol/serverInfo"
+PROXY_TASKS = {"taskSupport": "optional"}
+
+
+def _unproxied(op: str, outcome: Any) -> Any:
+    if op == "list_tools" and isinstance(outcome, list):
+        return [
+            {k: v for k, v in tool.items() if not (k == "execution" and v == PROXY_TASKS)}
+            for tool in outcome
+        ]
+    if isinstance(outcome, dict) and isinstance(outcome.get("_meta"), dict):
+        meta = {k: v for k, v in outcome["_meta"].items() if k != PROXY_META}
+        rest = {k: v for k, v in outcome.items() if k != "_meta"}
+        return {**rest, "_meta": meta} if meta else rest
+    return outcome
 
 
 def config_of(places: Places, names: list[str]) -> dict[str, Any]:
