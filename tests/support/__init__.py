@@ -22,6 +22,7 @@ from typing import Any
 
 import anyio
 import uvicorn
+from hypothesis.internal.conjecture import providers as _hypothesis_providers
 
 import mcp_wire
 from codegen.ir import Revision
@@ -237,3 +238,16 @@ def readme_snippets() -> list[Snippet]:
             )
         )
     return found
+
+
+# Hypothesis (6.13x on) also draws string and number constants it finds in every local module
+# loaded (`_get_local_constants`): a derandomized run's instances then change with any edit to
+# the code and with which modules a run has loaded, so the differential suites (draws a function
+# of the schema alone) drew other instances in a whole run than alone, and after unrelated
+# edits. Every test's draws here are a function of the test alone.
+_hypothesis_providers._get_local_constants = lambda: _hypothesis_providers.Constants(  # type: ignore[attr-defined]
+    integers=_hypothesis_providers.SortedSet(),
+    floats=_hypothesis_providers.SortedSet(key=_hypothesis_providers.float_to_int),
+    bytes=_hypothesis_providers.SortedSet(),
+    strings=_hypothesis_providers.SortedSet(),
+)
