@@ -19,7 +19,7 @@ import pytest
 
 from mcpio.inspect._http_proxy import ProxyApp
 from mcpio.inspect._transcript import Recorder
-from tests.support import serve_app
+from tests.support import request_body, serve_app
 
 RECORDED = Path(__file__).parent / "recorded"
 
@@ -45,12 +45,7 @@ class Replay:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await request_body(receive)
         request, response = self.left[0]["request"], self.left.pop(0)["response"]
         if scope["method"] != request["method"] or (body and json.loads(body) != request["body"]):
             self.mismatches.append(f"{scope['method']} {body!r}")

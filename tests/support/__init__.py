@@ -240,6 +240,16 @@ def readme_snippets() -> list[Snippet]:
     return found
 
 
+async def request_body(receive: Any) -> bytes:
+    """An ASGI request's whole body, read from its `http.request` messages."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
 # Hypothesis (6.13x on) also draws string and number constants it finds in every local module
 # loaded (`_get_local_constants`): a derandomized run's instances then change with any edit to
 # the code and with which modules a run has loaded, so the differential suites (draws a function

@@ -16,6 +16,8 @@ from urllib.parse import parse_qsl, unquote
 
 from jsonschema import Draft4Validator, Draft202012Validator
 
+from tests.support import request_body
+
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 
@@ -209,12 +211,7 @@ class EchoApi:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await request_body(receive)
         status, answer, kind = self.answer(scope, body)
         payload = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
         await send(
