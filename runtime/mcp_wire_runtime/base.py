@@ -118,12 +118,17 @@ _Extras = dict[str, JSONValue]  # extra members: typed JSON values
 
 
 class WireModel(BaseModel):
-    """Base of all generated models: wire names (aliases) in and out, unknown members kept."""
+    """Base of all generated models: wire names (aliases) in and out, unknown members kept.
+
+    Data is read by wire name only: a member named `meta` beside `_meta` is an unknown member,
+    as the schema sees it. A constructor call takes the Python names (`meta=`), nested dicts
+    included.
+    """
 
     model_config = ConfigDict(
         extra="allow",
         validate_by_alias=True,
-        validate_by_name=True,
+        validate_by_name=False,
         serialize_by_alias=True,
         defer_build=True,
         strict=True,
@@ -164,7 +169,7 @@ class WireModel(BaseModel):
                 for key in sorted(deprecated.keys() & data.keys()):
                     where = f"{cls.__module__}.{cls.__qualname__}"
                     warn_once(where, deprecated[key], "member", stacklevel=2)
-            super().__init__(**data)
+            cls.__pydantic_validator__.validate_python(data, self_instance=self, by_name=True)
 
         # Not a custom __init__ to pydantic: validation from data (model_validate) never calls it.
         __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]

@@ -152,3 +152,26 @@ async def test_the_last_tasks_are_swept_after_every_task_has_ended(store: TaskSt
     assert stored() == 5
     await until(lambda: stored() == 0, timeout=15)
     await engine.aclose()
+
+
+class _SlowSweepStore(MemoryTaskStore):
+    """A sweep that reads the time before the last expiry and ends after it (a slow store)."""
+
+    def __init__(self, now: list[float]) -> None:
+        super().__init__(lambda: now[0])
+        self.now = now
+
+    async def sweep(self) -> int:
+        dropped = await super().sweep()
+        self.now[0] += 0.6
+        return dropped
+
+
+async def test_a_sweep_that_straddles_the_last_expiry_is_followed_by_one_more() -> None:
+    now = [1_000.0]
+    store = _SlowSweepStore(now)
+    engine = TaskEngine(store, clock=lambda: now[0], min_ttl_ms=1, sweep_seconds=0.01)
+    record = await engine.start(owner=None, method="tools/call", work=done, ttl_ms=1_000)
+    await engine.wait(record.task_id, None)
+    await until(lambda: not store._tasks)  # pyright: ignore[reportPrivateUsage]
+    await engine.aclose()

@@ -369,13 +369,21 @@ class TaskEngine:
         if sweep is None or (self._sweeper is not None and not self._sweeper.done()):
             return
 
+        def ended() -> bool:
+            return not self._runs and self.clock() > self._expiring_until
+
         async def sweeper() -> None:
-            while self._runs or self.clock() <= self._expiring_until:
+            # The last sweep starts after the last expiry: one that began just before it (a slow
+            # store, a loaded machine) would leave the last tasks stored for good.
+            while True:
                 await asyncio.sleep(self.sweep_seconds)
+                last = ended()
                 try:
                     await sweep()
                 except TaskStoreError as exc:
                     log.warning("sweeping expired tasks failed: %s", exc)
+                if last and ended():
+                    return
 
         self._sweeper = asyncio.get_running_loop().create_task(
             sweeper(), context=contextvars.Context()
