@@ -56,7 +56,9 @@ async def required() -> None:
         except McpError as error:
             print(error.code)  # -32021, naming the extension the tool needs
     async with Client(server, tasks=True) as client:
-        print(await client.call_tool("export", {"rows": 10}, result_type=str))  # followed to its end
+        print(
+            await client.call_tool("export", {"rows": 10}, result_type=str)
+        )  # followed to its end
     # --8<-- [end:required]
 
 
