@@ -71,7 +71,7 @@ async def main() -> None:
     async with Client(server, apps=True) as client:
         for tool in (await client.list_tools()).tools:
             meta = tool_ui(tool)  # McpUiToolMeta | None
-            if meta is not None and tool.name == "start_timer":
+            if meta is not None and meta.resourceUri and tool.name == "start_timer":
                 (page,) = (await client.read_resource(meta.resourceUri)).contents
                 print(tool.name, page.mimeType, resource_ui(page) is not None)
         (listed,) = [r for r in (await client.list_resources()).resources if "map" in r.uri]

@@ -34,7 +34,7 @@ async def verify(token: str) -> Principal | None:
 
 
 auth_settings = ResourceServerAuth(verifier=verify, resource=MCP, authorization_servers=[ISSUER])
-app = server.http_app(auth=auth_settings, allowed_hosts=["notes.example.org"])
+app = server.http_app(auth=auth_settings, allowed_hosts=frozenset({"notes.example.org"}))
 
 
 def http() -> httpx.AsyncClient:
