@@ -214,7 +214,7 @@ def tagged_server() -> Server:
     def delete_data() -> str:
         return "deleted"
 
-    @server.resource("data://config", tags={"admin"})
+    @server.resource("data://settings", tags={"admin"})
     def config() -> str:
         return "{}"
 
@@ -253,9 +253,11 @@ async def test_enabled_false_hides_until_enabled_by_name_and_the_last_rule_decid
         server.enable(names={"delete_data"})
         assert await tool_names(client) == ["delete_data", "get_data", "set_data"]
         server.disable(tags={"admin"})
-        server.enable(names={"data://config"})  # a resource by its URI, after the tag's rule
+        server.enable(names={"data://settings"})  # a resource by its URI, after the tag's rule
         assert await tool_names(client) == ["get_data"]
-        assert [str(r.uri) for r in (await client.list_resources()).resources] == ["data://config"]
+        assert [str(r.uri) for r in (await client.list_resources()).resources] == [
+            "data://settings"
+        ]
 
 
 async def test_only_is_an_allowlist_and_criteria_narrow_each_other() -> None:

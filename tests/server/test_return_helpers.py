@@ -41,7 +41,7 @@ def helpers_server() -> Server:
     @server.prompt
     def chat(topic: str) -> list[Message]:
         return [
-            Message(f"Tell me about {topic}"),
+            Message(f"Summarise what is known of {topic}"),
             Message("Gladly.", role="assistant"),
             Message({"topic": topic}),
         ]
@@ -77,7 +77,7 @@ async def test_prompt_messages_have_a_role_and_any_content(mode: str) -> None:
     async with Client(helpers_server(), mode=mode) as client:
         got = await client.get_prompt("chat", {"topic": "owls"})
     assert [(m.role, plain(m.content)) for m in got.messages] == [
-        ("user", {"type": "text", "text": "Tell me about owls"}),
+        ("user", {"type": "text", "text": "Summarise what is known of owls"}),
         ("assistant", {"type": "text", "text": "Gladly."}),
         ("user", {"type": "text", "text": '{"topic": "owls"}'}),
     ]
