@@ -6,6 +6,7 @@ import asyncio
 from mcpio import Client, Context, Server
 from mcpio.tasks import TaskHandle
 
+# --8<-- [start:server]
 server = Server("archive")
 
 
@@ -14,6 +15,9 @@ async def pack(folder: str, ctx: Context, seconds: float = 0.3) -> str:
     await ctx.progress(1, 2, f"packing {folder}")  # the task's status message
     await asyncio.sleep(seconds)
     return f"{folder}.tar ready"
+
+
+# --8<-- [end:server]
 
 
 async def main() -> None:

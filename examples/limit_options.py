@@ -28,10 +28,14 @@ async def talkative(params: Any) -> dict[str, Any]:
 # --8<-- [end:answer]
 
 
+# --8<-- [start:slow]
 @server.tool()
 async def slow() -> str:
     await asyncio.sleep(5)
     return "late"
+
+
+# --8<-- [end:slow]
 
 
 async def answer_too_large() -> None:

@@ -7,6 +7,7 @@ import anyio
 from mcpio import Client, McpError, Server
 from mcpio.server import RedisBus
 
+# --8<-- [start:server]
 server = Server("notes")
 NOTES = {"todo": "buy milk"}
 
@@ -28,6 +29,9 @@ async def add_prompt() -> str:
     server.prompt(name="standup")(lambda: "What did you finish yesterday?")
     await server.notify_prompts_changed()
     return "added"
+
+
+# --8<-- [end:server]
 
 
 async def main() -> None:

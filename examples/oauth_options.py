@@ -45,7 +45,7 @@ def http() -> httpx.AsyncClient:
 async def machine() -> None:
     # --8<-- [start:first]
     auth = OAuth(grant="client_credentials", client_id="nightly-report", client_secret="s3cret")
-    async with Client(MCP, auth=auth, http=http()) as client:  # the 401 starts the flow
+    async with Client(MCP, auth=auth, http=http()) as client:  # http=: in process, here
         print(await client.call_tool("whoami", result_type=str))  # nightly-report
     # --8<-- [end:first]
 
