@@ -5,35 +5,35 @@ import anyio
 from mcpio import Client, Server
 
 # --8<-- [start:first]
-weather = Server("weather")
+library = Server("library")
 
 
-@weather.tool()
-def forecast(city: str) -> str:
-    return f"Sunny in {city}"
+@library.tool()
+def due_date(title: str) -> str:
+    return f"{title}: due back in 14 days"
 
 
-@weather.resource("data://cities")
-def cities() -> str:
-    return "Paris, Oslo"
+@library.resource("data://branches")
+def branches() -> str:
+    return "Northside, Harbour Road"
 
 
 main = Server("main")
-main.mount(weather, namespace="weather")  # weather_forecast, data://weather/cities
+main.mount(library, namespace="library")  # library_due_date, data://library/branches
 # --8<-- [end:first]
 
 
 async def main_() -> None:
     # --8<-- [start:call]
     async with Client(main) as client:
-        print([t.name for t in (await client.list_tools()).tools])  # ['weather_forecast']
-        read = await client.read_resource("data://weather/cities")
-        print(getattr(read.contents[0], "text", None))  # Paris, Oslo
+        print([t.name for t in (await client.list_tools()).tools])  # ['library_due_date']
+        read = await client.read_resource("data://library/branches")
+        print(getattr(read.contents[0], "text", None))  # Northside, Harbour Road
     # --8<-- [end:call]
 
 
 anyio.run(main_)
 
 # Output:
-#   ['weather_forecast']
-#   Paris, Oslo
+#   ['library_due_date']
+#   Northside, Harbour Road

@@ -6,12 +6,12 @@ import anyio
 from mcpio import Client, Server
 
 # --8<-- [start:merged]
-weather = Server("weather")
+library = Server("library")
 
 
-@weather.tool()
-def forecast(city: str) -> str:
-    return f"Sunny in {city}"
+@library.tool()
+def due_date(title: str) -> str:
+    return f"{title}: due back in 14 days"
 
 
 main = Server("main", on_duplicate="error")  # a shared name refuses the mount
@@ -22,15 +22,15 @@ def hello() -> str:
     return "hello"
 
 
-main.mount(weather)  # no namespace: `forecast` stays `forecast`
+main.mount(library)  # no namespace: `due_date` stays `due_date`
 # --8<-- [end:merged]
 
 
 async def main_() -> None:
     async with Client(main) as client:
-        print([t.name for t in (await client.list_tools()).tools])  # ['hello', 'forecast']
-        result = await client.call_tool("forecast", {"city": "Oslo"})
-        print(getattr(result.content[0], "text", None))  # Sunny in Oslo
+        print([t.name for t in (await client.list_tools()).tools])  # ['hello', 'due_date']
+        result = await client.call_tool("due_date", {"title": "Dune"})
+        print(getattr(result.content[0], "text", None))  # Dune: due back in 14 days
     # --8<-- [start:clash]
     clashing = Server("clashing")
     clashing.tool(name="hello")(lambda: "hi")
@@ -44,6 +44,6 @@ async def main_() -> None:
 anyio.run(main_)
 
 # Output:
-#   ['hello', 'forecast']
-#   Sunny in Oslo
+#   ['hello', 'due_date']
+#   Dune: due back in 14 days
 #   mounting 'clashing' without a namespace: tool 'hello' is offered by both 'main' and 'clashing': give mount() a namespace, or rename one of them

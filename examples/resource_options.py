@@ -10,9 +10,9 @@ DOCS = {"guide/intro.md": "# Intro"}
 
 
 # --8<-- [start:template]
-@server.resource("weather://{city}/current")  # {variables}: a resource template
-def weather(city: str) -> str:
-    return f"Sunny in {city}"
+@server.resource("stock://{sku}/level")  # {variables}: a resource template
+def stock_level(sku: str) -> str:
+    return f"{sku}: 12 on the shelf"
 
 
 # --8<-- [end:template]
@@ -54,7 +54,7 @@ async def main() -> None:
     async with Client(server) as client:
         templates = await client.list_resource_templates()
         print([t.uriTemplate for t in templates.resourceTemplates])
-        for uri in ("weather://Paris/current", "docs://guide/intro.md", "git://diff/HEAD~3..HEAD"):
+        for uri in ("stock://A-113/level", "docs://guide/intro.md", "git://diff/HEAD~3..HEAD"):
             read = await client.read_resource(uri)
             print(getattr(read.contents[0], "text", None))
         try:
@@ -68,8 +68,8 @@ async def main() -> None:
 anyio.run(main)
 
 # Output:
-#   ['weather://{city}/current', 'docs://{path*}', 'git://diff/{ref}']
-#   Sunny in Paris
+#   ['stock://{sku}/level', 'docs://{path*}', 'git://diff/{ref}']
+#   12 on the shelf
 #   # Intro
 #   diff of HEAD~3..HEAD
 #   invalid value for 'path' in docs://../../etc/passwd: it climbs above its directory (..)

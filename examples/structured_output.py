@@ -9,17 +9,17 @@ from pydantic import BaseModel
 from mcpio import Client, Server
 
 # --8<-- [start:first]
-server = Server("weather")
+server = Server("greenhouse")
 
 
-class Weather(BaseModel):
-    city: str
+class Reading(BaseModel):
+    sensor: str
     celsius: float
 
 
 @server.tool
-async def weather(city: str) -> Weather:  # outputSchema: Weather's JSON Schema
-    return Weather(city=city, celsius=21.5)
+async def reading(sensor: str) -> Reading:  # outputSchema: Reading's JSON Schema
+    return Reading(sensor=sensor, celsius=21.5)
 
 
 # --8<-- [end:first]
@@ -46,9 +46,9 @@ async def note() -> dict[str, Any]:
 async def main() -> None:
     # --8<-- [start:typed]
     async with Client(server) as client:
-        oslo = await client.call_tool("weather", {"city": "Oslo"}, result_type=Weather)
+        bench = await client.call_tool("reading", {"sensor": "bench-2"}, result_type=Reading)
         n = await client.call_tool("count", result_type=int)  # unwrapped from {"result": 3}
-        print(oslo.celsius, n)  # 21.5 3
+        print(bench.celsius, n)  # 21.5 3
     # --8<-- [end:typed]
     async with Client(server) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}

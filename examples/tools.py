@@ -75,14 +75,14 @@ def convert(amount: float, currency: str) -> float:
 
 # --8<-- [start:structured]
 @dataclass
-class Weather:
-    city: str
+class Reading:
+    sensor: str
     celsius: float
 
 
 @server.tool
-def weather(city: str) -> Weather:  # its output schema comes from the annotation
-    return Weather(city, 21.5)
+def reading(sensor: str) -> Reading:  # its output schema comes from the annotation
+    return Reading(sensor, 21.5)
 
 
 # --8<-- [end:structured]
@@ -196,7 +196,7 @@ async def main() -> None:
         print(listed["convert"].description, "|", currency["description"])
         bad = await client.call_tool("book", {"city": "Oslo", "nights": 99})
         print(bad.isError, text(bad))
-        hot = await client.call_tool("weather", {"city": "Oslo"})
+        hot = await client.call_tool("reading", {"sensor": "bench-2"})
         print(hot.structuredContent, text(hot))
         print(type((await client.call_tool("logo", {})).content[0]).__name__)
         reported = await client.call_tool("report", {})
@@ -220,7 +220,7 @@ anyio.run(main)
 #   How many nights. 30
 #   Converts euros to another currency. | An ISO 4217 code, such as USD.
 #   True invalid arguments for book: nights: Input should be less than or equal to 30
-#   {'city': 'Oslo', 'celsius': 21.5} {"city": "Oslo", "celsius": 21.5}
+#   {'sensor': 'bench-2', 'celsius': 21.5} {"sensor": "bench-2", "celsius": 21.5}
 #   ImageContent
 #   2 orders found {'orders': [17, 42]}
 #   done

@@ -223,7 +223,7 @@ def test_every_python_block_of_a_feature_page_is_run_or_compiled() -> None:
                 assert f"# --8<-- [start:{section}]" in source, f"{page.name}: {name}:{section}"
                 assert f"# --8<-- [end:{section}]" in source, f"{page.name}: {name}:{section}"
             included += 1
-    assert included >= 90  # issue 51: a snippet for each option of the server and client pages
-    # fragments written on the page: the Apps and Skills pages'; the OAuth proxy's MultiAuth
-    # line; a sample of the module `mcp-codegen openapi` writes
-    assert inline == {"apps.md": 1, "skills.md": 2, "oauth-proxy.md": 1, "openapi.md": 1}
+    assert included >= 160  # issue 51: a snippet for each option of the server and client pages
+    # fragments written on the page: the OAuth proxy's MultiAuth line; a sample of the module
+    # `mcp-codegen openapi` writes
+    assert inline == {"oauth-proxy.md": 1, "openapi.md": 1}

@@ -131,7 +131,7 @@ CATALOGUE: dict[str, Step] = {
     # --- errors
     "ToolError: its message is what the model reads": Step(
         "call", "divide", {"a": 1, "b": 0},
-        result(text("Division by zero is not allowed."), error=True),
+        result(text("b is 0: nothing to divide by"), error=True),
     ),
     "another exception: masked": Step(
         "call", "leaky", {}, result(text("Error calling tool 'leaky'"), error=True)
@@ -233,9 +233,9 @@ CATALOGUE: dict[str, Step] = {
         {"contents": [{"uri": "data://logo.png", "mimeType": "image/png", "blob": PNG}]},
     ),
     "a template": Step(
-        "read", "weather://oslo/current", {},
-        {"contents": [{"uri": "weather://oslo/current", "mimeType": "application/json",
-                       "text": '{"city": "Oslo", "celsius": 21}'}]},
+        "read", "tides://oslo/today", {},
+        {"contents": [{"uri": "tides://oslo/today", "mimeType": "application/json",
+                       "text": '{"harbour": "Oslo", "high_water": "06:12"}'}]},
     ),
     "a template of three variables, one coerced to int": Step(
         "read", "repos://acme/app/issues/41", {},
@@ -248,25 +248,25 @@ CATALOGUE: dict[str, Step] = {
                        "text": '{"q": "pen", "results": ["pen-0", "pen-1", "pen-2"]}'}]},
     ),
     "no such resource": Step(
-        "read", "weather://nowhere", {}, failure(-32602, "resource not found: weather://nowhere")
+        "read", "tides://nowhere", {}, failure(-32602, "resource not found: tides://nowhere")
     ),
     "the resources and templates listed": Step(
         "list", "resources", {},
         {"resources": [("config://app", "app_config"), ("docs://readme", "readme"),
                        ("data://logo.png", "logo")],
-         "templates": [("weather://{city}/current", "current_weather"),
+         "templates": [("tides://{harbour}/today", "tide_table"),
                        ("repos://{owner}/{repo}/issues/{number}", "issue"),
                        ("search://products{?q,limit}", "product_search")]},
     ),
     # --- prompts
     "a prompt answering a string": Step(
         "prompt", "review_code", {"code": "x = 1"},
-        {"messages": [{"role": "user", "content": text("Please review this code:\n\nx = 1")}]},
+        {"messages": [{"role": "user", "content": text("Find the defects in the change below:\n\nx = 1")}]},
     ),
     "a prompt answering messages": Step(
         "prompt", "debug_session", {"error": "KeyError: 'id'"},
         {"messages": [{"role": "user", "content": text("KeyError: 'id'")},
-                      {"role": "assistant", "content": text("What have you tried so far?")}]},
+                      {"role": "assistant", "content": text("Which input triggers it?")}]},
     ),
     "typed prompt arguments": Step(
         "prompt", "plan_trip", {"city": "Rome", "days": "3"},

@@ -197,7 +197,7 @@ def clock() -> str:
 @server.tool
 def divide(a: float, b: float) -> float:
     if b == 0:
-        raise ToolError("Division by zero is not allowed.")
+        raise ToolError("b is 0: nothing to divide by")
     return a / b
 
 
@@ -309,9 +309,9 @@ def logo() -> bytes:
     return PNG
 
 
-@server.resource_template("weather://{city}/current")
-def current_weather(city: str) -> dict[str, Any]:
-    return {"city": city.title(), "celsius": 21}
+@server.resource_template("tides://{harbour}/today")
+def tide_table(harbour: str) -> dict[str, Any]:
+    return {"harbour": harbour.title(), "high_water": "06:12"}
 
 
 @server.resource_template("repos://{owner}/{repo}/issues/{number}")
@@ -330,7 +330,7 @@ def product_search(q: str = "", limit: int = 2) -> dict[str, Any]:
 @server.prompt
 def review_code(code: str) -> str:
     """Asks for a review."""
-    return f"Please review this code:\n\n{code}"
+    return f"Find the defects in the change below:\n\n{code}"
 
 
 @server.prompt
@@ -339,7 +339,7 @@ def debug_session(error: str) -> list[pub.PromptMessage]:
         pub.PromptMessage(role="user", content=pub.TextContent(type="text", text=error)),
         pub.PromptMessage(
             role="assistant",
-            content=pub.TextContent(type="text", text="What have you tried so far?"),
+            content=pub.TextContent(type="text", text="Which input triggers it?"),
         ),
     ]
 

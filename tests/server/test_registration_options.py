@@ -40,12 +40,12 @@ async def tool_names(client: Client) -> list[str]:
 # --- templates through @resource, {path*} --------------------------------------------------------
 
 
-def weather_server() -> Server:
+def templated_server() -> Server:
     server = Server("s")
 
-    @server.resource("weather://{city}/current", mime_type="text/plain")
-    def current(city: str) -> str:
-        return f"sunny in {city}"
+    @server.resource("stock://{sku}/level", mime_type="text/plain")
+    def level(sku: str) -> str:
+        return f"{sku}: 12 on the shelf"
 
     @server.resource("docs://{path*}")
     def doc(path: str) -> str:
@@ -60,18 +60,18 @@ def weather_server() -> Server:
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_a_resource_uri_with_variables_registers_a_template(mode: str) -> None:
-    async with Client(weather_server(), mode=mode) as client:
+    async with Client(templated_server(), mode=mode) as client:
         assert (await client.list_resources()).resources == []
         listed = (await client.list_resource_templates()).resourceTemplates
-        assert [t.uriTemplate for t in listed][0] == "weather://{city}/current"
-        assert await read_text(client, "weather://Paris/current") == "sunny in Paris"
+        assert [t.uriTemplate for t in listed][0] == "stock://{sku}/level"
+        assert await read_text(client, "stock://A-113/level") == "A-113: 12 on the shelf"
 
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_fastmcp_s_wildcard_takes_several_segments_and_a_list_stays_rfc6570(
     mode: str,
 ) -> None:
-    async with Client(weather_server(), mode=mode) as client:
+    async with Client(templated_server(), mode=mode) as client:
         assert await read_text(client, "docs://guide/intro%20one.md") == "doc guide/intro one.md"
         assert await read_text(client, "docs://a/b/c") == "doc a/b/c"
         assert await read_text(client, "tags://red,green") == "red|green"
@@ -79,11 +79,11 @@ async def test_fastmcp_s_wildcard_takes_several_segments_and_a_list_stays_rfc657
 
 def test_a_static_resource_whose_function_needs_arguments_is_refused() -> None:
     server = Server("s")
-    with pytest.raises(TypeError, match=r"has no \{variables\} for city: add them \(\{city\}\)"):
+    with pytest.raises(TypeError, match=r"has no \{variables\} for sku: add them \(\{sku\}\)"):
 
-        @server.resource("weather://current")
-        def current(city: str) -> str:  # pyright: ignore[reportUnusedFunction]
-            return city
+        @server.resource("stock://level")
+        def level(sku: str) -> str:  # pyright: ignore[reportUnusedFunction]
+            return sku
 
 
 # --- template values screened ------------------------------------------------------------------
@@ -214,7 +214,7 @@ def tagged_server() -> Server:
     def delete_data() -> str:
         return "deleted"
 
-    @server.resource("data://config", tags={"admin"})
+    @server.resource("data://settings", tags={"admin"})
     def config() -> str:
         return "{}"
 
@@ -253,9 +253,11 @@ async def test_enabled_false_hides_until_enabled_by_name_and_the_last_rule_decid
         server.enable(names={"delete_data"})
         assert await tool_names(client) == ["delete_data", "get_data", "set_data"]
         server.disable(tags={"admin"})
-        server.enable(names={"data://config"})  # a resource by its URI, after the tag's rule
+        server.enable(names={"data://settings"})  # a resource by its URI, after the tag's rule
         assert await tool_names(client) == ["get_data"]
-        assert [str(r.uri) for r in (await client.list_resources()).resources] == ["data://config"]
+        assert [str(r.uri) for r in (await client.list_resources()).resources] == [
+            "data://settings"
+        ]
 
 
 async def test_only_is_an_allowlist_and_criteria_narrow_each_other() -> None:

@@ -41,7 +41,7 @@ def helpers_server() -> Server:
     @server.prompt
     def chat(topic: str) -> list[Message]:
         return [
-            Message(f"Tell me about {topic}"),
+            Message(f"Summarise what is known of {topic}"),
             Message("Gladly.", role="assistant"),
             Message({"topic": topic}),
         ]
@@ -77,7 +77,7 @@ async def test_prompt_messages_have_a_role_and_any_content(mode: str) -> None:
     async with Client(helpers_server(), mode=mode) as client:
         got = await client.get_prompt("chat", {"topic": "owls"})
     assert [(m.role, plain(m.content)) for m in got.messages] == [
-        ("user", {"type": "text", "text": "Tell me about owls"}),
+        ("user", {"type": "text", "text": "Summarise what is known of owls"}),
         ("assistant", {"type": "text", "text": "Gladly."}),
         ("user", {"type": "text", "text": '{"topic": "owls"}'}),
     ]
@@ -158,7 +158,7 @@ async def test_a_tool_without_a_title_gets_one_from_its_name() -> None:
     server = Server("titles")
 
     @server.tool
-    def get_weather_report() -> str:
+    def list_open_orders() -> str:
         return ""
 
     @server.tool(name="send-mail")
@@ -176,7 +176,7 @@ async def test_a_tool_without_a_title_gets_one_from_its_name() -> None:
     async with Client(server, mode=MODERN) as client:
         titles = {t.name: t.title for t in (await client.list_tools()).tools}
     assert titles == {
-        "get_weather_report": "Get Weather Report",
+        "list_open_orders": "List Open Orders",
         "send-mail": "Send Mail",
         "lookup": "Look it up",
         "annotated": "Annotated",
@@ -188,20 +188,20 @@ async def test_a_resource_s_docstring_is_its_description_as_a_tool_s_is() -> Non
     (found porting it, issue 51 item 10); `description=` still wins."""
     server = Server("described")
 
-    @server.resource("resource://greeting")
-    def greeting() -> str:
-        """Provides a simple greeting message."""
+    @server.resource("shop://opening-hours")
+    def opening_hours() -> str:
+        """When the shop is open, day by day."""
         return "hi"
 
-    @server.resource("weather://{city}/current", description="Given.")
-    def weather(city: str) -> str:
+    @server.resource("stock://{sku}/level", description="Given.")
+    def stock_level(sku: str) -> str:
         """Ignored: description= is given."""
-        return city
+        return sku
 
     async with Client(server) as client:
         listed = (await client.list_resources()).resources
         templates = (await client.list_resource_templates()).resourceTemplates
-    assert listed[0].description == "Provides a simple greeting message."
+    assert listed[0].description == "When the shop is open, day by day."
     assert templates[0].description == "Given."
 
 

@@ -192,7 +192,7 @@ def _check_timeout(tool_name: str, fn: Fn, options: ToolOptions) -> None:
 
 def _title(tool_name: str, annotations: Any) -> str:
     """A tool's title when none is given: its annotations' `title`, else its name in words
-    (`get_weather` -> "Get Weather"), as FastMCP derives it (some clients show no tool
+    (`list_open_orders` -> "List Open Orders"), as FastMCP derives it (some clients show no tool
     without a title)."""
     given = plain(annotations).get("title") if annotations is not None else None
     if isinstance(given, str) and given:
