@@ -176,3 +176,30 @@ def test_an_auth_that_is_no_check_is_a_type_error_naming_the_fix() -> None:
 
     with pytest.raises(TypeError, match="an auth check is a plain function"):
         server.prompt(auth=check)(lambda: "")  # type: ignore[arg-type]
+
+
+def guarded_later() -> Server:
+    """A transformed tool made before its source's server is mounted (the source's check
+    denies callers without the scope)."""
+    server = Server("later")
+    server.add_transformed_tool("ops_purge", name="purge_all")
+    ops = Server("ops")
+    ops.tool("purge", auth=require_scopes("admin"))(lambda: "purged")
+    server.mount(ops, "ops")
+    return server
+
+
+@pytest.mark.parametrize("token", ["reader", "admin"])
+async def test_a_transformed_tool_of_a_source_mounted_later_keeps_the_source_s_check(
+    token: str,
+) -> None:
+    auth = ResourceServerAuth(verify, RESOURCE, ["http://127.0.0.1/issuer"])
+    async with serve_app(guarded_later().http_app(auth=auth)) as served:
+        async with Client(served.url + "/mcp", mode=MODERN, auth=token) as client:
+            tools = sorted(t.name for t in (await client.list_tools()).tools)
+            if token == "reader":
+                with pytest.raises(McpError, match="unknown tool"):
+                    await client.call_tool("purge_all", {})
+            else:
+                assert text_of(await client.call_tool("purge_all", {})) == "purged"
+    assert tools == ([] if token == "reader" else ["ops_purge", "purge_all"])
