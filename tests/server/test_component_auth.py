@@ -17,6 +17,7 @@ import pytest
 
 from mcpio import Client, McpError, Principal, Server
 from mcpio.auth import AuthContext, ResourceServerAuth, require_scopes, restrict_tag
+from mcpio.client import proxy_server
 from tests.support import MODERN, serve_app
 
 pytestmark = pytest.mark.anyio
@@ -203,3 +204,30 @@ async def test_a_transformed_tool_of_a_source_mounted_later_keeps_the_source_s_c
             else:
                 assert text_of(await client.call_tool("purge_all", {})) == "purged"
     assert tools == ([] if token == "reader" else ["ops_purge", "purge_all"])
+
+
+def behind_a_proxy() -> Server:
+    """A server mounting a proxy of an in-process server whose tool has a check."""
+    ops = Server("ops")
+    ops.tool("purge", auth=require_scopes("admin"))(lambda: "purged")
+    ops.tool("status")(lambda: "ok")
+    server = Server("front")
+    server.mount(proxy_server(ops), "ops")
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+@pytest.mark.parametrize("token", ["reader", "admin"])
+async def test_an_in_process_server_behind_a_mounted_proxy_judges_the_caller(
+    token: str, mode: str
+) -> None:
+    auth = ResourceServerAuth(verify, RESOURCE, ["http://127.0.0.1/issuer"])
+    async with serve_app(behind_a_proxy().http_app(auth=auth)) as served:
+        async with Client(served.url + "/mcp", mode=mode, auth=token) as client:
+            tools = sorted(t.name for t in (await client.list_tools()).tools)
+            if token == "reader":
+                with pytest.raises(McpError, match="unknown tool"):
+                    await client.call_tool("ops_purge", {})
+            else:
+                assert text_of(await client.call_tool("ops_purge", {})) == "purged"
+    assert tools == (["ops_status"] if token == "reader" else ["ops_purge", "ops_status"])

@@ -325,6 +325,7 @@ class Proxy:
         lane = await self.upstream.lane(lane_key(ctx))
         declared = ctx.client_capabilities
         lane.roots_declared = declared.roots is not None
+        lane.caller = ctx.principal  # (the lane is its principal's, or shared by none)
         if not ctx.modern:  # a legacy session declares once: the target is told the same
             lane.declared = {
                 "roots": declared.roots is not None,
