@@ -9,7 +9,7 @@ read of each listed resource, its prompts (tests/support/real_servers.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -102,12 +102,23 @@ async def test_every_operation_passes(
     path: str, case: tuple[str, str, str], places: Places, request: pytest.FixtureRequest
 ) -> None:
     url = request.getfixturevalue("http_urls")[case[0]] if case[1] == "http" else None
-    done, transcript = await run_tour(path, case, places, url)
+    await check_path(path, lambda way: run_tour(way, case, places, url), direct_tours, case)
+
+
+async def check_path(
+    path: str,
+    run: Callable[[str], Awaitable[tuple[Tour, Path | None]]],
+    directs: dict[Any, Tour],
+    case: Any,
+) -> None:
+    """The tour along `path` (`run`) passes every operation; a relay's is the direct tour's
+    (kept in `directs` by case, else toured now), and the inspector found nothing to flag."""
+    done, transcript = await run(path)
     assert done.failures == {}
     if path == "direct":
-        direct_tours[case] = done
+        directs[case] = done
     if path in RELAYS:
-        expected = direct_tours.get(case) or (await run_tour("direct", case, places, url))[0]
+        expected = directs.get(case) or (await run("direct"))[0]
         assert relayed(path, done.outcomes) == relayed(path, expected.outcomes)  # transparent
     if transcript is not None:
         assert findings(transcript) == []
@@ -148,15 +159,7 @@ async def test_the_typescript_client_passes_every_operation(
     request: pytest.FixtureRequest,
 ) -> None:
     url = request.getfixturevalue("http_urls")[case[0]] if case[1] == "http" else None
-    done, transcript = await run_ts_tour(path, case, places, url)
-    assert done.failures == {}
-    if path == "direct":
-        ts_direct_tours[case] = done
-    if path in RELAYS:
-        expected = ts_direct_tours.get(case) or (await run_ts_tour("direct", case, places, url))[0]
-        assert relayed(path, done.outcomes) == relayed(path, expected.outcomes)  # transparent
-    if transcript is not None:
-        assert findings(transcript) == []
+    await check_path(path, lambda way: run_ts_tour(way, case, places, url), ts_direct_tours, case)
 
 
 def relayed(path: str, outcomes: dict[str, Any]) -> dict[str, Any]:

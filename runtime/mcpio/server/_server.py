@@ -205,19 +205,27 @@ class Server(Registry, Visibility, Transforms, BuiltIns, Lifecycle, Launchers):
             from mcpio.openapi._owned import OwnedClient
 
         spec = read_document(document)
+        client_of: Callable[[], httpx.AsyncClient]
         if client is not None:
             given = client
-            return cls._from_api(spec, lambda: given, route_maps=route_maps, names=names,
-                                 forward_headers=forward_headers, validate_output=validate_output,
-                                 name=name, version=version, **settings)  # fmt: skip
-        servers = spec.get("servers") or [{}]
-        if not servers[0].get("url"):
-            raise ValueError("the document names no server URL: pass client=")
-        url = servers[0]["url"]
-        owned = OwnedClient(lambda: httpx.AsyncClient(base_url=url))
-        return cls._from_api(spec, owned, route_maps=route_maps, names=names,
-                             forward_headers=forward_headers, validate_output=validate_output,
-                             name=name, version=version, **settings)  # fmt: skip
+            client_of = lambda: given  # noqa: E731  (the caller's, as it is)
+        else:
+            servers = spec.get("servers") or [{}]
+            if not servers[0].get("url"):
+                raise ValueError("the document names no server URL: pass client=")
+            url = servers[0]["url"]
+            client_of = OwnedClient(lambda: httpx.AsyncClient(base_url=url))
+        return cls._from_api(
+            spec,
+            client_of,
+            route_maps=route_maps,
+            names=names,
+            forward_headers=forward_headers,
+            validate_output=validate_output,
+            name=name,
+            version=version,
+            **settings,
+        )
 
     @classmethod
     def _from_api(
