@@ -1,13 +1,15 @@
 """Published MCP servers nobody here wrote (issue 50), pinned (npm: tests/realservers; PyPI:
-the dev extra), through mcpio's `Client` on each path (`PATHS`): straight to the server, and
-through `mcpio inspect` (which must pass everything on unchanged and find nothing to flag); and
-all of them at once through `from_config`. Each server's tour: initialize, every listing it
+the dev extra), through mcpio's `Client` on each path (`PATHS`): straight to the server, through
+`mcpio inspect` (which must pass everything on unchanged and find nothing to flag) and through
+`proxy_server` (which must pass on what the server says); the same through the TypeScript SDK
+client (tests/peers/ts_real_tour.mjs, one node process per tour); and all of them at once
+through `from_config`. Each server's tour: initialize, every listing it
 offers (every page), calls of harmless tools with arguments checked against their schemas, a
 read of each listed resource, its prompts (tests/support/real_servers.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,8 @@ from tests.support.real_servers import (
     owned,
     running,
     tour,
+    ts_reach,
+    ts_tour,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.peers]
@@ -98,15 +102,64 @@ async def test_every_operation_passes(
     path: str, case: tuple[str, str, str], places: Places, request: pytest.FixtureRequest
 ) -> None:
     url = request.getfixturevalue("http_urls")[case[0]] if case[1] == "http" else None
-    done, transcript = await run_tour(path, case, places, url)
+    await check_path(path, lambda way: run_tour(way, case, places, url), direct_tours, case)
+
+
+async def check_path(
+    path: str,
+    run: Callable[[str], Awaitable[tuple[Tour, Path | None]]],
+    directs: dict[Any, Tour],
+    case: Any,
+) -> None:
+    """The tour along `path` (`run`) passes every operation; a relay's is the direct tour's
+    (kept in `directs` by case, else toured now), and the inspector found nothing to flag."""
+    done, transcript = await run(path)
     assert done.failures == {}
     if path == "direct":
-        direct_tours[case] = done
+        directs[case] = done
     if path in RELAYS:
-        expected = direct_tours.get(case) or (await run_tour("direct", case, places, url))[0]
+        expected = directs.get(case) or (await run("direct"))[0]
         assert relayed(path, done.outcomes) == relayed(path, expected.outcomes)  # transparent
     if transcript is not None:
         assert findings(transcript) == []
+
+
+# The TypeScript SDK client (v1: the legacy era) on the same paths, where it adds something
+# mcpio's Client does not: each kind of server once, over HTTP where the server speaks it (the
+# memory server is a stdio server of the filesystem server's SDK, git and fetch of the time
+# server's; the everything server over stdio is mcpio's Client's).
+TS_CASES = [
+    ("filesystem", "stdio"),
+    ("everything", "http"),
+    ("pdf", "http"),
+    ("time", "stdio"),
+]
+ts_direct_tours: dict[tuple[str, str], Tour] = {}
+
+
+async def run_ts_tour(
+    path: str, case: tuple[str, str], places: Places, url: str | None
+) -> tuple[Tour, Path | None]:
+    """`case`'s tour by the TypeScript client along `path`, and the inspector's transcript."""
+    name, transport = case
+    server = SERVERS[name]
+    target = server.command(places) if server.command and transport == "stdio" else str(url)
+    with anyio.fail_after(DEADLINE):
+        async with ts_reach(path, target, places.scratch) as reach:
+            return await ts_tour(reach, server, places), reach.get("transcript")
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("case", TS_CASES, ids=["-".join(c) for c in TS_CASES])
+async def test_the_typescript_client_passes_every_operation(
+    path: str,
+    case: tuple[str, str],
+    places: Places,
+    npm_peers: Path,
+    request: pytest.FixtureRequest,
+) -> None:
+    url = request.getfixturevalue("http_urls")[case[0]] if case[1] == "http" else None
+    await check_path(path, lambda way: run_ts_tour(way, case, places, url), ts_direct_tours, case)
 
 
 def relayed(path: str, outcomes: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import httpx
 import pytest
 from fastapi import Depends, FastAPI, Header, HTTPException
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -108,3 +109,38 @@ async def test_the_mcp_callers_token_is_forwarded_when_asked() -> None:
             "create_item", {"name": "cap", "price": 3, "x_tenant": "acme"}
         )
     assert made.structuredContent == {"id": 2, "tenant": "acme", "by": "alice"}
+
+
+class Recorded(httpx.AsyncClient):
+    """An `httpx.AsyncClient` that keeps every one made (the server's own, to check)."""
+
+    made: list[httpx.AsyncClient] = []
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        Recorded.made.append(self)
+
+
+async def test_the_client_it_makes_is_closed_when_the_server_stops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(httpx, "AsyncClient", Recorded)
+    monkeypatch.setattr(Recorded, "made", [])
+    server = Server.from_fastapi(make_app())
+    for run in range(2):  # started again: a client of its own again
+        async with Client(server) as client:
+            found = await client.call_tool("search", {"q": "pen", "x_tenant": "acme"})
+        assert found.structuredContent == {"result": ["pen"]}, run
+        assert Recorded.made and all(made.is_closed for made in Recorded.made), run
+    assert len(Recorded.made) == 2
+
+
+async def test_a_client_given_to_from_openapi_is_the_caller_s_to_close() -> None:
+    document = make_app().openapi()
+    given = httpx.AsyncClient(transport=httpx.ASGITransport(app=make_app()), base_url="http://t")
+    async with given:
+        server = Server.from_openapi(document, given)
+        async with Client(server) as client:
+            found = await client.call_tool("search", {"q": "pen", "x_tenant": "acme"})
+        assert found.structuredContent == {"result": ["pen"]}
+        assert not given.is_closed

@@ -17,6 +17,7 @@ import pytest
 
 from mcpio import Client, McpError, Principal, Server
 from mcpio.auth import AuthContext, ResourceServerAuth, require_scopes, restrict_tag
+from mcpio.client import proxy_server
 from tests.support import MODERN, serve_app
 
 pytestmark = pytest.mark.anyio
@@ -176,3 +177,60 @@ def test_an_auth_that_is_no_check_is_a_type_error_naming_the_fix() -> None:
 
     with pytest.raises(TypeError, match="an auth check is a plain function"):
         server.prompt(auth=check)(lambda: "")  # type: ignore[arg-type]
+
+
+def guarded_later() -> Server:
+    """A transformed tool made before its source's server is mounted (the source's check
+    denies callers without the scope)."""
+    server = Server("later")
+    server.add_transformed_tool("ops_purge", name="purge_all")
+    ops = Server("ops")
+    ops.tool("purge", auth=require_scopes("admin"))(lambda: "purged")
+    server.mount(ops, "ops")
+    return server
+
+
+async def tools_and_call(server: Server, token: str, mode: str, tool: str) -> tuple[list[str], str]:
+    """What `token`'s caller sees of `server` over HTTP: its tools, and the call of `tool`
+    (its text, or the error's message)."""
+    auth = ResourceServerAuth(verify, RESOURCE, ["http://127.0.0.1/issuer"])
+    async with serve_app(server.http_app(auth=auth)) as served:
+        async with Client(served.url + "/mcp", mode=mode, auth=token) as client:
+            tools = sorted(t.name for t in (await client.list_tools()).tools)
+            try:
+                return tools, text_of(await client.call_tool(tool, {}))
+            except McpError as exc:
+                return tools, str(exc)
+
+
+@pytest.mark.parametrize("token", ["reader", "admin"])
+async def test_a_transformed_tool_of_a_source_mounted_later_keeps_the_source_s_check(
+    token: str,
+) -> None:
+    tools, called = await tools_and_call(guarded_later(), token, MODERN, "purge_all")
+    if token == "reader":
+        assert (tools, called) == ([], "unknown tool 'purge_all'")
+    else:
+        assert (tools, called) == (["ops_purge", "purge_all"], "purged")
+
+
+def behind_a_proxy() -> Server:
+    """A server mounting a proxy of an in-process server whose tool has a check."""
+    ops = Server("ops")
+    ops.tool("purge", auth=require_scopes("admin"))(lambda: "purged")
+    ops.tool("status")(lambda: "ok")
+    server = Server("front")
+    server.mount(proxy_server(ops), "ops")
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+@pytest.mark.parametrize("token", ["reader", "admin"])
+async def test_an_in_process_server_behind_a_mounted_proxy_judges_the_caller(
+    token: str, mode: str
+) -> None:
+    tools, called = await tools_and_call(behind_a_proxy(), token, mode, "ops_purge")
+    if token == "reader":
+        assert (tools, called) == (["ops_status"], "unknown tool 'purge'")
+    else:
+        assert (tools, called) == (["ops_purge", "ops_status"], "purged")

@@ -1,6 +1,7 @@
 """A parent server's `enable`/`disable` reaching the components of the servers mounted in it
 (issue 51, item 2's leftover): by the names the parent offers them under, by their tags and
-versions, with a namespace or without, through nested mounts, and a legacy session's own rules
+versions, with a namespace or without, through nested mounts and mounted proxies (their
+target's components judged by what its listing says), and a legacy session's own rules
 the same way. A hidden component is unlisted and answers as unknown; what the mounted server
 hides itself stays hidden.
 
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from mcpio import Client, Context, McpError, Server
+from mcpio.client import proxy_server
 from tests.support import MODERN
 
 pytestmark = pytest.mark.anyio
@@ -205,3 +207,64 @@ async def test_a_session_s_rules_reach_mounted_components_by_the_parent_s_names(
         assert await tool_names(fresh) == ["c_calc", "c_wipe", "focus", "hide_echo"]
         with pytest.raises(McpError, match="unknown tool"):
             await fresh.call_tool("c_echo", {"text": "x"})
+
+
+def remote() -> Server:
+    """Components as a FastMCP server lists them (its tags under `_meta.fastmcp`), to proxy."""
+    server = Server("remote")
+    admin = {"fastmcp": {"tags": ["admin"]}}
+
+    @server.tool(meta=admin)
+    def wipe() -> str:
+        return "wiped"
+
+    @server.tool
+    def echo(text: str) -> str:
+        return text
+
+    @server.prompt(meta=admin)
+    def audit() -> str:
+        return "audit"
+
+    @server.resource("data://log", meta=admin)
+    def log() -> str:
+        return "log"
+
+    @server.resource_template("data://user/{name}", meta=admin)
+    def user(name: str) -> str:
+        return f"user {name}"
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_parent_s_rules_reach_a_mounted_proxy_s_components(mode: str) -> None:
+    server = Server("parent")
+    server.mount(proxy_server(Client(remote())), "r")
+    server.disable(tags={"admin"})
+    async with server.running(), Client(server, mode=mode) as client:
+        with pytest.raises(McpError, match="unknown tool"):
+            await client.call_tool("r_wipe", {})  # hidden before anything was listed
+        with pytest.raises(McpError, match="resource not found"):
+            await client.read_resource("data://r/user/ann")  # by its template's tags
+        assert await listed(client) == {
+            "tools": ["r_echo"],
+            "prompts": [],
+            "resources": [],
+            "templates": [],
+        }
+        with pytest.raises(McpError, match="unknown prompt"):
+            await client.get_prompt("r_audit")
+        with pytest.raises(McpError, match="resource not found"):
+            await client.read_resource("data://r/log")
+        assert text_of(await client.call_tool("r_echo", {"text": "hi"})) == "hi"
+
+
+async def test_a_proxy_s_own_rules_reach_its_target_s_components() -> None:
+    proxy = proxy_server(Client(remote()))
+    proxy.disable(names={"echo"})
+    async with proxy.running(), Client(proxy, mode="2025-11-25") as client:
+        assert await tool_names(client) == ["wipe"]
+        with pytest.raises(McpError, match="unknown tool 'echo'"):
+            await client.call_tool("echo", {"text": "x"})
+        assert text_of(await client.call_tool("wipe", {})) == "wiped"

@@ -206,12 +206,38 @@ async def test_a_proxied_tool_is_transformed_from_what_its_listing_says(mode: st
     assert list(tools["find_books"]["inputSchema"]["properties"]) == ["query", "limit"]
 
 
-async def test_a_source_nobody_offers_is_an_error_naming_it() -> None:
-    server = Server("s")
+async def test_a_source_nobody_offers_leaves_it_unlisted_and_its_call_an_error_naming_it() -> None:
+    server = catalogue()
     server.add_transformed_tool("nothing", name="something")
     async with Client(server, mode=MODERN) as client:
+        assert sorted(await listed(client)) == ["double", "search"]  # the others listed
         with pytest.raises(McpError, match="transformed tool 'something': no tool 'nothing' here"):
-            await client.list_tools()
+            await client.call_tool("something", {})
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_source_its_proxied_server_hides_leaves_the_listing_clean(mode: str) -> None:
+    target = catalogue()
+    target.disable(names={"search"})  # unlisted by the target: nothing to make it of
+    parent = Server("parent")
+    parent.mount(proxy_server(Client(target)), "remote")
+    books(parent, "remote_search")
+    async with parent.running(), Client(parent, mode=mode) as client:
+        assert list(await listed(client)) == ["remote_double"]
+        with pytest.raises(McpError, match="no tool 'remote_search' here"):
+            await client.call_tool("find_books", {"query": "dune"})
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_source_the_parent_hides_stays_hidden_and_the_new_tool_listed(mode: str) -> None:
+    parent = Server("parent")
+    parent.mount(proxy_server(Client(catalogue())), "remote")
+    books(parent, "remote_search")
+    parent.disable(names={"remote_search"})
+    async with parent.running(), Client(parent, mode=mode) as client:
+        assert sorted(await listed(client)) == ["find_books", "remote_double"]
+        found = await client.call_tool("find_books", {"query": "dune", "limit": 1})
+    assert found.structuredContent == {"result": ["books:dune:0"]}
 
 
 def test_a_misuse_is_a_type_error_naming_the_fix() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import jsonschema
 
 from mcpio import Client
 from mcpio.server._mount import prefixed_uri, unprefixed_uri
-from tests.support import REALSERVERS, free_port
+from tests.support import PEERS, REALSERVERS, free_port, serve_app
 
 NPM = REALSERVERS / "node_modules" / "@modelcontextprotocol"
 BIN = Path(sys.executable).parent  # the PyPI servers' console scripts
@@ -392,6 +394,57 @@ CONNECTORS: dict[str, Callable[..., Any]] = {
     "inspect": through_inspect,
     "proxy": through_proxy,
 }
+
+
+# ------------------------------------------------------------------ the TypeScript SDK client
+
+TS_TOUR = PEERS / "ts_real_tour.mjs"  # its tour (the SDK: tests/peers/package.json)
+
+
+@asynccontextmanager
+async def ts_reach(
+    path: str, target: list[str] | str, scratch: Path
+) -> AsyncIterator[dict[str, Any]]:
+    """How the TypeScript client reaches `target` (a stdio command or an HTTP endpoint) along
+    `path`, as its tour's plan says it (`stdio`: a command; `url`), and where the inspector's
+    transcript goes (`transcript`, on that path only). The proxy is `proxy_server` served over
+    HTTP by this process (no interpreter to start: the tour's time is the servers')."""
+    if path == "proxy":
+        from mcpio.client import proxy_server
+
+        proxy = proxy_server(target)
+        async with serve_app(proxy.http_app()) as served:
+            yield {"url": f"{served.url}/mcp"}
+    elif path == "direct":
+        yield {"stdio": target} if isinstance(target, list) else {"url": target}
+    elif isinstance(target, list):
+        transcript = scratch / f"inspect-{next(_sessions)}.jsonl"
+        yield {"stdio": inspected(target, transcript), "transcript": transcript}
+    else:
+        transcript, port = scratch / f"inspect-{next(_sessions)}.jsonl", free_port()
+        relay = [sys.executable, "-m", "mcpio", "inspect", "--jsonl", str(transcript)]
+        with running([*relay, "--upstream", target, "--listen", str(port)], port):
+            yield {"url": f"http://127.0.0.1:{port}/mcp", "transcript": transcript}
+
+
+async def ts_tour(reach: dict[str, Any], server: RealServer, places: Places) -> Tour:
+    """`server`'s tour by the TypeScript SDK client, in one node process (`ts_real_tour.mjs`):
+    its handshake, listings, calls, reads and prompts, as `tour` makes them."""
+    node = shutil.which("node")
+    assert node is not None, "node (>= 20) must be on PATH"
+    plan = {
+        **{k: v for k, v in reach.items() if k != "transcript"},
+        "calls": [[tool, places.fill(arguments)] for tool, arguments in server.calls],
+        "prompts": [list(prompt) for prompt in server.prompts],
+        "volatile": sorted(server.volatile),
+        "reads": 8,
+    }
+    done = await anyio.run_process(
+        [node, str(TS_TOUR), json.dumps(plan)], cwd=PEERS, check=False, stderr=subprocess.PIPE
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    told = json.loads(done.stdout.decode().splitlines()[-1])
+    return Tour(told["outcomes"], told["failures"])
 
 
 @contextmanager

@@ -13,6 +13,7 @@ import hashlib
 import shlex
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
@@ -35,8 +36,15 @@ from mcpio.latest import public as pub
 if TYPE_CHECKING:
     import httpx
 
+    from mcpio._core.principal import Principal
     from mcpio.server._server import Server
     from mcpio.transports.http_client import Auth
+
+#: Whom a `Client(server)` connection is served for (the server's `auth=` checks judge them):
+#: a proxy's connection to an in-process server sets its downstream caller (None: the local user).
+IN_PROCESS_CALLER: ContextVar[Principal | None] = ContextVar(
+    "mcpio_in_process_caller", default=None
+)
 
 
 class Client(Protocol):
@@ -120,7 +128,7 @@ async def open_transport(
 
         mine, theirs = memory_pair()
         tasks = await stack.enter_async_context(anyio.create_task_group())
-        tasks.start_soon(target.serve, theirs)
+        tasks.start_soon(_serve_in_process, target, theirs, IN_PROCESS_CALLER.get())
         return mine
     if isinstance(target, str) and is_url(target):
         with needs("http", "mcpio's HTTP transport"):
@@ -145,6 +153,12 @@ async def open_transport(
         "(a list of strings, or a string: see mcpio.client._targets), a transport, a Server "
         'or an mcpServers configuration ({"mcpServers": {...}}: see from_config)'
     )
+
+
+async def _serve_in_process(server: Server, transport: Transport, caller: Principal | None) -> None:
+    """`server` serving one in-process connection, for `caller` (its `auth=` checks judge them)."""
+    async with server.running():
+        await server.connect(transport, principal=caller).run()
 
 
 async def negotiate(client: Client) -> None:

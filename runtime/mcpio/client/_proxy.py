@@ -40,6 +40,7 @@ from mcpio._core.options import ToolOptions
 from mcpio.client._client import Client, Notice
 from mcpio.client._entries import entry_options, is_config, servers_of
 from mcpio.client._frames import DECLARING
+from mcpio.client._proxy_sight import LISTED, TargetSight
 from mcpio.client._skills import extension_request
 from mcpio.client._upstream import Forwarded, Lane, Upstream, gone
 from mcpio.latest import MISSING_CAPABILITY
@@ -213,6 +214,7 @@ class Proxy:
         self.target_tasks: dict[str, TaskSupport] = {}  # a 2025-11-25 target's, by tool
         self._listed = False  # target_tasks holds the whole listing (until its tools change)
         self.param_specs: dict[str, ParamHeaders] = {}  # each listed tool's Mcp-Param-* headers
+        self.sight = TargetSight()  # the target's components as last listed, for the rules
         upstream.on_notice = self._notice
         for method in FORWARDED:
             server.handlers[method] = self._handler(method)
@@ -221,6 +223,8 @@ class Proxy:
 
     def _handler(self, method: str) -> Callable[[Context, Any], Awaitable[Any]]:
         async def handler(ctx: Context, params: Any) -> Any:
+            sight = self.server._sight(ctx)  # pyright: ignore[reportPrivateUsage]
+            await self.sight.check(sight, method, params, lambda how: self._list_all(ctx, how))
             if method == "tools/call":
                 return await self._call_tool(ctx, params)
             result = await self.forward(ctx, method, params)
@@ -229,9 +233,21 @@ class Proxy:
                     support = await self._support(ctx, tool.name)
                     self.server.tool_options[tool.name] = ToolOptions(task=support)
                     self.param_specs[tool.name] = param_headers(plain(tool.inputSchema))
+            if method in LISTED:
+                result = self.sight.listed(sight, method, result)
             return result
 
         return handler
+
+    async def _list_all(self, ctx: Context, method: str) -> None:
+        """Every page of the target's `method` listing, kept in `sight`."""
+        cursor: str | None = None
+        for _ in range(1000):
+            result = await self.forward(ctx, method, {"cursor": cursor} if cursor else None)
+            self.sight.listed(None, method, result)
+            cursor = result.nextCursor
+            if not cursor:
+                return
 
     def _extension(self, method: str) -> Callable[[Context, Any], Awaitable[Any]]:
         """An extension's request outside the schemas (Skills), sent on to the target as it
@@ -309,6 +325,7 @@ class Proxy:
         lane = await self.upstream.lane(lane_key(ctx))
         declared = ctx.client_capabilities
         lane.roots_declared = declared.roots is not None
+        lane.caller = ctx.principal  # (the lane is its principal's, or shared by none)
         if not ctx.modern:  # a legacy session declares once: the target is told the same
             lane.declared = {
                 "roots": declared.roots is not None,

@@ -32,7 +32,9 @@ from mcp_wire_runtime.errors import (
 from mcpio._core.context import ElicitUrl
 from mcpio._core.errors import ConnectionClosed
 from mcpio._core.jsonrpc import plain
+from mcpio._core.principal import Principal
 from mcpio.client._client import Client, Notice
+from mcpio.client._connect import IN_PROCESS_CALLER
 from mcpio.client._inputs import ANSWERING
 from mcpio.latest import public as pub
 
@@ -213,6 +215,7 @@ class Lane:
         # 2026-07-28 target (told per request): every kind, the proxy answering for the client
         self.declared: dict[str, bool] | None = None
         self.roots: pub.ListRootsResult | None = None  # its client's roots, as last answered
+        self.caller: Principal | None = None  # its client's principal (an in-process target's)
 
     @property
     def busy(self) -> bool:
@@ -242,6 +245,7 @@ class Lane:
 
     async def _keep(self, ready: asyncio.Future[Client]) -> None:
         stop = self._stop  # this connection's (a reconnection makes another)
+        IN_PROCESS_CALLER.set(self.caller)  # (this task's own context)
         try:
             async with self.pool._make(
                 self._callbacks()

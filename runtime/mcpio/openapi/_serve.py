@@ -1,10 +1,11 @@
 """Serving a document's operations on a `Server`: each a tool, resource or resource template as
-the route maps say, every call made through one `httpx.AsyncClient`."""
+the route maps say, every call made through one `httpx.AsyncClient` (the one given, or the one
+the server owns: `mcpio.openapi._owned`)."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcpio._core.options import ResourceOptions
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 
 # A `mcpio.Server`: its layer is above this one, which it imports (`Server.from_openapi`).
 Server = Any
+# The client a call goes through, asked at each call.
+ClientOf = Callable[[], "httpx.AsyncClient"]
 
 _READ_ONLY = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -44,9 +47,22 @@ def serve_operations(
         validate_output: False: no output schema, the JSON still structured content when an
             object (an API that answers outside its document's schemas).
     """
-    names = names or {}
+    settings = (route_maps, names or {}, forward_headers, validate_output)
+    serve_through(server, operations, lambda: client, *settings)
+
+
+def serve_through(
+    server: Server,
+    operations: Sequence[Operation],
+    client: ClientOf,
+    route_maps: Sequence[RouteMap],
+    names: Mapping[str, str],
+    forward_headers: Collection[str],
+    validate_output: bool,
+) -> None:
+    """`serve_operations`, each call through the client `client()` gives then."""
     # Headers the client sends itself, or passes on from the MCP request: no tool argument.
-    own_headers = {h.lower() for h in [*client.headers.keys(), *forward_headers]}
+    own_headers = {h.lower() for h in [*client().headers.keys(), *forward_headers]}
     for operation in operations:
         operation = operation.without_headers(own_headers)
         route = route_for(operation, route_maps)
@@ -65,12 +81,12 @@ def _tool(
     operation: Operation,
     name: str,
     tags: set[str],
-    client: httpx.AsyncClient,
+    client: ClientOf,
     forward_headers: Collection[str],
     validate_output: bool,
 ) -> None:
     async def call_operation(**arguments: Any) -> Any:  # (a CallToolResult)
-        response = await send(client, operation, arguments, forward_headers)
+        response = await send(client(), operation, arguments, forward_headers)
         return tool_result(operation, response, validate_output)
 
     annotations: dict[str, Any] = {"readOnlyHint": operation.method in _READ_ONLY}
@@ -93,7 +109,7 @@ def _resource(
     route: RouteMap,
     name: str,
     tags: set[str],
-    client: httpx.AsyncClient,
+    client: ClientOf,
     forward_headers: Collection[str],
 ) -> None:
     """A resource at `resource://<name>`; a template `resource://<name>/{a}{?q}` when the
@@ -110,7 +126,7 @@ def _resource(
     }
 
     async def read(**values: Any) -> str | bytes:
-        response = await send(client, operation, values, forward_headers)
+        response = await send(client(), operation, values, forward_headers)
         return resource_body(response)
 
     if not path and not query:

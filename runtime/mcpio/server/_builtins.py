@@ -62,7 +62,7 @@ class BuiltIns:
         mask_error_details: bool
         pending_transforms: dict[str, Any]
 
-        async def _resolve_transforms(self, ctx: Context) -> None: ...
+        async def _resolve_transforms(self, ctx: Context, wanted: str | None = None) -> None: ...
         def _shown(self, ctx: Context, kind: Kind, table: Mapping[str, E]) -> Mapping[str, E]: ...
         def _find(
             self, ctx: Context, kind: Kind, table: Mapping[str, E], key: str, params: Any = None
@@ -114,7 +114,7 @@ class BuiltIns:
         """`tools/call`: the tool's result, through the extensions' `call_tool` hooks."""
         entry = self._find(ctx, "tool", self.tools, params.name, params)
         if entry is None and params.name in self.pending_transforms:
-            await self._resolve_transforms(ctx)
+            await self._resolve_transforms(ctx, params.name)
             entry = self._find(ctx, "tool", self.tools, params.name, params)
         if entry is None:
             raise ProtocolError(

@@ -201,29 +201,62 @@ class Server(Registry, Visibility, Transforms, BuiltIns, Lifecycle, Launchers):
         with needs("openapi", "Server.from_openapi"):
             import httpx
 
-            from mcpio.openapi import operations, read_document, serve_operations
+            from mcpio.openapi import read_document
+            from mcpio.openapi._owned import OwnedClient
 
         spec = read_document(document)
-        info = spec.get("info") or {}
-        if client is None:
+        client_of: Callable[[], httpx.AsyncClient]
+        if client is not None:
+            given = client
+            client_of = lambda: given  # noqa: E731  (the caller's, as it is)
+        else:
             servers = spec.get("servers") or [{}]
             if not servers[0].get("url"):
                 raise ValueError("the document names no server URL: pass client=")
-            client = httpx.AsyncClient(base_url=servers[0]["url"])
+            url = servers[0]["url"]
+            client_of = OwnedClient(lambda: httpx.AsyncClient(base_url=url))
+        return cls._from_api(
+            spec,
+            client_of,
+            route_maps=route_maps,
+            names=names,
+            forward_headers=forward_headers,
+            validate_output=validate_output,
+            name=name,
+            version=version,
+            **settings,
+        )
+
+    @classmethod
+    def _from_api(
+        cls,
+        spec: dict[str, Any],
+        client: Callable[[], httpx.AsyncClient],
+        *,
+        route_maps: Sequence[RouteMap] = (),
+        names: Mapping[str, str] | None = None,
+        forward_headers: Collection[str] = (),
+        validate_output: bool = True,
+        name: str | None = None,
+        version: str | None = None,
+        **settings: Any,
+    ) -> Server:
+        """`from_openapi` of a document read, each call through `client()` (an `OwnedClient`:
+        the server's own, closed when it stops)."""
+        from mcpio.openapi import operations
+        from mcpio.openapi._owned import OwnedClient
+        from mcpio.openapi._serve import serve_through
+
+        info = spec.get("info") or {}
         server = cls(
             name or str(info.get("title") or "OpenAPI"),
             version or str(info.get("version") or "0.0.0"),
             **settings,
         )
-        serve_operations(
-            server,
-            operations(spec),
-            client,
-            route_maps=route_maps,
-            names=names,
-            forward_headers=forward_headers,
-            validate_output=validate_output,
-        )
+        if isinstance(client, OwnedClient):
+            server.add_extension(client)
+        settings_of_api = (route_maps, names or {}, forward_headers, validate_output)
+        serve_through(server, operations(spec), client, *settings_of_api)
         return server
 
     @classmethod
@@ -243,9 +276,16 @@ class Server(Registry, Visibility, Transforms, BuiltIns, Lifecycle, Launchers):
         with needs("openapi", "Server.from_fastapi"):
             import httpx
 
-        transport = httpx.ASGITransport(app=app)
-        client = httpx.AsyncClient(transport=transport, base_url="http://fastapi", headers=headers)
-        return cls.from_openapi(app.openapi(), client, **options)
+            from mcpio.openapi import read_document
+            from mcpio.openapi._owned import OwnedClient
+
+        def made() -> httpx.AsyncClient:
+            transport = httpx.ASGITransport(app=app)
+            return httpx.AsyncClient(
+                transport=transport, base_url="http://fastapi", headers=headers
+            )
+
+        return cls._from_api(read_document(app.openapi()), OwnedClient(made), **options)
 
     # ------------------------------------------------------------------ extensions
 

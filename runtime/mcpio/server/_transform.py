@@ -13,7 +13,10 @@ working.
 
 A source the server can see at registration (its own, a mounted mcpio server's) is transformed
 then, a misuse a `TypeError`; another one (a proxied server's, a server mounted later) at the
-first listing or call, from what its listing says.
+first listing or call, from the mounted server's registry or else from what its listing says.
+A source hidden by this server's rules (or a parent's) stays hidden and the new tool listed; one
+no server lists (none has it, or a proxied server's target hides it) leaves the new tool
+unlisted, its listing otherwise as it is, and a call of it -32603 naming the source.
 """
 
 from __future__ import annotations
@@ -428,17 +431,26 @@ class Transforms:
             return
         self._add("tool", self.tools, name, made.entry(*found))
 
-    async def _resolve_transforms(self, ctx: Context) -> None:
-        """The waiting transformed tools made, of what this server's listing says of their
-        sources; -32603 naming one whose source is not listed."""
+    async def _resolve_transforms(self, ctx: Context, wanted: str | None = None) -> None:
+        """The waiting transformed tools made, of their sources where this server sees them now
+        (a mounted mcpio server's, with its options), else of what its listing says (a
+        proxied one's). One whose source is in neither waits, unlisted; `wanted` (a call's
+        name) among them: -32603 naming its source."""
+        for name, made in list(self.pending_transforms.items()):
+            found = reachable(self, made.source)
+            if found is not None and self.pending_transforms.pop(name, None) is not None:
+                self._add("tool", self.tools, name, made.entry(*found))
+        if not self.pending_transforms:
+            return
         inner = copy.copy(ctx)
         inner._sees_all = True  # pyright: ignore[reportPrivateUsage]
         listed = await every_tool(self.handlers["tools/list"], inner)
         for name, made in list(self.pending_transforms.items()):
             source = listed.get(made.source)
-            if source is None:
-                raise ProtocolError(
-                    INTERNAL_ERROR, f"transformed tool {name!r}: no tool {made.source!r} here"
-                )
-            if self.pending_transforms.pop(name, None) is not None:
+            if source is not None and self.pending_transforms.pop(name, None) is not None:
                 self._add("tool", self.tools, name, made.entry(source, {}))
+        missing = self.pending_transforms.get(wanted or "")
+        if missing is not None:
+            raise ProtocolError(
+                INTERNAL_ERROR, f"transformed tool {wanted!r}: no tool {missing.source!r} here"
+            )
