@@ -266,3 +266,31 @@ async def test_a_rotated_refresh_token_used_again_revokes_its_grant(github: Sett
     assert await tool_status(github, second["access_token"]) == 401  # the thief's race is lost
     after = await github.http.post(token_url, data=refresh(second["refresh_token"]))
     assert after.status_code == 400  # so is the client's: its user logs in again
+
+
+async def test_registrations_from_one_address_are_bounded_across_instances() -> None:
+    shared = MemoryOAuthStore()  # two instances, one store: one count per address
+
+    async def status(http: httpx.AsyncClient, proxy: OAuthProxy) -> httpx.Response:
+        body = {"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+        return await http.post(f"{proxy.issuer}/register", json=body)
+
+    limits = {"registrations_per_address": 3, "registration_window_seconds": 600}
+    elsewhere = httpx.AsyncHTTPTransport(local_address="127.0.0.2")  # another client address
+    with anyio.fail_after(DEADLINE):
+        async with upstream("github") as stub:
+            provider = GitHubProvider(CLIENT_ID, CLIENT_SECRET, base_url=stub.url, api_url=stub.url)
+            async with (
+                proxied(provider, store=shared, **limits) as one,
+                proxied(provider, store=shared, **limits) as two,
+                httpx.AsyncClient(timeout=10) as http,
+                httpx.AsyncClient(timeout=10, transport=elsewhere) as other,
+            ):
+                answers = [await status(http, proxy) for proxy in (one, two, one, two)]
+                other_answer = await status(other, two)
+    assert [a.status_code for a in answers] == [201, 201, 201, 429]
+    refused = answers[-1]
+    assert refused.json()["error"] == "too_many_requests"
+    assert 1 <= int(refused.headers["retry-after"]) <= 600
+    assert refused.headers["access-control-allow-origin"] == "*"  # a browser client reads it
+    assert other_answer.status_code == 201

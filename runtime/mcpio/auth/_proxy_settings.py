@@ -36,6 +36,8 @@ class ProxySettings:
     access_token_seconds: float = 3600.0
     refresh_token_seconds: float = 30 * 86400.0
     registration_seconds: float | None = 90 * 86400.0
+    registrations_per_address: int | None = 20
+    registration_window_seconds: float = 3600.0
     consent: bool = True
     secure_cookies: bool = field(init=False)
 
