@@ -91,12 +91,14 @@ def json_answer(document: Mapping[str, Any], status: int = 200) -> HttpResponse:
     return HttpResponse(status, json.dumps(document).encode(), NO_STORE, "application/json")
 
 
-def redirect(url: str, params: Mapping[str, str], cookies: Sequence[str] = ()) -> HttpResponse:
-    """A 302 to `url` with `params` added to its query (and cookies set)."""
+def redirect(
+    url: str, params: Mapping[str, str], cookies: Sequence[str] = (), status: int = 302
+) -> HttpResponse:
+    """A 302 (or `status`) to `url` with `params` added to its query (and cookies set)."""
     separator = "&" if urlsplit(url).query else "?"
     location = f"{url}{separator}{urlencode(params)}" if params else url
     headers: dict[str, str] = {"location": location, **NO_STORE}
-    response = HttpResponse(302, b"", headers)
+    response = HttpResponse(status, b"", headers)
     return with_cookies(response, cookies)
 
 
