@@ -88,13 +88,13 @@ def oidc_provider_package(pytestconfig: pytest.Config) -> Path:
 
 
 @pytest.fixture(scope="session")
-def inspector_cli(pytestconfig: pytest.Config) -> list[str]:
-    """The command line of the MCP Inspector's CLI (tests/inspector, pinned), run by the Node 22
-    its engines ask for (tests/conformance's; the machine's Node is 20)."""
-    node = _npm_installed(pytestconfig, CONFORMANCE, "inspector_cli") / ".bin" / "node"
-    modules = _npm_installed(pytestconfig, INSPECTOR, "inspector_cli")
+def inspector_command(pytestconfig: pytest.Config) -> list[str]:
+    """The command line of the MCP Inspector (tests/inspector, pinned; add `--cli` or `--web`),
+    run by the Node 22 its engines ask for (tests/conformance's; the machine's Node is 20)."""
+    node = _npm_installed(pytestconfig, CONFORMANCE, "inspector_command") / ".bin" / "node"
+    modules = _npm_installed(pytestconfig, INSPECTOR, "inspector_command")
     launcher = modules / "@modelcontextprotocol" / "inspector" / "clients" / "launcher"
-    return [str(node), str(launcher / "build" / "index.js"), "--cli"]
+    return [str(node), str(launcher / "build" / "index.js")]
 
 
 @pytest.fixture(scope="session")
