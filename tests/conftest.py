@@ -18,6 +18,8 @@ from tests.support.cluster import start_redis
 from tests.support.wheels import built_wheels
 
 OIDC = Path(__file__).parent / "oidc"  # the OpenID provider of the OAuth proxy's tests
+INSPECTOR = Path(__file__).parent / "inspector"  # the MCP Inspector, a client of the OAuth proxy
+CONFORMANCE = Path(__file__).parent / "conformance"  # its Node 22 runs the Inspector too
 
 
 @pytest.fixture(scope="session")
@@ -83,6 +85,16 @@ def oidc_provider_package(pytestconfig: pytest.Config) -> Path:
     """tests/oidc with its pinned oidc-provider installed (tests/oidc/provider.mjs runs it)."""
     _npm_installed(pytestconfig, OIDC, "oidc_provider_package")
     return OIDC
+
+
+@pytest.fixture(scope="session")
+def inspector_command(pytestconfig: pytest.Config) -> list[str]:
+    """The command line of the MCP Inspector (tests/inspector, pinned; add `--cli` or `--web`),
+    run by the Node 22 its engines ask for (tests/conformance's; the machine's Node is 20)."""
+    node = _npm_installed(pytestconfig, CONFORMANCE, "inspector_command") / ".bin" / "node"
+    modules = _npm_installed(pytestconfig, INSPECTOR, "inspector_command")
+    launcher = modules / "@modelcontextprotocol" / "inspector" / "clients" / "launcher"
+    return [str(node), str(launcher / "build" / "index.js")]
 
 
 @pytest.fixture(scope="session")

@@ -26,12 +26,11 @@ from mcpio.auth._browser import BrowserRedirect
 from tests.support import PEERS, free_port, until
 from tests.support.browser import Tab, chromium
 from tests.support.oauth_browser import Browser, chromium_login
-from tests.support.oauth_proxy import REDIRECT_URI, serve_proxy
-from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, oidc_provider
+from tests.support.oauth_proxy import REDIRECT_URI
+from tests.support.oidc_provider import USER, proxy_before_oidc_provider
 
 pytestmark = [pytest.mark.anyio, pytest.mark.peers]
 DEADLINE = 60
-USER = {"login": "ada", "password": "any password"}
 
 
 class Recording(MemoryOAuthStore):
@@ -48,14 +47,9 @@ class Recording(MemoryOAuthStore):
 
 @pytest.fixture
 async def proxy(oidc_provider_package: Path) -> AsyncIterator[OAuthProxy]:
-    port = free_port()
     with anyio.fail_after(DEADLINE):
-        callback = f"http://127.0.0.1:{port}/callback"
-        async with oidc_provider(oidc_provider_package, callback) as issuer:
-            scopes = ["openid", "email", "profile", "groups"]
-            provider = OIDCProvider(issuer, CLIENT_ID, CLIENT_SECRET, scopes)
-            async with serve_proxy(provider, port, store=Recording()) as served:
-                yield served
+        async with proxy_before_oidc_provider(oidc_provider_package, store=Recording()) as served:
+            yield served
 
 
 async def whoami(proxy: OAuthProxy, auth: OAuth) -> dict[str, object]:

@@ -1,6 +1,7 @@
 """The OAuth proxy's parts on their own: its stores (memory, SQLite, Redis: values by key with a
-time to live, `take` once), its redirect URI rules (RFC 8252), and `MultiAuth` (the proxy's
-tokens and a JWT issuer's on one server, tried in order)."""
+time to live, `take` once, counters that lose no increment), its bound on registrations per
+address, its redirect URI rules (RFC 8252), and `MultiAuth` (the proxy's tokens and a JWT
+issuer's on one server, tried in order)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from mcpio.auth import (
     open_oauth_store,
 )
 from mcpio.auth._proxy_clients import redirect_uri_matches, redirect_uri_problem
+from mcpio.auth._proxy_limit import RegistrationLimit
 from tests.support import free_port, serve_app
 from tests.support.oauth_browser import Browser
 from tests.support.oauth_issuer import Issuer
@@ -66,11 +68,29 @@ async def check_store(store: OAuthStore, clock: Clock | None) -> None:
     assert await store.get("client:b") is None
 
 
+async def check_counter(store: OAuthStore, clock: Clock | None) -> None:
+    counted: list[int] = []
+
+    async def count() -> None:
+        counted.append(await store.count("register:127.0.0.1:7", 0.5))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(5):
+            group.start_soon(count)
+    assert sorted(counted) == [1, 2, 3, 4, 5]  # no increment lost
+    if clock is not None:
+        clock.now += 1
+    else:
+        await anyio.sleep(0.6)
+    assert await store.count("register:127.0.0.1:7", 0.5) == 1  # it ended: a new one
+
+
 async def test_memory_and_sqlite_stores(tmp_path: Path) -> None:
     for make in (MemoryOAuthStore, lambda c: SqliteOAuthStore(tmp_path / "oauth.db", c)):
         clock = Clock()
         store = make(clock)
         await check_store(store, clock)
+        await check_counter(store, clock)
         await store.close()
     kept = SqliteOAuthStore(tmp_path / "kept.db")
     await kept.put("client:x", {"id": "x"}, None)
@@ -87,7 +107,25 @@ async def test_redis_store(redis_url: str) -> None:
     store = open_oauth_store(redis_url)
     assert isinstance(store, RedisOAuthStore)
     await check_store(store, None)
+    await check_counter(store, None)
     await store.close()
+
+
+async def test_the_registration_limit_counts_per_address_and_window() -> None:
+    clock = Clock()
+    clock.now = 1000 * 60.0 + 45  # 15 s before a window ends
+    limit = RegistrationLimit(MemoryOAuthStore(clock), 2, 60, clock)
+    assert [await limit.refusal("10.0.0.1") is None for _ in range(2)] == [True, True]
+    refused = await limit.refusal("10.0.0.1")
+    assert refused is not None and refused.status == 429
+    assert refused.headers["retry-after"] == "15" and b'"too_many_requests"' in refused.body
+    assert await limit.refusal("10.0.0.2") is None  # another address: its own count
+    clock.now += 15
+    assert await limit.refusal("10.0.0.1") is None  # the next window
+    unbounded = RegistrationLimit(MemoryOAuthStore(clock), None, 60, clock)
+    assert all([await unbounded.refusal("10.0.0.1") is None for _ in range(50)])
+    with pytest.raises(ValueError, match="positive"):
+        RegistrationLimit(MemoryOAuthStore(), 0, 60)
 
 
 def test_redirect_uri_rules() -> None:

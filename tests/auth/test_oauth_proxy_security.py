@@ -15,7 +15,7 @@ import pytest
 
 from mcpio.auth import GitHubProvider, GoogleProvider, MemoryOAuthStore, OAuthProxy
 from tests.support import headers_for, modern
-from tests.support.oauth_browser import Browser
+from tests.support.oauth_browser import Browser, first_form
 from tests.support.oauth_proxy import (
     REDIRECT_URI,
     authorize_url,
@@ -266,3 +266,100 @@ async def test_a_rotated_refresh_token_used_again_revokes_its_grant(github: Sett
     assert await tool_status(github, second["access_token"]) == 401  # the thief's race is lost
     after = await github.http.post(token_url, data=refresh(second["refresh_token"]))
     assert after.status_code == 400  # so is the client's: its user logs in again
+
+
+async def test_registrations_from_one_address_are_bounded_across_instances() -> None:
+    shared = MemoryOAuthStore()  # two instances, one store: one count per address
+
+    async def status(http: httpx.AsyncClient, proxy: OAuthProxy) -> httpx.Response:
+        body = {"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+        return await http.post(f"{proxy.issuer}/register", json=body)
+
+    limits = {"registrations_per_address": 3, "registration_window_seconds": 600}
+    elsewhere = httpx.AsyncHTTPTransport(local_address="127.0.0.2")  # another client address
+    with anyio.fail_after(DEADLINE):
+        async with upstream("github") as stub:
+            provider = GitHubProvider(CLIENT_ID, CLIENT_SECRET, base_url=stub.url, api_url=stub.url)
+            async with (
+                proxied(provider, store=shared, **limits) as one,
+                proxied(provider, store=shared, **limits) as two,
+                httpx.AsyncClient(timeout=10) as http,
+                httpx.AsyncClient(timeout=10, transport=elsewhere) as other,
+            ):
+                answers = [await status(http, proxy) for proxy in (one, two, one, two)]
+                other_answer = await status(other, two)
+    assert [a.status_code for a in answers] == [201, 201, 201, 429]
+    refused = answers[-1]
+    assert refused.json()["error"] == "too_many_requests"
+    assert 1 <= int(refused.headers["retry-after"]) <= 600
+    assert refused.headers["access-control-allow-origin"] == "*"  # a browser client reads it
+    assert other_answer.status_code == 201
+
+
+async def test_a_login_started_in_one_browser_cannot_be_finished_in_another(
+    github: Setting,
+) -> None:
+    """The confused deputy through the provider: Mallory consents for her own client in her
+    browser and sends the provider's URL to Alice, whom the provider remembers; Alice's
+    browser comes back to /callback, which must not hand Mallory a code for Alice."""
+    mallory = await register(github.http, github.proxy)
+    hers = Browser(github.stub.url)  # stops at the provider, the proxy's consent given
+    at_provider = await hers(authorize_url(github.proxy, mallory["client_id"], CHALLENGE))
+    alice = Browser(REDIRECT_URI)
+    with pytest.raises(AssertionError, match="HTTP 400"):
+        await alice(at_provider)
+    assert not any(url.startswith(REDIRECT_URI) for url in alice.visited)
+    assert "token" not in github.stub.seen  # Alice's code at the provider was never exchanged
+
+
+async def test_a_code_used_twice_revokes_the_tokens_it_gave(github: Setting) -> None:
+    client = await register(github.http, github.proxy)
+    done = await login(github.proxy, client["client_id"])
+    first = await exchange(github.http, github.proxy, client["client_id"], done.code, done.verifier)
+    tokens = first.json()
+    assert await tool_status(github, tokens["access_token"]) == 200
+    again = await exchange(github.http, github.proxy, client["client_id"], done.code, done.verifier)
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    assert await tool_status(github, tokens["access_token"]) == 401  # RFC 6749 4.1.2
+    refresh = {
+        "grant_type": "refresh_token",
+        "client_id": client["client_id"],
+        "refresh_token": tokens["refresh_token"],
+    }
+    assert (await github.http.post(f"{github.proxy.issuer}/token", data=refresh)).status_code == 400
+
+
+async def test_a_consent_form_is_taken_once(github: Setting) -> None:
+    client = await register(github.http, github.proxy)
+    page = await github.http.get(authorize_url(github.proxy, client["client_id"], CHALLENGE))
+    action, fields = first_form(page.text, str(page.url))
+    approved = await github.http.post(action, data=fields)
+    replayed = await github.http.post(action, data=fields)
+    assert approved.status_code == 303 and replayed.status_code == 400
+    assert "location" not in replayed.headers
+
+
+async def test_a_login_at_the_provider_expires_after_state_seconds() -> None:
+    with anyio.fail_after(DEADLINE):
+        async with upstream("github") as stub:
+            provider = GitHubProvider(CLIENT_ID, CLIENT_SECRET, base_url=stub.url, api_url=stub.url)
+            async with proxied(provider, state_seconds=1.0) as proxy, httpx.AsyncClient() as http:
+                client = await register(http, proxy)
+                browser = Browser(stub.url)
+                at_provider = await browser(authorize_url(proxy, client["client_id"], CHALLENGE))
+                await anyio.sleep(1.2)
+                browser.stop_at = REDIRECT_URI
+                with pytest.raises(AssertionError, match="HTTP 400"):
+                    await browser(at_provider)
+
+
+async def test_the_token_request_must_name_the_authorization_requests_redirect_uri(
+    github: Setting,
+) -> None:
+    client = await register(github.http, github.proxy)
+    done = await login(github.proxy, client["client_id"])
+    other = "http://127.0.0.1:50123/callback"  # registered, by RFC 8252, but not the one used
+    answer = await exchange(
+        github.http, github.proxy, client["client_id"], done.code, done.verifier, redirect_uri=other
+    )
+    assert answer.status_code == 400 and answer.json()["error"] == "invalid_grant"

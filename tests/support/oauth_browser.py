@@ -112,6 +112,11 @@ async def chromium_login(tab: Tab, url: str, typed: Mapping[str, str], done: str
     submitted, until the page at `done` (the client's redirect URI) is reached; the URLs of
     the pages with a form."""
     await tab.load(url)
+    return await chromium_walk(tab, typed, done)
+
+
+async def chromium_walk(tab: Tab, typed: Mapping[str, str], done: str) -> list[str]:
+    """`chromium_login` from the page the tab shows now."""
     pages: list[str] = []
     for _ in range(10):
         href = await tab.eval("location.href")

@@ -23,6 +23,9 @@ class HttpRequest:
         query: The raw query string, without "?".
         headers: The header fields, by lowercase name.
         body: The request's body.
+        client: The address of the peer that sent it (the ASGI server's: behind a reverse
+            proxy, the original client's only where the server trusts its forwarded headers,
+            as uvicorn's `--forwarded-allow-ips`); None when the server does not tell.
     """
 
     method: str
@@ -30,6 +33,7 @@ class HttpRequest:
     query: str  # the raw query string, without "?"
     headers: Mapping[str, str]  # lowercase names
     body: bytes
+    client: str | None = None
 
 
 @dataclass(frozen=True)

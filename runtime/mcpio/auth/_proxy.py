@@ -62,6 +62,9 @@ class OAuthProxy:
         access_token_seconds: The lifetime of an access token.
         refresh_token_seconds: The lifetime of a refresh token (its rotations keep its end).
         registration_seconds: How long a client's registration is kept (None: for good).
+        registrations_per_address: The most registrations from one client address in a
+            window (None: no bound); past it, 429 with `Retry-After`.
+        registration_window_seconds: That window's length.
         timeout: Seconds each request to the provider may take.
     """
 
@@ -80,6 +83,8 @@ class OAuthProxy:
         access_token_seconds: float = 3600.0,
         refresh_token_seconds: float = 30 * 86400.0,
         registration_seconds: float | None = 90 * 86400.0,
+        registrations_per_address: int | None = 20,
+        registration_window_seconds: float = 3600.0,
         timeout: float = 30.0,
     ) -> None:
         with needs("http", "OAuthProxy"):
@@ -101,6 +106,8 @@ class OAuthProxy:
             access_token_seconds=access_token_seconds,
             refresh_token_seconds=refresh_token_seconds,
             registration_seconds=registration_seconds,
+            registrations_per_address=registrations_per_address,
+            registration_window_seconds=registration_window_seconds,
             consent=consent,
         )
         self.clients = Clients(self.settings)

@@ -5,7 +5,8 @@ A redirect URI is registered only as an absolute `https` URL, an `http` URL of t
 (`127.0.0.1`, `[::1]`, `localhost`), or a native app's private-use scheme (`com.example.app:`,
 with a dot); never with a fragment. An authorization request's `redirect_uri` must equal a
 registered one exactly, except that a loopback IP redirect may name any port (RFC 8252 7.3).
-Secrets are stored as their SHA-256 only.
+Secrets are stored as their SHA-256 only. Registrations from one address are bounded
+(`mcpio.auth._proxy_limit`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 from mcpio._core.routes import HttpRequest, HttpResponse
+from mcpio.auth._proxy_limit import RegistrationLimit
 from mcpio.auth._proxy_settings import ProxySettings, digest, json_answer, json_body, oauth_error
 
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
@@ -66,6 +68,11 @@ class Clients:
 
     def __init__(self, settings: ProxySettings) -> None:
         self.settings = settings
+        self.limit = RegistrationLimit(
+            settings.store,
+            settings.registrations_per_address,
+            settings.registration_window_seconds,
+        )
 
     async def get(self, client_id: str | None) -> dict[str, Any] | None:
         """The registration of `client_id`, None if there is none."""
@@ -74,7 +81,11 @@ class Clients:
         return await self.settings.store.get(f"client:{client_id}")
 
     async def register(self, request: HttpRequest) -> HttpResponse:
-        """RFC 7591: a new client from its metadata; 201 with its id (and secret)."""
+        """RFC 7591: a new client from its metadata; 201 with its id (and secret); 429 past
+        the bound on registrations from the request's address."""
+        refused = await self.limit.refusal(request.client)
+        if refused is not None:
+            return refused
         metadata = json_body(request.body)
         if metadata is None:
             return oauth_error(400, "invalid_client_metadata", "the body is not a JSON object")

@@ -5,7 +5,9 @@ exchanged, the proxy's own code issued to the client).
 Until the client and its redirect URI are known good, an error is a page on the proxy, never a
 redirect (RFC 9700 4.11: no open redirector); after, it goes back to the client's redirect URI
 with `state` and the proxy's `iss` (RFC 9207). Pending authorizations (`txn:`) and upstream
-states (`up:`) are kept `state_seconds`, codes `code_seconds`, each taken once.
+states (`up:`) are kept `state_seconds`, codes `code_seconds`, each taken once. The browser
+sent to the provider gets a cookie only it has, asked of it at `/callback`: a login cannot be
+finished in another browser than the one that started it (and consented).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import hmac
 import html
 import logging
 import secrets
+from collections.abc import Sequence
 from typing import Any
 
 from mcpio._core.routes import HttpRequest, HttpResponse
@@ -31,6 +34,7 @@ from mcpio.auth._proxy_settings import (
 )
 
 log = logging.getLogger("mcpio.auth")
+LOGIN_COOKIE = "mcpio_oauth_login_"  # and the first 16 hex digits of the state's SHA-256
 
 
 def refusal(status: int, reason: str) -> HttpResponse:
@@ -127,20 +131,20 @@ class BrowserFlow:
             return self._back(
                 pending, error="access_denied", error_description="denied by the user"
             )
-        response = await self._upstream(pending)
         remember = approving(
             self.settings.secret,
             request.headers,
             pending["client_id"],
             self.settings.secure_cookies,
         )
-        if response.status != 302:  # the provider cannot be reached: its page
-            return response
         # 303 after a POST: the browser GETs the provider
-        return with_cookies(HttpResponse(303, b"", dict(response.headers)), [remember])
+        return await self._upstream(pending, 303, [remember])
 
-    async def _upstream(self, pending: dict[str, Any]) -> HttpResponse:
-        """To the provider, with the proxy's own client id, PKCE, state and nonce."""
+    async def _upstream(
+        self, pending: dict[str, Any], status: int = 302, cookies: Sequence[str] = ()
+    ) -> HttpResponse:
+        """To the provider, with the proxy's own client id, PKCE, state and nonce; the browser
+        sent there is given the login's cookie, which `/callback` asks of it."""
         settings, provider = self.settings, self.settings.provider
         try:
             async with settings.http() as http:
@@ -150,7 +154,8 @@ class BrowserFlow:
             return refusal(502, f"{provider.name} cannot be reached now: try again later")
         verifier, challenge = pkce_pair()
         state, nonce = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
-        record = {**pending, "verifier": verifier, "nonce": nonce}
+        browser = secrets.token_urlsafe(24)
+        record = {**pending, "verifier": verifier, "nonce": nonce, "browser": digest(browser)}
         record.pop("csrf", None)
         await settings.store.put(f"up:{state}", record, settings.state_seconds)
         params = {
@@ -163,14 +168,35 @@ class BrowserFlow:
             "code_challenge_method": "S256",
             "nonce": nonce,
         }
-        return redirect(provider.authorization_endpoint, params)
+        login = self._login_cookie(state, browser, int(settings.state_seconds))
+        return redirect(provider.authorization_endpoint, params, [*cookies, login], status)
+
+    def _login_cookie(self, state: str, value: str, max_age: int) -> str:
+        """The cookie binding the login at the provider to this browser (one per login, so
+        that logins in two tabs do not undo each other); `max_age` 0 ends it."""
+        name = f"{LOGIN_COOKIE}{digest(state)[:16]}"
+        path = self.settings.path("callback")
+        # Lax: the provider's redirect back is a top-level navigation from another site
+        flags = "; Secure" if self.settings.secure_cookies else ""
+        return f"{name}={value}; Path={path}; HttpOnly; SameSite=Lax; Max-Age={max_age}{flags}"
+
+    def _same_browser(self, request: HttpRequest, state: str, pending: dict[str, Any]) -> bool:
+        """Whether the provider's answer came to the browser that was sent to the provider."""
+        given = cookies_of(request.headers).get(f"{LOGIN_COOKIE}{digest(state)[:16]}", "")
+        return bool(given) and hmac.compare_digest(digest(given), pending.get("browser", ""))
 
     async def callback(self, request: HttpRequest) -> HttpResponse:
         """The provider's redirect: its code exchanged, the proxy's own code to the client."""
         params = query(request.query)
-        pending = await self.settings.store.take(f"up:{params.get('state', '')}")
+        state = params.get("state", "")
+        pending = await self.settings.store.take(f"up:{state}")
         if pending is None:
             return refusal(400, "unknown, used or expired state")
+        if not self._same_browser(request, state, pending):
+            # a login started elsewhere (the confused deputy: another's client, this user's
+            # session at the provider); its code is not exchanged
+            log.warning("a login came back to another browser than the one that started it")
+            return refusal(400, "this login was started in another browser: start it again")
         provider = self.settings.provider
         iss = params.get("iss")
         if (iss is not None and provider.issuer is not None and iss != provider.issuer) or (
@@ -201,4 +227,5 @@ class BrowserFlow:
             "upstream": upstream,
         }
         await self.settings.store.put(f"code:{digest(code)}", grant, self.settings.code_seconds)
-        return self._back(pending, code=code)
+        done = self._login_cookie(state, "", 0)
+        return with_cookies(self._back(pending, code=code), [done])

@@ -2,7 +2,7 @@
 balancer (the `redis` extra, as `mcpio.tasks._redis.RedisTaskStore`).
 
 Each value is a string key `<prefix>:<key>` with Redis's own expiry; `take` is `GETDEL`, so one
-instance gets a code.
+instance gets a code; `count` is `SET NX` (the expiry) and `INCR` in one transaction.
 """
 
 from __future__ import annotations
@@ -55,6 +55,13 @@ class RedisOAuthStore(OAuthStore):
 
     async def delete(self, key: str) -> None:
         await self._redis.delete(self._key(key))
+
+    async def count(self, key: str, ttl: float) -> int:
+        async with self._redis.pipeline(transaction=True) as pipe:  # MULTI ... EXEC
+            pipe.set(self._key(key), 0, px=max(1, int(ttl * 1000)), nx=True)
+            pipe.incr(self._key(key))
+            _, value = await pipe.execute()
+        return int(value)
 
     async def close(self) -> None:
         await self._redis.aclose()

@@ -36,6 +36,8 @@ class ProxySettings:
     access_token_seconds: float = 3600.0
     refresh_token_seconds: float = 30 * 86400.0
     registration_seconds: float | None = 90 * 86400.0
+    registrations_per_address: int | None = 20
+    registration_window_seconds: float = 3600.0
     consent: bool = True
     secure_cookies: bool = field(init=False)
 
@@ -89,12 +91,14 @@ def json_answer(document: Mapping[str, Any], status: int = 200) -> HttpResponse:
     return HttpResponse(status, json.dumps(document).encode(), NO_STORE, "application/json")
 
 
-def redirect(url: str, params: Mapping[str, str], cookies: Sequence[str] = ()) -> HttpResponse:
-    """A 302 to `url` with `params` added to its query (and cookies set)."""
+def redirect(
+    url: str, params: Mapping[str, str], cookies: Sequence[str] = (), status: int = 302
+) -> HttpResponse:
+    """A 302 (or `status`) to `url` with `params` added to its query (and cookies set)."""
     separator = "&" if urlsplit(url).query else "?"
     location = f"{url}{separator}{urlencode(params)}" if params else url
     headers: dict[str, str] = {"location": location, **NO_STORE}
-    response = HttpResponse(302, b"", headers)
+    response = HttpResponse(status, b"", headers)
     return with_cookies(response, cookies)
 
 

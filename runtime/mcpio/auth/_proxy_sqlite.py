@@ -2,8 +2,8 @@
 kept across restarts and shared by the processes of one machine.
 
 The file is private (0600, as the task store's) and in WAL mode; `take` reads and deletes in
-one `BEGIN IMMEDIATE` transaction, so one process gets a code. The blocking calls run in a
-worker thread, one at a time per store.
+one `BEGIN IMMEDIATE` transaction, so one process gets a code, and `count` reads and writes a
+counter in one. The blocking calls run in a worker thread, one at a time per store.
 """
 
 from __future__ import annotations
@@ -89,6 +89,25 @@ class SqliteOAuthStore(OAuthStore):
             raise
         return text
 
+    def _count(self, key: str, ttl: float) -> int:
+        now = self._clock()
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            row = self._db.execute(
+                "SELECT value, expires_at FROM mcpio_oauth WHERE key = ? AND expires_at > ?",
+                (key, now),
+            ).fetchone()
+            value, until = (int(row[0]) + 1, row[1]) if row is not None else (1, now + ttl)
+            self._db.execute(
+                "INSERT OR REPLACE INTO mcpio_oauth (key, value, expires_at) VALUES (?, ?, ?)",
+                (key, str(value), until),
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return value
+
     async def put(self, key: str, value: dict[str, Any], ttl: float | None) -> None:
         text = json.dumps(value)
         await self._run(lambda: self._put(key, text, ttl))
@@ -103,6 +122,9 @@ class SqliteOAuthStore(OAuthStore):
 
     async def delete(self, key: str) -> None:
         await self._run(lambda: self._db.execute("DELETE FROM mcpio_oauth WHERE key = ?", (key,)))
+
+    async def count(self, key: str, ttl: float) -> int:
+        return await self._run(lambda: self._count(key, ttl))
 
     async def close(self) -> None:
         await self._run(self._db.close)

@@ -3,7 +3,7 @@ registrations, pending authorizations, codes and tokens, each a JSON object unde
 until its time to live ends.
 
 `take` reads and deletes in one step, so that a code or a state is used once even when several
-instances share the store. Three backends, as for tasks (`mcpio.tasks`): `MemoryOAuthStore`
+instances share the store; `count` adds one to a counter in one step (the registration limit). Three backends, as for tasks (`mcpio.tasks`): `MemoryOAuthStore`
 (one process), `SqliteOAuthStore` (a file, `mcpio.auth._proxy_sqlite`) and `RedisOAuthStore`
 (shared by instances, `mcpio.auth._proxy_redis`); `open_oauth_store`
 (`mcpio.auth._proxy_stores`) picks one from a string.
@@ -42,6 +42,18 @@ class OAuthStore(Protocol):
 
     async def delete(self, key: str) -> None:
         """Forget `key` (nothing if there is no such key)."""
+        ...
+
+    async def count(self, key: str, ttl: float) -> int:
+        """Add one to the counter under `key`; its new value.
+
+        In one step: no increment is lost when several instances count at once. A new counter
+        starts at 1 and ends `ttl` seconds later. A counter's key is read with `count` alone.
+
+        Args:
+            key: The counter's key (`register:<address>:<window>`).
+            ttl: Seconds a new counter is kept.
+        """
         ...
 
     async def close(self) -> None:
@@ -97,6 +109,15 @@ class MemoryOAuthStore(OAuthStore):
 
     async def delete(self, key: str) -> None:
         self._items.pop(key, None)
+
+    async def count(self, key: str, ttl: float) -> int:
+        now = self._clock()
+        text, until = self._items.get(key, ("0", None))
+        if until is None or until <= now:
+            text, until = "0", now + ttl
+        value = int(text) + 1
+        self._items[key] = (str(value), until)
+        return value
 
     async def close(self) -> None:
         self._items.clear()

@@ -4,7 +4,8 @@ server side makes of an access token.
 
 Tokens are opaque handles (`mcp_at_...`, `mcp_rt_...`, 256 random bits), stored under their
 SHA-256 only, each with the grant it carries: the client, the scope, the resource (RFC 8707:
-the audience, checked on every request) and the upstream identity's claims. A refresh token is
+the audience, checked on every request) and the upstream identity's claims. A code is used
+once; one that comes back revokes the tokens it gave (RFC 6749 4.1.2). A refresh token is
 used once: the answer carries a new one and the old access token is revoked with it; a used
 one that comes back (stolen, RFC 9700 4.14.2) revokes the tokens its rotations led to. The
 upstream provider's tokens stay in the refresh token's record (for revocation) and never reach
@@ -66,11 +67,16 @@ class ProxyTokens:
 
     async def _code(self, client: dict[str, Any], fields: dict[str, str]) -> HttpResponse:
         code = fields.get("code", "")
-        grant = await self.settings.store.take(f"code:{digest(code)}") if code else None
+        store = self.settings.store
+        grant = await store.take(f"code:{digest(code)}") if code else None
         verifier = fields.get("code_verifier", "")
         why = None
         if grant is None:
             why = "the code is unknown, used or expired"
+            used = await store.take(f"usedcode:{digest(code)}") if code else None
+            if used is not None:  # RFC 6749 4.1.2: the tokens it gave end too
+                log.warning("an authorization code was used again: its tokens are revoked")
+                await self._revoke_family(used["family"])
         elif grant["client_id"] != client["client_id"]:
             why = "the code was issued to another client"
         elif grant["redirect_uri"] != fields.get("redirect_uri"):
@@ -84,7 +90,11 @@ class ProxyTokens:
         if why is not None or grant is None:
             log.info("token request refused: %s", why)
             return oauth_error(400, "invalid_grant", why or "")
-        return json_answer(await self.issue(grant))
+        family = secrets.token_urlsafe(16)  # the rotations of this login
+        # kept while the tokens it gives may live: a replay ends them (RFC 6749 4.1.2)
+        used_for = self.settings.refresh_token_seconds
+        await store.put(f"usedcode:{digest(code)}", {"family": family}, used_for)
+        return json_answer(await self.issue({**grant, "family": family}))
 
     async def _refresh(self, client: dict[str, Any], fields: dict[str, str]) -> HttpResponse:
         token = fields.get("refresh_token", "")
@@ -111,9 +121,14 @@ class ProxyTokens:
         """A refresh token used before came back (RFC 9700 4.14.2): stolen, or its client's
         copy was; the grant's current tokens end, and its user logs in again."""
         used = await self.settings.store.take(f"used:{digest(token)}")
-        family = await self.settings.store.take(f"family:{used['family']}") if used else None
-        if family is not None:
+        if used is not None:
             log.warning("a rotated refresh token was used again: its grant is revoked")
+            await self._revoke_family(used["family"])
+
+    async def _revoke_family(self, family_id: str) -> None:
+        """End the current tokens of one login (whatever rotations led to them)."""
+        family = await self.settings.store.take(f"family:{family_id}")
+        if family is not None:
             await self.settings.store.delete(family["at"])
             await self.settings.store.delete(family["rt"])
 

@@ -51,6 +51,7 @@ class Routes:
             query=scope.get("query_string", b"").decode("latin-1"),
             headers=RequestHeaders(scope["headers"]).as_mapping(),
             body=await self._body(receive),
+            client=scope["client"][0] if scope.get("client") else None,
         )
         try:
             answer = await route.handler(request)
