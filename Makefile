@@ -60,7 +60,10 @@ conformance-proxy: $(STAMP)
 conformance-same-era: $(STAMP)
 	$(BIN)/python tests/conformance/run.py --proxy-same-era
 
-test: lint check typecheck pytest conformance conformance-same-era
+# Two lanes at once (scripts/test-lanes.sh): pytest, and beside it lint, check, typecheck and
+# both conformance runs, whose output is shown after pytest's.
+test: fetch services
+	bash scripts/test-lanes.sh
 
 bench: fetch services
 	$(BIN)/python bench/codec.py
@@ -120,7 +123,7 @@ help:
 	@echo "make conformance  the official MCP conformance suite against examples/everything_server.py"
 	@echo "make conformance-proxy  the conformance server leg through mcpio proxy, across eras"
 	@echo "make conformance-same-era  the server leg through mcpio proxy, each era to its own (in make test)"
-	@echo "make test         lint, check, typecheck, pytest, conformance (about 25 min on 2 cores)"
+	@echo "make test         pytest, beside it lint, check, typecheck, conformance (about 25 min on 2 cores)"
 	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages; bus, task stores"
 	@echo "make wheel        dist/: mcp_wire-<version>-py3-none-any.whl (the types) and mcpgen-<version>-... (mcpio)"
 	@echo "make docs         build the documentation site into site/, strictly (the docs extra first)"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conformance.npm_lock import npm_install_lock
 from tests.support import PEERS, REALSERVERS, REVISIONS
 from tests.support.cluster import start_redis
 from tests.support.wheels import built_wheels
@@ -109,6 +110,11 @@ def openapi_documents(pytestconfig: pytest.Config) -> Path:
 def _npm_installed(config: pytest.Config, directory: Path, fixture: str) -> Path:
     """`directory`/node_modules with every package of its package.json at the pinned version,
     installed with `npm ci` from the lock file when one differs or is missing."""
+    with npm_install_lock(directory):
+        return _npm_install(config, directory, fixture)
+
+
+def _npm_install(config: pytest.Config, directory: Path, fixture: str) -> Path:
     pinned: dict[str, str] = json.loads((directory / "package.json").read_text(encoding="utf-8"))[
         "dependencies"
     ]
@@ -120,7 +126,7 @@ def _npm_installed(config: pytest.Config, directory: Path, fixture: str) -> Path
     _say(
         config,
         f"{fixture}: installing the npm packages of {directory}/package.json and their"
-        " dependencies with `npm ci` (part of the about 435 MB of npm packages `make test`"
+        " dependencies with `npm ci` (part of the about 570 MB of npm packages `make test`"
         " installs)",
     )
     try:

@@ -65,7 +65,7 @@ def test_npm_peers_names_the_npm_packages_first(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     said = done.stderr.splitlines()
     assert any(line.startswith("npm_peers: installing the npm packages of ") for line in said)
-    assert any("435 MB" in line for line in said), done.stderr
+    assert any("570 MB" in line for line in said), done.stderr
     assert "npm ci` in" in done.stdout  # then it ran (the stand-in) npm ci, which failed
     assert not (peers / "node_modules").exists()
 
@@ -84,5 +84,5 @@ def test_conformance_names_the_npm_packages_first(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     first = done.stderr.splitlines()[0]
-    assert first.startswith("conformance: installing the npm packages of ") and "435 MB" in first
+    assert first.startswith("conformance: installing the npm packages of ") and "570 MB" in first
     assert "refused" in done.stderr

@@ -57,6 +57,7 @@ import time
 from pathlib import Path
 
 import skills
+from npm_lock import npm_install_lock
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -99,15 +100,16 @@ EXTRA_NOT_RUN: dict[str, str] = {}
 
 def install() -> Path:
     bin_dir = HERE / "node_modules" / ".bin"
-    if not (bin_dir / "conformance").exists() or not (bin_dir / "node").exists():
-        print(
-            f"conformance: installing the npm packages of {HERE}/package.json (the conformance"
-            " suite and Node 22) with `npm ci`: part of the about 435 MB of npm packages"
-            " `make test` installs",
-            file=sys.stderr,
-            flush=True,
-        )
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True)
+    with npm_install_lock(HERE):
+        if not (bin_dir / "conformance").exists() or not (bin_dir / "node").exists():
+            print(
+                f"conformance: installing the npm packages of {HERE}/package.json (the"
+                " conformance suite and Node 22) with `npm ci`: part of the about 570 MB of npm"
+                " packages `make test` installs",
+                file=sys.stderr,
+                flush=True,
+            )
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True)
     return bin_dir
 
 
