@@ -28,21 +28,19 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from mcpio import Client, Context, Server
 from mcpio.auth import (
     STRICT_TOKEN_TYPES,
+    DpopPolicy,
     IntrospectionVerifier,
     JwtVerifier,
+    MemoryReplayCache,
+    Nonces,
     Principal,
+    RedisReplayCache,
+    ReplayCacheFull,
     ResourceServerAuth,
     VerifierUnavailable,
 )
 from mcpio.auth._client import OAuth, pkce_pair
 from mcpio.auth._dpop import DpopKey, token_hash
-from mcpio.auth._dpop_server import (
-    DpopPolicy,
-    MemoryReplayCache,
-    Nonces,
-    RedisReplayCache,
-    ReplayCacheFull,
-)
 from tests.support import (
     ACCEPT,
     MODERN,

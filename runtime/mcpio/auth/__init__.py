@@ -19,6 +19,7 @@ from mcpio.auth._dpop import DpopKey
 from mcpio.auth._dpop_server import (
     DpopPolicy,
     MemoryReplayCache,
+    Nonces,
     RedisReplayCache,
     ReplayCache,
     ReplayCacheFull,
@@ -114,6 +115,7 @@ __all__ = [
     "MemoryReplayCache",
     "MemoryTokenStore",
     "MultiAuth",
+    "Nonces",
     "OAuth",
     "OAuthProxy",
     "OAuthStore",
