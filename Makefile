@@ -60,8 +60,8 @@ conformance-proxy: $(STAMP)
 conformance-same-era: $(STAMP)
 	$(BIN)/python tests/conformance/run.py --proxy-same-era
 
-# Two lanes at once (scripts/test-lanes.sh): pytest, and beside it lint, check, typecheck and
-# both conformance runs, whose output is shown after pytest's.
+# Two lanes at once (scripts/test-lanes.sh): pytest but the differential suites, and beside it
+# lint, typecheck, check, the differential suites and both conformance runs (shown after).
 test: fetch services
 	bash scripts/test-lanes.sh
 
