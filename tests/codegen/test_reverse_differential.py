@@ -84,7 +84,7 @@ class Result:
 
 def _draw(revision: str, name: str) -> list[Any]:
     validator = oracle(revision, name)
-    strategy = from_schema(generation_schema(revision, name))
+    strategy = from_schema(generation_schema(revision, name, names_as_properties=False))
     drawn: list[Any] = []
 
     @settings(

@@ -32,7 +32,9 @@ _LITERAL_KEYS = {"const", "enum", "default", "examples"}
 _SCHEMA_MAPS = {"properties", "patternProperties", "dependentSchemas"}  # name -> schema
 
 
-def generation_schema(revision: str, name: str) -> dict[str, Any]:
+def generation_schema(
+    revision: str, name: str, *, names_as_properties: bool = True
+) -> dict[str, Any]:
     """The official definition with every `$ref` inlined, for hypothesis-jsonschema.
 
     Equivalent to `{"$ref": ..., "$defs": <whole table>, "$schema": ...}` (which the oracle
@@ -43,7 +45,13 @@ def generation_schema(revision: str, name: str) -> dict[str, Any]:
       hypothesis-jsonschema draws only floats for `number`, and integers are the numbers whose
       type a model could lose (1 -> 1.0);
     - hypothesis-jsonschema cannot unfold recursive references, so where a definition would
-      nest inside itself more than RECURSION_DEPTH times it is `false` (not drawn) instead.
+      nest inside itself more than RECURSION_DEPTH times it is `false` (not drawn) instead;
+    - an object whose `propertyNames` admit a few names only (constants: an MCP Apps host's
+      style variables) is drawn as those `properties`, each with the `additionalProperties`
+      schema, and no other member: the same objects, without drawing arbitrary names and
+      discarding almost all of them (one definition took 150 s). Not for the reverse suite
+      (`names_as_properties=False`): its few instances drawn so have large values of any JSON,
+      whose every node it mutates (the same definition then took 250 s instead of 20 s).
     """
     defs = reference_table(revision)
     dialect = official_schema(revision)["$schema"]
@@ -71,6 +79,8 @@ def generation_schema(revision: str, name: str) -> dict[str, Any]:
                 out[key] = {k: inline(v, stack) for k, v in value.items()}
             else:
                 out[key] = inline(value, stack)
+        if names_as_properties:
+            out = _names_as_properties(out)
         types = out.get("type")
         if types == "number" or (isinstance(types, list) and "number" in types):
             others = [t for t in ([types] if isinstance(types, str) else types) if t != "number"]
@@ -82,6 +92,31 @@ def generation_schema(revision: str, name: str) -> dict[str, Any]:
 
     out = inline(defs[name], (name,))
     return {"$schema": dialect, **out} if isinstance(out, dict) else out
+
+
+def _names_as_properties(node: dict[str, Any]) -> dict[str, Any]:
+    names = _constant_names(node.get("propertyNames"))
+    if names is None or node.keys() & {"properties", "patternProperties"}:
+        return node
+    each = node.get("additionalProperties", True)
+    rest = {k: v for k, v in node.items() if k not in ("propertyNames", "additionalProperties")}
+    return rest | {"properties": dict.fromkeys(names, each), "additionalProperties": False}
+
+
+def _constant_names(schema: Any) -> list[str] | None:
+    """The names a `propertyNames` schema admits when they are constants, else None."""
+    if not isinstance(schema, dict):
+        return None
+    if isinstance(schema.get("const"), str):
+        return [schema["const"]]
+    if isinstance(schema.get("enum"), list) and all(isinstance(v, str) for v in schema["enum"]):
+        return list(schema["enum"])
+    branches = schema.get("anyOf")
+    if isinstance(branches, list) and branches:
+        found = [_constant_names(b) for b in branches]
+        if all(f is not None for f in found):
+            return [n for f in found if f is not None for n in f]
+    return None
 
 
 KINDS = {
