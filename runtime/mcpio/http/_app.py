@@ -276,6 +276,9 @@ class HttpApp:
         self._media: Verdicts[tuple[bytes | None, bytes | None], int] = Verdicts()
         self._routing: Verdicts[tuple[Any, ...], bool] = Verdicts()
         self._lifespan_on = False  # between the host's startup and shutdown events
+        # The event loop the app started the server on, without lifespan events (asked once per
+        # loop: `ensure_started` is a coroutine, on every request's path otherwise).
+        self._started_on: asyncio.AbstractEventLoop | None = None
         self._path = options.path.rstrip("/")
         self.cors = Cors(options.cors_origins)
         self.routes = Routes(options.routes, options.max_body_bytes, options.body_timeout)
@@ -295,7 +298,10 @@ class HttpApp:
         if scope["type"] != "http":
             return
         if not self._lifespan_on:  # a host that sends no lifespan events: once per event loop
-            await self.server.ensure_started()
+            loop = asyncio.get_running_loop()
+            if self._started_on is not loop:
+                await self.server.ensure_started()
+                self._started_on = loop
         headers = RequestHeaders(scope["headers"])
         auth = self.options.auth
         try:
@@ -353,6 +359,7 @@ class HttpApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self._lifespan_on = False
+                self._started_on = None
                 self.end_sessions()
                 await self.server.drain_tasks()
                 await self.server.stop()
