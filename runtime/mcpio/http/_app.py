@@ -545,6 +545,7 @@ class HttpApp:
         of the revision that serves it. A JSON array is a batch, for a 2025-03-26 session."""
         headers = exchange.headers
         session_id = headers.get("mcp-session-id")
+        version = headers.get("mcp-protocol-version")
         if body[:1] != b"{" and _BATCH.match(body):  # (an object, as most are: no batch)
             limit = self.options.max_batch_items
             if _longer_than(body, limit):
@@ -560,9 +561,8 @@ class HttpApp:
                 raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
             session = self.legacy.lookup(session_id, exchange.principal)
             with self.request_slots.holding(exchange.client):
-                await self.legacy.post(exchange, session, body, items, guard)
+                await self.legacy.post(exchange, session, body, items, guard, version)
             return
-        version = headers.get("mcp-protocol-version")
         if session_id is None and version is not None:
             read = read_modern(version, body)  # the common request, parsed once
             if read is not None:
@@ -587,7 +587,7 @@ class HttpApp:
             slots, client = self.request_slots, exchange.client
             slots.take(client)  # (not `holding`: a generator's enter and exit on every POST)
             try:
-                await self.legacy.post(exchange, session, body, env, guard)
+                await self.legacy.post(exchange, session, body, env, guard, version)
             finally:
                 slots.give(client)
         else:

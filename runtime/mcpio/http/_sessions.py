@@ -229,12 +229,12 @@ class LegacySessions:
         body: bytes,
         message: Peek | list[Any],
         guard: Guarding,
+        version: str | None,
     ) -> None:
-        """One legacy POST: a message (its envelope) or a batch (its items). It runs in the
-        guard's scope, which the client going away cancels (the handlers go on: in legacy,
-        that is not a cancellation)."""
+        """One legacy POST: a message (its envelope) or a batch (its items); `version`: its
+        MCP-Protocol-Version header. It runs in the guard's scope, which the client going away
+        cancels (the handlers go on: in legacy, that is not a cancellation)."""
         codec = session.connection.codec
-        version = exchange.headers.get("mcp-protocol-version")
         if version is not None and codec is not None and version != codec.revision:
             reason = f"MCP-Protocol-Version {version!r} is not this session's ({codec.revision})"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
