@@ -315,15 +315,44 @@ async def http_path(
     return run
 
 
+# A child under callgrind signs with the key its parent made (PEM): the search for a new key's
+# primes takes a count of instructions that differs from run to run by far more than the calls.
+ISSUER_KEY = "MCPGEN_BENCH_ISSUER_KEY"
+
+
+def issuer_key(pem: str | None = None) -> Any:
+    """An RS256 signing key: the PEM's, else a new one."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    if pem is not None:
+        return serialization.load_pem_private_key(pem.encode(), None)
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def issuer_pem() -> str:
+    """A new signing key as unencrypted PEM (PKCS #8)."""
+    from cryptography.hazmat.primitives import serialization
+
+    return (
+        issuer_key()
+        .private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        .decode()
+    )
+
+
 class Issuer:
     """An issuer's JWKS on 127.0.0.1 (served in this event loop), and tokens signed by its one
     RS256 key."""
 
     def __init__(self) -> None:
         import jwt
-        from cryptography.hazmat.primitives.asymmetric import rsa
 
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.key = issuer_key(os.environ.get(ISSUER_KEY))
         jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
         self.jwks = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig"}]}).encode()
         self.url = ""
@@ -484,6 +513,7 @@ def count_instructions(baselines: list[str]) -> None:
     callgrind.check_valgrind()
     wanted = os.environ.get("MCPGEN_BENCH_PATHS")  # "http app,http app + bearer JWT": those only
     names = [name for name in PATHS if wanted is None or name in wanted.split(",")]
+    os.environ.setdefault(ISSUER_KEY, issuer_pem())  # (the children's: one key for both runs)
     print("# Server dispatch core: machine instructions per tools/call (callgrind)\n")
     calls = callgrind.INSTRUCTION_CALLS
     print(f"{calls} and {6 * calls} calls, their difference, ", end="")
