@@ -31,15 +31,10 @@ the machine counts little. ``--profile`` prints a cProfile of one round of each 
 instead.
 
 ``--instructions`` counts instead the machine instructions per call of each in-process path,
-under valgrind's callgrind (Debian package ``valgrind``): a figure that does not move with the
-machine's load, for comparing two versions of the code on a busy machine (it is no time: cache
-misses and system calls are not in it). Each path runs twice in a child process, after its
-warm-up, ``INSTRUCTION_CALLS`` and 6 x ``INSTRUCTION_CALLS`` calls
-(``MCPGEN_BENCH_INSTRUCTION_CALLS``, 200), with ``PYTHONHASHSEED=0``; the difference per call is
-the figure, the same from run to run within a few hundred instructions (the HTTP app's guard
-ticker is set far off there: see ``QUIET_RUN``). About a minute per path (``MCPGEN_BENCH_PATHS``,
-comma-separated names, picks some). ``--baseline REV[,REV...]`` measures the paths again on the
-tree of each git revision (exported to a scratch folder, its own ``bench/dispatch.py`` driving
+under valgrind's callgrind (``bench/callgrind.py``: two runs in a child process, their
+difference, a figure the machine's load does not move). About a minute per path
+(``MCPGEN_BENCH_PATHS``, comma-separated names, picks some). ``--baseline REV[,REV...]``
+measures the paths again on the tree of each git revision (exported to a scratch folder, its own ``bench/dispatch.py`` driving
 its own ``mcpio``; a path it has not: "—"), and this tree's ratio to it.
 
     MCPGEN_BENCH_CALLS=5000 MCPGEN_BENCH_ROUNDS=5 .venv/bin/python bench/dispatch.py
@@ -55,8 +50,6 @@ import cProfile
 import json
 import os
 import pstats
-import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -70,6 +63,10 @@ from typing import Any
 # standard library's `http` package, which httpx and PyJWT need.
 if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
     del sys.path[0]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # (this folder's callgrind alone)
+import callgrind  # noqa: E402
+
+del sys.path[0]
 
 from mcpio import Server  # noqa: E402
 from mcpio._core.negotiate import peek_any  # noqa: E402
@@ -318,15 +315,44 @@ async def http_path(
     return run
 
 
+# A child under callgrind signs with the key its parent made (PEM): the search for a new key's
+# primes takes a count of instructions that differs from run to run by far more than the calls.
+ISSUER_KEY = "MCPGEN_BENCH_ISSUER_KEY"
+
+
+def issuer_key(pem: str | None = None) -> Any:
+    """An RS256 signing key: the PEM's, else a new one."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    if pem is not None:
+        return serialization.load_pem_private_key(pem.encode(), None)
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def issuer_pem() -> str:
+    """A new signing key as unencrypted PEM (PKCS #8)."""
+    from cryptography.hazmat.primitives import serialization
+
+    return (
+        issuer_key()
+        .private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        .decode()
+    )
+
+
 class Issuer:
     """An issuer's JWKS on 127.0.0.1 (served in this event loop), and tokens signed by its one
     RS256 key."""
 
     def __init__(self) -> None:
         import jwt
-        from cryptography.hazmat.primitives.asymmetric import rsa
 
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.key = issuer_key(os.environ.get(ISSUER_KEY))
         jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
         self.jwks = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig"}]}).encode()
         self.url = ""
@@ -447,47 +473,16 @@ async def measure(name: str, era: str, profile: bool) -> list[float]:
     return figures
 
 
-INSTRUCTION_CALLS = int(os.environ.get("MCPGEN_BENCH_INSTRUCTION_CALLS", "200"))
-COLLECTED = re.compile(r"Collected : (\d+)")
 ROOT = Path(__file__).resolve().parent.parent
-# A child under callgrind runs `script` with the HTTP app's guard ticker (`TICK`, 20 ms) set far
-# off: a call runs some 50 times slower there, so the ticker would fire about once a call and
-# start the disconnect watcher of a POST served past `WATCH_AFTER`, which a real call, that much
-# quicker, never meets; the count would move with the machine's load. (Whichever module of the
-# tree has it: a baseline's may be older.)
-QUIET_RUN = """
-import importlib, runpy, sys
-for name in ("mcpio.http._app", "mcpio.transports.http_server"):
-    try:
-        importlib.import_module(name).TICK = 1e9
-    except ImportError:
-        pass
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
 
 
 def instructions(name: str, era: str, script: str = __file__, tree: Path | None = None) -> float:
-    """Instructions per call of one in-process path (callgrind: two runs of `script --run`,
-    their difference; string hashing seeded alike, `PYTHONHASHSEED=0`); a run that went astray
-    (the longer one counting fewer, seen once) is measured again, once. `tree`: the source tree
-    whose `mcpio` runs (None: the installed one)."""
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    """Instructions per call of one in-process path (`callgrind.per_call`). `tree`: the source
+    tree whose `mcpio` runs (None: the installed one)."""
+    env = {}
     if tree is not None:  # its sources ahead of the installed ones (.pth entries come after)
         env["PYTHONPATH"] = os.pathsep.join(str(tree / part) for part in ("generated", "runtime"))
-    for _ in range(2):
-        counts: list[int] = []
-        for calls in (INSTRUCTION_CALLS, 6 * INSTRUCTION_CALLS):
-            command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
-            command += [sys.executable, "-c", QUIET_RUN, script, "--run", name, era, str(calls)]
-            done = subprocess.run(command, capture_output=True, text=True, timeout=1800, env=env)
-            found = COLLECTED.search(done.stderr)
-            if done.returncode != 0 or found is None:
-                raise SystemExit(f"error: {name}, {era} under callgrind:\n{done.stderr[-2000:]}")
-            counts.append(int(found[1]))
-        if counts[1] > counts[0]:
-            return (counts[1] - counts[0]) / (5 * INSTRUCTION_CALLS)
-    raise SystemExit(f"error: {name}, {era}: the longer run counted fewer instructions, twice")
+    return callgrind.per_call(script, ["--run", name, era], f"{name}, {era}", env)
 
 
 async def run_only(name: str, era: str, calls: int) -> None:
@@ -515,12 +510,13 @@ def baseline_figure(name: str, era: str, tree: Path) -> float | None:
 
 
 def count_instructions(baselines: list[str]) -> None:
-    if shutil.which("valgrind") is None:
-        raise SystemExit("error: --instructions needs valgrind (apt-get install valgrind)")
+    callgrind.check_valgrind()
     wanted = os.environ.get("MCPGEN_BENCH_PATHS")  # "http app,http app + bearer JWT": those only
     names = [name for name in PATHS if wanted is None or name in wanted.split(",")]
+    os.environ.setdefault(ISSUER_KEY, issuer_pem())  # (the children's: one key for both runs)
     print("# Server dispatch core: machine instructions per tools/call (callgrind)\n")
-    print(f"{INSTRUCTION_CALLS} and {6 * INSTRUCTION_CALLS} calls, their difference, ", end="")
+    calls = callgrind.INSTRUCTION_CALLS
+    print(f"{calls} and {6 * calls} calls, their difference, ", end="")
     print(f"PYTHONHASHSEED=0, Python {sys.version.split()[0]}\n")
     columns = ["this tree"] + [f"{cell} {rev}" for rev in baselines for cell in ("at", "this /")]
     print(f"| path | era | {' | '.join(columns)} |")

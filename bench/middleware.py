@@ -14,8 +14,9 @@ dispatch core, and the whole HTTP app called in-process with one POST's scope (a
 where the goal applies (one no-op middleware adds at most 5%; a pass-through one is the cost of
 the pipeline itself).
 
-``--instructions`` counts machine instructions per call instead (valgrind's callgrind, as
+``--instructions`` counts machine instructions per call instead (``bench/callgrind.py``, as
 ``bench/dispatch.py --instructions``): a figure the machine's load does not move.
+``MCPGEN_BENCH_ROWS`` (row numbers from 0, comma-separated) picks some rows.
 
     MCPGEN_BENCH_CALLS=5000 MCPGEN_BENCH_ROUNDS=5 .venv/bin/python bench/middleware.py
     .venv/bin/python bench/middleware.py --instructions
@@ -25,9 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,6 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import callgrind  # noqa: E402
 from dispatch import Kept, Round, check, http_path, modern_call  # noqa: E402
 
 from mcpio import Middleware, Server  # noqa: E402
@@ -45,9 +45,7 @@ from mcpio.middleware import Call, CallNext  # noqa: E402
 CALLS = int(os.environ.get("MCPGEN_BENCH_CALLS", "5000"))
 ROUNDS = int(os.environ.get("MCPGEN_BENCH_ROUNDS", "5"))
 WARMUP = 500
-INSTRUCTION_CALLS = 500
 ONLY_CALLS = 0  # a child under callgrind: run this many calls of one row, measure nothing
-COLLECTED = re.compile(r"Collected : (\d+)")
 
 
 class PassThrough(Middleware):
@@ -138,21 +136,8 @@ ROWS = [
 ]
 
 
-def instructions(row: int) -> float:
-    """Instructions per call of one row (callgrind, two runs, their difference)."""
-    counts: list[int] = []
-    for calls in (INSTRUCTION_CALLS, 6 * INSTRUCTION_CALLS):
-        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
-        command += [sys.executable, __file__, "--run", str(row), str(calls)]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
-        found = COLLECTED.search(done.stderr)
-        if done.returncode != 0 or found is None:
-            raise SystemExit(f"error: row {row} under callgrind:\n{done.stderr[-2000:]}")
-        counts.append(int(found[1]))
-    return (counts[1] - counts[0]) / (5 * INSTRUCTION_CALLS)
-
-
 def count_instructions() -> None:
+    callgrind.check_valgrind()
     print("## Framework layer per tools/call: machine instructions (callgrind)\n")
     print("| path | instructions | / its path's first row |")
     print("|---|---:|---:|")
@@ -161,7 +146,7 @@ def count_instructions() -> None:
     for row, (label, _, _, _, path) in enumerate(ROWS):
         if wanted and str(row) not in wanted.split(","):
             continue
-        count = instructions(row)
+        count = callgrind.per_call(__file__, ["--run", str(row)], f"row {row}")
         base = bases.setdefault(path, count)
         print(f"| {label} | {count:,.0f} | {count / base:.2f}x |", flush=True)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from pydantic_core import SchemaValidator
+from pydantic_core import PydanticUndefined, SchemaValidator
 from pydantic_core import core_schema as cs
 
 from mcp_wire_runtime import _numbers as numbers
@@ -89,8 +89,7 @@ class PublicReads:
                 return None
             kept = (copy.deepcopy(client_capabilities), meta)  # (a caller's dict may change)
             self._envelopes[meta_type] = kept
-        # (each request its own, as in general; its `__copy__` without `copy.copy`'s dispatch)
-        public.__dict__["meta"] = kept[1].__copy__()
+        public.__dict__["meta"] = _copied(kept[1])  # (each request its own, as in general)
         public.__pydantic_fields_set__.add("meta")
         return public
 
@@ -115,6 +114,25 @@ class PublicReads:
             return None
         reader = _reader(target, "params", {"_meta": defaulted(None)})
         return mapping.own_params, reader, meta_type
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _copied(model: M) -> M:
+    """A shallow copy of `model`, as its `__copy__` makes one, without `copy.copy`'s dispatch
+    for each of its three parts (every legacy request's `_meta` is one)."""
+    copied = model.__class__.__new__(model.__class__)
+    put = object.__setattr__
+    put(copied, "__dict__", model.__dict__.copy())
+    extra = model.__pydantic_extra__
+    put(copied, "__pydantic_extra__", None if extra is None else extra.copy())
+    put(copied, "__pydantic_fields_set__", model.__pydantic_fields_set__.copy())
+    private = getattr(model, "__pydantic_private__", None)
+    if private is not None:  # (its unset private attributes left out, as `__copy__` does)
+        private = {k: v for k, v in private.items() if v is not PydanticUndefined}
+    put(copied, "__pydantic_private__", private)
+    return copied
 
 
 def _planned(plans: dict[str, T | None], method: str, make: Callable[[str], T | None]) -> T | None:

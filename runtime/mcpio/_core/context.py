@@ -60,13 +60,14 @@ class HeaderFields(Protocol):
         ...
 
 
+#: An HTTP request: its header fields, the legacy session's id (None on 2026-07-28), and whom
+#: per-client bounds count (`Context.client_key`).
+HttpRequest = tuple[HeaderFields, str | None, str]
+
 #: The HTTP request being answered, set by the HTTP app in the task that answers it (so the
-#: handler's `ctx.headers` and `ctx.session_id` read its own request; unset on stdio): its
-#: header fields, the legacy session's id (None on 2026-07-28), and whom per-client bounds count
-#: (`Context.client_key`).
-HTTP_REQUEST: ContextVar[tuple[HeaderFields, str | None, str] | None] = ContextVar(
-    "mcpio_http_request", default=None
-)
+#: handler's `ctx.headers` and `ctx.session_id` read its own request; unset on stdio). A legacy
+#: session's POST names its requests by id instead (`LegacySession.http_requests`).
+HTTP_REQUEST: ContextVar[HttpRequest | None] = ContextVar("mcpio_http_request", default=None)
 
 #: The context of the request being answered, set by `Server.dispatch` around its handler and
 #: reset after it (`mcpio._core.dependencies.get_context`).
@@ -341,12 +342,12 @@ class Context:
         # (stateless: the next request may reach another instance).
         self.state: dict[str, Any] = {} if state is None else state
         self._dispatch = dispatch
-        self._request = HTTP_REQUEST.get()
+        request = self._request = HTTP_REQUEST.get()
         # The legacy HTTP session's id (`Mcp-Session-Id`); None on stdio and on 2026-07-28.
-        self.session_id: str | None = None if self._request is None else self._request[1]
+        self.session_id: str | None = None if request is None else request[1]
         # Whom per-client bounds count: "principal:<subject>" with authorization, else the peer's
         # address (an IPv6 peer's /64); None on stdio and in memory (one client per process).
-        self.client_key: str | None = None if self._request is None else self._request[2]
+        self.client_key: str | None = None if request is None else request[2]
         self._inputs = inputs
         self._notify = notify
         self._codec = codec
@@ -355,6 +356,12 @@ class Context:
         # Tasks: set as the request's context is made when the client accepts a task as the
         # answer (`Extension.open_request`).
         self.task_offer: Any = None
+
+    def _answering(self, request: HttpRequest) -> None:
+        """The HTTP request that carried the context's request, as the transport names it
+        (a legacy session's POST), instead of `HTTP_REQUEST`'s."""
+        self._request = request
+        self.session_id, self.client_key = request[1], request[2]
 
     @property
     def codec(self) -> Codec:

@@ -398,7 +398,7 @@ class Session:
                 # are read once it is answered, and answered in the revision it chose.
                 scope = self._serving[id] = anyio.CancelScope()
                 with scope:
-                    await self._serve(id, raw, env, None, batch)
+                    await self._serve(id, raw, env, None, batch, inline=True)
             else:
                 self._start(id, raw, env, batch=batch)
 
@@ -412,8 +412,8 @@ class Session:
         batch: _Batch | None = None,
     ) -> None:
         """Serve a request in a task of its own (in a copy of the current context, else in
-        `context`); `message`: what the peer's `read_request` read of it; `batch`: the batch
-        it is an item of, whose array takes its response."""
+        `context`, a copy made for it); `message`: what the peer's `read_request` read of it;
+        `batch`: the batch it is an item of, whose array takes its response."""
         loop = self._loop or asyncio.get_running_loop()
         # (no done callback here, on every request's path: `_cancel` adds `_unstarted`)
         work = self._serve(id, raw, env, message, batch)
@@ -422,8 +422,15 @@ class Session:
             batch.tasks.append(task)
 
     async def _serve(
-        self, id: RequestId, raw: bytes, env: Peek, message: Any = None, batch: _Batch | None = None
+        self,
+        id: RequestId,
+        raw: bytes,
+        env: Peek,
+        message: Any = None,
+        batch: _Batch | None = None,
+        inline: bool = False,
     ) -> None:
+        """Serve a request: in a task of its own (`_start`), else `inline` in the caller's."""
         token = serving.set((self, id))
         try:
             if batch is not None:
@@ -439,7 +446,8 @@ class Session:
         except Exception:  # a peer's bug: logged; the session goes on
             log.exception("serving request %r failed", id)
         finally:
-            serving.reset(token)
+            if inline:  # (a task's own context ends with it)
+                serving.reset(token)
             self._served(id)
 
     def _served(self, id: RequestId) -> None:

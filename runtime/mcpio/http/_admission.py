@@ -89,7 +89,11 @@ class Slots:
     def give(self, client: str) -> None:
         """Give back a slot `client` held."""
         self.count -= 1
-        _drop(self.held, client)
+        left = self.held[client] - 1  # (`_drop`, inline: on every request's path)
+        if left > 0:
+            self.held[client] = left
+        else:
+            del self.held[client]
         network = network_of(client) if self.per_network is not None else None
         if network is not None:
             _drop(self.by_network, network)

@@ -276,6 +276,9 @@ class HttpApp:
         self._media: Verdicts[tuple[bytes | None, bytes | None], int] = Verdicts()
         self._routing: Verdicts[tuple[Any, ...], bool] = Verdicts()
         self._lifespan_on = False  # between the host's startup and shutdown events
+        # The event loop the app started the server on, without lifespan events (asked once per
+        # loop: `ensure_started` is a coroutine, on every request's path otherwise).
+        self._started_on: asyncio.AbstractEventLoop | None = None
         self._path = options.path.rstrip("/")
         self.cors = Cors(options.cors_origins)
         self.routes = Routes(options.routes, options.max_body_bytes, options.body_timeout)
@@ -295,7 +298,10 @@ class HttpApp:
         if scope["type"] != "http":
             return
         if not self._lifespan_on:  # a host that sends no lifespan events: once per event loop
-            await self.server.ensure_started()
+            loop = asyncio.get_running_loop()
+            if self._started_on is not loop:
+                await self.server.ensure_started()
+                self._started_on = loop
         headers = RequestHeaders(scope["headers"])
         auth = self.options.auth
         try:
@@ -353,6 +359,7 @@ class HttpApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self._lifespan_on = False
+                self._started_on = None
                 self.end_sessions()
                 await self.server.drain_tasks()
                 await self.server.stop()
@@ -538,6 +545,7 @@ class HttpApp:
         of the revision that serves it. A JSON array is a batch, for a 2025-03-26 session."""
         headers = exchange.headers
         session_id = headers.get("mcp-session-id")
+        version = headers.get("mcp-protocol-version")
         if body[:1] != b"{" and _BATCH.match(body):  # (an object, as most are: no batch)
             limit = self.options.max_batch_items
             if _longer_than(body, limit):
@@ -553,9 +561,8 @@ class HttpApp:
                 raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
             session = self.legacy.lookup(session_id, exchange.principal)
             with self.request_slots.holding(exchange.client):
-                await self.legacy.post(exchange, session, body, items, guard)
+                await self.legacy.post(exchange, session, body, items, guard, version)
             return
-        version = headers.get("mcp-protocol-version")
         if session_id is None and version is not None:
             read = read_modern(version, body)  # the common request, parsed once
             if read is not None:
@@ -580,7 +587,7 @@ class HttpApp:
             slots, client = self.request_slots, exchange.client
             slots.take(client)  # (not `holding`: a generator's enter and exit on every POST)
             try:
-                await self.legacy.post(exchange, session, body, env, guard)
+                await self.legacy.post(exchange, session, body, env, guard, version)
             finally:
                 slots.give(client)
         else:

@@ -12,6 +12,7 @@ session. Every outbox is bounded: a reader that falls behind is cut off."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import secrets
@@ -26,9 +27,9 @@ import pydantic_core
 
 from mcp_wire_runtime._peek import Peek
 from mcp_wire_runtime.errors import INVALID_REQUEST, ProtocolError
-from mcpio._core.context import HTTP_REQUEST
+from mcpio._core.context import HTTP_REQUEST, HttpRequest
 from mcpio._core.jsonrpc import RequestId, error_frame
-from mcpio._core.session import Refused, read_batch_item, serving
+from mcpio._core.session import Refused, Session, read_batch_item, serving
 from mcpio._core.transport import FrameHook, Transport
 from mcpio.http._admission import Slots
 from mcpio.http._asgi import (
@@ -228,12 +229,12 @@ class LegacySessions:
         body: bytes,
         message: Peek | list[Any],
         guard: Guarding,
+        version: str | None,
     ) -> None:
-        """One legacy POST: a message (its envelope) or a batch (its items). It runs in the
-        guard's scope, which the client going away cancels (the handlers go on: in legacy,
-        that is not a cancellation)."""
+        """One legacy POST: a message (its envelope) or a batch (its items); `version`: its
+        MCP-Protocol-Version header. It runs in the guard's scope, which the client going away
+        cancels (the handlers go on: in legacy, that is not a cancellation)."""
         codec = session.connection.codec
-        version = exchange.headers.get("mcp-protocol-version")
         if version is not None and codec is not None and version != codec.revision:
             reason = f"MCP-Protocol-Version {version!r} is not this session's ({codec.revision})"
             raise HttpError(400, ProtocolError(INVALID_REQUEST, reason))
@@ -255,9 +256,7 @@ class LegacySessions:
         answer = not batch and message.kind in ("result", "error")
         limit = self.server.max_answer_bytes if answer else 0
         oversized = answer and len(body) > limit
-        outbox = session.exchange(ids)
-        # the handlers' tasks start from here (reset after: the caller's task may be this one)
-        request = HTTP_REQUEST.set((exchange.headers, session.id, exchange.client))
+        outbox = session.exchange(ids, (exchange.headers, session.id, exchange.client))
         poll = session.poll(self.limits.poll_seconds) if ids else None
         if poll is not None:  # (the guard's clock bounds the wait: no timer of its own)
             guard.call_after(poll.seconds, outbox.time_up)
@@ -272,7 +271,6 @@ class LegacySessions:
             guard.watch_after(WATCH_AFTER)
             parked = await _relay(exchange.send, outbox, pending, refused, batch, poll)
         finally:
-            HTTP_REQUEST.reset(request)
             if parked and poll is not None:
                 session.park(Parked(poll, outbox, ids, pending))
             else:
@@ -675,20 +673,30 @@ class LegacySession:
         self.established = False  # used again after its initialize
         self.ended = anyio.Event()
         self.streams: dict[RequestId, Outbox] = {}
+        # The POST that carried each request being served (its handler's `ctx.headers`).
+        self.http_requests: dict[RequestId, HttpRequest] = {}
         self.background: Outbox | None = None
         self.principal: Principal | None = None  # who opened it (with authorization)
         self.parked: dict[str, Parked] = {}  # by `Poll.key`
         self._send_in, self._receive_in = anyio.create_memory_object_stream[bytes](math.inf)
 
+    @functools.cached_property
+    def session(self) -> Session:
+        """The connection's JSON-RPC session (looked up once: on every POST's path)."""
+        return self.connection.session
+
     def in_use(self, id: RequestId) -> bool:
         """Whether a request of this session with this id is still awaited or being served."""
-        return id in self.streams or self.connection.session.serves(id)
+        return id in self.streams or self.session.serves(id)
 
-    def exchange(self, ids: list[RequestId]) -> Outbox:
-        """One outbox for the frames said while serving these requests (one POST's)."""
+    def exchange(self, ids: list[RequestId], request: HttpRequest | None = None) -> Outbox:
+        """One outbox for the frames said while serving these requests (one POST's, `request`:
+        what their handlers' contexts read of it)."""
         outbox = Outbox(self.queue)
         for id in ids:
             self.streams[id] = outbox
+            if request is not None:
+                self.http_requests[id] = request
         if self.ended.is_set():
             outbox.close()
         return outbox
@@ -696,6 +704,7 @@ class LegacySession:
     def release(self, ids: list[RequestId]) -> None:
         """Close the streams of the answered requests `ids`."""
         for id in ids:
+            self.http_requests.pop(id, None)
             stream = self.streams.pop(id, None)
             if stream is not None:
                 stream.close()
@@ -744,7 +753,7 @@ class LegacySession:
 
     async def run(self) -> None:
         """Serve the session until it ends."""
-        self.connection.session.on_served = self._served
+        self.session.on_served = self._served
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self.connection.run)
             await self.ended.wait()
@@ -757,7 +766,7 @@ class LegacySession:
         """Hand a frame to the session: with its envelope (`env`), straight to its dispatch
         once the session runs; else through its inbox, read in order by its read loop."""
         if env is not None and not self.ended.is_set():
-            if await self.connection.session.dispatch(frame, env):
+            if await self.session.dispatch(frame, env):
                 return
         try:
             await self._send_in.send(frame)
@@ -775,7 +784,7 @@ class LegacySession:
         """Write a frame on the stream of the request it answers, else on the background stream."""
         current = serving.get()
         target = None
-        if current is not None and current[0] is self.connection.session:
+        if current is not None and current[0] is self.session:
             target = self.streams.get(current[1])
         if target is None:
             target = self.background

@@ -284,15 +284,17 @@ async def _run_tool(
         if passes_through(exc):
             raise
         return tool_failure(entry.definition.name, exc, mask)
-    name = entry.definition.name
+    definition = entry.definition
+    if text_answer and type(value) is str and entry.output is None:
+        if definition.outputSchema is None:  # (a string answer: every echo's path)
+            return TextAnswer(value)
+    name = definition.name
     if value is _OVERRAN:
         log.warning("tool %r timed out after %gs", name, timeout)
         return tool_result_error(f"Tool {name!r} timed out after {timeout:g}s")
     if entry.output is None:
-        schema = entry.definition.outputSchema
+        schema = definition.outputSchema
         if schema is None:
-            if text_answer and type(value) is str:
-                return TextAnswer(value)
             result = tool_result(value)
             if entry.options.get("structured_output") is False and result.structuredContent:
                 return result.model_copy(update={"structuredContent": None})  # text alone

@@ -32,6 +32,7 @@ from mcpio._core import ext_methods
 from mcpio._core.context import (
     Context,
     ElicitUrl,
+    HttpRequest,
     InputRequired,
     MethodHandler,
     RetriedInputs,
@@ -299,7 +300,7 @@ class ServerConnection:
         """A handler's context: what its request says (or, legacy, its session) of the client;
         `meta`: the request's `_meta` (its progress token)."""
         legacy = type(inputs) is SentInputs
-        return Context(
+        ctx = Context(
             revision=codec.revision,
             request_id=id,
             client_capabilities=capabilities,
@@ -313,6 +314,17 @@ class ServerConnection:
             state=self.state if legacy else None,  # legacy: the session's
             dispatch=self.server.dispatch,
         )
+        if legacy and self._http_requests is not None:  # (a legacy HTTP session's POST)
+            request = self._http_requests.get(id)
+            if request is not None:
+                ctx._answering(request)  # pyright: ignore[reportPrivateUsage]
+        return ctx
+
+    @functools.cached_property
+    def _http_requests(self) -> Mapping[RequestId, HttpRequest] | None:
+        """The HTTP requests that carry the requests of a legacy HTTP session, by id (its
+        transport's); None on any other transport. (Asked once: a legacy session's.)"""
+        return getattr(self.transport, "http_requests", None)
 
     # ------------------------------------------------------------------ legacy
 
