@@ -147,8 +147,11 @@ class RedisReplayCache:
 
 
 class Nonces:
-    """Stateless nonces: the time of issue and its HMAC under `secret` (give every instance the
-    same secret to share them); valid `lifetime` seconds, then refused with a new one."""
+    """A DPoP server's stateless nonces, valid `lifetime` seconds, then refused with a new one.
+
+    Each is its time of issue and that time's HMAC under `secret`: give every instance the same
+    secret to share them (None: a random one, this instance's own).
+    """
 
     def __init__(self, secret: bytes | None = None, lifetime: float = 300.0) -> None:
         self._secret = secret or secrets.token_bytes(32)
@@ -172,9 +175,11 @@ class Nonces:
         return 0 <= time.time() - int(stamp) <= self.lifetime
 
     def renewal(self, nonce: object) -> str | None:
-        """A new nonce to send with the response to a request that used `nonce` (a valid one)
-        when less than half its lifetime is left, else None: RFC 9449 9 lets a resource server
-        send one on any response, so a client moves on before its nonce is refused."""
+        """A new nonce when less than half of valid `nonce`'s lifetime is left, else None.
+
+        Sent with the response to the request that used `nonce`: RFC 9449 9 lets a resource
+        server send one on any response, so a client moves on before its nonce is refused.
+        """
         stamp = nonce.partition(".")[0] if type(nonce) is str and nonce.isascii() else ""
         if stamp.isdigit() and time.time() - int(stamp) > self.lifetime / 2:
             return self.issue()
