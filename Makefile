@@ -40,7 +40,7 @@ pytest: fetch services
 	$(BIN)/pytest
 
 # Every test but those marked slow, peers or services (pyproject's markers): no nginx, Redis,
-# node or official SDK; about 3.5 minutes on 2 cores. `make test` still runs everything.
+# node or official SDK; about 6.5 minutes on 2 cores. `make test` still runs everything.
 test-fast: fetch
 	$(BIN)/pytest -q -m "not slow and not peers and not services"
 
@@ -119,11 +119,11 @@ help:
 	@echo "make typecheck    pyright on generated/, codegen/, runtime/, examples/"
 	@echo "make services     the Debian packages the HTTP scale-out test and benchmarks need"
 	@echo "make pytest       every test"
-	@echo "make test-fast    pytest -m \"not slow and not peers and not services\" (under 3 min on 2 cores)"
+	@echo "make test-fast    pytest -m \"not slow and not peers and not services\" (about 6.5 min on 2 cores)"
 	@echo "make conformance  the official MCP conformance suite against examples/everything_server.py"
 	@echo "make conformance-proxy  the conformance server leg through mcpio proxy, across eras"
 	@echo "make conformance-same-era  the server leg through mcpio proxy, each era to its own (in make test)"
-	@echo "make test         pytest, beside it lint, check, typecheck, conformance (about 25 min on 2 cores)"
+	@echo "make test         pytest, beside it lint, check, typecheck, conformance (about 29 min on 2 cores)"
 	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages; bus, task stores"
 	@echo "make wheel        dist/: mcp_wire-<version>-py3-none-any.whl (the types) and mcpgen-<version>-... (mcpio)"
 	@echo "make docs         build the documentation site into site/, strictly (the docs extra first)"
