@@ -14,7 +14,11 @@ and each answering with JSON): ``http_floor_server.py``, a bare ASGI app answeri
 (what the server stack costs) or, with ``--json``, ``json.loads`` of the call and ``json.dumps``
 of its echo (the least a JSON-RPC server does); ``http_mcpio_server.py`` (ours);
 ``http_sdk_server.py`` (the SDK) and ``http_fastmcp_server.py`` (FastMCP), each in its JSON
-response mode, stateless, or with ``--stateful`` its session mode. Each stack is measured in
+response mode, stateless, or with ``--stateful`` its session mode. ``mcpio + bearer JWT`` is
+ours with authorization on (``--auth``): every request carries the same RS256 access token,
+issued by ``jwt_issuer.py`` (which serves the JWKS), verified once and then taken from the
+verifier's cache, which is what a server with auth runs on every request after a client's
+first. Each stack is measured in
 turn, every server on it in the same run: ``h11`` with asyncio's loop, and ``httptools`` with
 uvloop (``--http`` of every peer).
 
@@ -31,7 +35,8 @@ connections latency is about connections / rate).
 Besides the rates, the server side's CPU time per request is measured (user + system time of the
 server processes, nginx's included, over the timed run, from /proc): it is what a request costs,
 and it hardly moves when other work on the machine takes CPU from the servers, which rates and
-latencies do. The ratios (mcpio / json floor, SDK / mcpio, FastMCP / mcpio) are of these.
+latencies do. The ratios (mcpio / json floor, SDK / mcpio, FastMCP / mcpio, mcpio with a bearer
+JWT / without) are of these.
 
 Memory (on httptools): each server in its session mode opens ``MEMORY_COUNT`` idle legacy
 sessions (initialize + initialized, kept), and mcpio holds ``MEMORY_COUNT`` modern
@@ -159,10 +164,10 @@ def legacy_headers(session: str) -> dict[str, str]:
     }
 
 
-def lua_script(session: str | None = None) -> str:
+def lua_script(session: str | None = None, extra: dict[str, str] | None = None) -> str:
     """wrk's script: the modern call, the same bytes every time; or, with a legacy `session`,
-    its call with a new id each time."""
-    sent = HEADERS if session is None else legacy_headers(session)
+    its call with a new id each time. `extra`: more headers on every request."""
+    sent = {**(HEADERS if session is None else legacy_headers(session)), **(extra or {})}
     headers = "\n".join(f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in sent.items())
     if session is None:
         return LUA.format(body=json.dumps(body(TEXT)), headers=headers, requests="")
@@ -436,21 +441,35 @@ def echoed(response: Any, id: int, text: str) -> bool:
         return False
 
 
-def check(url: str, upstreams: int = 1, fixed: bool = False) -> None:
+def check(
+    url: str, upstreams: int = 1, fixed: bool = False, extra: dict[str, str] | None = None
+) -> None:
     """Requests that must each echo their own text back, from `upstreams` distinct instances
-    (a `fixed` answer: the benchmark's own request, answered)."""
+    (a `fixed` answer: the benchmark's own request, answered); `extra`: more headers."""
     import httpx
 
     seen: set[str] = set()
     with httpx.Client(timeout=10, trust_env=False) as http:
         for n in range(2 * upstreams):
             text, id = (TEXT, 1) if fixed else (f"check {n} {url}", 7 + n)
-            response = http.post(url, content=body(text, id=id), headers=HEADERS)
+            response = http.post(
+                url, content=body(text, id=id), headers={**HEADERS, **(extra or {})}
+            )
             if not echoed(response, id, text):
                 raise BenchError(f"{url} answered wrongly: {response.status_code} {response.text}")
             seen.add(response.headers.get("x-upstream", url))
     if len(seen) != upstreams:
         raise BenchError(f"{url}: expected answers from {upstreams} instances, got {sorted(seen)}")
+
+
+def check_refused(url: str) -> None:
+    """A request without a token must be refused 401 (authorization is on)."""
+    import httpx
+
+    with httpx.Client(timeout=10, trust_env=False) as http:
+        response = http.post(url, content=body(TEXT), headers=HEADERS)
+    if response.status_code != 401:
+        raise BenchError(f"{url} answered {response.status_code} without a token, not 401")
 
 
 def open_session(http: Any, url: str) -> str:
@@ -589,7 +608,9 @@ FASTMCP = f"FastMCP {package('fastmcp')}"
 FIXED = "bare ASGI, fixed answer"
 FLOOR = "bare ASGI, json.loads + json.dumps"
 STACKS = {"h11": "h11 + asyncio loop", "httptools": "httptools + uvloop"}
-MODERN_NAMES = (FIXED, FLOOR, "mcpio", SDK, FASTMCP)
+WITH_AUTH = "mcpio + bearer JWT"
+MODERN_NAMES = (FIXED, FLOOR, "mcpio", WITH_AUTH, SDK, FASTMCP)
+AUDIENCE = "http://127.0.0.1/bench/mcp"  # (the one `http_mcpio_server.py --auth` requires)
 LEGACY_NAMES = ("mcpio", SDK, FASTMCP)
 HEADER = "| {} | req/s | p50 ms | p99 ms | max ms | CPU µs/req | socket errors |"
 RULE = "|---|---:|---:|---:|---:|---:|---:|"
@@ -637,6 +658,15 @@ def stack_report(stack: str, runs: dict[str, list[Result]]) -> None:
                 goal(cpu[SDK] / cpu["mcpio"], 2.5),
             ),
             ("CPU per request, FastMCP / mcpio", cpu[FASTMCP] / cpu["mcpio"], "none"),
+            (
+                "CPU per request, mcpio with a bearer JWT / without",
+                cpu[WITH_AUTH] / cpu["mcpio"],
+                (
+                    goal(cpu[WITH_AUTH] / cpu["mcpio"], at_most=1.2)
+                    if stack == "httptools"
+                    else "none"
+                ),
+            ),
             (
                 "requests/s, mcpio / SDK",
                 med(runs["mcpio"], "rate") / med(runs[SDK], "rate"),
@@ -722,12 +752,29 @@ def url_of(process: Process) -> str:
     return f"http://127.0.0.1:{process.port}/mcp"
 
 
+def second_line(process: Process) -> str:
+    """A peer's second stdout line (`jwt_issuer.py`'s token), once written."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while True:
+        lines = process.out.read_text(errors="replace").split("\n")
+        if len(lines) > 2:
+            return lines[1].strip()
+        if time.monotonic() > deadline:
+            raise BenchError(f"{process.name} wrote no second line:\n{process.tail()}")
+        time.sleep(0.05)
+
+
 def stack_runs(bench: Bench, stack: str) -> dict[str, list[Result]]:
     """Every server on `stack` (each its own process), checked, then timed in one round."""
     http = ("--http", stack)
     fixed = bench.peer(f"fixed-{stack}", "http_floor_server.py", *http)
     floor = bench.peer(f"floor-{stack}", "http_floor_server.py", "--json", *http)
     mcpio = bench.peer(f"mcpio-{stack}", "http_mcpio_server.py", *http)
+    issuer = bench.peer(f"issuer-{stack}", "jwt_issuer.py", "--audience", AUDIENCE)
+    issuer_url = f"http://127.0.0.1:{issuer.port}"
+    with_auth = bench.peer(
+        f"mcpio-auth-{stack}", "http_mcpio_server.py", *http, "--auth", issuer_url
+    )
     sdk = bench.peer(f"sdk-{stack}", "http_sdk_server.py", *http)
     fastmcp = bench.peer(f"fastmcp-{stack}", "http_fastmcp_server.py", *http)
     sdk_s = bench.peer(f"sdk-stateful-{stack}", "http_sdk_server.py", "--stateful", *http)
@@ -740,6 +787,12 @@ def stack_runs(bench: Bench, stack: str) -> dict[str, list[Result]]:
         if process is not fixed:
             check(url_of(process))
     setups = [Setup(name, url_of(p), [p], SERVER_CPUS, WRK_CPUS) for name, p in modern.items()]
+    bearer = {"Authorization": f"Bearer {second_line(issuer)}"}
+    check(url_of(with_auth), extra=bearer)
+    check_refused(url_of(with_auth))
+    script = bench.tmp / f"auth-{stack}.lua"
+    script.write_text(lua_script(extra=bearer), encoding="utf-8")
+    setups.append(Setup(WITH_AUTH, url_of(with_auth), [with_auth], SERVER_CPUS, WRK_CPUS, script))
     for name, process in (("mcpio", mcpio), (SDK, sdk_s), (FASTMCP, fastmcp_s)):
         script = bench.tmp / f"legacy-{process.name}.lua"
         script.write_text(lua_script(session_for(url_of(process))), encoding="utf-8")
@@ -747,7 +800,7 @@ def stack_runs(bench: Bench, stack: str) -> dict[str, list[Result]]:
             Setup(legacy_name(name), url_of(process), [process], SERVER_CPUS, WRK_CPUS, script)
         )
     runs = bench.measure(setups)
-    for process in (fixed, floor, mcpio, sdk, fastmcp, sdk_s, fastmcp_s):
+    for process in (fixed, floor, mcpio, with_auth, issuer, sdk, fastmcp, sdk_s, fastmcp_s):
         process.stop()
     return runs
 

@@ -1,7 +1,7 @@
 """What every HTTP benchmark peer shares: its command line and how uvicorn serves it.
 
     python bench/peers/http_<name>_server.py [--port N] [--http h11|httptools] [--stateful]
-        [--capacity N]
+        [--capacity N] [its own options]
 
 A peer binds 127.0.0.1 (port 0, the default, lets the OS choose), prints the port on its first
 stdout line, then serves its app on that already listening socket: one uvicorn worker,
@@ -23,11 +23,16 @@ import uvicorn
 LOOPS = {"h11": "asyncio", "httptools": "uvloop"}
 
 
-def arguments(description: str, **flags: str) -> argparse.Namespace:
-    """The shared options, and a peer's own on/off `flags` (name -> help)."""
+def arguments(
+    description: str, values: dict[str, str] | None = None, **flags: str
+) -> argparse.Namespace:
+    """The shared options, a peer's own on/off `flags` and its own options taking a value
+    (`values`), each name -> help."""
     parser = argparse.ArgumentParser(description=description)
     for flag, help in flags.items():
         parser.add_argument(f"--{flag}", action="store_true", help=help)
+    for name, help in (values or {}).items():
+        parser.add_argument(f"--{name}", help=help)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--http", choices=sorted(LOOPS), default="h11")
     parser.add_argument("--stateful", action="store_true", help="legacy sessions, not stateless")
