@@ -8,12 +8,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import anyio
 import httpx
 import pytest
 
 from mcpio.auth import GitHubProvider, GoogleProvider, MemoryOAuthStore, OAuthProxy
+from mcpio.auth._pkce import pkce_pair
 from tests.support import headers_for, modern
 from tests.support.oauth_browser import Browser, first_form
 from tests.support.oauth_proxy import (
@@ -363,3 +365,49 @@ async def test_the_token_request_must_name_the_authorization_requests_redirect_u
         github.http, github.proxy, client["client_id"], done.code, done.verifier, redirect_uri=other
     )
     assert answer.status_code == 400 and answer.json()["error"] == "invalid_grant"
+
+
+async def test_a_token_request_may_leave_out_a_redirect_uri_the_authorization_left_out(
+    github: Setting,
+) -> None:
+    """RFC 6749 4.1.3: `redirect_uri` is required at /token only if /authorize named it; one
+    that is sent must still be the one the code was issued for."""
+    client = await register(github.http, github.proxy)
+    verifier, challenge = pkce_pair()
+    url = authorize_url(github.proxy, client["client_id"], challenge)
+    without = urlunsplit(urlsplit(url)._replace(query=_dropping(urlsplit(url).query)))
+    back = await Browser(REDIRECT_URI)(without)
+    code = dict(parse_qsl(urlsplit(back).query))["code"]
+    other = "http://127.0.0.1:50123/callback"  # registered, by RFC 8252, but not the one used
+    token = f"{github.proxy.issuer}/token"
+    form = {"grant_type": "authorization_code", "client_id": client["client_id"], "code": code}
+    wrong = await github.http.post(
+        token, data={**form, "code_verifier": verifier, "redirect_uri": other}
+    )
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
+    again = await login(github.proxy, client["client_id"])  # (the wrong try used the code up)
+    form["code"] = again.code
+    answer = await github.http.post(token, data={**form, "code_verifier": again.verifier})
+    assert answer.status_code == 400  # /authorize named it: /token must too
+    fresh = await Browser(REDIRECT_URI)(without)
+    form["code"] = dict(parse_qsl(urlsplit(fresh).query))["code"]
+    answer = await github.http.post(token, data={**form, "code_verifier": verifier})
+    assert answer.status_code == 200 and answer.json()["access_token"]
+
+
+def _dropping(query: str, name: str = "redirect_uri") -> str:
+    return urlencode([(k, v) for k, v in parse_qsl(query) if k != name])
+
+
+async def test_consent_pages_open_in_two_tabs_can_each_be_approved(github: Setting) -> None:
+    client = await register(github.http, github.proxy)
+    first = await github.http.get(authorize_url(github.proxy, client["client_id"], CHALLENGE))
+    second = await github.http.get(authorize_url(github.proxy, client["client_id"], CHALLENGE))
+    forms = [first_form(page.text, str(page.url)) for page in (first, second)]
+    answers = [await github.http.post(action, data=fields) for action, fields in forms]
+    assert [a.status_code for a in answers] == [303, 303]
+    github.http.cookies.clear()  # without the cookie the page set, a form is still refused
+    page = await github.http.get(authorize_url(github.proxy, client["client_id"], CHALLENGE))
+    action, fields = first_form(page.text, str(page.url))
+    github.http.cookies.clear()
+    assert (await github.http.post(action, data=fields)).status_code == 403

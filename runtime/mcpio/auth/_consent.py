@@ -3,6 +3,8 @@ the user is shown which client asks, for which redirect URI, and approves or den
 
 The form carries the pending authorization's id and a CSRF token that must equal the value of a
 `SameSite=Strict` cookie set with the page: another site cannot approve on the user's behalf.
+Each pending authorization has a cookie of its own name (`csrf_cookie`), so consent pages open
+in two tabs can each be answered.
 Approved clients are remembered in a cookie signed with the proxy's secret (HMAC-SHA256), for
 `APPROVAL_SECONDS`.
 """
@@ -20,7 +22,7 @@ from typing import Any, cast
 from mcpio._core.routes import HttpResponse
 from mcpio.auth._proxy_settings import page
 
-CSRF_COOKIE = "mcpio_oauth_csrf"
+CSRF_COOKIE = "mcpio_oauth_csrf"  # the prefix of each pending authorization's
 APPROVED_COOKIE = "mcpio_oauth_approved"
 APPROVAL_SECONDS = 365 * 86400
 MOST_APPROVED = 20
@@ -40,6 +42,11 @@ def cookie(name: str, value: str, *, secure: bool, same_site: str, max_age: int)
     """A `Set-Cookie` value: HttpOnly, for the whole host."""
     flags = "; Secure" if secure else ""
     return f"{name}={value}; Path=/; HttpOnly; SameSite={same_site}; Max-Age={max_age}{flags}"
+
+
+def csrf_cookie(txn: str) -> str:
+    """The name of the CSRF cookie of the pending authorization `txn`."""
+    return f"{CSRF_COOKIE}_{hashlib.sha256(txn.encode()).hexdigest()[:16]}"
 
 
 def _sign(secret: bytes, payload: bytes) -> str:
@@ -100,5 +107,5 @@ def consent_page(
         "<button type='submit' name='decision' value='deny' id='deny'>Deny</button>"
         "</form>"
     )
-    csrf_cookie = cookie(CSRF_COOKIE, csrf, secure=secure, same_site="Strict", max_age=600)
-    return page(200, "Authorize an application", body, [csrf_cookie])
+    csrf_set = cookie(csrf_cookie(txn), csrf, secure=secure, same_site="Strict", max_age=600)
+    return page(200, "Authorize an application", body, [csrf_set])

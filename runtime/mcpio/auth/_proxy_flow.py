@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mcpio._core.routes import HttpRequest, HttpResponse
-from mcpio.auth._consent import CSRF_COOKIE, approved, approving, consent_page, cookies_of
+from mcpio.auth._consent import approved, approving, consent_page, cookies_of, csrf_cookie
 from mcpio.auth._pkce import pkce_pair
 from mcpio.auth._proxy_clients import Clients, redirect_uri_matches
 from mcpio.auth._proxy_settings import (
@@ -76,6 +76,8 @@ class BrowserFlow:
         pending: dict[str, Any] = {
             "client_id": client["client_id"],
             "redirect_uri": redirect_uri,
+            # RFC 6749 4.1.3: the token request must name it only if this request did
+            "redirect_uri_given": "redirect_uri" in params,
             "state": params.get("state"),
             "code_challenge": params.get("code_challenge", ""),
             "scope": self._scope(params.get("scope")),
@@ -121,7 +123,7 @@ class BrowserFlow:
     async def _consented(self, request: HttpRequest) -> HttpResponse:
         fields = form(request.body)
         csrf = fields.get("csrf", "")
-        cookie = cookies_of(request.headers).get(CSRF_COOKIE, "")
+        cookie = cookies_of(request.headers).get(csrf_cookie(fields.get("txn", "")), "")
         if not csrf or not hmac.compare_digest(csrf.encode(), cookie.encode()):
             return refusal(403, "the consent form's CSRF token does not match")
         pending = await self.settings.store.take(f"txn:{fields.get('txn', '')}")
@@ -222,6 +224,7 @@ class BrowserFlow:
                 k: pending[k]
                 for k in ("client_id", "redirect_uri", "code_challenge", "scope", "resource")
             },
+            "redirect_uri_given": pending.get("redirect_uri_given", True),
             "sub": identity.subject,
             "claims": identity.claims,
             "upstream": upstream,

@@ -79,7 +79,9 @@ class ProxyTokens:
                 await self._revoke_family(used["family"])
         elif grant["client_id"] != client["client_id"]:
             why = "the code was issued to another client"
-        elif grant["redirect_uri"] != fields.get("redirect_uri"):
+        elif grant["redirect_uri"] != fields.get("redirect_uri") and (
+            "redirect_uri" in fields or grant.get("redirect_uri_given", True)
+        ):
             why = "the redirect_uri is not the authorization request's"
         elif not _VERIFIER.fullmatch(verifier) or not hmac.compare_digest(
             s256(verifier), grant["code_challenge"]
