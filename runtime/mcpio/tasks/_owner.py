@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 
-from mcpio._core.context import HTTP_REQUEST, Context
+from mcpio._core.context import Context
 from mcpio._core.principal import Principal
 
 SESSION_OWNER = "mcp-session:"
@@ -36,12 +36,6 @@ def task_owner(principal: Principal | None, session_id: str | None) -> str | Non
 def owner_of(ctx: Context) -> str | None:
     """The owner of the tasks `ctx`'s request creates and may reach."""
     return task_owner(ctx.principal, ctx.session_id)
-
-
-def current_session() -> str | None:
-    """The legacy HTTP session of the request being handled (None: stdio, 2026-07-28)."""
-    request = HTTP_REQUEST.get()
-    return None if request is None else request[1]
 
 
 def owner_principal(owner: str | None) -> Principal | None:
