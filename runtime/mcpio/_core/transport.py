@@ -65,7 +65,7 @@ class Exchanging(Protocol):
 
 
 class Responding(Protocol):
-    """What a transport may offer besides `Transport` (the server's connection looks for it):
+    """What a transport may offer besides `Transport` (the session looks for it):
     `send_response` sends the response to a request, named by its id, so that a transport that
     routes frames by the request they answer (a legacy HTTP session) need not read it."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -156,18 +156,12 @@ class ServerConnection:
         """Answer one request frame; called by the transport (`message`: as `answer`'s)."""
         data = await self.answer(raw, env, message)
         if data is not None:
-            respond = self._send_response
-            if respond is None:
-                await self.send(data)
+            session = self._session
+            if session is None:
+                await send_frame(self.transport, data)
             else:
                 assert env.id is not None  # (a request's, as `answer` checked)
-                await respond(env.id, data)
-
-    @functools.cached_property
-    def _send_response(self) -> Callable[[RequestId, bytes], Awaitable[None]] | None:
-        """The transport's `send_response` (`mcpio._core.transport.Responding`), else None:
-        looked up once."""
-        return getattr(self.transport, "send_response", None)
+                await session.respond(env.id, data)
 
     def read_request(self, raw: bytes) -> tuple[Any, Peek] | None:
         """A request decoded whole, in the revision it is served in, with its envelope (what
