@@ -385,11 +385,20 @@ class Done:
 
 @dataclass(slots=True)
 class Response:
-    """The response to request `id`, as its connection sent it (`send_response`): known to be
-    one, so that its exchange need not read the frame to tell."""
+    """A response in an outbox: its frame and the request `id` it answers (None: an error
+    answering no readable id)."""
 
-    id: RequestId
+    id: RequestId | None
     frame: bytes
+
+
+def _response_of(item: bytes | Response) -> Response | None:
+    """The response an outbox item is, else None (a frame a handler said: a notification, a
+    request). One the connection sent as such (`send_response`) is not read again."""
+    if isinstance(item, Response):
+        return item
+    env = sent_kind(item)
+    return Response(env.id, item) if env.kind in ("result", "error") else None
 
 
 Item = bytes | Response | Done  # what an outbox holds
@@ -518,10 +527,9 @@ async def _first_response(outbox: Outbox) -> bytes | None:
             item = await outbox.receive()
             if isinstance(item, Done):
                 return response
-            if isinstance(item, Response):
-                response = item.frame
-            elif isinstance(item, bytes) and sent_kind(item).kind in ("result", "error"):
-                response = item
+            answered = _response_of(item) if isinstance(item, (bytes, Response)) else None
+            if answered is not None:
+                response = answered.frame
     except anyio.EndOfStream:
         return response
 
@@ -561,22 +569,17 @@ async def _relay(
                     await sse.ping()
             elif isinstance(item, Done):
                 pending.discard(item.id)
-            elif type(item) is Response:  # (the frame known as a response: not read again)
-                pending.discard(item.id)
-                if sse is None:
-                    answers.append(item.frame)
-                else:
-                    await sse.event(item.frame)
-            elif isinstance(item, bytes):
-                env = sent_kind(item)
-                if env.kind in ("result", "error"):
-                    pending.discard(env.id)
+            elif isinstance(item, (bytes, Response)):
+                response = _response_of(item)
+                frame = item if isinstance(item, bytes) else item.frame
+                if response is not None:
+                    pending.discard(response.id)
                     if sse is None:
-                        answers.append(item)
+                        answers.append(frame)
                         continue
                 elif sse is None:
                     sse = await _stream_of(send, answers)
-                await sse.event(item)
+                await sse.event(frame)
     except anyio.EndOfStream:  # the session ended, or this stream's reader fell behind
         if sse is None and not answers:
             raise HttpError(404, ProtocolError(INVALID_REQUEST, SESSION_ENDED)) from None
