@@ -378,6 +378,12 @@ class Issuer:
         return jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": "k1"})
 
 
+# Seconds the verifier may take to fetch the JWKS: under callgrind (`--instructions`), some 50x
+# slower, making its httpx client and the GET took 5.6 s on a busy machine, past the default
+# 5 s; the initialize then failed (503) and no session id came back.
+KEYS_TIMEOUT = 600.0
+
+
 async def http_auth_path(era: str) -> Round:
     """`http_path` with authorization on: every call carries the same bearer JWT."""
     from mcpio.auth import JwtVerifier, ResourceServerAuth
@@ -385,9 +391,16 @@ async def http_auth_path(era: str) -> Round:
     issuer = Issuer()
     await issuer.start()
     resource = "http://127.0.0.1:8000/mcp"
-    verifier = JwtVerifier(issuer=issuer.url, audience=resource, jwks_uri=f"{issuer.url}/jwks")
+    verifier = JwtVerifier(
+        issuer=issuer.url, audience=resource, jwks_uri=f"{issuer.url}/jwks", timeout=KEYS_TIMEOUT
+    )
+    token = issuer.token(resource)
+    # The keys fetched before the first request: a legacy session's initialize, which must
+    # succeed, then costs no fetch (nor does any warm-up call).
+    if await verifier(token) is None:
+        raise SystemExit("error: the issuer's token is refused")
     auth = ResourceServerAuth(verifier, resource, [issuer.url])
-    bearer = (b"authorization", b"Bearer " + issuer.token(resource).encode())
+    bearer = (b"authorization", b"Bearer " + token.encode())
     return await http_path(era, make_server(), auth=auth, extra_headers=[bearer])
 
 

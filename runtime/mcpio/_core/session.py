@@ -160,6 +160,7 @@ class Session:
         # a transport may carry the exchange in the requesting task (`Exchanging`): read once
         # (a missing attribute costs an exception on every request)
         self._send_request = getattr(transport, "send_request", None)
+        self._send_response = getattr(transport, "send_response", None)  # (`Responding`)
         self.peer = peer
         self._read: Callable[[bytes], tuple[Any, Peek] | None] | None = getattr(
             peer, "read_request", None
@@ -191,6 +192,15 @@ class Session:
     async def send(self, data: bytes) -> None:
         """Write a frame on the transport."""
         await send_frame(self.transport, data)
+
+    async def respond(self, id: RequestId, data: bytes) -> None:
+        """Write the response to the incoming request `id`: by the transport's `send_response`
+        where it has one (`mcpio._core.transport.Responding`), else as any frame."""
+        send = self._send_response
+        if send is None:
+            await send_frame(self.transport, data)
+        else:
+            await send(id, data)
 
     async def request(self, id: RequestId, data: bytes, timeout: float | None) -> bytes:
         """Send a request frame and wait for its response (its bytes).

@@ -64,4 +64,14 @@ class Exchanging(Protocol):
         ...
 
 
-__all__ = ["Exchanging", "FrameTooLarge", "FrameHook", "Transport"]
+class Responding(Protocol):
+    """What a transport may offer besides `Transport` (the session looks for it):
+    `send_response` sends the response to a request, named by its id, so that a transport that
+    routes frames by the request they answer (a legacy HTTP session) need not read it."""
+
+    async def send_response(self, id: str | int, data: bytes) -> None:
+        """Sends `data`, the response to the request `id`."""
+        ...
+
+
+__all__ = ["Exchanging", "FrameTooLarge", "FrameHook", "Responding", "Transport"]

@@ -383,6 +383,27 @@ class Done:
     id: RequestId
 
 
+@dataclass(slots=True)
+class Response:
+    """A response in an outbox: its frame and the request `id` it answers (None: an error
+    answering no readable id)."""
+
+    id: RequestId | None
+    frame: bytes
+
+
+def _response_of(item: bytes | Response) -> Response | None:
+    """The response an outbox item is, else None (a frame a handler said: a notification, a
+    request). One the connection sent as such (`send_response`) is not read again."""
+    if isinstance(item, Response):
+        return item
+    env = sent_kind(item)
+    return Response(env.id, item) if env.kind in ("result", "error") else None
+
+
+Item = bytes | Response | Done  # what an outbox holds
+
+
 class Outbox:
     """The frames for one exchange or stream, bounded: a deque and a waiter (cheaper than a
     memory object stream, made for every POST). `put` refuses an item once `size` wait; once
@@ -391,13 +412,13 @@ class Outbox:
     __slots__ = ("_items", "_size", "_waiter", "_due", "closed")
 
     def __init__(self, size: int) -> None:
-        self._items: deque[bytes | Done] = deque()
+        self._items: deque[Item] = deque()
         self._size = size
         self._waiter: asyncio.Future[object] | None = None
         self._due = False  # `time_up` was called: the next wait with nothing queued ends
         self.closed = False
 
-    def put(self, item: bytes | Done) -> bool:
+    def put(self, item: Item) -> bool:
         """Queue an item (False: full, the reader fell behind). A closed outbox drops it."""
         if self.closed:
             return True
@@ -425,8 +446,8 @@ class Outbox:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def receive(self, timeout: float = math.inf) -> bytes | Done | None:
-        """The next queued frame (or `Done`); None once `timeout` seconds pass without one, or
+    async def receive(self, timeout: float = math.inf) -> Item | None:
+        """The next queued item; None once `timeout` seconds pass without one, or
         once `time_up` was called; `anyio.EndOfStream` once closed and empty. (A timer handle:
         a cancel scope or `asyncio.timeout` costs several times more.)"""
         while not self._items:
@@ -489,7 +510,7 @@ def _batch_items(
             ids.append(env.id)
 
 
-async def _next(outbox: Outbox, until: float = math.inf) -> bytes | Done | None:
+async def _next(outbox: Outbox, until: float = math.inf) -> Item | None:
     """The next item; None when a stream should say it is still there. Raises EndOfStream when
     the outbox ends (its stream cut off, or its session ended) or at the time `until`."""
     wait = min(KEEPALIVE_SECONDS, until - time.time())
@@ -506,8 +527,9 @@ async def _first_response(outbox: Outbox) -> bytes | None:
             item = await outbox.receive()
             if isinstance(item, Done):
                 return response
-            if isinstance(item, bytes) and sent_kind(item).kind in ("result", "error"):
-                response = item
+            answered = _response_of(item) if isinstance(item, (bytes, Response)) else None
+            if answered is not None:
+                response = answered.frame
     except anyio.EndOfStream:
         return response
 
@@ -547,16 +569,17 @@ async def _relay(
                     await sse.ping()
             elif isinstance(item, Done):
                 pending.discard(item.id)
-            elif isinstance(item, bytes):
-                env = sent_kind(item)
-                if env.kind in ("result", "error"):
-                    pending.discard(env.id)
+            elif isinstance(item, (bytes, Response)):
+                response = _response_of(item)
+                frame = item if isinstance(item, bytes) else item.frame
+                if response is not None:
+                    pending.discard(response.id)
                     if sse is None:
-                        answers.append(item)
+                        answers.append(frame)
                         continue
                 elif sse is None:
                     sse = await _stream_of(send, answers)
-                await sse.event(item)
+                await sse.event(frame)
     except anyio.EndOfStream:  # the session ended, or this stream's reader fell behind
         if sse is None and not answers:
             raise HttpError(404, ProtocolError(INVALID_REQUEST, SESSION_ENDED)) from None
@@ -572,7 +595,7 @@ async def _relay(
 _DUE = object()  # `_wait`: the stream's time is up
 
 
-async def _wait(outbox: Outbox, until: float) -> bytes | Done | object | None:
+async def _wait(outbox: Outbox, until: float) -> Item | object | None:
     """A stream's next item; None when it should say it is still there; `_DUE` at `until`."""
     wait = until - time.time()
     if wait <= 0:
@@ -602,7 +625,7 @@ async def _stream_until(send: Send, outbox: Outbox, until: float) -> None:
             if item is None:
                 await sse.ping()
             elif not isinstance(item, Done):
-                await sse.event(item)
+                await sse.event(item if isinstance(item, bytes) else item.frame)
     except anyio.EndOfStream:
         await sse.close()
 
@@ -793,7 +816,18 @@ class LegacySession:
             return
         self._put(target, data)
 
-    def _put(self, target: Outbox | None, item: bytes | Done) -> None:
+    async def send_response(self, id: RequestId, data: bytes) -> None:
+        """Write the response to request `id` (`mcpio._core.transport.Responding`) on its
+        exchange's stream, else on the background stream, as `send` would."""
+        target = self.streams.get(id)
+        if target is not None:
+            self._put(target, Response(id, data))
+        elif self.background is not None:
+            self._put(self.background, data)
+        else:
+            log.debug("session %s: no open stream for a response; dropped", self.id[:8])
+
+    def _put(self, target: Outbox | None, item: Item) -> None:
         # A closed outbox (its client went away: in legacy, not a cancellation) drops the item.
         if target is not None and not target.put(item):
             log.info("session %s: a stream's reader fell behind; cut off", self.id[:8])

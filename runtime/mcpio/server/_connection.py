@@ -156,7 +156,12 @@ class ServerConnection:
         """Answer one request frame; called by the transport (`message`: as `answer`'s)."""
         data = await self.answer(raw, env, message)
         if data is not None:
-            await self.send(data)
+            session = self._session
+            if session is None:
+                await send_frame(self.transport, data)
+            else:
+                assert env.id is not None  # (a request's, as `answer` checked)
+                await session.respond(env.id, data)
 
     def read_request(self, raw: bytes) -> tuple[Any, Peek] | None:
         """A request decoded whole, in the revision it is served in, with its envelope (what
