@@ -41,7 +41,7 @@ from mcpio.middleware import (
     TimingMiddleware,
 )
 from mcpio.tasks._serve import declares_tasks
-from tests.support import ACCEPT, MODERN, serve_app, until
+from tests.support import ACCEPT, MODERN, headers_for, modern, serve_app, until
 
 pytestmark = pytest.mark.anyio
 
@@ -633,6 +633,28 @@ async def test_the_lifespan_over_http_with_and_without_lifespan_events() -> None
         response = await http.post("/mcp", json=body, headers=headers)
         assert response.status_code == 200
     assert events == ["enter"]  # entered at the first request, kept for the process
+
+
+async def test_an_app_without_lifespan_events_starts_its_server_again_after_a_stop() -> None:
+    """An in-process client that ends stops the server the app shares with it: the app's next
+    request starts it again (its lifespan entered anew) instead of serving it stopped."""
+    events: list[str] = []
+    server = lifespan_server(events)
+    transport = httpx.ASGITransport(app=server.http_app())  # sends no lifespan events
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        async with Client(server, mode=MODERN) as client:
+            assert text_of(await client.call_tool("db", {})) == "connection"
+            assert (await _db_over_http(http)) == "connection"
+        assert events == ["enter", "exit"]  # the client's stop undid the only start left
+        assert (await _db_over_http(http)) == "connection"
+    assert events == ["enter", "exit", "enter"]
+
+
+async def _db_over_http(http: httpx.AsyncClient) -> str:
+    frame = modern(1, "tools/call", name="db", arguments={})
+    response = await http.post("/mcp", json=frame, headers=headers_for(frame))
+    assert response.status_code == 200, response.text
+    return response.json()["result"]["content"][0]["text"]
 
 
 def test_a_failing_lifespan_stops_run_stdio_with_one_line(tmp_path: Path) -> None:

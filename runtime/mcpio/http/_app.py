@@ -211,6 +211,10 @@ class Hosting(Protocol):
         """Start the server if nothing has yet (an ASGI host without lifespan events)."""
         ...
 
+    def running_in(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether the server is started in `loop`."""
+        ...
+
     async def drain_tasks(self) -> None:
         """Let running tasks finish within their grace, then fail or requeue the rest."""
         ...
@@ -276,9 +280,6 @@ class HttpApp:
         self._media: Verdicts[tuple[bytes | None, bytes | None], int] = Verdicts()
         self._routing: Verdicts[tuple[Any, ...], bool] = Verdicts()
         self._lifespan_on = False  # between the host's startup and shutdown events
-        # The event loop the app started the server on, without lifespan events (asked once per
-        # loop: `ensure_started` is a coroutine, on every request's path otherwise).
-        self._started_on: asyncio.AbstractEventLoop | None = None
         self._path = options.path.rstrip("/")
         self.cors = Cors(options.cors_origins)
         self.routes = Routes(options.routes, options.max_body_bytes, options.body_timeout)
@@ -297,11 +298,10 @@ class HttpApp:
             return
         if scope["type"] != "http":
             return
-        if not self._lifespan_on:  # a host that sends no lifespan events: once per event loop
-            loop = asyncio.get_running_loop()
-            if self._started_on is not loop:
-                await self.server.ensure_started()
-                self._started_on = loop
+        # a host that sends no lifespan events: started at the first request, and again after
+        # a stop (an in-process client's, ending). (A check first: a coroutine costs more.)
+        if not self._lifespan_on and not self.server.running_in(asyncio.get_running_loop()):
+            await self.server.ensure_started()
         headers = RequestHeaders(scope["headers"])
         auth = self.options.auth
         try:
@@ -359,7 +359,6 @@ class HttpApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self._lifespan_on = False
-                self._started_on = None
                 self.end_sessions()
                 await self.server.drain_tasks()
                 await self.server.stop()

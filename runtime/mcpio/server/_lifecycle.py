@@ -93,8 +93,12 @@ class Lifecycle:
 
     async def ensure_started(self) -> None:
         """`start` once per event loop, never stopped (an HTTP host without lifespan events)."""
-        if self._life.loop is not asyncio.get_running_loop() or self._life.count == 0:
+        if not self.running_in(asyncio.get_running_loop()):
             await self.start()
+
+    def running_in(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether the server is started in `loop`: a `start` there not yet undone."""
+        return self._life.loop is loop and self._life.count > 0
 
     async def _enter_lifespan(self, loop: asyncio.AbstractEventLoop) -> None:
         # The lifespan lives in a task of its own, entered and exited there: a task group or
