@@ -1057,7 +1057,10 @@ async def test_a_cold_burst_of_unknown_kids_costs_one_jwks_fetch_all_wait_for(
     """One JWKS fetch, which all of them wait for and share."""
     seen = await once(bursts_of_unknown_kids)
     assert seen.fetches_cold == 1
-    assert seen.delay <= seen.cold < 2 * seen.delay
+    # The valid token waits for that one answer: one JWKS delay more than the same burst with
+    # the JWKS cached, not two. (Against `2 * delay` alone, the burst's own serving time had to
+    # stay under one delay, which a loaded machine missed: 2.03 s.)
+    assert seen.delay <= seen.cold < seen.warm + 1.5 * seen.delay
 
 
 async def test_a_burst_against_a_cached_jwks_fetches_nothing(once: Once) -> None:
