@@ -152,6 +152,7 @@ SERVERS: dict[str, RealServer] = {
                 ("convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),  # noqa: E501  # fmt: skip
             ),
             volatile=frozenset({"get_current_time"}),
+            modes=(LEGACY, MODERN),
         ),
         RealServer(
             "git",
@@ -161,13 +162,10 @@ SERVERS: dict[str, RealServer] = {
                 ("git_log", {"repo_path": "{repo}", "max_count": 1}),
                 ("git_branch", {"repo_path": "{repo}", "branch_type": "local"}),
             ),
-            modes=(MODERN,),
+            modes=(LEGACY, MODERN),
         ),
-        # The three servers of the Python SDK each toured in one era on every path (time:
-        # legacy, git and fetch: 2026-07-28), which covers the SDK in both; time and git are
-        # toured in both eras by test_servers_at_once_through_from_config (directly). Both
-        # eras of both on all three paths took six more tours (about 20 s of `make test`).
-        # fetch: listed only (its one tool and prompt fetch a URL: the network).
+        # listed only (its one tool and prompt fetch a URL: the network), in one era (the
+        # other two servers of its SDK cover both)
         RealServer("fetch", lambda p: [str(BIN / "mcp-server-fetch")], modes=(MODERN,)),
     )
 }
