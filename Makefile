@@ -123,7 +123,7 @@ help:
 	@echo "make conformance  the official MCP conformance suite against examples/everything_server.py"
 	@echo "make conformance-proxy  the conformance server leg through mcpio proxy, across eras"
 	@echo "make conformance-same-era  the server leg through mcpio proxy, each era to its own (in make test)"
-	@echo "make test         pytest, beside it lint, check, typecheck, conformance (29-36 min on 2 cores)"
+	@echo "make test         pytest, beside it lint, check, typecheck, conformance (29-33 min on 2 cores)"
 	@echo "make bench        codec, stdio and HTTP benchmarks against the official packages; bus, task stores"
 	@echo "make wheel        dist/: mcp_wire-<version>-py3-none-any.whl (the types) and mcpgen-<version>-... (mcpio)"
 	@echo "make docs         build the documentation site into site/, strictly (the docs extra first)"
