@@ -806,26 +806,23 @@ class LegacySession:
     async def send(self, data: bytes) -> None:
         """Write a frame on the stream of the request it answers, else on the background stream."""
         current = serving.get()
-        target = None
-        if current is not None and current[0] is self.session:
-            target = self.streams.get(current[1])
-        if target is None:
-            target = self.background
-        if target is None:
-            log.debug("session %s: no open stream for a server message; dropped", self.id[:8])
-            return
-        self._put(target, data)
+        id = current[1] if current is not None and current[0] is self.session else None
+        self._route(id, data, data)
 
     async def send_response(self, id: RequestId, data: bytes) -> None:
-        """Write the response to request `id` (`mcpio._core.transport.Responding`) on its
-        exchange's stream, else on the background stream, as `send` would."""
-        target = self.streams.get(id)
+        """Write the response to request `id` (`mcpio._core.transport.Responding`) as `send`
+        would, marked as that request's response on its exchange's stream."""
+        self._route(id, data, Response(id, data))
+
+    def _route(self, id: RequestId | None, data: bytes, item: Item) -> None:
+        """`item` on the stream of request `id`, else `data` on the background stream."""
+        target = None if id is None else self.streams.get(id)
         if target is not None:
-            self._put(target, Response(id, data))
+            self._put(target, item)
         elif self.background is not None:
             self._put(self.background, data)
         else:
-            log.debug("session %s: no open stream for a response; dropped", self.id[:8])
+            log.debug("session %s: no open stream for a server message; dropped", self.id[:8])
 
     def _put(self, target: Outbox | None, item: Item) -> None:
         # A closed outbox (its client went away: in legacy, not a cancellation) drops the item.
